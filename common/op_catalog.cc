@@ -1,0 +1,78 @@
+#include "common/op_catalog.h"
+
+#include "mculab/ops.h"
+
+namespace mculab {
+
+const std::vector<OpInfo>& AllOps() {
+  static const std::vector<OpInfo> kOps = {
+      {"conv2d_s8",
+       MCULAB_OP_CONV2D_S8,
+       "int8 2-D convolution, NHWC, per-channel requantization (TFLite reference semantics)",
+       {
+           {"N", {"n", "batch", "batches"}, std::nullopt, 1},
+           {"C", {"c", "in_channels", "input_channels", "cin", "ic"}, std::nullopt, 1},
+           {"H", {"h", "height", "in_h", "input_height", "ih"}, std::nullopt, 1},
+           {"W", {"w", "width", "in_w", "input_width", "iw"}, std::nullopt, 1},
+           {"K", {"k", "out_channels", "output_channels", "filters", "cout", "oc", "m"},
+            std::nullopt, 1},
+           {"kernel_h", {"kernel_shape_0", "kh", "kernel_height", "filter_h"}, std::nullopt, 1},
+           {"kernel_w", {"kernel_shape_1", "kw", "kernel_width", "filter_w"}, std::nullopt, 1},
+           {"pad_h", {"pads_0", "padding_h", "ph"}, 0, 0},
+           {"pad_w", {"pads_1", "padding_w", "pw"}, 0, 0},
+           {"stride_h", {"strides_0", "sh"}, 1, 1},
+           {"stride_w", {"strides_1", "sw"}, 1, 1},
+       }},
+      {"fully_connected_s8",
+       MCULAB_OP_FULLY_CONNECTED_S8,
+       "int8 fully connected layer, per-tensor requantization (TFLite reference semantics)",
+       {
+           {"N", {"n", "batch", "batches"}, 1, 1},
+           {"in_features", {"in", "input_size", "input_features", "c", "k_in", "accum_depth"},
+            std::nullopt, 1},
+           {"out_features", {"out", "output_size", "output_features", "units", "k", "m"},
+            std::nullopt, 1},
+       }},
+  };
+  return kOps;
+}
+
+const OpInfo* FindOp(std::string_view name) {
+  for (const auto& op : AllOps())
+    if (op.name == name) return &op;
+  return nullptr;
+}
+
+const OpInfo* FindOp(std::uint16_t id) {
+  for (const auto& op : AllOps())
+    if (op.id == id) return &op;
+  return nullptr;
+}
+
+std::string OpNames() {
+  std::string out;
+  for (const auto& op : AllOps()) {
+    if (!out.empty()) out += ", ";
+    out += op.name;
+  }
+  return out;
+}
+
+Status ValidateCaseParams(const OpInfo& op, const std::vector<std::int32_t>& params) {
+  if (params.size() != op.params.size()) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     op.name + " takes " + std::to_string(op.params.size()) + " parameters, got " +
+                         std::to_string(params.size()));
+  }
+  for (size_t i = 0; i < params.size(); ++i) {
+    if (params[i] < op.params[i].min_value) {
+      return MakeError(ErrorCode::kInvalidArgument,
+                       op.name + " parameter " + op.params[i].name + " must be >= " +
+                           std::to_string(op.params[i].min_value) + ", got " +
+                           std::to_string(params[i]));
+    }
+  }
+  return {};
+}
+
+}  // namespace mculab

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Installs, from Debian's packages (and npm for web/), everything mculab's build, demo and tests
+# need. Idempotent: a second run installs nothing and returns quickly.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")/.." && pwd)
+
+packages=(
+  build-essential cmake ninja-build pkg-config git ca-certificates
+  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
+  libboost-dev libssl-dev libusb-1.0-0-dev libsqlite3-dev sqlite3
+  libtomlplusplus-dev libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  gcc-arm-none-eabi libnewlib-arm-none-eabi binutils-arm-none-eabi qemu-system-arm
+  python3 procps
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install-deps: installing ${missing[*]}"
+  sudo_cmd=""
+  if [ "$(id -u)" != 0 ]; then sudo_cmd="sudo"; fi
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo_cmd apt-get update -qq
+  $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}"
+else
+  echo "install-deps: Debian packages already installed"
+fi
+
+# Web front end and browser tests (npm), only when web/ has a lockfile.
+if [ -f "$here/web/package-lock.json" ]; then
+  if [ "${MCULAB_SKIP_NPM:-0}" != 1 ]; then
+    for p in nodejs npm chromium; do
+      if ! command -v "${p/nodejs/node}" >/dev/null 2>&1; then
+        echo "install-deps: installing $p"
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$p"
+      fi
+    done
+    stamp="$here/web/node_modules/.mculab-lock-stamp"
+    if [ ! -f "$stamp" ] || ! cmp -s "$here/web/package-lock.json" "$stamp"; then
+      (cd "$here/web" && npm ci --no-audit --no-fund)
+      cp "$here/web/package-lock.json" "$stamp"
+    fi
+  fi
+fi

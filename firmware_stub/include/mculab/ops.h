@@ -1,0 +1,79 @@
+/* The built-in int8 operator benchmarks: ids and parameter order, shared by the runner, the agent
+ * (reference checksums) and the CSV matcher (common/op_catalog.h adds names and synonyms).
+ *
+ * Tensor data are not shipped: each case generates its input, weights, bias and requantization
+ * parameters from the workload's seed with a fixed integer generator, so the runner on the board
+ * and the reference on the agent's host compute the same output bit for bit. */
+#ifndef MCULAB_OPS_H_
+#define MCULAB_OPS_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum {
+  MCULAB_OP_CONV2D_S8 = 1,
+  MCULAB_OP_FULLY_CONNECTED_S8 = 2,
+} mculab_op_id;
+
+/* conv2d_s8 parameters, in order (NHWC input, [K][kh][kw][C] filter, TFLite reference semantics,
+ * per-channel requantization, zero padding of pad_h/pad_w on each side) */
+enum {
+  MCULAB_CONV_N, MCULAB_CONV_C, MCULAB_CONV_H, MCULAB_CONV_W, MCULAB_CONV_K,
+  MCULAB_CONV_KH, MCULAB_CONV_KW, MCULAB_CONV_PAD_H, MCULAB_CONV_PAD_W,
+  MCULAB_CONV_STRIDE_H, MCULAB_CONV_STRIDE_W, MCULAB_CONV_NUM_PARAMS
+};
+
+/* fully_connected_s8 parameters, in order: batches, input features, output features */
+enum { MCULAB_FC_N, MCULAB_FC_IN, MCULAB_FC_OUT, MCULAB_FC_NUM_PARAMS };
+
+#define MCULAB_MAX_PARAMS 16u
+
+/* Parameter count of an op, or 0 for an unknown op. */
+uint16_t mculab_op_param_count(uint16_t op);
+
+/* One prepared case: tensors carved out of a caller-provided arena. */
+typedef struct {
+  uint16_t op;
+  int32_t params[MCULAB_MAX_PARAMS];
+  int8_t* input;
+  int8_t* filter;
+  int32_t* bias;
+  int32_t* out_multiplier;
+  int32_t* out_shift;
+  int8_t* output;
+  uint32_t output_len;
+  int32_t input_offset;
+  int32_t output_offset;
+  size_t arena_used;
+} mculab_case;
+
+typedef enum {
+  MCULAB_CASE_OK = 0,
+  MCULAB_CASE_UNKNOWN_OP = 1,
+  MCULAB_CASE_BAD_PARAMS = 2, /* non-positive sizes, stride 0, kernel larger than padded input */
+  MCULAB_CASE_NO_MEMORY = 3,  /* the arena is too small for the tensors */
+} mculab_case_status;
+
+/* Bytes of arena the case needs (0 for bad parameters). */
+size_t mculab_case_arena_bytes(uint16_t op, const int32_t* params);
+
+/* Lays the case's tensors out in `arena` and fills them from `seed`. */
+mculab_case_status mculab_case_prepare(uint16_t op, const int32_t* params, uint32_t seed,
+                                       uint8_t* arena, size_t arena_len, mculab_case* c);
+
+/* Runs the kernel once over the prepared tensors (the measured region). */
+void mculab_case_invoke(mculab_case* c);
+
+/* CRC-32 of the output tensor. */
+uint32_t mculab_case_checksum(const mculab_case* c);
+
+const char* mculab_case_status_name(mculab_case_status s);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* MCULAB_OPS_H_ */

@@ -1,0 +1,68 @@
+/* Operator-benchmark workload: the bytes a board backend places at the runner's workload address
+ * (QEMU loader device, pyOCD memory write, a file for the host runner).
+ *
+ * Layout (little-endian):
+ *   header (24 bytes)
+ *     0  u32 magic        MCULAB_WORKLOAD_MAGIC ("MCLW")
+ *     4  u16 version      MCULAB_WORKLOAD_VERSION
+ *     6  u16 header_len   24
+ *     8  u32 total_len    header + body
+ *     12 u32 body_crc32   mculab_crc32() of the body
+ *     16 u32 seed         seeds the deterministic tensor generator
+ *     20 u32 reserved     0
+ *   body
+ *     0  u16 op           mculab_op_id
+ *     2  u16 num_params   the op's parameter count (mculab_op_param_count)
+ *     4  u16 num_cases
+ *     6  u16 reserved
+ *     8  per case: i64 case_id, then num_params x i32 parameters in the op's order
+ *
+ * Thread-safety: pure functions over caller-owned buffers. */
+#ifndef MCULAB_WORKLOAD_H_
+#define MCULAB_WORKLOAD_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MCULAB_WORKLOAD_MAGIC 0x574C434Du /* "MCLW" */
+#define MCULAB_WORKLOAD_VERSION 1u
+#define MCULAB_WORKLOAD_HEADER_LEN 24u
+#define MCULAB_WORKLOAD_BODY_FIXED_LEN 8u
+#define MCULAB_MAX_CASES 1024u
+
+typedef enum {
+  MCULAB_WORKLOAD_OK = 0,
+  MCULAB_WORKLOAD_TOO_SHORT = 1,
+  MCULAB_WORKLOAD_BAD_MAGIC = 2,
+  MCULAB_WORKLOAD_BAD_VERSION = 3,
+  MCULAB_WORKLOAD_BAD_LENGTH = 4, /* total_len larger than the region, or inconsistent */
+  MCULAB_WORKLOAD_BAD_CRC = 5,
+  MCULAB_WORKLOAD_UNKNOWN_OP = 6,
+  MCULAB_WORKLOAD_BAD_PARAMS = 7, /* num_params differs from the op's */
+} mculab_workload_status;
+
+typedef struct {
+  uint16_t op;
+  uint16_t num_params;
+  uint16_t num_cases;
+  uint32_t seed;
+  const uint8_t* cases; /* num_cases records of 8 + 4 * num_params bytes */
+} mculab_workload;
+
+/* Validates the workload at `data` (at most `region_len` bytes readable) and fills `out`. */
+mculab_workload_status mculab_workload_parse(const uint8_t* data, size_t region_len,
+                                             mculab_workload* out);
+
+/* Reads case `i` (< num_cases): its id and its parameters (num_params of them). */
+void mculab_workload_case(const mculab_workload* w, uint16_t i, int64_t* case_id, int32_t* params);
+
+const char* mculab_workload_status_name(mculab_workload_status s);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* MCULAB_WORKLOAD_H_ */
