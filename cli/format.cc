@@ -1,0 +1,236 @@
+#include "cli/format.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <sstream>
+
+namespace mculab::cli {
+namespace {
+
+bool LooksNumeric(const std::string& s) {
+  if (s.empty()) return false;
+  for (char c : s)
+    if (!(std::isdigit(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '%' ||
+          c == 'e' || c == '+'))
+      return false;
+  return std::isdigit(static_cast<unsigned char>(s.back())) || s.back() == '%';
+}
+
+std::string TimeText(int64_t ms) {
+  if (ms <= 0) return "-";
+  std::time_t t = static_cast<std::time_t>(ms / 1000);
+  std::tm tm{};
+  localtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm);
+  return buf;
+}
+
+std::string ParamsText(const mculab::v1::Results& r, const mculab::v1::CaseStats& c) {
+  std::string out;
+  for (int i = 0; i < c.params_size(); ++i) {
+    if (!out.empty()) out += " ";
+    if (i < r.param_names_size()) out += r.param_names(i) + "=";
+    out += std::to_string(c.params(i));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string RenderTable(const std::vector<std::string>& header,
+                        const std::vector<std::vector<std::string>>& rows) {
+  std::vector<size_t> width(header.size(), 0);
+  for (size_t i = 0; i < header.size(); ++i) width[i] = header[i].size();
+  for (const auto& row : rows)
+    for (size_t i = 0; i < row.size() && i < width.size(); ++i)
+      width[i] = std::max(width[i], row[i].size());
+  std::ostringstream out;
+  auto line = [&](const std::vector<std::string>& cells, bool is_header) {
+    for (size_t i = 0; i < width.size(); ++i) {
+      const std::string cell = i < cells.size() ? cells[i] : "";
+      const size_t pad = width[i] - cell.size();
+      const bool right = !is_header && LooksNumeric(cell);
+      if (i) out << "  ";
+      if (right) out << std::string(pad, ' ') << cell;
+      else if (i + 1 == width.size()) out << cell;
+      else out << cell << std::string(pad, ' ');
+    }
+    out << "\n";
+  };
+  line(header, true);
+  for (const auto& row : rows) line(row, false);
+  return out.str();
+}
+
+std::string ProgressBar(unsigned done, unsigned total, int width) {
+  if (width < 1) width = 1;
+  const unsigned shown = total == 0 ? 0 : std::min(done, total);
+  const int filled = total == 0 ? 0 : static_cast<int>((static_cast<uint64_t>(shown) * width) / total);
+  return "[" + std::string(filled, '#') + std::string(width - filled, '.') + "] " +
+         std::to_string(done) + "/" + std::to_string(total);
+}
+
+std::string FormatNumber(double v) {
+  if (!std::isfinite(v)) return "-";
+  if (v == std::floor(v) && std::fabs(v) < 1e15) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.0f", v);
+    return buf;
+  }
+  char buf[64];
+  const double a = std::fabs(v);
+  if (a >= 100) std::snprintf(buf, sizeof buf, "%.1f", v);
+  else if (a >= 1) std::snprintf(buf, sizeof buf, "%.3f", v);
+  else std::snprintf(buf, sizeof buf, "%.3g", v);
+  std::string s = buf;
+  if (s.find('.') != std::string::npos && s.find('e') == std::string::npos) {
+    while (!s.empty() && s.back() == '0') s.pop_back();
+    if (!s.empty() && s.back() == '.') s.pop_back();
+  }
+  return s;
+}
+
+ExportUnit ExportUnitFor(const std::string& timer_unit) {
+  if (timer_unit == "ns") return {"us", 1000.0};
+  if (timer_unit == "us") return {"us", 1.0};
+  if (timer_unit == "ms") return {"ms", 1.0};
+  return {"cycles", 1.0};
+}
+
+std::string ExportCsv(const mculab::v1::Results& r) {
+  const ExportUnit u = ExportUnitFor(r.provenance().timer_unit());
+  std::string out = "id," + u.unit + "\n";
+  for (const auto& c : r.cases()) {
+    out += std::to_string(c.case_id()) + "," + FormatNumber(c.median() / u.divide_by) + "\n";
+  }
+  return out;
+}
+
+std::string RenderResults(const mculab::v1::Results& r) {
+  const auto& j = r.job();
+  const auto& p = r.provenance();
+  std::ostringstream out;
+  out << "job " << j.id() << "  " << j.state() << "  " << j.op() << " on "
+      << (j.assigned_board().empty() ? "-" : j.assigned_board()) << " (" << j.kind() << ")";
+  if (!j.label().empty()) out << "  label: " << j.label();
+  out << "\n";
+  if (!j.message().empty()) out << "message: " << j.message() << "\n";
+  out << "submitted " << TimeText(j.created_ms()) << " by " << j.user() << ", " << j.num_cases()
+      << " cases x " << j.iterations() << " iterations (+" << j.warmup() << " warm-up)\n";
+  if (!p.runner_version().empty()) {
+    out << "measured: " << (p.emulated() ? "EMULATED" : "silicon") << ", unit "
+        << p.timer_unit();
+    if (p.clock_hz()) out << ", clock " << FormatNumber(p.clock_hz() / 1e6) << " MHz";
+    out << "\n";
+    if (!p.note().empty()) out << "note: " << p.note() << "\n";
+    out << "provenance: board " << p.board() << " (" << p.board_kind() << ")"
+        << (p.board_serial().empty() ? "" : " serial " + p.board_serial()) << ", agent "
+        << p.agent() << ", runner " << p.runner_version() << " (" << p.port() << ", " << p.cpu()
+        << ")\n";
+    out << "  firmware sha256 " << p.firmware_sha256() << "\n";
+    out << "  workload sha256 " << p.workload_sha256() << "\n";
+    if (!p.toolchain().empty()) out << "  toolchain " << p.toolchain() << "\n";
+  }
+  if (r.cases_size() == 0) return out.str();
+  const std::string unit = r.cases(0).unit().empty() ? p.timer_unit() : r.cases(0).unit();
+  out << "\n";
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& c : r.cases()) {
+    rows.push_back({std::to_string(c.case_id()), ParamsText(r, c), std::to_string(c.n()),
+                    FormatNumber(c.min()), FormatNumber(c.median()), FormatNumber(c.mean()),
+                    FormatNumber(c.p90()), FormatNumber(c.p99()), FormatNumber(c.stddev()),
+                    FormatNumber(c.cv() * 100.0) + "%", FormatNumber(c.overhead()),
+                    c.checksum_ok() ? "ok" : "MISMATCH"});
+  }
+  out << RenderTable({"case", "params", "n", "min", "median", "mean", "p90", "p99", "stddev", "cv",
+                      "overhead", "checksum"},
+                     rows);
+  out << "(" << unit << (p.emulated() ? ", emulated" : "")
+      << "; overhead = the runner's empty measured region, shown, not subtracted)\n";
+  return out.str();
+}
+
+std::string RenderJobs(const mculab::v1::ListJobsReply& jobs) {
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& j : jobs.jobs()) {
+    rows.push_back({std::to_string(j.id()), j.state(), j.op(), j.kind(),
+                    j.assigned_board().empty() ? "-" : j.assigned_board(), j.user(),
+                    std::to_string(j.num_cases()), TimeText(j.created_ms()), j.label()});
+  }
+  return RenderTable({"id", "state", "op", "kind", "board", "user", "cases", "submitted", "label"},
+                     rows);
+}
+
+std::string RenderBoards(const mculab::v1::ListBoardsReply& boards) {
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& b : boards.boards()) {
+    std::string tags;
+    for (const auto& [k, v] : b.tags()) tags += (tags.empty() ? "" : ",") + k + "=" + v;
+    rows.push_back({b.name(), b.kind(), b.state(), b.health(), b.agent(),
+                    b.current_job() ? std::to_string(b.current_job()) : "-",
+                    std::to_string(b.queue_length()), b.emulated() ? "emulated" : "silicon", tags});
+  }
+  return RenderTable(
+      {"board", "kind", "state", "health", "agent", "job", "queue", "timing", "tags"}, rows);
+}
+
+std::string ResultsJson(const mculab::v1::Results& r) {
+  using nlohmann::json;
+  const auto& j = r.job();
+  const auto& p = r.provenance();
+  json out = {
+      {"id", j.id()},
+      {"state", j.state()},
+      {"op", j.op()},
+      {"kind", j.kind()},
+      {"board", j.assigned_board()},
+      {"label", j.label()},
+      {"user", j.user()},
+      {"message", j.message()},
+      {"iterations", j.iterations()},
+      {"warmup", j.warmup()},
+      {"created_ms", j.created_ms()},
+      {"started_ms", j.started_ms()},
+      {"finished_ms", j.finished_ms()},
+      {"param_names", json::array()},
+      {"provenance",
+       {{"board", p.board()},
+        {"board_kind", p.board_kind()},
+        {"board_serial", p.board_serial()},
+        {"agent", p.agent()},
+        {"runner_version", p.runner_version()},
+        {"firmware_sha256", p.firmware_sha256()},
+        {"workload_sha256", p.workload_sha256()},
+        {"toolchain", p.toolchain()},
+        {"clock_hz", p.clock_hz()},
+        {"port", p.port()},
+        {"cpu", p.cpu()},
+        {"emulated", p.emulated()},
+        {"timer_unit", p.timer_unit()},
+        {"counters", p.counters()},
+        {"note", p.note()}}},
+      {"cases", json::array()},
+  };
+  for (const auto& n : r.param_names()) out["param_names"].push_back(n);
+  for (const auto& c : r.cases()) {
+    json jc = {{"index", c.index()},   {"id", c.case_id()},         {"params", json::array()},
+               {"metric", c.metric()}, {"unit", c.unit()},          {"n", c.n()},
+               {"min", c.min()},       {"median", c.median()},      {"mean", c.mean()},
+               {"p90", c.p90()},       {"p99", c.p99()},            {"stddev", c.stddev()},
+               {"cv", c.cv()},         {"max", c.max()},            {"checksum", c.checksum()},
+               {"checksum_ok", c.checksum_ok()}, {"overhead", c.overhead()}};
+    for (auto v : c.params()) jc["params"].push_back(v);
+    for (const auto& s : r.samples()) {
+      if (s.case_index() != c.index()) continue;
+      jc["samples"][s.metric()] = json(std::vector<int64_t>(s.values().begin(), s.values().end()));
+    }
+    out["cases"].push_back(std::move(jc));
+  }
+  return out.dump(2);
+}
+
+}  // namespace mculab::cli

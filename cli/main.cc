@@ -1,0 +1,439 @@
+// mculab: the command-line client of a mculab lab (boards, submit, jobs, show, export, cancel).
+// Errors are one line on stderr and a non-zero exit code: 1 for a failed request or job, 2 for
+// bad usage or input.
+#include <grpcpp/grpcpp.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+#include <csignal>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "cli/client_config.h"
+#include "cli/format.h"
+#include "common/csv_cases.h"
+#include "common/op_catalog.h"
+#include "lab.grpc.pb.h"
+
+extern char** environ;
+
+namespace mculab::cli {
+namespace {
+
+namespace v1 = mculab::v1;
+
+constexpr size_t kChunk = 64 * 1024;
+
+struct UsageError {
+  std::string message;
+};
+
+std::map<std::string, std::string> Environment() {
+  std::map<std::string, std::string> env;
+  for (char** e = environ; e && *e; ++e) {
+    std::string kv(*e);
+    auto eq = kv.find('=');
+    if (eq != std::string::npos) env[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  return env;
+}
+
+class Client {
+ public:
+  explicit Client(ClientConfig cfg) : cfg_(std::move(cfg)) {
+    std::shared_ptr<grpc::ChannelCredentials> creds;
+    if (!cfg_.ca_file.empty()) {
+      std::ifstream in(cfg_.ca_file);
+      if (!in) throw UsageError{"cannot read CA file " + cfg_.ca_file};
+      std::stringstream ss;
+      ss << in.rdbuf();
+      grpc::SslCredentialsOptions opts;
+      opts.pem_root_certs = ss.str();
+      creds = grpc::SslCredentials(opts);
+    } else {
+      creds = grpc::InsecureChannelCredentials();
+    }
+    grpc::ChannelArguments args;
+    args.SetMaxReceiveMessageSize(64 * 1024 * 1024);
+    stub_ = v1::Lab::NewStub(grpc::CreateCustomChannel(cfg_.server, creds, args));
+  }
+
+  std::unique_ptr<grpc::ClientContext> Context(int timeout_s = 30) {
+    auto ctx = std::make_unique<grpc::ClientContext>();
+    if (timeout_s > 0)
+      ctx->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(timeout_s));
+    if (!cfg_.token.empty()) ctx->AddMetadata("authorization", "Bearer " + cfg_.token);
+    return ctx;
+  }
+
+  // One line naming what went wrong and what to do.
+  [[noreturn]] void Fail(const grpc::Status& s, const std::string& what) {
+    std::string msg;
+    switch (s.error_code()) {
+      case grpc::StatusCode::UNAVAILABLE:
+        msg = "cannot reach mculab-server at " + cfg_.server + " (from " + cfg_.source +
+              "): " + s.error_message() + "; is it running? (./deploy/quickstart.sh starts a lab)";
+        break;
+      case grpc::StatusCode::DEADLINE_EXCEEDED:
+        msg = what + ": the server at " + cfg_.server + " did not answer in time";
+        break;
+      case grpc::StatusCode::UNAUTHENTICATED:
+        msg = what + ": " + s.error_message() +
+              " (set a token with --token, MCULAB_TOKEN or ~/.config/mculab/config.toml)";
+        break;
+      default:
+        msg = what + ": " + s.error_message();
+    }
+    std::cerr << "mculab: error: " << msg << "\n";
+    std::exit(1);
+  }
+
+  v1::Lab::Stub& stub() { return *stub_; }
+  const ClientConfig& config() const { return cfg_; }
+
+ private:
+  ClientConfig cfg_;
+  std::unique_ptr<v1::Lab::Stub> stub_;
+};
+
+std::string ReadFile(const std::string& path, size_t limit) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw UsageError{"cannot open " + path};
+  in.seekg(0, std::ios::end);
+  const auto size = static_cast<size_t>(in.tellg());
+  if (size > limit)
+    throw UsageError{path + " is " + std::to_string(size) + " bytes; the limit is " +
+                     std::to_string(limit)};
+  in.seekg(0);
+  std::string data(size, '\0');
+  in.read(data.data(), static_cast<std::streamsize>(size));
+  return data;
+}
+
+v1::ArtifactRef Upload(Client& c, const std::string& name, const std::string& data) {
+  auto ctx = c.Context(120);
+  v1::ArtifactRef ref;
+  auto writer = c.stub().UploadArtifact(ctx.get(), &ref);
+  size_t off = 0;
+  do {
+    v1::ArtifactChunk chunk;
+    if (off == 0) {
+      chunk.set_name(name);
+      chunk.set_total_size(data.size());
+    }
+    const size_t n = std::min(kChunk, data.size() - off);
+    chunk.set_data(data.substr(off, n));
+    off += n;
+    if (!writer->Write(chunk)) break;
+  } while (off < data.size());
+  writer->WritesDone();
+  grpc::Status s = writer->Finish();
+  if (!s.ok()) c.Fail(s, "uploading " + name);
+  return ref;
+}
+
+bool IsFinal(const std::string& state) {
+  return state == "succeeded" || state == "failed" || state == "cancelled" || state == "timed_out";
+}
+
+v1::Results GetResults(Client& c, uint64_t id, bool samples) {
+  v1::GetResultsRequest req;
+  req.set_id(id);
+  req.set_include_samples(samples);
+  v1::Results res;
+  auto ctx = c.Context();
+  grpc::Status s = c.stub().GetResults(ctx.get(), req, &res);
+  if (!s.ok()) c.Fail(s, "job " + std::to_string(id));
+  return res;
+}
+
+// Follows a job until it ends; returns its final state.
+std::string Watch(Client& c, uint64_t id, bool quiet) {
+  const bool tty = isatty(STDERR_FILENO);
+  v1::WatchJobRequest req;
+  req.set_id(id);
+  auto ctx = c.Context(0);
+  auto reader = c.stub().WatchJob(ctx.get(), req);
+  v1::JobEvent ev;
+  std::string last_state, last_line, final_state;
+  while (reader->Read(&ev)) {
+    std::string line = ev.state();
+    if (!ev.board().empty()) line += " on " + ev.board();
+    if (ev.progress_total() > 0 && ev.state() == "running")
+      line += " " + ProgressBar(ev.progress_done(), ev.progress_total());
+    if (!ev.message().empty() && IsFinal(ev.state())) line += ": " + ev.message();
+    if (!quiet && line != last_line) {
+      if (tty) {
+        std::cerr << "\r\033[K" << "job " << id << " " << line << std::flush;
+        if (ev.state() != last_state && !last_state.empty() && ev.state() != "running")
+          std::cerr << "";
+      } else if (ev.state() != last_state || IsFinal(ev.state())) {
+        std::cerr << "job " << id << " " << line << "\n";
+      }
+    }
+    last_line = line;
+    last_state = ev.state();
+    if (IsFinal(ev.state())) {
+      final_state = ev.state();
+      break;
+    }
+  }
+  if (!quiet && tty) std::cerr << "\n";
+  if (final_state.empty()) {
+    ctx->TryCancel();
+    grpc::Status s = reader->Finish();
+    if (!s.ok() && s.error_code() != grpc::StatusCode::CANCELLED) c.Fail(s, "watching job " + std::to_string(id));
+    std::cerr << "mculab: error: the server closed the watch of job " << id
+              << " before it ended; `mculab show " << id << "` shows where it is\n";
+    std::exit(1);
+  }
+  ctx->TryCancel();
+  reader->Finish();
+  return final_state;
+}
+
+int CmdBoards(Client& c, bool json) {
+  v1::ListBoardsReply rep;
+  auto ctx = c.Context();
+  grpc::Status s = c.stub().ListBoards(ctx.get(), v1::ListBoardsRequest{}, &rep);
+  if (!s.ok()) c.Fail(s, "listing boards");
+  if (json) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& b : rep.boards()) {
+      nlohmann::json tags = nlohmann::json::object();
+      for (const auto& [k, v] : b.tags()) tags[k] = v;
+      out.push_back({{"name", b.name()}, {"kind", b.kind()}, {"agent", b.agent()},
+                     {"state", b.state()}, {"health", b.health()}, {"emulated", b.emulated()},
+                     {"queue_length", b.queue_length()}, {"current_job", b.current_job()},
+                     {"tags", tags}});
+    }
+    std::cout << out.dump(2) << "\n";
+  } else if (rep.boards_size() == 0) {
+    std::cout << "no boards registered: start an agent (mculab-agent --config FILE)\n";
+  } else {
+    std::cout << RenderBoards(rep);
+  }
+  return 0;
+}
+
+struct SubmitOptions {
+  std::string kind, board, op, cases, label;
+  unsigned iterations = 20, warmup = 2, timeout_s = 0;
+  bool wait = false, json = false;
+};
+
+int CmdSubmit(Client& c, const SubmitOptions& o) {
+  const OpInfo* op = FindOp(o.op);
+  if (!op) throw UsageError{"unknown op '" + o.op + "'; built-in ops: " + OpNames()};
+  if (o.kind.empty() && o.board.empty()) throw UsageError{"give --kind KIND or --board NAME"};
+  const std::string csv = ReadFile(o.cases, kMaxCsvBytes);
+  auto table = ParseCasesCsv(csv, *op, o.cases);
+  if (!table.ok()) throw UsageError{table.error().message};
+  for (const auto& w : table->warnings) std::cerr << "mculab: warning: " << o.cases << ": " << w << "\n";
+
+  const std::string name = std::filesystem::path(o.cases).filename().string();
+  v1::ArtifactRef ref = Upload(c, name, csv);
+
+  v1::SubmitJobRequest req;
+  req.set_kind(o.kind);
+  req.set_board(o.board);
+  req.set_op(o.op);
+  req.set_iterations(o.iterations);
+  req.set_warmup(o.warmup);
+  req.set_label(o.label);
+  req.set_cases_artifact(ref.sha256());
+  req.set_timeout_s(o.timeout_s);
+  for (const auto& row : table->rows) {
+    auto* cs = req.add_cases();
+    cs->set_id(row.id);
+    for (int32_t p : row.params) cs->add_params(p);
+  }
+  v1::SubmitJobReply rep;
+  auto ctx = c.Context();
+  grpc::Status s = c.stub().SubmitJob(ctx.get(), req, &rep);
+  if (!s.ok()) c.Fail(s, "submit");
+  if (!o.wait) {
+    if (o.json) {
+      std::cout << nlohmann::json{{"id", rep.id()}, {"state", rep.state()},
+                                  {"queue_position", rep.queue_position()}}
+                       .dump()
+                << "\n";
+    } else {
+      std::cout << rep.id() << "\n";
+      std::cerr << "job " << rep.id() << " " << rep.state() << " (queue position "
+                << rep.queue_position() << "); follow it with: mculab show " << rep.id() << "\n";
+    }
+    return 0;
+  }
+  if (!o.json)
+    std::cerr << "job " << rep.id() << " " << rep.state() << " (queue position "
+              << rep.queue_position() << ")\n";
+  const std::string final_state = Watch(c, rep.id(), o.json);
+  v1::Results res = GetResults(c, rep.id(), o.json);
+  if (o.json) std::cout << ResultsJson(res) << "\n";
+  else std::cout << RenderResults(res);
+  return final_state == "succeeded" ? 0 : 1;
+}
+
+int CmdJobs(Client& c, const v1::ListJobsRequest& req, bool json) {
+  v1::ListJobsReply rep;
+  auto ctx = c.Context();
+  grpc::Status s = c.stub().ListJobs(ctx.get(), req, &rep);
+  if (!s.ok()) c.Fail(s, "listing jobs");
+  if (json) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& j : rep.jobs())
+      out.push_back({{"id", j.id()}, {"state", j.state()}, {"op", j.op()}, {"kind", j.kind()},
+                     {"board", j.assigned_board()}, {"user", j.user()}, {"label", j.label()},
+                     {"created_ms", j.created_ms()}, {"message", j.message()}});
+    std::cout << out.dump(2) << "\n";
+  } else if (rep.jobs_size() == 0) {
+    std::cout << "no jobs\n";
+  } else {
+    std::cout << RenderJobs(rep);
+  }
+  return 0;
+}
+
+int CmdShow(Client& c, uint64_t id, bool json) {
+  v1::Results res = GetResults(c, id, json);
+  if (json) std::cout << ResultsJson(res) << "\n";
+  else std::cout << RenderResults(res);
+  return 0;
+}
+
+int CmdExport(Client& c, uint64_t id, const std::string& out_path) {
+  v1::Results res = GetResults(c, id, false);
+  if (res.job().state() != "succeeded")
+    throw UsageError{"job " + std::to_string(id) + " is " + res.job().state() +
+                     "; only a succeeded job has results to export"};
+  const std::string csv = ExportCsv(res);
+  if (out_path.empty() || out_path == "-") {
+    std::cout << csv;
+  } else {
+    std::ofstream out(out_path, std::ios::binary);
+    if (!out) throw UsageError{"cannot write " + out_path};
+    out << csv;
+    std::cerr << "wrote " << out_path << " (" << res.cases_size() << " cases)\n";
+  }
+  return 0;
+}
+
+int CmdCancel(Client& c, uint64_t id) {
+  v1::CancelJobRequest req;
+  req.set_id(id);
+  v1::Job job;
+  auto ctx = c.Context();
+  grpc::Status s = c.stub().CancelJob(ctx.get(), req, &job);
+  if (!s.ok()) c.Fail(s, "cancel job " + std::to_string(id));
+  std::cout << "job " << job.id() << " " << job.state() << "\n";
+  return 0;
+}
+
+int Main(int argc, char** argv) {
+  CLI::App app{"mculab: submit, follow and read ML inference benchmarks on a shared lab of "
+               "microcontroller boards"};
+  app.set_version_flag("--version", std::string("mculab ") + MCULAB_VERSION);
+  app.require_subcommand(1);
+  std::string server, token, ca, config_path;
+  app.add_option("--server", server, "server address host:port (or MCULAB_SERVER)");
+  app.add_option("--token", token, "access token (or MCULAB_TOKEN)");
+  app.add_option("--ca", ca, "CA certificate (PEM) to talk TLS to the server");
+  app.add_option("--config", config_path, "client config file (default ~/.config/mculab/config.toml)");
+
+  bool json = false;
+  auto* boards = app.add_subcommand("boards", "list the lab's boards: state, health, queue");
+  boards->add_flag("--json", json, "print JSON");
+
+  SubmitOptions so;
+  auto* submit = app.add_subcommand("submit", "submit an operator benchmark job");
+  submit->add_option("--kind", so.kind, "board kind, e.g. corstone300-qemu, host");
+  submit->add_option("--board", so.board, "one board by name");
+  submit->add_option("--op", so.op, "operator benchmark: " + OpNames())->required();
+  submit->add_option("--cases", so.cases, "CSV of the parameter sweep (id column first)")->required();
+  submit->add_option("--iterations", so.iterations, "measured iterations per case")
+      ->check(CLI::Range(1u, 100000u))->capture_default_str();
+  submit->add_option("--warmup", so.warmup, "unmeasured iterations before measuring")
+      ->check(CLI::Range(0u, 100000u))->capture_default_str();
+  submit->add_option("--label", so.label, "a label shown in the history");
+  submit->add_option("--timeout", so.timeout_s, "seconds before the job is timed out (0: server default)");
+  submit->add_flag("--wait", so.wait, "follow the job and print its results");
+  submit->add_flag("--json", so.json, "print JSON");
+
+  v1::ListJobsRequest jr;
+  std::string jstate, jkind, jboard, jop, juser;
+  unsigned jlimit = 20;
+  uint64_t jbefore = 0;
+  auto* jobs = app.add_subcommand("jobs", "list jobs, newest first");
+  jobs->add_option("--state", jstate, "queued, running, succeeded, failed, ...");
+  jobs->add_option("--kind", jkind, "board kind");
+  jobs->add_option("--board", jboard, "board name");
+  jobs->add_option("--op", jop, "operator");
+  jobs->add_option("--user", juser, "submitter");
+  jobs->add_option("--limit", jlimit, "how many")->check(CLI::Range(1u, 1000u))->capture_default_str();
+  jobs->add_option("--before", jbefore, "only jobs with an id below this (paging)");
+  jobs->add_flag("--json", json, "print JSON");
+
+  uint64_t id = 0;
+  auto* show = app.add_subcommand("show", "a job's state, provenance and per-case statistics");
+  show->add_option("id", id, "job id")->required();
+  show->add_flag("--json", json, "print JSON, raw per-iteration values included");
+
+  bool csv_flag = false;
+  std::string out_path;
+  auto* exp = app.add_subcommand("export", "a job's medians in the operator-benchmark CSV layout");
+  exp->add_option("id", id, "job id")->required();
+  exp->add_flag("--csv", csv_flag, "CSV output (the default and only format)");
+  exp->add_option("-o,--output", out_path, "file to write (default: standard output)");
+
+  auto* cancel = app.add_subcommand("cancel", "cancel a job in any state");
+  cancel->add_option("id", id, "job id")->required();
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+
+  try {
+    ConfigInputs in;
+    if (!server.empty()) in.server_flag = server;
+    if (!token.empty()) in.token_flag = token;
+    if (!ca.empty()) in.ca_flag = ca;
+    in.env = Environment();
+    in.config_file = config_path.empty() ? DefaultConfigPath(in.env) : std::filesystem::path(config_path);
+    if (!config_path.empty() && !std::filesystem::exists(config_path))
+      throw UsageError{"config file " + config_path + " does not exist"};
+    auto cfg = ResolveClientConfig(in);
+    if (!cfg.ok()) throw UsageError{cfg.error().message};
+    Client client(*cfg);
+
+    if (*boards) return CmdBoards(client, json);
+    if (*submit) return CmdSubmit(client, so);
+    if (*jobs) {
+      jr.set_state(jstate);
+      jr.set_kind(jkind);
+      jr.set_board(jboard);
+      jr.set_op(jop);
+      jr.set_user(juser);
+      jr.set_limit(jlimit);
+      jr.set_before_id(jbefore);
+      return CmdJobs(client, jr, json);
+    }
+    if (*show) return CmdShow(client, id, json);
+    if (*exp) return CmdExport(client, id, out_path);
+    if (*cancel) return CmdCancel(client, id);
+  } catch (const UsageError& e) {
+    std::cerr << "mculab: error: " << e.message << "\n";
+    return 2;
+  }
+  return 2;
+}
+
+}  // namespace
+}  // namespace mculab::cli
+
+int main(int argc, char** argv) { return mculab::cli::Main(argc, argv); }

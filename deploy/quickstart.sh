@@ -1,0 +1,151 @@
+#!/usr/bin/env bash
+# Sets up and starts a local mculab lab: installs what is missing, builds (Release), starts
+# mculab-server and mculab-agent with one emulated Corstone-300 board (QEMU mps3-an547) and one
+# host board, runs the sample operator benchmark from examples/, prints its results and the
+# commands to try next, and leaves the lab running.
+#
+#   ./deploy/quickstart.sh          start (or restart) the lab and run the sample job
+#   ./deploy/quickstart.sh --stop   stop the lab
+#
+# State lives in $MCULAB_HOME (default ~/.local/share/mculab); ports come from MCULAB_GRPC_PORT
+# (default 7420) and MCULAB_HTTP_PORT (default 8080).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+home=${MCULAB_HOME:-${XDG_DATA_HOME:-$HOME/.local/share}/mculab}
+grpc_port=${MCULAB_GRPC_PORT:-7420}
+http_port=${MCULAB_HTTP_PORT:-8080}
+run_dir="$home/run"
+log_dir="$home/logs"
+bin="$root/build/bin"
+
+say() { printf '%s\n' "$*"; }
+die() { printf 'quickstart: error: %s\n' "$*" >&2; exit 1; }
+
+stop_lab() {
+  local stopped=0
+  for name in agent server; do
+    local pidfile="$run_dir/$name.pid"
+    [ -f "$pidfile" ] || continue
+    local pid
+    pid=$(cat "$pidfile")
+    if kill -0 "$pid" 2>/dev/null; then
+      kill -TERM "$pid" 2>/dev/null || true
+      for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+      kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null || true
+      stopped=1
+    fi
+    rm -f "$pidfile"
+  done
+  return $((1 - stopped))
+}
+
+# Waits for a "ready" line in a log; fails with the log's tail if the process dies first.
+wait_ready() {
+  local name=$1 pid=$2 log=$3 pattern=$4 timeout=${5:-60}
+  local start=$SECONDS
+  while ! grep -q "$pattern" "$log" 2>/dev/null; do
+    if ! kill -0 "$pid" 2>/dev/null; then
+      tail -n 20 "$log" >&2 || true
+      die "$name exited before it was ready (log: $log)"
+    fi
+    if [ $((SECONDS - start)) -ge "$timeout" ]; then
+      tail -n 20 "$log" >&2 || true
+      die "$name was not ready after ${timeout}s (log: $log)"
+    fi
+    sleep 0.1
+  done
+}
+
+port_busy() {
+  # ss is in iproute2; fall back to bash's /dev/tcp.
+  if command -v ss >/dev/null 2>&1; then
+    ss -ltnH "sport = :$1" 2>/dev/null | grep -q .
+  else
+    (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+  fi
+}
+
+case "${1:-}" in
+  --stop)
+    if stop_lab; then say "mculab lab stopped"; else say "no mculab lab was running (home $home)"; fi
+    exit 0 ;;
+  -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+  "") ;;
+  *) die "unknown option $1 (use --stop or --help)" ;;
+esac
+
+say "==> dependencies"
+"$root/deploy/install-deps.sh"
+
+say "==> build (Release)"
+cmake -S "$root" -B "$root/build" -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build "$root/build" -j "$(nproc)" --target mculab-server mculab-agent mculab mculab-runner-host mculab_firmware_an547
+
+elf="$root/build/firmware/mculab-runner-an547.elf"
+[ -f "$elf" ] || die "the an547 runner firmware was not built ($elf); is gcc-arm-none-eabi installed?"
+
+mkdir -p "$run_dir" "$log_dir"
+if stop_lab; then say "==> stopped the lab that was running"; fi
+for p in "$grpc_port"; do
+  if port_busy "$p"; then
+    die "port $p is in use by another program; set MCULAB_GRPC_PORT to a free port"
+  fi
+done
+
+cat > "$home/agent.toml" <<TOML
+# Written by deploy/quickstart.sh: one emulated Corstone-300 and one host board.
+[agent]
+name = "$(hostname -s 2>/dev/null || echo local)-agent"
+server = "127.0.0.1:$grpc_port"
+spool_dir = "$home/agent-spool"
+
+[[board]]
+name = "an547-0"
+kind = "corstone300-qemu"
+backend = "qemu"
+firmware = "$elf"
+icount_shift = 5
+timeout_s = 300
+tags = { cpu = "cortex-m55" }
+
+[[board]]
+name = "host-0"
+kind = "host"
+backend = "host"
+runner = "$bin/mculab-runner-host"
+timeout_s = 300
+TOML
+
+say "==> starting mculab-server (grpc 127.0.0.1:$grpc_port, home $home)"
+: > "$log_dir/server.log"
+nohup "$bin/mculab-server" --home "$home" --grpc-listen "127.0.0.1:$grpc_port" \
+  >>"$log_dir/server.log" 2>&1 &
+echo $! > "$run_dir/server.pid"
+wait_ready mculab-server "$(cat "$run_dir/server.pid")" "$log_dir/server.log" "mculab-server ready"
+
+say "==> starting mculab-agent (boards an547-0, host-0)"
+: > "$log_dir/agent.log"
+nohup "$bin/mculab-agent" --config "$home/agent.toml" >>"$log_dir/agent.log" 2>&1 &
+echo $! > "$run_dir/agent.pid"
+wait_ready mculab-agent "$(cat "$run_dir/agent.pid")" "$log_dir/agent.log" "mculab-agent ready"
+
+export MCULAB_SERVER="127.0.0.1:$grpc_port"
+say "==> boards"
+"$bin/mculab" boards
+
+say "==> sample job: conv2d_s8 sweep from examples/conv2d_sweep.csv on the emulated Corstone-300"
+"$bin/mculab" submit --kind corstone300-qemu --op conv2d_s8 \
+  --cases "$root/examples/conv2d_sweep.csv" --iterations 20 --warmup 2 \
+  --label "quickstart sample" --wait
+
+cat <<TXT
+
+The lab is running (logs in $log_dir). Try next:
+  export MCULAB_SERVER=127.0.0.1:$grpc_port PATH="$bin:\$PATH"
+  mculab boards
+  mculab jobs
+  mculab show 1
+  mculab export 1 --csv
+  mculab submit --kind host --op fully_connected_s8 --cases examples/fully_connected_sweep.csv --wait
+  ./deploy/quickstart.sh --stop
+TXT

@@ -1,0 +1,134 @@
+"""Integration: real mculab-server + real mculab-agent + host board over loopback, via the CLI."""
+import os
+import sqlite3
+import sys
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
+import lablib  # noqa: E402
+
+FC_CSV = "id,batch,input_size,output_size,comment\n0,1,64,32,small\n1,2,128,16,wide\n"
+CONV_CSV = "id,N,C,H,W,K,kh,kw,pads_0,pads_1\n5,1,4,8,8,4,3,3,1,1\n"
+
+
+class HostLabTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.lab = lablib.Lab("host-lab", [lablib.host_board()])
+        cls.lab.__enter__()
+        cls.fc = lablib.write_csv(cls.lab.home, "fc.csv", FC_CSV)
+        cls.conv = lablib.write_csv(cls.lab.home, "conv.csv", CONV_CSV)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.lab.close()
+
+    def test_boards_lists_the_host_board(self):
+        boards = self.lab.cli_json("boards")
+        self.assertEqual([b["name"] for b in boards], ["host-0"])
+        self.assertEqual(boards[0]["kind"], "host")
+        self.assertFalse(boards[0]["emulated"])
+
+    def test_submit_wait_runs_and_reports_statistics(self):
+        res = self.lab.cli_json("submit", "--kind", "host", "--op", "fully_connected_s8",
+                                "--cases", self.fc, "--iterations", "7", "--warmup", "1",
+                                "--label", "fc host", "--wait")
+        self.assertEqual(res["state"], "succeeded", res.get("message"))
+        self.assertEqual([c["id"] for c in res["cases"]], [0, 1])
+        self.assertEqual(res["cases"][1]["params"], [2, 128, 16])
+        for c in res["cases"]:
+            self.assertEqual(c["n"], 7)
+            self.assertTrue(c["checksum_ok"])
+            self.assertGreater(c["min"], 0)
+            self.assertLessEqual(c["min"], c["median"])
+            self.assertLessEqual(c["median"], c["max"])
+            self.assertEqual(len(c["samples"]["ns"] if "ns" in c["samples"] else
+                                 next(iter(c["samples"].values()))), 7)
+        prov = res["provenance"]
+        self.assertEqual(prov["board"], "host-0")
+        self.assertEqual(prov["timer_unit"], "ns")
+        self.assertFalse(prov["emulated"])
+        self.assertEqual(len(prov["firmware_sha256"]), 64)
+        self.assertEqual(len(prov["workload_sha256"]), 64)
+        self.assertTrue(prov["runner_version"])
+
+        # show and export agree with what was stored
+        text = self.lab.cli("show", str(res["id"])).stdout
+        self.assertIn("succeeded", text)
+        self.assertIn("fc host", text)
+        csv = self.lab.cli("export", str(res["id"]), "--csv").stdout.splitlines()
+        self.assertEqual(csv[0], "id,us")
+        self.assertEqual([l.split(",")[0] for l in csv[1:]], ["0", "1"])
+
+        # every raw sample is in SQLite
+        db = sqlite3.connect(f"file:{self.lab.db_path}?mode=ro", uri=True)
+        try:
+            n = db.execute("SELECT COUNT(*) FROM samples s JOIN runs r ON r.id = s.run_id "
+                           "WHERE r.job_id = ? AND s.metric = 0", (res["id"],)).fetchone()[0]
+        finally:
+            db.close()
+        self.assertEqual(n, 14)
+
+    def test_extra_column_warns_but_submits(self):
+        r = self.lab.cli("submit", "--kind", "host", "--op", "fully_connected_s8", "--cases", self.fc,
+                         "--iterations", "2")
+        self.assertIn("column 'comment' is not a parameter", r.stderr)
+        self.assertTrue(r.stdout.strip().isdigit())
+
+    def test_conv2d_on_host_with_defaults(self):
+        res = self.lab.cli_json("submit", "--board", "host-0", "--op", "conv2d_s8", "--cases", self.conv,
+                                "--iterations", "3", "--warmup", "0", "--wait")
+        self.assertEqual(res["state"], "succeeded", res.get("message"))
+        self.assertEqual(res["cases"][0]["params"], [1, 4, 8, 8, 4, 3, 3, 1, 1, 1, 1])
+
+    def test_bad_csv_is_one_clear_line_and_exit_2(self):
+        bad = lablib.write_csv(self.lab.home, "bad.csv", "id,in,out\n0,4,5\n1,4,x\n")
+        r = self.lab.cli("submit", "--kind", "host", "--op", "fully_connected_s8", "--cases", bad,
+                         check=False)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("line 3, column 'out': 'x' is not an integer", r.stderr)
+
+    def test_unknown_kind_is_rejected_at_submit_naming_what_exists(self):
+        r = self.lab.cli("submit", "--kind", "stm32h7", "--op", "fully_connected_s8", "--cases", self.fc,
+                         check=False)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("stm32h7", r.stderr)
+        self.assertIn("host", r.stderr)
+
+    def test_unknown_op_is_a_usage_error(self):
+        r = self.lab.cli("submit", "--kind", "host", "--op", "matmul", "--cases", self.fc, check=False)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("conv2d_s8", r.stderr)
+
+    def test_unknown_job_is_not_found(self):
+        r = self.lab.cli("show", "999999", check=False)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("999999", r.stderr)
+
+    def test_jobs_lists_newest_first_and_filters(self):
+        a = int(self.lab.cli("submit", "--kind", "host", "--op", "fully_connected_s8", "--cases", self.fc,
+                             "--iterations", "1").stdout)
+        b = int(self.lab.cli("submit", "--kind", "host", "--op", "conv2d_s8", "--cases", self.conv,
+                             "--iterations", "1").stdout)
+        jobs = self.lab.cli_json("jobs", "--op", "conv2d_s8")
+        ids = [j["id"] for j in jobs]
+        self.assertIn(b, ids)
+        self.assertNotIn(a, ids)
+        self.assertEqual(ids, sorted(ids, reverse=True))
+
+    def test_cancel_a_queued_or_running_job(self):
+        big = lablib.write_csv(self.lab.home, "big.csv", "id,in,out\n0,4096,4096\n")
+        jid = self.lab.cli("submit", "--kind", "host", "--op", "fully_connected_s8", "--cases", big,
+                           "--iterations", "100000").stdout.strip()
+        r = self.lab.cli("cancel", jid)
+        self.assertIn("cancelled", r.stdout)
+        show = self.lab.cli_json("show", jid)
+        self.assertEqual(show["state"], "cancelled")
+        # the board is free again: a new job runs to the end
+        res = self.lab.cli_json("submit", "--kind", "host", "--op", "fully_connected_s8", "--cases",
+                                self.fc, "--iterations", "1", "--wait", timeout=120)
+        self.assertEqual(res["state"], "succeeded")
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Installs what is missing, builds, and runs every test through ctest:
+#   1. build/       Release build (programs, firmware), all tests: unit, integration, e2e (QEMU)
+#   2. build-asan/  the unit tests again under AddressSanitizer + UBSan
+# Options: --no-asan (skip 2), --only-asan (skip 1), -R REGEX (ctest filter), -j N.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+
+asan=1
+main=1
+filter=()
+jobs=$(nproc 2>/dev/null || echo 2)
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --no-asan) asan=0 ;;
+    --only-asan) main=0 ;;
+    -R) filter=(-R "$2"); shift ;;
+    -j) jobs="$2"; shift ;;
+    -h|--help) sed -n '2,7p' "$0"; exit 0 ;;
+    *) echo "tests/run.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
+  esac
+  shift
+done
+
+step() { printf '\n==== %s (%s)\n' "$*" "$(date +%H:%M:%S)"; }
+
+step "dependencies"
+./deploy/install-deps.sh
+
+# Tests write their scratch and screenshots here.
+export MCULAB_TEST_OUTPUT="$root/test-output"
+mkdir -p "$MCULAB_TEST_OUTPUT"
+
+status=0
+if [ "$main" = 1 ]; then
+  step "build (Release) in build/"
+  cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake --build build -j "$jobs"
+  step "tests: unit, integration, e2e"
+  (cd build && ctest --output-on-failure -j "$jobs" --timeout 600 "${filter[@]}") || status=1
+fi
+
+if [ "$asan" = 1 ]; then
+  step "build (AddressSanitizer + UBSan) in build-asan/"
+  cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DMCULAB_SANITIZE=ON \
+    -DMCULAB_BUILD_FIRMWARE=OFF -DMCULAB_BUILD_BENCH=OFF >/dev/null
+  cmake --build build-asan -j "$jobs"
+  step "unit tests under ASan + UBSan"
+  export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
+  export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+  (cd build-asan && ctest --output-on-failure -j "$jobs" --timeout 600 -L unit "${filter[@]}") || status=1
+fi
+
+if [ "$status" = 0 ]; then step "all tests passed"; else step "SOME TESTS FAILED"; fi
+exit "$status"

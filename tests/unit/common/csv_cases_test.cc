@@ -1,0 +1,123 @@
+#include "common/csv_cases.h"
+
+#include <gtest/gtest.h>
+
+namespace mculab {
+namespace {
+
+const OpInfo& Conv() { return *FindOp("conv2d_s8"); }
+const OpInfo& Fc() { return *FindOp("fully_connected_s8"); }
+
+TEST(CsvCases, DesignExampleHeaderMatchesBySynonym) {
+  auto t = ParseCasesCsv(
+      "id,N,C,H,W,K,kernel_shape_0,kernel_shape_1,pads_0,pads_1,strides_0,strides_1\n"
+      "0,1,16,32,32,32,3,3,1,1,1,1\n"
+      "7,1,8,16,16,8,1,1,0,0,2,2\n",
+      Conv());
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  ASSERT_EQ(t->rows.size(), 2u);
+  EXPECT_EQ(t->rows[0].id, 0);
+  EXPECT_EQ(t->rows[0].params, (std::vector<int32_t>{1, 16, 32, 32, 32, 3, 3, 1, 1, 1, 1}));
+  EXPECT_EQ(t->rows[1].id, 7);
+  EXPECT_EQ(t->rows[1].params, (std::vector<int32_t>{1, 8, 16, 16, 8, 1, 1, 0, 0, 2, 2}));
+  EXPECT_TRUE(t->warnings.empty());
+}
+
+TEST(CsvCases, ColumnsAreReorderedIntoTheOpsOrder) {
+  auto t = ParseCasesCsv("case,out_features,batch,in_features\n3,10,2,64\n", Fc());
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  EXPECT_EQ(t->rows[0].id, 3);
+  EXPECT_EQ(t->rows[0].params, (std::vector<int32_t>{2, 64, 10}));
+}
+
+TEST(CsvCases, MatchingIsCaseInsensitive) {
+  auto t = ParseCasesCsv("ID,IN_FEATURES,Out_Features\n1,4,5\n", Fc());
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  EXPECT_EQ(t->rows[0].params, (std::vector<int32_t>{1, 4, 5}));
+}
+
+TEST(CsvCases, ExtraColumnsAreIgnoredWithAWarning) {
+  auto t = ParseCasesCsv("id,in,out,comment\n1,4,5,hello\n", Fc());
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  ASSERT_FALSE(t->warnings.empty());
+  EXPECT_NE(t->warnings[0].find("'comment'"), std::string::npos);
+}
+
+TEST(CsvCases, OptionalParametersTakeTheirDefault) {
+  auto t = ParseCasesCsv("id,N,C,H,W,K,kh,kw\n1,1,2,3,3,4,1,1\n", Conv());
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  EXPECT_EQ(t->rows[0].params, (std::vector<int32_t>{1, 2, 3, 3, 4, 1, 1, 0, 0, 1, 1}));
+}
+
+TEST(CsvCases, MissingRequiredColumnNamesTheParameterAndItsSynonyms) {
+  auto t = ParseCasesCsv("id,N,C,H,W,kh,kw\n1,1,2,3,3,1,1\n", Conv());
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.error().message.find("parameter K"), std::string::npos) << t.error().message;
+  EXPECT_NE(t.error().message.find("out_channels"), std::string::npos);
+}
+
+TEST(CsvCases, MissingValueNamesLineAndColumn) {
+  auto t = ParseCasesCsv("id,in,out\n1,4,5\n2,,5\n", Fc(), "sweep.csv");
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.error().message, "sweep.csv: line 3, column 'in': missing value");
+}
+
+TEST(CsvCases, NonNumericValueNamesLineAndColumn) {
+  auto t = ParseCasesCsv("id,in,out\n1,4,five\n", Fc(), "sweep.csv");
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.error().message, "sweep.csv: line 2, column 'out': 'five' is not an integer");
+}
+
+TEST(CsvCases, ShortRowIsAnError) {
+  auto t = ParseCasesCsv("id,in,out\n1,4\n", Fc());
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.error().message.find("line 2: 2 values, the header has 3 columns"), std::string::npos);
+}
+
+TEST(CsvCases, RepeatedCaseIdIsAnError) {
+  auto t = ParseCasesCsv("id,in,out\n1,4,5\n1,4,6\n", Fc());
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.error().message.find("case id 1 repeats"), std::string::npos);
+}
+
+TEST(CsvCases, ValueBelowMinimumIsAnError) {
+  auto t = ParseCasesCsv("id,in,out\n1,0,5\n", Fc());
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.error().message.find("below the minimum 1 for in_features"), std::string::npos);
+}
+
+TEST(CsvCases, TwoColumnsForOneParameterIsAnError) {
+  auto t = ParseCasesCsv("id,in,input_size,out\n1,4,4,5\n", Fc());
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.error().message.find("both name parameter in_features"), std::string::npos);
+}
+
+TEST(CsvCases, CrlfBomBlankLinesCommentsAndQuotesAreAccepted) {
+  auto t = ParseCasesCsv("\xEF\xBB\xBFid,\"in\",out\r\n# a comment\r\n\r\n1,4,5\r\n2,\"8\",3.0\r\n",
+                         Fc());
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  ASSERT_EQ(t->rows.size(), 2u);
+  EXPECT_EQ(t->rows[1].params, (std::vector<int32_t>{1, 8, 3}));
+}
+
+TEST(CsvCases, EmptyFileAndHeaderOnlyAreErrors) {
+  EXPECT_FALSE(ParseCasesCsv("", Fc()).ok());
+  auto t = ParseCasesCsv("id,in,out\n", Fc());
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.error().message.find("no cases"), std::string::npos);
+}
+
+TEST(CsvCases, FractionalValueIsNotAnInteger) {
+  auto t = ParseCasesCsv("id,in,out\n1,4.5,5\n", Fc());
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.error().message.find("'4.5' is not an integer"), std::string::npos);
+}
+
+TEST(CsvCases, UnterminatedQuoteIsAnError) {
+  auto t = ParseCasesCsv("id,in,out\n1,\"4,5\n", Fc());
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.error().message.find("unterminated quote"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace mculab
