@@ -22,9 +22,18 @@ typedef enum {
 /* conv2d_s8 parameters, in order (NHWC input, [K][kh][kw][C] filter, TFLite reference semantics,
  * per-channel requantization, zero padding of pad_h/pad_w on each side) */
 enum {
-  MCULAB_CONV_N, MCULAB_CONV_C, MCULAB_CONV_H, MCULAB_CONV_W, MCULAB_CONV_K,
-  MCULAB_CONV_KH, MCULAB_CONV_KW, MCULAB_CONV_PAD_H, MCULAB_CONV_PAD_W,
-  MCULAB_CONV_STRIDE_H, MCULAB_CONV_STRIDE_W, MCULAB_CONV_NUM_PARAMS
+  MCULAB_CONV_N,
+  MCULAB_CONV_C,
+  MCULAB_CONV_H,
+  MCULAB_CONV_W,
+  MCULAB_CONV_K,
+  MCULAB_CONV_KH,
+  MCULAB_CONV_KW,
+  MCULAB_CONV_PAD_H,
+  MCULAB_CONV_PAD_W,
+  MCULAB_CONV_STRIDE_H,
+  MCULAB_CONV_STRIDE_W,
+  MCULAB_CONV_NUM_PARAMS
 };
 
 /* fully_connected_s8 parameters, in order: batches, input features, output features */
@@ -54,14 +63,18 @@ typedef struct {
 typedef enum {
   MCULAB_CASE_OK = 0,
   MCULAB_CASE_UNKNOWN_OP = 1,
-  MCULAB_CASE_BAD_PARAMS = 2, /* non-positive sizes, stride 0, kernel larger than padded input */
-  MCULAB_CASE_NO_MEMORY = 3,  /* the arena is too small for the tensors */
+  /* sizes < 1 or > 65535, pads < 0, stride 0, kernel larger than the padded input, or an
+   * accumulation depth (kh * kw * C, FC input size) over 65536, where int32 could overflow */
+  MCULAB_CASE_BAD_PARAMS = 2,
+  MCULAB_CASE_NO_MEMORY = 3, /* the arena is too small for the tensors */
 } mculab_case_status;
 
-/* Bytes of arena the case needs (0 for bad parameters). */
+/* Bytes of arena the case needs, counting the worst-case alignment of the arena's start (0 for
+ * bad parameters or an unknown op; SIZE_MAX when it exceeds the address space). */
 size_t mculab_case_arena_bytes(uint16_t op, const int32_t* params);
 
-/* Lays the case's tensors out in `arena` and fills them from `seed`. */
+/* Lays the case's tensors out in `arena` (16-byte aligned) and fills them from `seed` with
+ * xorshift32 seeded by CRC-32(seed, op, params): the same bytes on every platform. */
 mculab_case_status mculab_case_prepare(uint16_t op, const int32_t* params, uint32_t seed,
                                        uint8_t* arena, size_t arena_len, mculab_case* c);
 

@@ -52,14 +52,14 @@ typedef enum {
 /* Error codes (ERROR frame) */
 typedef enum {
   MCULAB_ERR_NONE = 0,
-  MCULAB_ERR_BAD_FRAME = 1,       /* the runner could not decode a frame from the agent */
-  MCULAB_ERR_BAD_WORKLOAD = 2,    /* missing, corrupt (magic/CRC) or oversized workload */
+  MCULAB_ERR_BAD_FRAME = 1,    /* the runner could not decode a frame from the agent */
+  MCULAB_ERR_BAD_WORKLOAD = 2, /* missing, corrupt (magic/CRC) or oversized workload */
   MCULAB_ERR_UNKNOWN_OP = 3,
-  MCULAB_ERR_BAD_PARAMS = 4,      /* parameters out of range for the kernel */
-  MCULAB_ERR_NO_MEMORY = 5,       /* the case's tensors do not fit the runner's arena */
+  MCULAB_ERR_BAD_PARAMS = 4, /* parameters out of range for the kernel */
+  MCULAB_ERR_NO_MEMORY = 5,  /* the case's tensors do not fit the runner's arena */
   MCULAB_ERR_UNSUPPORTED_EVENT = 6,
   MCULAB_ERR_ABORTED = 7,
-  MCULAB_ERR_BAD_STATE = 8,       /* e.g. RUN before CONFIGURE */
+  MCULAB_ERR_BAD_STATE = 8, /* e.g. RUN before CONFIGURE */
 } mculab_error_code;
 
 /* ---- payload layouts (offsets in bytes, little-endian) ----
@@ -85,7 +85,10 @@ typedef enum {
  *   8  u32 workload_len      the length the agent wrote (header included); 0 = use the header's
  *   12 u32 counter_mask      bit i = counter i of the Hello list (0 = timer only)
  *
- * RUN (agent -> runner): empty. The runner answers CASE_START/SAMPLE/CASE_END per case, then DONE.
+ * A valid CONFIGURE is not acknowledged; an invalid one gets an ERROR and leaves the runner
+ * unconfigured.
+ * RUN (agent -> runner): empty. The runner answers CASE_START/SAMPLE/CASE_END per case, then DONE,
+ *   and exits (RUN always ends the session, with ERROR + DONE when something failed).
  * ABORT (agent -> runner): empty. The runner stops after the current iteration and sends
  *   ERROR(MCULAB_ERR_ABORTED) then DONE.
  *
@@ -100,7 +103,7 @@ typedef enum {
  *
  * CASE_END
  *   0  u16 case_index, 2 u16 reserved
- *   4  u32 checksum          mculab_checksum() of the kernel's output tensor
+ *   4  u32 checksum          mculab_case_checksum(): CRC-32 of the output tensor
  *   8  u64 overhead          the timer's reading for an empty measured region (median of 8)
  *
  * LOG
@@ -138,9 +141,7 @@ static inline void mculab_put_u64(uint8_t* p, uint64_t v) {
   mculab_put_u32(p, (uint32_t)v);
   mculab_put_u32(p + 4, (uint32_t)(v >> 32));
 }
-static inline uint16_t mculab_get_u16(const uint8_t* p) {
-  return (uint16_t)(p[0] | (p[1] << 8));
-}
+static inline uint16_t mculab_get_u16(const uint8_t* p) { return (uint16_t)(p[0] | (p[1] << 8)); }
 static inline uint32_t mculab_get_u32(const uint8_t* p) {
   return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
 }
@@ -160,10 +161,10 @@ size_t mculab_frame_encode(uint8_t type, const uint8_t* payload, size_t payload_
 
 typedef enum {
   MCULAB_FRAME_OK = 0,
-  MCULAB_FRAME_EMPTY = 1,       /* zero-length frame (two delimiters in a row) */
-  MCULAB_FRAME_BAD_COBS = 2,    /* a COBS code byte points past the end */
-  MCULAB_FRAME_TOO_SHORT = 3,   /* fewer than version + type + CRC bytes */
-  MCULAB_FRAME_TOO_LONG = 4,    /* longer than MCULAB_MAX_RAW_FRAME */
+  MCULAB_FRAME_EMPTY = 1,     /* zero-length frame (two delimiters in a row) */
+  MCULAB_FRAME_BAD_COBS = 2,  /* a COBS code byte points past the end */
+  MCULAB_FRAME_TOO_SHORT = 3, /* fewer than version + type + CRC bytes */
+  MCULAB_FRAME_TOO_LONG = 4,  /* longer than MCULAB_MAX_RAW_FRAME */
   MCULAB_FRAME_BAD_CRC = 5,
   MCULAB_FRAME_BAD_VERSION = 6,
 } mculab_frame_status;
@@ -175,6 +176,16 @@ mculab_frame_status mculab_frame_decode(const uint8_t* in, size_t in_len, uint8_
                                         uint8_t* payload, size_t* payload_len);
 
 const char* mculab_frame_status_name(mculab_frame_status s);
+
+/* "HELLO", "CONFIGURE", ...; NULL for a type this version does not define. */
+const char* mculab_msg_type_name(uint8_t type);
+
+/* 1 when `type` is defined and travels in the given direction (from_runner != 0: runner -> agent,
+ * else agent -> runner), 0 otherwise. */
+int mculab_msg_type_known(uint8_t type, int from_runner);
+
+/* "bad workload", "aborted", ... for a mculab_error_code (any value: unknown ones get a name). */
+const char* mculab_error_name(uint16_t code);
 
 #ifdef __cplusplus
 }

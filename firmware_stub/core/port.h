@@ -1,0 +1,64 @@
+/* The porting seam: the few things the runner core needs from a platform. Each port
+ * (ports/<name>/port.c) implements these functions and calls mculab_runner_main() from main().
+ * Like tflite-micro's platform folders: only what differs per platform lives in a port.
+ *
+ * Single-threaded: the core calls these from one thread; the an547 SysTick handler is the only
+ * interrupt and is private to its port. */
+#ifndef MCULAB_PORT_H_
+#define MCULAB_PORT_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mculab/runner_protocol.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* What the port tells the core (and the agent, through HELLO). Filled by mculab_port_init(). */
+typedef struct {
+  const char* port;     /* "an547", "host": at most 15 characters */
+  const char* cpu;      /* "cortex-m55", uname machine on host: at most 15 characters */
+  const char* counters; /* comma-separated counter names beyond the timer; "" if none */
+  uint8_t max_counters; /* counters readable at once */
+  uint8_t flags;        /* MCULAB_HELLO_* (MCULAB_HELLO_EMULATED) */
+  mculab_timer_unit timer_unit;
+  uint32_t clock_hz;          /* core clock, 0 if unknown */
+  const uint8_t* workload;    /* the workload region (NULL if there is none) */
+  size_t workload_max;        /* bytes readable at `workload` */
+  uint32_t workload_addr;     /* address the agent writes the workload to (0 on host) */
+  const char* workload_error; /* non-NULL: why there is no usable workload (sent in ERROR) */
+  uint8_t* arena;             /* scratch memory for one case's tensors */
+  size_t arena_bytes;
+} mculab_port_info;
+
+/* Brings up the link, the timer and memory; fills info. Called once, first. */
+void mculab_port_init(mculab_port_info* info);
+
+/* Writes bytes to the link; returns once they are handed to the transport (a frame at a time,
+ * so the host port flushes per call). Returns 0, or -1 when the link is gone. */
+int mculab_port_write(const uint8_t* data, size_t len);
+
+/* Next byte from the link: -1 when none is ready (poll) / when the link is closed (read). */
+int mculab_port_poll_byte(void);
+int mculab_port_read_byte(void);
+
+/* Aligns the timer before a measured region so the region's reading does not depend on what ran
+ * before it (an547: restarts the SysTick period, so its wrap interrupts fall at the same points
+ * of every iteration). May be a no-op. Not part of the measured region. */
+void mculab_port_timer_align(void);
+
+/* Free-running timer in mculab_port_info.timer_unit; monotonic between two aligns. */
+uint64_t mculab_port_timer_now(void);
+
+/* Ends the process / the emulation with `status` (0: the session completed). */
+void mculab_port_exit(int status);
+
+/* The core's entry point: runs one session (HELLO ... DONE) and returns the exit status. */
+int mculab_runner_main(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* MCULAB_PORT_H_ */

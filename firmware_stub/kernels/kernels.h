@@ -1,0 +1,23 @@
+/* Private to mculab_kernels: the kernels over a prepared case, and TFLite's fixed-point
+ * requantization helpers (tensorflow/lite/kernels/internal/common.h, reference semantics). */
+#ifndef MCULAB_KERNELS_KERNELS_H_
+#define MCULAB_KERNELS_KERNELS_H_
+
+#include <stdint.h>
+
+#include "mculab/ops.h"
+
+/* gemmlowp SaturatingRoundingDoublingHighMul: (a * b * 2) >> 32, rounded, INT32_MIN*INT32_MIN
+ * saturates to INT32_MAX. */
+int32_t mculab_srdhm(int32_t a, int32_t b);
+/* gemmlowp RoundingDivideByPOT: x / 2^exponent rounded half away from zero (0 <= exponent <= 31).
+ */
+int32_t mculab_rdbpot(int32_t x, int exponent);
+/* TFLite MultiplyByQuantizedMultiplier: x * multiplier / 2^31 * 2^shift, with the rounding above.
+ * shift > 0 shifts left first (the caller keeps x << shift within int32). */
+int32_t mculab_mbqm(int32_t x, int32_t multiplier, int shift);
+
+void mculab_conv2d_s8(const mculab_case* c);
+void mculab_fully_connected_s8(const mculab_case* c);
+
+#endif /* MCULAB_KERNELS_KERNELS_H_ */

@@ -1,0 +1,172 @@
+/* Port "an547": Corstone-300 (Cortex-M55) on the MPS3 AN547, silicon or qemu-system-arm
+ * -M mps3-an547. Link on UART0 (polled), workload in DDR at 0x60000000, case arena in ISRAM.
+ *
+ * Timer: DWT CYCCNT when it counts (silicon). QEMU 7.2 implements neither CYCCNT nor the PMU
+ * (both read 0), so the port falls back to SysTick on the processor clock and says so with
+ * MCULAB_HELLO_EMULATED: under -icount shift=N,sleep=off SysTick counts deterministic virtual
+ * time (32 MHz, so shift=5 gives about one tick per instruction). SysTick is 24 bits: its
+ * interrupt counts wraps, and a read with interrupts masked that checks for a pending wrap
+ * gives a consistent 64-bit count. */
+#include "port.h"
+
+#include <stdint.h>
+
+#include "an547_regs.h"
+
+extern uint8_t __arena_start[], __arena_size[], __workload_start[], __workload_size[];
+void SysTick_Handler(void);
+void mculab_an547_semihosting_exit(int status);
+
+#define SYSTICK_PERIOD (SysTick_RVR_RELOAD_Msk + 1u) /* 2^24 ticks per wrap */
+
+static volatile uint32_t systick_wraps; /* wraps since the last align, counted by the handler */
+static uint64_t timer_base;             /* ticks before the last align */
+static int use_dwt;
+static uint32_t dwt_last, dwt_high;
+
+void SysTick_Handler(void) { systick_wraps = systick_wraps + 1u; }
+
+void mculab_an547_semihosting_exit(int status) {
+  /* SYS_EXIT_EXTENDED (0x20) with {ADP_Stopped_ApplicationExit, status}: QEMU exits with status
+   * when started with -semihosting-config enable=on,target=native. */
+  static volatile uint32_t block[2];
+  block[0] = 0x20026u;
+  block[1] = (uint32_t)status;
+  register uint32_t r0 __asm__("r0") = 0x20u;
+  register volatile uint32_t* r1 __asm__("r1") = block;
+  __asm__ volatile("bkpt 0xAB" : "+r"(r0) : "r"(r1) : "memory");
+  for (;;) {
+  }
+}
+
+static uint32_t irq_save(void) {
+  uint32_t primask;
+  __asm__ volatile("mrs %0, primask\n cpsid i" : "=r"(primask)::"memory");
+  return primask;
+}
+
+static void irq_restore(uint32_t primask) {
+  __asm__ volatile("msr primask, %0" ::"r"(primask) : "memory");
+}
+
+/* Ticks since the last align; interrupts must be masked. */
+static uint64_t systick_elapsed(void) {
+  uint32_t wraps = systick_wraps;
+  uint32_t v = SysTick->CVR;
+  if (SCB->ICSR & SCB_ICSR_PENDSTSET_Msk) {
+    /* The count reached 0 and the handler has not counted it yet: once the counter has
+     * reloaded, the new period has begun. */
+    const uint32_t again = SysTick->CVR;
+    if (again != 0) {
+      ++wraps;
+      v = again;
+    } else {
+      v = 0;
+    }
+  } else if (v == 0 && wraps > 0) {
+    /* The handler counted this wrap but the counter has not reloaded yet. */
+    return timer_base + (uint64_t)(wraps - 1u) * SYSTICK_PERIOD + SysTick_RVR_RELOAD_Msk;
+  }
+  return timer_base + (uint64_t)wraps * SYSTICK_PERIOD + (SysTick_RVR_RELOAD_Msk - v);
+}
+
+static void systick_start(void) {
+  SysTick->CSR = 0;
+  SysTick->RVR = SysTick_RVR_RELOAD_Msk;
+  SysTick->CVR = 0;
+  systick_wraps = 0;
+  timer_base = 0;
+  SysTick->CSR = SysTick_CSR_CLKSOURCE_Msk | SysTick_CSR_TICKINT_Msk | SysTick_CSR_ENABLE_Msk;
+  while (SysTick->CVR == 0) {
+  }
+}
+
+/* 1 when DWT CYCCNT counts: enabled, it must advance over a short busy loop. */
+static int dwt_counts(void) {
+  SCB->DEMCR |= DCB_DEMCR_TRCENA_Msk;
+  DWT->LAR = DWT_LAR_KEY;
+  DWT->CYCCNT = 0;
+  DWT->CTRL |= DWT_CTRL_CYCCNTENA_Msk;
+  const uint32_t before = DWT->CYCCNT;
+  for (volatile int i = 0; i < 100; ++i) {
+  }
+  return DWT->CYCCNT != before;
+}
+
+void mculab_port_init(mculab_port_info* info) {
+  UART0->CTRL = 0;
+  UART0->BAUDDIV = AN547_CORE_CLOCK_HZ / 115200u;
+  UART0->CTRL = CMSDK_UART_CTRL_TXEN_Msk | CMSDK_UART_CTRL_RXEN_Msk;
+
+  use_dwt = dwt_counts();
+  if (!use_dwt) systick_start();
+
+  info->port = "an547";
+  info->cpu = "cortex-m55";
+  info->counters = ""; /* PMU events: not implemented by this port yet */
+  info->max_counters = 0;
+  info->flags = use_dwt ? 0 : MCULAB_HELLO_EMULATED;
+  info->timer_unit = MCULAB_TIMER_CYCLES;
+  info->clock_hz = AN547_CORE_CLOCK_HZ;
+  info->workload = __workload_start;
+  info->workload_max = (size_t)(uintptr_t)__workload_size;
+  info->workload_addr = (uint32_t)(uintptr_t)__workload_start;
+  info->workload_error = 0;
+  info->arena = __arena_start;
+  info->arena_bytes = (size_t)(uintptr_t)__arena_size;
+}
+
+int mculab_port_write(const uint8_t* data, size_t len) {
+  for (size_t i = 0; i < len; ++i) {
+    while (UART0->STATE & CMSDK_UART_STATE_TXBF_Msk) {
+    }
+    UART0->DATA = data[i];
+  }
+  return 0;
+}
+
+int mculab_port_poll_byte(void) {
+  if (!(UART0->STATE & CMSDK_UART_STATE_RXBF_Msk)) return -1;
+  return (int)(UART0->DATA & 0xFFu);
+}
+
+int mculab_port_read_byte(void) {
+  while (!(UART0->STATE & CMSDK_UART_STATE_RXBF_Msk)) {
+  }
+  return (int)(UART0->DATA & 0xFFu);
+}
+
+void mculab_port_timer_align(void) {
+  if (use_dwt) return;
+  /* Restart the SysTick period so that its wrap interrupts (whose handler runs inside a measured
+   * region) fall at the same points of every region, whatever ran before. */
+  const uint32_t primask = irq_save();
+  timer_base = systick_elapsed();
+  SysTick->CVR = 0;
+  SCB->ICSR = SCB_ICSR_PENDSTCLR_Msk; /* a wrap still pending is already in timer_base */
+  systick_wraps = 0;
+  while (SysTick->CVR == 0) {
+  }
+  irq_restore(primask);
+}
+
+uint64_t mculab_port_timer_now(void) {
+  if (use_dwt) {
+    /* Extends the 32-bit CYCCNT; exact while reads are less than 2^32 cycles apart. */
+    const uint32_t c = DWT->CYCCNT;
+    if (c < dwt_last) ++dwt_high;
+    dwt_last = c;
+    return ((uint64_t)dwt_high << 32) | c;
+  }
+  const uint32_t primask = irq_save();
+  const uint64_t t = systick_elapsed();
+  irq_restore(primask);
+  return t;
+}
+
+void mculab_port_exit(int status) { mculab_an547_semihosting_exit(status); }
+
+int main(void) {
+  mculab_port_exit(mculab_runner_main());
+  return 0;
+}
