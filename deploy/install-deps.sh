@@ -12,7 +12,7 @@ packages=(
   libtomlplusplus-dev libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   gcc-arm-none-eabi libnewlib-arm-none-eabi binutils-arm-none-eabi qemu-system-arm
-  python3 procps
+  python3 procps iproute2 chromium
 )
 
 missing=()
@@ -33,19 +33,21 @@ else
   echo "install-deps: Debian packages already installed"
 fi
 
-# Web front end and browser tests (npm), only when web/ has a lockfile.
-if [ -f "$here/web/package-lock.json" ]; then
-  if [ "${MCULAB_SKIP_NPM:-0}" != 1 ]; then
-    for p in nodejs npm chromium; do
-      if ! command -v "${p/nodejs/node}" >/dev/null 2>&1; then
-        echo "install-deps: installing $p"
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$p"
-      fi
-    done
-    stamp="$here/web/node_modules/.mculab-lock-stamp"
-    if [ ! -f "$stamp" ] || ! cmp -s "$here/web/package-lock.json" "$stamp"; then
-      (cd "$here/web" && npm ci --no-audit --no-fund)
-      cp "$here/web/package-lock.json" "$stamp"
-    fi
+# Web front end and browser tests (npm, only when web/ has a lockfile). Node.js comes from the
+# machine when it has one (the build machines have Node.js 20), else from Debian.
+if [ -f "$here/web/package-lock.json" ] && [ "${MCULAB_SKIP_NPM:-0}" != 1 ]; then
+  if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+    echo "install-deps: installing nodejs npm"
+    sudo_cmd=""
+    if [ "$(id -u)" != 0 ]; then sudo_cmd="sudo"; fi
+    DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends nodejs npm
+  fi
+  stamp="$here/web/node_modules/.mculab-lock-stamp"
+  if [ ! -f "$stamp" ] || ! cmp -s "$here/web/package-lock.json" "$stamp" ||
+     [ ! -f "$here/web/vendor/uPlot.esm.js" ]; then
+    (cd "$here/web" && npm ci --no-audit --no-fund)
+    cp "$here/web/package-lock.json" "$stamp"
+  else
+    echo "install-deps: web/node_modules up to date"
   fi
 fi

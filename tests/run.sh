@@ -39,6 +39,10 @@ if [ "$main" = 1 ]; then
   cmake --build build -j "$jobs"
   step "tests: unit, integration, e2e"
   (cd build && ctest --output-on-failure -j "$jobs" --timeout 600 "${filter[@]}") || status=1
+  if [ ${#filter[@]} -eq 0 ]; then
+    step "web page: node unit tests and browser tests (headless Chromium)"
+    ./tests/web/run.sh || status=1
+  fi
 fi
 
 if [ "$asan" = 1 ]; then

@@ -1,0 +1,48 @@
+// What the compare page concludes from ratios and job flags.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { VERDICT_TEXT, classifyRatio, compareWarnings, verdictCounts } from '../../../web/js/compare_model.js';
+
+test('a significant ratio above 1 is a regression, below 1 an improvement', () => {
+  assert.equal(classifyRatio({ ratio: 1.1, lo: 1.08, hi: 1.12, significant: true }), 'regression');
+  assert.equal(classifyRatio({ ratio: 0.8, lo: 0.79, hi: 0.81, significant: true }), 'improvement');
+});
+
+test('an interval that includes 1 is no significant change, whatever the flag says', () => {
+  assert.equal(classifyRatio({ ratio: 1.02, lo: 0.99, hi: 1.05, significant: false }), 'unchanged');
+  assert.equal(classifyRatio({ ratio: 1.02, lo: 0.99, hi: 1.05, significant: true }), 'unchanged');
+  assert.equal(classifyRatio({ ratio: 1, lo: 1, hi: 1, significant: false }), 'unchanged');
+});
+
+test('a case missing from a job is reported as missing', () => {
+  assert.equal(classifyRatio(null), 'missing');
+  assert.equal(classifyRatio(undefined), 'missing');
+});
+
+test('every verdict has words, not only a colour', () => {
+  for (const v of ['regression', 'improvement', 'unchanged', 'missing']) assert.ok(VERDICT_TEXT[v].length > 3);
+  assert.match(VERDICT_TEXT.regression, /slower/);
+  assert.match(VERDICT_TEXT.improvement, /faster/);
+});
+
+test('mixing emulated and silicon jobs is warned about, naming the jobs', () => {
+  const w = compareWarnings([{ id: 1, emulated: true, unit: 'cycles', op: 'conv2d_s8' },
+    { id: 2, emulated: false, unit: 'cycles', op: 'conv2d_s8' }]);
+  assert.deepEqual(w.map((x) => x.kind), ['mixed-measurement']);
+  assert.match(w[0].text, /#1.*emulator.*#2.*hardware/);
+});
+
+test('jobs of one kind raise no warning; different units and ops do', () => {
+  assert.deepEqual(compareWarnings([{ id: 1, emulated: true, unit: 'cycles', op: 'a' }, { id: 2, emulated: true, unit: 'cycles', op: 'a' }]), []);
+  const w = compareWarnings([{ id: 1, emulated: false, unit: 'ns', op: 'a' }, { id: 2, emulated: false, unit: 'cycles', op: 'b' }]);
+  assert.deepEqual(w.map((x) => x.kind), ['mixed-units', 'mixed-ops']);
+});
+
+test('verdicts are counted per compared job', () => {
+  const cases = [
+    { ratios: [null, { ratio: 1.2, lo: 1.1, hi: 1.3, significant: true }, { ratio: 1, lo: 0.9, hi: 1.1, significant: false }] },
+    { ratios: [null, { ratio: 0.5, lo: 0.4, hi: 0.6, significant: true }, null] },
+  ];
+  assert.deepEqual(verdictCounts(cases, 1), { regression: 1, improvement: 1, unchanged: 0, missing: 0 });
+  assert.deepEqual(verdictCounts(cases, 2), { regression: 0, improvement: 0, unchanged: 1, missing: 1 });
+});

@@ -1,0 +1,381 @@
+// Job page: state and live progress (SSE), the emulated/silicon label, per-iteration plot and
+// histogram per case, per-case statistics, per-op and memory sections when present, provenance,
+// CSV/JSON downloads.
+import { apiGet, describeApiError } from '../api.js';
+import { buildCsv, buildJson, exportFileName } from '../csv.js';
+import {
+  badge, downloadLink, h, measuredBadge, messageBox, replaceChildren, scrollTable,
+} from '../dom.js';
+import {
+  formatCount, formatNumber, formatPercent, formatProgress, formatTime, jobDuration, paramsText,
+} from '../format.js';
+import { histogramBins, histogramFromServer } from '../histogram.js';
+import { initLayout, setTitle } from '../layout.js';
+import { onLive, onReconnect, startLive } from '../live.js';
+import { drawHistogram, drawLineChart } from '../plots.js';
+import { parseJobId } from '../query.js';
+
+const FINAL_STATES = ['succeeded', 'failed', 'cancelled', 'timed_out'];
+const REFRESH_MS = 2000;  // at most one refetch per this while events stream in
+const MAX_POINTS = 2000;
+const HIST_BINS = 40;
+
+const layout = initLayout('job');
+const jobId = parseJobId(location.search);
+setTitle(jobId ? `job #${jobId}` : 'job');
+startLive(layout.setLive);
+
+let detail = null;
+let caseIndex = Number(new URLSearchParams(location.search).get('case')) || 0;
+let plotted = null;  // {caseIndex, n, downsampled} of what the plots show
+let destroyPlots = [];
+let refreshTimer = null;
+let lastRefresh = 0;
+
+// ---- static structure -------------------------------------------------------------------------
+const title = h('h1', { id: 'job-title' }, jobId ? `Job #${jobId}` : 'Job');
+const messages = h('div', { id: 'job-message' });
+const banner = h('div', { id: 'measured-banner' });
+const summary = h('section', { id: 'job-summary', class: 'card' });
+const progress = h('section', { id: 'job-progress', class: 'card' });
+const downloads = h('div', { class: 'downloads', id: 'downloads' });
+const caseSelect = h('select', { id: 'case-select' });
+const plotInfo = h('p', { class: 'plot-info', id: 'plot-info' });
+const linePlot = h('div', { class: 'plot', id: 'plot-line', role: 'img', 'aria-label': 'per-iteration values' });
+const histPlot = h('div', { class: 'plot', id: 'plot-hist', role: 'img', 'aria-label': 'histogram of values' });
+const plotsSection = h('section', { id: 'plots', class: 'card', hidden: true },
+    h('h2', {}, 'Per-iteration values'),
+    h('div', { class: 'field inline' }, h('label', { for: 'case-select' }, 'case'), caseSelect),
+    plotInfo,
+    h('div', { class: 'plots' },
+        h('figure', {}, h('figcaption', {}, 'each measured iteration'), linePlot),
+        h('figure', {}, h('figcaption', {}, 'histogram'), histPlot)));
+const casesSection = h('section', { id: 'cases', class: 'card' });
+const opsSection = h('section', { id: 'ops', class: 'card', hidden: true });
+const memorySection = h('section', { id: 'memory', class: 'card', hidden: true });
+const provenanceSection = h('section', { id: 'provenance', class: 'card', hidden: true });
+
+replaceChildren(layout.main, title, messages, banner, summary, progress, downloads, plotsSection,
+    casesSection, opsSection, memorySection, provenanceSection);
+
+function selectCase(index) {
+  caseIndex = index;
+  caseSelect.value = String(index);
+  rememberCase();
+  renderCases();
+  loadSamples({ force: true });
+}
+caseSelect.addEventListener('change', () => selectCase(Number(caseSelect.value)));
+
+function rememberCase() {
+  const q = new URLSearchParams(location.search);
+  q.set('case', String(caseIndex));
+  history.replaceState(null, '', `${location.pathname}?${q}`);
+}
+
+// ---- sections ---------------------------------------------------------------------------------
+function isEmulated() {
+  const p = detail.provenance;
+  if (p && p.runner_version) return p.emulated === true;
+  return detail.job.emulated === true;
+}
+
+function renderBanner() {
+  const p = detail.provenance || {};
+  if (isEmulated()) {
+    replaceChildren(banner, h('div', { class: 'measure-banner emulated', role: 'note', id: 'measured-label' },
+        h('strong', { class: 'measure-word' }, 'EMULATED RESULTS'),
+        h('span', {}, ' These figures come from an emulator: they count executed instructions in ' +
+            'virtual time, not the cycles of a real chip. Compare code changes with them; do not ' +
+            'read them as silicon speed.'),
+        p.note ? h('span', { class: 'measure-note' }, ` Run note: ${p.note}`) : null));
+  } else {
+    const where = [p.board || detail.job.assigned_board, p.cpu, p.clock_hz ? `${formatNumber(p.clock_hz / 1e6)} MHz` : '']
+        .filter(Boolean).join(', ');
+    replaceChildren(banner, h('div', { class: 'measure-banner silicon', role: 'note', id: 'measured-label' },
+        h('strong', { class: 'measure-word' }, 'SILICON RESULTS'),
+        h('span', {}, ` Measured on real hardware${where ? ` (${where})` : ''}.`),
+        p.note ? h('span', { class: 'measure-note' }, ` Run note: ${p.note}`) : null));
+  }
+}
+
+function dl(pairs, cls) {
+  const list = h('dl', { class: cls || 'pairs' });
+  for (const [k, v] of pairs) {
+    if (v === null || v === undefined || v === '') continue;
+    list.append(h('dt', {}, k), h('dd', {}, v));
+  }
+  return list;
+}
+
+function renderSummary() {
+  const j = detail.job;
+  setTitle(`job #${j.id}${j.label ? ` · ${j.label}` : ''}`);
+  replaceChildren(title, `Job #${j.id} `, badge('state', j.state), ' ', measuredBadge(isEmulated()));
+  replaceChildren(summary,
+      j.label ? h('p', { class: 'job-label' }, h('span', { class: 'muted' }, 'label: '), h('span', { id: 'job-label' }, j.label)) : null,
+      j.message ? messageBox(j.state === 'failed' || j.state === 'timed_out' ? 'error' : 'info',
+          h('span', { id: 'job-message-text' }, j.message)) : null,
+      dl([
+        ['operator', j.op],
+        ['board kind', j.kind],
+        ['board', j.assigned_board || (j.board ? `${j.board} (requested)` : 'any')],
+        ['user', j.user],
+        ['submitted', formatTime(j.created_ms)],
+        ['started', formatTime(j.started_ms)],
+        ['finished', formatTime(j.finished_ms)],
+        ['duration', jobDuration(j, Date.now())],
+        ['cases', formatCount(j.num_cases)],
+        ['iterations', `${formatCount(j.iterations)} per case (+${formatCount(j.warmup)} warm-up)`],
+      ]));
+}
+
+function renderProgress() {
+  const j = detail.job;
+  const running = !FINAL_STATES.includes(j.state);
+  const bar = h('progress', { id: 'progress-bar', max: String(Math.max(1, j.progress_total)), value: String(j.progress_done) });
+  replaceChildren(progress,
+      h('h2', {}, running ? 'Progress (live)' : 'Progress'),
+      h('div', { class: 'progress-line' }, bar,
+          h('span', { id: 'progress-text' }, j.progress_total > 0 ? formatProgress(j.progress_done, j.progress_total) : 'not started'),
+          ' ', badge('state', j.state)));
+}
+
+function renderDownloads() {
+  const j = detail.job;
+  const hasCases = (detail.cases || []).length > 0;
+  replaceChildren(downloads,
+      hasCases ? downloadLink('Download CSV', exportFileName(j.id, 'csv'), 'text/csv', () => buildCsv(detail)) : null,
+      downloadLink('Download JSON', exportFileName(j.id, 'json'), 'application/json', () => buildJson(detail)));
+  for (const a of downloads.querySelectorAll('a')) a.id = a.download.endsWith('.csv') ? 'download-csv' : 'download-json';
+}
+
+function unitOf(c) {
+  return c.unit || (detail.provenance && detail.provenance.timer_unit) || '';
+}
+
+function caseName(c) {
+  const params = paramsText(detail.param_names, c.params);
+  return `case ${c.id}${params ? `: ${params}` : ''}`;
+}
+
+function renderCases() {
+  const cases = detail.cases || [];
+  if (cases.length === 0) {
+    const j = detail.job;
+    replaceChildren(casesSection, h('h2', {}, 'Per-case statistics'),
+        h('p', { class: 'muted', id: 'no-results' }, FINAL_STATES.includes(j.state)
+          ? 'This job has no results.' : `No results yet (${j.state}): cases appear here as they finish.`));
+    plotsSection.hidden = true;
+    return;
+  }
+  plotsSection.hidden = false;
+  if (!cases.some((c) => c.index === caseIndex)) caseIndex = cases[0].index;
+  replaceChildren(caseSelect, cases.map((c) => h('option', { value: String(c.index) }, caseName(c))));
+  caseSelect.value = String(caseIndex);
+
+  const unit = unitOf(cases[0]);
+  const emulated = isEmulated();
+  const u = (name) => [name, h('span', { class: 'unit' }, ` (${unit})`)];
+  const head = h('tr', {},
+      h('th', { scope: 'col' }, 'case'), h('th', { scope: 'col', class: 'num' }, 'n'),
+      ...['min', 'median', 'mean', 'p90', 'p99', 'stddev', 'max', 'overhead']
+          .map((s) => h('th', { scope: 'col', class: 'num' }, u(s))),
+      h('th', { scope: 'col', class: 'num' }, 'cv'), h('th', { scope: 'col' }, 'checksum'));
+  const body = h('tbody', {});
+  for (const c of cases) {
+    const tr = h('tr', { dataset: { caseIndex: c.index }, class: c.index === caseIndex ? 'selected' : null },
+        h('th', { scope: 'row', class: 'case-cell' },
+            h('button', { type: 'button', class: 'linkish case-id', title: 'plot this case', on: { click: () => selectCase(c.index) } },
+                String(c.id)),
+            h('span', { class: 'params' }, paramsText(detail.param_names, c.params))),
+        h('td', { class: 'num' }, formatCount(c.n)),
+        ...[c.min, c.median, c.mean, c.p90, c.p99, c.stddev, c.max, c.overhead]
+            .map((v) => h('td', { class: 'num' }, formatNumber(v))),
+        h('td', { class: 'num' }, formatPercent(c.cv)),
+        h('td', { class: c.checksum_ok ? 'checksum-ok' : 'checksum-bad' }, c.checksum_ok ? 'ok' : 'MISMATCH'));
+    body.append(tr);
+  }
+  const table = h('table', { class: 'data cases', id: 'cases-table' },
+      h('caption', {}, measuredBadge(emulated), ` ${unit}`),
+      h('thead', {}, head), body);
+  replaceChildren(casesSection, h('h2', {}, 'Per-case statistics'),
+      h('p', { class: 'table-note' }, `All figures in ${unit}${emulated ? ' (emulated)' : ''}. Overhead is the ` +
+          "runner's empty measured region, shown beside the figures and never subtracted. cv = stddev / mean."),
+      scrollTable(table, 'per-case statistics'));
+}
+
+function cellText(v) {
+  if (typeof v === 'number') return formatNumber(v);
+  if (typeof v === 'string') return v;
+  if (typeof v === 'boolean') return v ? 'yes' : 'no';
+  if (v === null || v === undefined) return '-';
+  return JSON.stringify(v);
+}
+
+// ops: rows of flat objects (the per-operator profile); columns in the first row's key order.
+function renderOps() {
+  const ops = Array.isArray(detail.ops) ? detail.ops : [];
+  opsSection.hidden = ops.length === 0;
+  if (ops.length === 0) return;
+  const columns = [];
+  for (const row of ops) for (const k of Object.keys(row)) if (!columns.includes(k)) columns.push(k);
+  const table = h('table', { class: 'data', id: 'ops-table' },
+      h('thead', {}, h('tr', {}, columns.map((c) => h('th', { scope: 'col' }, c)))),
+      h('tbody', {}, ops.map((row) => h('tr', {},
+          columns.map((c) => h('td', { class: typeof row[c] === 'number' ? 'num' : null }, cellText(row[c])))))));
+  replaceChildren(opsSection, h('h2', {}, 'Per-operator breakdown'), scrollTable(table, 'per-operator breakdown'));
+}
+
+function flatten(obj, prefix, out) {
+  for (const [k, v] of Object.entries(obj)) {
+    const key = prefix ? `${prefix}.${k}` : k;
+    if (v && typeof v === 'object' && !Array.isArray(v)) flatten(v, key, out);
+    else out.push([key, v]);
+  }
+  return out;
+}
+
+// memory: an object (the memory report); nested objects are shown as dotted keys.
+function renderMemory() {
+  const m = detail.memory;
+  const present = m && typeof m === 'object' && Object.keys(m).length > 0;
+  memorySection.hidden = !present;
+  if (!present) return;
+  const rows = flatten(m, '', []);
+  const table = h('table', { class: 'data', id: 'memory-table' },
+      h('tbody', {}, rows.map(([k, v]) => h('tr', {}, h('th', { scope: 'row' }, k),
+          h('td', { class: typeof v === 'number' ? 'num' : null }, typeof v === 'number' && /bytes$/.test(k) ? `${formatCount(v)} B` : cellText(v))))));
+  replaceChildren(memorySection, h('h2', {}, 'Memory'), scrollTable(table, 'memory'));
+}
+
+function code(v) {
+  return v ? h('code', { class: 'hash' }, v) : null;
+}
+
+function renderProvenance() {
+  const p = detail.provenance;
+  const present = p && p.runner_version;
+  provenanceSection.hidden = !present;
+  if (!present) return;
+  replaceChildren(provenanceSection, h('h2', {}, 'Provenance'), dl([
+    ['measured', measuredBadge(p.emulated)],
+    ['board', p.board ? `${p.board} (${p.board_kind})` : ''],
+    ['board serial', p.board_serial],
+    ['agent', p.agent],
+    ['runner version', p.runner_version],
+    ['port / cpu', [p.port, p.cpu].filter(Boolean).join(' / ')],
+    ['clock', p.clock_hz ? `${formatNumber(p.clock_hz / 1e6)} MHz (${formatCount(p.clock_hz)} Hz)` : ''],
+    ['timer unit', p.timer_unit],
+    ['counters', p.counters],
+    ['toolchain', p.toolchain],
+    ['firmware sha256', code(p.firmware_sha256)],
+    ['workload sha256', code(p.workload_sha256)],
+    ['note', p.note],
+  ], 'pairs provenance'));
+}
+
+function renderAll() {
+  renderBanner();
+  renderSummary();
+  renderProgress();
+  renderDownloads();
+  renderCases();
+  renderOps();
+  renderMemory();
+  renderProvenance();
+}
+
+// ---- plots ------------------------------------------------------------------------------------
+function clearPlots() {
+  for (const d of destroyPlots) d();
+  destroyPlots = [];
+  linePlot.replaceChildren();
+  histPlot.replaceChildren();
+}
+
+async function loadSamples({ force = false } = {}) {
+  const c = (detail.cases || []).find((x) => x.index === caseIndex);
+  if (!c) return;
+  if (!force && plotted && plotted.caseIndex === caseIndex && plotted.n === c.n) return;
+  const wanted = caseIndex;
+  let s;
+  try {
+    s = await apiGet(`jobs/${jobId}/samples`, { case: String(caseIndex), max_points: String(MAX_POINTS), bins: String(HIST_BINS) });
+  } catch (err) {
+    replaceChildren(plotInfo, messageBox('error', `Samples: ${describeApiError(err)}`));
+    return;
+  }
+  if (wanted !== caseIndex) return;  // the user picked another case meanwhile
+  // uPlot wants ascending x; the server sends iteration order, this only guards against a bug.
+  const pairs = s.iterations.map((x, i) => [x, s.values[i]]).sort((a, b) => a[0] - b[0]);
+  const x = pairs.map((p) => p[0]);
+  const y = pairs.map((p) => p[1]);
+  let hist = null;
+  let histNote = '';
+  if (s.histogram && Array.isArray(s.histogram.counts)) {
+    hist = histogramFromServer(s.histogram);
+    histNote = 'histogram of all samples';
+  } else if (!s.downsampled) {
+    hist = histogramBins(y, HIST_BINS);
+    histNote = 'histogram of all samples';
+  }
+  const unit = s.unit || unitOf(c);
+  replaceChildren(plotInfo,
+      `${caseName(c)}: ${formatCount(s.n)} iterations in ${unit}`,
+      s.downsampled ? h('span', { class: 'note', id: 'downsampled-note' },
+          ` — plot downsampled to ${formatCount(x.length)} points (min and max of each bucket, so spikes stay visible)`) : null,
+      hist ? ` — ${histNote}` : h('span', { class: 'note' }, ' — no histogram: the server sent a downsampled series without one'));
+  clearPlots();
+  try {
+    destroyPlots.push(await drawLineChart(linePlot, { x, y, unit }));
+    if (hist) destroyPlots.push(await drawHistogram(histPlot, hist, { unit }));
+  } catch (err) {
+    replaceChildren(linePlot, messageBox('error', String(err.message || err)));
+  }
+  plotted = { caseIndex, n: c.n };
+}
+
+// ---- loading and live updates -----------------------------------------------------------------
+async function refresh() {
+  lastRefresh = Date.now();
+  try {
+    detail = await apiGet(`jobs/${jobId}`);
+  } catch (err) {
+    replaceChildren(messages, messageBox('error', describeApiError(err)));
+    return;
+  }
+  replaceChildren(messages);
+  renderAll();
+  await loadSamples();
+}
+
+function scheduleRefresh() {
+  if (refreshTimer !== null) return;
+  const wait = Math.max(0, REFRESH_MS - (Date.now() - lastRefresh));
+  refreshTimer = setTimeout(() => {
+    refreshTimer = null;
+    refresh();
+  }, wait);
+}
+
+onLive('job', (ev) => {
+  if (!detail || ev.id !== jobId) return;
+  const j = detail.job;
+  const stateChanged = ev.state !== j.state;
+  Object.assign(j, { state: ev.state, progress_done: ev.progress_done, progress_total: ev.progress_total });
+  if (ev.message !== undefined) j.message = ev.message;
+  if (ev.board) j.assigned_board = ev.board;
+  renderProgress();
+  if (stateChanged) renderSummary();
+  scheduleRefresh();  // new cases, statistics and samples
+});
+onReconnect(() => refresh());
+window.addEventListener('mculab:token', () => refresh());
+
+if (jobId === null) {
+  replaceChildren(messages, messageBox('error', 'No job id in the address (expected job.html?id=<number>). Open a job from the ',
+      h('a', { href: 'index.html' }, 'history'), '.'));
+} else {
+  refresh();
+}
