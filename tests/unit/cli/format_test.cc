@@ -29,7 +29,7 @@ TEST(ExportCsv, CyclesAreExportedAsStoredMedians) {
 }
 
 TEST(ExportCsv, NanosecondsAreExportedAsMicroseconds) {
-  EXPECT_EQ(ExportCsv(TwoCaseResults("ns")), "id,us\n0,12.345\n7,2.5\n");
+  EXPECT_EQ(ExportCsv(TwoCaseResults("ns")), "id,us\n0,12.345\n7,2.5005\n");
 }
 
 TEST(FormatNumber, IntegersHaveNoFractionAndOthersAreShort) {
