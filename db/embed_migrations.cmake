@@ -1,0 +1,38 @@
+# Generates a .cc holding every migration's SQL (run at build time: cmake -P).
+# Inputs: OUT (the .cc to write), FILES (the .sql files, ;-separated). A file's version is the
+# number its name starts with (0001_initial.sql -> 1); versions must be 1, 2, 3, ... without gaps.
+list(SORT FILES)
+set(body "")
+set(expected 1)
+foreach(f ${FILES})
+  get_filename_component(name ${f} NAME)
+  if(NOT name MATCHES "^([0-9]+)_.*\\.sql$")
+    message(FATAL_ERROR "migration ${name}: the name must start with its number, e.g. 0002_x.sql")
+  endif()
+  math(EXPR version "${CMAKE_MATCH_1}")
+  if(NOT version EQUAL expected)
+    message(FATAL_ERROR "migration ${name}: expected number ${expected} (no gaps, no repeats)")
+  endif()
+  math(EXPR expected "${expected} + 1")
+  file(READ ${f} sql)
+  string(FIND "${sql}" ")mculab_sql\"" bad)
+  if(NOT bad EQUAL -1)
+    message(FATAL_ERROR "migration ${name} contains the raw-string delimiter")
+  endif()
+  string(APPEND body "      {${version}, \"${name}\", R\"mculab_sql(${sql})mculab_sql\"},\n")
+endforeach()
+file(WRITE ${OUT}.tmp "// Generated from db/migrations/*.sql by db/embed_migrations.cmake. Do not edit.
+#include \"db/migrations.h\"
+
+namespace mculab::db {
+
+const std::vector<Migration>& EmbeddedMigrations() {
+  static const std::vector<Migration> kMigrations = {
+${body}  };
+  return kMigrations;
+}
+
+}  // namespace mculab::db
+")
+file(COPY_FILE ${OUT}.tmp ${OUT} ONLY_IF_DIFFERENT)
+file(REMOVE ${OUT}.tmp)

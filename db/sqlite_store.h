@@ -1,0 +1,126 @@
+// SqliteStore: the Store on one SQLite file in WAL mode.
+//
+// One writer thread owns the write connection and drains a queue: it takes every queued write (up
+// to max_rows_per_transaction rows) into one transaction, each write set under its own savepoint so
+// a bad one fails alone, commits, then runs the writes' callbacks. Reads use a second connection
+// (serialized by a mutex) and first wait until the writer has committed what was queued before
+// them. Only prepared statements touch data; the only SQL text run directly is the embedded
+// migrations and fixed pragmas. Migrations are applied at Open and recorded in PRAGMA user_version.
+//
+// Durability: synchronous=NORMAL by default, which survives a crash or kill -9 of the server but
+// may lose the last transactions on power loss; `synchronous_full` trades speed for that.
+// Thread-safety: as Store. Close() (or the destructor) drains the queue and joins the writer.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "db/migrations.h"
+#include "db/store.h"
+
+struct sqlite3;
+
+namespace mculab::db {
+
+struct SqliteOptions {
+  std::vector<Migration> migrations = EmbeddedMigrations();
+  // The writer takes at most this many rows into one transaction (it takes what is queued, so
+  // under load transactions hold thousands of rows; one lone write commits alone).
+  std::size_t max_rows_per_transaction = 50'000;
+  // WaitForRoom() blocks while more rows than this are queued.
+  std::size_t max_queued_rows = 1'000'000;
+  bool synchronous_full = false;
+};
+
+class SqliteStore final : public Store {
+ public:
+  // Opens (creating if needed) the database at `path`, enables WAL, applies pending migrations.
+  static Result<std::unique_ptr<SqliteStore>> Open(const std::filesystem::path& path,
+                                                   SqliteOptions options = {});
+  ~SqliteStore() override;
+  SqliteStore(const SqliteStore&) = delete;
+  SqliteStore& operator=(const SqliteStore&) = delete;
+
+  // Drains the queue (every queued write is applied and its callback run), stops the writer and
+  // closes the connections. Later writes fail with kUnavailable; later reads too. Idempotent.
+  void Close();
+
+  // Diagnostics.
+  Result<int> SchemaVersion();        // PRAGMA user_version
+  Result<std::string> JournalMode();  // "wal"
+  std::uint64_t TransactionsCommitted() const;
+
+  void Write(WriteSet ws, WriteDone done = nullptr) override;
+  void WaitForRoom() override;
+  void Flush() override;
+
+  Result<Job> GetJob(JobId id) override;
+  Result<std::vector<Job>> ListJobs(const JobFilter& filter) override;
+  Result<std::vector<Job>> ListActiveJobs() override;
+  Result<std::vector<CaseSpec>> GetJobCases(JobId id) override;
+  Result<std::vector<JobTransition>> GetTransitions(JobId id) override;
+  Result<std::vector<Board>> ListBoards() override;
+  Result<std::vector<BoardTransition>> GetBoardTransitions(const std::string& board) override;
+  Result<Run> GetRun(RunId id) override;
+  Result<std::vector<Run>> ListRuns(JobId job) override;
+  Result<JobId> MaxJobId() override;
+  Result<RunId> MaxRunId() override;
+  Result<std::vector<Sample>> GetSamples(RunId run) override;
+  Result<std::uint64_t> CountSamples(RunId run) override;
+  Result<std::vector<CaseResult>> GetCaseResults(RunId run) override;
+  Result<std::vector<CaseStats>> GetCaseStats(JobId job) override;
+  Result<std::optional<Artifact>> GetArtifact(const std::string& sha256) override;
+
+  class Statements;  // prepared statements of one connection (sqlite_store.cc)
+
+ private:
+  struct Op {
+    std::function<Status()> apply;                    // runs in the writer's transaction
+    std::function<void(const Status&)> after_commit;  // runs after the commit
+    std::size_t rows = 0;
+    std::uint64_t seq = 0;
+  };
+
+  explicit SqliteStore(SqliteOptions options);
+  Status Init(const std::filesystem::path& path);
+  void Enqueue(Op op);
+  void WriterLoop();
+  void CommitBatch(std::vector<Op>& ops);
+  Status ApplyWriteSet(const WriteSet& ws, bool* duplicate_batch);
+  // Waits until everything queued before the call is committed; false once closed.
+  bool WaitCommitted();
+  // WaitCommitted, then the read connection's lock.
+  Result<std::unique_lock<std::mutex>> StartRead();
+  bool OnWriterThread() const;
+
+  SqliteOptions options_;
+  sqlite3* wdb_ = nullptr;  // the writer's connection: writer thread only (and Init)
+  sqlite3* rdb_ = nullptr;  // the read connection, under read_mu_
+  std::unique_ptr<Statements> w_;
+  std::unique_ptr<Statements> r_;
+  std::mutex read_mu_;
+
+  mutable std::mutex mu_;  // the queue and the counters below
+  std::condition_variable queue_cv_;
+  std::condition_variable progress_cv_;  // committed_seq_/done_seq_/queued_rows_ changed
+  std::deque<Op> queue_;
+  std::size_t queued_rows_ = 0;
+  std::uint64_t next_seq_ = 1;
+  std::uint64_t committed_seq_ = 0;
+  std::uint64_t done_seq_ = 0;
+  std::uint64_t transactions_ = 0;
+  bool closing_ = false;
+  bool closed_ = false;
+  std::thread writer_;
+  std::thread::id writer_id_;
+};
+
+}  // namespace mculab::db

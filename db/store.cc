@@ -1,0 +1,23 @@
+#include "db/store.h"
+
+#include <future>
+
+namespace mculab::db {
+
+std::size_t WriteSet::Rows() const {
+  std::size_t rows = artifacts.size() + boards.size() + runs.size() + jobs.size() +
+                     transitions.size() + board_transitions.size() + case_results.size() +
+                     case_stats.size();
+  for (const NewJob& j : new_jobs) rows += 1 + j.cases.size();
+  if (batch) rows += batch->samples.size() + 1;
+  return rows;
+}
+
+Status Store::WriteAndWait(WriteSet ws) {
+  auto done = std::make_shared<std::promise<Status>>();
+  auto future = done->get_future();
+  Write(std::move(ws), [done](const WriteOutcome& o) { done->set_value(o.status); });
+  return future.get();
+}
+
+}  // namespace mculab::db

@@ -1,0 +1,117 @@
+// Store: the lab's durable state, behind an interface so SQLite can be swapped for PostgreSQL.
+//
+// Writes are queued to ONE writer and applied in the order they were queued; each WriteSet is
+// applied atomically, and many write sets share one transaction when the queue holds them
+// (DESIGN.md §3, §6: >= 1,000 rows per transaction under load). A write's `done` callback runs on
+// the writer thread after its transaction commits, in queue order; it must not block on the store
+// (no reads, no Flush, no WriteAndWait) and should return quickly. Once the store is closed, a
+// write is dropped and its `done` runs at once, on the caller's thread, with kUnavailable.
+//
+// Reads see every write queued before the read was called (they wait for the writer to commit up
+// to that point), so callers read their own writes. Never read while holding a lock that a `done`
+// callback takes.
+//
+// Thread-safety: every method may be called from any thread.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "server/domain/board.h"
+#include "server/domain/job.h"
+#include "server/domain/run.h"
+
+namespace mculab::db {
+
+using server::Artifact;
+using server::Board;
+using server::BoardTransition;
+using server::CaseResult;
+using server::CaseSpec;
+using server::CaseStats;
+using server::Job;
+using server::JobId;
+using server::JobTransition;
+using server::Run;
+using server::RunId;
+using server::Sample;
+using server::SampleBatch;
+
+// A job to insert with the id its creator chose (the service allocates ids), and its cases.
+struct NewJob {
+  Job job;
+  std::vector<CaseSpec> cases;
+};
+
+// Changes applied together, atomically, in this order of fields.
+struct WriteSet {
+  std::vector<NewJob> new_jobs;            // inserted; fails if the id exists
+  std::vector<Artifact> artifacts;         // inserted unless the hash is already stored
+  std::vector<Board> boards;               // upserted by name
+  std::vector<Run> runs;                   // upserted by id (progress_done is the store's)
+  std::vector<Job> jobs;                   // mutable columns of existing jobs
+  std::vector<JobTransition> transitions;  // audit rows
+  std::vector<BoardTransition> board_transitions;
+  std::vector<CaseResult> case_results;  // upserted by (run, case)
+  std::vector<CaseStats> case_stats;     // upserted by (job, case, metric)
+  std::optional<SampleBatch> batch;      // no-op if (run, sequence) is already stored;
+                                         // otherwise its samples are appended and the run's
+                                         // progress_done grows by batch.iterations
+
+  std::size_t Rows() const;
+};
+
+struct WriteOutcome {
+  Status status;                 // the commit's (or this write set's) outcome
+  bool duplicate_batch = false;  // the batch was already stored: nothing was appended
+};
+using WriteDone = std::function<void(const WriteOutcome&)>;
+
+struct JobFilter {
+  std::string state, kind, board, op, user;  // empty: any
+  std::uint32_t limit = 50;
+  JobId before_id = 0;  // 0: newest; otherwise only ids < before_id
+};
+
+class Store {
+ public:
+  virtual ~Store() = default;
+
+  // ---- writes ----
+  virtual void Write(WriteSet ws, WriteDone done = nullptr) = 0;
+  // Write() and wait for the commit. Not from a `done` callback.
+  Status WriteAndWait(WriteSet ws);
+  // Blocks while the writer is too far behind (bounded memory under a flood of samples). Call with
+  // no locks held, before queueing sample batches.
+  virtual void WaitForRoom() = 0;
+  // Returns after every write queued before the call has committed and its `done` has run.
+  virtual void Flush() = 0;
+
+  // ---- reads ----
+  virtual Result<Job> GetJob(JobId id) = 0;  // kNotFound when absent
+  // Newest first.
+  virtual Result<std::vector<Job>> ListJobs(const JobFilter& filter) = 0;
+  // Jobs not in a final state, oldest first.
+  virtual Result<std::vector<Job>> ListActiveJobs() = 0;
+  virtual Result<std::vector<CaseSpec>> GetJobCases(JobId id) = 0;
+  virtual Result<std::vector<JobTransition>> GetTransitions(JobId id) = 0;
+  virtual Result<std::vector<Board>> ListBoards() = 0;
+  virtual Result<std::vector<BoardTransition>> GetBoardTransitions(const std::string& board) = 0;
+  virtual Result<Run> GetRun(RunId id) = 0;  // kNotFound when absent
+  virtual Result<std::vector<Run>> ListRuns(JobId job) = 0;
+  virtual Result<JobId> MaxJobId() = 0;  // 0 when there are no jobs
+  virtual Result<RunId> MaxRunId() = 0;  // 0 when there are no runs
+  // Every sample of a run, ordered by (pass, case_index, metric, iteration).
+  virtual Result<std::vector<Sample>> GetSamples(RunId run) = 0;
+  virtual Result<std::uint64_t> CountSamples(RunId run) = 0;
+  virtual Result<std::vector<CaseResult>> GetCaseResults(RunId run) = 0;
+  // Ordered by (case_index, metric_index).
+  virtual Result<std::vector<CaseStats>> GetCaseStats(JobId job) = 0;
+  virtual Result<std::optional<Artifact>> GetArtifact(const std::string& sha256) = 0;
+};
+
+}  // namespace mculab::db

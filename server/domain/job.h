@@ -1,0 +1,103 @@
+// Job: one benchmark request, and its state machine (DESIGN.md §3).
+//
+//   queued -> assigned -> preparing -> running -> succeeded | failed | cancelled | timed_out
+//
+// An infrastructure failure (agent lost, board process crashed) puts an assigned, preparing or
+// running job back to queued while attempts remain, and fails it after the last one. A workload
+// failure fails the job. Cancel works from every non-final state. ApplyTransition is the one
+// function that changes a job's state: it rejects illegal moves and returns the audit record.
+// Pure: standard library only. Thread-safety: plain values.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/result.h"
+
+namespace mculab::server {
+
+using JobId = std::int64_t;
+using RunId = std::int64_t;
+
+enum class JobState {
+  kQueued,
+  kAssigned,
+  kPreparing,
+  kRunning,
+  kSucceeded,
+  kFailed,
+  kCancelled,
+  kTimedOut,
+};
+inline constexpr JobState kAllJobStates[] = {
+    JobState::kQueued,    JobState::kAssigned, JobState::kPreparing, JobState::kRunning,
+    JobState::kSucceeded, JobState::kFailed,   JobState::kCancelled, JobState::kTimedOut};
+
+std::string_view JobStateName(JobState state);  // "queued", "timed_out", ...
+std::optional<JobState> ParseJobState(std::string_view name);
+bool IsFinal(JobState state);
+// Assigned, preparing or running: a run on a board belongs to the job.
+bool IsOnBoard(JobState state);
+bool IsLegalTransition(JobState from, JobState to);
+
+// One row of the parameter sweep: the CSV's case id and the op's parameters in catalog order.
+struct CaseSpec {
+  std::int64_t id = 0;
+  std::vector<std::int32_t> params;
+  bool operator==(const CaseSpec&) const = default;
+};
+
+struct Job {
+  JobId id = 0;
+  std::string user;
+  std::string kind;   // board kind
+  std::string board;  // requested board name, empty for "any board of this kind"
+  std::string op;
+  std::string label;
+  JobState state = JobState::kQueued;
+  std::uint32_t iterations = 0;
+  std::uint32_t warmup = 0;
+  std::uint32_t num_cases = 0;
+  std::string cases_artifact;
+  std::uint32_t timeout_s = 0;
+  std::uint32_t attempts = 0;  // runs started (incremented on every assignment)
+  std::int64_t created_ms = 0;
+  std::int64_t started_ms = 0;   // latest entry into running
+  std::int64_t finished_ms = 0;  // entry into a final state
+  std::string message;
+  std::string assigned_board;  // board of the current run, empty while queued
+  RunId last_run_id = 0;
+  // Derived, not stored on the job: measured iterations stored by the latest run.
+  std::uint64_t progress_done = 0;
+
+  std::uint64_t ProgressTotal() const { return static_cast<std::uint64_t>(num_cases) * iterations; }
+};
+
+// The audit record of one transition (table job_transitions). from is empty for creation.
+struct JobTransition {
+  JobId job_id = 0;
+  std::string from;
+  std::string to;
+  std::string reason;
+  std::string actor;  // a user, an agent ("agent:NAME") or "server"
+  std::int64_t time_ms = 0;
+};
+
+// The creation record: "" -> queued.
+JobTransition CreationTransition(const Job& job, std::string actor);
+
+// Moves job to `to` when legal and returns the audit record; otherwise an error naming both states
+// and leaves job unchanged. Side effects on job: entering assigned increments attempts; entering
+// running sets started_ms; entering a final state sets finished_ms; entering queued clears
+// assigned_board.
+Result<JobTransition> ApplyTransition(Job& job, JobState to, std::string reason, std::string actor,
+                                      std::int64_t now_ms);
+
+// Where an infrastructure failure sends a job that is on a board: back to queued while it has
+// attempts left (attempts < max_attempts), otherwise failed.
+JobState AfterInfraFailure(const Job& job, std::uint32_t max_attempts);
+
+}  // namespace mculab::server

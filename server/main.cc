@@ -1,0 +1,122 @@
+// mculab-server: flags, config, the store, the Lab, the gRPC endpoint, signals.
+//
+// Logs go to stderr. Exactly one line contains "mculab-server ready" (with the address it
+// listens on) once calls are accepted. SIGINT/SIGTERM stop it cleanly: the Lab stops, running
+// calls end, queued writes are committed, the database is closed.
+#include <fcntl.h>
+#include <signal.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <string>
+
+#include "db/sqlite_store.h"
+#include "server/rpc/server.h"
+#include "server/service/clock.h"
+#include "server/service/config.h"
+#include "server/service/lab.h"
+
+namespace {
+
+std::string EnvOr(const char* name, std::string fallback) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != '\0' ? std::string(v) : fallback;
+}
+
+int Fail(const std::string& message) {
+  spdlog::error("{}", message);
+  return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"mculab-server: the mculab lab server (jobs, boards, results)", "mculab-server"};
+  std::string home;
+  std::string listen;
+  std::string config_path;
+  std::string log_level = "info";
+  bool version = false;
+  app.add_option("--home", home,
+                 "State directory (database, artifacts); default $MCULAB_HOME or "
+                 "~/.local/share/mculab");
+  app.add_option("--grpc-listen", listen,
+                 "gRPC address to listen on; default 0.0.0.0:$MCULAB_GRPC_PORT or 0.0.0.0:7420");
+  app.add_option("--config", config_path,
+                 "TOML file: max_artifact_bytes, default_timeout_s, max_attempts, heartbeat_ms");
+  app.add_option("--log-level", log_level, "trace, debug, info, warn, error")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}));
+  app.add_flag("--version", version, "Print the version and exit");
+  CLI11_PARSE(app, argc, argv);
+  if (version) {
+    std::printf("mculab-server %s\n", MCULAB_VERSION);
+    return 0;
+  }
+
+  spdlog::set_default_logger(spdlog::stderr_color_mt("mculab-server"));
+  spdlog::set_level(spdlog::level::from_str(log_level));
+  spdlog::set_pattern("%Y-%m-%d %H:%M:%S.%e %^%-5l%$ %v");
+
+  if (home.empty()) {
+    home = EnvOr("MCULAB_HOME", EnvOr("HOME", "/tmp") + "/.local/share/mculab");
+  }
+  if (listen.empty()) listen = "0.0.0.0:" + EnvOr("MCULAB_GRPC_PORT", "7420");
+
+  mculab::server::LabConfig config;
+  if (!config_path.empty()) {
+    auto loaded = mculab::server::LoadLabConfig(config_path);
+    if (!loaded.ok()) return Fail(loaded.error().message);
+    config = *loaded;
+  }
+
+  std::error_code ec;
+  std::filesystem::create_directories(home, ec);
+  if (ec) return Fail("cannot create home directory " + home + ": " + ec.message());
+  // One server per home: a second one would change the database behind the first one's back.
+  const std::string lock_path = home + "/mculab-server.lock";
+  const int lock_fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (lock_fd < 0) return Fail("cannot open " + lock_path + ": " + std::strerror(errno));
+  if (::flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
+    return Fail("another mculab-server is already using " + home);
+  }
+
+  // Signals are taken by sigwait below; every thread started from here on inherits the mask.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  mculab::server::rpc::RouteGrpcLogsToSpdlog();
+  auto store = mculab::db::SqliteStore::Open(std::filesystem::path(home) / "mculab.db");
+  if (!store.ok()) return Fail(store.error().message);
+  mculab::server::SystemClock clock;
+  mculab::server::Lab lab(**store, clock, config, home);
+  if (mculab::Status s = lab.Start(); !s.ok()) return Fail(s.error().message);
+
+  auto rpc = mculab::server::rpc::RpcServer::Start(lab, listen);
+  if (!rpc.ok()) {
+    lab.Stop();
+    (*store)->Close();
+    return Fail(rpc.error().message);
+  }
+  spdlog::info("mculab-server ready: gRPC on {}, home {}", (*rpc)->address(), home);
+
+  int sig = 0;
+  sigwait(&signals, &sig);
+  spdlog::info("stopping ({})", sig == SIGINT ? "SIGINT" : "SIGTERM");
+  lab.Stop();  // ends watches; from now on agents' disconnects leave job states alone
+  (*rpc)->Stop(std::chrono::seconds(2));
+  (*store)->Close();  // commits every queued write
+  spdlog::info("stopped");
+  ::close(lock_fd);
+  return 0;
+}

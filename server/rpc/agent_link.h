@@ -1,0 +1,50 @@
+// AgentLinkService: mculab.v1.AgentLink over gRPC. Each agent's Connect stream is served by a
+// synchronous handler that reads in a loop and hands every message to the Lab. Messages to the
+// agent go through a StreamChannel: Send() only queues (so the Lab may call it under its lock)
+// and a sender thread per stream writes them in order; the stream's lifetime ends the sender.
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
+
+#include "agent.grpc.pb.h"
+#include "server/service/agent_channel.h"
+#include "server/service/lab.h"
+
+namespace mculab::server::rpc {
+
+class StreamChannel final : public AgentChannel {
+ public:
+  using Stream = grpc::ServerReaderWriter<mculab::v1::ServerMessage, mculab::v1::AgentMessage>;
+  explicit StreamChannel(Stream* stream);
+  ~StreamChannel() override;
+
+  void Send(const mculab::v1::ServerMessage& message) override;
+  // Stops the sender (messages not yet written are dropped) and waits for it. Later Sends are
+  // dropped. Must be called before the stream's handler returns.
+  void Close();
+
+ private:
+  void SenderLoop();
+
+  Stream* stream_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<mculab::v1::ServerMessage> queue_;
+  bool closed_ = false;
+  std::thread sender_;
+};
+
+class AgentLinkService final : public mculab::v1::AgentLink::Service {
+ public:
+  explicit AgentLinkService(server::Lab& lab) : lab_(lab) {}
+
+  grpc::Status Connect(grpc::ServerContext* context, StreamChannel::Stream* stream) override;
+
+ private:
+  server::Lab& lab_;
+};
+
+}  // namespace mculab::server::rpc

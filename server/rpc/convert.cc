@@ -1,0 +1,158 @@
+#include "server/rpc/convert.h"
+
+namespace mculab::server::rpc {
+
+namespace v1 = mculab::v1;
+
+SubmitRequest FromProto(const v1::SubmitJobRequest& m) {
+  SubmitRequest r;
+  r.kind = m.kind();
+  r.board = m.board();
+  r.op = m.op();
+  r.cases.reserve(static_cast<std::size_t>(m.cases_size()));
+  for (const auto& c : m.cases()) {
+    r.cases.push_back(CaseSpec{c.id(), {c.params().begin(), c.params().end()}});
+  }
+  r.iterations = m.iterations();
+  r.warmup = m.warmup();
+  r.label = m.label();
+  r.cases_artifact = m.cases_artifact();
+  r.timeout_s = m.timeout_s();
+  return r;
+}
+
+db::JobFilter FromProto(const v1::ListJobsRequest& m) {
+  db::JobFilter f;
+  f.state = m.state();
+  f.kind = m.kind();
+  f.board = m.board();
+  f.op = m.op();
+  f.user = m.user();
+  f.limit = m.limit();
+  f.before_id = static_cast<JobId>(m.before_id());
+  return f;
+}
+
+void ToProto(const BoardView& v, v1::Board* out) {
+  const Board& b = v.board;
+  out->set_name(b.name);
+  out->set_kind(b.kind);
+  out->set_agent(b.agent);
+  out->set_state(std::string(BoardStateName(b.state)));
+  out->set_health(std::string(BoardHealthName(b.health)));
+  for (const auto& [k, val] : b.tags) (*out->mutable_tags())[k] = val;
+  out->set_emulated(b.emulated);
+  out->set_queue_length(v.queue_length);
+  out->set_current_job(static_cast<std::uint64_t>(b.current_job));
+  out->set_ram_bytes(b.ram_bytes);
+}
+
+void ToProto(const Job& j, v1::Job* out) {
+  out->set_id(static_cast<std::uint64_t>(j.id));
+  out->set_user(j.user);
+  out->set_kind(j.kind);
+  out->set_board(j.board);
+  out->set_assigned_board(j.assigned_board);
+  out->set_op(j.op);
+  out->set_label(j.label);
+  out->set_state(std::string(JobStateName(j.state)));
+  out->set_iterations(j.iterations);
+  out->set_warmup(j.warmup);
+  out->set_num_cases(j.num_cases);
+  out->set_created_ms(j.created_ms);
+  out->set_started_ms(j.started_ms);
+  out->set_finished_ms(j.finished_ms);
+  out->set_message(j.message);
+  const auto total = j.ProgressTotal();
+  out->set_progress_done(static_cast<std::uint32_t>(std::min(j.progress_done, total)));
+  out->set_progress_total(static_cast<std::uint32_t>(total));
+  out->set_attempts(j.attempts);
+  out->set_cases_artifact(j.cases_artifact);
+}
+
+void ToProto(const JobEvent& e, v1::JobEvent* out) {
+  out->set_job_id(static_cast<std::uint64_t>(e.job_id));
+  out->set_state(std::string(JobStateName(e.state)));
+  out->set_message(e.message);
+  out->set_progress_done(static_cast<std::uint32_t>(e.progress_done));
+  out->set_progress_total(static_cast<std::uint32_t>(e.progress_total));
+  out->set_board(e.board);
+  out->set_time_ms(e.time_ms);
+}
+
+void ToProto(const SubmitReply& r, v1::SubmitJobReply* out) {
+  out->set_id(static_cast<std::uint64_t>(r.id));
+  out->set_state(std::string(JobStateName(r.state)));
+  out->set_queue_position(r.queue_position);
+}
+
+void ToProto(const JobResults& r, v1::Results* out) {
+  ToProto(r.job, out->mutable_job());
+  if (r.run) {
+    const Run& run = *r.run;
+    const Provenance& p = run.provenance;
+    auto* pv = out->mutable_provenance();
+    pv->set_board(run.board);
+    pv->set_board_kind(r.job.kind);
+    pv->set_board_serial(p.board_serial);
+    pv->set_agent(run.agent);
+    pv->set_runner_version(p.runner_version);
+    pv->set_firmware_sha256(p.firmware_sha256);
+    pv->set_workload_sha256(p.workload_sha256);
+    pv->set_toolchain(p.toolchain);
+    pv->set_clock_hz(p.clock_hz);
+    pv->set_port(p.port);
+    pv->set_cpu(p.cpu);
+    pv->set_emulated(p.emulated);
+    pv->set_timer_unit(p.timer_unit);
+    std::string counters;
+    for (const auto& c : p.counters) counters += (counters.empty() ? "" : ",") + c;
+    pv->set_counters(counters);
+    pv->set_note(p.note);
+    pv->set_seed(p.seed);
+  }
+  auto fill = [](const CaseOutcome& c, const CaseStats* s, v1::CaseStats* cs) {
+    cs->set_index(c.index);
+    cs->set_case_id(c.case_id);
+    for (std::int32_t p : c.params) cs->add_params(p);
+    if (c.result) {
+      cs->set_checksum_ok(c.result->ok);
+      cs->set_checksum(c.result->checksum);
+      cs->set_overhead(static_cast<double>(c.result->overhead));
+    }
+    if (s == nullptr) return;
+    cs->set_metric(s->metric);
+    cs->set_unit(s->unit);
+    cs->set_n(s->n);
+    cs->set_min(s->min);
+    cs->set_median(s->median);
+    cs->set_mean(s->mean);
+    cs->set_p90(s->p90);
+    cs->set_p99(s->p99);
+    cs->set_stddev(s->stddev);
+    cs->set_cv(s->cv);
+    cs->set_max(s->max);
+  };
+  // cases: one per case with the timer's statistics; counters: every other metric.
+  for (const CaseOutcome& c : r.cases) {
+    const CaseStats* timer = nullptr;
+    for (const CaseStats& s : c.stats) {
+      if (s.metric_index == 0) {
+        timer = &s;
+      } else {
+        fill(c, &s, out->add_counters());
+      }
+    }
+    fill(c, timer, out->add_cases());
+  }
+  for (const RawSeries& s : r.samples) {
+    auto* rs = out->add_samples();
+    rs->set_case_index(s.case_index);
+    rs->set_metric(s.metric);
+    rs->mutable_values()->Reserve(static_cast<int>(s.values.size()));
+    for (std::int64_t v : s.values) rs->add_values(v);
+  }
+  for (const auto& n : r.param_names) out->add_param_names(n);
+}
+
+}  // namespace mculab::server::rpc

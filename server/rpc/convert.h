@@ -1,0 +1,19 @@
+// Translation between lab.proto messages and the service's types. Nothing else.
+#pragma once
+
+#include "db/store.h"
+#include "lab.pb.h"
+#include "server/service/lab.h"
+
+namespace mculab::server::rpc {
+
+SubmitRequest FromProto(const mculab::v1::SubmitJobRequest& m);
+db::JobFilter FromProto(const mculab::v1::ListJobsRequest& m);
+
+void ToProto(const BoardView& b, mculab::v1::Board* out);
+void ToProto(const Job& j, mculab::v1::Job* out);
+void ToProto(const JobEvent& e, mculab::v1::JobEvent* out);
+void ToProto(const SubmitReply& r, mculab::v1::SubmitJobReply* out);
+void ToProto(const JobResults& r, mculab::v1::Results* out);
+
+}  // namespace mculab::server::rpc

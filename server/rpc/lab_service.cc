@@ -1,0 +1,192 @@
+#include "server/rpc/lab_service.h"
+
+#include <memory>
+#include <mutex>
+
+#include "server/rpc/caller.h"
+#include "server/rpc/convert.h"
+#include "server/rpc/status.h"
+
+namespace mculab::server::rpc {
+namespace {
+
+namespace v1 = mculab::v1;
+
+// Streams one JobWatch. The watch's listener reaches the reactor through a guard that OnDone
+// clears, so a late notification never touches a deleted reactor. Lock order: guard, reactor,
+// watch; the Lab notifies with none of its locks held.
+class WatchReactor final : public grpc::ServerWriteReactor<v1::JobEvent> {
+ public:
+  explicit WatchReactor(std::shared_ptr<JobWatch> watch)
+      : watch_(std::move(watch)), guard_(std::make_shared<Guard>()) {
+    guard_->self = this;
+    watch_->SetListener([guard = guard_] {
+      std::lock_guard l(guard->mu);
+      if (guard->self != nullptr) guard->self->Pump();
+    });
+    Pump();
+  }
+
+  void OnWriteDone(bool ok) override {
+    if (!ok) {
+      // The client went away; OnCancel and OnDone follow.
+      End(grpc::Status(grpc::StatusCode::UNAVAILABLE, "the client went away"), true);
+      return;
+    }
+    {
+      std::lock_guard l(mu_);
+      writing_ = false;
+    }
+    Pump();
+  }
+
+  void OnCancel() override {
+    watch_->Close();
+    End(grpc::Status::CANCELLED, false);
+  }
+
+  void OnDone() override {
+    {
+      std::lock_guard l(guard_->mu);
+      guard_->self = nullptr;
+    }
+    watch_->Close();
+    delete this;
+  }
+
+ private:
+  struct Guard {
+    std::mutex mu;
+    WatchReactor* self = nullptr;
+  };
+
+  // Writes the next event, or finishes after the last one. gRPC calls are made without mu_.
+  void Pump() {
+    bool write = false;
+    {
+      std::lock_guard l(mu_);
+      if (writing_ || finished_) return;
+      if (auto e = watch_->TryNext()) {
+        event_.Clear();
+        ToProto(*e, &event_);  // event_ is ours until OnWriteDone
+        writing_ = write = true;
+      } else if (!watch_->Ended()) {
+        return;
+      }
+    }
+    if (write) {
+      StartWrite(&event_);
+    } else {
+      End(grpc::Status::OK, false);
+    }
+  }
+
+  // Finishes once, whoever asks first; a write in flight completes (or fails) on its own.
+  void End(const grpc::Status& status, bool write_done) {
+    {
+      std::lock_guard l(mu_);
+      if (write_done) writing_ = false;
+      if (finished_) return;
+      finished_ = true;
+    }
+    Finish(status);
+  }
+
+  std::shared_ptr<JobWatch> watch_;
+  std::shared_ptr<Guard> guard_;
+  std::mutex mu_;
+  bool writing_ = false;
+  bool finished_ = false;
+  v1::JobEvent event_;
+};
+
+// A watch that could not start: finishes at once with the error.
+class FailedWatch final : public grpc::ServerWriteReactor<v1::JobEvent> {
+ public:
+  explicit FailedWatch(const grpc::Status& status) { Finish(status); }
+  void OnDone() override { delete this; }
+};
+
+}  // namespace
+
+grpc::Status LabService::ListBoards(grpc::ServerContext* context, const v1::ListBoardsRequest*,
+                                    v1::ListBoardsReply* reply) {
+  auto boards = lab_.ListBoards(CallerOf(*context));
+  if (!boards.ok()) return ToGrpcStatus(boards.error());
+  for (const BoardView& b : *boards) ToProto(b, reply->add_boards());
+  return grpc::Status::OK;
+}
+
+grpc::Status LabService::UploadArtifact(grpc::ServerContext* context,
+                                        grpc::ServerReader<v1::ArtifactChunk>* reader,
+                                        v1::ArtifactRef* reply) {
+  const Caller caller = CallerOf(*context);
+  std::unique_ptr<ArtifactUpload> upload;
+  v1::ArtifactChunk chunk;
+  while (reader->Read(&chunk)) {
+    if (!upload) {
+      auto begun = lab_.BeginUpload(caller, chunk.name(), chunk.total_size());
+      if (!begun.ok()) return ToGrpcStatus(begun.error());
+      upload = std::move(*begun);
+    }
+    if (Status s = upload->Append(chunk.data()); !s.ok()) return ToGrpcStatus(s);
+  }
+  if (!upload) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "the upload carried no chunk");
+  }
+  auto artifact = upload->Finish();
+  if (!artifact.ok()) return ToGrpcStatus(artifact.error());
+  reply->set_sha256(artifact->sha256);
+  reply->set_size(artifact->size);
+  return grpc::Status::OK;
+}
+
+grpc::Status LabService::SubmitJob(grpc::ServerContext* context,
+                                   const v1::SubmitJobRequest* request, v1::SubmitJobReply* reply) {
+  auto submitted = lab_.Submit(CallerOf(*context), FromProto(*request));
+  if (!submitted.ok()) return ToGrpcStatus(submitted.error());
+  ToProto(*submitted, reply);
+  return grpc::Status::OK;
+}
+
+grpc::ServerWriteReactor<v1::JobEvent>* LabService::WatchJob(grpc::CallbackServerContext* context,
+                                                             const v1::WatchJobRequest* request) {
+  auto watch = lab_.Watch(CallerOf(*context), static_cast<JobId>(request->id()));
+  if (!watch.ok()) return new FailedWatch(ToGrpcStatus(watch.error()));
+  return new WatchReactor(std::move(*watch));
+}
+
+grpc::Status LabService::GetJob(grpc::ServerContext* context, const v1::GetJobRequest* request,
+                                v1::Job* reply) {
+  auto job = lab_.GetJob(CallerOf(*context), static_cast<JobId>(request->id()));
+  if (!job.ok()) return ToGrpcStatus(job.error());
+  ToProto(*job, reply);
+  return grpc::Status::OK;
+}
+
+grpc::Status LabService::ListJobs(grpc::ServerContext* context, const v1::ListJobsRequest* request,
+                                  v1::ListJobsReply* reply) {
+  auto jobs = lab_.ListJobs(CallerOf(*context), FromProto(*request));
+  if (!jobs.ok()) return ToGrpcStatus(jobs.error());
+  for (const Job& j : *jobs) ToProto(j, reply->add_jobs());
+  return grpc::Status::OK;
+}
+
+grpc::Status LabService::CancelJob(grpc::ServerContext* context,
+                                   const v1::CancelJobRequest* request, v1::Job* reply) {
+  auto job = lab_.Cancel(CallerOf(*context), static_cast<JobId>(request->id()));
+  if (!job.ok()) return ToGrpcStatus(job.error());
+  ToProto(*job, reply);
+  return grpc::Status::OK;
+}
+
+grpc::Status LabService::GetResults(grpc::ServerContext* context,
+                                    const v1::GetResultsRequest* request, v1::Results* reply) {
+  auto results = lab_.GetResults(CallerOf(*context), static_cast<JobId>(request->id()),
+                                 request->include_samples());
+  if (!results.ok()) return ToGrpcStatus(results.error());
+  ToProto(*results, reply);
+  return grpc::Status::OK;
+}
+
+}  // namespace mculab::server::rpc

@@ -1,0 +1,40 @@
+// LabService: mculab.v1.Lab over gRPC. Unary calls and the artifact upload are synchronous
+// handlers; WatchJob is a callback reactor (one per watch) so a watch holds no thread and ends
+// when the client goes away. Every handler translates, calls the Lab, translates back.
+#pragma once
+
+#include "lab.grpc.pb.h"
+#include "server/service/lab.h"
+
+namespace mculab::server::rpc {
+
+class LabService final
+    : public mculab::v1::Lab::WithCallbackMethod_WatchJob<mculab::v1::Lab::Service> {
+ public:
+  explicit LabService(server::Lab& lab) : lab_(lab) {}
+
+  grpc::Status ListBoards(grpc::ServerContext* context,
+                          const mculab::v1::ListBoardsRequest* request,
+                          mculab::v1::ListBoardsReply* reply) override;
+  grpc::Status UploadArtifact(grpc::ServerContext* context,
+                              grpc::ServerReader<mculab::v1::ArtifactChunk>* reader,
+                              mculab::v1::ArtifactRef* reply) override;
+  grpc::Status SubmitJob(grpc::ServerContext* context, const mculab::v1::SubmitJobRequest* request,
+                         mculab::v1::SubmitJobReply* reply) override;
+  grpc::ServerWriteReactor<mculab::v1::JobEvent>* WatchJob(
+      grpc::CallbackServerContext* context, const mculab::v1::WatchJobRequest* request) override;
+  grpc::Status GetJob(grpc::ServerContext* context, const mculab::v1::GetJobRequest* request,
+                      mculab::v1::Job* reply) override;
+  grpc::Status ListJobs(grpc::ServerContext* context, const mculab::v1::ListJobsRequest* request,
+                        mculab::v1::ListJobsReply* reply) override;
+  grpc::Status CancelJob(grpc::ServerContext* context, const mculab::v1::CancelJobRequest* request,
+                         mculab::v1::Job* reply) override;
+  grpc::Status GetResults(grpc::ServerContext* context,
+                          const mculab::v1::GetResultsRequest* request,
+                          mculab::v1::Results* reply) override;
+
+ private:
+  server::Lab& lab_;
+};
+
+}  // namespace mculab::server::rpc

@@ -1,0 +1,112 @@
+#include "server/rpc/server.h"
+
+#include <grpc/support/log.h>
+#include <grpcpp/grpcpp.h>
+#include <netdb.h>
+#include <spdlog/spdlog.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+
+#include "server/rpc/agent_link.h"
+#include "server/rpc/lab_service.h"
+
+namespace mculab::server::rpc {
+namespace {
+
+// While binding, gRPC's log lines are held back so that a busy port gives one clear error.
+std::atomic<bool> g_quiet{false};
+
+void GrpcLog(gpr_log_func_args* args) {
+  if (g_quiet) return;
+  if (args->severity == GPR_LOG_SEVERITY_ERROR) {
+    spdlog::warn("grpc: {}", args->message);
+  } else {
+    spdlog::debug("grpc: {}", args->message);
+  }
+}
+
+// Why HOST:PORT cannot be bound ("Address already in use"), found by trying it.
+std::string BindProblem(const std::string& host, const std::string& port) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE;
+  std::string h = host;
+  if (h.size() > 2 && h.front() == '[' && h.back() == ']') h = h.substr(1, h.size() - 2);
+  addrinfo* found = nullptr;
+  if (int rc = getaddrinfo(h.empty() ? nullptr : h.c_str(), port.c_str(), &hints, &found);
+      rc != 0) {
+    return gai_strerror(rc);
+  }
+  std::string problem = "the address is not valid";
+  for (addrinfo* a = found; a != nullptr; a = a->ai_next) {
+    const int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+    if (fd < 0) continue;
+    const int one = 1;
+    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    const int rc = ::bind(fd, a->ai_addr, a->ai_addrlen);
+    const int err = errno;
+    ::close(fd);
+    if (rc != 0) {
+      problem = std::strerror(err);
+      break;
+    }
+  }
+  freeaddrinfo(found);
+  return problem;
+}
+
+}  // namespace
+
+void RouteGrpcLogsToSpdlog() { gpr_set_log_function(GrpcLog); }
+
+RpcServer::RpcServer(server::Lab& lab)
+    : lab_service_(std::make_unique<LabService>(lab)),
+      agent_service_(std::make_unique<AgentLinkService>(lab)) {}
+
+RpcServer::~RpcServer() { Stop(std::chrono::milliseconds(0)); }
+
+Result<std::unique_ptr<RpcServer>> RpcServer::Start(server::Lab& lab, const std::string& listen) {
+  const std::size_t colon = listen.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == listen.size()) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "the listen address must be HOST:PORT, got '" + listen + "'");
+  }
+  std::unique_ptr<RpcServer> s(new RpcServer(lab));
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort(listen, grpc::InsecureServerCredentials(), &port);
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);  // a busy port must fail
+  // Notice agents whose host vanished without closing the connection.
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, 30'000);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 10'000);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 5'000);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 0);
+  builder.SetMaxReceiveMessageSize(16 << 20);
+  builder.RegisterService(s->lab_service_.get());
+  builder.RegisterService(s->agent_service_.get());
+  g_quiet = true;
+  s->server_ = builder.BuildAndStart();
+  g_quiet = false;
+  if (!s->server_ || port == 0) {
+    s->server_.reset();
+    return MakeError(ErrorCode::kUnavailable,
+                     "cannot listen on " + listen + ": " +
+                         BindProblem(listen.substr(0, colon), listen.substr(colon + 1)));
+  }
+  s->address_ = listen.substr(0, colon) + ":" + std::to_string(port);
+  return s;
+}
+
+void RpcServer::Stop(std::chrono::milliseconds grace) {
+  if (!server_) return;
+  server_->Shutdown(std::chrono::system_clock::now() + grace);
+  server_.reset();
+}
+
+}  // namespace mculab::server::rpc

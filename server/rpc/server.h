@@ -1,0 +1,47 @@
+// RpcServer: mculab-server's gRPC endpoint, both services (Lab, AgentLink) on one address.
+// Keeps every gRPC detail (channel arguments, logging, binding) inside server/rpc.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "common/result.h"
+#include "server/service/lab.h"
+
+namespace grpc {
+class Server;
+}
+
+namespace mculab::server::rpc {
+
+class LabService;
+class AgentLinkService;
+
+class RpcServer {
+ public:
+  // Binds `listen` (HOST:PORT; port 0 picks a free one) and starts serving. A port another
+  // process holds is an error (SO_REUSEPORT is off) whose message says why binding failed.
+  static Result<std::unique_ptr<RpcServer>> Start(server::Lab& lab, const std::string& listen);
+  ~RpcServer();
+  RpcServer(const RpcServer&) = delete;
+  RpcServer& operator=(const RpcServer&) = delete;
+
+  // HOST:PORT actually bound.
+  const std::string& address() const { return address_; }
+  // Stops accepting calls; calls still running after `grace` are cancelled. Idempotent.
+  void Stop(std::chrono::milliseconds grace);
+
+ private:
+  RpcServer(server::Lab& lab);
+
+  std::unique_ptr<LabService> lab_service_;
+  std::unique_ptr<AgentLinkService> agent_service_;
+  std::unique_ptr<grpc::Server> server_;
+  std::string address_;
+};
+
+// gRPC's own log lines go to spdlog (errors as warnings, the rest at debug level).
+void RouteGrpcLogsToSpdlog();
+
+}  // namespace mculab::server::rpc

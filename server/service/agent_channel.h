@@ -1,0 +1,21 @@
+// AgentChannel: how the Lab talks to one connected agent (Assignment, Cancel, BatchAck,
+// RunClosed, Registered). The rpc layer implements it over the agent's gRPC stream; tests use a
+// fake that records messages.
+//
+// Contract: Send() queues the message and returns at once; it never blocks on the network and never
+// calls back into the Lab. The Lab calls it with its own lock held, which is what keeps the
+// messages to one agent in the order the Lab decided them. After the stream is gone Send() drops
+// messages. Thread-safety: Send() may be called from any thread.
+#pragma once
+
+#include "agent.pb.h"
+
+namespace mculab::server {
+
+class AgentChannel {
+ public:
+  virtual ~AgentChannel() = default;
+  virtual void Send(const mculab::v1::ServerMessage& message) = 0;
+};
+
+}  // namespace mculab::server

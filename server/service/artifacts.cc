@@ -1,0 +1,158 @@
+#include "server/service/artifacts.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <random>
+
+namespace mculab::server {
+
+std::string HumanBytes(std::uint64_t bytes) {
+  if (bytes < 1024) return std::to_string(bytes) + " bytes";
+  const char* units[] = {"KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(bytes);
+  int u = -1;
+  while (v >= 1024 && u < 3) {
+    v /= 1024;
+    ++u;
+  }
+  if (v == static_cast<double>(static_cast<std::uint64_t>(v))) {
+    return fmt::format("{} {}", static_cast<std::uint64_t>(v), units[u]);
+  }
+  return fmt::format("{:.1f} {}", v, units[u]);
+}
+
+ArtifactStore::ArtifactStore(std::filesystem::path root, std::uint64_t max_bytes, db::Store& store,
+                             Clock& clock)
+    : root_(std::move(root)), max_bytes_(max_bytes), store_(store), clock_(clock) {}
+
+Status ArtifactStore::Init() {
+  std::error_code ec;
+  std::filesystem::create_directories(root_ / "tmp", ec);
+  if (ec) {
+    return MakeError(ErrorCode::kUnavailable,
+                     "cannot create " + (root_ / "tmp").string() + ": " + ec.message());
+  }
+  for (const auto& entry : std::filesystem::directory_iterator(root_ / "tmp", ec)) {
+    std::filesystem::remove(entry.path(), ec);
+  }
+  return {};
+}
+
+std::filesystem::path ArtifactStore::PathOf(const std::string& sha256) const {
+  return root_ / sha256.substr(0, 2) / sha256;
+}
+
+Result<std::unique_ptr<ArtifactUpload>> ArtifactStore::Begin(const Caller& caller, std::string name,
+                                                             std::uint64_t declared_size) {
+  if (name.size() > 255) {
+    return MakeError(ErrorCode::kInvalidArgument, "artifact name is longer than 255 characters");
+  }
+  if (declared_size > max_bytes_) {
+    return MakeError(ErrorCode::kResourceExhausted,
+                     fmt::format("artifact '{}' is {}; the server accepts at most {} "
+                                 "(max_artifact_bytes in the server config)",
+                                 name, HumanBytes(declared_size), HumanBytes(max_bytes_)));
+  }
+  static std::atomic<std::uint64_t> counter{0};
+  std::random_device rd;
+  const std::filesystem::path temp =
+      root_ / "tmp" / fmt::format("{}-{:x}.part", ++counter, static_cast<unsigned>(rd()));
+  std::FILE* f = std::fopen(temp.c_str(), "wbx");
+  if (f == nullptr) {
+    return MakeError(ErrorCode::kUnavailable,
+                     "cannot create " + temp.string() + ": " + std::strerror(errno));
+  }
+  return std::unique_ptr<ArtifactUpload>(
+      new ArtifactUpload(*this, temp, f, std::move(name), caller.user, declared_size));
+}
+
+ArtifactUpload::ArtifactUpload(ArtifactStore& owner, std::filesystem::path temp, std::FILE* file,
+                               std::string name, std::string user, std::uint64_t declared_size)
+    : owner_(owner),
+      temp_(std::move(temp)),
+      file_(file),
+      name_(std::move(name)),
+      user_(std::move(user)),
+      declared_size_(declared_size) {}
+
+ArtifactUpload::~ArtifactUpload() {
+  if (file_ != nullptr) std::fclose(file_);
+  if (!finished_) {
+    std::error_code ec;
+    std::filesystem::remove(temp_, ec);
+  }
+}
+
+Error ArtifactUpload::TooLarge(std::uint64_t size) const {
+  return MakeError(ErrorCode::kResourceExhausted,
+                   fmt::format("artifact '{}' is larger than the {} the server accepts "
+                               "(max_artifact_bytes in the server config); {} received so far",
+                               name_, HumanBytes(owner_.max_bytes_), HumanBytes(size)));
+}
+
+Status ArtifactUpload::Append(std::string_view bytes) {
+  if (failed_ || finished_ || file_ == nullptr) {
+    return MakeError(ErrorCode::kFailedPrecondition, "the upload is already over");
+  }
+  if (size_ + bytes.size() > owner_.max_bytes_) {
+    failed_ = true;
+    return TooLarge(size_ + bytes.size());
+  }
+  if (!bytes.empty() && std::fwrite(bytes.data(), 1, bytes.size(), file_) != bytes.size()) {
+    failed_ = true;
+    return MakeError(ErrorCode::kUnavailable,
+                     "cannot write " + temp_.string() + ": " + std::strerror(errno));
+  }
+  sha_.Update(bytes);
+  size_ += bytes.size();
+  return {};
+}
+
+Result<Artifact> ArtifactUpload::Finish() {
+  if (failed_ || finished_ || file_ == nullptr) {
+    return MakeError(ErrorCode::kFailedPrecondition, "the upload is already over");
+  }
+  if (declared_size_ != 0 && size_ != declared_size_) {
+    failed_ = true;
+    return MakeError(
+        ErrorCode::kInvalidArgument,
+        fmt::format("artifact '{}' announced {} bytes but sent {}", name_, declared_size_, size_));
+  }
+  const bool flushed = std::fflush(file_) == 0 && fsync(fileno(file_)) == 0;
+  std::fclose(file_);
+  file_ = nullptr;
+  if (!flushed) {
+    failed_ = true;
+    return MakeError(ErrorCode::kUnavailable, "cannot write " + temp_.string());
+  }
+  Artifact a;
+  a.sha256 = sha_.FinishHex();
+  a.size = size_;
+  a.name = name_;
+  a.user = user_;
+  a.created_ms = owner_.clock_.NowMs();
+  const std::filesystem::path final_path = owner_.PathOf(a.sha256);
+  std::error_code ec;
+  std::filesystem::create_directories(final_path.parent_path(), ec);
+  if (std::filesystem::exists(final_path, ec)) {
+    std::filesystem::remove(temp_, ec);  // the same content is already stored
+  } else {
+    std::filesystem::rename(temp_, final_path, ec);
+    if (ec) {
+      failed_ = true;
+      return MakeError(ErrorCode::kUnavailable,
+                       "cannot store artifact at " + final_path.string() + ": " + ec.message());
+    }
+  }
+  finished_ = true;
+  db::WriteSet ws;
+  ws.artifacts.push_back(a);
+  if (Status s = owner_.store_.WriteAndWait(std::move(ws)); !s.ok()) return s.error();
+  return a;
+}
+
+}  // namespace mculab::server

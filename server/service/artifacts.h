@@ -1,0 +1,74 @@
+// ArtifactStore: uploaded files, content-addressed by SHA-256 (DESIGN.md §3). An upload streams
+// into a temporary file under root/tmp while it is hashed; Finish() moves it to
+// root/<sha[0:2]>/<sha> (or drops it when that content is already stored) and records it in the
+// store. Uploads over the size limit fail with kResourceExhausted.
+// Thread-safety: ArtifactStore is safe to share; one ArtifactUpload belongs to one caller.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "common/result.h"
+#include "common/sha256.h"
+#include "db/store.h"
+#include "server/service/caller.h"
+#include "server/service/clock.h"
+
+namespace mculab::server {
+
+class ArtifactUpload {
+ public:
+  ~ArtifactUpload();  // removes the temporary file unless Finish() succeeded
+  ArtifactUpload(const ArtifactUpload&) = delete;
+  ArtifactUpload& operator=(const ArtifactUpload&) = delete;
+
+  Status Append(std::string_view bytes);
+  // Completes the upload: the artifact's hash and size.
+  Result<Artifact> Finish();
+
+ private:
+  friend class ArtifactStore;
+  ArtifactUpload(class ArtifactStore& owner, std::filesystem::path temp, std::FILE* file,
+                 std::string name, std::string user, std::uint64_t declared_size);
+  Error TooLarge(std::uint64_t size) const;
+
+  ArtifactStore& owner_;
+  std::filesystem::path temp_;
+  std::FILE* file_;
+  std::string name_;
+  std::string user_;
+  std::uint64_t declared_size_;
+  std::uint64_t size_ = 0;
+  Sha256 sha_;
+  bool failed_ = false;
+  bool finished_ = false;
+};
+
+class ArtifactStore {
+ public:
+  ArtifactStore(std::filesystem::path root, std::uint64_t max_bytes, db::Store& store,
+                Clock& clock);
+  // Creates the directories and removes temporary files left by a previous run.
+  Status Init();
+  // declared_size: the total the client announced, 0 when unknown.
+  Result<std::unique_ptr<ArtifactUpload>> Begin(const Caller& caller, std::string name,
+                                                std::uint64_t declared_size);
+  std::filesystem::path PathOf(const std::string& sha256) const;
+  std::uint64_t max_bytes() const { return max_bytes_; }
+
+ private:
+  friend class ArtifactUpload;
+  const std::filesystem::path root_;
+  const std::uint64_t max_bytes_;
+  db::Store& store_;
+  Clock& clock_;
+};
+
+// "64 MiB", "1.5 KiB", "12 bytes".
+std::string HumanBytes(std::uint64_t bytes);
+
+}  // namespace mculab::server

@@ -1,0 +1,78 @@
+#include "server/service/config.h"
+
+#include <toml++/toml.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace mculab::server {
+namespace {
+
+Error ConfigError(std::string_view origin, const std::string& what) {
+  return MakeError(ErrorCode::kInvalidArgument, std::string(origin) + ": " + what);
+}
+
+// Reads an integer key in [min, max] into `out` when present.
+template <typename T>
+Status ReadInt(const toml::table& t, std::string_view key, std::int64_t min, std::int64_t max,
+               std::string_view origin, T& out) {
+  const toml::node* node = t.get(key);
+  if (node == nullptr) return {};
+  auto v = node->value<std::int64_t>();
+  if (!node->is_integer() || !v) {
+    return ConfigError(origin, std::string(key) + " must be an integer");
+  }
+  if (*v < min || *v > max) {
+    return ConfigError(origin, std::string(key) + " must be between " + std::to_string(min) +
+                                   " and " + std::to_string(max) + ", got " + std::to_string(*v));
+  }
+  out = static_cast<T>(*v);
+  return {};
+}
+
+}  // namespace
+
+Result<LabConfig> ParseLabConfig(std::string_view toml_text, std::string_view origin) {
+  toml::table t;
+  try {
+    t = toml::parse(toml_text, origin);
+  } catch (const toml::parse_error& e) {
+    return ConfigError(origin, "line " + std::to_string(e.source().begin.line) + ": " +
+                                   std::string(e.description()));
+  }
+  for (const auto& [key, value] : t) {
+    const std::string_view k = key.str();
+    if (k != "max_artifact_bytes" && k != "default_timeout_s" && k != "max_attempts" &&
+        k != "heartbeat_ms") {
+      return ConfigError(origin, "unknown key '" + std::string(k) +
+                                     "' (known: max_artifact_bytes, default_timeout_s, "
+                                     "max_attempts, heartbeat_ms)");
+    }
+  }
+  LabConfig c;
+  if (Status s =
+          ReadInt(t, "max_artifact_bytes", 1, std::int64_t{1} << 40, origin, c.max_artifact_bytes);
+      !s.ok())
+    return s.error();
+  if (Status s = ReadInt(t, "default_timeout_s", 1, 7 * 24 * 3600, origin, c.default_timeout_s);
+      !s.ok())
+    return s.error();
+  if (Status s = ReadInt(t, "max_attempts", 1, 100, origin, c.max_attempts); !s.ok())
+    return s.error();
+  if (Status s = ReadInt(t, "heartbeat_ms", 100, 3'600'000, origin, c.heartbeat_ms); !s.ok())
+    return s.error();
+  return c;
+}
+
+Result<LabConfig> LoadLabConfig(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  if (!in) {
+    return MakeError(ErrorCode::kNotFound, "cannot read config file " + path.string());
+  }
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ParseLabConfig(ss.str(), path.string());
+}
+
+}  // namespace mculab::server

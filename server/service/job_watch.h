@@ -1,0 +1,66 @@
+// JobWatch: one subscriber's stream of a job's events (Lab::Watch). The first event is the job's
+// state when the watch began; the stream ends after an event with a final state.
+//
+// The Lab pushes events with its lock held (Push only queues) and calls Notify() after releasing
+// it; Notify runs the consumer's listener, which is where a gRPC reactor starts a write. A
+// consumer either sets a listener and calls TryNext() when told, or blocks in Next(timeout).
+// Progress events coalesce: a new event with the same state replaces a queued one that has not
+// been taken, so a slow reader costs no memory.
+// Thread-safety: every method may be called from any thread.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "server/domain/job.h"
+
+namespace mculab::server {
+
+struct JobEvent {
+  JobId job_id = 0;
+  JobState state = JobState::kQueued;
+  std::string message;
+  std::uint64_t progress_done = 0;
+  std::uint64_t progress_total = 0;
+  std::string board;
+  std::int64_t time_ms = 0;
+};
+
+class JobWatch {
+ public:
+  explicit JobWatch(JobId job_id) : job_id_(job_id) {}
+  JobId job_id() const { return job_id_; }
+
+  // Producer side.
+  void Push(const JobEvent& event);  // an event with a final state is the last one
+  void End();                        // no more events (the Lab is stopping)
+  void Notify();                     // runs the listener; call without locks held
+
+  // Consumer side.
+  std::optional<JobEvent> TryNext();
+  // Waits up to `timeout` for an event; nullopt on timeout or at the end (see Ended()).
+  std::optional<JobEvent> Next(std::chrono::milliseconds timeout);
+  // True once the last event has been taken (or the watch was closed).
+  bool Ended() const;
+  void SetListener(std::function<void()> listener);
+  // The consumer is gone: queued events are dropped and the listener is never called again
+  // (a Notify() already running may still finish).
+  void Close();
+  bool closed() const;
+
+ private:
+  const JobId job_id_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<JobEvent> events_;
+  bool producer_done_ = false;
+  bool closed_ = false;
+  std::function<void()> listener_;
+};
+
+}  // namespace mculab::server

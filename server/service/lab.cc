@@ -1,0 +1,706 @@
+// Lab: construction, recovery, the client use cases, scheduling and the background thread.
+// Agent messages are in lab_agents.cc, results and statistics in lab_results.cc.
+#include "server/service/lab.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <future>
+
+#include "common/op_catalog.h"
+#include "server/domain/scheduler.h"
+
+namespace mculab::server {
+namespace {
+
+bool IsHexSha256(const std::string& s) {
+  return s.size() == 64 && std::all_of(s.begin(), s.end(), [](char c) {
+           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+         });
+}
+
+std::string JoinNames(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) {
+    if (!out.empty()) out += ", ";
+    out += n;
+  }
+  return out.empty() ? "none" : out;
+}
+
+}  // namespace
+
+Lab::Lab(db::Store& store, Clock& clock, LabConfig config, std::filesystem::path home)
+    : store_(store),
+      clock_(clock),
+      config_(config),
+      artifacts_(home / "artifacts", config.max_artifact_bytes, store, clock) {}
+
+Lab::~Lab() { Stop(); }
+
+// ---------------------------------------------------------------------------------------------
+// Start and stop
+
+Status Lab::Start() {
+  if (Status s = artifacts_.Init(); !s.ok()) return s;
+  auto boards = store_.ListBoards();
+  if (!boards.ok()) return boards.error();
+  auto active = store_.ListActiveJobs();
+  if (!active.ok()) return active.error();
+  auto max_job = store_.MaxJobId();
+  if (!max_job.ok()) return max_job.error();
+  auto max_run = store_.MaxRunId();
+  if (!max_run.ok()) return max_run.error();
+  std::vector<std::vector<CaseSpec>> cases;
+  std::vector<std::optional<Run>> runs;
+  for (const Job& job : *active) {
+    auto c = store_.GetJobCases(job.id);
+    if (!c.ok()) return c.error();
+    cases.push_back(std::move(*c));
+    std::optional<Run> run;
+    if (IsOnBoard(job.state) && job.last_run_id != 0) {
+      auto r = store_.GetRun(job.last_run_id);
+      if (r.ok()) run = std::move(*r);
+    }
+    runs.push_back(std::move(run));
+  }
+
+  std::unique_lock l(mu_);
+  if (started_) return MakeError(ErrorCode::kFailedPrecondition, "the lab is already started");
+  Tx tx;
+  for (Board& b : *boards) {
+    b.current_job = 0;
+    Board& mine = boards_[b.name] = b;
+    if (mine.state != BoardState::kOffline) {
+      SetBoardStateLocked(mine, BoardState::kOffline,
+                          "server started; waiting for agent " + mine.agent, tx);
+    }
+  }
+  std::size_t requeued = 0;
+  for (std::size_t i = 0; i < active->size(); ++i) {
+    const Job& job = (*active)[i];
+    ActiveJob& aj = jobs_[job.id] = ActiveJob{job, std::move(cases[i])};
+    if (!IsOnBoard(job.state)) continue;
+    if (runs[i]) {
+      Run run = *runs[i];
+      run.state = RunState::kInfraFailed;
+      run.finished_ms = clock_.NowMs();
+      run.message = "the server restarted during the run";
+      tx.writes.runs.push_back(run);
+    }
+    const JobState to = AfterInfraFailure(aj.job, config_.max_attempts);
+    aj.job.message =
+        to == JobState::kQueued
+            ? fmt::format("the server restarted while the job was {}; requeued (attempt {} of {})",
+                          JobStateName(job.state), aj.job.attempts, config_.max_attempts)
+            : fmt::format("the server restarted while the job was {}; gave up after {} attempts",
+                          JobStateName(job.state), aj.job.attempts);
+    ++requeued;
+    (void)TransitionLocked(
+        aj, to, fmt::format("server restarted while {}", JobStateName(job.state)), "server", tx);
+  }
+  next_job_id_ = *max_job + 1;
+  next_run_id_ = *max_run + 1;
+  auto committed = std::make_shared<std::promise<Status>>();
+  auto future = committed->get_future();
+  CommitLocked(tx, [committed](const db::WriteOutcome& o) { committed->set_value(o.status); });
+  started_ = true;
+  l.unlock();
+  if (Status s = future.get(); !s.ok()) return s;
+  spdlog::debug("lab state loaded: {} boards, {} unfinished jobs", boards->size(), active->size());
+  if (requeued > 0) {
+    spdlog::info("{} job(s) that were on a board when the server stopped are back in the queue",
+                 requeued);
+  }
+  background_ = std::thread([this] { BackgroundLoop(); });
+  return {};
+}
+
+void Lab::Stop() {
+  Tx tx;
+  {
+    std::lock_guard l(mu_);
+    if (stopping_) return;
+    stopping_ = true;
+    for (auto& [id, list] : watchers_) {
+      for (auto& weak : list) {
+        if (auto w = weak.lock()) {
+          w->End();
+          tx.notify.push_back(w);
+        }
+      }
+    }
+    watchers_.clear();
+  }
+  bg_cv_.notify_all();
+  if (background_.joinable()) background_.join();
+  Deliver(tx);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Helpers
+
+Status Lab::TransitionLocked(ActiveJob& aj, JobState to, std::string reason, std::string actor,
+                             Tx& tx) {
+  const JobId id = aj.job.id;
+  auto t = ApplyTransition(aj.job, to, std::move(reason), std::move(actor), clock_.NowMs());
+  if (!t.ok()) {
+    spdlog::warn("{}", t.error().message);
+    return t.error();
+  }
+  spdlog::debug("job {}: {} -> {} ({})", id, t->from, t->to, t->reason);
+  tx.writes.jobs.push_back(aj.job);
+  tx.writes.transitions.push_back(std::move(*t));
+  if (!IsOnBoard(to) && aj.deadline_ms != kNoDeadline) {
+    deadlines_.erase({aj.deadline_ms, id});
+    aj.deadline_ms = kNoDeadline;
+  }
+  EmitLocked(aj.job, tx);
+  if (IsFinal(to)) {
+    watchers_.erase(id);
+    jobs_.erase(id);  // aj is gone
+  }
+  return {};
+}
+
+void Lab::SetBoardStateLocked(Board& b, BoardState to, const std::string& reason, Tx& tx) {
+  const std::int64_t now = clock_.NowMs();
+  if (b.state != to) {
+    tx.writes.board_transitions.push_back(
+        BoardTransition{b.name, "state", std::string(BoardStateName(b.state)),
+                        std::string(BoardStateName(to)), reason, "server", now});
+    b.state = to;
+  }
+  b.updated_ms = now;
+  tx.writes.boards.push_back(b);
+}
+
+void Lab::SetBoardHealthLocked(Board& b, BoardHealth to, const std::string& reason, Tx& tx) {
+  if (b.health == to) return;
+  const std::int64_t now = clock_.NowMs();
+  tx.writes.board_transitions.push_back(
+      BoardTransition{b.name, "health", std::string(BoardHealthName(b.health)),
+                      std::string(BoardHealthName(to)), reason, "server", now});
+  spdlog::warn("board {}: health {} -> {} ({})", b.name, BoardHealthName(b.health),
+               BoardHealthName(to), reason);
+  b.health = to;
+  b.updated_ms = now;
+  tx.writes.boards.push_back(b);
+}
+
+void Lab::EmitLocked(const Job& job, Tx& tx) {
+  auto it = watchers_.find(job.id);
+  if (it == watchers_.end()) return;
+  JobEvent e{job.id,
+             job.state,
+             job.message,
+             std::min(job.progress_done, job.ProgressTotal()),
+             job.ProgressTotal(),
+             job.assigned_board,
+             clock_.NowMs()};
+  auto& list = it->second;
+  for (auto w = list.begin(); w != list.end();) {
+    auto watch = w->lock();
+    if (!watch || watch->closed()) {
+      w = list.erase(w);
+      continue;
+    }
+    tx.events.emplace_back(std::move(watch), e);
+    ++w;
+  }
+  if (list.empty()) watchers_.erase(it);
+}
+
+void Lab::CommitLocked(Tx& tx, db::WriteDone done) {
+  if (tx.writes.Rows() != 0 || done) {
+    store_.Write(std::move(tx.writes), std::move(done));
+    tx.writes = db::WriteSet{};
+  }
+  for (auto& [watch, event] : tx.events) {
+    watch->Push(event);
+    tx.notify.push_back(std::move(watch));
+  }
+  tx.events.clear();
+}
+
+void Lab::Deliver(Tx& tx) {
+  for (auto& w : tx.notify) w->Notify();
+  tx.notify.clear();
+}
+
+void Lab::SendToAgentLocked(const std::string& agent, const mculab::v1::ServerMessage& m) {
+  auto it = agent_sessions_.find(agent);
+  if (it == agent_sessions_.end()) return;
+  auto s = sessions_.find(it->second);
+  if (s != sessions_.end() && s->second.channel) s->second.channel->Send(m);
+}
+
+Job Lab::SnapshotLocked(const ActiveJob& aj) const { return aj.job; }
+
+// ---------------------------------------------------------------------------------------------
+// Scheduling
+
+void Lab::ScheduleLocked(Tx& tx) {
+  if (stopping_) return;
+  std::vector<QueuedJob> queued;
+  for (const auto& [id, aj] : jobs_) {
+    if (aj.job.state == JobState::kQueued) queued.push_back({id, aj.job.kind, aj.job.board});
+  }
+  if (queued.empty()) return;
+  std::vector<BoardSlot> slots;
+  slots.reserve(boards_.size());
+  for (const auto& [name, b] : boards_) slots.push_back({name, b.kind, b.state, b.health});
+  for (const Placement& p : Schedule(queued, slots)) {
+    AssignLocked(jobs_.at(p.job), boards_.at(p.board), tx);
+  }
+}
+
+void Lab::AssignLocked(ActiveJob& aj, Board& board, Tx& tx) {
+  if (!agent_sessions_.contains(board.agent)) {
+    spdlog::error("board {} is idle but its agent {} is not connected", board.name, board.agent);
+    return;
+  }
+  const std::int64_t now = clock_.NowMs();
+  Run run;
+  run.id = next_run_id_++;
+  run.job_id = aj.job.id;
+  run.board = board.name;
+  run.agent = board.agent;
+  run.state = RunState::kAssigned;
+  run.created_ms = now;
+  aj.job.assigned_board = board.name;
+  aj.job.last_run_id = run.id;
+  aj.job.progress_done = 0;
+  if (Status s = TransitionLocked(aj, JobState::kAssigned, "scheduled on board " + board.name,
+                                  "server", tx);
+      !s.ok()) {
+    return;
+  }
+  run.attempt = aj.job.attempts;
+  board.current_job = aj.job.id;
+  SetBoardStateLocked(board, BoardState::kBusy, fmt::format("job {}", aj.job.id), tx);
+  tx.writes.runs.push_back(run);
+  ActiveRun active;
+  active.run = run;
+  runs_.emplace(run.id, std::move(active));
+
+  aj.deadline_ms = now + static_cast<std::int64_t>(aj.job.timeout_s) * 1000;
+  deadlines_.insert({aj.deadline_ms, aj.job.id});
+  bg_cv_.notify_all();
+
+  mculab::v1::ServerMessage m;
+  auto* a = m.mutable_assign();
+  a->set_run_id(static_cast<std::uint64_t>(run.id));
+  a->set_job_id(static_cast<std::uint64_t>(aj.job.id));
+  a->set_board(board.name);
+  a->set_op(aj.job.op);
+  for (std::size_t i = 0; i < aj.cases.size(); ++i) {
+    auto* c = a->add_cases();
+    c->set_index(static_cast<std::uint32_t>(i));
+    c->set_id(aj.cases[i].id);
+    for (std::int32_t p : aj.cases[i].params) c->add_params(p);
+  }
+  a->set_iterations(aj.job.iterations);
+  a->set_warmup(aj.job.warmup);
+  a->set_timeout_s(aj.job.timeout_s);
+  a->set_pass(0);
+  SendToAgentLocked(board.agent, m);
+  spdlog::info("job {} -> board {} (run {}, attempt {})", aj.job.id, board.name, run.id,
+               run.attempt);
+}
+
+std::uint32_t Lab::QueuePositionLocked(const ActiveJob& aj) const {
+  const QueuedJob me{aj.job.id, aj.job.kind, aj.job.board};
+  std::vector<BoardSlot> mine;
+  for (const auto& [name, b] : boards_) {
+    BoardSlot slot{name, b.kind, b.state, b.health};
+    if (Fits(me, slot)) mine.push_back(slot);
+  }
+  std::uint32_t ahead = 0;
+  for (const auto& [id, other] : jobs_) {
+    if (id >= aj.job.id) break;
+    if (other.job.state != JobState::kQueued) continue;
+    const QueuedJob q{id, other.job.kind, other.job.board};
+    if (std::any_of(mine.begin(), mine.end(), [&](const BoardSlot& s) { return Fits(q, s); })) {
+      ++ahead;
+    }
+  }
+  return ahead + 1;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Runs ending
+
+void Lab::CloseRunLocked(ActiveRun& r, RunState state, const std::string& message,
+                         bool board_offline, Tx& tx) {
+  const RunId id = r.run.id;
+  r.run.state = state;
+  r.run.finished_ms = clock_.NowMs();
+  r.run.message = message;
+  tx.writes.runs.push_back(r.run);
+  auto b = boards_.find(r.run.board);
+  if (b != boards_.end() && b->second.current_job == r.run.job_id) {
+    b->second.current_job = 0;
+    const bool offline = board_offline || b->second.state == BoardState::kOffline;
+    SetBoardStateLocked(b->second, offline ? BoardState::kOffline : BoardState::kIdle,
+                        fmt::format("run {} {}", id, RunStateName(state)), tx);
+  }
+  if (!board_offline) {
+    mculab::v1::ServerMessage m;
+    m.mutable_run_closed()->set_run_id(static_cast<std::uint64_t>(id));
+    SendToAgentLocked(r.run.agent, m);
+  }
+  runs_.erase(id);  // r is gone
+}
+
+void Lab::FailJobOfRunLocked(ActiveRun& r, JobState to, const std::string& message,
+                             const std::string& actor, Tx& tx) {
+  auto it = jobs_.find(r.run.job_id);
+  if (it == jobs_.end() || r.job_ended || it->second.job.last_run_id != r.run.id ||
+      !IsOnBoard(it->second.job.state)) {
+    return;
+  }
+  it->second.job.message = message;
+  (void)TransitionLocked(it->second, to, message, actor, tx);
+}
+
+void Lab::InfraFailLocked(ActiveRun& r, const std::string& why, const std::string& actor,
+                          bool board_offline, Tx& tx) {
+  auto b = boards_.find(r.run.board);
+  if (b != boards_.end()) {
+    SetBoardHealthLocked(b->second, BoardHealth::kUnknown, "infrastructure failure: " + why, tx);
+  }
+  auto it = jobs_.find(r.run.job_id);
+  if (it != jobs_.end() && !r.job_ended && it->second.job.last_run_id == r.run.id &&
+      IsOnBoard(it->second.job.state)) {
+    ActiveJob& aj = it->second;
+    const JobState to = AfterInfraFailure(aj.job, config_.max_attempts);
+    aj.job.message =
+        to == JobState::kQueued
+            ? fmt::format("infrastructure failure on board {}: {}; requeued (attempt {} of {})",
+                          r.run.board, why, aj.job.attempts, config_.max_attempts)
+            : fmt::format("infrastructure failure on board {}: {}; gave up after {} attempts",
+                          r.run.board, why, aj.job.attempts);
+    (void)TransitionLocked(aj, to, "infrastructure failure: " + why, actor, tx);
+  }
+  CloseRunLocked(r, r.job_ended ? r.end_state : RunState::kInfraFailed, why, board_offline, tx);
+}
+
+void Lab::MaybeFinalizeLocked(ActiveRun& r) {
+  if (!r.finish_received || r.finalizing) return;
+  const auto expected = r.run.batches_expected;
+  const auto have = static_cast<std::uint64_t>(
+      std::distance(r.committed.begin(), r.committed.lower_bound(expected)));
+  if (have < expected) return;
+  r.finalizing = true;
+  to_finalize_.push_back(r.run.id);
+  bg_cv_.notify_all();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Client use cases
+
+Status Lab::ValidateSubmit(const SubmitRequest& r) const {
+  auto invalid = [](std::string m) { return MakeError(ErrorCode::kInvalidArgument, std::move(m)); };
+  if (r.kind.empty() && r.board.empty()) {
+    return invalid("give a board kind or a board name to run on");
+  }
+  if (r.op.empty()) return invalid("op is required (built-in ops: " + OpNames() + ")");
+  const OpInfo* op = FindOp(r.op);
+  if (op == nullptr) return invalid("unknown op '" + r.op + "' (built-in ops: " + OpNames() + ")");
+  if (r.cases.empty()) return invalid("the job has no cases");
+  if (r.cases.size() > kMaxCases) {
+    return invalid(
+        fmt::format("the job has {} cases; at most {} are accepted", r.cases.size(), kMaxCases));
+  }
+  for (std::size_t i = 0; i < r.cases.size(); ++i) {
+    if (Status s = ValidateCaseParams(*op, r.cases[i].params); !s.ok()) {
+      return invalid(fmt::format("case {} (id {}): {}", i, r.cases[i].id, s.error().message));
+    }
+  }
+  if (r.iterations < 1 || r.iterations > kMaxIterations) {
+    return invalid(
+        fmt::format("iterations must be between 1 and {}, got {}", kMaxIterations, r.iterations));
+  }
+  if (r.warmup > kMaxWarmup) {
+    return invalid(fmt::format("warmup must be between 0 and {}, got {}", kMaxWarmup, r.warmup));
+  }
+  if (r.timeout_s > kMaxTimeoutS) {
+    return invalid(fmt::format("timeout must be at most {} s, got {}", kMaxTimeoutS, r.timeout_s));
+  }
+  if (r.label.size() > 256) return invalid("label is longer than 256 characters");
+  if (!r.cases_artifact.empty() && !IsHexSha256(r.cases_artifact)) {
+    return invalid("cases_artifact must be a SHA-256 in lowercase hex, got '" + r.cases_artifact +
+                   "'");
+  }
+  return {};
+}
+
+Result<SubmitReply> Lab::Submit(const Caller& caller, SubmitRequest request) {
+  if (Status s = ValidateSubmit(request); !s.ok()) return s.error();
+  if (!request.cases_artifact.empty()) {
+    auto artifact = store_.GetArtifact(request.cases_artifact);
+    if (!artifact.ok()) return artifact.error();
+    if (!artifact->has_value()) {
+      return MakeError(ErrorCode::kFailedPrecondition,
+                       "cases artifact " + request.cases_artifact + " was never uploaded");
+    }
+  }
+
+  std::unique_lock l(mu_);
+  if (stopping_) return MakeError(ErrorCode::kUnavailable, "the server is shutting down");
+  // Admission control: only what some registered board (online or not) could run.
+  if (!request.board.empty()) {
+    auto b = boards_.find(request.board);
+    if (b == boards_.end()) {
+      std::vector<std::string> names;
+      for (const auto& [name, board] : boards_) names.push_back(name);
+      return MakeError(ErrorCode::kFailedPrecondition,
+                       "no board named '" + request.board + "'; the lab has: " + JoinNames(names));
+    }
+    if (!request.kind.empty() && b->second.kind != request.kind) {
+      return MakeError(ErrorCode::kFailedPrecondition, "board " + request.board + " is of kind '" +
+                                                           b->second.kind + "', not '" +
+                                                           request.kind + "'");
+    }
+    request.kind = b->second.kind;
+  } else {
+    std::map<std::string, int> kinds;
+    for (const auto& [name, board] : boards_) ++kinds[board.kind];
+    if (!kinds.contains(request.kind)) {
+      std::vector<std::string> have;
+      for (const auto& [kind, n] : kinds) {
+        have.push_back(fmt::format("{} ({} board{})", kind, n, n == 1 ? "" : "s"));
+      }
+      return MakeError(ErrorCode::kFailedPrecondition,
+                       "no board of kind '" + request.kind + "'; the lab has: " + JoinNames(have));
+    }
+  }
+
+  Job job;
+  job.id = next_job_id_++;
+  job.user = caller.user;
+  job.kind = request.kind;
+  job.board = request.board;
+  job.op = request.op;
+  job.label = request.label;
+  job.state = JobState::kQueued;
+  job.iterations = request.iterations;
+  job.warmup = request.warmup;
+  job.num_cases = static_cast<std::uint32_t>(request.cases.size());
+  job.cases_artifact = request.cases_artifact;
+  job.timeout_s = request.timeout_s != 0 ? request.timeout_s : config_.default_timeout_s;
+  job.created_ms = clock_.NowMs();
+
+  Tx tx;
+  tx.writes.new_jobs.push_back({job, request.cases});
+  tx.writes.transitions.push_back(CreationTransition(job, caller.user));
+  jobs_.emplace(job.id, ActiveJob{job, std::move(request.cases)});
+  spdlog::info("job {} submitted by {}: {} on {} ({} cases x {} iterations)", job.id, caller.user,
+               job.op, job.board.empty() ? job.kind : job.board, job.num_cases, job.iterations);
+  ScheduleLocked(tx);
+  SubmitReply reply;
+  reply.id = job.id;
+  const ActiveJob& aj = jobs_.at(job.id);  // a new job cannot be final yet
+  reply.state = aj.job.state;
+  reply.queue_position = aj.job.state == JobState::kQueued ? QueuePositionLocked(aj) : 0;
+
+  auto committed = std::make_shared<std::promise<Status>>();
+  auto future = committed->get_future();
+  CommitLocked(tx, [committed](const db::WriteOutcome& o) { committed->set_value(o.status); });
+  l.unlock();
+  Deliver(tx);
+  if (Status s = future.get(); !s.ok()) {
+    spdlog::error("job {} could not be stored: {}", job.id, s.error().message);
+    return MakeError(ErrorCode::kInternal, "the job could not be stored: " + s.error().message);
+  }
+  return reply;
+}
+
+Result<std::vector<BoardView>> Lab::ListBoards(const Caller&) {
+  std::lock_guard l(mu_);
+  std::vector<QueuedJob> queued;
+  for (const auto& [id, aj] : jobs_) {
+    if (aj.job.state == JobState::kQueued) queued.push_back({id, aj.job.kind, aj.job.board});
+  }
+  std::vector<BoardView> out;
+  out.reserve(boards_.size());
+  for (const auto& [name, b] : boards_) {
+    const BoardSlot slot{name, b.kind, b.state, b.health};
+    BoardView v{b, 0};
+    for (const QueuedJob& q : queued) v.queue_length += Fits(q, slot) ? 1 : 0;
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
+Result<Job> Lab::GetJob(const Caller&, JobId id) {
+  {
+    std::lock_guard l(mu_);
+    auto it = jobs_.find(id);
+    if (it != jobs_.end()) return SnapshotLocked(it->second);
+  }
+  return store_.GetJob(id);
+}
+
+Result<std::vector<Job>> Lab::ListJobs(const Caller&, const db::JobFilter& filter) {
+  db::JobFilter f = filter;
+  if (!f.state.empty() && !ParseJobState(f.state)) {
+    std::vector<std::string> names;
+    for (JobState s : kAllJobStates) names.emplace_back(JobStateName(s));
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "unknown job state '" + f.state + "' (states: " + JoinNames(names) + ")");
+  }
+  if (f.limit == 0) f.limit = 50;
+  f.limit = std::min<std::uint32_t>(f.limit, 1000);
+  return store_.ListJobs(f);
+}
+
+Result<Job> Lab::Cancel(const Caller& caller, JobId id) {
+  std::unique_lock l(mu_);
+  auto it = jobs_.find(id);
+  if (it == jobs_.end()) {
+    l.unlock();
+    auto job = store_.GetJob(id);
+    if (!job.ok()) return job.error();
+    return MakeError(ErrorCode::kFailedPrecondition,
+                     fmt::format("job {} already {}", id, JobStateName(job->state)));
+  }
+  ActiveJob& aj = it->second;
+  Tx tx;
+  const std::string reason = "cancelled by " + caller.user;
+  bool freed_board = false;
+  if (IsOnBoard(aj.job.state)) {
+    auto r = runs_.find(aj.job.last_run_id);
+    if (r != runs_.end()) {
+      mculab::v1::ServerMessage m;
+      m.mutable_cancel()->set_run_id(static_cast<std::uint64_t>(r->first));
+      m.mutable_cancel()->set_reason(reason);
+      SendToAgentLocked(r->second.run.agent, m);
+      r->second.job_ended = true;
+      r->second.end_state = RunState::kCancelled;
+    }
+  }
+  aj.job.message = reason;
+  Job out = aj.job;
+  if (Status s = TransitionLocked(aj, JobState::kCancelled, reason, caller.user, tx); !s.ok()) {
+    return s.error();
+  }
+  out.state = JobState::kCancelled;
+  out.finished_ms = clock_.NowMs();
+  // A run whose agent already reported its end (we were only waiting for batches) ends now.
+  auto r = runs_.find(out.last_run_id);
+  if (r != runs_.end() && r->second.job_ended && r->second.finish_received) {
+    CloseRunLocked(r->second, RunState::kCancelled, reason, false, tx);
+    freed_board = true;
+  }
+  if (freed_board) ScheduleLocked(tx);
+  CommitLocked(tx);
+  l.unlock();
+  Deliver(tx);
+  spdlog::info("job {} {}", id, reason);
+  return out;
+}
+
+Result<std::shared_ptr<JobWatch>> Lab::Watch(const Caller&, JobId id) {
+  auto watch = std::make_shared<JobWatch>(id);
+  {
+    std::lock_guard l(mu_);
+    auto it = jobs_.find(id);
+    if (it != jobs_.end()) {
+      const Job& j = it->second.job;
+      watch->Push(JobEvent{j.id, j.state, j.message, std::min(j.progress_done, j.ProgressTotal()),
+                           j.ProgressTotal(), j.assigned_board, clock_.NowMs()});
+      if (!stopping_) {
+        watchers_[id].push_back(watch);
+      } else {
+        watch->End();
+      }
+      return watch;
+    }
+  }
+  // Not live: finished (or unknown). Every unfinished job is live, so this is the last event.
+  auto job = store_.GetJob(id);
+  if (!job.ok()) return job.error();
+  watch->Push(JobEvent{job->id, job->state, job->message,
+                       std::min(job->progress_done, job->ProgressTotal()), job->ProgressTotal(),
+                       job->assigned_board, job->finished_ms});
+  watch->End();
+  return watch;
+}
+
+Result<std::unique_ptr<ArtifactUpload>> Lab::BeginUpload(const Caller& caller, std::string name,
+                                                         std::uint64_t declared_size) {
+  return artifacts_.Begin(caller, std::move(name), declared_size);
+}
+
+Result<std::vector<JobTransition>> Lab::JobHistory(const Caller&, JobId id) {
+  auto t = store_.GetTransitions(id);
+  if (!t.ok()) return t.error();
+  if (t->empty()) return MakeError(ErrorCode::kNotFound, fmt::format("no job {}", id));
+  return t;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Timeouts and finalization
+
+void Lab::ExpireDeadlinesLocked(Tx& tx) {
+  const std::int64_t now = clock_.NowMs();
+  while (!deadlines_.empty() && deadlines_.begin()->first <= now) {
+    const JobId id = deadlines_.begin()->second;
+    deadlines_.erase(deadlines_.begin());
+    auto it = jobs_.find(id);
+    if (it == jobs_.end() || !IsOnBoard(it->second.job.state)) continue;
+    ActiveJob& aj = it->second;
+    aj.deadline_ms = kNoDeadline;
+    const std::string why =
+        fmt::format("timed out after {} s on board {}", aj.job.timeout_s, aj.job.assigned_board);
+    auto r = runs_.find(aj.job.last_run_id);
+    bool close_run = false;
+    if (r != runs_.end()) {
+      mculab::v1::ServerMessage m;
+      m.mutable_cancel()->set_run_id(static_cast<std::uint64_t>(r->first));
+      m.mutable_cancel()->set_reason(why);
+      SendToAgentLocked(r->second.run.agent, m);
+      r->second.job_ended = true;
+      r->second.end_state = RunState::kTimedOut;
+      close_run = r->second.finish_received;
+    }
+    aj.job.message = why;
+    const RunId run = aj.job.last_run_id;
+    spdlog::warn("job {} {}", id, why);
+    (void)TransitionLocked(aj, JobState::kTimedOut, why, "server", tx);
+    if (close_run) {
+      CloseRunLocked(runs_.at(run), RunState::kTimedOut, why, false, tx);
+      ScheduleLocked(tx);
+    }
+  }
+}
+
+void Lab::BackgroundLoop() {
+  std::unique_lock l(mu_);
+  while (!stopping_) {
+    if (!to_finalize_.empty()) {
+      const RunId run = to_finalize_.front();
+      to_finalize_.pop_front();
+      l.unlock();
+      Finalize(run);
+      l.lock();
+      continue;
+    }
+    Tx tx;
+    ExpireDeadlinesLocked(tx);
+    CommitLocked(tx);
+    if (!tx.notify.empty()) {
+      l.unlock();
+      Deliver(tx);
+      l.lock();
+      continue;
+    }
+    const std::int64_t next = deadlines_.empty() ? kNoDeadline : deadlines_.begin()->first;
+    clock_.WaitUntil(l, bg_cv_, next);
+  }
+}
+
+}  // namespace mculab::server

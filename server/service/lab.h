@@ -1,0 +1,218 @@
+// Lab: mculab-server's use cases. Clients submit, list, watch, cancel jobs and read results;
+// agents register boards and report runs. The Lab owns the live state (boards, agents, jobs that
+// are not finished, their runs) under one mutex, writes every change through the store's single
+// writer, and pushes messages to agents through AgentChannel. The rpc layer only translates.
+//
+// Concurrency:
+// - Public methods may be called from any thread.
+// - The store's commit callbacks (sample batches) call back in on the store's writer thread.
+// - One background thread ends jobs whose timeout passed (it sleeps until the next deadline on
+//   the injected Clock; nothing polls) and computes statistics of finished runs (it reads the
+//   store, which must not happen on the writer thread or under the Lab's lock).
+// - Under the lock the Lab only queues: store writes (in decision order), agent messages
+//   (AgentChannel::Send never blocks) and watch events; watch listeners run after unlocking.
+//
+// Scheduling is event driven: a submit, a run that ends, a board that registers or comes free
+// runs the pure scheduler (domain/scheduler.h) at once.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "agent.pb.h"
+#include "common/result.h"
+#include "db/store.h"
+#include "server/domain/board.h"
+#include "server/domain/job.h"
+#include "server/domain/run.h"
+#include "server/service/agent_channel.h"
+#include "server/service/artifacts.h"
+#include "server/service/caller.h"
+#include "server/service/clock.h"
+#include "server/service/config.h"
+#include "server/service/job_watch.h"
+#include "server/service/results.h"
+
+namespace mculab::server {
+
+inline constexpr std::uint32_t kMaxIterations = 100'000;
+inline constexpr std::uint32_t kMaxWarmup = 100'000;
+inline constexpr std::size_t kMaxCases = 10'000;
+inline constexpr std::uint32_t kMaxTimeoutS = 7 * 24 * 3600;
+
+struct SubmitRequest {
+  std::string kind;
+  std::string board;  // optional: one board by name
+  std::string op;
+  std::vector<CaseSpec> cases;
+  std::uint32_t iterations = 0;
+  std::uint32_t warmup = 0;
+  std::string label;
+  std::string cases_artifact;   // optional: SHA-256 of an uploaded CSV
+  std::uint32_t timeout_s = 0;  // 0: the configured default
+};
+
+struct SubmitReply {
+  JobId id = 0;
+  JobState state = JobState::kQueued;
+  // 0 when the job went to a board at once; otherwise 1 + the queued jobs ahead of it that
+  // compete for the same boards.
+  std::uint32_t queue_position = 0;
+};
+
+struct BoardView {
+  Board board;
+  std::uint32_t queue_length = 0;  // queued jobs that could run on this board
+};
+
+using AgentSessionId = std::uint64_t;
+
+class Lab {
+ public:
+  Lab(db::Store& store, Clock& clock, LabConfig config, std::filesystem::path home);
+  ~Lab();
+  Lab(const Lab&) = delete;
+  Lab& operator=(const Lab&) = delete;
+
+  // Loads the boards and unfinished jobs from the store. Boards start offline until their agent
+  // registers; jobs that were on a board when the server stopped go back to the queue as an
+  // infrastructure failure (issue 3 reconciles them with reconnecting agents instead). Starts the
+  // background thread. Call once, before serving.
+  Status Start();
+  // Ends every watch, stops the background thread. Queued store writes are left to the store.
+  void Stop();
+
+  // ---- clients ----
+  Result<SubmitReply> Submit(const Caller& caller, SubmitRequest request);
+  Result<std::vector<BoardView>> ListBoards(const Caller& caller);
+  Result<Job> GetJob(const Caller& caller, JobId id);
+  Result<std::vector<Job>> ListJobs(const Caller& caller, const db::JobFilter& filter);
+  // From any state that is not final; a job on a board gets its run cancelled on the agent and is
+  // cancelled at once; the board is free when the agent confirms the run ended.
+  Result<Job> Cancel(const Caller& caller, JobId id);
+  // Events from the job's current state until a final one.
+  Result<std::shared_ptr<JobWatch>> Watch(const Caller& caller, JobId id);
+  Result<JobResults> GetResults(const Caller& caller, JobId id, bool include_samples);
+  Result<std::unique_ptr<ArtifactUpload>> BeginUpload(const Caller& caller, std::string name,
+                                                      std::uint64_t declared_size);
+  Result<std::vector<JobTransition>> JobHistory(const Caller& caller, JobId id);
+
+  // ---- agents ----
+  // The first message of an agent's stream. Upserts its boards (idle), sends Registered, and
+  // replaces an older session of the same agent (whose runs are infrastructure failures).
+  Result<AgentSessionId> ConnectAgent(const Caller& caller, const mculab::v1::Register& reg,
+                                      std::shared_ptr<AgentChannel> channel);
+  // Every later message of that stream.
+  void OnAgentMessage(AgentSessionId session, const mculab::v1::AgentMessage& message);
+  // The stream ended: the agent's boards go offline and their runs are infrastructure failures
+  // (except while the Lab is stopping: then the next Start() deals with them).
+  void DisconnectAgent(AgentSessionId session, const std::string& reason);
+
+  const LabConfig& config() const { return config_; }
+
+ private:
+  struct ActiveJob {
+    Job job;
+    std::vector<CaseSpec> cases;
+    std::int64_t deadline_ms = kNoDeadline;  // while on a board
+  };
+  struct ActiveRun {
+    Run run;
+    std::set<std::uint64_t> committed;  // batch sequences committed
+    bool finish_received = false;       // RunFinished(SUCCEEDED) arrived; waiting for batches
+    bool finalizing = false;
+    std::vector<std::string> checksum_failures;
+    // The job ended (cancelled, timed out) while the agent still runs it: the board stays busy
+    // until the agent confirms; end_state is what the run is recorded as.
+    bool job_ended = false;
+    RunState end_state = RunState::kCancelled;
+  };
+  struct AgentSession {
+    AgentSessionId id = 0;
+    std::string agent;
+    std::shared_ptr<AgentChannel> channel;
+    std::int64_t last_seen_ms = 0;
+  };
+  // What one operation changed under the lock. CommitLocked() queues the writes and only then
+  // hands the events to their watches, so whoever sees an event can read its effects; Deliver()
+  // (after unlocking) runs the watches' listeners.
+  struct Tx {
+    db::WriteSet writes;
+    std::vector<std::pair<std::shared_ptr<JobWatch>, JobEvent>> events;
+    std::vector<std::shared_ptr<JobWatch>> notify;
+  };
+
+  // ---- helpers; *Locked ones need mu_ ----
+  // The one place a job changes state: domain check, memory, job row + audit row, watch events.
+  // A job reaching a final state leaves jobs_.
+  Status TransitionLocked(ActiveJob& aj, JobState to, std::string reason, std::string actor,
+                          Tx& tx);
+  void SetBoardStateLocked(Board& b, BoardState to, const std::string& reason, Tx& tx);
+  void SetBoardHealthLocked(Board& b, BoardHealth to, const std::string& reason, Tx& tx);
+  void EmitLocked(const Job& job, Tx& tx);  // current state/progress to the job's watchers
+  void ScheduleLocked(Tx& tx);
+  void AssignLocked(ActiveJob& aj, Board& board, Tx& tx);
+  // Ends an active run: records it, frees (or takes offline) its board, tells the agent.
+  void CloseRunLocked(ActiveRun& r, RunState state, const std::string& message, bool board_offline,
+                      Tx& tx);
+  void InfraFailLocked(ActiveRun& r, const std::string& why, const std::string& actor,
+                       bool board_offline, Tx& tx);
+  void FailJobOfRunLocked(ActiveRun& r, JobState to, const std::string& message,
+                          const std::string& actor, Tx& tx);
+  void DropSessionLocked(AgentSession& s, const std::string& reason, Tx& tx);
+  void SendToAgentLocked(const std::string& agent, const mculab::v1::ServerMessage& m);
+  void MaybeFinalizeLocked(ActiveRun& r);
+  void ExpireDeadlinesLocked(Tx& tx);
+  std::uint32_t QueuePositionLocked(const ActiveJob& aj) const;
+  void CommitLocked(Tx& tx, db::WriteDone done = nullptr);
+  static void Deliver(Tx& tx);
+
+  ActiveRun* FindRunLocked(RunId id, const std::string& agent);
+  Job SnapshotLocked(const ActiveJob& aj) const;
+  Status ValidateSubmit(const SubmitRequest& r) const;
+
+  // Agent messages.
+  void OnRunState(const std::string& agent, const mculab::v1::RunState& m);
+  void OnRunStarted(const std::string& agent, const mculab::v1::RunStarted& m);
+  void OnBatch(const std::string& agent, const mculab::v1::SampleBatch& m);
+  void OnBatchCommitted(const std::string& agent, RunId run, std::uint64_t sequence,
+                        std::uint64_t iterations, const db::WriteOutcome& outcome);
+  void OnCaseDone(const std::string& agent, const mculab::v1::CaseDone& m);
+  void OnRunFinished(const std::string& agent, const mculab::v1::RunFinished& m);
+
+  // Background thread.
+  void BackgroundLoop();
+  void Finalize(RunId run);
+
+  db::Store& store_;
+  Clock& clock_;
+  const LabConfig config_;
+  ArtifactStore artifacts_;
+
+  std::mutex mu_;
+  std::condition_variable bg_cv_;  // deadlines changed, a run to finalize, stopping
+  bool started_ = false;
+  bool stopping_ = false;
+  JobId next_job_id_ = 1;
+  RunId next_run_id_ = 1;
+  AgentSessionId next_session_id_ = 1;
+  std::map<JobId, ActiveJob> jobs_;  // every job not in a final state; id order = submit order
+  std::map<std::string, Board> boards_;
+  std::map<RunId, ActiveRun> runs_;
+  std::map<AgentSessionId, AgentSession> sessions_;
+  std::map<std::string, AgentSessionId> agent_sessions_;  // agent name -> current session
+  std::map<JobId, std::vector<std::weak_ptr<JobWatch>>> watchers_;
+  std::set<std::pair<std::int64_t, JobId>> deadlines_;
+  std::deque<RunId> to_finalize_;
+  std::thread background_;
+};
+
+}  // namespace mculab::server

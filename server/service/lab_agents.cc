@@ -1,0 +1,392 @@
+// Lab: the agent side. An agent registers its boards, then reports each run: its state, its
+// provenance, its sample batches (acknowledged after commit), each case's checksum and its end.
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <set>
+
+#include "server/service/lab.h"
+
+namespace mculab::server {
+namespace {
+
+std::string Actor(const std::string& agent) { return "agent:" + agent; }
+
+}  // namespace
+
+Result<AgentSessionId> Lab::ConnectAgent(const Caller& caller, const mculab::v1::Register& reg,
+                                         std::shared_ptr<AgentChannel> channel) {
+  if (reg.agent().empty()) {
+    return MakeError(ErrorCode::kInvalidArgument, "Register.agent (the agent's name) is empty");
+  }
+  std::set<std::string> names;
+  for (const auto& b : reg.boards()) {
+    if (b.name().empty() || b.kind().empty()) {
+      return MakeError(ErrorCode::kInvalidArgument,
+                       "agent " + reg.agent() + " registered a board without a name or kind");
+    }
+    if (!names.insert(b.name()).second) {
+      return MakeError(ErrorCode::kInvalidArgument,
+                       "agent " + reg.agent() + " registered board " + b.name() + " twice");
+    }
+  }
+
+  std::unique_lock l(mu_);
+  if (stopping_) return MakeError(ErrorCode::kUnavailable, "the server is shutting down");
+  for (const auto& b : reg.boards()) {
+    auto it = boards_.find(b.name());
+    if (it != boards_.end() && it->second.agent != reg.agent() &&
+        agent_sessions_.contains(it->second.agent)) {
+      return MakeError(ErrorCode::kAlreadyExists,
+                       "board " + b.name() + " is already registered by agent " + it->second.agent);
+    }
+  }
+  Tx tx;
+  if (auto old = agent_sessions_.find(reg.agent()); old != agent_sessions_.end()) {
+    DropSessionLocked(sessions_.at(old->second), "agent " + reg.agent() + " reconnected", tx);
+  }
+  const AgentSessionId id = next_session_id_++;
+  sessions_[id] = AgentSession{id, reg.agent(), std::move(channel), clock_.NowMs()};
+  agent_sessions_[reg.agent()] = id;
+
+  const std::string reason = "agent " + reg.agent() + " connected";
+  for (const auto& info : reg.boards()) {
+    auto [it, is_new] = boards_.try_emplace(info.name());
+    Board& b = it->second;
+    if (is_new) {
+      b.name = info.name();
+      b.state = BoardState::kOffline;
+      b.health = BoardHealth::kGood;
+    }
+    b.kind = info.kind();
+    b.agent = reg.agent();
+    b.tags = std::map<std::string, std::string>(info.tags().begin(), info.tags().end());
+    b.emulated = info.emulated();
+    b.serial = info.serial();
+    b.ram_bytes = info.ram_bytes();
+    b.current_job = 0;
+    SetBoardStateLocked(b, BoardState::kIdle, reason, tx);
+  }
+  for (auto& [name, b] : boards_) {
+    if (b.agent == reg.agent() && !names.contains(name) && b.state != BoardState::kOffline) {
+      SetBoardStateLocked(b, BoardState::kOffline, "no longer reported by agent " + reg.agent(),
+                          tx);
+    }
+  }
+  {
+    mculab::v1::ServerMessage m;
+    m.mutable_registered()->set_agent(reg.agent());
+    m.mutable_registered()->set_heartbeat_ms(config_.heartbeat_ms);
+    SendToAgentLocked(reg.agent(), m);
+  }
+  // Runs the agent still holds that the server has closed (requeued, finished): it may drop them.
+  for (std::uint64_t run : reg.active_runs()) {
+    if (runs_.contains(static_cast<RunId>(run))) continue;
+    mculab::v1::ServerMessage m;
+    m.mutable_run_closed()->set_run_id(run);
+    SendToAgentLocked(reg.agent(), m);
+  }
+  spdlog::info("agent {} connected from {} with {} board(s)", reg.agent(),
+               caller.peer.empty() ? "?" : caller.peer, reg.boards_size());
+  ScheduleLocked(tx);
+  CommitLocked(tx);
+  l.unlock();
+  Deliver(tx);
+  return id;
+}
+
+void Lab::DropSessionLocked(AgentSession& s, const std::string& reason, Tx& tx) {
+  const std::string agent = s.agent;
+  const AgentSessionId id = s.id;
+  std::vector<RunId> lost;
+  for (const auto& [run_id, r] : runs_) {
+    if (r.run.agent == agent) lost.push_back(run_id);
+  }
+  for (RunId run_id : lost) InfraFailLocked(runs_.at(run_id), reason, Actor(agent), true, tx);
+  for (auto& [name, b] : boards_) {
+    if (b.agent == agent && b.state != BoardState::kOffline) {
+      b.current_job = 0;
+      SetBoardStateLocked(b, BoardState::kOffline, reason, tx);
+    }
+  }
+  if (auto it = agent_sessions_.find(agent); it != agent_sessions_.end() && it->second == id) {
+    agent_sessions_.erase(it);
+  }
+  sessions_.erase(id);  // s is gone
+}
+
+void Lab::DisconnectAgent(AgentSessionId session, const std::string& reason) {
+  std::unique_lock l(mu_);
+  auto it = sessions_.find(session);
+  if (it == sessions_.end()) return;  // replaced by a newer session already
+  const std::string agent = it->second.agent;
+  if (stopping_) {
+    // The server is going down: runs are not the agent's failure. Start() of the next server
+    // requeues them; the boards' states are left for it too.
+    if (auto a = agent_sessions_.find(agent); a != agent_sessions_.end() && a->second == session) {
+      agent_sessions_.erase(a);
+    }
+    sessions_.erase(it);
+    return;
+  }
+  Tx tx;
+  spdlog::warn("agent {} disconnected: {}", agent, reason);
+  DropSessionLocked(it->second, "agent " + agent + " disconnected: " + reason, tx);
+  ScheduleLocked(tx);
+  CommitLocked(tx);
+  l.unlock();
+  Deliver(tx);
+}
+
+Lab::ActiveRun* Lab::FindRunLocked(RunId id, const std::string& agent) {
+  auto it = runs_.find(id);
+  if (it == runs_.end()) return nullptr;
+  if (it->second.run.agent != agent) {
+    spdlog::warn("agent {} reported run {}, which belongs to agent {}", agent, id,
+                 it->second.run.agent);
+    return nullptr;
+  }
+  return &it->second;
+}
+
+void Lab::OnAgentMessage(AgentSessionId session, const mculab::v1::AgentMessage& message) {
+  std::string agent;
+  {
+    std::lock_guard l(mu_);
+    auto it = sessions_.find(session);
+    if (it == sessions_.end()) return;  // a stale stream of a replaced session
+    it->second.last_seen_ms = clock_.NowMs();
+    agent = it->second.agent;
+  }
+  using M = mculab::v1::AgentMessage;
+  switch (message.msg_case()) {
+    case M::kRegister:
+      spdlog::warn("agent {} sent Register twice on one stream; ignored", agent);
+      break;
+    case M::kHeartbeat:
+      break;
+    case M::kRunState:
+      OnRunState(agent, message.run_state());
+      break;
+    case M::kRunStarted:
+      OnRunStarted(agent, message.run_started());
+      break;
+    case M::kBatch:
+      OnBatch(agent, message.batch());
+      break;
+    case M::kCaseDone:
+      OnCaseDone(agent, message.case_done());
+      break;
+    case M::kRunFinished:
+      OnRunFinished(agent, message.run_finished());
+      break;
+    case M::MSG_NOT_SET:
+      spdlog::warn("agent {} sent an empty message", agent);
+      break;
+  }
+}
+
+void Lab::OnRunState(const std::string& agent, const mculab::v1::RunState& m) {
+  RunState run_state;
+  JobState job_state;
+  if (m.state() == "preparing") {
+    run_state = RunState::kPreparing;
+    job_state = JobState::kPreparing;
+  } else if (m.state() == "running") {
+    run_state = RunState::kRunning;
+    job_state = JobState::kRunning;
+  } else {
+    spdlog::warn("agent {} reported run {} in unknown state '{}'", agent, m.run_id(), m.state());
+    return;
+  }
+  std::unique_lock l(mu_);
+  ActiveRun* r = FindRunLocked(static_cast<RunId>(m.run_id()), agent);
+  if (r == nullptr || r->job_ended) return;
+  auto it = jobs_.find(r->run.job_id);
+  if (it == jobs_.end() || it->second.job.last_run_id != r->run.id) return;
+  ActiveJob& aj = it->second;
+  // Only forward: a late "preparing" after "running" changes nothing.
+  if (aj.job.state == job_state ||
+      (job_state == JobState::kPreparing && aj.job.state == JobState::kRunning)) {
+    return;
+  }
+  Tx tx;
+  r->run.state = run_state;
+  tx.writes.runs.push_back(r->run);
+  (void)TransitionLocked(aj, job_state,
+                         m.message().empty() ? "agent reports " + m.state() : m.message(),
+                         Actor(agent), tx);
+  CommitLocked(tx);
+  l.unlock();
+  Deliver(tx);
+}
+
+void Lab::OnRunStarted(const std::string& agent, const mculab::v1::RunStarted& m) {
+  std::lock_guard l(mu_);
+  ActiveRun* r = FindRunLocked(static_cast<RunId>(m.run_id()), agent);
+  if (r == nullptr) return;
+  Provenance& p = r->run.provenance;
+  p.runner_version = m.runner_version();
+  p.port = m.port();
+  p.cpu = m.cpu();
+  p.clock_hz = m.clock_hz();
+  p.emulated = m.emulated();
+  p.timer_unit = m.timer_unit();
+  p.counters.assign(m.counters().begin(), m.counters().end());
+  p.firmware_sha256 = m.firmware_sha256();
+  p.workload_sha256 = m.workload_sha256();
+  p.toolchain = m.toolchain();
+  p.board_serial = m.board_serial();
+  if (p.board_serial.empty()) {
+    if (auto b = boards_.find(r->run.board); b != boards_.end()) p.board_serial = b->second.serial;
+  }
+  p.note = m.note();
+  p.seed = m.seed();
+  r->run.started = true;
+  Tx tx;
+  tx.writes.runs.push_back(r->run);
+  CommitLocked(tx);
+}
+
+void Lab::OnBatch(const std::string& agent, const mculab::v1::SampleBatch& m) {
+  const RunId run = static_cast<RunId>(m.run_id());
+  const std::uint64_t sequence = m.sequence();
+  db::WriteSet ws;
+  ws.batch.emplace();
+  SampleBatch& b = *ws.batch;
+  b.run_id = run;
+  b.sequence = sequence;
+  b.samples.reserve(static_cast<std::size_t>(m.samples_size()));
+  for (const auto& s : m.samples()) {
+    b.samples.push_back(Sample{m.pass(), s.case_index(), s.iteration(), s.metric(), s.value()});
+    if (s.metric() == 0) ++b.iterations;
+  }
+  const std::uint64_t iterations = b.iterations;
+
+  store_.WaitForRoom();  // backpressure on this agent's stream, with no lock held
+  std::lock_guard l(mu_);
+  ActiveRun* r = FindRunLocked(run, agent);
+  if (r == nullptr) {
+    // Unknown or closed run (requeued, finished): nothing to store; the agent may drop it.
+    mculab::v1::ServerMessage closed;
+    closed.mutable_run_closed()->set_run_id(m.run_id());
+    SendToAgentLocked(agent, closed);
+    return;
+  }
+  if (r->committed.contains(sequence)) {
+    mculab::v1::ServerMessage ack;
+    ack.mutable_ack()->set_run_id(m.run_id());
+    ack.mutable_ack()->set_sequence(sequence);
+    SendToAgentLocked(agent, ack);
+    return;
+  }
+  // Queued under the lock so the batch is ordered with the run's other writes.
+  store_.Write(std::move(ws), [this, agent, run, sequence, iterations](const db::WriteOutcome& o) {
+    OnBatchCommitted(agent, run, sequence, iterations, o);
+  });
+}
+
+void Lab::OnBatchCommitted(const std::string& agent, RunId run, std::uint64_t sequence,
+                           std::uint64_t iterations, const db::WriteOutcome& outcome) {
+  if (!outcome.status.ok()) {
+    // No acknowledgement: the agent keeps the batch and sends it again. Checked before locking:
+    // a closed store runs this on the thread that queued the batch, which holds the lock.
+    spdlog::error("batch {} of run {} was not stored: {}", sequence, run,
+                  outcome.status.error().message);
+    return;
+  }
+  std::unique_lock l(mu_);
+  mculab::v1::ServerMessage ack;
+  ack.mutable_ack()->set_run_id(static_cast<std::uint64_t>(run));
+  ack.mutable_ack()->set_sequence(sequence);
+  SendToAgentLocked(agent, ack);
+
+  auto r = runs_.find(run);
+  if (r == runs_.end()) return;
+  if (!r->second.committed.insert(sequence).second) return;
+  if (!outcome.duplicate_batch) r->second.run.progress_done += iterations;
+  Tx tx;
+  auto it = jobs_.find(r->second.run.job_id);
+  if (it != jobs_.end() && it->second.job.last_run_id == run) {
+    it->second.job.progress_done = r->second.run.progress_done;
+    EmitLocked(it->second.job, tx);
+  }
+  MaybeFinalizeLocked(r->second);
+  CommitLocked(tx);
+  l.unlock();
+  Deliver(tx);
+}
+
+void Lab::OnCaseDone(const std::string& agent, const mculab::v1::CaseDone& m) {
+  std::lock_guard l(mu_);
+  ActiveRun* r = FindRunLocked(static_cast<RunId>(m.run_id()), agent);
+  if (r == nullptr) return;
+  if (!m.checksum_ok()) {
+    r->checksum_failures.push_back(fmt::format("case {}: checksum {:#010x}, expected {:#010x}",
+                                               m.case_index(), m.checksum(),
+                                               m.expected_checksum()));
+  }
+  Tx tx;
+  tx.writes.case_results.push_back(CaseResult{r->run.id, m.case_index(), m.checksum(),
+                                              m.expected_checksum(), m.checksum_ok(),
+                                              m.overhead()});
+  CommitLocked(tx);
+}
+
+void Lab::OnRunFinished(const std::string& agent, const mculab::v1::RunFinished& m) {
+  using Outcome = mculab::v1::RunFinished;
+  std::unique_lock l(mu_);
+  ActiveRun* r = FindRunLocked(static_cast<RunId>(m.run_id()), agent);
+  if (r == nullptr) {
+    mculab::v1::ServerMessage closed;
+    closed.mutable_run_closed()->set_run_id(m.run_id());
+    SendToAgentLocked(agent, closed);
+    return;
+  }
+  Tx tx;
+  const std::string actor = Actor(agent);
+  if (r->job_ended) {
+    // The job was cancelled or timed out; the agent confirms the run is over.
+    CloseRunLocked(*r, r->end_state, m.message(), false, tx);
+  } else {
+    switch (m.outcome()) {
+      case Outcome::SUCCEEDED:
+        r->finish_received = true;
+        r->run.batches_expected = m.batches_sent();
+        tx.writes.runs.push_back(r->run);
+        MaybeFinalizeLocked(*r);
+        break;
+      case Outcome::WORKLOAD_FAILED: {
+        const std::string msg = m.message().empty() ? "the runner reported a failure" : m.message();
+        FailJobOfRunLocked(*r, JobState::kFailed, msg, actor, tx);
+        CloseRunLocked(*r, RunState::kWorkloadFailed, msg, false, tx);
+        break;
+      }
+      case Outcome::TIMED_OUT: {
+        const std::string msg =
+            m.message().empty() ? "the run timed out on the agent" : m.message();
+        FailJobOfRunLocked(*r, JobState::kTimedOut, msg, actor, tx);
+        CloseRunLocked(*r, RunState::kTimedOut, msg, false, tx);
+        break;
+      }
+      case Outcome::CANCELLED:
+        // Not asked for by the server (e.g. the agent is shutting down): try again elsewhere.
+        InfraFailLocked(*r,
+                        "the agent cancelled the run" +
+                            (m.message().empty() ? std::string() : ": " + m.message()),
+                        actor, false, tx);
+        break;
+      case Outcome::INFRA_FAILED:
+      default:
+        InfraFailLocked(*r, m.message().empty() ? "the board failed" : m.message(), actor, false,
+                        tx);
+        break;
+    }
+  }
+  ScheduleLocked(tx);
+  CommitLocked(tx);
+  l.unlock();
+  Deliver(tx);
+}
+
+}  // namespace mculab::server

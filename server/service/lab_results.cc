@@ -1,0 +1,145 @@
+// Lab: a finished run's statistics (computed from the stored raw samples once every batch the
+// agent sent is committed) and a job's results.
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <map>
+
+#include "common/op_catalog.h"
+#include "server/service/lab.h"
+
+namespace mculab::server {
+
+void Lab::Finalize(RunId run_id) {
+  Provenance provenance;
+  JobId job_id = 0;
+  {
+    std::lock_guard l(mu_);
+    auto r = runs_.find(run_id);
+    if (r == runs_.end()) return;
+    provenance = r->second.run.provenance;
+    job_id = r->second.run.job_id;
+  }
+  // Reads without the lock (the store's commit callbacks take it).
+  auto samples = store_.GetSamples(run_id);
+  auto results = store_.GetCaseResults(run_id);
+  std::vector<CaseStats> stats;
+  if (samples.ok()) stats = ComputeCaseStats(job_id, run_id, provenance, *samples);
+
+  std::unique_lock l(mu_);
+  auto r = runs_.find(run_id);
+  if (r == runs_.end()) return;
+  ActiveRun& run = r->second;
+  const std::string board = run.run.board;
+  Tx tx;
+  auto it = jobs_.find(job_id);
+  if (run.job_ended || it == jobs_.end() || it->second.job.last_run_id != run_id ||
+      !IsOnBoard(it->second.job.state)) {
+    CloseRunLocked(run, run.job_ended ? run.end_state : RunState::kSucceeded, "", false, tx);
+  } else if (!samples.ok() || !results.ok()) {
+    const std::string msg = "the server could not read the run's results: " +
+                            (samples.ok() ? results.error().message : samples.error().message);
+    spdlog::error("run {}: {}", run_id, msg);
+    FailJobOfRunLocked(run, JobState::kFailed, msg, "server", tx);
+    CloseRunLocked(run, RunState::kInfraFailed, msg, false, tx);
+  } else {
+    ActiveJob& aj = it->second;
+    std::vector<std::string> failures = run.checksum_failures;
+    for (const CaseResult& c : *results) {
+      if (c.ok) continue;
+      std::string f = fmt::format("case {}: checksum {:#010x}, expected {:#010x}", c.case_index,
+                                  c.checksum, c.expected);
+      if (std::find(failures.begin(), failures.end(), f) == failures.end()) failures.push_back(f);
+    }
+    if (!failures.empty()) {
+      std::string msg = "wrong result (checksum mismatch): ";
+      for (std::size_t i = 0; i < failures.size(); ++i) msg += (i ? "; " : "") + failures[i];
+      FailJobOfRunLocked(run, JobState::kFailed, msg, "server", tx);
+      CloseRunLocked(run, RunState::kWorkloadFailed, msg, false, tx);
+    } else {
+      // Flags worth showing: cases with missing iterations or without a checksum report.
+      std::map<std::uint32_t, std::uint64_t> timer_n;
+      for (const CaseStats& s : stats) {
+        if (s.metric_index == 0) timer_n[s.case_index] = s.n;
+      }
+      std::vector<bool> reported(aj.job.num_cases, false);
+      for (const CaseResult& c : *results) {
+        if (c.case_index < reported.size()) reported[c.case_index] = true;
+      }
+      std::vector<std::string> flags;
+      for (std::uint32_t i = 0; i < aj.job.num_cases; ++i) {
+        const std::uint64_t n = timer_n.contains(i) ? timer_n[i] : 0;
+        if (n != aj.job.iterations) {
+          flags.push_back(
+              fmt::format("case {}: {} of {} iterations stored", i, n, aj.job.iterations));
+        }
+        if (!reported[i]) flags.push_back(fmt::format("case {}: no checksum reported", i));
+      }
+      std::string message;
+      for (std::size_t i = 0; i < flags.size(); ++i) message += (i ? "; " : "") + flags[i];
+      const std::string actor = "agent:" + run.run.agent;
+      tx.writes.case_stats = std::move(stats);
+      if (aj.job.state != JobState::kRunning) {
+        (void)TransitionLocked(aj, JobState::kRunning, "implied by the run's end", actor, tx);
+      }
+      aj.job.message = message;
+      (void)TransitionLocked(aj, JobState::kSucceeded,
+                             fmt::format("run {} finished on board {}", run_id, board), actor, tx);
+      CloseRunLocked(run, RunState::kSucceeded, message, false, tx);
+      spdlog::info("job {} succeeded on board {}{}", job_id, board,
+                   message.empty() ? "" : " (" + message + ")");
+    }
+  }
+  ScheduleLocked(tx);
+  CommitLocked(tx);
+  l.unlock();
+  Deliver(tx);
+}
+
+Result<JobResults> Lab::GetResults(const Caller& caller, JobId id, bool include_samples) {
+  auto job = GetJob(caller, id);
+  if (!job.ok()) return job.error();
+  JobResults out;
+  out.job = *job;
+  if (const OpInfo* op = FindOp(out.job.op)) {
+    for (const OpParam& p : op->params) out.param_names.push_back(p.name);
+  }
+  auto cases = store_.GetJobCases(id);
+  if (!cases.ok()) return cases.error();
+  auto stats = store_.GetCaseStats(id);
+  if (!stats.ok()) return stats.error();
+  std::vector<CaseResult> case_results;
+  if (out.job.last_run_id != 0) {
+    auto run = store_.GetRun(out.job.last_run_id);
+    if (run.ok()) {
+      out.run = std::move(*run);
+      auto r = store_.GetCaseResults(out.job.last_run_id);
+      if (!r.ok()) return r.error();
+      case_results = std::move(*r);
+    } else if (run.error().code != ErrorCode::kNotFound) {
+      return run.error();
+    }
+  }
+  out.cases.reserve(cases->size());
+  for (std::size_t i = 0; i < cases->size(); ++i) {
+    CaseOutcome c;
+    c.index = static_cast<std::uint32_t>(i);
+    c.case_id = (*cases)[i].id;
+    c.params = (*cases)[i].params;
+    out.cases.push_back(std::move(c));
+  }
+  for (CaseResult& r : case_results) {
+    if (r.case_index < out.cases.size()) out.cases[r.case_index].result = r;
+  }
+  for (CaseStats& s : *stats) {
+    if (s.case_index < out.cases.size()) out.cases[s.case_index].stats.push_back(std::move(s));
+  }
+  if (include_samples && out.run) {
+    auto samples = store_.GetSamples(out.run->id);
+    if (!samples.ok()) return samples.error();
+    out.samples = GroupSamples(out.run->provenance, *samples);
+  }
+  return out;
+}
+
+}  // namespace mculab::server

@@ -1,0 +1,55 @@
+#include "server/service/results.h"
+
+#include <map>
+#include <utility>
+
+#include "common/stats.h"
+
+namespace mculab::server {
+
+std::vector<CaseStats> ComputeCaseStats(JobId job, RunId run, const Provenance& provenance,
+                                        std::span<const Sample> samples) {
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::vector<double>> groups;
+  for (const Sample& s : samples) {
+    groups[{s.case_index, s.metric}].push_back(static_cast<double>(s.value));
+  }
+  std::vector<CaseStats> out;
+  out.reserve(groups.size());
+  for (const auto& [key, values] : groups) {
+    const Summary sum = Summarize(values);
+    CaseStats c;
+    c.job_id = job;
+    c.run_id = run;
+    c.case_index = key.first;
+    c.metric_index = key.second;
+    c.metric = MetricName(provenance, key.second);
+    c.unit = key.second == 0 ? (provenance.timer_unit.empty() ? "ticks" : provenance.timer_unit)
+                             : "count";
+    c.n = sum.n;
+    c.min = sum.min;
+    c.median = sum.median;
+    c.mean = sum.mean;
+    c.p90 = sum.p90;
+    c.p99 = sum.p99;
+    c.stddev = sum.stddev;
+    c.cv = sum.cv;
+    c.max = sum.max;
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+std::vector<RawSeries> GroupSamples(const Provenance& provenance, std::span<const Sample> samples) {
+  std::vector<RawSeries> out;
+  for (const Sample& s : samples) {
+    if (out.empty() || out.back().pass != s.pass || out.back().case_index != s.case_index ||
+        out.back().metric_index != s.metric) {
+      out.push_back(
+          RawSeries{s.case_index, s.pass, s.metric, MetricName(provenance, s.metric), {}});
+    }
+    out.back().values.push_back(s.value);
+  }
+  return out;
+}
+
+}  // namespace mculab::server

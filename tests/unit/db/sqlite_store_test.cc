@@ -1,0 +1,520 @@
+// SqliteStore against a real SQLite file in a temporary directory.
+#include "db/sqlite_store.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <filesystem>
+#include <future>
+#include <random>
+
+namespace mculab::db {
+namespace {
+
+using server::BoardHealth;
+using server::BoardState;
+using server::JobState;
+using server::RunState;
+
+class TempDir {
+ public:
+  TempDir() {
+    std::random_device rd;
+    path_ = std::filesystem::temp_directory_path() /
+            ("mculab-db-test-" + std::to_string(rd()) + std::to_string(rd()));
+    std::filesystem::create_directories(path_);
+  }
+  ~TempDir() { std::filesystem::remove_all(path_); }
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+class SqliteStoreTest : public ::testing::Test {
+ protected:
+  std::filesystem::path db_path() const { return dir_.path() / "mculab.db"; }
+
+  std::unique_ptr<SqliteStore> Open(SqliteOptions options = {}) {
+    auto store = SqliteStore::Open(db_path(), std::move(options));
+    EXPECT_TRUE(store.ok()) << (store.ok() ? "" : store.error().message);
+    return store.ok() ? std::move(*store) : nullptr;
+  }
+
+  static Job NewJob(std::string kind = "host", std::string user = "ana") {
+    Job j;
+    j.user = std::move(user);
+    j.kind = std::move(kind);
+    j.op = "fully_connected_s8";
+    j.iterations = 10;
+    j.warmup = 1;
+    j.num_cases = 2;
+    j.timeout_s = 600;
+    j.created_ms = 1000;
+    return j;
+  }
+
+  // Inserts a job with the next id and its creation audit row.
+  static JobId Insert(Store& store, Job job) {
+    auto max = store.MaxJobId();
+    EXPECT_TRUE(max.ok());
+    job.id = *max + 1;
+    WriteSet ws;
+    ws.new_jobs.push_back({job, {{7, {1, 8, 4}}, {9, {1, 16, 4}}}});
+    ws.transitions.push_back(server::CreationTransition(job, job.user));
+    EXPECT_TRUE(store.WriteAndWait(std::move(ws)).ok());
+    return job.id;
+  }
+
+  static db::Run NewRun(RunId id, JobId job) {
+    db::Run r;
+    r.id = id;
+    r.job_id = job;
+    r.attempt = 1;
+    r.board = "host-0";
+    r.agent = "lab-1";
+    r.created_ms = 2000;
+    return r;
+  }
+
+  static SampleBatch Batch(RunId run, std::uint64_t seq, std::uint32_t iterations) {
+    SampleBatch b;
+    b.run_id = run;
+    b.sequence = seq;
+    for (std::uint32_t i = 0; i < iterations; ++i) {
+      b.samples.push_back(Sample{0, 0, i, 0, 100 + i});
+      b.samples.push_back(Sample{0, 0, i, 1, 5});
+    }
+    b.iterations = iterations;
+    return b;
+  }
+
+  TempDir dir_;
+};
+
+TEST_F(SqliteStoreTest, MigrationsAreAppliedAtOpenAndRecordedInUserVersion) {
+  auto store = Open();
+  ASSERT_TRUE(store);
+  auto version = store->SchemaVersion();
+  ASSERT_TRUE(version.ok());
+  EXPECT_EQ(*version, static_cast<int>(EmbeddedMigrations().size()));
+}
+
+TEST_F(SqliteStoreTest, JournalModeIsWal) {
+  auto store = Open();
+  ASSERT_TRUE(store);
+  auto mode = store->JournalMode();
+  ASSERT_TRUE(mode.ok());
+  EXPECT_EQ(*mode, "wal");
+}
+
+TEST_F(SqliteStoreTest, ReopeningAppliesEachMigrationOnlyOnce) {
+  // A migration that fails if it runs twice (the table already exists).
+  SqliteOptions options;
+  options.migrations.push_back(
+      {static_cast<int>(options.migrations.size()) + 1, "probe.sql", "CREATE TABLE probe(x);"});
+  const int latest = static_cast<int>(options.migrations.size());
+  { ASSERT_TRUE(Open(options)); }
+  auto again = SqliteStore::Open(db_path(), options);
+  ASSERT_TRUE(again.ok()) << again.error().message;
+  EXPECT_EQ(*(*again)->SchemaVersion(), latest);
+}
+
+TEST_F(SqliteStoreTest, MigrationAddedLaterIsAppliedOnNextOpen) {
+  { ASSERT_TRUE(Open()); }
+  SqliteOptions options;
+  options.migrations.push_back(
+      {static_cast<int>(options.migrations.size()) + 1, "probe.sql", "CREATE TABLE probe(x);"});
+  auto store = Open(options);
+  ASSERT_TRUE(store);
+  EXPECT_EQ(*store->SchemaVersion(), static_cast<int>(options.migrations.size()));
+}
+
+TEST_F(SqliteStoreTest, DatabaseNewerThanTheServerIsRefused) {
+  SqliteOptions newer;
+  newer.migrations.push_back(
+      {static_cast<int>(newer.migrations.size()) + 1, "probe.sql", "CREATE TABLE probe(x);"});
+  { ASSERT_TRUE(Open(newer)); }
+  auto store = SqliteStore::Open(db_path());
+  ASSERT_FALSE(store.ok());
+  EXPECT_EQ(store.error().code, ErrorCode::kFailedPrecondition);
+  EXPECT_NE(store.error().message.find("newer"), std::string::npos);
+}
+
+TEST_F(SqliteStoreTest, InsertedJobIsReadBackWithCasesAndCreationAuditRow) {
+  auto store = Open();
+  ASSERT_TRUE(store);
+  Job job = NewJob();
+  job.label = "baseline";
+  const JobId id = Insert(*store, job);
+  EXPECT_EQ(id, 1);
+  auto got = store->GetJob(id);
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(got->user, "ana");
+  EXPECT_EQ(got->label, "baseline");
+  EXPECT_EQ(got->state, JobState::kQueued);
+  EXPECT_EQ(got->num_cases, 2u);
+  auto cases = store->GetJobCases(id);
+  ASSERT_TRUE(cases.ok());
+  EXPECT_EQ(*cases, (std::vector<CaseSpec>{{7, {1, 8, 4}}, {9, {1, 16, 4}}}));
+  auto audit = store->GetTransitions(id);
+  ASSERT_TRUE(audit.ok());
+  ASSERT_EQ(audit->size(), 1u);
+  EXPECT_EQ((*audit)[0].from, "");
+  EXPECT_EQ((*audit)[0].to, "queued");
+  EXPECT_EQ((*audit)[0].actor, "ana");
+}
+
+TEST_F(SqliteStoreTest, InsertingAnExistingJobIdFailsThatWriteSetOnly) {
+  auto store = Open();
+  ASSERT_TRUE(store);
+  Job job = NewJob();
+  job.id = Insert(*store, job);
+  WriteSet dup;
+  dup.new_jobs.push_back({job, {}});
+  WriteSet other;
+  other.artifacts.push_back({"cd34", 1, "x.csv", "ana", 1});
+  // Both are queued behind a write that holds the writer, so they share one transaction.
+  std::promise<void> release, holding;
+  std::shared_future<void> released = release.get_future().share();
+  store->Write(WriteSet{}, [&](const WriteOutcome&) {
+    holding.set_value();
+    released.wait();
+  });
+  holding.get_future().wait();
+  std::promise<Status> dup_done, other_done;
+  store->Write(std::move(dup), [&](const WriteOutcome& o) { dup_done.set_value(o.status); });
+  store->Write(std::move(other), [&](const WriteOutcome& o) { other_done.set_value(o.status); });
+  release.set_value();
+  EXPECT_FALSE(dup_done.get_future().get().ok());
+  EXPECT_TRUE(other_done.get_future().get().ok());
+  EXPECT_TRUE(store->GetArtifact("cd34")->has_value());
+}
+
+TEST_F(SqliteStoreTest, MissingJobIsNotFound) {
+  auto store = Open();
+  ASSERT_TRUE(store);
+  auto got = store->GetJob(42);
+  ASSERT_FALSE(got.ok());
+  EXPECT_EQ(got.error().code, ErrorCode::kNotFound);
+}
+
+TEST_F(SqliteStoreTest, TransitionsAreWrittenToTheAuditTableInOrder) {
+  auto store = Open();
+  ASSERT_TRUE(store);
+  Job job = NewJob();
+  job.id = Insert(*store, job);
+  WriteSet ws;
+  auto t1 = server::ApplyTransition(job, JobState::kAssigned, "scheduled", "server", 5);
+  auto t2 = server::ApplyTransition(job, JobState::kCancelled, "by user", "ana", 6);
+  ASSERT_TRUE(t1.ok() && t2.ok());
+  ws.jobs.push_back(job);
+  ws.transitions = {*t1, *t2};
+  ASSERT_TRUE(store->WriteAndWait(std::move(ws)).ok());
+  auto audit = store->GetTransitions(job.id);
+  ASSERT_TRUE(audit.ok());
+  ASSERT_EQ(audit->size(), 3u);
+  EXPECT_EQ((*audit)[1].from, "queued");
+  EXPECT_EQ((*audit)[1].to, "assigned");
+  EXPECT_EQ((*audit)[2].to, "cancelled");
+  EXPECT_EQ((*audit)[2].reason, "by user");
+  EXPECT_EQ(store->GetJob(job.id)->state, JobState::kCancelled);
+  EXPECT_EQ(store->GetJob(job.id)->attempts, 1u);
+}
+
+TEST_F(SqliteStoreTest, ReadSeesAWriteQueuedBeforeIt) {
+  auto store = Open();
+  ASSERT_TRUE(store);
+  Job job = NewJob();
+  job.id = Insert(*store, job);
+  job.message = "queued behind 3 jobs";
+  WriteSet ws;
+  ws.jobs.push_back(job);
+  store->Write(std::move(ws));  // not waited for
+  EXPECT_EQ(store->GetJob(job.id)->message, "queued behind 3 jobs");
+}
+
+TEST_F(SqliteStoreTest, RepeatedBatchIsStoredOnceAndAcknowledgedAsDuplicate) {
+  auto store = Open();
+  ASSERT_TRUE(store);
+  Job job = NewJob();
+  job.id = Insert(*store, job);
+  WriteSet run;
+  run.runs.push_back(NewRun(1, job.id));
+  ASSERT_TRUE(store->WriteAndWait(std::move(run)).ok());
+
+  std::vector<WriteOutcome> outcomes;
+  for (int i = 0; i < 2; ++i) {
+    std::promise<WriteOutcome> p;
+    WriteSet ws;
+    ws.batch = Batch(1, 0, 5);
+    store->Write(std::move(ws), [&p](const WriteOutcome& o) { p.set_value(o); });
+    outcomes.push_back(p.get_future().get());
+  }
+  EXPECT_TRUE(outcomes[0].status.ok());
+  EXPECT_FALSE(outcomes[0].duplicate_batch);
+  EXPECT_TRUE(outcomes[1].status.ok());
+  EXPECT_TRUE(outcomes[1].duplicate_batch);
+  EXPECT_EQ(*store->CountSamples(1), 10u);
+  EXPECT_EQ(store->GetRun(1)->progress_done, 5u);
+}
+
+TEST_F(SqliteStoreTest, SameSequenceOfAnotherRunIsNotADuplicate) {
+  auto store = Open();
+  ASSERT_TRUE(store);
+  WriteSet a, b;
+  a.batch = Batch(1, 0, 3);
+  b.batch = Batch(2, 0, 3);
+  ASSERT_TRUE(store->WriteAndWait(std::move(a)).ok());
+  ASSERT_TRUE(store->WriteAndWait(std::move(b)).ok());
+  EXPECT_EQ(*store->CountSamples(1), 6u);
+  EXPECT_EQ(*store->CountSamples(2), 6u);
+}
+
+TEST_F(SqliteStoreTest, BatchCallbackRunsOnlyAfterTheSamplesAreCommitted) {
+  auto store = Open();
+  ASSERT_TRUE(store);
+  std::promise<std::uint64_t> seen;
+  WriteSet ws;
+  ws.batch = Batch(3, 0, 300);
+  store->Write(std::move(ws), [&](const WriteOutcome& o) {
+    ASSERT_TRUE(o.status.ok());
+    // The read connection sees only committed data.
+    seen.set_value(*store->CountSamples(3));
+  });
+  EXPECT_EQ(seen.get_future().get(), 600u);
+}
+
+TEST_F(SqliteStoreTest, WritesQueuedTogetherShareOneTransaction) {
+  auto store = Open();
+  ASSERT_TRUE(store);
+  // Hold the writer inside the first write's callback while 20 batches of 100 rows queue up.
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  std::promise<void> holding;
+  WriteSet first;
+  first.batch = Batch(1, 0, 1);
+  store->Write(std::move(first), [&](const WriteOutcome&) {
+    holding.set_value();
+    released.wait();
+  });
+  holding.get_future().wait();
+  const std::uint64_t before = store->TransactionsCommitted();
+  for (std::uint64_t seq = 1; seq <= 20; ++seq) {
+    WriteSet ws;
+    ws.batch = Batch(1, seq, 50);
+    store->Write(std::move(ws));
+  }
+  release.set_value();
+  store->Flush();
+  EXPECT_EQ(store->TransactionsCommitted() - before, 1u);
+  EXPECT_EQ(*store->CountSamples(1), 2u + 20u * 100u);
+}
+
+TEST_F(SqliteStoreTest, SamplesAreReadInPassCaseMetricIterationOrder) {
+  auto store = Open();
+  ASSERT_TRUE(store);
+  WriteSet ws;
+  ws.batch = SampleBatch{};
+  ws.batch->run_id = 4;
+  ws.batch->samples = {{0, 1, 1, 0, 11}, {0, 0, 1, 0, 1}, {0, 1, 0, 0, 10}, {0, 0, 0, 0, 0}};
+  ASSERT_TRUE(store->WriteAndWait(std::move(ws)).ok());
+  auto samples = store->GetSamples(4);
+  ASSERT_TRUE(samples.ok());
+  std::vector<std::int64_t> values;
+  for (const auto& s : *samples) values.push_back(s.value);
+  EXPECT_EQ(values, (std::vector<std::int64_t>{0, 1, 10, 11}));
+}
+
+TEST_F(SqliteStoreTest, RunProvenanceIsStoredAndProgressIsKeptAcrossUpdates) {
+  auto store = Open();
+  ASSERT_TRUE(store);
+  db::Run run = NewRun(7, 1);
+  WriteSet a;
+  a.runs.push_back(run);
+  a.batch = Batch(7, 0, 4);
+  ASSERT_TRUE(store->WriteAndWait(std::move(a)).ok());
+  run.state = RunState::kRunning;
+  run.started = true;
+  run.provenance.timer_unit = "cycles";
+  run.provenance.counters = {"instructions", "loads"};
+  run.provenance.clock_hz = 32'000'000;
+  run.provenance.emulated = true;
+  WriteSet b;
+  b.runs.push_back(run);
+  ASSERT_TRUE(store->WriteAndWait(std::move(b)).ok());
+  auto got = store->GetRun(7);
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(got->state, RunState::kRunning);
+  EXPECT_EQ(got->provenance.counters, (std::vector<std::string>{"instructions", "loads"}));
+  EXPECT_EQ(got->provenance.clock_hz, 32'000'000u);
+  EXPECT_TRUE(got->provenance.emulated);
+  EXPECT_EQ(got->progress_done, 4u);  // an upsert of the run does not reset the store's count
+  EXPECT_EQ(*store->MaxRunId(), 7);
+}
+
+TEST_F(SqliteStoreTest, JobShowsTheProgressOfItsLatestRun) {
+  auto store = Open();
+  ASSERT_TRUE(store);
+  Job job = NewJob();
+  job.id = Insert(*store, job);
+  job.last_run_id = 3;
+  WriteSet ws;
+  ws.jobs.push_back(job);
+  ws.runs.push_back(NewRun(3, job.id));
+  ws.batch = Batch(3, 0, 6);
+  ASSERT_TRUE(store->WriteAndWait(std::move(ws)).ok());
+  EXPECT_EQ(store->GetJob(job.id)->progress_done, 6u);
+}
+
+TEST_F(SqliteStoreTest, ListJobsFiltersAndPagesNewestFirst) {
+  auto store = Open();
+  ASSERT_TRUE(store);
+  for (int i = 0; i < 5; ++i) Insert(*store, NewJob(i % 2 ? "qemu" : "host", i < 3 ? "ana" : "bo"));
+  JobFilter all;
+  auto jobs = store->ListJobs(all);
+  ASSERT_TRUE(jobs.ok());
+  ASSERT_EQ(jobs->size(), 5u);
+  EXPECT_EQ(jobs->front().id, 5);
+  EXPECT_EQ(jobs->back().id, 1);
+
+  JobFilter page;
+  page.limit = 2;
+  page.before_id = 4;
+  jobs = store->ListJobs(page);
+  ASSERT_EQ(jobs->size(), 2u);
+  EXPECT_EQ((*jobs)[0].id, 3);
+  EXPECT_EQ((*jobs)[1].id, 2);
+
+  JobFilter kind;
+  kind.kind = "qemu";
+  jobs = store->ListJobs(kind);
+  ASSERT_EQ(jobs->size(), 2u);
+  EXPECT_EQ((*jobs)[0].id, 4);
+
+  JobFilter user;
+  user.user = "bo";
+  user.kind = "host";
+  jobs = store->ListJobs(user);
+  ASSERT_EQ(jobs->size(), 1u);
+  EXPECT_EQ((*jobs)[0].id, 5);
+}
+
+TEST_F(SqliteStoreTest, ActiveJobsExcludeFinishedOnes) {
+  auto store = Open();
+  ASSERT_TRUE(store);
+  Job a = NewJob();
+  a.id = Insert(*store, a);
+  Job b = NewJob();
+  b.id = Insert(*store, b);
+  auto t = server::ApplyTransition(b, JobState::kCancelled, "by user", "ana", 9);
+  ASSERT_TRUE(t.ok());
+  WriteSet ws;
+  ws.jobs.push_back(b);
+  ws.transitions.push_back(*t);
+  ASSERT_TRUE(store->WriteAndWait(std::move(ws)).ok());
+  auto active = store->ListActiveJobs();
+  ASSERT_TRUE(active.ok());
+  ASSERT_EQ(active->size(), 1u);
+  EXPECT_EQ((*active)[0].id, a.id);
+}
+
+TEST_F(SqliteStoreTest, BoardsAreUpsertedWithTagsAndTheirTransitionsAudited) {
+  auto store = Open();
+  ASSERT_TRUE(store);
+  Board b;
+  b.name = "an547-0";
+  b.kind = "corstone300-qemu";
+  b.agent = "lab-1";
+  b.tags = {{"cpu", "cortex-m55"}};
+  b.emulated = true;
+  b.state = BoardState::kIdle;
+  b.health = BoardHealth::kGood;
+  WriteSet a;
+  a.boards.push_back(b);
+  ASSERT_TRUE(store->WriteAndWait(std::move(a)).ok());
+  b.health = BoardHealth::kUnknown;
+  WriteSet c;
+  c.boards.push_back(b);
+  c.board_transitions.push_back({b.name, "health", "good", "unknown", "agent lost", "server", 3});
+  ASSERT_TRUE(store->WriteAndWait(std::move(c)).ok());
+  auto boards = store->ListBoards();
+  ASSERT_TRUE(boards.ok());
+  ASSERT_EQ(boards->size(), 1u);
+  EXPECT_EQ((*boards)[0].health, BoardHealth::kUnknown);
+  EXPECT_EQ((*boards)[0].tags.at("cpu"), "cortex-m55");
+  EXPECT_TRUE((*boards)[0].emulated);
+  auto audit = store->GetBoardTransitions(b.name);
+  ASSERT_EQ(audit->size(), 1u);
+  EXPECT_EQ((*audit)[0].reason, "agent lost");
+}
+
+TEST_F(SqliteStoreTest, CaseStatsAndResultsRoundTrip) {
+  auto store = Open();
+  ASSERT_TRUE(store);
+  WriteSet ws;
+  ws.case_results.push_back({5, 0, 0xabcd, 0xabcd, true, 12});
+  CaseStats s;
+  s.job_id = 1;
+  s.run_id = 5;
+  s.metric = "cycles";
+  s.unit = "cycles";
+  s.n = 3;
+  s.median = 101.5;
+  ws.case_stats.push_back(s);
+  ASSERT_TRUE(store->WriteAndWait(std::move(ws)).ok());
+  auto results = store->GetCaseResults(5);
+  ASSERT_EQ(results->size(), 1u);
+  EXPECT_EQ((*results)[0].checksum, 0xabcdu);
+  EXPECT_EQ((*results)[0].overhead, 12);
+  auto stats = store->GetCaseStats(1);
+  ASSERT_EQ(stats->size(), 1u);
+  EXPECT_DOUBLE_EQ((*stats)[0].median, 101.5);
+}
+
+TEST_F(SqliteStoreTest, ArtifactIsStoredOnceByHash) {
+  auto store = Open();
+  ASSERT_TRUE(store);
+  for (int i = 0; i < 2; ++i) {
+    WriteSet ws;
+    ws.artifacts.push_back({"ab12", 10, i ? "second.csv" : "first.csv", "ana", 1});
+    ASSERT_TRUE(store->WriteAndWait(std::move(ws)).ok());
+  }
+  auto a = store->GetArtifact("ab12");
+  ASSERT_TRUE(a.ok() && a->has_value());
+  EXPECT_EQ((*a)->name, "first.csv");
+  EXPECT_FALSE(store->GetArtifact("ffff")->has_value());
+}
+
+TEST_F(SqliteStoreTest, CloseAppliesEveryQueuedWriteAndRunsItsCallback) {
+  std::atomic<int> done{0};
+  {
+    auto store = Open();
+    ASSERT_TRUE(store);
+    for (std::uint64_t seq = 0; seq < 50; ++seq) {
+      WriteSet ws;
+      ws.batch = Batch(9, seq, 10);
+      store->Write(std::move(ws), [&](const WriteOutcome& o) {
+        if (o.status.ok()) ++done;
+      });
+    }
+    store->Close();
+  }
+  EXPECT_EQ(done.load(), 50);
+  auto store = Open();
+  ASSERT_TRUE(store);
+  EXPECT_EQ(*store->CountSamples(9), 50u * 20u);
+}
+
+TEST_F(SqliteStoreTest, WriteAfterCloseFailsWithUnavailable) {
+  auto store = Open();
+  ASSERT_TRUE(store);
+  store->Close();
+  Status s = store->WriteAndWait(WriteSet{});
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().code, ErrorCode::kUnavailable);
+  EXPECT_FALSE(store->GetJob(1).ok());
+}
+
+}  // namespace
+}  // namespace mculab::db

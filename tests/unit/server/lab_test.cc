@@ -1,0 +1,865 @@
+// The Lab's use cases with a real SQLite store in a temporary directory, a fake clock and fake
+// agent channels. No sleeps: tests wait for the messages and events the Lab produces.
+#include "server/service/lab.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <future>
+#include <random>
+
+#include "db/sqlite_store.h"
+#include "fakes.h"
+
+namespace mculab::server {
+namespace {
+
+using testing::FakeAgentChannel;
+using testing::FakeClock;
+namespace v1 = mculab::v1;
+using Outcome = v1::RunFinished;
+
+class TempDir {
+ public:
+  TempDir() {
+    std::random_device rd;
+    path_ = std::filesystem::temp_directory_path() /
+            ("mculab-lab-test-" + std::to_string(rd()) + std::to_string(rd()));
+    std::filesystem::create_directories(path_);
+  }
+  ~TempDir() { std::filesystem::remove_all(path_); }
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+struct BoardSpec {
+  std::string name;
+  std::string kind;
+};
+
+class LabTest : public ::testing::Test {
+ protected:
+  void SetUp() override { OpenLab(); }
+  void TearDown() override {
+    if (lab_) lab_->Stop();
+    lab_.reset();
+    store_.reset();
+  }
+
+  void OpenLab() {
+    auto store = db::SqliteStore::Open(dir_.path() / "mculab.db");
+    ASSERT_TRUE(store.ok()) << store.error().message;
+    store_ = std::move(*store);
+    lab_ = std::make_unique<Lab>(*store_, clock_, config_, dir_.path());
+    Status s = lab_->Start();
+    ASSERT_TRUE(s.ok()) << s.error().message;
+  }
+
+  void RestartLab() {
+    lab_->Stop();
+    lab_.reset();
+    store_->Close();
+    store_.reset();
+    OpenLab();
+  }
+
+  AgentSessionId Connect(const std::shared_ptr<FakeAgentChannel>& channel, const std::string& agent,
+                         const std::vector<BoardSpec>& boards) {
+    v1::Register reg;
+    reg.set_agent(agent);
+    for (const auto& b : boards) {
+      auto* info = reg.add_boards();
+      info->set_name(b.name);
+      info->set_kind(b.kind);
+      info->set_serial("SN-" + b.name);
+    }
+    auto id = lab_->ConnectAgent(caller_, reg, channel);
+    EXPECT_TRUE(id.ok()) << (id.ok() ? "" : id.error().message);
+    EXPECT_TRUE(channel->Take(FakeAgentChannel::IsRegistered));
+    return id.ok() ? *id : 0;
+  }
+
+  // A host agent "lab-1" with one board "host-0".
+  AgentSessionId ConnectHostAgent() { return Connect(agent_, "lab-1", {{"host-0", "host"}}); }
+
+  static SubmitRequest FcJob(std::uint32_t cases = 2, std::uint32_t iterations = 4,
+                             std::string kind = "host") {
+    SubmitRequest r;
+    r.kind = std::move(kind);
+    r.op = "fully_connected_s8";
+    for (std::uint32_t i = 0; i < cases; ++i)
+      r.cases.push_back({100 + i, {1, static_cast<std::int32_t>(8 * (i + 1)), 4}});
+    r.iterations = iterations;
+    r.warmup = 1;
+    return r;
+  }
+
+  JobId Submit(SubmitRequest r) {
+    auto reply = lab_->Submit(caller_, std::move(r));
+    EXPECT_TRUE(reply.ok()) << (reply.ok() ? "" : reply.error().message);
+    return reply.ok() ? reply->id : 0;
+  }
+
+  v1::Assignment TakeAssignment(FakeAgentChannel& channel) {
+    auto m = channel.Take(FakeAgentChannel::IsAssign);
+    EXPECT_TRUE(m.has_value()) << "no Assignment arrived";
+    return m ? m->assign() : v1::Assignment{};
+  }
+
+  void Send(AgentSessionId session, const v1::AgentMessage& m) { lab_->OnAgentMessage(session, m); }
+
+  static v1::AgentMessage RunStateMsg(std::uint64_t run, const std::string& state) {
+    v1::AgentMessage m;
+    m.mutable_run_state()->set_run_id(run);
+    m.mutable_run_state()->set_state(state);
+    return m;
+  }
+  static v1::AgentMessage StartedMsg(std::uint64_t run) {
+    v1::AgentMessage m;
+    auto* s = m.mutable_run_started();
+    s->set_run_id(run);
+    s->set_runner_version("0.1.0");
+    s->set_port("host");
+    s->set_timer_unit("ns");
+    s->add_counters("instructions");
+    s->set_firmware_sha256(std::string(64, 'f'));
+    return m;
+  }
+  // One batch with the given timer values of one case, iterations from `first`.
+  static v1::AgentMessage BatchMsg(std::uint64_t run, std::uint64_t seq, std::uint32_t case_index,
+                                   const std::vector<std::int64_t>& values,
+                                   std::uint32_t first = 0) {
+    v1::AgentMessage m;
+    auto* b = m.mutable_batch();
+    b->set_run_id(run);
+    b->set_sequence(seq);
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      auto* s = b->add_samples();
+      s->set_case_index(case_index);
+      s->set_iteration(first + static_cast<std::uint32_t>(i));
+      s->set_metric(0);
+      s->set_value(values[i]);
+      auto* c = b->add_samples();
+      c->set_case_index(case_index);
+      c->set_iteration(first + static_cast<std::uint32_t>(i));
+      c->set_metric(1);
+      c->set_value(1000);
+    }
+    return m;
+  }
+  static v1::AgentMessage CaseDoneMsg(std::uint64_t run, std::uint32_t case_index, bool ok = true) {
+    v1::AgentMessage m;
+    auto* c = m.mutable_case_done();
+    c->set_run_id(run);
+    c->set_case_index(case_index);
+    c->set_checksum(ok ? 0x1234 : 0x9999);
+    c->set_expected_checksum(0x1234);
+    c->set_checksum_ok(ok);
+    c->set_overhead(7);
+    return m;
+  }
+  static v1::AgentMessage FinishedMsg(std::uint64_t run, Outcome::Outcome outcome,
+                                      std::uint32_t batches, const std::string& message = "") {
+    v1::AgentMessage m;
+    auto* f = m.mutable_run_finished();
+    f->set_run_id(run);
+    f->set_outcome(outcome);
+    f->set_batches_sent(batches);
+    f->set_message(message);
+    return m;
+  }
+
+  // Follows the job's events until `target` or the end; returns the last state seen.
+  JobState WaitForState(JobId id, JobState target) {
+    auto watch = lab_->Watch(caller_, id);
+    EXPECT_TRUE(watch.ok());
+    JobState last = JobState::kQueued;
+    while (watch.ok()) {
+      auto e = (*watch)->Next(std::chrono::seconds(10));
+      if (!e) break;
+      last = e->state;
+      if (last == target) break;
+    }
+    return last;
+  }
+
+  // Runs a whole successful job on run `a`: states, provenance, one batch per case, checksums.
+  void RunToSuccess(AgentSessionId session, const v1::Assignment& a) {
+    Send(session, RunStateMsg(a.run_id(), "preparing"));
+    Send(session, RunStateMsg(a.run_id(), "running"));
+    Send(session, StartedMsg(a.run_id()));
+    std::uint32_t seq = 0;
+    for (const auto& c : a.cases()) {
+      std::vector<std::int64_t> values;
+      for (std::uint32_t i = 0; i < a.iterations(); ++i) values.push_back(100 + i);
+      Send(session, BatchMsg(a.run_id(), seq++, c.index(), values));
+      Send(session, CaseDoneMsg(a.run_id(), c.index()));
+    }
+    Send(session, FinishedMsg(a.run_id(), Outcome::SUCCEEDED, seq));
+  }
+
+  BoardView BoardNamed(const std::string& name) {
+    auto boards = lab_->ListBoards(caller_);
+    EXPECT_TRUE(boards.ok());
+    for (const auto& b : *boards) {
+      if (b.board.name == name) return b;
+    }
+    ADD_FAILURE() << "no board " << name;
+    return {};
+  }
+
+  TempDir dir_;
+  FakeClock clock_;
+  LabConfig config_;
+  Caller caller_;
+  std::unique_ptr<db::SqliteStore> store_;
+  std::unique_ptr<Lab> lab_;
+  std::shared_ptr<FakeAgentChannel> agent_ = std::make_shared<FakeAgentChannel>();
+};
+
+// ---- submit and admission ----
+
+TEST_F(LabTest, SubmittedJobIsAssignedAtOnceToAnIdleBoardOfItsKind) {
+  ConnectHostAgent();
+  auto reply = lab_->Submit(caller_, FcJob(2, 5));
+  ASSERT_TRUE(reply.ok()) << reply.error().message;
+  EXPECT_EQ(reply->state, JobState::kAssigned);
+  EXPECT_EQ(reply->queue_position, 0u);
+  v1::Assignment a = TakeAssignment(*agent_);
+  EXPECT_EQ(a.job_id(), static_cast<std::uint64_t>(reply->id));
+  EXPECT_EQ(a.board(), "host-0");
+  EXPECT_EQ(a.op(), "fully_connected_s8");
+  EXPECT_EQ(a.iterations(), 5u);
+  EXPECT_EQ(a.warmup(), 1u);
+  EXPECT_EQ(a.timeout_s(), config_.default_timeout_s);
+  ASSERT_EQ(a.cases_size(), 2);
+  EXPECT_EQ(a.cases(1).index(), 1u);
+  EXPECT_EQ(a.cases(1).id(), 101);
+  EXPECT_EQ(std::vector<int>(a.cases(1).params().begin(), a.cases(1).params().end()),
+            (std::vector<int>{1, 16, 4}));
+  EXPECT_EQ(BoardNamed("host-0").board.state, BoardState::kBusy);
+  EXPECT_EQ(BoardNamed("host-0").board.current_job, reply->id);
+}
+
+TEST_F(LabTest, JobNamingABoardRunsOnThatBoard) {
+  Connect(agent_, "lab-1", {{"host-0", "host"}, {"host-1", "host"}});
+  SubmitRequest r = FcJob();
+  r.kind.clear();
+  r.board = "host-1";
+  Submit(r);
+  EXPECT_EQ(TakeAssignment(*agent_).board(), "host-1");
+}
+
+TEST_F(LabTest, AdmissionRejectsAKindNoBoardHasAndListsTheKinds) {
+  Connect(agent_, "lab-1", {{"an547-0", "corstone300-qemu"}, {"host-0", "host"}});
+  auto reply = lab_->Submit(caller_, FcJob(1, 1, "nucleo-h743"));
+  ASSERT_FALSE(reply.ok());
+  EXPECT_EQ(reply.error().code, ErrorCode::kFailedPrecondition);
+  EXPECT_NE(reply.error().message.find("no board of kind 'nucleo-h743'"), std::string::npos)
+      << reply.error().message;
+  EXPECT_NE(reply.error().message.find("corstone300-qemu (1 board)"), std::string::npos);
+  EXPECT_NE(reply.error().message.find("host (1 board)"), std::string::npos);
+}
+
+TEST_F(LabTest, AdmissionRejectsAnUnknownBoardNameAndListsTheBoards) {
+  ConnectHostAgent();
+  SubmitRequest r = FcJob();
+  r.board = "host-7";
+  auto reply = lab_->Submit(caller_, r);
+  ASSERT_FALSE(reply.ok());
+  EXPECT_NE(reply.error().message.find("no board named 'host-7'; the lab has: host-0"),
+            std::string::npos)
+      << reply.error().message;
+}
+
+TEST_F(LabTest, AdmissionAcceptsAKindWhoseBoardsAreOfflineAndQueuesTheJob) {
+  AgentSessionId s = ConnectHostAgent();
+  lab_->DisconnectAgent(s, "test");
+  auto reply = lab_->Submit(caller_, FcJob());
+  ASSERT_TRUE(reply.ok());
+  EXPECT_EQ(reply->state, JobState::kQueued);
+  EXPECT_EQ(reply->queue_position, 1u);
+}
+
+TEST_F(LabTest, UnknownOpIsRejectedNamingTheBuiltInOps) {
+  ConnectHostAgent();
+  SubmitRequest r = FcJob();
+  r.op = "conv3d_s8";
+  auto reply = lab_->Submit(caller_, r);
+  ASSERT_FALSE(reply.ok());
+  EXPECT_EQ(reply.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_NE(reply.error().message.find("unknown op 'conv3d_s8'"), std::string::npos);
+  EXPECT_NE(reply.error().message.find("conv2d_s8, fully_connected_s8"), std::string::npos);
+}
+
+TEST_F(LabTest, BadCaseParameterIsRejectedNamingTheCaseAndParameter) {
+  ConnectHostAgent();
+  SubmitRequest r = FcJob(3);
+  r.cases[2].params = {1, 8, 0};
+  auto reply = lab_->Submit(caller_, r);
+  ASSERT_FALSE(reply.ok());
+  EXPECT_EQ(reply.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_NE(reply.error().message.find("case 2 (id 102)"), std::string::npos)
+      << reply.error().message;
+  EXPECT_NE(reply.error().message.find("out_features"), std::string::npos);
+}
+
+TEST_F(LabTest, WrongParameterCountIsRejected) {
+  ConnectHostAgent();
+  SubmitRequest r = FcJob(1);
+  r.cases[0].params = {1, 8};
+  auto reply = lab_->Submit(caller_, r);
+  ASSERT_FALSE(reply.ok());
+  EXPECT_NE(reply.error().message.find("takes 3 parameters, got 2"), std::string::npos);
+}
+
+TEST_F(LabTest, IterationsOutsideOneToOneHundredThousandAreRejected) {
+  ConnectHostAgent();
+  for (std::uint32_t n : {0u, 100'001u}) {
+    auto reply = lab_->Submit(caller_, FcJob(1, n));
+    ASSERT_FALSE(reply.ok());
+    EXPECT_NE(reply.error().message.find("iterations must be between 1 and 100000"),
+              std::string::npos);
+  }
+  EXPECT_TRUE(lab_->Submit(caller_, FcJob(1, 100'000)).ok());
+}
+
+TEST_F(LabTest, JobWithoutCasesIsRejected) {
+  ConnectHostAgent();
+  auto reply = lab_->Submit(caller_, FcJob(0));
+  ASSERT_FALSE(reply.ok());
+  EXPECT_EQ(reply.error().code, ErrorCode::kInvalidArgument);
+}
+
+TEST_F(LabTest, CasesArtifactMustHaveBeenUploaded) {
+  ConnectHostAgent();
+  SubmitRequest r = FcJob();
+  r.cases_artifact = std::string(64, 'a');
+  auto reply = lab_->Submit(caller_, r);
+  ASSERT_FALSE(reply.ok());
+  EXPECT_NE(reply.error().message.find("never uploaded"), std::string::npos);
+
+  auto upload = lab_->BeginUpload(caller_, "cases.csv", 0);
+  ASSERT_TRUE(upload.ok());
+  ASSERT_TRUE((*upload)->Append("id,N,in,out\n0,1,8,4\n").ok());
+  auto artifact = (*upload)->Finish();
+  ASSERT_TRUE(artifact.ok());
+  r.cases_artifact = artifact->sha256;
+  auto ok = lab_->Submit(caller_, r);
+  ASSERT_TRUE(ok.ok());
+  EXPECT_EQ(lab_->GetJob(caller_, ok->id)->cases_artifact, artifact->sha256);
+}
+
+TEST_F(LabTest, QueuePositionCountsJobsAheadForTheSameBoards) {
+  Connect(agent_, "lab-1", {{"an547-0", "corstone300-qemu"}, {"host-0", "host"}});
+  Submit(FcJob());  // takes host-0
+  EXPECT_EQ(lab_->Submit(caller_, FcJob())->queue_position, 1u);
+  EXPECT_EQ(lab_->Submit(caller_, FcJob(1, 1, "corstone300-qemu"))->state, JobState::kAssigned);
+  EXPECT_EQ(lab_->Submit(caller_, FcJob())->queue_position, 2u);
+}
+
+TEST_F(LabTest, BoardListShowsStateHealthAndQueueLengthPerBoard) {
+  Connect(agent_, "lab-1", {{"host-0", "host"}, {"host-1", "host"}});
+  Submit(FcJob());
+  Submit(FcJob());
+  SubmitRequest pinned = FcJob();
+  pinned.board = "host-1";
+  Submit(pinned);
+  Submit(FcJob());
+  // Jobs 1 and 2 hold host-0 and host-1; job 3 (pinned to host-1) and job 4 (any host) wait.
+  EXPECT_EQ(BoardNamed("host-0").queue_length, 1u);
+  EXPECT_EQ(BoardNamed("host-1").queue_length, 2u);
+  EXPECT_EQ(BoardNamed("host-0").board.health, BoardHealth::kGood);
+  EXPECT_EQ(BoardNamed("host-0").board.agent, "lab-1");
+  EXPECT_EQ(BoardNamed("host-0").board.serial, "SN-host-0");
+}
+
+// ---- a run from start to end ----
+
+TEST_F(LabTest, SuccessfulRunStoresSamplesAndComputesPerCaseStatistics) {
+  AgentSessionId s = ConnectHostAgent();
+  const JobId id = Submit(FcJob(2, 4));
+  v1::Assignment a = TakeAssignment(*agent_);
+  Send(s, RunStateMsg(a.run_id(), "preparing"));
+  Send(s, RunStateMsg(a.run_id(), "running"));
+  Send(s, StartedMsg(a.run_id()));
+  Send(s, BatchMsg(a.run_id(), 0, 0, {100, 110, 105, 120}));
+  Send(s, CaseDoneMsg(a.run_id(), 0));
+  Send(s, BatchMsg(a.run_id(), 1, 1, {7, 7}));
+  Send(s, BatchMsg(a.run_id(), 2, 1, {7, 9}, 2));
+  Send(s, CaseDoneMsg(a.run_id(), 1));
+  Send(s, FinishedMsg(a.run_id(), Outcome::SUCCEEDED, 3));
+  ASSERT_EQ(WaitForState(id, JobState::kSucceeded), JobState::kSucceeded);
+  for (std::uint64_t seq = 0; seq < 3; ++seq) {
+    EXPECT_TRUE(agent_->Take(FakeAgentChannel::AckOf(a.run_id(), seq))) << seq;
+  }
+  EXPECT_TRUE(agent_->Take(FakeAgentChannel::ClosedOf(a.run_id())));
+
+  auto results = lab_->GetResults(caller_, id, /*include_samples=*/true);
+  ASSERT_TRUE(results.ok()) << results.error().message;
+  EXPECT_EQ(results->job.state, JobState::kSucceeded);
+  EXPECT_EQ(results->job.message, "");
+  EXPECT_EQ(results->job.progress_done, 8u);
+  EXPECT_EQ(results->param_names, (std::vector<std::string>{"N", "in_features", "out_features"}));
+  ASSERT_TRUE(results->run.has_value());
+  EXPECT_EQ(results->run->provenance.timer_unit, "ns");
+  EXPECT_EQ(results->run->provenance.board_serial, "SN-host-0");
+  ASSERT_EQ(results->cases.size(), 2u);
+  const CaseOutcome& c0 = results->cases[0];
+  EXPECT_EQ(c0.case_id, 100);
+  ASSERT_TRUE(c0.result.has_value());
+  EXPECT_TRUE(c0.result->ok);
+  EXPECT_EQ(c0.result->overhead, 7);
+  ASSERT_EQ(c0.stats.size(), 2u);  // the timer and one counter
+  const CaseStats& t = c0.stats[0];
+  EXPECT_EQ(t.metric, "ns");
+  EXPECT_EQ(t.unit, "ns");
+  EXPECT_EQ(t.n, 4u);
+  EXPECT_DOUBLE_EQ(t.min, 100);
+  EXPECT_DOUBLE_EQ(t.max, 120);
+  EXPECT_DOUBLE_EQ(t.median, 107.5);
+  EXPECT_DOUBLE_EQ(t.mean, 108.75);
+  EXPECT_DOUBLE_EQ(t.p90, 117);
+  EXPECT_EQ(c0.stats[1].metric, "instructions");
+  EXPECT_EQ(c0.stats[1].unit, "count");
+  EXPECT_DOUBLE_EQ(c0.stats[1].median, 1000);
+  EXPECT_DOUBLE_EQ(results->cases[1].stats[0].median, 7);
+  EXPECT_EQ(results->cases[1].stats[0].n, 4u);
+
+  // Raw samples in iteration order, per case and metric.
+  ASSERT_EQ(results->samples.size(), 4u);
+  EXPECT_EQ(results->samples[0].case_index, 0u);
+  EXPECT_EQ(results->samples[0].metric, "ns");
+  EXPECT_EQ(results->samples[0].values, (std::vector<std::int64_t>{100, 110, 105, 120}));
+  EXPECT_EQ(results->samples[2].values, (std::vector<std::int64_t>{7, 7, 7, 9}));
+
+  EXPECT_EQ(BoardNamed("host-0").board.state, BoardState::kIdle);
+  EXPECT_EQ(BoardNamed("host-0").board.health, BoardHealth::kGood);
+}
+
+TEST_F(LabTest, EveryTransitionOfAJobIsInTheAuditTrail) {
+  AgentSessionId s = ConnectHostAgent();
+  const JobId id = Submit(FcJob(1, 2));
+  RunToSuccess(s, TakeAssignment(*agent_));
+  ASSERT_EQ(WaitForState(id, JobState::kSucceeded), JobState::kSucceeded);
+  auto history = lab_->JobHistory(caller_, id);
+  ASSERT_TRUE(history.ok());
+  std::vector<std::string> path;
+  for (const auto& t : *history) path.push_back(t.from + ">" + t.to);
+  EXPECT_EQ(path, (std::vector<std::string>{">queued", "queued>assigned", "assigned>preparing",
+                                            "preparing>running", "running>succeeded"}));
+  EXPECT_EQ((*history)[0].actor, "local");
+  EXPECT_EQ((*history)[2].actor, "agent:lab-1");
+}
+
+TEST_F(LabTest, BatchIsAcknowledgedOnlyAfterItsTransactionCommits) {
+  AgentSessionId s = ConnectHostAgent();
+  Submit(FcJob(1, 2));
+  v1::Assignment a = TakeAssignment(*agent_);
+  // Hold the store's writer so nothing can commit.
+  std::promise<void> holding, release;
+  std::shared_future<void> released = release.get_future().share();
+  store_->Write(db::WriteSet{}, [&](const db::WriteOutcome&) {
+    holding.set_value();
+    released.wait();
+  });
+  holding.get_future().wait();
+  Send(s, BatchMsg(a.run_id(), 0, 0, {5, 6}));
+  EXPECT_FALSE(agent_->Has(FakeAgentChannel::AckOf(a.run_id(), 0)));
+  release.set_value();
+  EXPECT_TRUE(agent_->Take(FakeAgentChannel::AckOf(a.run_id(), 0)));
+  EXPECT_EQ(*store_->CountSamples(static_cast<RunId>(a.run_id())), 4u);
+}
+
+TEST_F(LabTest, RepeatedBatchIsAcknowledgedAgainButStoredOnce) {
+  AgentSessionId s = ConnectHostAgent();
+  Submit(FcJob(1, 2));
+  v1::Assignment a = TakeAssignment(*agent_);
+  Send(s, BatchMsg(a.run_id(), 0, 0, {5, 6}));
+  ASSERT_TRUE(agent_->Take(FakeAgentChannel::AckOf(a.run_id(), 0)));
+  Send(s, BatchMsg(a.run_id(), 0, 0, {5, 6}));
+  ASSERT_TRUE(agent_->Take(FakeAgentChannel::AckOf(a.run_id(), 0)));
+  EXPECT_EQ(*store_->CountSamples(static_cast<RunId>(a.run_id())), 4u);
+  EXPECT_EQ(lab_->GetJob(caller_, static_cast<JobId>(a.job_id()))->progress_done, 2u);
+}
+
+TEST_F(LabTest, JobSucceedsOnlyOnceEveryBatchTheAgentSentIsCommitted) {
+  AgentSessionId s = ConnectHostAgent();
+  const JobId id = Submit(FcJob(1, 4));
+  v1::Assignment a = TakeAssignment(*agent_);
+  Send(s, RunStateMsg(a.run_id(), "running"));
+  Send(s, BatchMsg(a.run_id(), 0, 0, {1, 2}));
+  Send(s, CaseDoneMsg(a.run_id(), 0));
+  Send(s, FinishedMsg(a.run_id(), Outcome::SUCCEEDED, 2));  // batch 1 is still on its way
+  ASSERT_TRUE(agent_->Take(FakeAgentChannel::AckOf(a.run_id(), 0)));
+  store_->Flush();
+  EXPECT_EQ(lab_->GetJob(caller_, id)->state, JobState::kRunning);
+  Send(s, BatchMsg(a.run_id(), 1, 0, {3, 4}, 2));
+  ASSERT_EQ(WaitForState(id, JobState::kSucceeded), JobState::kSucceeded);
+  auto results = lab_->GetResults(caller_, id, false);
+  EXPECT_EQ(results->cases[0].stats[0].n, 4u);
+}
+
+TEST_F(LabTest, MissingIterationsAreFlaggedOnTheSucceededJob) {
+  AgentSessionId s = ConnectHostAgent();
+  const JobId id = Submit(FcJob(1, 4));
+  v1::Assignment a = TakeAssignment(*agent_);
+  Send(s, RunStateMsg(a.run_id(), "running"));
+  Send(s, BatchMsg(a.run_id(), 0, 0, {1, 2, 3}));
+  Send(s, CaseDoneMsg(a.run_id(), 0));
+  Send(s, FinishedMsg(a.run_id(), Outcome::SUCCEEDED, 1));
+  ASSERT_EQ(WaitForState(id, JobState::kSucceeded), JobState::kSucceeded);
+  EXPECT_EQ(lab_->GetJob(caller_, id)->message, "case 0: 3 of 4 iterations stored");
+}
+
+TEST_F(LabTest, WatchDeliversStatesAndProgressUntilTheFinalState) {
+  AgentSessionId s = ConnectHostAgent();
+  const JobId id = Submit(FcJob(1, 4));
+  v1::Assignment a = TakeAssignment(*agent_);
+  auto watch = lab_->Watch(caller_, id);
+  ASSERT_TRUE(watch.ok());
+  auto first = (*watch)->Next(std::chrono::seconds(10));
+  ASSERT_TRUE(first);
+  EXPECT_EQ(first->state, JobState::kAssigned);
+  EXPECT_EQ(first->board, "host-0");
+  EXPECT_EQ(first->progress_total, 4u);
+  Send(s, RunStateMsg(a.run_id(), "running"));
+  Send(s, BatchMsg(a.run_id(), 0, 0, {1, 2}));
+  std::uint64_t max_progress = 0;
+  while (auto e = (*watch)->Next(std::chrono::seconds(10))) {
+    if (e->state == JobState::kRunning) max_progress = std::max(max_progress, e->progress_done);
+    if (max_progress == 2) break;
+  }
+  EXPECT_EQ(max_progress, 2u);
+  Send(s, BatchMsg(a.run_id(), 1, 0, {3, 4}, 2));
+  Send(s, CaseDoneMsg(a.run_id(), 0));
+  Send(s, FinishedMsg(a.run_id(), Outcome::SUCCEEDED, 2));
+  std::optional<JobEvent> last;
+  while (auto e = (*watch)->Next(std::chrono::seconds(10))) last = e;
+  ASSERT_TRUE(last);
+  EXPECT_EQ(last->state, JobState::kSucceeded);
+  EXPECT_EQ(last->progress_done, 4u);
+  EXPECT_TRUE((*watch)->Ended());
+}
+
+TEST_F(LabTest, WatchOfAFinishedJobGivesItsFinalStateAndEnds) {
+  ConnectHostAgent();
+  const JobId id = Submit(FcJob());
+  ASSERT_TRUE(lab_->Cancel(caller_, id).ok());
+  auto watch = lab_->Watch(caller_, id);
+  ASSERT_TRUE(watch.ok());
+  auto e = (*watch)->Next(std::chrono::seconds(10));
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->state, JobState::kCancelled);
+  EXPECT_FALSE((*watch)->Next(std::chrono::seconds(10)));
+  EXPECT_TRUE((*watch)->Ended());
+}
+
+TEST_F(LabTest, WatchOfAnUnknownJobIsNotFound) {
+  auto watch = lab_->Watch(caller_, 999);
+  ASSERT_FALSE(watch.ok());
+  EXPECT_EQ(watch.error().code, ErrorCode::kNotFound);
+}
+
+// ---- failures ----
+
+TEST_F(LabTest, InfrastructureFailureRequeuesTheJobAndMarksTheBoardHealthUnknown) {
+  AgentSessionId s = ConnectHostAgent();
+  const JobId id = Submit(FcJob());
+  v1::Assignment first = TakeAssignment(*agent_);
+  Send(s, RunStateMsg(first.run_id(), "running"));
+  Send(s, FinishedMsg(first.run_id(), Outcome::INFRA_FAILED, 0, "runner process crashed"));
+  // Requeued, and at once rescheduled on the only board, whose health is now unknown.
+  v1::Assignment second = TakeAssignment(*agent_);
+  EXPECT_EQ(second.job_id(), first.job_id());
+  EXPECT_NE(second.run_id(), first.run_id());
+  EXPECT_TRUE(agent_->Take(FakeAgentChannel::ClosedOf(first.run_id())));
+  EXPECT_EQ(BoardNamed("host-0").board.health, BoardHealth::kUnknown);
+  auto job = lab_->GetJob(caller_, id);
+  EXPECT_EQ(job->state, JobState::kAssigned);
+  EXPECT_EQ(job->attempts, 2u);
+  EXPECT_NE(job->message.find("runner process crashed; requeued (attempt 1 of 3)"),
+            std::string::npos)
+      << job->message;
+  auto run = store_->GetRun(static_cast<RunId>(first.run_id()));
+  EXPECT_EQ(run->state, RunState::kInfraFailed);
+}
+
+TEST_F(LabTest, InfrastructureFailuresBeyondMaxAttemptsFailTheJob) {
+  lab_->Stop();
+  lab_.reset();
+  store_.reset();
+  config_.max_attempts = 2;
+  OpenLab();
+  AgentSessionId s = ConnectHostAgent();
+  const JobId id = Submit(FcJob());
+  for (int attempt = 1; attempt <= 2; ++attempt) {
+    v1::Assignment a = TakeAssignment(*agent_);
+    Send(s, FinishedMsg(a.run_id(), Outcome::INFRA_FAILED, 0, "probe lost"));
+  }
+  ASSERT_EQ(WaitForState(id, JobState::kFailed), JobState::kFailed);
+  EXPECT_FALSE(agent_->Has(FakeAgentChannel::IsAssign));
+  auto job = lab_->GetJob(caller_, id);
+  EXPECT_EQ(job->attempts, 2u);
+  EXPECT_NE(job->message.find("gave up after 2 attempts"), std::string::npos) << job->message;
+  EXPECT_EQ(BoardNamed("host-0").board.state, BoardState::kIdle);
+}
+
+TEST_F(LabTest, WorkloadFailureFailsTheJobWithoutBlamingTheBoard) {
+  AgentSessionId s = ConnectHostAgent();
+  const JobId id = Submit(FcJob());
+  v1::Assignment a = TakeAssignment(*agent_);
+  Send(s, RunStateMsg(a.run_id(), "running"));
+  Send(s, FinishedMsg(a.run_id(), Outcome::WORKLOAD_FAILED, 0, "runner: arena too small"));
+  ASSERT_EQ(WaitForState(id, JobState::kFailed), JobState::kFailed);
+  EXPECT_EQ(lab_->GetJob(caller_, id)->message, "runner: arena too small");
+  EXPECT_EQ(BoardNamed("host-0").board.health, BoardHealth::kGood);
+  EXPECT_EQ(BoardNamed("host-0").board.state, BoardState::kIdle);
+  EXPECT_EQ(store_->GetRun(static_cast<RunId>(a.run_id()))->state, RunState::kWorkloadFailed);
+}
+
+TEST_F(LabTest, ChecksumMismatchFailsTheJobWithoutBlamingTheBoard) {
+  AgentSessionId s = ConnectHostAgent();
+  const JobId id = Submit(FcJob(1, 2));
+  v1::Assignment a = TakeAssignment(*agent_);
+  Send(s, RunStateMsg(a.run_id(), "running"));
+  Send(s, BatchMsg(a.run_id(), 0, 0, {1, 2}));
+  Send(s, CaseDoneMsg(a.run_id(), 0, /*ok=*/false));
+  Send(s, FinishedMsg(a.run_id(), Outcome::SUCCEEDED, 1));
+  ASSERT_EQ(WaitForState(id, JobState::kFailed), JobState::kFailed);
+  EXPECT_NE(
+      lab_->GetJob(caller_, id)
+          ->message.find("checksum mismatch): case 0: checksum 0x00009999, expected 0x00001234"),
+      std::string::npos)
+      << lab_->GetJob(caller_, id)->message;
+  EXPECT_EQ(BoardNamed("host-0").board.health, BoardHealth::kGood);
+}
+
+TEST_F(LabTest, AgentDisconnectRequeuesItsRunsAndTakesItsBoardsOffline) {
+  AgentSessionId s = ConnectHostAgent();
+  const JobId id = Submit(FcJob());
+  TakeAssignment(*agent_);
+  lab_->DisconnectAgent(s, "stream closed");
+  auto job = lab_->GetJob(caller_, id);
+  EXPECT_EQ(job->state, JobState::kQueued);
+  EXPECT_EQ(BoardNamed("host-0").board.state, BoardState::kOffline);
+  EXPECT_EQ(BoardNamed("host-0").board.health, BoardHealth::kUnknown);
+  // The agent comes back: the job goes to the board again.
+  auto again = std::make_shared<FakeAgentChannel>();
+  Connect(again, "lab-1", {{"host-0", "host"}});
+  EXPECT_EQ(TakeAssignment(*again).job_id(), static_cast<std::uint64_t>(id));
+}
+
+TEST_F(LabTest, ReconnectingAgentReplacesItsOldSessionAndGetsStaleRunsClosed) {
+  AgentSessionId old = ConnectHostAgent();
+  Submit(FcJob());
+  v1::Assignment a = TakeAssignment(*agent_);
+  auto again = std::make_shared<FakeAgentChannel>();
+  v1::Register reg;
+  reg.set_agent("lab-1");
+  auto* b = reg.add_boards();
+  b->set_name("host-0");
+  b->set_kind("host");
+  reg.add_active_runs(a.run_id());
+  auto id = lab_->ConnectAgent(caller_, reg, again);
+  ASSERT_TRUE(id.ok());
+  EXPECT_TRUE(again->Take(FakeAgentChannel::ClosedOf(a.run_id())));
+  EXPECT_NE(TakeAssignment(*again).run_id(), a.run_id());
+  // The old stream's late messages change nothing.
+  Send(old, FinishedMsg(a.run_id(), Outcome::SUCCEEDED, 0));
+  EXPECT_EQ(BoardNamed("host-0").board.state, BoardState::kBusy);
+}
+
+TEST_F(LabTest, BoardHeldByAnotherConnectedAgentCannotBeRegistered) {
+  ConnectHostAgent();
+  v1::Register reg;
+  reg.set_agent("lab-2");
+  auto* b = reg.add_boards();
+  b->set_name("host-0");
+  b->set_kind("host");
+  auto id = lab_->ConnectAgent(caller_, reg, std::make_shared<FakeAgentChannel>());
+  ASSERT_FALSE(id.ok());
+  EXPECT_EQ(id.error().code, ErrorCode::kAlreadyExists);
+}
+
+TEST_F(LabTest, BatchOfAnUnknownRunIsAnsweredWithRunClosed) {
+  AgentSessionId s = ConnectHostAgent();
+  Send(s, BatchMsg(4242, 0, 0, {1}));
+  EXPECT_TRUE(agent_->Take(FakeAgentChannel::ClosedOf(4242)));
+  EXPECT_EQ(*store_->CountSamples(4242), 0u);
+}
+
+// ---- cancel and timeout ----
+
+TEST_F(LabTest, CancellingAQueuedJobEndsItWithoutTouchingTheBoard) {
+  ConnectHostAgent();
+  const JobId running = Submit(FcJob());
+  TakeAssignment(*agent_);
+  const JobId queued = Submit(FcJob());
+  auto job = lab_->Cancel(caller_, queued);
+  ASSERT_TRUE(job.ok());
+  EXPECT_EQ(job->state, JobState::kCancelled);
+  EXPECT_FALSE(agent_->Has(FakeAgentChannel::IsCancel));
+  EXPECT_EQ(lab_->GetJob(caller_, queued)->state, JobState::kCancelled);
+  EXPECT_EQ(lab_->GetJob(caller_, running)->state, JobState::kAssigned);
+  EXPECT_EQ(BoardNamed("host-0").queue_length, 0u);
+}
+
+TEST_F(LabTest, CancellingARunningJobCancelsItsRunAndFreesTheBoardWhenTheAgentConfirms) {
+  AgentSessionId s = ConnectHostAgent();
+  const JobId id = Submit(FcJob());
+  v1::Assignment a = TakeAssignment(*agent_);
+  Send(s, RunStateMsg(a.run_id(), "running"));
+  const JobId next = Submit(FcJob());
+  auto job = lab_->Cancel(caller_, id);
+  ASSERT_TRUE(job.ok());
+  EXPECT_EQ(job->state, JobState::kCancelled);
+  auto cancel = agent_->Take(FakeAgentChannel::IsCancel);
+  ASSERT_TRUE(cancel);
+  EXPECT_EQ(cancel->cancel().run_id(), a.run_id());
+  EXPECT_EQ(cancel->cancel().reason(), "cancelled by local");
+  // Until the agent confirms, the board is still busy with the cancelled run.
+  EXPECT_EQ(BoardNamed("host-0").board.state, BoardState::kBusy);
+  EXPECT_EQ(lab_->GetJob(caller_, next)->state, JobState::kQueued);
+  Send(s, FinishedMsg(a.run_id(), Outcome::CANCELLED, 0));
+  EXPECT_EQ(TakeAssignment(*agent_).job_id(), static_cast<std::uint64_t>(next));
+  EXPECT_EQ(store_->GetRun(static_cast<RunId>(a.run_id()))->state, RunState::kCancelled);
+  EXPECT_EQ(BoardNamed("host-0").board.health, BoardHealth::kGood);
+}
+
+TEST_F(LabTest, CancellingAFinishedJobIsRefused) {
+  ConnectHostAgent();
+  const JobId id = Submit(FcJob());
+  ASSERT_TRUE(lab_->Cancel(caller_, id).ok());
+  auto again = lab_->Cancel(caller_, id);
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(again.error().code, ErrorCode::kFailedPrecondition);
+  EXPECT_NE(again.error().message.find("already cancelled"), std::string::npos);
+  auto unknown = lab_->Cancel(caller_, 777);
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.error().code, ErrorCode::kNotFound);
+}
+
+TEST_F(LabTest, JobOnABoardTimesOutAfterItsTimeoutAndItsRunIsCancelled) {
+  AgentSessionId s = ConnectHostAgent();
+  SubmitRequest r = FcJob();
+  r.timeout_s = 30;
+  const JobId id = Submit(r);
+  v1::Assignment a = TakeAssignment(*agent_);
+  Send(s, RunStateMsg(a.run_id(), "running"));
+  auto watch = lab_->Watch(caller_, id);
+  ASSERT_TRUE(watch.ok());
+  clock_.Advance(std::chrono::seconds(29));
+  EXPECT_FALSE(agent_->Take(FakeAgentChannel::IsCancel, std::chrono::milliseconds(50)));
+  clock_.Advance(std::chrono::seconds(1));
+  auto cancel = agent_->Take(FakeAgentChannel::IsCancel);
+  ASSERT_TRUE(cancel);
+  EXPECT_EQ(cancel->cancel().run_id(), a.run_id());
+  std::optional<JobEvent> last;
+  while (auto e = (*watch)->Next(std::chrono::seconds(10))) last = e;
+  ASSERT_TRUE(last);
+  EXPECT_EQ(last->state, JobState::kTimedOut);
+  EXPECT_EQ(last->message, "timed out after 30 s on board host-0");
+  Send(s, FinishedMsg(a.run_id(), Outcome::CANCELLED, 0));
+  store_->Flush();
+  EXPECT_EQ(store_->GetRun(static_cast<RunId>(a.run_id()))->state, RunState::kTimedOut);
+  EXPECT_EQ(BoardNamed("host-0").board.state, BoardState::kIdle);
+}
+
+TEST_F(LabTest, TimeoutCountsFromAssignmentNotFromSubmit) {
+  AgentSessionId s = ConnectHostAgent();
+  Submit(FcJob());
+  v1::Assignment first = TakeAssignment(*agent_);
+  SubmitRequest r = FcJob();
+  r.timeout_s = 10;
+  const JobId waiting = Submit(r);
+  clock_.Advance(std::chrono::seconds(20));  // waiting in the queue does not count
+  RunToSuccess(s, first);
+  v1::Assignment second = TakeAssignment(*agent_);
+  EXPECT_EQ(second.job_id(), static_cast<std::uint64_t>(waiting));
+  EXPECT_EQ(lab_->GetJob(caller_, waiting)->state, JobState::kAssigned);
+  clock_.Advance(std::chrono::seconds(10));
+  EXPECT_EQ(WaitForState(waiting, JobState::kTimedOut), JobState::kTimedOut);
+}
+
+// ---- scheduling across events ----
+
+TEST_F(LabTest, FreedBoardGoesToTheOldestQueuedJob) {
+  AgentSessionId s = ConnectHostAgent();
+  Submit(FcJob());
+  v1::Assignment a = TakeAssignment(*agent_);
+  const JobId older = Submit(FcJob());
+  const JobId newer = Submit(FcJob());
+  RunToSuccess(s, a);
+  EXPECT_EQ(TakeAssignment(*agent_).job_id(), static_cast<std::uint64_t>(older));
+  EXPECT_EQ(lab_->GetJob(caller_, newer)->state, JobState::kQueued);
+}
+
+TEST_F(LabTest, RegisteringABoardStartsQueuedJobsForIt) {
+  ConnectHostAgent();
+  Submit(FcJob());
+  TakeAssignment(*agent_);
+  const JobId waiting = Submit(FcJob());
+  auto second = std::make_shared<FakeAgentChannel>();
+  Connect(second, "lab-2", {{"host-9", "host"}});
+  v1::Assignment a = TakeAssignment(*second);
+  EXPECT_EQ(a.job_id(), static_cast<std::uint64_t>(waiting));
+  EXPECT_EQ(a.board(), "host-9");
+}
+
+// ---- restart ----
+
+TEST_F(LabTest, AfterARestartQueuedJobsStayQueuedAndJobsOnBoardsAreRequeued) {
+  ConnectHostAgent();
+  const JobId on_board = Submit(FcJob());
+  TakeAssignment(*agent_);
+  const JobId queued = Submit(FcJob());
+  RestartLab();
+  auto a = lab_->GetJob(caller_, on_board);
+  EXPECT_EQ(a->state, JobState::kQueued);
+  EXPECT_NE(a->message.find("server restarted"), std::string::npos);
+  EXPECT_EQ(lab_->GetJob(caller_, queued)->state, JobState::kQueued);
+  EXPECT_EQ(BoardNamed("host-0").board.state, BoardState::kOffline);
+  // New ids continue after the old ones, and the requeued job runs first when the agent is back.
+  auto agent = std::make_shared<FakeAgentChannel>();
+  Connect(agent, "lab-1", {{"host-0", "host"}});
+  v1::Assignment again = TakeAssignment(*agent);
+  EXPECT_EQ(again.job_id(), static_cast<std::uint64_t>(on_board));
+  EXPECT_EQ(lab_->GetJob(caller_, on_board)->attempts, 2u);
+  EXPECT_GT(Submit(FcJob()), queued);
+}
+
+// ---- history ----
+
+TEST_F(LabTest, ListJobsFiltersByStateAndPagesNewestFirst) {
+  ConnectHostAgent();
+  std::vector<JobId> ids;
+  for (int i = 0; i < 4; ++i) ids.push_back(Submit(FcJob()));
+  ASSERT_TRUE(lab_->Cancel(caller_, ids[3]).ok());
+  db::JobFilter queued;
+  queued.state = "queued";
+  auto jobs = lab_->ListJobs(caller_, queued);
+  ASSERT_TRUE(jobs.ok());
+  ASSERT_EQ(jobs->size(), 2u);
+  EXPECT_EQ((*jobs)[0].id, ids[2]);
+  db::JobFilter page;
+  page.limit = 2;
+  page.before_id = ids[3];
+  jobs = lab_->ListJobs(caller_, page);
+  ASSERT_EQ(jobs->size(), 2u);
+  EXPECT_EQ((*jobs)[0].id, ids[2]);
+  EXPECT_EQ((*jobs)[1].id, ids[1]);
+  db::JobFilter bad;
+  bad.state = "sleeping";
+  EXPECT_EQ(lab_->ListJobs(caller_, bad).error().code, ErrorCode::kInvalidArgument);
+}
+
+TEST_F(LabTest, UnknownJobIsNotFound) {
+  EXPECT_EQ(lab_->GetJob(caller_, 31337).error().code, ErrorCode::kNotFound);
+  EXPECT_EQ(lab_->GetResults(caller_, 31337, false).error().code, ErrorCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace mculab::server

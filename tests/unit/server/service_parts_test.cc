@@ -1,0 +1,251 @@
+// The service's smaller parts: config parsing, the artifact store, job watches, case statistics.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include "common/sha256.h"
+#include "db/sqlite_store.h"
+#include "fakes.h"
+#include "server/service/artifacts.h"
+#include "server/service/config.h"
+#include "server/service/job_watch.h"
+#include "server/service/results.h"
+
+namespace mculab::server {
+namespace {
+
+class TempDir {
+ public:
+  TempDir() {
+    std::random_device rd;
+    path_ = std::filesystem::temp_directory_path() /
+            ("mculab-svc-test-" + std::to_string(rd()) + std::to_string(rd()));
+    std::filesystem::create_directories(path_);
+  }
+  ~TempDir() { std::filesystem::remove_all(path_); }
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+// ---- config ----
+
+TEST(LabConfig, EmptyFileKeepsTheDefaults) {
+  auto c = ParseLabConfig("", "server.toml");
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->max_artifact_bytes, 64u << 20);
+  EXPECT_EQ(c->default_timeout_s, 600u);
+  EXPECT_EQ(c->max_attempts, 3u);
+}
+
+TEST(LabConfig, KeysOverrideTheDefaults) {
+  auto c = ParseLabConfig("max_artifact_bytes = 1024\ndefault_timeout_s = 30\nmax_attempts = 5\n",
+                          "server.toml");
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_EQ(c->max_artifact_bytes, 1024u);
+  EXPECT_EQ(c->default_timeout_s, 30u);
+  EXPECT_EQ(c->max_attempts, 5u);
+}
+
+TEST(LabConfig, UnknownKeyIsAnErrorNamingIt) {
+  auto c = ParseLabConfig("max_atempts = 5\n", "server.toml");
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.error().message.find("unknown key 'max_atempts'"), std::string::npos);
+}
+
+TEST(LabConfig, WrongTypeOrRangeIsAnError) {
+  EXPECT_FALSE(ParseLabConfig("max_attempts = \"three\"\n", "s.toml").ok());
+  auto c = ParseLabConfig("max_attempts = 0\n", "s.toml");
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.error().message.find("max_attempts must be between 1 and 100, got 0"),
+            std::string::npos);
+}
+
+TEST(LabConfig, SyntaxErrorNamesTheFileAndLine) {
+  auto c = ParseLabConfig("max_attempts = 3\nmax_artifact_bytes = = 1\n", "lab.toml");
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.error().message.rfind("lab.toml: line 2", 0), 0u) << c.error().message;
+}
+
+TEST(LabConfig, MissingFileIsAnError) {
+  auto c = LoadLabConfig("/nonexistent/mculab.toml");
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.error().message.find("/nonexistent/mculab.toml"), std::string::npos);
+}
+
+// ---- artifacts ----
+
+class ArtifactStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto store = db::SqliteStore::Open(dir_.path() / "mculab.db");
+    ASSERT_TRUE(store.ok());
+    store_ = std::move(*store);
+    artifacts_ = std::make_unique<ArtifactStore>(dir_.path() / "artifacts", 1024, *store_, clock_);
+    ASSERT_TRUE(artifacts_->Init().ok());
+  }
+
+  Result<Artifact> Upload(const std::string& name, const std::vector<std::string>& chunks,
+                          std::uint64_t declared = 0) {
+    auto up = artifacts_->Begin(caller_, name, declared);
+    if (!up.ok()) return up.error();
+    for (const auto& c : chunks) {
+      if (Status s = (*up)->Append(c); !s.ok()) return s.error();
+    }
+    return (*up)->Finish();
+  }
+
+  static std::string Read(const std::filesystem::path& p) {
+    std::ifstream in(p);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  }
+
+  TempDir dir_;
+  testing::FakeClock clock_;
+  Caller caller_;
+  std::unique_ptr<db::SqliteStore> store_;
+  std::unique_ptr<ArtifactStore> artifacts_;
+};
+
+TEST_F(ArtifactStoreTest, UploadIsStoredUnderItsSha256) {
+  auto a = Upload("cases.csv", {"id,N\n", "0,1\n"});
+  ASSERT_TRUE(a.ok()) << a.error().message;
+  EXPECT_EQ(a->sha256, Sha256Hex(std::string_view("id,N\n0,1\n")));
+  EXPECT_EQ(a->size, 9u);
+  const auto path = dir_.path() / "artifacts" / a->sha256.substr(0, 2) / a->sha256;
+  EXPECT_EQ(artifacts_->PathOf(a->sha256), path);
+  EXPECT_EQ(Read(path), "id,N\n0,1\n");
+  auto row = store_->GetArtifact(a->sha256);
+  ASSERT_TRUE(row.ok() && row->has_value());
+  EXPECT_EQ((*row)->name, "cases.csv");
+  EXPECT_TRUE(std::filesystem::is_empty(dir_.path() / "artifacts" / "tmp"));
+}
+
+TEST_F(ArtifactStoreTest, SameContentTwiceIsStoredOnce) {
+  auto a = Upload("a.csv", {"same"});
+  auto b = Upload("b.csv", {"sa", "me"});
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(a->sha256, b->sha256);
+  int files = 0;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(dir_.path() / "artifacts")) {
+    files += e.is_regular_file() ? 1 : 0;
+  }
+  EXPECT_EQ(files, 1);
+}
+
+TEST_F(ArtifactStoreTest, DeclaredSizeOverTheLimitIsRefusedBeforeAnyByte) {
+  auto a = Upload("big.elf", {}, 4096);
+  ASSERT_FALSE(a.ok());
+  EXPECT_EQ(a.error().code, ErrorCode::kResourceExhausted);
+  EXPECT_NE(a.error().message.find("'big.elf' is 4 KiB; the server accepts at most 1 KiB"),
+            std::string::npos)
+      << a.error().message;
+  EXPECT_NE(a.error().message.find("max_artifact_bytes"), std::string::npos);
+}
+
+TEST_F(ArtifactStoreTest, BytesOverTheLimitFailTheUploadAndLeaveNothing) {
+  auto a = Upload("big.elf", {std::string(1000, 'x'), std::string(100, 'y')});
+  ASSERT_FALSE(a.ok());
+  EXPECT_EQ(a.error().code, ErrorCode::kResourceExhausted);
+  EXPECT_TRUE(std::filesystem::is_empty(dir_.path() / "artifacts" / "tmp"));
+}
+
+TEST_F(ArtifactStoreTest, SizeDifferentFromTheDeclaredOneIsRefused) {
+  auto a = Upload("x.bin", {"abc"}, 5);
+  ASSERT_FALSE(a.ok());
+  EXPECT_EQ(a.error().code, ErrorCode::kInvalidArgument);
+}
+
+TEST_F(ArtifactStoreTest, AbandonedUploadRemovesItsTemporaryFile) {
+  {
+    auto up = artifacts_->Begin(caller_, "x.bin", 0);
+    ASSERT_TRUE(up.ok());
+    ASSERT_TRUE((*up)->Append("partial").ok());
+    EXPECT_FALSE(std::filesystem::is_empty(dir_.path() / "artifacts" / "tmp"));
+  }
+  EXPECT_TRUE(std::filesystem::is_empty(dir_.path() / "artifacts" / "tmp"));
+}
+
+TEST(HumanBytes, ReadsLikeAPerson) {
+  EXPECT_EQ(HumanBytes(12), "12 bytes");
+  EXPECT_EQ(HumanBytes(64u << 20), "64 MiB");
+  EXPECT_EQ(HumanBytes(1536), "1.5 KiB");
+}
+
+// ---- job watch ----
+
+TEST(JobWatch, ProgressEventsOfOneStateCoalesce) {
+  JobWatch w(1);
+  w.Push({1, JobState::kRunning, "", 1, 10, "b", 0});
+  w.Push({1, JobState::kRunning, "", 5, 10, "b", 0});
+  auto e = w.TryNext();
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->progress_done, 5u);
+  EXPECT_FALSE(w.TryNext());
+}
+
+TEST(JobWatch, FinalEventEndsTheStream) {
+  JobWatch w(1);
+  w.Push({1, JobState::kRunning, "", 1, 10, "b", 0});
+  w.Push({1, JobState::kSucceeded, "", 10, 10, "b", 0});
+  w.Push({1, JobState::kRunning, "", 10, 10, "b", 0});  // nothing after the end
+  EXPECT_FALSE(w.Ended());
+  EXPECT_EQ(w.TryNext()->state, JobState::kRunning);
+  EXPECT_EQ(w.TryNext()->state, JobState::kSucceeded);
+  EXPECT_FALSE(w.TryNext());
+  EXPECT_TRUE(w.Ended());
+}
+
+TEST(JobWatch, ListenerRunsOnNotifyUntilClosed) {
+  JobWatch w(1);
+  int calls = 0;
+  w.SetListener([&] { ++calls; });
+  w.Notify();
+  w.Close();
+  w.Notify();
+  EXPECT_EQ(calls, 1);
+  EXPECT_TRUE(w.Ended());
+}
+
+// ---- statistics of a run ----
+
+TEST(CaseStatistics, OnePerCaseAndMetricNamedByTheRunsTimerAndCounters) {
+  Provenance p;
+  p.timer_unit = "cycles";
+  p.counters = {"instructions"};
+  std::vector<Sample> samples = {
+      {0, 0, 0, 0, 10}, {0, 0, 1, 0, 30}, {0, 0, 0, 1, 5}, {0, 1, 0, 0, 7}, {0, 0, 2, 0, 20}};
+  auto stats = ComputeCaseStats(3, 4, p, samples);
+  ASSERT_EQ(stats.size(), 3u);
+  EXPECT_EQ(stats[0].case_index, 0u);
+  EXPECT_EQ(stats[0].metric, "cycles");
+  EXPECT_EQ(stats[0].unit, "cycles");
+  EXPECT_EQ(stats[0].n, 3u);
+  EXPECT_DOUBLE_EQ(stats[0].median, 20);
+  EXPECT_EQ(stats[0].job_id, 3);
+  EXPECT_EQ(stats[0].run_id, 4);
+  EXPECT_EQ(stats[1].metric, "instructions");
+  EXPECT_EQ(stats[1].unit, "count");
+  EXPECT_EQ(stats[2].case_index, 1u);
+  EXPECT_DOUBLE_EQ(stats[2].mean, 7);
+}
+
+TEST(CaseStatistics, RawSeriesFollowTheSortedSamples) {
+  Provenance p;
+  p.timer_unit = "ns";
+  std::vector<Sample> samples = {{0, 0, 0, 0, 3}, {0, 0, 1, 0, 4}, {0, 1, 0, 0, 5}};
+  auto series = GroupSamples(p, samples);
+  ASSERT_EQ(series.size(), 2u);
+  EXPECT_EQ(series[0].metric, "ns");
+  EXPECT_EQ(series[0].values, (std::vector<std::int64_t>{3, 4}));
+  EXPECT_EQ(series[1].case_index, 1u);
+}
+
+}  // namespace
+}  // namespace mculab::server
