@@ -58,6 +58,15 @@ std::string Hello::version() const {
          std::to_string(runner_patch);
 }
 
+int Hello::CounterIndexUnit(std::size_t i) const {
+  for (std::size_t u = 0; u < units.size(); ++u) {
+    if (units[u].external) continue;
+    if (i < units[u].events.size()) return static_cast<int>(u);
+    i -= units[u].events.size();
+  }
+  return -1;
+}
+
 Result<Hello> DecodeHello(Payload p) {
   if (auto s = ExpectAtLeast("HELLO", p, MCULAB_HELLO_FIXED_LEN); !s) return s.error();
   Hello m;
@@ -65,6 +74,7 @@ Result<Hello> DecodeHello(Payload p) {
   m.runner_minor = p[1];
   m.runner_patch = p[2];
   m.emulated = (p[3] & MCULAB_HELLO_EMULATED) != 0;
+  m.custom_workload = (p[3] & MCULAB_HELLO_CUSTOM_WORKLOAD) != 0;
   m.clock_hz = mculab_get_u32(&p[4]);
   switch (p[8]) {
     case MCULAB_TIMER_CYCLES:
@@ -77,39 +87,101 @@ Result<Hello> DecodeHello(Payload p) {
       return MakeError(ErrorCode::kDataLoss,
                        "HELLO timer_unit " + std::to_string(p[8]) + " is not cycles (0) or ns (1)");
   }
-  m.max_counters = p[9];
+  const std::size_t num_units = p[9];
+  if (num_units > MCULAB_MAX_UNITS) {
+    return MakeError(ErrorCode::kDataLoss, "HELLO num_units " + std::to_string(num_units) +
+                                               " exceeds " + std::to_string(MCULAB_MAX_UNITS));
+  }
   m.workload_addr = mculab_get_u32(&p[12]);
   m.workload_max = mculab_get_u32(&p[16]);
   m.arena_bytes = mculab_get_u32(&p[20]);
-  m.port = FixedString(&p[24], 16);
-  m.cpu = FixedString(&p[40], 16);
-  m.counters = SplitCounters(
-      FixedString(p.data() + MCULAB_HELLO_FIXED_LEN, p.size() - MCULAB_HELLO_FIXED_LEN));
+  m.port = FixedString(&p[24], MCULAB_NAME_LEN);
+  m.cpu = FixedString(&p[40], MCULAB_NAME_LEN);
+  m.runtime = FixedString(&p[56], MCULAB_NAME_LEN);
+  std::size_t at = MCULAB_HELLO_FIXED_LEN;
+  unsigned slots = 0;
+  for (std::size_t u = 0; u < num_units; ++u) {
+    const std::string which = "HELLO unit " + std::to_string(u);
+    if (p.size() < at + MCULAB_HELLO_UNIT_FIXED_LEN) {
+      return LengthError(which.c_str(), p.size() - at,
+                         "at least " + std::to_string(MCULAB_HELLO_UNIT_FIXED_LEN));
+    }
+    CounterUnit unit;
+    unit.name = FixedString(&p[at], MCULAB_NAME_LEN);
+    unit.max_simultaneous = p[at + 16];
+    unit.external = (p[at + 17] & MCULAB_UNIT_EXTERNAL) != 0;
+    const std::size_t num_events = p[at + 18];
+    const std::size_t names_len = p[at + 19];
+    at += MCULAB_HELLO_UNIT_FIXED_LEN;
+    if (p.size() < at + names_len) {
+      return MakeError(ErrorCode::kDataLoss, which + " names need " + std::to_string(names_len) +
+                                                 " bytes, the payload has " +
+                                                 std::to_string(p.size() - at));
+    }
+    unit.events = SplitCounters(std::string(reinterpret_cast<const char*>(&p[at]), names_len));
+    at += names_len;
+    if (unit.events.size() != num_events) {
+      return MakeError(ErrorCode::kDataLoss, which + " (" + unit.name + ") says " +
+                                                 std::to_string(num_events) + " events but names " +
+                                                 std::to_string(unit.events.size()));
+    }
+    if (!unit.external) {
+      slots += unit.max_simultaneous;
+      m.counters.insert(m.counters.end(), unit.events.begin(), unit.events.end());
+    }
+    m.units.push_back(std::move(unit));
+  }
+  if (at != p.size()) {
+    return LengthError(
+        "HELLO", p.size(),
+        std::to_string(at) + " for its " + std::to_string(num_units) + " unit records");
+  }
+  m.max_counters = static_cast<std::uint8_t>(std::min<unsigned>(slots, MCULAB_MAX_COUNTERS));
   return m;
 }
 
 Bytes EncodeHello(const Hello& m) {
-  std::string counters;
-  for (const auto& c : m.counters) {
-    if (!counters.empty()) counters += ',';
-    counters += c;
+  std::vector<CounterUnit> units = m.units;
+  if (units.empty() && !m.counters.empty()) {
+    units.push_back(CounterUnit{"counters", m.max_counters, false, m.counters});
   }
-  counters.resize(
-      std::min<std::size_t>(counters.size(), MCULAB_MAX_PAYLOAD - MCULAB_HELLO_FIXED_LEN));
-  Bytes b(MCULAB_HELLO_FIXED_LEN + counters.size(), 0);
+  Bytes b(MCULAB_HELLO_FIXED_LEN, 0);
   b[0] = m.runner_major;
   b[1] = m.runner_minor;
   b[2] = m.runner_patch;
-  b[3] = m.emulated ? MCULAB_HELLO_EMULATED : 0;
+  b[3] = static_cast<std::uint8_t>((m.emulated ? MCULAB_HELLO_EMULATED : 0) |
+                                   (m.custom_workload ? MCULAB_HELLO_CUSTOM_WORKLOAD : 0));
   mculab_put_u32(&b[4], m.clock_hz);
   b[8] = m.timer_unit == "ns" ? MCULAB_TIMER_NANOSECONDS : MCULAB_TIMER_CYCLES;
-  b[9] = m.max_counters;
   mculab_put_u32(&b[12], m.workload_addr);
   mculab_put_u32(&b[16], m.workload_max);
   mculab_put_u32(&b[20], m.arena_bytes);
-  PutFixedString(&b[24], 16, m.port);
-  PutFixedString(&b[40], 16, m.cpu);
-  std::copy(counters.begin(), counters.end(), b.begin() + MCULAB_HELLO_FIXED_LEN);
+  PutFixedString(&b[24], MCULAB_NAME_LEN, m.port);
+  PutFixedString(&b[40], MCULAB_NAME_LEN, m.cpu);
+  PutFixedString(&b[56], MCULAB_NAME_LEN, m.runtime);
+  std::uint8_t num_units = 0;
+  for (const auto& unit : units) {
+    if (num_units == MCULAB_MAX_UNITS) break;
+    std::string names;
+    std::size_t num_events = 0;
+    for (const auto& e : unit.events) {
+      if (num_events == 255 || names.size() + e.size() + 1 > 255) break;
+      if (!names.empty()) names += ',';
+      names += e;
+      ++num_events;
+    }
+    if (b.size() + MCULAB_HELLO_UNIT_FIXED_LEN + names.size() > MCULAB_MAX_PAYLOAD) break;
+    const std::size_t at = b.size();
+    b.resize(at + MCULAB_HELLO_UNIT_FIXED_LEN, 0);
+    PutFixedString(&b[at], MCULAB_NAME_LEN, unit.name);
+    b[at + 16] = unit.max_simultaneous;
+    b[at + 17] = unit.external ? MCULAB_UNIT_EXTERNAL : 0;
+    b[at + 18] = static_cast<std::uint8_t>(num_events);
+    b[at + 19] = static_cast<std::uint8_t>(names.size());
+    b.insert(b.end(), names.begin(), names.end());
+    ++num_units;
+  }
+  b[9] = num_units;
   return b;
 }
 
@@ -135,44 +207,147 @@ Result<SampleMsg> DecodeSample(Payload p) {
     return MakeError(ErrorCode::kDataLoss, "SAMPLE num_counters " + std::to_string(n) +
                                                " exceeds " + std::to_string(MCULAB_MAX_COUNTERS));
   }
-  if (p.size() != MCULAB_SAMPLE_FIXED_LEN + 4 * n) {
+  if (p.size() != MCULAB_SAMPLE_FIXED_LEN + 8 * n) {
     return LengthError("SAMPLE", p.size(),
-                       std::to_string(MCULAB_SAMPLE_FIXED_LEN + 4 * n) + " for " +
+                       std::to_string(MCULAB_SAMPLE_FIXED_LEN + 8 * n) + " for " +
                            std::to_string(n) + " counters");
   }
   SampleMsg m;
   m.case_index = mculab_get_u16(&p[0]);
   m.iteration = mculab_get_u32(&p[4]);
   m.timer = mculab_get_u64(&p[8]);
-  for (std::size_t i = 0; i < n; ++i) m.counters.push_back(mculab_get_u32(&p[16 + 4 * i]));
+  for (std::size_t i = 0; i < n; ++i) m.counters.push_back(mculab_get_u64(&p[16 + 8 * i]));
   return m;
 }
 
 Bytes EncodeSample(const SampleMsg& m) {
   const std::size_t n = std::min<std::size_t>(m.counters.size(), MCULAB_MAX_COUNTERS);
-  Bytes b(MCULAB_SAMPLE_FIXED_LEN + 4 * n, 0);
+  Bytes b(MCULAB_SAMPLE_FIXED_LEN + 8 * n, 0);
   mculab_put_u16(&b[0], m.case_index);
   b[2] = static_cast<std::uint8_t>(n);
   mculab_put_u32(&b[4], m.iteration);
   mculab_put_u64(&b[8], m.timer);
-  for (std::size_t i = 0; i < n; ++i) mculab_put_u32(&b[16 + 4 * i], m.counters[i]);
+  for (std::size_t i = 0; i < n; ++i) mculab_put_u64(&b[16 + 8 * i], m.counters[i]);
+  return b;
+}
+
+Result<OpSample> DecodeOpSample(Payload p) {
+  if (auto s = ExpectAtLeast("OP_SAMPLE", p, MCULAB_OP_SAMPLE_FIXED_LEN); !s) return s.error();
+  const std::size_t n = p[8];
+  if (n > MCULAB_MAX_COUNTERS) {
+    return MakeError(ErrorCode::kDataLoss, "OP_SAMPLE num_counters " + std::to_string(n) +
+                                               " exceeds " + std::to_string(MCULAB_MAX_COUNTERS));
+  }
+  const std::size_t want = MCULAB_OP_SAMPLE_FIXED_LEN + MCULAB_OP_SAMPLE_METRIC_LEN * (1 + n);
+  if (p.size() != want) {
+    return LengthError("OP_SAMPLE", p.size(),
+                       std::to_string(want) + " for " + std::to_string(n) + " counters");
+  }
+  auto metric = [&](std::size_t k) {
+    const std::uint8_t* q = &p[MCULAB_OP_SAMPLE_FIXED_LEN + MCULAB_OP_SAMPLE_METRIC_LEN * k];
+    return OpMetric{mculab_get_u64(q), mculab_get_u64(q + 8), mculab_get_u64(q + 16)};
+  };
+  OpSample m;
+  m.case_index = mculab_get_u16(&p[0]);
+  m.op_index = mculab_get_u16(&p[2]);
+  m.count = mculab_get_u32(&p[4]);
+  m.unclosed = (p[9] & MCULAB_OP_UNCLOSED) != 0;
+  m.type = FixedString(&p[12], MCULAB_NAME_LEN);
+  m.name = FixedString(&p[28], MCULAB_OP_NAME_LEN);
+  m.timer = metric(0);
+  for (std::size_t k = 0; k < n; ++k) m.counters.push_back(metric(1 + k));
+  return m;
+}
+
+Bytes EncodeOpSample(const OpSample& m) {
+  const std::size_t n = std::min<std::size_t>(m.counters.size(), MCULAB_MAX_COUNTERS);
+  Bytes b(MCULAB_OP_SAMPLE_FIXED_LEN + MCULAB_OP_SAMPLE_METRIC_LEN * (1 + n), 0);
+  mculab_put_u16(&b[0], m.case_index);
+  mculab_put_u16(&b[2], m.op_index);
+  mculab_put_u32(&b[4], m.count);
+  b[8] = static_cast<std::uint8_t>(n);
+  b[9] = m.unclosed ? MCULAB_OP_UNCLOSED : 0;
+  PutFixedString(&b[12], MCULAB_NAME_LEN, m.type);
+  PutFixedString(&b[28], MCULAB_OP_NAME_LEN, m.name);
+  auto put = [&](std::size_t k, const OpMetric& v) {
+    std::uint8_t* q = &b[MCULAB_OP_SAMPLE_FIXED_LEN + MCULAB_OP_SAMPLE_METRIC_LEN * k];
+    mculab_put_u64(q, v.sum);
+    mculab_put_u64(q + 8, v.min);
+    mculab_put_u64(q + 16, v.max);
+  };
+  put(0, m.timer);
+  for (std::size_t k = 0; k < n; ++k) put(1 + k, m.counters[k]);
+  return b;
+}
+
+Result<MemoryReport> DecodeMemory(Payload p) {
+  if (auto s = ExpectAtLeast("MEMORY", p, MCULAB_MEMORY_FIXED_LEN); !s) return s.error();
+  const std::size_t n = p[2];
+  if (n > MCULAB_MAX_MEMORY_ENTRIES) {
+    return MakeError(ErrorCode::kDataLoss, "MEMORY num_entries " + std::to_string(n) + " exceeds " +
+                                               std::to_string(MCULAB_MAX_MEMORY_ENTRIES));
+  }
+  const std::size_t want = MCULAB_MEMORY_FIXED_LEN + MCULAB_MEMORY_ENTRY_LEN * n;
+  if (p.size() != want) {
+    return LengthError("MEMORY", p.size(),
+                       std::to_string(want) + " for " + std::to_string(n) + " entries");
+  }
+  MemoryReport m;
+  m.case_index = mculab_get_u16(&p[0]);
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint8_t* q = &p[MCULAB_MEMORY_FIXED_LEN + MCULAB_MEMORY_ENTRY_LEN * i];
+    m.entries.push_back(MemoryEntry{FixedString(q, MCULAB_NAME_LEN), mculab_get_u32(q + 16),
+                                    mculab_get_u32(q + 20)});
+  }
+  return m;
+}
+
+Bytes EncodeMemory(const MemoryReport& m) {
+  const std::size_t n = std::min<std::size_t>(m.entries.size(), MCULAB_MAX_MEMORY_ENTRIES);
+  Bytes b(MCULAB_MEMORY_FIXED_LEN + MCULAB_MEMORY_ENTRY_LEN * n, 0);
+  mculab_put_u16(&b[0], m.case_index);
+  b[2] = static_cast<std::uint8_t>(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    std::uint8_t* q = &b[MCULAB_MEMORY_FIXED_LEN + MCULAB_MEMORY_ENTRY_LEN * i];
+    PutFixedString(q, MCULAB_NAME_LEN, m.entries[i].category);
+    mculab_put_u32(q + 16, m.entries[i].used);
+    mculab_put_u32(q + 20, m.entries[i].reserved);
+  }
   return b;
 }
 
 Result<CaseEnd> DecodeCaseEnd(Payload p) {
-  if (auto s = ExpectExactly("CASE_END", p, MCULAB_CASE_END_LEN); !s) return s.error();
+  if (auto s = ExpectAtLeast("CASE_END", p, MCULAB_CASE_END_FIXED_LEN); !s) return s.error();
+  const std::size_t n = p[2];
+  if (n > MCULAB_MAX_COUNTERS) {
+    return MakeError(ErrorCode::kDataLoss, "CASE_END num_counters " + std::to_string(n) +
+                                               " exceeds " + std::to_string(MCULAB_MAX_COUNTERS));
+  }
+  if (p.size() != MCULAB_CASE_END_FIXED_LEN + 8 * n) {
+    return LengthError("CASE_END", p.size(),
+                       std::to_string(MCULAB_CASE_END_FIXED_LEN + 8 * n) + " for " +
+                           std::to_string(n) + " counters");
+  }
   CaseEnd m;
   m.case_index = mculab_get_u16(&p[0]);
   m.checksum = mculab_get_u32(&p[4]);
   m.overhead = mculab_get_u64(&p[8]);
+  for (std::size_t i = 0; i < n; ++i) {
+    m.counter_overhead.push_back(mculab_get_u64(&p[MCULAB_CASE_END_FIXED_LEN + 8 * i]));
+  }
   return m;
 }
 
 Bytes EncodeCaseEnd(const CaseEnd& m) {
-  Bytes b(MCULAB_CASE_END_LEN, 0);
+  const std::size_t n = std::min<std::size_t>(m.counter_overhead.size(), MCULAB_MAX_COUNTERS);
+  Bytes b(MCULAB_CASE_END_FIXED_LEN + 8 * n, 0);
   mculab_put_u16(&b[0], m.case_index);
+  b[2] = static_cast<std::uint8_t>(n);
   mculab_put_u32(&b[4], m.checksum);
   mculab_put_u64(&b[8], m.overhead);
+  for (std::size_t i = 0; i < n; ++i) {
+    mculab_put_u64(&b[MCULAB_CASE_END_FIXED_LEN + 8 * i], m.counter_overhead[i]);
+  }
   return b;
 }
 
@@ -225,6 +400,7 @@ Result<Configure> DecodeConfigure(Payload p) {
   m.warmup = mculab_get_u32(&p[4]);
   m.workload_len = mculab_get_u32(&p[8]);
   m.counter_mask = mculab_get_u32(&p[12]);
+  m.flags = mculab_get_u32(&p[16]);
   return m;
 }
 
@@ -234,6 +410,7 @@ Bytes EncodeConfigure(const Configure& m) {
   mculab_put_u32(&b[4], m.warmup);
   mculab_put_u32(&b[8], m.workload_len);
   mculab_put_u32(&b[12], m.counter_mask);
+  mculab_put_u32(&b[16], m.flags);
   return b;
 }
 
@@ -260,6 +437,8 @@ Bytes EncodeFrame(std::uint8_t type, Payload payload) {
 Bytes ToWire(const Hello& m) { return EncodeFrame(m.kType, EncodeHello(m)); }
 Bytes ToWire(const CaseStart& m) { return EncodeFrame(m.kType, EncodeCaseStart(m)); }
 Bytes ToWire(const SampleMsg& m) { return EncodeFrame(m.kType, EncodeSample(m)); }
+Bytes ToWire(const OpSample& m) { return EncodeFrame(m.kType, EncodeOpSample(m)); }
+Bytes ToWire(const MemoryReport& m) { return EncodeFrame(m.kType, EncodeMemory(m)); }
 Bytes ToWire(const CaseEnd& m) { return EncodeFrame(m.kType, EncodeCaseEnd(m)); }
 Bytes ToWire(const LogMsg& m) { return EncodeFrame(m.kType, EncodeLog(m)); }
 Bytes ToWire(const ErrorMsg& m) { return EncodeFrame(m.kType, EncodeError(m)); }

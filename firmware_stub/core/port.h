@@ -1,5 +1,6 @@
 /* The porting seam: the few things the runner core needs from a platform. Each port
- * (ports/<name>/port.c) implements these functions and calls mculab_runner_main() from main().
+ * (ports/<name>/port.c) implements these functions and mculab_runner_main() (mculab/runner.h),
+ * which sets the platform up and calls mculab_core_run().
  * Like tflite-micro's platform folders: only what differs per platform lives in a port.
  *
  * Single-threaded: the core calls these from one thread; the an547 SysTick handler is the only
@@ -10,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mculab/counters.h"
+#include "mculab/runner.h"
 #include "mculab/runner_protocol.h"
 
 #ifdef __cplusplus
@@ -18,11 +21,9 @@ extern "C" {
 
 /* What the port tells the core (and the agent, through HELLO). Filled by mculab_port_init(). */
 typedef struct {
-  const char* port;     /* "an547", "host": at most 15 characters */
-  const char* cpu;      /* "cortex-m55", uname machine on host: at most 15 characters */
-  const char* counters; /* comma-separated counter names beyond the timer; "" if none */
-  uint8_t max_counters; /* counters readable at once */
-  uint8_t flags;        /* MCULAB_HELLO_* (MCULAB_HELLO_EMULATED) */
+  const char* port; /* "an547", "host": at most 15 characters */
+  const char* cpu;  /* "cortex-m55", uname machine on host: at most 15 characters */
+  uint8_t flags;    /* MCULAB_HELLO_* (MCULAB_HELLO_EMULATED) */
   mculab_timer_unit timer_unit;
   uint32_t clock_hz;          /* core clock, 0 if unknown */
   const uint8_t* workload;    /* the workload region (NULL if there is none) */
@@ -31,7 +32,26 @@ typedef struct {
   const char* workload_error; /* non-NULL: why there is no usable workload (sent in ERROR) */
   uint8_t* arena;             /* scratch memory for one case's tensors */
   size_t arena_bytes;
+  /* What the port can count besides its timer, one entry per counter unit (mculab/counters.h),
+   * in the order HELLO lists them: only counters that really count on this board, never a unit
+   * that would read 0 (an emulator's PMU). */
+  mculab_counter_unit* units[MCULAB_MAX_UNITS];
+  uint8_t num_units;
+  /* The stack the runner runs on, painted with MCULAB_STACK_PAINT by the port before the core
+   * starts (it grows down from stack_low + stack_bytes); NULL when the port cannot paint it. */
+  uint8_t* stack_low;
+  size_t stack_bytes;
 } mculab_port_info;
+
+/* The words painted into unused stack; the lowest word that differs is the high-water mark. */
+#define MCULAB_STACK_PAINT 0xC0FFEE11u
+
+/* The region markers' target (mculab_marker_begin/end store to it): MCULAB_MARKER_WORDS words,
+ * 64 KiB aligned, defined by the port (an547: the linker script puts it in DDR at 0x60100000, RAM
+ * that nothing else uses; host: a static array). The QEMU plugin decodes the low 16 bits of the
+ * store address: word = kind << 12 | index (mculab/runner.h). */
+#define MCULAB_MARKER_WORDS 16384u
+extern volatile uint32_t mculab_marker_region[];
 
 /* Brings up the link, the timer and memory; fills info. Called once, first. */
 void mculab_port_init(mculab_port_info* info);
@@ -55,8 +75,10 @@ uint64_t mculab_port_timer_now(void);
 /* Ends the process / the emulation with `status` (0: the session completed). */
 void mculab_port_exit(int status);
 
-/* The core's entry point: runs one session (HELLO ... DONE) and returns the exit status. */
-int mculab_runner_main(void);
+/* The core's entry point: runs one session (HELLO ... DONE) with the workload `ops` (NULL: the
+ * built-in operator benchmarks) and returns the exit status. The port's mculab_runner_main()
+ * (mculab/runner.h) calls it once, on the painted stack. */
+int mculab_core_run(const mculab_workload_ops* ops);
 
 #ifdef __cplusplus
 }

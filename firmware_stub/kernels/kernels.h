@@ -19,5 +19,8 @@ int32_t mculab_mbqm(int32_t x, int32_t multiplier, int shift);
 
 void mculab_conv2d_s8(const mculab_case* c);
 void mculab_fully_connected_s8(const mculab_case* c);
+/* The calibration loops (ops.h); they work on the case's output, MCULAB_CAL_OUTPUT_BYTES. */
+#define MCULAB_CAL_OUTPUT_BYTES 64u
+void mculab_calibrate(const mculab_case* c);
 
 #endif /* MCULAB_KERNELS_KERNELS_H_ */

@@ -66,6 +66,19 @@ static mculab_case_status shape_of(uint16_t op, const int32_t* p, shape* s) {
       s->output = n * out;
       return MCULAB_CASE_OK;
     }
+    case MCULAB_OP_CALIBRATE: {
+      if (p[MCULAB_CAL_KIND] < 0 || p[MCULAB_CAL_KIND] >= MCULAB_CAL_NUM_KINDS ||
+          p[MCULAB_CAL_LOOPS] < 1 || p[MCULAB_CAL_LOOPS] > MCULAB_CAL_MAX_LOOPS) {
+        return MCULAB_CASE_BAD_PARAMS;
+      }
+      s->depth = 1;
+      s->input = 0;
+      s->filter = 0;
+      s->channels = 0;
+      s->quant = 0;
+      s->output = MCULAB_CAL_OUTPUT_BYTES;
+      return MCULAB_CASE_OK;
+    }
   }
   return MCULAB_CASE_UNKNOWN_OP;
 }
@@ -175,6 +188,9 @@ void mculab_case_invoke(mculab_case* c) {
       break;
     case MCULAB_OP_FULLY_CONNECTED_S8:
       mculab_fully_connected_s8(c);
+      break;
+    case MCULAB_OP_CALIBRATE:
+      mculab_calibrate(c);
       break;
   }
 }

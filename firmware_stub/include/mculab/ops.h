@@ -17,6 +17,11 @@ extern "C" {
 typedef enum {
   MCULAB_OP_CONV2D_S8 = 1,
   MCULAB_OP_FULLY_CONNECTED_S8 = 2,
+  /* Lab-internal: a loop of known length and instruction mix (kernels/calibrate.c), for health
+   * checks and to check counters against an independent count. Not an operator benchmark. */
+  MCULAB_OP_CALIBRATE = 100,
+  /* A custom workload: case ids and a blob for a runner with its own runtime (workload.h). */
+  MCULAB_OP_CUSTOM = 0xFFFF,
 } mculab_op_id;
 
 /* conv2d_s8 parameters, in order (NHWC input, [K][kh][kw][C] filter, TFLite reference semantics,
@@ -38,6 +43,26 @@ enum {
 
 /* fully_connected_s8 parameters, in order: batches, input features, output features */
 enum { MCULAB_FC_N, MCULAB_FC_IN, MCULAB_FC_OUT, MCULAB_FC_NUM_PARAMS };
+
+/* calibrate parameters: which loop, and how many times it runs. Per pass of the loop, on
+ * Cortex-M55 (on other targets the same output comes from plain C and the mix is the compiler's):
+ *   kind      instructions  loads (accesses)  stores (accesses)  branches  MVE instructions
+ *   0 alu     2             0                 0                  1         0
+ *   1 ldst    4             1                 1                  1         0
+ *   2 mve     6             12 (4 + 8 elems)  4                  1         4
+ *   3 mve_tp  5             3 (3 lanes)       0                  1         3
+ *   4 ldm     4             2                 2                  1         0
+ * (loads/stores as memory accesses, one per element or register transferred.) */
+enum { MCULAB_CAL_KIND, MCULAB_CAL_LOOPS, MCULAB_CAL_NUM_PARAMS };
+enum {
+  MCULAB_CAL_ALU = 0,
+  MCULAB_CAL_LDST = 1,
+  MCULAB_CAL_MVE = 2,
+  MCULAB_CAL_MVE_TP = 3,
+  MCULAB_CAL_LDM = 4,
+  MCULAB_CAL_NUM_KINDS = 5
+};
+#define MCULAB_CAL_MAX_LOOPS (1 << 24)
 
 #define MCULAB_MAX_PARAMS 16u
 

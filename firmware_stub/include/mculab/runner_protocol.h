@@ -16,7 +16,7 @@
 extern "C" {
 #endif
 
-#define MCULAB_PROTOCOL_VERSION 1u
+#define MCULAB_PROTOCOL_VERSION 2u
 /* Largest payload of one frame; a longer frame is a protocol error. */
 #define MCULAB_MAX_PAYLOAD 480u
 /* version + type + payload + crc */
@@ -48,6 +48,23 @@ typedef enum {
 
 /* Hello flags */
 #define MCULAB_HELLO_EMULATED 0x01u /* the timer and counters are emulated (QEMU), not silicon */
+/* The runner runs its own runtime over a blob workload (MCULAB_OP_CUSTOM), not the built-in ops. */
+#define MCULAB_HELLO_CUSTOM_WORKLOAD 0x02u
+
+/* Counter unit flags (HELLO unit record) */
+/* Counted outside the runner by the board backend (the QEMU plugin): never selected in CONFIGURE's
+ * counter_mask and never carried in SAMPLE; the runner only calls the region markers. */
+#define MCULAB_UNIT_EXTERNAL 0x01u
+
+/* CONFIGURE flags: OP_PROFILE aggregates mculab_op_begin/end into OP_SAMPLE frames per op and
+ * case; MEMORY sends a MEMORY report per case (arena, stack, the runtime's own categories). */
+#define MCULAB_CONFIGURE_OP_PROFILE 0x01u
+#define MCULAB_CONFIGURE_MEMORY 0x02u
+#define MCULAB_CONFIGURE_KNOWN_FLAGS 0x03u
+
+/* Memory categories: names the runner uses itself (a runtime adds its own, up to 15 characters). */
+#define MCULAB_MEMORY_ARENA "arena" /* the case's tensors / the runtime's arena */
+#define MCULAB_MEMORY_STACK "stack" /* the stack's high-water mark during the case (painting) */
 
 /* Error codes (ERROR frame) */
 typedef enum {
@@ -62,49 +79,77 @@ typedef enum {
   MCULAB_ERR_BAD_STATE = 8, /* e.g. RUN before CONFIGURE */
 } mculab_error_code;
 
-/* ---- payload layouts (offsets in bytes, little-endian) ----
+/* ---- payload layouts (offsets in bytes, little-endian); docs/runner-protocol.md has the tables
+ * ----
  *
- * HELLO (runner -> agent)
+ * HELLO (runner -> agent): 72 bytes + one record per counter unit
  *   0  u8  runner_major, 1 u8 runner_minor, 2 u8 runner_patch, 3 u8 flags (MCULAB_HELLO_*)
  *   4  u32 clock_hz          core clock (0 if unknown)
  *   8  u8  timer_unit        mculab_timer_unit
- *   9  u8  max_counters      how many counters can be read at once (beyond the timer)
+ *   9  u8  num_units         counter units (records below), at most MCULAB_MAX_UNITS
  *   10 u16 reserved (0)
  *   12 u32 workload_addr     where the board backend must place the workload (0 on host)
  *   16 u32 workload_max      the most bytes the workload region holds
  *   20 u32 arena_bytes       scratch memory for a case's tensors
  *   24 char port[16]         NUL padded, e.g. "an547", "host"
  *   40 char cpu[16]          e.g. "cortex-m55"
- *   56 char counters[..]     comma-separated counter names this port can count, NUL padded to the
- *                            end of the payload (may be empty)
- *   (payload length 56 + strlen(counters))
+ *   56 char runtime[16]      "builtin" (the operator benchmarks), or the custom runtime's name
+ *   72 unit records, each 20 + names_len bytes:
+ *      0  char name[16]      e.g. "cortex-m55-pmu", "ethos-u-pmu", "qemu-plugin"
+ *      16 u8 max_simultaneous  events of this unit countable in one pass
+ *      17 u8 flags           MCULAB_UNIT_*
+ *      18 u8 num_events
+ *      19 u8 names_len
+ *      20 char names[names_len]  the events' names, comma separated, no NUL
+ *   Counter index i (CONFIGURE's counter_mask bit i) is the i-th event of the units without
+ *   MCULAB_UNIT_EXTERNAL, in record order then name order.
  *
- * CONFIGURE (agent -> runner)
+ * CONFIGURE (agent -> runner): 20 bytes
  *   0  u32 iterations        measured iterations per case (>= 1)
  *   4  u32 warmup            iterations run before measuring, not reported
  *   8  u32 workload_len      the length the agent wrote (header included); 0 = use the header's
- *   12 u32 counter_mask      bit i = counter i of the Hello list (0 = timer only)
+ *   12 u32 counter_mask      bit i = counter index i (0 = timer only); per unit at most
+ *                            max_simultaneous bits, at most MCULAB_MAX_COUNTERS in all
+ *   16 u32 flags             MCULAB_CONFIGURE_*
  *
  * A valid CONFIGURE is not acknowledged; an invalid one gets an ERROR and leaves the runner
  * unconfigured.
- * RUN (agent -> runner): empty. The runner answers CASE_START/SAMPLE/CASE_END per case, then DONE,
- *   and exits (RUN always ends the session, with ERROR + DONE when something failed).
+ * RUN (agent -> runner): empty. The runner answers CASE_START/SAMPLE/[OP_SAMPLE][MEMORY]/CASE_END
+ *   per case, then DONE, and exits (RUN always ends the session, with ERROR + DONE when something
+ *   failed).
  * ABORT (agent -> runner): empty. The runner stops after the current iteration and sends
  *   ERROR(MCULAB_ERR_ABORTED) then DONE.
  *
- * CASE_START
+ * CASE_START: 12 bytes
  *   0  u16 case_index, 2 u16 reserved, 4 u32 case_id_lo, 8 i32 case_id_hi
  *
- * SAMPLE
- *   0  u16 case_index, 2 u8 num_counters, 3 u8 reserved
+ * SAMPLE: 16 + 8 n bytes
+ *   0  u16 case_index, 2 u8 num_counters (n), 3 u8 reserved
  *   4  u32 iteration (0-based, warm-up excluded)
  *   8  u64 timer              elapsed timer units for one invocation of the kernel
- *   16 u32 counters[num_counters]
+ *   16 u64 counters[n]        the selected counters' events over the same region, in counter
+ *                             index order (64-bit: the drivers extend every hardware counter)
  *
- * CASE_END
- *   0  u16 case_index, 2 u16 reserved
+ * OP_SAMPLE: one per operator and case, before CASE_END. 60 + 24 (1 + n) bytes
+ *   0  u16 case_index, 2 u16 op_index (the runtime's, e.g. the model's operator index)
+ *   4  u32 count              invocations aggregated (measured iterations x calls per iteration)
+ *   8  u8  num_counters (n)   the same counters as SAMPLE
+ *   9  u8  flags              MCULAB_OP_*
+ *   10 u16 reserved
+ *   12 char type[16]          the operator type, e.g. "CONV_2D", NUL padded (cut to 15)
+ *   28 char name[32]          the operator's name, NUL padded (cut to 31)
+ *   60 metrics[1 + n], 24 bytes each: u64 sum, u64 min, u64 max
+ *                             metric 0 is the timer, metric 1 + k is counter k
+ *
+ * MEMORY: one per case, before CASE_END. 4 + 24 m bytes
+ *   0  u16 case_index, 2 u8 num_entries (m <= MCULAB_MAX_MEMORY_ENTRIES), 3 u8 reserved
+ *   4  entries, 24 bytes each: char category[16] (NUL padded), u32 used, u32 reserved
+ *
+ * CASE_END: 16 + 8 n bytes
+ *   0  u16 case_index, 2 u8 num_counters (n, as SAMPLE), 3 u8 reserved
  *   4  u32 checksum          mculab_case_checksum(): CRC-32 of the output tensor
- *   8  u64 overhead          the timer's reading for an empty measured region (median of 8)
+ *   8  u64 overhead          the timer's reading for an empty measured region (lower median of 8)
+ *   16 u64 counter_overhead[n]  the counters over that same empty region
  *
  * LOG
  *   0  u8 level (0 debug, 1 info, 2 warn, 3 error), 1.. text (not NUL terminated)
@@ -116,15 +161,28 @@ typedef enum {
  *   0  u16 cases_run, 2 u16 status (0 ok, else the mculab_error_code that stopped the run)
  */
 
-#define MCULAB_HELLO_FIXED_LEN 56u
-#define MCULAB_CONFIGURE_LEN 16u
+#define MCULAB_HELLO_FIXED_LEN 72u
+#define MCULAB_HELLO_UNIT_FIXED_LEN 20u
+#define MCULAB_CONFIGURE_LEN 20u
 #define MCULAB_CASE_START_LEN 12u
 #define MCULAB_SAMPLE_FIXED_LEN 16u
-#define MCULAB_CASE_END_LEN 16u
+#define MCULAB_OP_SAMPLE_FIXED_LEN 60u
+#define MCULAB_OP_SAMPLE_METRIC_LEN 24u
+#define MCULAB_MEMORY_FIXED_LEN 4u
+#define MCULAB_MEMORY_ENTRY_LEN 24u
+#define MCULAB_CASE_END_FIXED_LEN 16u
 #define MCULAB_ERROR_FIXED_LEN 4u
 #define MCULAB_DONE_LEN 4u
-#define MCULAB_MAX_COUNTERS 8u
+#define MCULAB_MAX_COUNTERS 8u /* counters in one SAMPLE */
+#define MCULAB_MAX_UNITS 8u    /* counter units in HELLO */
+#define MCULAB_MAX_MEMORY_ENTRIES 16u
+#define MCULAB_NAME_LEN 16u /* port, cpu, runtime, unit, op type, memory category fields */
+#define MCULAB_OP_NAME_LEN 32u
 #define MCULAB_NO_CASE 0xFFFFu
+
+/* OP_SAMPLE flags. UNCLOSED: an mculab_op_begin() of this op had no mculab_op_end() by the end
+ * of its iteration; those invocations are not in count. */
+#define MCULAB_OP_UNCLOSED 0x01u
 
 /* ---- byte helpers ---- */
 static inline void mculab_put_u16(uint8_t* p, uint16_t v) {

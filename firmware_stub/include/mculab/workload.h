@@ -16,6 +16,10 @@
  *     4  u16 num_cases
  *     6  u16 reserved
  *     8  per case: i64 case_id, then num_params x i32 parameters in the op's order
+ *   A custom workload (op MCULAB_OP_CUSTOM, for a runner with its own runtime) has num_params 0,
+ *   so its case records are the case ids alone; the blob (a model, inputs: the runtime's business)
+ *   follows at the next multiple of 16 bytes from the workload's start
+ *   (mculab_workload_custom_blob_offset()), zero padded, up to total_len. The body CRC covers all.
  *
  * Thread-safety: pure functions over caller-owned buffers. */
 #ifndef MCULAB_WORKLOAD_H_
@@ -33,6 +37,7 @@ extern "C" {
 #define MCULAB_WORKLOAD_HEADER_LEN 24u
 #define MCULAB_WORKLOAD_BODY_FIXED_LEN 8u
 #define MCULAB_MAX_CASES 1024u
+#define MCULAB_WORKLOAD_BLOB_ALIGN 16u
 
 typedef enum {
   MCULAB_WORKLOAD_OK = 0,
@@ -51,6 +56,8 @@ typedef struct {
   uint16_t num_cases;
   uint32_t seed;
   const uint8_t* cases; /* num_cases records of 8 + 4 * num_params bytes */
+  const uint8_t* blob; /* MCULAB_OP_CUSTOM: the blob (16-byte aligned in the workload), else NULL */
+  size_t blob_len;
 } mculab_workload;
 
 /* Validates the workload at `data` (at most `region_len` bytes readable) and fills `out`. */
@@ -61,6 +68,15 @@ mculab_workload_status mculab_workload_parse(const uint8_t* data, size_t region_
 void mculab_workload_case(const mculab_workload* w, uint16_t i, int64_t* case_id, int32_t* params);
 
 const char* mculab_workload_status_name(mculab_workload_status s);
+
+/* Where a custom workload's blob starts, from the workload's first byte. */
+size_t mculab_workload_custom_blob_offset(uint16_t num_cases);
+
+/* Writes a custom workload (op MCULAB_OP_CUSTOM: case ids + blob) into out; returns its length,
+ * or 0 when more than MCULAB_MAX_CASES cases or out_cap is too small. */
+size_t mculab_workload_write_custom(uint8_t* out, size_t out_cap, uint32_t seed,
+                                    const int64_t* case_ids, uint16_t num_cases,
+                                    const uint8_t* blob, size_t blob_len);
 
 #ifdef __cplusplus
 }

@@ -6,9 +6,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifndef __IM
 #define __IM volatile const
+#endif
+#ifndef __OM
 #define __OM volatile
+#endif
+#ifndef __IOM
 #define __IOM volatile
+#endif
 
 /* SysTick (Armv8-M ARM B11.1), 0xE000E010 */
 typedef struct {
@@ -42,7 +48,10 @@ _Static_assert(offsetof(SCB_Type, DEMCR) == 0xFC, "DEMCR offset");
 #define SCB_ICSR_PENDSTSET_Msk (1u << 26)
 #define SCB_ICSR_PENDSTCLR_Msk (1u << 25)
 #define SCB_CPACR_CP10_CP11_FULL (0xFu << 20)
-#define DCB_DEMCR_TRCENA_Msk (1u << 24)
+#ifndef DCB_DEMCR_TRCENA_Msk
+#define DCB_DEMCR_TRCENA_Pos 24u
+#define DCB_DEMCR_TRCENA_Msk (1u << DCB_DEMCR_TRCENA_Pos)
+#endif
 
 /* Data Watchpoint and Trace (Armv8-M ARM B13), 0xE0001000 */
 typedef struct {

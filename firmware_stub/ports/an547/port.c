@@ -6,14 +6,25 @@
  * MCULAB_HELLO_EMULATED: under -icount shift=N,sleep=off SysTick counts deterministic virtual
  * time (32 MHz, so shift=5 gives about one tick per instruction). SysTick is 24 bits: its
  * interrupt counts wraps, and a read with interrupts masked that checks for a pending wrap
- * gives a consistent 64-bit count. */
+ * gives a consistent 64-bit count.
+ *
+ * Counters: on silicon (CYCCNT counts), the Cortex-M55 PMU ("cortex-m55-pmu", 4 events at once)
+ * and, when NPU_ID answers, the Ethos-U55 PMU ("ethos-u-pmu", 4 events, and "ethos-u-ccnt"). On
+ * QEMU neither exists (the PMU reads 0, the NPU is not modelled), so the port lists only the
+ * external unit "qemu-plugin": the events mculab's QEMU plugin counts between the region markers.
+ *
+ * Library use: mculab_runner_main() is here; the generic runner's main() is main.c, a custom
+ * runner brings its own (mculab/runner.h). */
 #include "port.h"
 
 #include <stdint.h>
 
 #include "an547_regs.h"
+#include "armv81m_pmu.h"
+#include "ethosu_pmu.h"
 
 extern uint8_t __arena_start[], __arena_size[], __workload_start[], __workload_size[];
+extern uint8_t __stack_bottom[], __stack_top[];
 void SysTick_Handler(void);
 void mculab_an547_semihosting_exit(int status);
 
@@ -23,6 +34,20 @@ static volatile uint32_t systick_wraps; /* wraps since the last align, counted b
 static uint64_t timer_base;             /* ticks before the last align */
 static int use_dwt;
 static uint32_t dwt_last, dwt_high;
+static mculab_armv81m_pmu pmu;
+static mculab_ethosu_pmu npu;
+
+/* What mculab's QEMU plugin (qemu_plugin/) counts on this board; ids are unused (external). */
+static const mculab_event kQemuEvents[] = {
+    {"instructions", 0}, {"loads", 1}, {"stores", 2}, {"branches", 3}, {"mve_instructions", 4},
+};
+static mculab_counter_unit qemu_unit = {
+    .name = "qemu-plugin",
+    .max_simultaneous = 5,
+    .flags = MCULAB_UNIT_EXTERNAL,
+    .num_events = 5,
+    .events = kQemuEvents,
+};
 
 void SysTick_Handler(void) { systick_wraps = systick_wraps + 1u; }
 
@@ -103,8 +128,19 @@ void mculab_port_init(mculab_port_info* info) {
 
   info->port = "an547";
   info->cpu = "cortex-m55";
-  info->counters = ""; /* PMU events: not implemented by this port yet */
-  info->max_counters = 0;
+  info->num_units = 0;
+  if (use_dwt) {
+    /* The firmware runs in the Secure state (AN547 boots Secure). */
+    mculab_counter_unit* u =
+        mculab_armv81m_pmu_init(&pmu, (PMU_Type*)ARMV81M_PMU_BASE, &SCB->DEMCR, 1);
+    if (u != NULL) info->units[info->num_units++] = u;
+    if (mculab_ethosu_pmu_init(&npu, (NPU_Type*)ETHOSU_NPU_BASE_CORSTONE300_S) == 0) {
+      info->units[info->num_units++] = &npu.events_unit;
+      info->units[info->num_units++] = &npu.cycles_unit;
+    }
+  } else {
+    info->units[info->num_units++] = &qemu_unit;
+  }
   info->flags = use_dwt ? 0 : MCULAB_HELLO_EMULATED;
   info->timer_unit = MCULAB_TIMER_CYCLES;
   info->clock_hz = AN547_CORE_CLOCK_HZ;
@@ -114,6 +150,8 @@ void mculab_port_init(mculab_port_info* info) {
   info->workload_error = 0;
   info->arena = __arena_start;
   info->arena_bytes = (size_t)(uintptr_t)__arena_size;
+  info->stack_low = __stack_bottom;
+  info->stack_bytes = (size_t)(__stack_top - __stack_bottom);
 }
 
 int mculab_port_write(const uint8_t* data, size_t len) {
@@ -166,7 +204,9 @@ uint64_t mculab_port_timer_now(void) {
 
 void mculab_port_exit(int status) { mculab_an547_semihosting_exit(status); }
 
-int main(void) {
-  mculab_port_exit(mculab_runner_main());
+int mculab_runner_main(int argc, char** argv, const mculab_workload_ops* ops) {
+  (void)argc;
+  (void)argv;
+  mculab_port_exit(mculab_core_run(ops));
   return 0;
 }

@@ -5,7 +5,7 @@
 #include "an547_regs.h"
 
 extern uint32_t __stack_top, __data_load, __data_start, __data_end, __bss_start, __bss_end;
-extern int main(void);
+extern int main(int argc, char** argv);
 void Reset_Handler(void);
 void SysTick_Handler(void);
 void mculab_an547_semihosting_exit(int status);
@@ -47,6 +47,6 @@ void Reset_Handler(void) {
   for (volatile uint32_t* dst = &__data_start; dst < &__data_end;) *dst++ = *src++;
   for (volatile uint32_t* dst = &__bss_start; dst < &__bss_end;) *dst++ = 0;
 
-  main();
+  main(0, 0);
   mculab_an547_semihosting_exit(EXIT_FAULT); /* main() never returns */
 }

@@ -1,10 +1,15 @@
 /* Port "host": the runner as a Linux process. Frames on stdin/stdout (binary, written whole per
- * frame), the workload read from the file named by argv[1], CLOCK_MONOTONIC in nanoseconds. */
+ * frame), the workload read from the file named by argv[1], CLOCK_MONOTONIC in nanoseconds. No
+ * counters: HELLO lists no unit.
+ *
+ * The core runs on a thread whose stack is a static array, so the runner can paint it and report
+ * the stack's high-water mark like the firmware does. */
 #include "port.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +21,10 @@
 
 #define HOST_WORKLOAD_MAX (1u << 20)
 #define HOST_ARENA_BYTES (64u << 20)
+#define HOST_STACK_BYTES (1u << 20)
+
+volatile uint32_t mculab_marker_region[MCULAB_MARKER_WORDS];
+static uint8_t runner_stack[HOST_STACK_BYTES] __attribute__((aligned(64)));
 
 static uint8_t workload_buf[HOST_WORKLOAD_MAX];
 static uint8_t arena_buf[HOST_ARENA_BYTES];
@@ -65,8 +74,7 @@ void mculab_port_init(mculab_port_info* info) {
     }
   }
   info->cpu = cpu_name;
-  info->counters = "";
-  info->max_counters = 0;
+  info->num_units = 0;
   info->flags = 0;
   info->timer_unit = MCULAB_TIMER_NANOSECONDS;
   info->clock_hz = 0;
@@ -78,6 +86,8 @@ void mculab_port_init(mculab_port_info* info) {
   info->workload_addr = 0;
   info->arena = arena_buf;
   info->arena_bytes = sizeof arena_buf;
+  info->stack_low = runner_stack;
+  info->stack_bytes = sizeof runner_stack;
 }
 
 int mculab_port_write(const uint8_t* data, size_t len) {
@@ -136,8 +146,31 @@ uint64_t mculab_port_timer_now(void) {
 
 void mculab_port_exit(int status) { exit(status); }
 
-int main(int argc, char** argv) {
+typedef struct {
+  const mculab_workload_ops* ops;
+  int status;
+} session;
+
+static void* run_session(void* arg) {
+  session* s = (session*)arg;
+  s->status = mculab_core_run(s->ops);
+  return NULL;
+}
+
+int mculab_runner_main(int argc, char** argv, const mculab_workload_ops* ops) {
   workload_path = argc > 1 ? argv[1] : NULL;
-  mculab_port_exit(mculab_runner_main());
-  return 0;
+  session s = {ops, 1};
+  pthread_t thread;
+  pthread_attr_t attr;
+  int rc = pthread_attr_init(&attr);
+  if (rc == 0) rc = pthread_attr_setstack(&attr, runner_stack, sizeof runner_stack);
+  if (rc == 0) rc = pthread_create(&thread, &attr, run_session, &s);
+  if (rc == 0) rc = pthread_join(thread, NULL);
+  if (rc != 0) {
+    fprintf(stderr, "mculab runner: cannot run the runner thread: %s\n", strerror(rc));
+    s.status = 1;
+  }
+  (void)pthread_attr_destroy(&attr);
+  mculab_port_exit(s.status);
+  return s.status;
 }

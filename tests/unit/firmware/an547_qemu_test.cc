@@ -91,7 +91,10 @@ TEST(An547Qemu, HelloSaysEmulatedCyclesAt32MHz) {
   EXPECT_EQ(hello->clock_hz, 32000000u);
   EXPECT_EQ(hello->workload_addr, 0x60000000u);
   EXPECT_GE(hello->arena_bytes, 4u << 20);
-  EXPECT_TRUE(hello->counters.empty());
+  EXPECT_TRUE(hello->counters.empty()) << "QEMU's PMU reads 0: not offered";
+  ASSERT_EQ(hello->units.size(), 1u);
+  EXPECT_EQ(hello->units[0].name, "qemu-plugin");
+  EXPECT_TRUE(hello->units[0].external);
   // Zero cases: DONE straight away, and QEMU exits 0 through semihosting.
   link->Send(ToWire(Configure{1, 0, 0, 0}));
   link->Send(ToWire(RunMsg{}));
@@ -217,6 +220,32 @@ TEST(An547Qemu, AbortDuringARun) {
     break;
   }
   EXPECT_EQ(DecodeDone(link->Expect(MCULAB_MSG_DONE))->status, MCULAB_ERR_ABORTED);
+  EXPECT_EQ(link->Wait(), 0);
+}
+
+TEST(An547Qemu, CalibrationLoopsLeaveTheReferencesOutput) {
+  // The hand-written Cortex-M55 loops (kernels/calibrate.c) against their C twins on the host.
+  std::vector<WorkloadCase> cases;
+  for (std::int32_t kind = 0; kind < MCULAB_CAL_NUM_KINDS; ++kind)
+    cases.push_back({kind, {kind, 37}});
+  auto wl = BuildWorkload(MCULAB_OP_CALIBRATE, cases, 4);
+  ASSERT_TRUE(wl.ok());
+  auto link = StartQemu(*wl, "calibrate.bin");
+  link->Expect(MCULAB_MSG_HELLO);
+  link->Send(ToWire(Configure{2, 0, 0, 0, 0}));
+  link->Send(ToWire(RunMsg{}));
+  for (const auto& c : cases) {
+    link->Expect(MCULAB_MSG_CASE_START);
+    const auto a = DecodeSample(link->Expect(MCULAB_MSG_SAMPLE));
+    const auto b = DecodeSample(link->Expect(MCULAB_MSG_SAMPLE));
+    ASSERT_TRUE(a.ok() && b.ok());
+    EXPECT_EQ(a->timer, b->timer);
+    auto end = DecodeCaseEnd(link->Expect(MCULAB_MSG_CASE_END));
+    ASSERT_TRUE(end.ok());
+    EXPECT_EQ(end->checksum, *ReferenceChecksum(MCULAB_OP_CALIBRATE, c.params, 4))
+        << "kind " << c.id;
+  }
+  EXPECT_EQ(DecodeDone(link->Expect(MCULAB_MSG_DONE))->status, 0);
   EXPECT_EQ(link->Wait(), 0);
 }
 

@@ -139,9 +139,15 @@ TEST(FrameCodec, TooLong) {
 }
 
 TEST(FrameCodec, BadVersion) {
-  EXPECT_EQ(Decode(CobsOf(RawFrame(2, MCULAB_MSG_DONE, {0, 0, 0, 0}))).status,
-            MCULAB_FRAME_BAD_VERSION);
-  EXPECT_EQ(Decode(CobsOf(RawFrame(1, MCULAB_MSG_DONE, {0, 0, 0, 0}))).status, MCULAB_FRAME_OK);
+  EXPECT_EQ(
+      Decode(CobsOf(RawFrame(MCULAB_PROTOCOL_VERSION + 1, MCULAB_MSG_DONE, {0, 0, 0, 0}))).status,
+      MCULAB_FRAME_BAD_VERSION);
+  // A peer of the previous protocol (1: HELLO without counter units) is refused, not misread.
+  EXPECT_EQ(
+      Decode(CobsOf(RawFrame(MCULAB_PROTOCOL_VERSION - 1, MCULAB_MSG_DONE, {0, 0, 0, 0}))).status,
+      MCULAB_FRAME_BAD_VERSION);
+  EXPECT_EQ(Decode(CobsOf(RawFrame(MCULAB_PROTOCOL_VERSION, MCULAB_MSG_DONE, {0, 0, 0, 0}))).status,
+            MCULAB_FRAME_OK);
 }
 
 TEST(FrameCodec, DecodeDoesNotJudgeTheType) {

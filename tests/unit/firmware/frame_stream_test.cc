@@ -141,8 +141,8 @@ TEST(FrameStream, AgentDirectionKnowsAgentTypes) {
 }
 
 TEST(FrameStream, BadVersion) {
-  // COBS of [2][DONE][0 0 0 0][crc] built by hand with a valid CRC.
-  Bytes raw{2, MCULAB_MSG_DONE, 1, 1, 1, 1};
+  // COBS of [version + 1][DONE][1 1 1 1][crc] built by hand with a valid CRC.
+  Bytes raw{MCULAB_PROTOCOL_VERSION + 1, MCULAB_MSG_DONE, 1, 1, 1, 1};
   std::uint8_t crc[4];
   mculab_put_u32(crc, mculab_crc32(0, raw.data(), raw.size()));
   raw.insert(raw.end(), crc, crc + 4);

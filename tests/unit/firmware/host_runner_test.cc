@@ -287,5 +287,78 @@ TEST(HostRunner, ClosedLinkExitsWithStatusTwo) {
   EXPECT_EQ(r.Wait(), 2);
 }
 
+TEST(HostRunner, MemoryReportHasTheCasesArenaAndTheStacksHighWaterMark) {
+  RunnerProcess r(ConvWorkloadFile({{0, kSmallConv}, {1, kStrideConv}}, 5, "memory.bin"));
+  const Hello hello = ExpectHello(r);
+  EXPECT_TRUE(hello.units.empty()) << "the host port counts nothing besides its timer";
+  r.Send(ToWire(Configure{1, 0, 0, 0, MCULAB_CONFIGURE_MEMORY}));
+  r.Send(ToWire(RunMsg{}));
+  for (std::uint16_t i = 0; i < 2; ++i) {
+    r.Expect(MCULAB_MSG_CASE_START);
+    r.Expect(MCULAB_MSG_SAMPLE);
+    auto mem = DecodeMemory(r.Expect(MCULAB_MSG_MEMORY));
+    ASSERT_TRUE(mem.ok()) << mem.error().message;
+    EXPECT_EQ(mem->case_index, i);
+    ASSERT_EQ(mem->entries.size(), 2u);
+    EXPECT_EQ(mem->entries[0].category, "arena");
+    const auto& params = i == 0 ? kSmallConv : kStrideConv;
+    mculab_case c;
+    std::vector<std::uint8_t> arena(1 << 20);
+    ASSERT_EQ(
+        mculab_case_prepare(MCULAB_OP_CONV2D_S8, params.data(), 5, arena.data(), arena.size(), &c),
+        MCULAB_CASE_OK);
+    // The runner's arena may start at another alignment: at most 15 bytes of difference.
+    EXPECT_NEAR(static_cast<double>(mem->entries[0].used), static_cast<double>(c.arena_used), 15);
+    EXPECT_EQ(mem->entries[0].reserved, hello.arena_bytes);
+    EXPECT_EQ(mem->entries[1].category, "stack");
+    EXPECT_GT(mem->entries[1].used, 1000u) << "the runner's frames and the kernel's";
+    EXPECT_LT(mem->entries[1].used, 64u << 10);
+    EXPECT_EQ(mem->entries[1].reserved, 1u << 20);
+    r.Expect(MCULAB_MSG_CASE_END);
+  }
+  EXPECT_EQ(ExpectDone(r).status, 0);
+  EXPECT_EQ(r.Wait(), 0);
+}
+
+TEST(HostRunner, EachBuiltInKernelIsOneOperatorInOpProfiles) {
+  RunnerProcess r(ConvWorkloadFile({{0, kSmallConv}}, 5, "ops.bin"));
+  ExpectHello(r);
+  r.Send(ToWire(Configure{3, 1, 0, 0, MCULAB_CONFIGURE_OP_PROFILE}));
+  r.Send(ToWire(RunMsg{}));
+  r.Expect(MCULAB_MSG_CASE_START);
+  std::uint64_t timers = 0;
+  for (int i = 0; i < 3; ++i) timers += DecodeSample(r.Expect(MCULAB_MSG_SAMPLE))->timer;
+  auto op = DecodeOpSample(r.Expect(MCULAB_MSG_OP_SAMPLE));
+  ASSERT_TRUE(op.ok()) << op.error().message;
+  EXPECT_EQ(op->op_index, 0);
+  EXPECT_EQ(op->type, "CONV_2D");
+  EXPECT_EQ(op->name, "conv2d_s8");
+  EXPECT_EQ(op->count, 3u);
+  EXPECT_LE(op->timer.sum, timers);
+  EXPECT_LE(op->timer.min, op->timer.max);
+  r.Expect(MCULAB_MSG_CASE_END);
+  EXPECT_EQ(ExpectDone(r).status, 0);
+}
+
+TEST(HostRunner, CalibrationLoopRunsAndMatchesTheReference) {
+  auto wl = BuildWorkload(MCULAB_OP_CALIBRATE,
+                          {{0, {MCULAB_CAL_MVE, 1000}}, {1, {MCULAB_CAL_LDM, 10}}}, 3);
+  ASSERT_TRUE(wl.ok());
+  RunnerProcess r(WriteWorkload("calibrate.bin", *wl));
+  ExpectHello(r);
+  r.Send(ToWire(Configure{1, 0, 0, 0, 0}));
+  r.Send(ToWire(RunMsg{}));
+  for (std::int32_t i = 0; i < 2; ++i) {
+    r.Expect(MCULAB_MSG_CASE_START);
+    r.Expect(MCULAB_MSG_SAMPLE);
+    auto end = DecodeCaseEnd(r.Expect(MCULAB_MSG_CASE_END));
+    ASSERT_TRUE(end.ok());
+    const std::vector<std::int32_t> p = i == 0 ? std::vector<std::int32_t>{MCULAB_CAL_MVE, 1000}
+                                               : std::vector<std::int32_t>{MCULAB_CAL_LDM, 10};
+    EXPECT_EQ(end->checksum, *ReferenceChecksum(MCULAB_OP_CALIBRATE, p, 3));
+  }
+  EXPECT_EQ(ExpectDone(r).status, 0);
+}
+
 }  // namespace
 }  // namespace mculab

@@ -51,8 +51,10 @@ class RunnerLink {
 
   // qemu-system-arm -M mps3-an547 with the runner ELF, the workload at 0x60000000 and UART0 on a
   // socketpair.
+  // `extra` goes at the end of QEMU's command line (e.g. -plugin lib.so,out=...).
   static std::unique_ptr<RunnerLink> SpawnQemu(const std::string& qemu, const std::string& elf,
-                                               const std::string& workload, int icount_shift) {
+                                               const std::string& workload, int icount_shift,
+                                               const std::vector<std::string>& extra = {}) {
     int sv[2];
     EXPECT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
     // fd 3 in the child: dup2 clears FD_CLOEXEC on the copy.
@@ -77,6 +79,7 @@ class RunnerLink {
       argv.push_back("-device");
       argv.push_back("loader,file=" + workload + ",addr=0x60000000");
     }
+    argv.insert(argv.end(), extra.begin(), extra.end());
     auto link = std::unique_ptr<RunnerLink>(new RunnerLink());
     link->Spawn(argv, {{sv[1], 3}});
     close(sv[1]);
@@ -180,8 +183,14 @@ class RunnerLink {
   FrameStream stream_{FrameSender::kRunner};
 };
 
+// A scratch path of this test process: ctest runs tests in parallel processes that share
+// TempDir(), and two tests writing "calibrate.bin" at once would swap workloads.
+inline std::string ScratchPath(const std::string& name) {
+  return ::testing::TempDir() + "/mculab-" + std::to_string(getpid()) + "-" + name;
+}
+
 inline std::string WriteFile(const std::string& name, const Bytes& bytes) {
-  const std::string path = ::testing::TempDir() + "/" + name;
+  const std::string path = ScratchPath(name);
   std::ofstream(path, std::ios::binary)
       .write(reinterpret_cast<const char*>(bytes.data()),
              static_cast<std::streamsize>(bytes.size()));

@@ -1,0 +1,82 @@
+// Board: one place a runner can run (an emulated Corstone-300, a Linux child process, a real board
+// behind a debug probe, or an in-process fake). Everything above this interface (runner session,
+// link) works the same whichever it has; the backend is chosen by configuration.
+//
+// A run: Start(spec) places the workload where the runner reads it, starts the runner and returns
+// a RunnerProcess: the byte link to the runner plus control over its process. The RunnerProcess's
+// destructor always stops the runner and cleans up (process group killed, temp files removed).
+//
+// Thread-safety: a Board is used by one run at a time (the agent has one worker per board);
+// Info() may be called from any thread. A RunnerProcess belongs to one thread, except Kill(),
+// which may be called from any thread.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "agent/io/subprocess.h"
+#include "common/result.h"
+
+namespace mculab::agent {
+
+struct BoardInfo {
+  std::string name;
+  std::string kind;
+  std::map<std::string, std::string> tags;
+  bool emulated = false;
+  std::string serial;                         // probe serial for real boards
+  std::uint64_t ram_bytes = 0;                // 0: not known
+  std::string backend;                        // for logs only: nothing may branch on it
+  std::chrono::seconds default_timeout{300};  // per run, when the assignment sets none
+};
+
+struct RunSpec {
+  std::uint64_t run_id = 0;
+  std::vector<std::uint8_t> workload;  // the built workload (header included)
+  std::chrono::seconds timeout{300};   // whole run; backends use it to bound their own steps
+};
+
+// How the runner was run: part of the result's provenance.
+struct RunProvenance {
+  std::string firmware_sha256;  // the ELF or host runner binary that ran
+  std::string toolchain;        // compiler that built it (the ELF's .comment)
+  std::string board_serial;
+  std::string note;  // what the numbers mean on this backend
+  // Where the backend put the workload; 0 when it does not apply (host runner reads a file).
+  std::uint32_t workload_addr = 0;
+};
+
+class RunnerProcess {
+ public:
+  virtual ~RunnerProcess() = default;
+
+  // Waits up to `timeout` for bytes from the runner. Returns the count (0: nothing in time),
+  // kUnavailable when the link closed (the runner exited or crashed).
+  virtual Result<std::size_t> Read(std::span<std::uint8_t> buf,
+                                   std::chrono::milliseconds timeout) = 0;
+  // kUnavailable when the link is closed, kDeadlineExceeded when the runner does not read.
+  virtual Status Write(std::span<const std::uint8_t> bytes) = 0;
+  // Stops the runner at once (SIGKILL to its process group, halt for a real board).
+  virtual void Kill() = 0;
+  // Waits for the runner's process to end; kDeadlineExceeded if it is still running.
+  virtual Result<ExitStatus> Wait(std::chrono::milliseconds timeout) = 0;
+
+  virtual const RunProvenance& provenance() const = 0;
+  // What the backend saw besides the link (e.g. the tail of QEMU's stderr), for failure messages.
+  virtual std::string Diagnostics() { return {}; }
+};
+
+class Board {
+ public:
+  virtual ~Board() = default;
+  virtual const BoardInfo& Info() const = 0;
+  // Prepares and starts one run. An error here is the board's (infrastructure) failure.
+  virtual Result<std::unique_ptr<RunnerProcess>> Start(const RunSpec& spec) = 0;
+};
+
+}  // namespace mculab::agent

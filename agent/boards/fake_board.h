@@ -1,0 +1,92 @@
+// FakeBoard: a runner simulated in process, speaking the real runner protocol frames (HELLO,
+// CASE_START, SAMPLE, CASE_END, LOG, ERROR, DONE) with deterministic values, and able to
+// misbehave on purpose. It computes its checksums with the host reference kernels, so a clean run
+// verifies. Selected by configuration (`backend = "fake"`, `fault = "..."`) like any board.
+//
+// Faults (applied at case `fault_case`):
+//   crash          the runner dies half-way through the case's samples (link closes, SIGSEGV)
+//   garbage        stray bytes on the link before every case (e.g. a boot banner)
+//   bad_crc        a LOG frame with a corrupted byte before the case
+//   lose_sample    one SAMPLE frame of the case arrives corrupted
+//   runner_error   the runner reports ERROR(BAD_PARAMS) for the case and stops
+//   wrong_checksum the case's CASE_END checksum is wrong
+//   hang           the runner stops talking half-way through the case and ignores ABORT
+//   no_hello       the runner never says HELLO
+//   ignore_abort   a normal runner that ignores ABORT (so the agent has to kill it)
+//
+// The fake waits on the Clock it is given: with a FakeClock a hang costs no wall time.
+// Thread-safety: as Board. FakeRunLog is safe to read from any thread.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "agent/boards/board.h"
+#include "agent/io/clock.h"
+#include "mculab/runner_protocol.h"
+
+namespace mculab::agent {
+
+enum class FakeFault {
+  kNone,
+  kCrash,
+  kGarbage,
+  kBadCrc,
+  kLoseSample,
+  kRunnerError,
+  kWrongChecksum,
+  kHang,
+  kNoHello,
+  kIgnoreAbort,
+};
+
+const char* FakeFaultName(FakeFault f);
+Result<FakeFault> ParseFakeFault(const std::string& name);
+// "none, crash, garbage, ..." for messages.
+std::string FakeFaultNames();
+
+struct FakeOptions {
+  FakeFault fault = FakeFault::kNone;
+  std::uint16_t fault_case = 0;
+  std::string cpu = "cortex-m55";
+  std::vector<std::string> counters = {"instructions", "loads", "stores"};
+  std::uint8_t max_counters = 2;
+};
+
+// What the last run's fake runner received and suffered: for tests.
+struct FakeRunLog {
+  std::mutex mu;
+  std::vector<std::uint8_t> frames_received;  // types, in order
+  bool killed = false;
+  bool abort_received() {
+    std::lock_guard lock(mu);
+    for (auto t : frames_received)
+      if (t == MCULAB_MSG_ABORT) return true;
+    return false;
+  }
+};
+
+class FakeBoard final : public Board {
+ public:
+  FakeBoard(BoardInfo info, FakeOptions options, Clock& clock);
+  const BoardInfo& Info() const override { return info_; }
+  Result<std::unique_ptr<RunnerProcess>> Start(const RunSpec& spec) override;
+  std::shared_ptr<FakeRunLog> last_run() const;
+
+  // The timer value the fake reports for (case, iteration): tests check samples against it.
+  static std::uint64_t TimerValue(std::uint16_t case_index, std::uint32_t iteration);
+  static std::uint32_t CounterValue(std::uint32_t counter, std::uint32_t iteration);
+  static constexpr std::uint64_t kOverhead = 12;
+
+ private:
+  BoardInfo info_;
+  FakeOptions options_;
+  Clock& clock_;
+  mutable std::mutex mu_;
+  std::shared_ptr<FakeRunLog> last_run_;
+};
+
+}  // namespace mculab::agent

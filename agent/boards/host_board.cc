@@ -1,0 +1,44 @@
+#include "agent/boards/host_board.h"
+
+#include "agent/boards/child_runner_process.h"
+#include "agent/io/temp_dir.h"
+
+namespace mculab::agent {
+
+HostBoard::HostBoard(BoardInfo info, std::filesystem::path runner)
+    : info_(std::move(info)), runner_(std::move(runner)) {}
+
+Result<std::unique_ptr<RunnerProcess>> HostBoard::Start(const RunSpec& spec) {
+  auto id = runner_.Identify();
+  if (!id) return id.error();
+  auto dir = TempDir::Create("mculab-host-");
+  if (!dir) return dir.error();
+  const auto workload = (*dir)->path() / "workload.bin";
+  const auto stderr_file = (*dir)->path() / "runner.stderr";
+  if (auto s =
+          WriteFile(workload, std::string_view(reinterpret_cast<const char*>(spec.workload.data()),
+                                               spec.workload.size()));
+      !s) {
+    return s.error();
+  }
+  SpawnOptions so;
+  so.argv = {runner_.path().string(), workload.string()};
+  so.pipe_stdin = true;
+  so.pipe_stdout = true;
+  so.stderr_file = stderr_file;
+  auto proc = Subprocess::Spawn(so);
+  if (!proc) return proc.error();
+  UniqueFd in = (*proc)->TakeStdin();
+  UniqueFd out = (*proc)->TakeStdout();
+  RunProvenance prov;
+  prov.firmware_sha256 = id->sha256;
+  prov.toolchain = id->toolchain;
+  prov.note =
+      "host runner (Linux process): CLOCK_MONOTONIC nanoseconds on the agent's machine, "
+      "not microcontroller cycles";
+  return std::unique_ptr<RunnerProcess>(new ChildRunnerProcess(std::move(*dir), std::move(*proc),
+                                                               std::move(out), std::move(in),
+                                                               stderr_file, std::move(prov)));
+}
+
+}  // namespace mculab::agent

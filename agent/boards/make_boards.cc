@@ -1,0 +1,61 @@
+#include "agent/boards/make_boards.h"
+
+#include "agent/boards/fake_board.h"
+#include "agent/boards/host_board.h"
+#include "agent/boards/pyocd_board.h"
+#include "agent/boards/qemu_board.h"
+
+namespace mculab::agent {
+
+Result<std::vector<std::unique_ptr<Board>>> MakeBoards(const AgentConfig& config, BoardDeps& deps) {
+  std::vector<std::unique_ptr<Board>> boards;
+  for (const auto& b : config.boards) {
+    BoardInfo info;
+    info.name = b.name;
+    info.kind = b.kind;
+    info.tags = b.tags;
+    info.ram_bytes = b.ram_bytes;
+    info.backend = b.backend;
+    info.default_timeout = std::chrono::seconds(b.timeout_s);
+    if (b.backend == "qemu") {
+      info.emulated = true;
+      QemuOptions o;
+      o.qemu_binary = b.qemu;
+      o.firmware = b.firmware;
+      o.icount_shift = b.icount_shift;
+      o.workload_addr = b.workload_addr;
+      boards.push_back(std::make_unique<QemuBoard>(std::move(info), std::move(o), deps.clock));
+    } else if (b.backend == "host") {
+      boards.push_back(std::make_unique<HostBoard>(std::move(info), b.runner));
+    } else if (b.backend == "pyocd") {
+      info.serial = b.serial;
+      PyocdOptions o;
+      o.pyocd = b.pyocd;
+      o.target = b.target;
+      o.serial = b.serial;
+      o.firmware = b.firmware;
+      o.console = b.console;
+      o.baud = b.baud;
+      o.workload_addr = b.workload_addr;
+      o.state_dir = deps.state_dir;
+      boards.push_back(
+          std::make_unique<PyocdBoard>(std::move(info), std::move(o), deps.probes, deps.runner));
+    } else if (b.backend == "fake") {
+      info.emulated = true;
+      auto fault = ParseFakeFault(b.fault);
+      if (!fault) return fault.error();
+      FakeOptions o;
+      o.fault = *fault;
+      o.fault_case = b.fault_case;
+      if (auto cpu = b.tags.find("cpu"); cpu != b.tags.end()) o.cpu = cpu->second;
+      boards.push_back(std::make_unique<FakeBoard>(std::move(info), std::move(o), deps.clock));
+    } else {
+      return MakeError(ErrorCode::kInvalidArgument, "board \"" + b.name + "\": unknown backend \"" +
+                                                        b.backend +
+                                                        "\" (known: " + KnownBackends() + ")");
+    }
+  }
+  return boards;
+}
+
+}  // namespace mculab::agent

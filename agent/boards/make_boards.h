@@ -1,0 +1,26 @@
+// Builds the configured boards: the one place that maps `backend = "..."` to a Board class.
+// Thread-safety: a function; the boards it returns are as Board.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <vector>
+
+#include "agent/boards/board.h"
+#include "agent/config.h"
+#include "agent/io/clock.h"
+#include "agent/io/probe_lister.h"
+#include "agent/io/subprocess.h"
+
+namespace mculab::agent {
+
+struct BoardDeps {
+  Clock& clock;
+  ProbeLister& probes;              // pyocd boards
+  ProcessRunner& runner;            // pyocd boards
+  std::filesystem::path state_dir;  // pyocd boards remember what they flashed here
+};
+
+Result<std::vector<std::unique_ptr<Board>>> MakeBoards(const AgentConfig& config, BoardDeps& deps);
+
+}  // namespace mculab::agent

@@ -1,0 +1,120 @@
+#include "agent/boards/qemu_board.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+
+#include "agent/boards/child_runner_process.h"
+#include "agent/io/temp_dir.h"
+#include "agent/io/unix_socket.h"
+
+namespace mculab::agent {
+namespace {
+
+std::string Hex(std::uint32_t v) {
+  char buf[16];
+  std::snprintf(buf, sizeof(buf), "0x%08x", v);
+  return buf;
+}
+
+// QEMU's option syntax splits on ',' and takes ",," for a literal comma.
+std::string QemuOptValue(const std::string& v) {
+  std::string out;
+  for (char c : v) {
+    out += c;
+    if (c == ',') out += ',';
+  }
+  return out;
+}
+
+// QEMU starts in well under a second; this only bounds a QEMU that hangs before listening.
+constexpr std::chrono::seconds kConnectTimeout{15};
+
+}  // namespace
+
+std::vector<std::string> QemuArgv(const QemuOptions& o, const std::filesystem::path& link_socket,
+                                  const std::filesystem::path& workload_file) {
+  return {
+      o.qemu_binary,
+      "-M",
+      o.machine,
+      "-kernel",
+      o.firmware.string(),
+      "-icount",
+      "shift=" + std::to_string(o.icount_shift) + ",sleep=off",
+      "-semihosting-config",
+      "enable=on,target=native",
+      "-display",
+      "none",
+      "-monitor",
+      "none",
+      "-chardev",
+      "socket,id=link,path=" + QemuOptValue(link_socket.string()) + ",server=on,wait=on",
+      "-serial",
+      "chardev:link",
+      // No cpu-num: it would make the loader set the PC to the workload address.
+      "-device",
+      "loader,file=" + QemuOptValue(workload_file.string()) + ",addr=" + Hex(o.workload_addr),
+  };
+}
+
+std::string QemuNote(const QemuOptions& o) {
+  return "QEMU " + o.machine + " -icount shift=" + std::to_string(o.icount_shift) +
+         ": emulated instruction-driven time, not silicon cycles";
+}
+
+QemuBoard::QemuBoard(BoardInfo info, QemuOptions options, Clock& clock)
+    : info_(std::move(info)),
+      options_(std::move(options)),
+      clock_(clock),
+      firmware_(options_.firmware) {}
+
+Result<std::unique_ptr<RunnerProcess>> QemuBoard::Start(const RunSpec& spec) {
+  auto id = firmware_.Identify();
+  if (!id) return id.error();
+  auto dir = TempDir::Create("mculab-qemu-");
+  if (!dir) return dir.error();
+  const auto workload = (*dir)->path() / "workload.bin";
+  const auto socket = (*dir)->path() / "link.sock";
+  const auto stderr_file = (*dir)->path() / "qemu.stderr";
+  if (auto s =
+          WriteFile(workload, std::string_view(reinterpret_cast<const char*>(spec.workload.data()),
+                                               spec.workload.size()));
+      !s) {
+    return s.error();
+  }
+  SpawnOptions so;
+  so.argv = QemuArgv(options_, socket, workload);
+  so.stderr_file = stderr_file;
+  auto proc = Subprocess::Spawn(so);
+  if (!proc) return proc.error();
+  Subprocess* p = proc->get();
+  std::optional<ExitStatus> died;
+  auto fd = ConnectUnixSocket(socket, kConnectTimeout, clock_, [&] {
+    auto st = p->Wait(std::chrono::milliseconds(0));
+    if (st) died = *st;
+    return !st.ok();
+  });
+  if (!fd) {
+    std::string msg = "QEMU did not open its runner link: " + fd.error().message;
+    if (died) msg += "; qemu " + died->ToString();
+    if (auto tail = FileTail(stderr_file); !tail.empty()) msg += "; stderr: " + tail;
+    msg += " (command: " + JoinArgv(so.argv) + ")";
+    return MakeError(ErrorCode::kUnavailable, msg);
+  }
+  UniqueFd write_fd(::fcntl(fd->get(), F_DUPFD_CLOEXEC, 0));
+  if (!write_fd.valid()) return MakeError(ErrorCode::kInternal, ErrnoMessage("dup", errno));
+  RunProvenance prov;
+  prov.firmware_sha256 = id->sha256;
+  prov.toolchain = id->toolchain;
+  prov.board_serial = info_.serial;
+  prov.note = QemuNote(options_);
+  prov.workload_addr = options_.workload_addr;
+  return std::unique_ptr<RunnerProcess>(new ChildRunnerProcess(std::move(*dir), std::move(*proc),
+                                                               std::move(*fd), std::move(write_fd),
+                                                               stderr_file, std::move(prov)));
+}
+
+}  // namespace mculab::agent

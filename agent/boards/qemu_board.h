@@ -1,0 +1,50 @@
+// QemuBoard: an emulated Corstone-300 (Cortex-M55, `qemu-system-arm -M mps3-an547`), one QEMU
+// process per run. The workload goes in with QEMU's generic loader device at the runner's workload
+// address; the runner's UART0 is a unix-socket chardev the agent connects to (never -nographic:
+// its stdio mux swallows byte 0x01, which COBS frames contain). Time is emulated: with
+// `-icount shift=N,sleep=off` each instruction lasts 2^N ns of virtual time, so SysTick counts are
+// deterministic and say nothing about silicon cycles.
+// Thread-safety: as Board.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "agent/boards/board.h"
+#include "agent/boards/firmware_identity.h"
+#include "agent/io/clock.h"
+
+namespace mculab::agent {
+
+struct QemuOptions {
+  std::string qemu_binary = "qemu-system-arm";
+  std::string machine = "mps3-an547";
+  std::filesystem::path firmware;  // the runner ELF
+  int icount_shift = 5;
+  std::uint32_t workload_addr = 0x60000000;  // an547 DDR, where the runner looks
+};
+
+// The QEMU command line for one run (pure; unit-tested).
+std::vector<std::string> QemuArgv(const QemuOptions& options,
+                                  const std::filesystem::path& link_socket,
+                                  const std::filesystem::path& workload_file);
+
+// The provenance note for results from this backend.
+std::string QemuNote(const QemuOptions& options);
+
+class QemuBoard final : public Board {
+ public:
+  QemuBoard(BoardInfo info, QemuOptions options, Clock& clock);
+  const BoardInfo& Info() const override { return info_; }
+  Result<std::unique_ptr<RunnerProcess>> Start(const RunSpec& spec) override;
+
+ private:
+  BoardInfo info_;
+  QemuOptions options_;
+  Clock& clock_;
+  FirmwareFile firmware_;
+};
+
+}  // namespace mculab::agent

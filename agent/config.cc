@@ -1,0 +1,310 @@
+#include "agent/config.h"
+
+#include <toml++/toml.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "agent/boards/fake_board.h"
+
+namespace mculab::agent {
+namespace {
+
+constexpr const char* kBackends[] = {"qemu", "host", "pyocd", "fake"};
+
+const std::set<std::string> kAgentKeys = {"name", "server", "spool_dir", "heartbeat_ms",
+                                          "token_file"};
+const std::set<std::string> kCommonBoardKeys = {"name", "kind",      "backend",
+                                                "tags", "timeout_s", "ram_bytes"};
+const std::map<std::string, std::set<std::string>> kBackendKeys = {
+    {"qemu", {"firmware", "qemu", "icount_shift", "workload_addr"}},
+    {"host", {"runner"}},
+    {"pyocd", {"firmware", "serial", "target", "console", "baud", "workload_addr", "pyocd"}},
+    {"fake", {"fault", "fault_case"}},
+};
+
+std::string Join(const std::set<std::string>& s) {
+  std::string out;
+  for (const auto& k : s) out += (out.empty() ? "" : ", ") + k;
+  return out;
+}
+
+// Builds messages like `agent.toml:12: board "an547-0": key icount_shift: must be 0..10`.
+class Reader {
+ public:
+  Reader(std::string source, std::filesystem::path base_dir)
+      : source_(std::move(source)), base_dir_(std::move(base_dir)) {}
+
+  void SetContext(std::string ctx) { ctx_ = std::move(ctx); }
+
+  Error Fail(const toml::node* node, const std::string& key, const std::string& what) const {
+    std::string m = source_;
+    if (node && node->source().begin.line > 0) m += ":" + std::to_string(node->source().begin.line);
+    m += ": ";
+    if (!ctx_.empty()) m += ctx_ + ": ";
+    if (!key.empty()) m += "key " + key + ": ";
+    return MakeError(ErrorCode::kInvalidArgument, m + what);
+  }
+
+  static const char* TypeName(const toml::node& n) {
+    switch (n.type()) {
+      case toml::node_type::string:
+        return "a string";
+      case toml::node_type::integer:
+        return "an integer";
+      case toml::node_type::floating_point:
+        return "a float";
+      case toml::node_type::boolean:
+        return "a boolean";
+      case toml::node_type::table:
+        return "a table";
+      case toml::node_type::array:
+        return "an array";
+      default:
+        return "a date/time";
+    }
+  }
+
+  Status String(const toml::table& t, const std::string& key, std::string& out) const {
+    const toml::node* n = t.get(key);
+    if (!n) return {};
+    if (!n->is_string()) return Fail(n, key, std::string("must be a string, got ") + TypeName(*n));
+    out = **n->as_string();
+    return {};
+  }
+
+  Status Path(const toml::table& t, const std::string& key, std::filesystem::path& out) const {
+    std::string s;
+    if (auto st = String(t, key, s); !st) return st;
+    if (s.empty()) return {};
+    if (s.size() > 1 && s[0] == '~' && s[1] == '/') {
+      const char* home = std::getenv("HOME");
+      if (home) s = std::string(home) + s.substr(1);
+    }
+    std::filesystem::path p(s);
+    out = p.is_absolute() ? p : base_dir_ / p;
+    return {};
+  }
+
+  template <typename Int>
+  Status Integer(const toml::table& t, const std::string& key, Int& out, std::int64_t min,
+                 std::int64_t max) const {
+    const toml::node* n = t.get(key);
+    if (!n) return {};
+    std::int64_t v = 0;
+    if (n->is_integer()) {
+      v = **n->as_integer();
+    } else if (n->is_string()) {  // "0x60000000" is accepted too
+      const std::string& s = **n->as_string();
+      try {
+        std::size_t used = 0;
+        v = std::stoll(s, &used, 0);
+        if (used != s.size()) throw std::invalid_argument(s);
+      } catch (const std::exception&) {
+        return Fail(n, key, "must be an integer, got \"" + s + "\"");
+      }
+    } else {
+      return Fail(n, key, std::string("must be an integer, got ") + TypeName(*n));
+    }
+    if (v < min || v > max) {
+      return Fail(n, key,
+                  "must be in " + std::to_string(min) + ".." + std::to_string(max) + ", got " +
+                      std::to_string(v));
+    }
+    out = static_cast<Int>(v);
+    return {};
+  }
+
+  Status Required(const toml::table& t, const toml::node* where, const std::string& key,
+                  const std::string& why) const {
+    if (t.contains(key)) return {};
+    return Fail(where, key, "missing (" + why + ")");
+  }
+
+ private:
+  std::string source_;
+  std::filesystem::path base_dir_;
+  std::string ctx_;
+};
+
+Status ParseBoard(Reader& r, const toml::table& t, BoardConfig& b,
+                  const std::filesystem::path& default_runner) {
+  if (auto s = r.Required(t, &t, "name", "every board needs a unique name"); !s) return s;
+  if (auto s = r.String(t, "name", b.name); !s) return s;
+  if (b.name.empty()) return r.Fail(t.get("name"), "name", "must not be empty");
+  r.SetContext("board \"" + b.name + "\"");
+  if (auto s = r.Required(t, &t, "kind", "e.g. kind = \"corstone300-qemu\""); !s) return s;
+  if (auto s = r.String(t, "kind", b.kind); !s) return s;
+  if (auto s = r.Required(t, &t, "backend", "one of: " + KnownBackends()); !s) return s;
+  if (auto s = r.String(t, "backend", b.backend); !s) return s;
+  auto keys = kBackendKeys.find(b.backend);
+  if (keys == kBackendKeys.end()) {
+    return r.Fail(t.get("backend"), "backend",
+                  "unknown backend \"" + b.backend + "\" (known: " + KnownBackends() + ")");
+  }
+  for (const auto& [k, v] : t) {
+    std::string key(k.str());
+    if (kCommonBoardKeys.count(key) || keys->second.count(key)) continue;
+    bool other_backend = false;
+    for (const auto& [backend, ks] : kBackendKeys) other_backend |= ks.count(key) > 0;
+    if (other_backend) {
+      return r.Fail(
+          &v, key,
+          "does not apply to backend " + b.backend + " (its keys: " + Join(keys->second) + ")");
+    }
+    std::set<std::string> all = kCommonBoardKeys;
+    all.insert(keys->second.begin(), keys->second.end());
+    return r.Fail(&v, key, "unknown key (known for backend " + b.backend + ": " + Join(all) + ")");
+  }
+  if (const toml::node* tags = t.get("tags")) {
+    if (!tags->is_table()) {
+      return r.Fail(tags, "tags",
+                    std::string("must be a table like {cpu = \"cortex-m55\"}, got ") +
+                        Reader::TypeName(*tags));
+    }
+    for (const auto& [k, v] : *tags->as_table()) {
+      if (!v.is_string()) {
+        return r.Fail(&v, "tags." + std::string(k.str()),
+                      std::string("must be a string, got ") + Reader::TypeName(v));
+      }
+      b.tags[std::string(k.str())] = **v.as_string();
+    }
+  }
+  if (auto s = r.Integer(t, "timeout_s", b.timeout_s, 1, 7 * 24 * 3600); !s) return s;
+  if (auto s = r.Integer(t, "ram_bytes", b.ram_bytes, 0, INT64_MAX); !s) return s;
+  if (auto s = r.Path(t, "firmware", b.firmware); !s) return s;
+  if (auto s = r.Path(t, "runner", b.runner); !s) return s;
+  if (auto s = r.String(t, "qemu", b.qemu); !s) return s;
+  if (auto s = r.Integer(t, "icount_shift", b.icount_shift, 0, 10); !s) return s;
+  if (auto s = r.Integer(t, "workload_addr", b.workload_addr, 0, UINT32_MAX); !s) return s;
+  if (auto s = r.String(t, "serial", b.serial); !s) return s;
+  if (auto s = r.String(t, "target", b.target); !s) return s;
+  if (auto s = r.Path(t, "console", b.console); !s) return s;
+  if (auto s = r.Integer(t, "baud", b.baud, 1, 20'000'000); !s) return s;
+  if (auto s = r.String(t, "pyocd", b.pyocd); !s) return s;
+  if (auto s = r.String(t, "fault", b.fault); !s) return s;
+  if (auto s = r.Integer(t, "fault_case", b.fault_case, 0, 65535); !s) return s;
+
+  if (b.backend == "qemu") {
+    if (auto s = r.Required(t, &t, "firmware", "the runner ELF QEMU boots"); !s) return s;
+  } else if (b.backend == "host") {
+    if (b.runner.empty()) b.runner = default_runner;
+    if (b.runner.empty()) {
+      return r.Fail(&t, "runner", "missing (the mculab-runner-host binary)");
+    }
+  } else if (b.backend == "pyocd") {
+    if (auto s = r.Required(t, &t, "firmware", "the runner ELF to flash"); !s) return s;
+    if (auto s = r.Required(t, &t, "serial", "the debug probe's USB serial number"); !s) return s;
+    if (auto s = r.Required(t, &t, "target", "the pyOCD target name"); !s) return s;
+    if (auto s = r.Required(t, &t, "workload_addr", "where in RAM the runner reads its workload");
+        !s) {
+      return s;
+    }
+  } else if (b.backend == "fake") {
+    if (auto f = ParseFakeFault(b.fault); !f)
+      return r.Fail(t.get("fault"), "fault", f.error().message);
+  }
+  return {};
+}
+
+}  // namespace
+
+std::string KnownBackends() {
+  std::string s;
+  for (const char* b : kBackends) s += (s.empty() ? "" : ", ") + std::string(b);
+  return s;
+}
+
+Result<AgentConfig> ParseAgentConfig(std::string_view text, const std::string& source,
+                                     const std::filesystem::path& base_dir,
+                                     const std::filesystem::path& default_runner) {
+  toml::table root;
+  try {
+    root = toml::parse(text, source);
+  } catch (const toml::parse_error& e) {
+    return MakeError(
+        ErrorCode::kInvalidArgument,
+        source + ":" + std::to_string(e.source().begin.line) + ": " + std::string(e.description()));
+  }
+  Reader r(source, base_dir);
+  AgentConfig cfg;
+  for (const auto& [k, v] : root) {
+    if (k.str() != "agent" && k.str() != "board") {
+      return r.Fail(&v, std::string(k.str()), "unknown section (expected [agent] and [[board]])");
+    }
+  }
+  if (const toml::node* a = root.get("agent")) {
+    if (!a->is_table()) return r.Fail(a, "agent", "must be a table: [agent]");
+    const toml::table& t = *a->as_table();
+    r.SetContext("[agent]");
+    for (const auto& [k, v] : t) {
+      if (!kAgentKeys.count(std::string(k.str()))) {
+        return r.Fail(&v, std::string(k.str()), "unknown key (known: " + Join(kAgentKeys) + ")");
+      }
+    }
+    if (auto s = r.String(t, "name", cfg.name); !s) return s.error();
+    if (auto s = r.String(t, "server", cfg.server); !s) return s.error();
+    if (auto s = r.Path(t, "spool_dir", cfg.spool_dir); !s) return s.error();
+    if (auto s = r.Integer(t, "heartbeat_ms", cfg.heartbeat_ms, 100, 600'000); !s) return s.error();
+    if (auto s = r.Path(t, "token_file", cfg.token_file); !s) return s.error();
+  }
+  const toml::node* boards = root.get("board");
+  if (!boards) {
+    r.SetContext("");
+    return r.Fail(nullptr, "", "no [[board]] sections: the agent needs at least one board");
+  }
+  if (!boards->is_array_of_tables()) return r.Fail(boards, "board", "must be [[board]] tables");
+  std::set<std::string> names;
+  std::size_t i = 0;
+  for (const auto& node : *boards->as_array()) {
+    r.SetContext("board #" + std::to_string(++i));
+    BoardConfig b;
+    if (auto s = ParseBoard(r, *node.as_table(), b, default_runner); !s) return s.error();
+    if (!names.insert(b.name).second) {
+      return r.Fail(&node, "name", "board name \"" + b.name + "\" is used twice");
+    }
+    cfg.boards.push_back(std::move(b));
+  }
+  return cfg;
+}
+
+Result<AgentConfig> LoadAgentConfig(const std::filesystem::path& path,
+                                    const std::filesystem::path& default_runner) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return MakeError(ErrorCode::kNotFound,
+                     "cannot read config file " + path.string() + ": " + std::strerror(errno));
+  }
+  std::stringstream ss;
+  ss << in.rdbuf();
+  auto base = std::filesystem::absolute(path).parent_path();
+  auto cfg = ParseAgentConfig(ss.str(), path.string(), base, default_runner);
+  if (!cfg) return cfg;
+  for (const auto& b : cfg->boards) {
+    auto check = [&](const std::filesystem::path& p, const char* key) -> Status {
+      std::error_code ec;
+      if (!std::filesystem::is_regular_file(p, ec)) {
+        return MakeError(ErrorCode::kInvalidArgument, path.string() + ": board \"" + b.name +
+                                                          "\": key " + key + ": file " +
+                                                          p.string() + " does not exist");
+      }
+      return {};
+    };
+    if (b.backend == "qemu" || b.backend == "pyocd") {
+      if (auto s = check(b.firmware, "firmware"); !s) return s.error();
+    }
+    if (b.backend == "host") {
+      if (auto s = check(b.runner, "runner"); !s) return s.error();
+      if (::access(b.runner.c_str(), X_OK) != 0) {
+        return MakeError(ErrorCode::kInvalidArgument, path.string() + ": board \"" + b.name +
+                                                          "\": key runner: " + b.runner.string() +
+                                                          " is not executable");
+      }
+    }
+  }
+  return cfg;
+}
+
+}  // namespace mculab::agent

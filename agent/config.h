@@ -1,0 +1,70 @@
+// The agent's configuration file (TOML; every key is documented in deploy/agent.example.toml):
+//
+//   [agent]   name, server, spool_dir, heartbeat_ms, token_file
+//   [[board]] name, kind, backend = "qemu" | "host" | "pyocd" | "fake", tags = {cpu = "..."},
+//             timeout_s, ram_bytes, and per backend:
+//             qemu:  firmware, qemu, icount_shift, workload_addr
+//             host:  runner
+//             pyocd: firmware, serial, target, console, baud, workload_addr, pyocd
+//             fake:  fault, fault_case
+//
+// Errors name the file, the board and the key. Relative paths are relative to the file's folder.
+// ParseAgentConfig only parses and checks values; LoadAgentConfig also reads the file and checks
+// that the firmware and runner files exist.
+// Thread-safety: pure functions over values.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/result.h"
+
+namespace mculab::agent {
+
+struct BoardConfig {
+  std::string name;
+  std::string kind;
+  std::string backend;
+  std::map<std::string, std::string> tags;
+  std::uint32_t timeout_s = 300;
+  std::uint64_t ram_bytes = 0;
+  std::filesystem::path firmware;  // qemu, pyocd
+  std::filesystem::path runner;    // host
+  std::string qemu = "qemu-system-arm";
+  int icount_shift = 5;
+  std::uint32_t workload_addr = 0x60000000;  // qemu default; pyocd must set it
+  std::string serial;                        // pyocd
+  std::string target;                        // pyocd
+  std::filesystem::path console;             // pyocd
+  std::uint32_t baud = 115200;               // pyocd
+  std::string pyocd = "pyocd";               // pyocd
+  std::string fault = "none";                // fake
+  std::uint16_t fault_case = 0;              // fake
+};
+
+struct AgentConfig {
+  std::string name;  // default: the host name
+  std::string server = "127.0.0.1:7420";
+  std::filesystem::path spool_dir;  // default: $MCULAB_HOME/agent/<name>/spool
+  std::uint32_t heartbeat_ms = 2000;
+  std::filesystem::path token_file;  // optional: bearer token sent to the server
+  std::vector<BoardConfig> boards;
+};
+
+// The backends a board may use, for messages: "qemu, host, pyocd, fake".
+std::string KnownBackends();
+
+// `source` names the file in messages; `base_dir` resolves relative paths; `default_runner` is
+// used for host boards without `runner` (normally mculab-runner-host next to the agent binary).
+Result<AgentConfig> ParseAgentConfig(std::string_view text, const std::string& source,
+                                     const std::filesystem::path& base_dir,
+                                     const std::filesystem::path& default_runner = {});
+
+Result<AgentConfig> LoadAgentConfig(const std::filesystem::path& path,
+                                    const std::filesystem::path& default_runner = {});
+
+}  // namespace mculab::agent

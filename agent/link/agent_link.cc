@@ -1,0 +1,446 @@
+#include "agent/link/agent_link.h"
+
+#include <grpcpp/grpcpp.h>
+#include <spdlog/spdlog.h>
+
+#include <deque>
+#include <optional>
+#include <random>
+#include <set>
+#include <thread>
+
+#include "agent.grpc.pb.h"
+
+namespace mculab::agent {
+
+using Stream = grpc::ClientReaderWriter<v1::AgentMessage, v1::ServerMessage>;
+
+namespace {
+// How long Stop() lets the server finish reading after the half-close.
+constexpr std::chrono::seconds kCloseGrace{3};
+}  // namespace
+
+class AgentLink::Impl final : public RunSink {
+ public:
+  Impl(LinkOptions options, std::vector<Board*> boards, Spool& spool, Clock& clock);
+  ~Impl() override { Stop(); }
+
+  void Run();
+  void Stop();
+  void Send(const v1::AgentMessage& message) override;
+
+  std::atomic<std::uint64_t> registrations{0};
+
+ private:
+  // One per board: runs its assignments one after the other on its own thread.
+  class Worker {
+   public:
+    Worker(Board& board, Impl& link) : board_(board), link_(link), thread_([this] { Loop(); }) {}
+    ~Worker() {
+      Shutdown();
+      Join();
+    }
+    const std::string& name() const { return board_.Info().name; }
+
+    void Enqueue(v1::Assignment a) {
+      std::lock_guard lock(mu_);
+      queue_.push_back(std::move(a));
+      cv_.notify_all();
+    }
+    // True when this worker has the run (running or queued).
+    bool Cancel(std::uint64_t run_id) {
+      std::lock_guard lock(mu_);
+      if (active_ == run_id) {
+        token_->Cancel(CancelReason::kByServer);
+        return true;
+      }
+      for (const auto& a : queue_) {
+        if (a.run_id() == run_id) {
+          cancelled_queued_.insert(run_id);
+          return true;
+        }
+      }
+      return false;
+    }
+    bool Has(std::uint64_t run_id) {
+      std::lock_guard lock(mu_);
+      if (active_ == run_id) return true;
+      for (const auto& a : queue_)
+        if (a.run_id() == run_id) return true;
+      return false;
+    }
+    std::optional<std::uint64_t> active() {
+      std::lock_guard lock(mu_);
+      return active_;
+    }
+    // The server closed a run that is still going here: stop it and drop its spool when it ends.
+    bool CloseWhenDone(std::uint64_t run_id) {
+      std::lock_guard lock(mu_);
+      if (active_ != run_id) return false;
+      close_after_.insert(run_id);
+      token_->Cancel(CancelReason::kByServer);
+      return true;
+    }
+    void Shutdown() {
+      std::lock_guard lock(mu_);
+      stopping_ = true;
+      if (token_) token_->Cancel(CancelReason::kShutdown);
+      cv_.notify_all();
+    }
+    void Join() {
+      if (thread_.joinable()) thread_.join();
+    }
+
+   private:
+    void Loop() {
+      for (;;) {
+        v1::Assignment a;
+        std::shared_ptr<CancelToken> token = std::make_shared<CancelToken>();
+        {
+          std::unique_lock lock(mu_);
+          cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+          if (queue_.empty()) return;
+          a = std::move(queue_.front());
+          queue_.pop_front();
+          if (cancelled_queued_.erase(a.run_id())) token->Cancel(CancelReason::kByServer);
+          if (stopping_) token->Cancel(CancelReason::kShutdown);
+          active_ = a.run_id();
+          token_ = token;
+        }
+        if (token->reason() == CancelReason::kByServer) {
+          FinishUnstartedRun(a.run_id(), v1::RunFinished::CANCELLED, "cancelled before it started",
+                             link_.spool_, link_);
+        } else if (token->reason() == CancelReason::kShutdown) {
+          FinishUnstartedRun(a.run_id(), v1::RunFinished::INFRA_FAILED,
+                             "the agent stopped before the run started", link_.spool_, link_);
+        } else {
+          ExecuteRun(a, board_, link_.spool_, link_, link_.clock_, *token, link_.options_.executor);
+        }
+        bool close = false;
+        {
+          std::lock_guard lock(mu_);
+          active_.reset();
+          token_.reset();
+          close = close_after_.erase(a.run_id()) > 0;
+        }
+        if (close) link_.spool_.Close(a.run_id());
+      }
+    }
+
+    Board& board_;
+    Impl& link_;
+    std::mutex mu_;
+    std::condition_variable cv_;
+    std::deque<v1::Assignment> queue_;
+    std::set<std::uint64_t> cancelled_queued_;
+    std::set<std::uint64_t> close_after_;
+    std::optional<std::uint64_t> active_;
+    std::shared_ptr<CancelToken> token_;
+    bool stopping_ = false;
+    std::thread thread_;  // last: starts after everything above exists
+  };
+
+  bool Serve(grpc::ClientContext& ctx, Stream& stream);
+  void ReplaySpoolLocked(Stream& stream);
+  void Dispatch(const v1::ServerMessage& m);
+  v1::AgentMessage BuildRegister();
+  bool IsActive(std::uint64_t run_id);
+  Worker* FindWorker(const std::string& board);
+
+  const LinkOptions options_;
+  std::vector<Board*> boards_;
+  Spool& spool_;
+  Clock& clock_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<v1::AgentLink::Stub> stub_;
+
+  std::mutex write_mu_;  // serializes stream writes; guards stream_ and live_
+  Stream* stream_ = nullptr;
+  bool live_ = false;  // registered and replayed: live messages may go out
+
+  std::mutex stop_mu_;
+  std::mutex mu_;  // guards stopping_, stop_done_ and ctx_
+  std::condition_variable cv_;
+  bool stopping_ = false;
+  bool stop_done_ = false;
+  grpc::ClientContext* ctx_ = nullptr;
+
+  std::vector<std::unique_ptr<Worker>> workers_;  // last: destroyed (joined) first
+};
+
+AgentLink::Impl::Impl(LinkOptions options, std::vector<Board*> boards, Spool& spool, Clock& clock)
+    : options_(std::move(options)), boards_(std::move(boards)), spool_(spool), clock_(clock) {
+  grpc::ChannelArguments args;
+  // Notice a server that vanished without closing the connection (power cut, partition).
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 30'000);
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 10'000);
+  // The channel's own reconnect backoff stays short: the loop in Run() paces the attempts, and a
+  // channel still backing off would fail them without trying.
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
+  channel_ = grpc::CreateCustomChannel(options_.server, grpc::InsecureChannelCredentials(), args);
+  stub_ = v1::AgentLink::NewStub(channel_);
+  for (Board* b : boards_) workers_.push_back(std::make_unique<Worker>(*b, *this));
+}
+
+void AgentLink::Impl::Send(const v1::AgentMessage& message) {
+  std::lock_guard lock(write_mu_);
+  if (stream_ == nullptr || !live_) return;  // spooled messages follow after the reconnect
+  if (!stream_->Write(message)) live_ = false;
+}
+
+v1::AgentMessage AgentLink::Impl::BuildRegister() {
+  v1::AgentMessage m;
+  auto* r = m.mutable_register_();
+  r->set_agent(options_.agent_name);
+  r->set_version(options_.version);
+  for (Board* b : boards_) {
+    const BoardInfo& i = b->Info();
+    auto* pb = r->add_boards();
+    pb->set_name(i.name);
+    pb->set_kind(i.kind);
+    for (const auto& [k, v] : i.tags) (*pb->mutable_tags())[k] = v;
+    pb->set_emulated(i.emulated);
+    pb->set_serial(i.serial);
+    pb->set_ram_bytes(i.ram_bytes);
+  }
+  std::set<std::uint64_t> runs;
+  for (auto id : spool_.Runs()) runs.insert(id);
+  for (auto& w : workers_) {
+    if (auto id = w->active()) runs.insert(*id);
+  }
+  for (auto id : runs) r->add_active_runs(id);
+  return m;
+}
+
+bool AgentLink::Impl::IsActive(std::uint64_t run_id) {
+  for (auto& w : workers_)
+    if (w->active() == run_id) return true;
+  return false;
+}
+
+AgentLink::Impl::Worker* AgentLink::Impl::FindWorker(const std::string& board) {
+  for (auto& w : workers_)
+    if (w->name() == board) return w.get();
+  return nullptr;
+}
+
+void AgentLink::Impl::ReplaySpoolLocked(Stream& stream) {
+  for (auto run : spool_.Runs()) {
+    if (!spool_.HasFinished(run) && !IsActive(run)) {
+      // Left over by an earlier agent process that died mid-run.
+      v1::RunFinished fin;
+      fin.set_run_id(run);
+      fin.set_outcome(v1::RunFinished::INFRA_FAILED);
+      fin.set_message("the agent restarted during the run");
+      fin.set_batches_sent(static_cast<std::uint32_t>(spool_.NextSequence(run)));
+      if (auto s = spool_.PutFinished(fin); !s) {
+        spdlog::error("run {}: cannot spool RunFinished: {}", run, s.error().message);
+      }
+    }
+    bool ok = true;
+    auto sent = spool_.Replay(run, [&](const v1::AgentMessage& m) {
+      ok = stream.Write(m);
+      return ok;
+    });
+    if (!sent) {
+      spdlog::error("run {}: {}", run, sent.error().message);
+    } else if (*sent > 0) {
+      spdlog::info("run {}: resent {} spooled messages", run, *sent);
+    }
+    if (!ok) return;
+  }
+}
+
+bool AgentLink::Impl::Serve(grpc::ClientContext& ctx, Stream& stream) {
+  {
+    std::lock_guard lock(write_mu_);
+    stream_ = &stream;
+    live_ = false;
+    if (!stream.Write(BuildRegister())) return false;
+  }
+  v1::ServerMessage first;
+  if (!stream.Read(&first)) return false;
+  if (!first.has_registered()) {
+    spdlog::error("the server answered Register with message {} instead of Registered",
+                  static_cast<int>(first.msg_case()));
+    ctx.TryCancel();
+    return false;
+  }
+  const auto heartbeat = first.registered().heartbeat_ms() != 0
+                             ? std::chrono::milliseconds(first.registered().heartbeat_ms())
+                             : options_.heartbeat;
+  if (++registrations == 1) {
+    spdlog::info("mculab-agent ready: agent {} with {} board{} registered with {}",
+                 options_.agent_name, boards_.size(), boards_.size() == 1 ? "" : "s",
+                 options_.server);
+  } else {
+    spdlog::info("re-registered with {} as agent {}", options_.server, options_.agent_name);
+  }
+  {
+    std::lock_guard lock(write_mu_);
+    ReplaySpoolLocked(stream);
+    live_ = true;
+  }
+
+  std::mutex hb_mu;
+  std::condition_variable hb_cv;
+  bool hb_stop = false;
+  std::thread hb([&] {
+    std::unique_lock lock(hb_mu);
+    while (!hb_cv.wait_for(lock, heartbeat, [&] { return hb_stop; })) {
+      lock.unlock();
+      v1::AgentMessage m;
+      m.mutable_heartbeat();
+      Send(m);
+      lock.lock();
+    }
+  });
+  v1::ServerMessage msg;
+  while (stream.Read(&msg)) Dispatch(msg);
+  {
+    std::lock_guard lock(hb_mu);
+    hb_stop = true;
+  }
+  hb_cv.notify_all();
+  hb.join();
+  return true;
+}
+
+void AgentLink::Impl::Dispatch(const v1::ServerMessage& m) {
+  switch (m.msg_case()) {
+    case v1::ServerMessage::kAssign: {
+      const v1::Assignment& a = m.assign();
+      Worker* w = FindWorker(a.board());
+      if (w == nullptr) {
+        spdlog::warn("run {}: assigned to board {}, which this agent does not have", a.run_id(),
+                     a.board());
+        FinishUnstartedRun(a.run_id(), v1::RunFinished::INFRA_FAILED,
+                           "agent " + options_.agent_name + " has no board named " + a.board(),
+                           spool_, *this);
+        return;
+      }
+      bool known = false;
+      for (auto& other : workers_) known |= other->Has(a.run_id());
+      if (known) {
+        spdlog::warn("run {}: assigned again while it runs here; ignoring", a.run_id());
+        return;
+      }
+      if (spool_.Contains(a.run_id())) {
+        // Already run by this agent (e.g. the server restarted before taking the results): send
+        // what the spool holds again rather than measuring twice.
+        spdlog::warn("run {}: assigned again after it ran here; resending its results", a.run_id());
+        std::lock_guard lock(write_mu_);
+        if (stream_ != nullptr && live_) {
+          (void)spool_.Replay(a.run_id(),
+                              [&](const v1::AgentMessage& msg) { return stream_->Write(msg); });
+        }
+        return;
+      }
+      spdlog::info("run {}: job {} assigned to {} ({}, {} cases x {} iterations)", a.run_id(),
+                   a.job_id(), a.board(), a.op(), a.cases_size(), a.iterations());
+      w->Enqueue(a);
+      return;
+    }
+    case v1::ServerMessage::kCancel: {
+      bool found = false;
+      for (auto& w : workers_) found |= w->Cancel(m.cancel().run_id());
+      spdlog::info("run {}: cancel requested ({}){}", m.cancel().run_id(), m.cancel().reason(),
+                   found ? "" : ": not running here");
+      return;
+    }
+    case v1::ServerMessage::kAck:
+      spool_.Ack(m.ack().run_id(), m.ack().sequence());
+      return;
+    case v1::ServerMessage::kRunClosed: {
+      bool active = false;
+      for (auto& w : workers_) active |= w->CloseWhenDone(m.run_closed().run_id());
+      if (!active) spool_.Close(m.run_closed().run_id());
+      return;
+    }
+    default:
+      return;
+  }
+}
+
+void AgentLink::Impl::Run() {
+  std::mt19937_64 rng(std::random_device{}());
+  int attempt = 0;
+  for (;;) {
+    grpc::ClientContext ctx;
+    if (!options_.token.empty()) ctx.AddMetadata("authorization", "Bearer " + options_.token);
+    {
+      std::lock_guard lock(mu_);
+      if (stopping_) break;
+      ctx_ = &ctx;
+    }
+    auto stream = stub_->Connect(&ctx);
+    const bool registered = Serve(ctx, *stream);
+    {
+      std::lock_guard lock(write_mu_);
+      live_ = false;
+      stream_ = nullptr;
+    }
+    const grpc::Status status = stream->Finish();
+    {
+      std::lock_guard lock(mu_);
+      ctx_ = nullptr;
+    }
+    cv_.notify_all();
+    {
+      std::lock_guard lock(mu_);
+      if (stopping_) break;
+    }
+    if (registered) attempt = 0;
+    // Exponential backoff with jitter: a random wait in [d/2, d], d doubling up to the cap.
+    const auto cap = options_.backoff_max.count();
+    const auto base =
+        std::min<std::int64_t>(cap, options_.backoff_initial.count() << std::min(attempt, 20));
+    std::uniform_int_distribution<std::int64_t> dist(base / 2, base);
+    const auto delay = std::chrono::milliseconds(dist(rng));
+    ++attempt;
+    spdlog::warn("{} server {}: {} ({}); retrying in {} ms",
+                 registered ? "lost the" : "cannot register with", options_.server,
+                 status.error_message().empty() ? "stream closed" : status.error_message(),
+                 static_cast<int>(status.error_code()), delay.count());
+    std::unique_lock lock(mu_);
+    if (cv_.wait_for(lock, delay, [&] { return stopping_; })) break;
+  }
+  // Return only once Stop() is through, so the caller may destroy the link right away.
+  std::unique_lock lock(mu_);
+  cv_.wait(lock, [&] { return stop_done_; });
+}
+
+void AgentLink::Impl::Stop() {
+  std::lock_guard stop_lock(stop_mu_);  // a second caller waits for the first to finish
+  {
+    std::lock_guard lock(mu_);
+    if (stop_done_) return;
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  // The stream stays open meanwhile, so the runs' last messages can still go out.
+  for (auto& w : workers_) w->Shutdown();
+  for (auto& w : workers_) w->Join();
+  // Half-close: the server reads everything sent so far, then ends the call. Cancelling right
+  // away could drop the last messages in flight (they would only go out after a restart).
+  {
+    std::lock_guard lock(write_mu_);
+    if (stream_ != nullptr && live_) stream_->WritesDone();
+    live_ = false;
+  }
+  std::unique_lock lock(mu_);
+  if (!cv_.wait_for(lock, kCloseGrace, [&] { return ctx_ == nullptr; })) ctx_->TryCancel();
+  stop_done_ = true;
+  cv_.notify_all();
+}
+
+AgentLink::AgentLink(LinkOptions options, std::vector<Board*> boards, Spool& spool, Clock& clock)
+    : impl_(std::make_unique<Impl>(std::move(options), std::move(boards), spool, clock)) {}
+AgentLink::~AgentLink() = default;
+void AgentLink::Run() { impl_->Run(); }
+void AgentLink::Stop() { impl_->Stop(); }
+std::uint64_t AgentLink::registrations() const { return impl_->registrations.load(); }
+
+}  // namespace mculab::agent

@@ -1,0 +1,70 @@
+// AgentLink: the agent's one bidirectional gRPC stream to mculab-server (proto/agent.proto).
+//
+// Per connection: Register (agent, version, boards, active_runs) -> wait for Registered -> replay
+// the spool (for every run not yet closed by the server: RunStarted, CaseDone, unacknowledged
+// batches, RunFinished; a run left unfinished by an earlier agent process is finished first as
+// INFRA_FAILED) -> heartbeat every heartbeat_ms -> serve the server's messages:
+//   Assignment -> the board's worker queue (one worker thread per board; the reader never waits
+//                 for a board)      Cancel -> the run's CancelToken
+//   BatchAck   -> delete the spooled batch         RunClosed -> drop the run's spool
+// When the stream breaks: reconnect with exponential backoff and jitter (capped); runs keep going,
+// their messages are spooled and replayed after the next Registered.
+//
+// Writes to the stream are serialized by one mutex; the replay holds it, so messages spooled during
+// the replay follow it on the stream (a message may go twice; the server ignores repeats).
+//
+// The first successful registration logs the one line "mculab-agent ready: ..." that tests and the
+// quickstart wait for.
+//
+// Thread-safety: Run() on one thread; Stop() from any other (e.g. a signal-handling thread).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "agent/boards/board.h"
+#include "agent/io/clock.h"
+#include "agent/link/run_executor.h"
+#include "agent/link/spool.h"
+
+namespace mculab::agent {
+
+struct LinkOptions {
+  std::string server = "127.0.0.1:7420";
+  std::string agent_name;
+  std::string version;
+  std::chrono::milliseconds heartbeat{2'000};  // unless Registered says otherwise
+  std::chrono::milliseconds backoff_initial{200};
+  std::chrono::milliseconds backoff_max{2'000};
+  std::string token;  // sent as "authorization: Bearer <token>" when set
+  ExecutorOptions executor;
+};
+
+class AgentLink {
+ public:
+  AgentLink(LinkOptions options, std::vector<Board*> boards, Spool& spool, Clock& clock);
+  ~AgentLink();
+  AgentLink(const AgentLink&) = delete;
+  AgentLink& operator=(const AgentLink&) = delete;
+
+  // Connects, serves and reconnects until Stop().
+  void Run();
+  // Stops the boards' runs (reported as INFRA_FAILED: the server requeues them), waits for them to
+  // end and their last messages to be offered to the server, then closes the stream. Blocks until
+  // the workers are done; Run() returns soon after.
+  void Stop();
+
+  // How many times the agent has registered (tests wait on reconnects with it).
+  std::uint64_t registrations() const;
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace mculab::agent

@@ -1,0 +1,52 @@
+// ExecuteRun: one Assignment on one Board, from building the workload to RunFinished.
+//
+//   RunState preparing -> build the workload (op catalog, BuildWorkload; seed from the assignment
+//   or the fixed default) -> board.Start -> RunState running -> RunSession; on HELLO RunStarted
+//   (provenance), samples gathered into SampleBatch messages (metric 0 = the timer, then the
+//   counters) with per-run sequence numbers 0, 1, 2, ..., CaseDone per case -> RunFinished.
+//
+// Everything the server must not lose (RunStarted, CaseDone, batches, RunFinished) is written to
+// the Spool before it is handed to the RunSink; RunState is transient. No gRPC here: the sink is
+// the link (or a test).
+// Thread-safety: runs on the calling (board worker) thread; `cancel` may be set from any thread.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+
+#include "agent.pb.h"
+#include "agent/boards/board.h"
+#include "agent/io/clock.h"
+#include "agent/link/spool.h"
+#include "agent/runner/cancel_token.h"
+
+namespace mculab::agent {
+
+// Where a run's messages go once spooled. Must not block on a board; may drop a message when the
+// server is unreachable (the spool replays what matters after the reconnect).
+class RunSink {
+ public:
+  virtual ~RunSink() = default;
+  virtual void Send(const v1::AgentMessage& message) = 0;
+};
+
+inline constexpr std::uint32_t kDefaultSeed = 0x6d63756c;  // "mcul"
+
+struct ExecutorOptions {
+  std::size_t max_batch_samples = 1024;  // sample rows per SampleBatch (>= 256 per DESIGN §6)
+  std::chrono::milliseconds max_batch_age{200};  // so progress shows while a slow case runs
+  std::chrono::milliseconds hello_timeout{10'000};
+  std::chrono::milliseconds abort_grace{1'000};
+};
+
+// Runs the assignment to its end and returns the RunFinished it spooled and sent.
+v1::RunFinished ExecuteRun(const v1::Assignment& assignment, Board& board, Spool& spool,
+                           RunSink& sink, Clock& clock, CancelToken& cancel,
+                           const ExecutorOptions& options = {});
+
+// Spools and sends RunFinished for a run that never reached a board (unknown board, cancelled
+// while queued, agent stopping).
+v1::RunFinished FinishUnstartedRun(std::uint64_t run_id, v1::RunFinished::Outcome outcome,
+                                   const std::string& message, Spool& spool, RunSink& sink);
+
+}  // namespace mculab::agent

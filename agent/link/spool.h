@@ -1,0 +1,75 @@
+// Spool: what the agent owes the server for each run, on disk, until the server confirms it.
+//
+//   <dir>/runs/<run_id>/started.pb        RunStarted         } kept until RunClosed: replayed
+//                       case-<index>.pb   CaseDone           } after every reconnect (the server
+//                       finished.pb       RunFinished        } treats repeats as no-ops)
+//                       batch-<seq>.pb    SampleBatch: deleted on its BatchAck
+//                       next_seq          one past the highest sequence ever spooled
+//
+// Each file holds one serialized AgentMessage, written to a temporary name and renamed, so a crash
+// of the agent leaves whole files only. Files are not fsync'd by default (a kill -9 of the agent
+// loses nothing; a power cut may lose the last batches): pass sync_writes for the stronger promise
+// at the cost of a disk flush per batch.
+//
+// Thread-safety: all members may be called from any thread. Replay may race with Ack and Close
+// (a file that vanishes meanwhile is skipped).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "agent.pb.h"
+#include "common/result.h"
+
+namespace mculab::agent {
+
+class Spool {
+ public:
+  static Result<std::unique_ptr<Spool>> Open(const std::filesystem::path& dir,
+                                             bool sync_writes = false);
+  const std::filesystem::path& dir() const { return dir_; }
+
+  Status BeginRun(std::uint64_t run_id);
+  Status PutStarted(const v1::RunStarted& m);
+  Status PutCaseDone(const v1::CaseDone& m);
+  // Written before the batch is sent.
+  Status PutBatch(const v1::SampleBatch& m);
+  Status PutFinished(const v1::RunFinished& m);
+
+  void Ack(std::uint64_t run_id, std::uint64_t sequence);
+  // The server has everything of the run: forget it.
+  void Close(std::uint64_t run_id);
+
+  // Runs with something on disk, ascending.
+  std::vector<std::uint64_t> Runs() const;
+  bool Contains(std::uint64_t run_id) const;
+  bool HasFinished(std::uint64_t run_id) const;
+  // The sequence number the run's next batch must use: 0 for a new run; across restarts one past
+  // the highest ever spooled, so no number is used twice.
+  std::uint64_t NextSequence(std::uint64_t run_id) const;
+  // Sequence numbers of the batches still waiting for their ack, ascending.
+  std::vector<std::uint64_t> PendingBatches(std::uint64_t run_id) const;
+
+  // Calls `send` with the run's spooled messages in the order the server needs them: RunStarted,
+  // CaseDone by case, batches by sequence, RunFinished. Stops early when `send` returns false.
+  // Returns how many messages were sent.
+  Result<std::size_t> Replay(std::uint64_t run_id,
+                             const std::function<bool(const v1::AgentMessage&)>& send) const;
+
+ private:
+  Spool(std::filesystem::path dir, bool sync) : dir_(std::move(dir)), sync_(sync) {}
+  std::filesystem::path RunDir(std::uint64_t run_id) const;
+  Status Put(std::uint64_t run_id, const std::string& name, const v1::AgentMessage& m) const;
+
+  const std::filesystem::path dir_;
+  const bool sync_;
+  mutable std::mutex mu_;
+  mutable std::map<std::uint64_t, std::uint64_t> next_seq_;  // cache of next_seq files
+};
+
+}  // namespace mculab::agent

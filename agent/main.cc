@@ -1,0 +1,137 @@
+// mculab-agent: registers this machine's boards with mculab-server and runs their assignments.
+// Logs go to stderr; "mculab-agent ready: ..." is logged once, when first registered.
+
+#include <signal.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <thread>
+
+#include "agent/boards/make_boards.h"
+#include "agent/config.h"
+#include "agent/io/clock.h"
+#include "agent/io/probe_lister.h"
+#include "agent/io/subprocess.h"
+#include "agent/io/temp_dir.h"
+#include "agent/link/agent_link.h"
+#include "agent/link/spool.h"
+
+namespace {
+
+using namespace mculab::agent;
+
+std::filesystem::path DefaultRunner() {
+  std::error_code ec;
+  auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) return {};
+  return exe.parent_path() / "mculab-runner-host";
+}
+
+std::string HostName() {
+  char buf[256] = {};
+  if (::gethostname(buf, sizeof(buf) - 1) != 0 || buf[0] == '\0') return "agent";
+  return buf;
+}
+
+std::filesystem::path DefaultSpoolDir(const std::string& agent) {
+  std::filesystem::path home;
+  if (const char* h = std::getenv("MCULAB_HOME"); h && *h) {
+    home = h;
+  } else if (const char* u = std::getenv("HOME"); u && *u) {
+    home = std::filesystem::path(u) / ".local/share/mculab";
+  } else {
+    home = "/var/lib/mculab";
+  }
+  return home / "agent" / agent / "spool";
+}
+
+int Fail(const std::string& message) {
+  std::cerr << "mculab-agent: " << message << "\n";
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"mculab-agent: runs mculab benchmark jobs on this machine's boards"};
+  std::string config_path, server, name, spool_dir, log_level = "info";
+  app.add_option("--config", config_path, "agent config file (TOML, see agent.example.toml)")
+      ->required();
+  app.add_option("--server", server, "server address host:port (overrides [agent] server)");
+  app.add_option("--name", name, "agent name (overrides [agent] name)");
+  app.add_option("--spool-dir", spool_dir, "spool directory (overrides [agent] spool_dir)");
+  app.add_option("--log-level", log_level, "trace, debug, info, warn or error")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}));
+  app.set_version_flag("--version", std::string("mculab-agent ") + MCULAB_VERSION);
+  CLI11_PARSE(app, argc, argv);
+
+  spdlog::set_default_logger(spdlog::stderr_color_mt("agent"));
+  spdlog::set_level(spdlog::level::from_str(log_level));
+
+  // SIGINT/SIGTERM are taken by one thread with sigwait; every other thread (and, through
+  // posix_spawn's reset, no child) inherits them blocked.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  auto cfg = LoadAgentConfig(config_path, DefaultRunner());
+  if (!cfg) return Fail(cfg.error().message);
+  if (!server.empty()) cfg->server = server;
+  if (!name.empty()) cfg->name = name;
+  if (!spool_dir.empty()) cfg->spool_dir = spool_dir;
+  if (cfg->name.empty()) cfg->name = HostName();
+  if (cfg->spool_dir.empty()) cfg->spool_dir = DefaultSpoolDir(cfg->name);
+
+  std::string token;
+  if (!cfg->token_file.empty()) {
+    auto t = ReadFile(cfg->token_file);
+    if (!t) return Fail(config_path + ": [agent] key token_file: " + t.error().message);
+    token = *t;
+    while (!token.empty() &&
+           (token.back() == '\n' || token.back() == '\r' || token.back() == ' ')) {
+      token.pop_back();
+    }
+  }
+
+  auto spool = Spool::Open(cfg->spool_dir);
+  if (!spool) return Fail(spool.error().message);
+  auto probes = MakeLibusbProbeLister();
+  BoardDeps deps{RealClock(), *probes, RealProcessRunner(),
+                 cfg->spool_dir.parent_path() / "boards"};
+  auto boards = MakeBoards(*cfg, deps);
+  if (!boards) return Fail(boards.error().message);
+  std::vector<Board*> board_ptrs;
+  for (auto& b : *boards) {
+    board_ptrs.push_back(b.get());
+    spdlog::info("board {}: kind {}, backend {}", b->Info().name, b->Info().kind,
+                 b->Info().backend);
+  }
+  spdlog::info("agent {} connecting to {} (spool {})", cfg->name, cfg->server,
+               cfg->spool_dir.string());
+
+  LinkOptions lo;
+  lo.server = cfg->server;
+  lo.agent_name = cfg->name;
+  lo.version = MCULAB_VERSION;
+  lo.heartbeat = std::chrono::milliseconds(cfg->heartbeat_ms);
+  lo.token = token;
+  AgentLink link(lo, board_ptrs, **spool, RealClock());
+
+  std::thread signals([&] {
+    int sig = 0;
+    sigwait(&stop_signals, &sig);
+    spdlog::info("received {}: stopping the boards' runs and disconnecting", strsignal(sig));
+    link.Stop();
+  });
+  link.Run();
+  signals.join();
+  spdlog::info("mculab-agent stopped");
+  return 0;
+}

@@ -1,0 +1,89 @@
+// QemuBoard against the real an547 runner ELF under qemu-system-arm. Skipped, saying why, when
+// QEMU or the ELF is not there.
+#include "agent/boards/qemu_board.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <iostream>
+
+#include "agent/io/subprocess.h"
+#include "real_runner_test_util.h"
+
+namespace mculab::agent {
+namespace {
+
+using ::testing::HasSubstr;
+
+class QemuBoardTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const std::string elf = MCULAB_AN547_ELF;
+    if (elf.empty() || !std::filesystem::exists(elf)) {
+      GTEST_SKIP() << "the an547 runner ELF is not built (" << (elf.empty() ? "no path" : elf)
+                   << ")";
+    }
+    auto probe =
+        RealProcessRunner().Run({"qemu-system-arm", "--version"}, std::chrono::seconds(10));
+    if (!probe.ok() || !probe->status.success()) {
+      GTEST_SKIP() << "qemu-system-arm is not installed";
+    }
+    options_.firmware = elf;
+  }
+  QemuBoard Board() {
+    return QemuBoard(testing::Info("an547-0", "corstone300-qemu"), options_, RealClock());
+  }
+  QemuOptions options_;
+};
+
+TEST_F(QemuBoardTest, RunsTheAn547RunnerWithVerifiedChecksums) {
+  auto board = Board();
+  auto run = testing::RunOnBoard(board, 5);
+  ASSERT_EQ(run.result.outcome, RunOutcome::kSucceeded) << run.result.message;
+  ASSERT_TRUE(run.listener.hello.has_value());
+  EXPECT_EQ(run.listener.hello->port, "an547");
+  EXPECT_EQ(run.listener.hello->cpu, "cortex-m55");
+  EXPECT_TRUE(run.listener.hello->emulated);
+  EXPECT_EQ(run.listener.hello->workload_addr, 0x60000000u);
+  EXPECT_EQ(run.listener.samples.size(), 15u);
+  ASSERT_EQ(run.listener.cases.size(), 3u);
+  for (const auto& c : run.listener.cases) EXPECT_TRUE(c.checksum_ok) << c.case_index;
+  for (const auto& s : run.listener.samples) EXPECT_GT(s.timer, 0u);
+  ASSERT_TRUE(run.result.exit.has_value());
+  EXPECT_TRUE(run.result.exit->success()) << run.result.exit->ToString();
+  EXPECT_EQ(run.result.stats.bad_frames, 0u);
+  EXPECT_THAT(run.provenance.toolchain, HasSubstr("GCC"));
+  EXPECT_THAT(run.provenance.note, HasSubstr("emulated"));
+  const auto& st = run.result.stats;
+  std::cout << "QEMU an547 run (3 conv2d cases x 5 iterations): " << run.wall.count()
+            << " ms wall; board.Start (spawn + socket connect) " << run.start.count()
+            << " ms, then HELLO at +" << st.to_hello.count() << " ms, DONE at +"
+            << st.to_done.count() << " ms, QEMU exited at +" << st.to_exit.count() << " ms\n";
+  RecordProperty("wall_ms", static_cast<int>(run.wall.count()));
+}
+
+TEST_F(QemuBoardTest, SameWorkloadGivesIdenticalCountsEveryRun) {
+  auto board = Board();
+  auto a = testing::RunOnBoard(board, 3);
+  auto b = testing::RunOnBoard(board, 3);
+  ASSERT_EQ(a.result.outcome, RunOutcome::kSucceeded) << a.result.message;
+  ASSERT_EQ(b.result.outcome, RunOutcome::kSucceeded) << b.result.message;
+  ASSERT_EQ(a.listener.samples.size(), b.listener.samples.size());
+  for (std::size_t i = 0; i < a.listener.samples.size(); ++i) {
+    EXPECT_EQ(a.listener.samples[i].timer, b.listener.samples[i].timer) << "sample " << i;
+  }
+}
+
+TEST_F(QemuBoardTest, MissingQemuBinaryIsABoardError) {
+  options_.qemu_binary = "/nonexistent/qemu-system-arm";
+  auto board = Board();
+  RunSpec spec;
+  spec.workload = {1};
+  auto proc = board.Start(spec);
+  ASSERT_FALSE(proc.ok());
+  EXPECT_THAT(proc.error().message, HasSubstr("/nonexistent/qemu-system-arm"));
+}
+
+}  // namespace
+}  // namespace mculab::agent

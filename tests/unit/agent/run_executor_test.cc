@@ -1,0 +1,185 @@
+#include "agent/link/run_executor.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "agent/boards/fake_board.h"
+#include "agent/io/temp_dir.h"
+#include "common/sha256.h"
+#include "test_workloads.h"
+
+namespace mculab::agent {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+struct RecordingSink : RunSink {
+  std::vector<v1::AgentMessage> sent;
+  void Send(const v1::AgentMessage& m) override { sent.push_back(m); }
+  template <typename Pred>
+  std::vector<v1::AgentMessage> Where(Pred p) const {
+    std::vector<v1::AgentMessage> out;
+    for (const auto& m : sent)
+      if (p(m)) out.push_back(m);
+    return out;
+  }
+};
+
+class RunExecutorTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto d = TempDir::Create("mculab-executor-test-");
+    ASSERT_TRUE(d.ok());
+    dir_ = std::move(*d);
+    auto s = Spool::Open(dir_->path());
+    ASSERT_TRUE(s.ok());
+    spool_ = std::move(*s);
+  }
+
+  v1::Assignment Assignment(std::uint32_t iterations) {
+    v1::Assignment a;
+    a.set_run_id(42);
+    a.set_job_id(7);
+    a.set_board("fake-0");
+    a.set_op("conv2d_s8");
+    a.set_iterations(iterations);
+    a.set_warmup(1);
+    a.set_seed(testing::kSeed);
+    a.set_pass(0);
+    std::uint32_t index = 0;
+    for (const auto& c : testing::ConvCases()) {
+      auto* oc = a.add_cases();
+      oc->set_index(index++);
+      oc->set_id(c.id);
+      for (auto p : c.params) oc->add_params(p);
+    }
+    return a;
+  }
+
+  v1::RunFinished Execute(const v1::Assignment& a, FakeOptions fake = {}) {
+    board_ = std::make_unique<FakeBoard>(testing::Info("fake-0", "fake"), fake, clock_);
+    ExecutorOptions o;
+    o.max_batch_samples = 256;
+    return ExecuteRun(a, *board_, *spool_, sink_, clock_, cancel_, o);
+  }
+
+  FakeClock clock_;
+  std::unique_ptr<TempDir> dir_;
+  std::unique_ptr<Spool> spool_;
+  std::unique_ptr<FakeBoard> board_;
+  RecordingSink sink_;
+  CancelToken cancel_;
+};
+
+TEST_F(RunExecutorTest, SendsProvenanceSequencedBatchesCaseResultsAndTheEnd) {
+  auto a = Assignment(200);  // 600 samples: 256 + 256 + 88
+  a.add_events("instructions");
+  auto fin = Execute(a);
+  EXPECT_EQ(fin.outcome(), v1::RunFinished::SUCCEEDED) << fin.message();
+  EXPECT_EQ(fin.batches_sent(), 5u);  // 1200 rows (timer + one counter) in batches of 256
+
+  auto states = sink_.Where([](auto& m) { return m.has_run_state(); });
+  ASSERT_EQ(states.size(), 2u);
+  EXPECT_EQ(states[0].run_state().state(), "preparing");
+  EXPECT_EQ(states[1].run_state().state(), "running");
+
+  auto started = sink_.Where([](auto& m) { return m.has_run_started(); });
+  ASSERT_EQ(started.size(), 1u);
+  const auto& rs = started[0].run_started();
+  EXPECT_EQ(rs.run_id(), 42u);
+  EXPECT_EQ(rs.port(), "fake");
+  EXPECT_EQ(rs.cpu(), "cortex-m55");
+  EXPECT_TRUE(rs.emulated());
+  EXPECT_EQ(rs.timer_unit(), "cycles");
+  EXPECT_THAT(rs.counters(), ElementsAre("instructions"));
+  EXPECT_EQ(rs.seed(), testing::kSeed);
+  EXPECT_EQ(rs.firmware_sha256().size(), 64u);
+  auto workload = BuildWorkload(MCULAB_OP_CONV2D_S8, testing::ConvCases(), testing::kSeed);
+  EXPECT_EQ(rs.workload_sha256(), Sha256Hex(std::span<const std::uint8_t>(*workload)));
+  EXPECT_THAT(rs.note(), HasSubstr("fake board"));
+
+  auto batches = sink_.Where([](auto& m) { return m.has_batch(); });
+  ASSERT_EQ(batches.size(), 5u);
+  std::size_t rows = 0;
+  for (std::size_t i = 0; i < batches.size(); ++i) {
+    EXPECT_EQ(batches[i].batch().sequence(), i);
+    EXPECT_EQ(batches[i].batch().run_id(), 42u);
+    rows += static_cast<std::size_t>(batches[i].batch().samples_size());
+  }
+  EXPECT_EQ(rows, 1200u);
+  const auto& first = batches[0].batch().samples();
+  EXPECT_EQ(first[0].metric(), 0u);
+  EXPECT_EQ(first[0].value(), static_cast<std::int64_t>(FakeBoard::TimerValue(0, 0)));
+  EXPECT_EQ(first[1].metric(), 1u);
+  EXPECT_EQ(first[1].value(), FakeBoard::CounterValue(0, 0));
+
+  auto cases = sink_.Where([](auto& m) { return m.has_case_done(); });
+  ASSERT_EQ(cases.size(), 3u);
+  for (const auto& c : cases) {
+    EXPECT_TRUE(c.case_done().checksum_ok());
+    EXPECT_EQ(c.case_done().overhead(), static_cast<std::int64_t>(FakeBoard::kOverhead));
+    EXPECT_THAT(c.case_done().counter_overhead(), ElementsAre(1));
+  }
+
+  ASSERT_TRUE(sink_.sent.back().has_run_finished());
+  // Everything but RunState waits in the spool for the server.
+  EXPECT_THAT(spool_->PendingBatches(42), ElementsAre(0, 1, 2, 3, 4));
+  EXPECT_TRUE(spool_->HasFinished(42));
+}
+
+TEST_F(RunExecutorTest, SequenceNumbersContinueFromTheSpool) {
+  // A run id whose batches 0..2 were spooled by an earlier attempt never reuses them.
+  ASSERT_TRUE(spool_->BeginRun(42).ok());
+  for (std::uint64_t s = 0; s < 3; ++s) {
+    v1::SampleBatch b;
+    b.set_run_id(42);
+    b.set_sequence(s);
+    ASSERT_TRUE(spool_->PutBatch(b).ok());
+  }
+  auto fin = Execute(Assignment(4));
+  EXPECT_EQ(fin.outcome(), v1::RunFinished::SUCCEEDED) << fin.message();
+  auto batches = sink_.Where([](auto& m) { return m.has_batch(); });
+  ASSERT_EQ(batches.size(), 1u);
+  EXPECT_EQ(batches[0].batch().sequence(), 3u);
+  EXPECT_EQ(fin.batches_sent(), 4u);
+}
+
+TEST_F(RunExecutorTest, UnknownOpIsAWorkloadFailureBeforeTheBoardStarts) {
+  auto a = Assignment(3);
+  a.set_op("softmax_s16");
+  auto fin = Execute(a);
+  EXPECT_EQ(fin.outcome(), v1::RunFinished::WORKLOAD_FAILED);
+  EXPECT_THAT(fin.message(), HasSubstr("unknown op \"softmax_s16\""));
+  EXPECT_EQ(board_->last_run(), nullptr);
+  EXPECT_TRUE(spool_->HasFinished(42));
+}
+
+TEST_F(RunExecutorTest, BadCaseParametersAreAWorkloadFailureNamingTheCase) {
+  auto a = Assignment(3);
+  a.mutable_cases(1)->set_params(0, 0);  // N = 0
+  auto fin = Execute(a);
+  EXPECT_EQ(fin.outcome(), v1::RunFinished::WORKLOAD_FAILED);
+  EXPECT_THAT(fin.message(), HasSubstr("case 11"));
+}
+
+TEST_F(RunExecutorTest, SessionOutcomesMapToTheProtocol) {
+  EXPECT_EQ(Execute(Assignment(4), {.fault = FakeFault::kWrongChecksum}).outcome(),
+            v1::RunFinished::WORKLOAD_FAILED);
+  spool_->Close(42);
+  EXPECT_EQ(Execute(Assignment(4), {.fault = FakeFault::kCrash}).outcome(),
+            v1::RunFinished::INFRA_FAILED);
+  spool_->Close(42);
+  EXPECT_EQ(Execute(Assignment(4), {.fault = FakeFault::kHang}).outcome(),
+            v1::RunFinished::TIMED_OUT);
+}
+
+TEST_F(RunExecutorTest, CancelledBeforeStartNeverStartsTheBoard) {
+  cancel_.Cancel(CancelReason::kByServer);
+  auto fin = Execute(Assignment(3));
+  EXPECT_EQ(fin.outcome(), v1::RunFinished::CANCELLED);
+  EXPECT_EQ(board_->last_run(), nullptr);
+}
+
+}  // namespace
+}  // namespace mculab::agent
