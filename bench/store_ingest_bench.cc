@@ -9,6 +9,9 @@
 // Target: BM_GrpcIngest >= 50% of BM_RawSqliteInsert, same machine, same run. Items = samples.
 // The baseline speaks SQLite directly, which product code outside db/ never does.
 #include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <cstdlib>
 #include <grpcpp/grpcpp.h>
 #include <spdlog/spdlog.h>
 #include <sqlite3.h>
@@ -289,7 +292,14 @@ void BM_GrpcIngest(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * batches * kSamplesPerBatch);
 }
 
-constexpr int kSamples = 1 << 20;  // 1,048,576 samples = 4,096 batches
+// 1,048,576 samples = 4,096 batches by default; MCULAB_BENCH_SAMPLES makes it smaller for the CI
+// smoke run (rounded down to whole batches, at least one).
+int SampleCount() {
+  const char* env = std::getenv("MCULAB_BENCH_SAMPLES");
+  const long n = env ? std::atol(env) : (1L << 20);
+  return static_cast<int>(std::max<long>(kSamplesPerBatch, n - n % kSamplesPerBatch));
+}
+const int kSamples = SampleCount();
 BENCHMARK(BM_RawSqliteInsert)->Arg(kSamples)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_StoreIngest)->Arg(kSamples)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_LabIngest)->Arg(kSamples)->Unit(benchmark::kMillisecond)->UseRealTime();

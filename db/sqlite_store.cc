@@ -1044,3 +1044,219 @@ Result<std::string> SqliteStore::JournalMode() {
 }
 
 }  // namespace mculab::db
+
+// ---------------------------------------------------------------------------------------------
+// Reads for the web page and /metrics (issue 4). The history query's SQL is assembled from fixed
+// fragments (one per filter that is set, one per sort key) and prepared per call; every value is
+// bound. Preparing costs tens of microseconds, far below the query itself.
+
+namespace mculab::db {
+namespace {
+
+// A sort key's SQL and its covering index (migration 0002), ordered by (key, id).
+struct SortSql {
+  const char* expression;
+  const char* index;
+};
+
+SortSql SortOf(JobSortKey key) {
+  switch (key) {
+    case JobSortKey::kCreated:
+      return {"j.created_ms", "jobs_history_created"};
+    case JobSortKey::kState:
+      return {"j.state", "jobs_history_state"};
+    case JobSortKey::kOp:
+      return {"j.op", "jobs_history_op"};
+    case JobSortKey::kUser:
+      return {"j.user_name", "jobs_history_user"};
+    case JobSortKey::kBoard:
+      // The expression of index jobs_history_board, written identically.
+      return {"(CASE WHEN j.assigned_board <> '' THEN j.assigned_board ELSE j.board END)",
+              "jobs_history_board"};
+    case JobSortKey::kId:
+      break;
+  }
+  return {"j.id", "jobs_history_id"};
+}
+
+// LIKE pattern matching `text` anywhere, with LIKE's wildcards in `text` taken literally.
+std::string ContainsPattern(const std::string& text) {
+  std::string p = "%";
+  for (char c : text) {
+    if (c == '%' || c == '_' || c == '\\') p += '\\';
+    p += c;
+  }
+  return p + "%";
+}
+
+// The WHERE clause of a history query and the values to bind to it, in order.
+struct JobWhere {
+  std::string sql;
+  std::vector<std::string> text;   // bound first, in order
+  std::vector<std::int64_t> ints;  // then these
+};
+
+JobWhere BuildJobWhere(const JobQuery& q) {
+  JobWhere w;
+  w.sql = "WHERE 1 = 1";
+  auto text = [&](const char* fragment, const std::string& value, int times = 1) {
+    w.sql += fragment;
+    for (int i = 0; i < times; ++i) w.text.push_back(value);
+  };
+  if (!q.user.empty()) text(" AND j.user_name = ?", q.user);
+  if (!q.kind.empty()) text(" AND j.kind = ?", q.kind);
+  if (!q.op.empty()) text(" AND j.op = ?", q.op);
+  if (!q.board.empty()) text(" AND (j.assigned_board = ? OR j.board = ?)", q.board, 2);
+  if (!q.states.empty()) {
+    w.sql += " AND j.state IN (";
+    for (std::size_t i = 0; i < q.states.size(); ++i) {
+      w.sql += i ? ", ?" : "?";
+      w.text.push_back(q.states[i]);
+    }
+    w.sql += ")";
+  }
+  if (!q.label_contains.empty()) {
+    text(" AND j.label LIKE ? ESCAPE '\\'", ContainsPattern(q.label_contains));
+  }
+  if (q.created_from) {
+    w.sql += " AND j.created_ms >= ?";
+    w.ints.push_back(*q.created_from);
+  }
+  if (q.created_to) {
+    w.sql += " AND j.created_ms <= ?";
+    w.ints.push_back(*q.created_to);
+  }
+  return w;
+}
+
+void BindWhere(Use& u, const JobWhere& w) {
+  for (const std::string& t : w.text) u.Bind(t);
+  for (std::int64_t v : w.ints) u.Bind(v);
+}
+
+// Ends a read transaction on every path.
+class ReadTransaction {
+ public:
+  explicit ReadTransaction(sqlite3* db) {
+    if (begin_.Prepare(db, "BEGIN").ok() && commit_.Prepare(db, "COMMIT").ok()) {
+      open_ = Use(begin_).Exec("BEGIN").ok();
+    }
+  }
+  ~ReadTransaction() {
+    if (open_) (void)Use(commit_).Exec("COMMIT");
+  }
+  ReadTransaction(const ReadTransaction&) = delete;
+  ReadTransaction& operator=(const ReadTransaction&) = delete;
+  bool ok() const { return open_; }
+
+ private:
+  Stmt begin_, commit_;
+  bool open_ = false;
+};
+
+}  // namespace
+
+Result<JobPage> SqliteStore::QueryJobs(const JobQuery& q) {
+  const JobWhere where = BuildJobWhere(q);
+  const std::string dir = q.ascending ? " ASC" : " DESC";
+  const SortSql sort = SortOf(q.sort);
+  const std::string order = std::string(" ORDER BY ") + sort.expression + dir + ", j.id" + dir;
+  // The page's ids come from the sort key's covering index alone (read in order, filters checked
+  // on its entries), then only those rows are read and joined with their runs.
+  const std::string cols(kJobCols);
+  const std::size_t from = cols.find("FROM jobs j");
+  const std::string count_sql = "SELECT COUNT(*) FROM jobs j " + where.sql;
+
+  auto lock = StartRead();
+  if (!lock.ok()) return lock.error();
+  ReadTransaction txn(rdb_);  // the total and the page from one snapshot
+  if (!txn.ok()) return SqlError(rdb_, "starting a read transaction");
+  JobPage page;
+  {
+    Stmt s;
+    if (Status st = s.Prepare(rdb_, count_sql.c_str()); !st.ok()) return st.error();
+    Use u(s);
+    BindWhere(u, where);
+    if (!u.Next()) {
+      return u.status().ok() ? MakeError(ErrorCode::kInternal, "counting jobs: no row")
+                             : u.status().error();
+    }
+    page.total = u.UInt(0);
+  }
+  if (page.total <= q.offset) return page;  // nothing on this page: no second pass
+  // A label found in few jobs: read the narrow label index once and sort those few, instead of
+  // reading the sort key's wide index end to end.
+  constexpr std::uint64_t kFewMatches = 2000;
+  const char* index =
+      !q.label_contains.empty() && page.total <= kFewMatches ? "jobs_label" : sort.index;
+  const std::string page_sql =
+      "SELECT " + cols.substr(0, from) +
+      ", CASE WHEN r.started = 1 THEN r.emulated ELSE COALESCE((SELECT MAX(b.emulated) FROM "
+      "boards b WHERE b.kind = j.kind), 0) END " +
+      cols.substr(from) + "WHERE j.id IN (SELECT j.id FROM jobs j INDEXED BY " + index + " " +
+      where.sql + order + " LIMIT ? OFFSET ?)" + order;
+  Stmt s;
+  if (Status st = s.Prepare(rdb_, page_sql.c_str()); !st.ok()) return st.error();
+  const int emulated_col = sqlite3_column_count(s.get()) - 1;
+  Use u(s);
+  BindWhere(u, where);
+  u.Bind(static_cast<std::int64_t>(q.limit)).Bind(static_cast<std::int64_t>(q.offset));
+  while (u.Next()) {
+    auto j = ReadJob(u);
+    if (!j.ok()) return j.error();
+    page.jobs.push_back(JobRow{std::move(*j), u.Bool(emulated_col)});
+  }
+  if (!u.status().ok()) return u.status().error();
+  return page;
+}
+
+Result<std::vector<SeriesPoint>> SqliteStore::GetCaseSeries(RunId run, std::uint32_t pass,
+                                                            std::uint32_t case_index,
+                                                            std::uint32_t metric) {
+  auto lock = StartRead();
+  if (!lock.ok()) return lock.error();
+  Stmt s;
+  if (Status st = s.Prepare(rdb_,
+                            "SELECT iteration, value FROM samples WHERE run_id = ? AND pass = ? "
+                            "AND case_index = ? AND metric = ? ORDER BY iteration");
+      !st.ok()) {
+    return st.error();
+  }
+  Use u(s);
+  u.Bind(run).Bind(pass).Bind(case_index).Bind(metric);
+  std::vector<SeriesPoint> out;
+  while (u.Next()) out.push_back(SeriesPoint{u.U32(0), u.Int(1)});
+  if (!u.status().ok()) return u.status().error();
+  return out;
+}
+
+Result<std::vector<std::pair<std::string, std::uint64_t>>> SqliteStore::CountJobsByState() {
+  auto lock = StartRead();
+  if (!lock.ok()) return lock.error();
+  Stmt s;
+  if (Status st = s.Prepare(rdb_, "SELECT state, COUNT(*) FROM jobs GROUP BY state"); !st.ok()) {
+    return st.error();
+  }
+  Use u(s);
+  std::vector<std::pair<std::string, std::uint64_t>> out;
+  while (u.Next()) out.emplace_back(u.Text(0), u.UInt(1));
+  if (!u.status().ok()) return u.status().error();
+  return out;
+}
+
+Result<std::uint64_t> SqliteStore::SamplesStored() {
+  auto lock = StartRead();
+  if (!lock.ok()) return lock.error();
+  Stmt s;
+  // Samples are only ever appended, so the largest rowid counts them without a table scan.
+  if (Status st = s.Prepare(rdb_, "SELECT COALESCE(MAX(rowid), 0) FROM samples"); !st.ok()) {
+    return st.error();
+  }
+  Use u(s);
+  if (!u.Next()) {
+    return u.status().ok() ? std::uint64_t{0} : Result<std::uint64_t>(u.status().error());
+  }
+  return u.UInt(0);
+}
+
+}  // namespace mculab::db

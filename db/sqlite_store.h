@@ -121,6 +121,15 @@ class SqliteStore final : public Store {
   bool closed_ = false;
   std::thread writer_;
   std::thread::id writer_id_;
+
+ public:
+  // ---- reads for the web page and /metrics (issue 4) ----
+  Result<JobPage> QueryJobs(const JobQuery& query) override;
+  Result<std::vector<SeriesPoint>> GetCaseSeries(RunId run, std::uint32_t pass,
+                                                 std::uint32_t case_index,
+                                                 std::uint32_t metric) override;
+  Result<std::vector<std::pair<std::string, std::uint64_t>>> CountJobsByState() override;
+  Result<std::uint64_t> SamplesStored() override;
 };
 
 }  // namespace mculab::db

@@ -18,6 +18,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/result.h"
@@ -77,6 +78,41 @@ struct JobFilter {
   JobId before_id = 0;  // 0: newest; otherwise only ids < before_id
 };
 
+// ---- the job history (web page, docs/http-api.md) ----
+enum class JobSortKey { kId, kCreated, kState, kOp, kBoard, kUser };
+
+// Every set field narrows the match; ties in the sort key are broken by id in the same order, so
+// paging never shows a job twice or skips one.
+struct JobQuery {
+  std::string user, kind, op;       // exact; empty: any
+  std::string board;                // exact, the assigned or the requested board; empty: any
+  std::vector<std::string> states;  // any of these (domain names); empty: any
+  std::string label_contains;       // case-insensitive (ASCII) substring; empty: any
+  std::optional<std::int64_t> created_from, created_to;  // inclusive created_ms range
+  JobSortKey sort = JobSortKey::kId;  // kBoard sorts by the assigned board, else the requested
+  bool ascending = false;
+  std::uint32_t limit = 50;
+  std::uint64_t offset = 0;
+};
+
+// A job as the history lists it: emulated is its run's label once the run started, else whether
+// a board of its kind is emulated.
+struct JobRow {
+  Job job;
+  bool emulated = false;
+};
+
+struct JobPage {
+  std::uint64_t total = 0;  // every match, not only this page
+  std::vector<JobRow> jobs;
+};
+
+// One (case, metric, pass) of a run: values in iteration order.
+struct SeriesPoint {
+  std::uint32_t iteration = 0;
+  std::int64_t value = 0;
+};
+
 class Store {
  public:
   virtual ~Store() = default;
@@ -112,6 +148,17 @@ class Store {
   // Ordered by (case_index, metric_index).
   virtual Result<std::vector<CaseStats>> GetCaseStats(JobId job) = 0;
   virtual Result<std::optional<Artifact>> GetArtifact(const std::string& sha256) = 0;
+
+  // ---- reads for the web page and /metrics (issue 4) ----
+  virtual Result<JobPage> QueryJobs(const JobQuery& query) = 0;
+  // The values of one case's metric in one pass of a run, ordered by iteration.
+  virtual Result<std::vector<SeriesPoint>> GetCaseSeries(RunId run, std::uint32_t pass,
+                                                         std::uint32_t case_index,
+                                                         std::uint32_t metric) = 0;
+  // Jobs per state (domain names); states without jobs are absent.
+  virtual Result<std::vector<std::pair<std::string, std::uint64_t>>> CountJobsByState() = 0;
+  // Samples ever stored (a counter: it never goes down).
+  virtual Result<std::uint64_t> SamplesStored() = 0;
 };
 
 }  // namespace mculab::db

@@ -86,11 +86,12 @@ elf="$root/build/firmware/mculab-runner-an547.elf"
 
 mkdir -p "$run_dir" "$log_dir"
 if stop_lab; then say "==> stopped the lab that was running"; fi
-for p in "$grpc_port"; do
-  if port_busy "$p"; then
-    die "port $p is in use by another program; set MCULAB_GRPC_PORT to a free port"
-  fi
-done
+if port_busy "$grpc_port"; then
+  die "port $grpc_port is in use by another program; set MCULAB_GRPC_PORT to a free port"
+fi
+if port_busy "$http_port"; then
+  die "port $http_port is in use by another program; set MCULAB_HTTP_PORT to a free port"
+fi
 
 cat > "$home/agent.toml" <<TOML
 # Written by deploy/quickstart.sh: one emulated Corstone-300 and one host board.
@@ -116,10 +117,10 @@ runner = "$bin/mculab-runner-host"
 timeout_s = 300
 TOML
 
-say "==> starting mculab-server (grpc 127.0.0.1:$grpc_port, home $home)"
+say "==> starting mculab-server (grpc 127.0.0.1:$grpc_port, http 127.0.0.1:$http_port, home $home)"
 : > "$log_dir/server.log"
 nohup "$bin/mculab-server" --home "$home" --grpc-listen "127.0.0.1:$grpc_port" \
-  >>"$log_dir/server.log" 2>&1 &
+  --http-listen "127.0.0.1:$http_port" --web-root "$root/web" >>"$log_dir/server.log" 2>&1 &
 echo $! > "$run_dir/server.pid"
 wait_ready mculab-server "$(cat "$run_dir/server.pid")" "$log_dir/server.log" "mculab-server ready"
 
@@ -140,7 +141,9 @@ say "==> sample job: conv2d_s8 sweep from examples/conv2d_sweep.csv on the emula
 
 cat <<TXT
 
-The lab is running (logs in $log_dir). Try next:
+The lab is running (logs in $log_dir).
+Web page: http://localhost:$http_port/  (history, job pages with plots, compare, boards)
+Try next:
   export MCULAB_SERVER=127.0.0.1:$grpc_port PATH="$bin:\$PATH"
   mculab boards
   mculab jobs

@@ -1,8 +1,9 @@
-// mculab-server: flags, config, the store, the Lab, the gRPC endpoint, signals.
+// mculab-server: flags, config, the store, the Lab, the gRPC endpoint, the HTTP endpoint (web
+// page, JSON API, events, metrics), signals.
 //
-// Logs go to stderr. Exactly one line contains "mculab-server ready" (with the address it
-// listens on) once calls are accepted. SIGINT/SIGTERM stop it cleanly: the Lab stops, running
-// calls end, queued writes are committed, the database is closed.
+// Logs go to stderr. Exactly one line contains "mculab-server ready" (with the gRPC address and
+// the web page's URL) once calls are accepted. SIGINT/SIGTERM stop it cleanly: the Lab stops,
+// running calls end, queued writes are committed, the database is closed.
 #include <fcntl.h>
 #include <signal.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
@@ -19,6 +20,9 @@
 #include <string>
 
 #include "db/sqlite_store.h"
+#include "server/http/router.h"
+#include "server/http/server.h"
+#include "server/http/static_files.h"
 #include "server/rpc/server.h"
 #include "server/service/clock.h"
 #include "server/service/config.h"
@@ -43,6 +47,8 @@ int main(int argc, char** argv) {
   std::string home;
   std::string listen;
   std::string config_path;
+  std::string http_listen;
+  std::string web_root;
   std::string log_level = "info";
   bool version = false;
   app.add_option("--home", home,
@@ -50,6 +56,12 @@ int main(int argc, char** argv) {
                  "~/.local/share/mculab");
   app.add_option("--grpc-listen", listen,
                  "gRPC address to listen on; default 0.0.0.0:$MCULAB_GRPC_PORT or 0.0.0.0:7420");
+  app.add_option("--http-listen", http_listen,
+                 "HTTP address for the web page and its API (HOST:PORT, port 0 picks a free one, "
+                 "'none' turns HTTP off); default 0.0.0.0:$MCULAB_HTTP_PORT or 0.0.0.0:8080");
+  app.add_option("--web-root", web_root,
+                 "Folder of the web page; default the source tree's web/ beside the build "
+                 "(<exe>/../../web), else <exe>/../share/mculab/web, else /usr/share/mculab/web");
   app.add_option("--config", config_path,
                  "TOML file: max_artifact_bytes, default_timeout_s, max_attempts, heartbeat_ms");
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error")
@@ -69,6 +81,20 @@ int main(int argc, char** argv) {
     home = EnvOr("MCULAB_HOME", EnvOr("HOME", "/tmp") + "/.local/share/mculab");
   }
   if (listen.empty()) listen = "0.0.0.0:" + EnvOr("MCULAB_GRPC_PORT", "7420");
+  if (http_listen.empty()) http_listen = "0.0.0.0:" + EnvOr("MCULAB_HTTP_PORT", "8080");
+  const bool http_on = http_listen != "none";
+  std::filesystem::path web_dir;
+  if (!web_root.empty()) {
+    std::error_code wec;
+    if (!std::filesystem::is_directory(web_root, wec)) {
+      return Fail("--web-root " + web_root + " is not a folder");
+    }
+    web_dir = web_root;
+  } else if (http_on) {
+    std::error_code wec;
+    web_dir =
+        mculab::server::http::FindWebRoot(std::filesystem::read_symlink("/proc/self/exe", wec));
+  }
 
   mculab::server::LabConfig config;
   if (!config_path.empty()) {
@@ -108,11 +134,32 @@ int main(int argc, char** argv) {
     (*store)->Close();
     return Fail(rpc.error().message);
   }
-  spdlog::info("mculab-server ready: gRPC on {}, home {}", (*rpc)->address(), home);
+  mculab::server::http::Router router(lab, **store, clock, {web_dir});
+  std::unique_ptr<mculab::server::http::HttpServer> http;
+  std::string http_text = "HTTP off";
+  if (http_on) {
+    auto started = mculab::server::http::HttpServer::Start(router, http_listen);
+    if (!started.ok()) {
+      (*rpc)->Stop(std::chrono::seconds(0));
+      lab.Stop();
+      (*store)->Close();
+      return Fail(started.error().message);
+    }
+    http = std::move(*started);
+    http_text = "web page and HTTP API on http://" + http->address() + "/";
+    if (web_dir.empty()) {
+      spdlog::warn("no web page found (give --web-root): HTTP serves the API only");
+    } else {
+      spdlog::info("web page from {}", web_dir.string());
+    }
+  }
+  spdlog::info("mculab-server ready: gRPC on {}, {}, home {}", (*rpc)->address(), http_text, home);
 
   int sig = 0;
   sigwait(&signals, &sig);
   spdlog::info("stopping ({})", sig == SIGINT ? "SIGINT" : "SIGTERM");
+  // Event streams end and running requests finish before the Lab stops.
+  if (http) http->Stop();
   lab.Stop();  // ends watches; from now on agents' disconnects leave job states alone
   (*rpc)->Stop(std::chrono::seconds(2));
   (*store)->Close();  // commits every queued write

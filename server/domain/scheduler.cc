@@ -2,10 +2,30 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <tuple>
 #include <unordered_set>
 
 namespace mculab::server {
+
+std::string_view JobPriorityName(JobPriority priority) {
+  switch (priority) {
+    case JobPriority::kLow:
+      return "low";
+    case JobPriority::kNormal:
+      return "normal";
+    case JobPriority::kHigh:
+      return "high";
+  }
+  return "normal";
+}
+
+std::optional<JobPriority> ParseJobPriority(std::string_view name) {
+  for (JobPriority p : {JobPriority::kLow, JobPriority::kNormal, JobPriority::kHigh}) {
+    if (JobPriorityName(p) == name) return p;
+  }
+  return std::nullopt;
+}
 
 bool Fits(const QueuedJob& job, const BoardSlot& board) {
   if (!job.board.empty()) {
@@ -14,61 +34,183 @@ bool Fits(const QueuedJob& job, const BoardSlot& board) {
   return board.kind == job.kind;
 }
 
-std::vector<Placement> Schedule(std::span<const QueuedJob> queued,
-                                std::span<const BoardSlot> boards) {
-  // Free boards in preference order: good before unknown, then by name.
-  std::vector<const BoardSlot*> free;
-  for (const BoardSlot& b : boards) {
-    if (b.state == BoardState::kIdle && IsSchedulable(b.health)) free.push_back(&b);
+bool ReservationInForce(const BoardSlot& board, std::int64_t now_ms) {
+  return !board.holder.empty() && now_ms < board.lease_until_ms;
+}
+
+bool MayRun(const QueuedJob& job, const BoardSlot& board, std::int64_t now_ms) {
+  return Fits(job, board) && (!ReservationInForce(board, now_ms) || board.holder == job.user);
+}
+
+namespace {
+
+// Whether a board takes work now (from someone: the reservation decides from whom).
+bool TakesWork(const BoardSlot& b) {
+  if (!IsSchedulable(b.health)) return false;
+  switch (b.state) {
+    case BoardState::kIdle:
+      return true;
+    case BoardState::kReserved:
+      return !b.holder.empty();
+    case BoardState::kBusy:
+    case BoardState::kOffline:
+      return false;
   }
-  std::vector<Placement> out;
-  if (free.empty() || queued.empty()) return out;
-  std::sort(free.begin(), free.end(), [](const BoardSlot* a, const BoardSlot* b) {
-    return std::make_tuple(a->health != BoardHealth::kGood, a->name) <
-           std::make_tuple(b->health != BoardHealth::kGood, b->name);
-  });
+  return false;
+}
 
-  struct KindQueue {
-    std::vector<const BoardSlot*> boards;
-    std::size_t next = 0;  // boards before it are taken
-  };
-  std::map<std::string, KindQueue, std::less<>> by_kind;
-  std::map<std::string, const BoardSlot*, std::less<>> by_name;
-  for (const BoardSlot* b : free) {
-    by_kind[b->kind].boards.push_back(b);
-    by_name.emplace(b->name, b);
-  }
-  std::unordered_set<const BoardSlot*> taken;
+// Free boards of one kind open to one set of users (everyone, or one holder), in preference
+// order; boards before `next` are taken.
+struct BoardQueue {
+  std::vector<const BoardSlot*> boards;
+  std::size_t next = 0;
+};
 
-  std::vector<const QueuedJob*> jobs;
-  jobs.reserve(queued.size());
-  for (const QueuedJob& j : queued) jobs.push_back(&j);
-  std::sort(jobs.begin(), jobs.end(),
-            [](const QueuedJob* a, const QueuedJob* b) { return a->id < b->id; });
-
-  std::size_t left = free.size();
-  for (const QueuedJob* job : jobs) {
-    if (left == 0) break;
-    const BoardSlot* chosen = nullptr;
-    if (!job->board.empty()) {
-      auto it = by_name.find(job->board);
-      if (it != by_name.end() && !taken.contains(it->second) && Fits(*job, *it->second)) {
-        chosen = it->second;
-      }
-    } else {
-      auto it = by_kind.find(job->kind);
-      if (it != by_kind.end()) {
-        KindQueue& q = it->second;
-        while (q.next < q.boards.size() && taken.contains(q.boards[q.next])) ++q.next;
-        if (q.next < q.boards.size()) chosen = q.boards[q.next];
-      }
+class FreeBoards {
+ public:
+  FreeBoards(std::span<const BoardSlot> boards, std::int64_t now_ms) : now_ms_(now_ms) {
+    std::vector<const BoardSlot*> free;
+    for (const BoardSlot& b : boards) {
+      if (TakesWork(b)) free.push_back(&b);
     }
-    if (chosen == nullptr) continue;
-    taken.insert(chosen);
-    --left;
-    out.push_back(Placement{job->id, chosen->name});
+    // Good before unknown, then by name; the other fields only make duplicate names (which the
+    // caller should not send) come out the same whatever the input order.
+    std::sort(free.begin(), free.end(), [](const BoardSlot* a, const BoardSlot* b) {
+      return std::tie(a->health, a->name, a->kind, a->state, a->holder, a->lease_until_ms) <
+             std::tie(b->health, b->name, b->kind, b->state, b->holder, b->lease_until_ms);
+    });
+    static_assert(BoardHealth::kGood < BoardHealth::kUnknown);
+    for (const BoardSlot* b : free) {
+      const std::string_view open_to = ReservationInForce(*b, now_ms_) ? b->holder : kEveryone;
+      queues_[{b->kind, open_to}].boards.push_back(b);
+      by_name_.emplace(b->name, b);
+    }
+    left_ = free.size();
+  }
+
+  bool empty() const { return left_ == 0; }
+
+  // The board `job` would get, or nullptr; does not take it.
+  const BoardSlot* Find(const QueuedJob& job) {
+    if (!job.board.empty()) {
+      auto it = by_name_.find(job.board);
+      if (it == by_name_.end() || taken_.contains(it->second)) return nullptr;
+      return MayRun(job, *it->second, now_ms_) ? it->second : nullptr;
+    }
+    // The user's own reserved boards first, then public ones.
+    if (!job.user.empty()) {
+      if (const BoardSlot* b = FirstFree(job.kind, job.user)) return b;
+    }
+    return FirstFree(job.kind, kEveryone);
+  }
+
+  void Take(const BoardSlot* b) {
+    taken_.insert(b);
+    --left_;
+  }
+
+ private:
+  static constexpr std::string_view kEveryone = "";
+
+  const BoardSlot* FirstFree(std::string_view kind, std::string_view open_to) {
+    auto it = queues_.find({kind, open_to});
+    if (it == queues_.end()) return nullptr;
+    BoardQueue& q = it->second;
+    while (q.next < q.boards.size() && taken_.contains(q.boards[q.next])) ++q.next;
+    return q.next < q.boards.size() ? q.boards[q.next] : nullptr;
+  }
+
+  std::int64_t now_ms_;
+  // (kind, the holder the boards are open to or "" for everyone); views into the caller's boards
+  std::map<std::pair<std::string_view, std::string_view>, BoardQueue> queues_;
+  std::map<std::string_view, const BoardSlot*> by_name_;
+  std::unordered_set<const BoardSlot*> taken_;
+  std::size_t left_ = 0;
+};
+
+// A user's standing for fair share, across priorities.
+struct Standing {
+  std::uint32_t on_boards = 0;
+  bool served_by_this_call = false;
+  // Not served by this call: last_assigned_ms (0: never). Served: the order of service.
+  std::int64_t last_served = 0;
+  auto Key() const { return std::make_tuple(on_boards, served_by_this_call, last_served); }
+};
+
+// One user's waiting jobs of one priority, ascending id; jobs before `next` are placed or can not
+// be placed by this call.
+struct UserQueue {
+  std::string_view user;
+  std::vector<const QueuedJob*> jobs;
+  std::size_t next = 0;
+};
+
+}  // namespace
+
+std::vector<Placement> Schedule(std::span<const QueuedJob> queued,
+                                std::span<const BoardSlot> boards, std::int64_t now_ms,
+                                std::span<const UserShare> users) {
+  std::vector<Placement> out;
+  if (queued.empty() || boards.empty()) return out;
+  FreeBoards free(boards, now_ms);
+  if (free.empty()) return out;
+
+  std::map<std::string_view, Standing> standing;
+  for (const UserShare& u : users) {
+    Standing& s = standing[u.user];
+    s.on_boards += u.on_boards;
+    s.last_served = std::max(s.last_served, u.last_assigned_ms);
+  }
+  std::int64_t served = 0;  // placements so far: the round-robin order of this call
+
+  // priority -> user -> jobs (std::map: a fixed order, whatever the input order)
+  std::map<JobPriority, std::map<std::string_view, UserQueue>, std::greater<>> by_priority;
+  for (const QueuedJob& j : queued) {
+    UserQueue& q = by_priority[j.priority][j.user];
+    q.user = j.user;
+    q.jobs.push_back(&j);
+  }
+
+  for (auto& [priority, queues] : by_priority) {
+    // The next user to serve is the first of `turn`: (standing, oldest waiting job id, user).
+    using Turn = std::tuple<std::tuple<std::uint32_t, bool, std::int64_t>, JobId, std::string_view,
+                            UserQueue*>;
+    std::set<Turn> turn;
+    auto enqueue = [&](UserQueue& q) {
+      if (q.next < q.jobs.size()) {
+        turn.emplace(standing[q.user].Key(), q.jobs[q.next]->id, q.user, &q);
+      }
+    };
+    for (auto& [user, q] : queues) {
+      std::sort(q.jobs.begin(), q.jobs.end(),
+                [](const QueuedJob* a, const QueuedJob* b) { return a->id < b->id; });
+      enqueue(q);
+    }
+    while (!turn.empty() && !free.empty()) {
+      UserQueue& q = *std::get<UserQueue*>(*turn.begin());
+      turn.erase(turn.begin());
+      const QueuedJob& job = *q.jobs[q.next++];
+      // Boards are only ever taken during a call, so a job that fits no free board now will not
+      // fit one later in this call: it is passed over for good, and its user is ranked again by
+      // their next waiting job.
+      if (const BoardSlot* b = free.Find(job)) {
+        free.Take(b);
+        out.push_back(Placement{job.id, b->name});
+        Standing& s = standing[q.user];
+        ++s.on_boards;
+        s.served_by_this_call = true;
+        s.last_served = ++served;
+      }
+      enqueue(q);
+    }
+    if (free.empty()) break;
   }
   return out;
+}
+
+std::vector<Placement> Schedule(std::span<const QueuedJob> queued,
+                                std::span<const BoardSlot> boards) {
+  return Schedule(queued, boards, 0, {});
 }
 
 }  // namespace mculab::server

@@ -1,20 +1,42 @@
 // The scheduler: a pure function from the queue and the boards to placements (labgrid's
 // remote/scheduler.py is the model). It is called whenever something may allow a placement (a job
-// submitted, a run finished, a board registered or freed); nothing polls.
+// submitted, a run finished, a board registered or freed, a reservation ended); nothing polls.
 //
-// Rules (issue 2; priority, fair share and reservations come with issue 3):
-// - Jobs are taken first come first served: in ascending id, which is submit order.
-// - A job naming a board gets that board (if it is of the job's kind); otherwise any board of the
-//   job's kind.
-// - Only idle boards whose health is good or unknown get work; among the boards that fit, good
-//   ones come before unknown ones, then by name.
-// - A job that fits no free board waits and does not block later jobs that need other boards.
-// - Deterministic: the answer does not depend on the order of either input.
-// Thread-safety: pure function.
+// Which boards get work:
+// - Only boards whose health is good or unknown; among the boards that fit a job, good ones come
+//   before unknown ones, then by name.
+// - State idle: yes. State busy or offline: no. State reserved: only with a known holder (a
+//   reserved board without one is kept out, as before reservations had holders).
+// - A reservation is in force while the board has a holder and now_ms < lease_until_ms. While it
+//   is, only the holder's jobs run there; other jobs that need that board wait. Once the lease
+//   has ended the board takes anyone's jobs, even before the service has released it (its state
+//   may still say reserved).
+// - A holder's job that names no board prefers the holder's own reserved boards of its kind to
+//   public ones, which it leaves to others.
+//
+// Which jobs go first, among the jobs that can run on a board that is still free:
+// 1. Priority: high, then normal, then low, whatever their age.
+// 2. Within a priority, fair share between users: the user with the fewest jobs on boards
+//    (assigned, preparing or running: history the caller passes, plus what this call places)
+//    goes first; on a tie, the user served least recently (never before any time; a user served
+//    by this call after every user this call has not served yet, in the order served: round
+//    robin); on a tie, the user whose oldest waiting job is oldest.
+// 3. A user's own jobs by age: ascending id, which is submit order.
+// A job naming a board gets only that board (if it is of the job's kind; a job with no kind takes
+// the named board whatever its kind); otherwise any board of its kind. A job that fits no free
+// board waits and blocks nobody: the next job in the order above is tried.
+//
+// Deterministic: the answer does not depend on the order of any input (users listed twice in
+// `users` are merged: jobs on boards added, the latest service kept). Cost: O(J log J + B log B)
+// for J queued jobs and B boards. Thread-safety: pure functions.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "server/domain/board.h"
@@ -22,17 +44,56 @@
 
 namespace mculab::server {
 
+// `mculab submit --priority high|normal|low`.
+enum class JobPriority { kLow, kNormal, kHigh };
+
+std::string_view JobPriorityName(JobPriority priority);  // "low", "normal", "high"
+std::optional<JobPriority> ParseJobPriority(std::string_view name);
+
 struct QueuedJob {
+  // Not an aggregate so that callers' {id, kind, board} keeps compiling under
+  // -Wmissing-field-initializers.
+  QueuedJob() = default;
+  QueuedJob(JobId id, std::string kind, std::string board, std::string user = {},
+            JobPriority priority = JobPriority::kNormal)
+      : id(id),
+        kind(std::move(kind)),
+        board(std::move(board)),
+        user(std::move(user)),
+        priority(priority) {}
+
   JobId id = 0;
   std::string kind;
   std::string board;  // empty: any board of `kind`
+  std::string user;   // the submitter; fair share and reservations go by it
+  JobPriority priority = JobPriority::kNormal;
 };
 
 struct BoardSlot {
+  // Not an aggregate, for the same reason as QueuedJob.
+  BoardSlot() = default;
+  BoardSlot(std::string name, std::string kind, BoardState state, BoardHealth health,
+            std::string holder = {}, std::int64_t lease_until_ms = 0)
+      : name(std::move(name)),
+        kind(std::move(kind)),
+        state(state),
+        health(health),
+        holder(std::move(holder)),
+        lease_until_ms(lease_until_ms) {}
+
   std::string name;
   std::string kind;
   BoardState state = BoardState::kOffline;
   BoardHealth health = BoardHealth::kGood;
+  std::string holder;               // the reservation's holder (a user), empty when none
+  std::int64_t lease_until_ms = 0;  // the reservation is in force while now_ms < lease_until_ms
+};
+
+// What the scheduler knows of a user's recent service (from the job table).
+struct UserShare {
+  std::string user;
+  std::uint32_t on_boards = 0;        // the user's jobs assigned, preparing or running
+  std::int64_t last_assigned_ms = 0;  // when one of their jobs was last assigned; 0: never
 };
 
 struct Placement {
@@ -41,12 +102,26 @@ struct Placement {
   bool operator==(const Placement&) const = default;
 };
 
-// Placements in job order.
+// Placements in the order they were decided (priority, then fair share, then age).
+std::vector<Placement> Schedule(std::span<const QueuedJob> queued,
+                                std::span<const BoardSlot> boards, std::int64_t now_ms,
+                                std::span<const UserShare> users);
+
+// The call of issue 2, for callers that pass neither time nor history: Schedule(queued, boards,
+// 0, {}). A board with a holder counts as reserved until lease_until_ms > 0 says otherwise, so
+// pass the time whenever boards carry holders.
 std::vector<Placement> Schedule(std::span<const QueuedJob> queued,
                                 std::span<const BoardSlot> boards);
 
-// Whether a job could ever run on a board, whatever the board's state (admission control and the
-// per-board queue length use it).
+// Whether a job could ever run on a board, whatever the board's state, health or reservation
+// (admission control and the per-board queue length use it).
 bool Fits(const QueuedJob& job, const BoardSlot& board);
+
+// Whether the board's reservation keeps other users' jobs off it at now_ms.
+bool ReservationInForce(const BoardSlot& board, std::int64_t now_ms);
+
+// Fits, and the board's reservation (if in force) is the job's user's: the job may run there once
+// the board is free (queue positions and per-board queues of reserved boards use it).
+bool MayRun(const QueuedJob& job, const BoardSlot& board, std::int64_t now_ms);
 
 }  // namespace mculab::server

@@ -132,6 +132,10 @@ void Lab::Stop() {
       }
     }
     watchers_.clear();
+    for (auto& weak : feeds_) {
+      if (auto feed = weak.lock()) feed->End();
+    }
+    feeds_.clear();
   }
   bg_cv_.notify_all();
   if (background_.joinable()) background_.join();
@@ -144,6 +148,7 @@ void Lab::Stop() {
 Status Lab::TransitionLocked(ActiveJob& aj, JobState to, std::string reason, std::string actor,
                              Tx& tx) {
   const JobId id = aj.job.id;
+  const JobState from = aj.job.state;
   auto t = ApplyTransition(aj.job, to, std::move(reason), std::move(actor), clock_.NowMs());
   if (!t.ok()) {
     spdlog::warn("{}", t.error().message);
@@ -152,6 +157,7 @@ Status Lab::TransitionLocked(ActiveJob& aj, JobState to, std::string reason, std
   spdlog::debug("job {}: {} -> {} ({})", id, t->from, t->to, t->reason);
   tx.writes.jobs.push_back(aj.job);
   tx.writes.transitions.push_back(std::move(*t));
+  if ((from == JobState::kQueued) != (to == JobState::kQueued)) tx.queue_changed = true;
   if (!IsOnBoard(to) && aj.deadline_ms != kNoDeadline) {
     deadlines_.erase({aj.deadline_ms, id});
     aj.deadline_ms = kNoDeadline;
@@ -174,6 +180,7 @@ void Lab::SetBoardStateLocked(Board& b, BoardState to, const std::string& reason
   }
   b.updated_ms = now;
   tx.writes.boards.push_back(b);
+  tx.feed_boards.insert(b.name);
 }
 
 void Lab::SetBoardHealthLocked(Board& b, BoardHealth to, const std::string& reason, Tx& tx) {
@@ -187,11 +194,10 @@ void Lab::SetBoardHealthLocked(Board& b, BoardHealth to, const std::string& reas
   b.health = to;
   b.updated_ms = now;
   tx.writes.boards.push_back(b);
+  tx.feed_boards.insert(b.name);
 }
 
 void Lab::EmitLocked(const Job& job, Tx& tx) {
-  auto it = watchers_.find(job.id);
-  if (it == watchers_.end()) return;
   JobEvent e{job.id,
              job.state,
              job.message,
@@ -199,6 +205,9 @@ void Lab::EmitLocked(const Job& job, Tx& tx) {
              job.ProgressTotal(),
              job.assigned_board,
              clock_.NowMs()};
+  if (!feeds_.empty()) tx.feed_jobs.push_back(e);
+  auto it = watchers_.find(job.id);
+  if (it == watchers_.end()) return;
   auto& list = it->second;
   for (auto w = list.begin(); w != list.end();) {
     auto watch = w->lock();
@@ -222,6 +231,93 @@ void Lab::CommitLocked(Tx& tx, db::WriteDone done) {
     tx.notify.push_back(std::move(watch));
   }
   tx.events.clear();
+  PublishLocked(tx);
+}
+
+std::map<std::string, std::uint32_t> Lab::QueueLengthsLocked() const {
+  // Fits() in one pass: a job naming a board counts for that board, any other for every board of
+  // its kind.
+  std::map<std::string, std::uint32_t> by_kind;
+  std::map<std::string, std::uint32_t> out;
+  for (const auto& [name, b] : boards_) out[name] = 0;
+  for (const auto& [id, aj] : jobs_) {
+    if (aj.job.state != JobState::kQueued) continue;
+    if (aj.job.board.empty()) {
+      ++by_kind[aj.job.kind];
+      continue;
+    }
+    auto b = boards_.find(aj.job.board);
+    if (b != boards_.end() &&
+        Fits(QueuedJob{id, aj.job.kind, aj.job.board},
+             BoardSlot{b->first, b->second.kind, b->second.state, b->second.health})) {
+      ++out[b->first];
+    }
+  }
+  for (const auto& [name, b] : boards_) {
+    auto k = by_kind.find(b.kind);
+    if (k != by_kind.end()) out[name] += k->second;
+  }
+  return out;
+}
+
+void Lab::PublishLocked(Tx& tx) {
+  std::erase_if(feeds_, [](const std::weak_ptr<LabFeed>& w) {
+    auto f = w.lock();
+    return !f || f->closed();
+  });
+  if (feeds_.empty()) {
+    tx.feed_jobs.clear();
+    tx.feed_boards.clear();
+    tx.queue_changed = false;
+    return;
+  }
+  std::vector<LabEvent> events;
+  for (JobEvent& e : tx.feed_jobs) {
+    LabEvent ev;
+    ev.kind = LabEvent::Kind::kJob;
+    ev.job = std::move(e);
+    events.push_back(std::move(ev));
+  }
+  if (!tx.feed_boards.empty() || tx.queue_changed) {
+    const auto queue = QueueLengthsLocked();
+    std::set<std::string> changed = tx.feed_boards;
+    for (const auto& [name, n] : queue) {
+      auto p = published_queue_.find(name);
+      if (p == published_queue_.end() || p->second != n) changed.insert(name);
+    }
+    for (const std::string& name : changed) {
+      auto b = boards_.find(name);
+      if (b == boards_.end()) continue;
+      LabEvent ev;
+      ev.kind = LabEvent::Kind::kBoard;
+      ev.board = b->second;
+      ev.queue_length = queue.contains(name) ? queue.at(name) : 0;
+      events.push_back(std::move(ev));
+    }
+    published_queue_ = queue;
+  }
+  tx.feed_jobs.clear();
+  tx.feed_boards.clear();
+  tx.queue_changed = false;
+  for (const auto& weak : feeds_) {
+    if (auto feed = weak.lock()) {
+      for (const LabEvent& ev : events) feed->Push(ev);
+    }
+  }
+}
+
+std::shared_ptr<LabFeed> Lab::Subscribe(std::size_t capacity) {
+  auto feed = std::make_shared<LabFeed>(capacity);
+  std::lock_guard l(mu_);
+  if (stopping_) {
+    feed->End();
+    return feed;
+  }
+  // The subscriber reads the current state after subscribing; from here on it is told changes
+  // against that state.
+  published_queue_ = QueueLengthsLocked();
+  feeds_.push_back(feed);
+  return feed;
 }
 
 void Lab::Deliver(Tx& tx) {
@@ -496,6 +592,8 @@ Result<SubmitReply> Lab::Submit(const Caller& caller, SubmitRequest request) {
   Tx tx;
   tx.writes.new_jobs.push_back({job, request.cases});
   tx.writes.transitions.push_back(CreationTransition(job, caller.user));
+  tx.queue_changed = true;
+  EmitLocked(job, tx);
   jobs_.emplace(job.id, ActiveJob{job, std::move(request.cases)});
   spdlog::info("job {} submitted by {}: {} on {} ({} cases x {} iterations)", job.id, caller.user,
                job.op, job.board.empty() ? job.kind : job.board, job.num_cases, job.iterations);

@@ -39,6 +39,7 @@
 #include "server/service/clock.h"
 #include "server/service/config.h"
 #include "server/service/job_watch.h"
+#include "server/service/lab_feed.h"
 #include "server/service/results.h"
 
 namespace mculab::server {
@@ -118,6 +119,12 @@ class Lab {
 
   const LabConfig& config() const { return config_; }
 
+  // ---- the web page's live view ----
+  // Every job change (submitted, state, progress, message) and board change (state, health,
+  // queue length) from now on, until the subscriber closes the feed or the Lab stops (then the
+  // feed ends). See lab_feed.h for the delivery contract.
+  std::shared_ptr<LabFeed> Subscribe(std::size_t capacity = LabFeed::kDefaultCapacity);
+
  private:
   struct ActiveJob {
     Job job;
@@ -148,6 +155,11 @@ class Lab {
     db::WriteSet writes;
     std::vector<std::pair<std::shared_ptr<JobWatch>, JobEvent>> events;
     std::vector<std::shared_ptr<JobWatch>> notify;
+    // For the feeds (PublishLocked): job events in order, boards that changed, and whether a job
+    // entered or left the queue (which changes boards' queue lengths).
+    std::vector<JobEvent> feed_jobs;
+    std::set<std::string> feed_boards;
+    bool queue_changed = false;
   };
 
   // ---- helpers; *Locked ones need mu_ ----
@@ -173,6 +185,10 @@ class Lab {
   void ExpireDeadlinesLocked(Tx& tx);
   std::uint32_t QueuePositionLocked(const ActiveJob& aj) const;
   void CommitLocked(Tx& tx, db::WriteDone done = nullptr);
+  // Hands the Tx's job and board changes to the feeds (called by CommitLocked).
+  void PublishLocked(Tx& tx);
+  // Queued jobs that could run on each board, by board name (ListBoards' queue_length).
+  std::map<std::string, std::uint32_t> QueueLengthsLocked() const;
   static void Deliver(Tx& tx);
 
   ActiveRun* FindRunLocked(RunId id, const std::string& agent);
@@ -212,6 +228,8 @@ class Lab {
   std::map<JobId, std::vector<std::weak_ptr<JobWatch>>> watchers_;
   std::set<std::pair<std::int64_t, JobId>> deadlines_;
   std::deque<RunId> to_finalize_;
+  std::vector<std::weak_ptr<LabFeed>> feeds_;
+  std::map<std::string, std::uint32_t> published_queue_;  // the queue lengths feeds were told
   std::thread background_;
 };
 

@@ -89,6 +89,8 @@ class Lab:
         os.makedirs(self.out_dir, exist_ok=True)
         self.grpc_port = free_port()
         self.address = f"127.0.0.1:{self.grpc_port}"
+        # Every lab serves HTTP on its own free port (the server's default, 8080, would collide).
+        self.http_port = free_port()
         self.boards = boards
         self.server_args = list(server_args)
         self.server = None
@@ -103,9 +105,11 @@ class Lab:
         self.close()
 
     def start_server(self):
+        http = [] if "--http-listen" in self.server_args else [
+            "--http-listen", f"127.0.0.1:{self.http_port}"]
         self.server = Proc("mculab-server",
                            [os.path.join(BIN, "mculab-server"), "--home", self.home,
-                            "--grpc-listen", self.address] + self.server_args,
+                            "--grpc-listen", self.address] + http + self.server_args,
                            os.path.join(self.out_dir, "server.log"))
         self.server.wait_for("mculab-server ready")
 
@@ -154,6 +158,11 @@ class Lab:
     def cli_json(self, *args, **kw):
         r = self.cli(*args, "--json", **kw)
         return json.loads(r.stdout)
+
+    @property
+    def http_url(self):
+        """The web page's address (its API is under api/v1/)."""
+        return f"http://127.0.0.1:{self.http_port}/"
 
     @property
     def db_path(self):

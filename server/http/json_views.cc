@@ -1,0 +1,221 @@
+#include "server/http/json_views.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace mculab::server::http {
+namespace {
+
+std::string JoinComma(const std::vector<std::string>& v) {
+  std::string out;
+  for (const auto& s : v) out += (out.empty() ? "" : ",") + s;
+  return out;
+}
+
+// JSON has no infinity: a ratio whose resamples divided by zero is null.
+Json Number(double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); }
+
+Json ProvenanceJson(const Job& job, const Run& run) {
+  const Provenance& p = run.provenance;
+  Json j;
+  j["board"] = run.board;
+  j["board_kind"] = job.kind;
+  j["board_serial"] = p.board_serial;
+  j["agent"] = run.agent;
+  j["runner_version"] = p.runner_version;
+  j["firmware_sha256"] = p.firmware_sha256;
+  j["workload_sha256"] = p.workload_sha256;
+  j["toolchain"] = p.toolchain;
+  j["clock_hz"] = p.clock_hz;
+  j["port"] = p.port;
+  j["cpu"] = p.cpu;
+  j["emulated"] = p.emulated;
+  j["timer_unit"] = p.timer_unit;
+  j["counters"] = JoinComma(p.counters);
+  j["note"] = p.note;
+  return j;
+}
+
+Json CaseJson(const CaseView& c) {
+  const CaseStats& s = c.stats;
+  Json j;
+  j["index"] = c.index;
+  j["id"] = c.id;
+  j["params"] = c.params;
+  j["metric"] = s.metric;
+  j["unit"] = s.unit;
+  j["n"] = s.n;
+  j["min"] = s.min;
+  j["median"] = s.median;
+  j["mean"] = s.mean;
+  j["p90"] = s.p90;
+  j["p99"] = s.p99;
+  j["stddev"] = s.stddev;
+  j["cv"] = s.cv;
+  j["max"] = s.max;
+  if (c.result) {
+    j["checksum"] = c.result->checksum;
+    j["checksum_ok"] = c.result->ok;
+    j["overhead"] = c.result->overhead;
+  } else {  // the agent has not reported the case's checksum yet
+    j["checksum"] = nullptr;
+    j["checksum_ok"] = nullptr;
+    j["overhead"] = nullptr;
+  }
+  return j;
+}
+
+}  // namespace
+
+Json JobJson(const db::JobRow& row) {
+  const Job& job = row.job;
+  Json j;
+  j["id"] = job.id;
+  j["user"] = job.user;
+  j["kind"] = job.kind;
+  j["board"] = job.board;
+  j["assigned_board"] = job.assigned_board;
+  j["op"] = job.op;
+  j["label"] = job.label;
+  j["state"] = std::string(JobStateName(job.state));
+  j["created_ms"] = job.created_ms;
+  j["started_ms"] = job.started_ms;
+  j["finished_ms"] = job.finished_ms;
+  j["num_cases"] = job.num_cases;
+  j["iterations"] = job.iterations;
+  j["warmup"] = job.warmup;
+  j["emulated"] = row.emulated;
+  j["message"] = job.message;
+  j["progress_done"] = std::min(job.progress_done, job.ProgressTotal());
+  j["progress_total"] = job.ProgressTotal();
+  return j;
+}
+
+Json JobPageJson(const db::JobPage& page, std::uint64_t offset, std::uint32_t limit) {
+  Json j;
+  j["total"] = page.total;
+  j["offset"] = offset;
+  j["limit"] = limit;
+  Json jobs = Json::array();
+  for (const auto& row : page.jobs) jobs.push_back(JobJson(row));
+  j["jobs"] = std::move(jobs);
+  return j;
+}
+
+Json JobDetailJson(const JobDetail& d) {
+  Json j;
+  j["job"] = JobJson(d.job);
+  j["provenance"] = d.run ? ProvenanceJson(d.job.job, *d.run) : Json(nullptr);
+  j["param_names"] = d.param_names;
+  Json cases = Json::array();
+  for (const CaseView& c : d.cases) cases.push_back(CaseJson(c));
+  j["cases"] = std::move(cases);
+  j["ops"] = Json::array();  // the per-operator profile: a later issue
+  j["memory"] = nullptr;     // the memory report: a later issue
+  return j;
+}
+
+Json CaseSamplesJson(const CaseSamples& s) {
+  Json j;
+  j["job"] = s.job;
+  j["case"] = s.case_index;
+  j["metric"] = s.metric;
+  j["unit"] = s.unit;
+  j["n"] = s.n;
+  j["downsampled"] = s.points.downsampled;
+  j["iterations"] = s.points.iterations;
+  j["values"] = s.points.values;
+  if (s.histogram) {
+    Json h;
+    h["lo"] = s.histogram->lo;
+    h["hi"] = s.histogram->hi;
+    h["counts"] = s.histogram->counts;
+    j["histogram"] = std::move(h);
+  }
+  return j;
+}
+
+Json ComparisonJson(const Comparison& c) {
+  Json j;
+  Json jobs = Json::array();
+  for (const ComparedJob& job : c.jobs) {
+    Json o;
+    o["id"] = job.id;
+    o["label"] = job.label;
+    o["op"] = job.op;
+    o["board"] = job.board;
+    o["unit"] = job.unit;
+    o["emulated"] = job.emulated;
+    jobs.push_back(std::move(o));
+  }
+  j["jobs"] = std::move(jobs);
+  j["param_names"] = c.param_names;
+  Json cases = Json::array();
+  for (const ComparedCase& cc : c.cases) {
+    Json o;
+    o["id"] = cc.id;
+    o["params"] = cc.params;
+    Json medians = Json::array();
+    for (const auto& m : cc.medians) medians.push_back(m ? Json(*m) : Json(nullptr));
+    o["medians"] = std::move(medians);
+    Json ratios = Json::array();
+    for (const auto& r : cc.ratios) {
+      if (!r) {
+        ratios.push_back(nullptr);
+        continue;
+      }
+      Json x;
+      x["ratio"] = Number(r->ratio);
+      x["lo"] = Number(r->lo);
+      x["hi"] = Number(r->hi);
+      x["significant"] = r->significant;
+      ratios.push_back(std::move(x));
+    }
+    o["ratios"] = std::move(ratios);
+    cases.push_back(std::move(o));
+  }
+  j["cases"] = std::move(cases);
+  return j;
+}
+
+Json BoardJson(const Board& b, std::uint32_t queue_length) {
+  Json j;
+  j["name"] = b.name;
+  j["kind"] = b.kind;
+  j["agent"] = b.agent;
+  j["state"] = std::string(BoardStateName(b.state));
+  j["health"] = std::string(BoardHealthName(b.health));
+  j["emulated"] = b.emulated;
+  Json tags = Json::object();
+  for (const auto& [k, v] : b.tags) tags[k] = v;
+  j["tags"] = std::move(tags);
+  j["current_job"] = b.current_job;
+  j["queue_length"] = queue_length;
+  j["holder"] = "";         // reservations: issue "Share the boards"
+  j["lease_until_ms"] = 0;  // idem
+  j["note"] = "";           // board notes: not stored yet
+  return j;
+}
+
+Json JobEventJson(const JobEvent& e) {
+  Json j;
+  j["id"] = e.job_id;
+  j["state"] = std::string(JobStateName(e.state));
+  j["progress_done"] = e.progress_done;
+  j["progress_total"] = e.progress_total;
+  j["board"] = e.board;
+  j["message"] = e.message;
+  return j;
+}
+
+Json ErrorJson(const std::string& message) {
+  Json j;
+  j["error"] = message;
+  return j;
+}
+
+std::string Dump(const Json& json) {
+  return json.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+}  // namespace mculab::server::http

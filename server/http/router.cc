@@ -1,0 +1,373 @@
+#include "server/http/router.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <array>
+#include <charconv>
+#include <exception>
+
+#include "server/http/auth.h"
+#include "server/http/event_stream.h"
+#include "server/http/json_views.h"
+
+namespace mculab::server::http {
+namespace {
+
+using beast_http::field;
+using beast_http::status;
+using beast_http::verb;
+
+constexpr std::size_t kMaxFilterChars = 256;
+constexpr std::int64_t kMaxTimeMs = 8'640'000'000'000'000;  // the ECMAScript Date range
+constexpr std::int64_t kMaxOffset = (std::int64_t{1} << 53) - 1;
+
+struct SortName {
+  std::string_view name;
+  db::JobSortKey key;
+};
+constexpr std::array<SortName, 6> kSorts = {{{"id", db::JobSortKey::kId},
+                                             {"created", db::JobSortKey::kCreated},
+                                             {"state", db::JobSortKey::kState},
+                                             {"op", db::JobSortKey::kOp},
+                                             {"board", db::JobSortKey::kBoard},
+                                             {"user", db::JobSortKey::kUser}}};
+
+Error Invalid(std::string message) {
+  return MakeError(ErrorCode::kInvalidArgument, std::move(message));
+}
+
+std::string StateNames() {
+  std::string out;
+  for (JobState s : kAllJobStates) out += (out.empty() ? "" : ", ") + std::string(JobStateName(s));
+  return out;
+}
+
+// A job id in a path or a list: decimal digits only.
+std::optional<JobId> ParseJobId(std::string_view text) {
+  if (text.empty() || text.size() > 18) return std::nullopt;
+  JobId id = 0;
+  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), id);
+  if (ec != std::errc() || p != text.data() + text.size() || id < 0) return std::nullopt;
+  return id;
+}
+
+Result<db::JobQuery> ParseJobQuery(const QueryParams& q) {
+  db::JobQuery out;
+  struct TextFilter {
+    const char* name;
+    std::string* into;
+  };
+  const TextFilter text[] = {{"user", &out.user},
+                             {"board", &out.board},
+                             {"kind", &out.kind},
+                             {"op", &out.op},
+                             {"label", &out.label_contains}};
+  for (const auto& [name, into] : text) {
+    auto v = q.Get(name);
+    if (!v) continue;
+    if (v->size() > kMaxFilterChars) {
+      return Invalid(fmt::format("{} is longer than {} characters", name, kMaxFilterChars));
+    }
+    *into = std::move(*v);
+  }
+  if (auto states = q.Get("state")) {
+    std::string_view rest = *states;
+    while (!rest.empty()) {
+      const std::size_t comma = rest.find(',');
+      const std::string_view s = rest.substr(0, comma);
+      rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+      if (s.empty()) continue;
+      if (!ParseJobState(s)) {
+        return Invalid(fmt::format("state must be job states separated by commas ({}), got \"{}\"",
+                                   StateNames(), s));
+      }
+      out.states.emplace_back(s);
+    }
+  }
+  auto from = q.OptionalInt("from", -kMaxTimeMs, kMaxTimeMs);
+  if (!from.ok()) return from.error();
+  out.created_from = *from;
+  auto to = q.OptionalInt("to", -kMaxTimeMs, kMaxTimeMs);
+  if (!to.ok()) return to.error();
+  out.created_to = *to;
+  if (auto sort = q.Get("sort")) {
+    auto it = std::find_if(kSorts.begin(), kSorts.end(),
+                           [&](const SortName& s) { return s.name == *sort; });
+    if (it == kSorts.end()) {
+      return Invalid(fmt::format(
+          "sort must be one of id, created, state, op, board, user, got \"{}\"", *sort));
+    }
+    out.sort = it->key;
+  }
+  if (auto order = q.Get("order")) {
+    if (*order != "asc" && *order != "desc") {
+      return Invalid(fmt::format("order must be asc or desc, got \"{}\"", *order));
+    }
+    out.ascending = *order == "asc";
+  }
+  auto limit = q.Int("limit", 1, kMaxJobsPerPage, 50);
+  if (!limit.ok()) return limit.error();
+  out.limit = static_cast<std::uint32_t>(*limit);
+  auto offset = q.Int("offset", 0, kMaxOffset, 0);
+  if (!offset.ok()) return offset.error();
+  out.offset = static_cast<std::uint64_t>(*offset);
+  return out;
+}
+
+Result<std::vector<JobId>> ParseCompareIds(const QueryParams& q) {
+  const std::string raw = q.Get("jobs").value_or("");
+  std::vector<std::string_view> parts;
+  std::string_view rest = raw;
+  while (!rest.empty()) {
+    const std::size_t comma = rest.find(',');
+    if (comma != 0) parts.push_back(rest.substr(0, comma));
+    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+  }
+  if (parts.size() < kMinComparedJobs || parts.size() > kMaxComparedJobs) {
+    return Invalid(fmt::format("jobs must list {} to {} job ids separated by commas, got \"{}\"",
+                               kMinComparedJobs, kMaxComparedJobs, raw));
+  }
+  std::vector<JobId> ids;
+  for (std::string_view p : parts) {
+    auto id = ParseJobId(p);
+    if (!id) return Invalid(fmt::format("jobs: \"{}\" is not a job id", p));
+    ids.push_back(*id);
+  }
+  return ids;
+}
+
+Response JsonResponse(status st, const Json& body, const Request& req) {
+  Response res{st, req.version()};
+  res.set(field::content_type, "application/json");
+  res.set(field::cache_control, "no-store");
+  AddSecurityHeaders(res);
+  res.keep_alive(req.keep_alive());
+  res.body() = Dump(body);
+  res.prepare_payload();
+  return res;
+}
+
+Response ErrorOf(const Error& e, const Request& req) {
+  return ErrorResponse(StatusOf(e.code), e.message, req.version(), req.keep_alive());
+}
+
+}  // namespace
+
+void AddSecurityHeaders(Response& res) {
+  res.set("Content-Security-Policy", kContentSecurityPolicy);
+  res.set("X-Content-Type-Options", "nosniff");
+  res.set("Referrer-Policy", "no-referrer");
+  res.set(field::x_frame_options, "DENY");
+}
+
+status StatusOf(ErrorCode code) {
+  switch (code) {
+    case ErrorCode::kInvalidArgument:
+    case ErrorCode::kFailedPrecondition:
+      return status::bad_request;
+    case ErrorCode::kNotFound:
+      return status::not_found;
+    case ErrorCode::kUnauthenticated:
+      return status::unauthorized;
+    case ErrorCode::kPermissionDenied:
+      return status::forbidden;
+    case ErrorCode::kResourceExhausted:
+      return status::too_many_requests;
+    case ErrorCode::kUnavailable:
+    case ErrorCode::kCancelled:
+      return status::service_unavailable;
+    case ErrorCode::kDeadlineExceeded:
+      return status::gateway_timeout;
+    case ErrorCode::kAlreadyExists:
+      return status::conflict;
+    case ErrorCode::kDataLoss:
+    case ErrorCode::kInternal:
+      break;
+  }
+  return status::internal_server_error;
+}
+
+Response ErrorResponse(status st, const std::string& message, unsigned version, bool keep_alive) {
+  Response res{st, version};
+  res.set(field::content_type, "application/json");
+  res.set(field::cache_control, "no-store");
+  AddSecurityHeaders(res);
+  res.keep_alive(keep_alive);
+  res.body() = Dump(ErrorJson(message));
+  res.prepare_payload();
+  return res;
+}
+
+Router::Router(Lab& lab, db::Store& store, Clock& clock, RouterOptions options)
+    : lab_(lab),
+      store_(store),
+      clock_(clock),
+      queries_(lab, store),
+      static_files_(std::move(options.web_root)) {}
+
+void Router::ObserveIngest() const {
+  auto n = store_.SamplesStored();
+  if (n.ok()) ingest_.Observe(clock_.NowMs(), *n);
+}
+
+Router::Reply Router::Handle(const Request& req, std::string_view peer) const {
+  Reply reply;
+  try {
+    if (req.method() != verb::get && req.method() != verb::head) {
+      reply.response = ErrorResponse(
+          status::method_not_allowed,
+          fmt::format("{} is not allowed: this server only answers GET and HEAD",
+                      std::string_view(req.method_string().data(), req.method_string().size())),
+          req.version(), req.keep_alive());
+      reply.response.set(field::allow, "GET, HEAD");
+    } else if (auto target =
+                   ParseTarget(std::string_view(req.target().data(), req.target().size()));
+               !target.ok()) {
+      reply.response = ErrorOf(target.error(), req);
+    } else if (target->path == "/healthz") {
+      Json ok;
+      ok["ok"] = true;
+      reply.response = JsonResponse(status::ok, ok, req);
+    } else if (target->path == "/metrics" || target->path.starts_with("/api/")) {
+      auto caller = AuthenticateRequest(req, peer);
+      if (!caller.ok()) {
+        reply.response = ErrorOf(caller.error(), req);
+      } else {
+        reply = Api(req, target->path, target->query, *caller);
+      }
+    } else {
+      auto file = static_files_.Read(target->path);
+      if (!file.ok()) {
+        reply.response = ErrorOf(file.error(), req);
+      } else {
+        Response res{status::ok, req.version()};
+        res.set(field::content_type, file->content_type);
+        res.set(field::cache_control, "no-cache");
+        AddSecurityHeaders(res);
+        res.keep_alive(req.keep_alive());
+        res.body() = std::move(file->body);
+        res.prepare_payload();
+        reply.response = std::move(res);
+      }
+    }
+  } catch (const std::exception& e) {
+    spdlog::error("http: {} {}: {}",
+                  std::string_view(req.method_string().data(), req.method_string().size()),
+                  std::string_view(req.target().data(), req.target().size()), e.what());
+    reply = Reply{};
+    reply.response =
+        ErrorResponse(status::internal_server_error, std::string("internal error: ") + e.what(),
+                      req.version(), req.keep_alive());
+  }
+  if (req.method() == verb::head && !reply.feed) {
+    // The same headers, Content-Length included, without the body.
+    const auto length = reply.response.body().size();
+    reply.response.body().clear();
+    reply.response.content_length(length);
+  }
+  return reply;
+}
+
+Router::Reply Router::Api(const Request& req, const std::string& path, const QueryParams& q,
+                          const Caller& caller) const {
+  Reply reply;
+  auto json = [&](auto result, auto render) {
+    if (!result.ok()) {
+      reply.response = ErrorOf(result.error(), req);
+    } else {
+      reply.response = JsonResponse(status::ok, render(*result), req);
+    }
+  };
+  constexpr std::string_view kJobs = "/api/v1/jobs/";
+  if (path == "/api/v1/jobs") {
+    auto query = ParseJobQuery(q);
+    if (!query.ok()) {
+      reply.response = ErrorOf(query.error(), req);
+      return reply;
+    }
+    json(queries_.ListJobs(caller, *query),
+         [&](const db::JobPage& p) { return JobPageJson(p, query->offset, query->limit); });
+  } else if (path.starts_with(kJobs)) {
+    std::string_view rest = std::string_view(path).substr(kJobs.size());
+    const std::size_t slash = rest.find('/');
+    const std::string_view id_text = rest.substr(0, slash);
+    const std::string_view sub =
+        slash == std::string_view::npos ? std::string_view() : rest.substr(slash);
+    const bool digits = !id_text.empty() && std::all_of(id_text.begin(), id_text.end(), [](char c) {
+      return c >= '0' && c <= '9';
+    });
+    if (!digits || (!sub.empty() && sub != "/samples")) {
+      reply.response = ErrorOf(MakeError(ErrorCode::kNotFound, "no route " + path), req);
+      return reply;
+    }
+    auto id = ParseJobId(id_text);
+    if (!id) {
+      reply.response = ErrorOf(
+          MakeError(ErrorCode::kNotFound, fmt::format("job {} does not exist", id_text)), req);
+      return reply;
+    }
+    if (sub.empty()) {
+      json(queries_.GetJobDetail(caller, *id), JobDetailJson);
+    } else {
+      SamplesRequest r;
+      auto c = q.Int("case", 0, 1'000'000'000, 0);
+      auto points = q.Int("max_points", 10, 100'000, 2000);
+      auto bins = q.Int("bins", 0, 200, 0);
+      for (const auto* v : {&c, &points, &bins}) {
+        if (!v->ok()) {
+          reply.response = ErrorOf(v->error(), req);
+          return reply;
+        }
+      }
+      r.case_index = static_cast<std::uint32_t>(*c);
+      r.max_points = static_cast<std::size_t>(*points);
+      r.bins = static_cast<std::size_t>(*bins);
+      json(queries_.GetCaseSamples(caller, *id, r), CaseSamplesJson);
+    }
+  } else if (path == "/api/v1/compare") {
+    auto ids = ParseCompareIds(q);
+    if (!ids.ok()) {
+      reply.response = ErrorOf(ids.error(), req);
+      return reply;
+    }
+    json(queries_.Compare(caller, *ids), ComparisonJson);
+  } else if (path == "/api/v1/boards") {
+    json(queries_.ListBoards(caller), [](const std::vector<BoardView>& boards) {
+      Json list = Json::array();
+      for (const BoardView& b : boards) list.push_back(BoardJson(b.board, b.queue_length));
+      Json j;
+      j["boards"] = std::move(list);
+      return j;
+    });
+  } else if (path == "/api/v1/events") {
+    Response res{status::ok, req.version()};
+    res.set(field::content_type, "text/event-stream");
+    res.set(field::cache_control, "no-store");
+    AddSecurityHeaders(res);
+    res.keep_alive(req.keep_alive());
+    res.body() = std::string(kEventStreamStart);
+    reply.response = std::move(res);
+    if (req.method() == verb::get) reply.feed = lab_.Subscribe();
+  } else if (path == "/metrics") {
+    auto figures = queries_.Figures(caller);
+    if (!figures.ok()) {
+      reply.response = ErrorOf(figures.error(), req);
+    } else {
+      ingest_.Observe(clock_.NowMs(), figures->samples_stored);
+      Response res{status::ok, req.version()};
+      res.set(field::content_type, kPrometheusContentType);
+      res.set(field::cache_control, "no-store");
+      AddSecurityHeaders(res);
+      res.keep_alive(req.keep_alive());
+      res.body() = PrometheusText(*figures, ingest_.Rate());
+      res.prepare_payload();
+      reply.response = std::move(res);
+    }
+  } else {
+    reply.response = ErrorOf(MakeError(ErrorCode::kNotFound, "no route " + path), req);
+  }
+  return reply;
+}
+
+}  // namespace mculab::server::http

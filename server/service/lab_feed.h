@@ -1,0 +1,74 @@
+// LabFeed: one subscriber's stream of every job and board change in the lab (Lab::Subscribe);
+// the web page's event stream (GET /api/v1/events) reads one.
+//
+// The Lab pushes events with its own lock held, in the order it decided them and after their store
+// writes are queued, so a reader that sees an event can read its effects. Push never waits for the
+// consumer: the queue is bounded and coalesces (a job's progress event replaces a queued one of
+// the same job and state; a board's event replaces a queued one of the same board). When a slow
+// consumer lets it fill up anyway, the queued events are dropped and the feed is marked
+// overflowed: the consumer should end its stream, and its client refetch what it shows.
+//
+// The listener runs on the producer's thread, with the feed's lock (and the Lab's) held, whenever
+// the queue turns non-empty, on overflow and at the end. It must only schedule work (e.g. post to
+// an executor) and return; it must not call the feed or the Lab. After Close() returns it never
+// runs again.
+// Thread-safety: every method may be called from any thread.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "server/domain/board.h"
+#include "server/service/job_watch.h"
+
+namespace mculab::server {
+
+struct LabEvent {
+  enum class Kind { kJob, kBoard };
+  Kind kind = Kind::kJob;
+  JobEvent job;                    // kJob
+  Board board;                     // kBoard
+  std::uint32_t queue_length = 0;  // kBoard: queued jobs that could run on the board
+};
+
+class LabFeed {
+ public:
+  static constexpr std::size_t kDefaultCapacity = 4096;
+
+  explicit LabFeed(std::size_t capacity = kDefaultCapacity) : capacity_(capacity) {}
+
+  // ---- producer (the Lab) ----
+  void Push(const LabEvent& event);
+  void End();  // no more events: the Lab is stopping
+
+  // ---- consumer ----
+  void SetListener(std::function<void()> listener);
+  // Takes every queued event, oldest first.
+  std::vector<LabEvent> TakeAll();
+  // Events were dropped because the consumer fell behind (sticky).
+  bool overflowed() const;
+  // The producer ended the feed (its queue may still hold events).
+  bool ended() const;
+  // The consumer is gone: queued events are dropped, the listener is never called again.
+  void Close();
+  bool closed() const;
+
+ private:
+  void NotifyLocked();
+
+  const std::size_t capacity_;
+  mutable std::mutex mu_;
+  std::vector<LabEvent> events_;
+  std::map<JobId, std::size_t> last_job_;          // job -> index of its last queued event
+  std::map<std::string, std::size_t> last_board_;  // board -> index of its queued event
+  bool overflowed_ = false;
+  bool ended_ = false;
+  bool closed_ = false;
+  std::function<void()> listener_;
+};
+
+}  // namespace mculab::server

@@ -1,0 +1,115 @@
+// LabQueries: the read side of the web page (docs/http-api.md): the job history, one job with its
+// per-case statistics, one case's samples, comparisons of jobs, the boards, and the figures
+// /metrics exports. It reads the store and the Lab's live state and changes nothing.
+// Thread-safety: every method may be called from any thread (the Lab and the store may).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/result.h"
+#include "db/store.h"
+#include "server/service/caller.h"
+#include "server/service/lab.h"
+#include "server/service/series.h"
+
+namespace mculab::server {
+
+inline constexpr std::uint32_t kMaxJobsPerPage = 500;
+inline constexpr std::size_t kMinComparedJobs = 2;
+inline constexpr std::size_t kMaxComparedJobs = 8;
+
+// One case of a job whose statistics are final: stored when the run succeeded, computed from the
+// raw samples for a case every iteration of which is stored otherwise (a running, failed or
+// cancelled job), so the page shows cases as they finish.
+struct CaseView {
+  std::uint32_t index = 0;
+  std::int64_t id = 0;
+  std::vector<std::int32_t> params;
+  CaseStats stats;                   // the timer (metric 0)
+  std::optional<CaseResult> result;  // checksum and overhead, once the agent reported them
+};
+
+struct JobDetail {
+  db::JobRow job;
+  std::optional<Run> run;  // the latest run, once it has started measuring (its provenance)
+  std::vector<std::string> param_names;
+  std::vector<CaseView> cases;  // in case order
+};
+
+struct SamplesRequest {
+  std::uint32_t case_index = 0;
+  std::size_t max_points = 2000;
+  std::size_t bins = 0;  // 0: no histogram
+};
+
+// The timer values of one case (pass 0 of the latest run), downsampled when long.
+struct CaseSamples {
+  JobId job = 0;
+  std::uint32_t case_index = 0;
+  std::string metric;
+  std::string unit;
+  std::uint64_t n = 0;  // values stored (before downsampling)
+  Downsampled points;
+  std::optional<Histogram> histogram;
+};
+
+struct ComparedJob {
+  JobId id = 0;
+  std::string label;
+  std::string op;
+  std::string board;
+  std::string unit;
+  bool emulated = false;
+};
+
+struct ComparedCase {
+  std::int64_t id = 0;
+  std::vector<std::int32_t> params;
+  std::vector<std::optional<double>> medians;        // per job; nullopt: the job lacks the case
+  std::vector<std::optional<RatioInterval>> ratios;  // per job; [0] and missing cases: nullopt
+};
+
+struct Comparison {
+  std::vector<ComparedJob> jobs;  // in the order asked for; the first is the baseline
+  std::vector<std::string> param_names;
+  std::vector<ComparedCase> cases;
+};
+
+// What /metrics exports. Every state is listed, with 0 when nothing is in it.
+struct LabFigures {
+  std::vector<std::pair<std::string, std::uint64_t>> jobs_by_state;
+  std::uint64_t queue_length = 0;
+  std::uint64_t samples_stored = 0;
+  std::vector<std::pair<std::string, std::uint64_t>> boards_by_state;
+};
+
+class LabQueries {
+ public:
+  LabQueries(Lab& lab, db::Store& store) : lab_(lab), store_(store) {}
+
+  // kInvalidArgument for an unknown state or a limit outside 1..kMaxJobsPerPage.
+  Result<db::JobPage> ListJobs(const Caller& caller, const db::JobQuery& query);
+  // kNotFound for an unknown job.
+  Result<JobDetail> GetJobDetail(const Caller& caller, JobId id);
+  // kNotFound for an unknown job, kInvalidArgument for a case index the job does not have. A case
+  // that has not run yet gives n = 0 and no points.
+  Result<CaseSamples> GetCaseSamples(const Caller& caller, JobId id, const SamplesRequest& request);
+  // Per case (matched by case id): each job's median and, for every job after the first, the
+  // ratio of its median to the first job's with a bootstrap 95% interval over every raw sample
+  // (kBootstrapResamples resamples, a fixed seed per case and job position). kNotFound for an
+  // unknown job; kInvalidArgument for a job without results, or fewer than 2 or more than 8 jobs.
+  Result<Comparison> Compare(const Caller& caller, std::span<const JobId> ids);
+  Result<std::vector<BoardView>> ListBoards(const Caller& caller);
+  Result<LabFigures> Figures(const Caller& caller);
+
+ private:
+  Lab& lab_;
+  db::Store& store_;
+};
+
+}  // namespace mculab::server

@@ -1,0 +1,80 @@
+// What the web page draws and compares, computed from raw samples (docs/http-api.md): a long run
+// downsampled for a plot, a histogram of every sample, and the bootstrap confidence interval of a
+// ratio of medians. Pure functions of their inputs (the bootstrap's randomness comes from the
+// seed). Thread-safety: pure.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <random>
+#include <span>
+#include <vector>
+
+#include "db/store.h"
+
+namespace mculab::server {
+
+struct Downsampled {
+  std::vector<std::uint32_t> iterations;  // ascending
+  std::vector<std::int64_t> values;
+  bool downsampled = false;
+};
+
+// At most `max_points` points (max_points >= 2) of a series in iteration order. A longer series
+// is cut into max_points / 2 equal buckets and each bucket keeps its smallest and its largest
+// value (the first of equal ones, one point when they are the same), in iteration order, so
+// spikes survive; shorter series come back whole.
+Downsampled DownsampleMinMax(std::span<const db::SeriesPoint> series, std::size_t max_points);
+
+struct Histogram {
+  double lo = 0;  // the smallest value
+  double hi = 0;  // the largest value, counted in the last bin
+  std::vector<std::uint64_t> counts;
+};
+
+// `bins` (>= 1) equal-width bins from the smallest to the largest value. Identical values give
+// lo == hi and a single count; no values give lo = hi = 0 and no counts.
+Histogram MakeHistogram(std::span<const double> values, std::size_t bins);
+
+struct RatioInterval {
+  double ratio = 0;  // median(other) / median(base)
+  double lo = 0;     // the bootstrap 95% interval of that ratio
+  double hi = 0;
+  bool significant = false;  // the interval excludes 1
+};
+
+inline constexpr int kBootstrapResamples = 2000;
+
+// The ratio of medians of `other` to `base` and its 95% bootstrap percentile interval:
+// `resamples` times, both samples are resampled with replacement (each at its own size) and the
+// ratio of the resamples' medians is taken; the interval is their 2.5th and 97.5th percentiles.
+// Medians and percentiles interpolate as common/stats.h does. Every raw sample takes part, at
+// O(n log n) cost instead of O(n) per resample: for sorted values the k-th smallest of n indices
+// drawn uniformly is floor(n * U(k)), where U(k), the k-th order statistic of n uniform numbers,
+// is Beta(k, n + 1 - k) distributed; the next one above it is the smallest of the n - k uniform
+// numbers above U(k). So one resample's median costs two gamma and one uniform draw, with exactly
+// the distribution that drawing n indices would give. Deterministic for a given seed (and
+// standard library). nullopt when either side is empty or the base median is 0.
+std::optional<RatioInterval> BootstrapMedianRatio(std::span<const double> base,
+                                                  std::span<const double> other, std::uint64_t seed,
+                                                  int resamples = kBootstrapResamples);
+
+// A sorted sample and draws of the median of a resample of it (see BootstrapMedianRatio).
+class ResampledMedian {
+ public:
+  explicit ResampledMedian(std::span<const double> values);
+  double median() const { return median_; }
+  // The median of one resample with replacement of the values (same size).
+  double Draw(std::mt19937_64& rng);
+
+ private:
+  std::size_t Index(double u) const;
+
+  std::vector<double> sorted_;
+  double median_ = 0;
+  double frac_ = 0;    // 0.5 when the median interpolates between two order statistics
+  std::size_t k_ = 1;  // the lower order statistic of the median, 1-based
+  double above_ = 1;   // n - k: how many order statistics lie above the k-th
+};
+
+}  // namespace mculab::server

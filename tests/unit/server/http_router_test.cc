@@ -1,0 +1,846 @@
+// The HTTP routes through Router::Handle (no sockets), against a real Lab over a temporary SQLite
+// store, a fake clock and a fake agent that runs jobs with hand-made samples.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <numeric>
+#include <random>
+#include <set>
+
+#include "db/sqlite_store.h"
+#include "fakes.h"
+#include "server/http/auth.h"
+#include "server/http/event_stream.h"
+#include "server/http/router.h"
+
+namespace mculab::server::http {
+namespace {
+
+using testing::FakeAgentChannel;
+using testing::FakeClock;
+namespace v1 = mculab::v1;
+using Outcome = v1::RunFinished;
+using Json = nlohmann::json;
+using beast_http::status;
+
+class TempDir {
+ public:
+  TempDir() {
+    std::random_device rd;
+    path_ = std::filesystem::temp_directory_path() /
+            ("mculab-http-test-" + std::to_string(rd()) + std::to_string(rd()));
+    std::filesystem::create_directories(path_);
+  }
+  ~TempDir() { std::filesystem::remove_all(path_); }
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+void WriteFile(const std::filesystem::path& p, const std::string& text) {
+  std::filesystem::create_directories(p.parent_path());
+  std::ofstream(p) << text;
+}
+
+Request Get(const std::string& target, beast_http::verb verb = beast_http::verb::get) {
+  Request r{verb, target, 11};
+  r.set(beast_http::field::host, "mculab.test");
+  return r;
+}
+
+// Values of one case for a job the fake agent runs.
+using Values = std::function<std::vector<std::int64_t>(std::uint32_t case_index)>;
+
+class HttpRouterTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto store = db::SqliteStore::Open(dir_.path() / "mculab.db");
+    ASSERT_TRUE(store.ok()) << store.error().message;
+    store_ = std::move(*store);
+    lab_ = std::make_unique<Lab>(*store_, clock_, LabConfig{}, dir_.path());
+    ASSERT_TRUE(lab_->Start().ok());
+    web_ = dir_.path() / "web";
+    WriteFile(web_ / "index.html", "<!doctype html><title>history</title>");
+    WriteFile(web_ / "js" / "api.js", "export const x = 1;");
+    WriteFile(web_ / "js" / "pages" / "job.mjs", "export {};");
+    WriteFile(web_ / "css" / "app.css", "body{}");
+    WriteFile(web_ / "favicon.svg", "<svg xmlns='http://www.w3.org/2000/svg'/>");
+    WriteFile(web_ / "node_modules" / "uplot" / "index.js", "secret");
+    WriteFile(web_ / "scripts" / "vendor.mjs", "secret");
+    WriteFile(web_ / "package.json", "{}");
+    WriteFile(web_ / "package-lock.json", "{}");
+    WriteFile(web_ / ".env", "TOKEN=secret");
+    WriteFile(web_ / "notes.txt", "unknown type");
+    WriteFile(dir_.path() / "outside.js", "secret");
+    router_ = std::make_unique<Router>(*lab_, *store_, clock_, RouterOptions{web_});
+
+    v1::Register reg;
+    reg.set_agent("lab-1");
+    for (auto [name, kind, emulated] :
+         {std::tuple{"host-0", "host", false}, std::tuple{"an547-0", "corstone300-qemu", true}}) {
+      auto* b = reg.add_boards();
+      b->set_name(name);
+      b->set_kind(kind);
+      b->set_emulated(emulated);
+    }
+    auto session = lab_->ConnectAgent(caller_, reg, agent_);
+    ASSERT_TRUE(session.ok());
+    session_ = *session;
+  }
+  void TearDown() override {
+    lab_->Stop();
+    lab_.reset();
+    store_.reset();
+  }
+
+  Router::Reply Handle(const Request& r) { return router_->Handle(r, "127.0.0.1:1"); }
+
+  // GET `target`, expecting `want`; the body parsed as JSON.
+  Json GetJson(const std::string& target, status want = status::ok) {
+    auto reply = Handle(Get(target));
+    EXPECT_EQ(reply.response.result(), want) << target << ": " << reply.response.body();
+    EXPECT_EQ(reply.response[beast_http::field::content_type], "application/json") << target;
+    return Json::parse(reply.response.body(), nullptr, false);
+  }
+
+  // The error message of a 400 for `target`.
+  std::string BadRequest(const std::string& target) {
+    Json j = GetJson(target, status::bad_request);
+    return j.is_object() && j["error"].is_string() ? j["error"].get<std::string>() : "";
+  }
+
+  static SubmitRequest Conv(std::uint32_t cases, std::uint32_t iterations,
+                            std::string kind = "host") {
+    SubmitRequest r;
+    r.kind = std::move(kind);
+    r.op = "fully_connected_s8";
+    for (std::uint32_t i = 0; i < cases; ++i) {
+      r.cases.push_back(
+          {static_cast<std::int64_t>(10 * i), {1, static_cast<std::int32_t>(8 + i), 4}});
+    }
+    r.iterations = iterations;
+    return r;
+  }
+
+  JobId Submit(SubmitRequest r) {
+    auto reply = lab_->Submit(caller_, std::move(r));
+    EXPECT_TRUE(reply.ok()) << (reply.ok() ? "" : reply.error().message);
+    return reply.ok() ? reply->id : 0;
+  }
+
+  void Send(const v1::AgentMessage& m) { lab_->OnAgentMessage(session_, m); }
+
+  // The fake agent starts the job's run: states and provenance.
+  v1::Assignment Start(bool emulated) {
+    auto m = agent_->Take(FakeAgentChannel::IsAssign);
+    EXPECT_TRUE(m.has_value()) << "no assignment";
+    const v1::Assignment a = m ? m->assign() : v1::Assignment{};
+    for (const char* s : {"preparing", "running"}) {
+      v1::AgentMessage st;
+      st.mutable_run_state()->set_run_id(a.run_id());
+      st.mutable_run_state()->set_state(s);
+      Send(st);
+    }
+    v1::AgentMessage started;
+    auto* p = started.mutable_run_started();
+    p->set_run_id(a.run_id());
+    p->set_runner_version("0.1.0");
+    p->set_port(emulated ? "an547" : "host");
+    p->set_cpu(emulated ? "cortex-m55" : "x86_64");
+    p->set_timer_unit(emulated ? "cycles" : "ns");
+    p->set_emulated(emulated);
+    p->set_note("<b>note</b>");
+    Send(started);
+    return a;
+  }
+
+  void SendCase(const v1::Assignment& a, std::uint32_t case_index,
+                const std::vector<std::int64_t>& values, bool checksum = true) {
+    v1::AgentMessage m;
+    auto* b = m.mutable_batch();
+    b->set_run_id(a.run_id());
+    b->set_sequence(seq_++);
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      auto* s = b->add_samples();
+      s->set_case_index(case_index);
+      s->set_iteration(static_cast<std::uint32_t>(i));
+      s->set_metric(0);
+      s->set_value(values[i]);
+    }
+    const std::uint64_t run = a.run_id();
+    const std::uint64_t sequence = b->sequence();
+    Send(m);
+    ASSERT_TRUE(agent_->Take(FakeAgentChannel::AckOf(run, sequence))) << "batch not acknowledged";
+    if (!checksum) return;
+    v1::AgentMessage done;
+    auto* c = done.mutable_case_done();
+    c->set_run_id(a.run_id());
+    c->set_case_index(case_index);
+    c->set_checksum(0xabc);
+    c->set_expected_checksum(0xabc);
+    c->set_checksum_ok(true);
+    c->set_overhead(12);
+    Send(done);
+  }
+
+  void Finish(const v1::Assignment& a, JobId id) {
+    v1::AgentMessage f;
+    f.mutable_run_finished()->set_run_id(a.run_id());
+    f.mutable_run_finished()->set_outcome(Outcome::SUCCEEDED);
+    f.mutable_run_finished()->set_batches_sent(static_cast<std::uint32_t>(seq_));
+    Send(f);
+    auto watch = lab_->Watch(caller_, id);
+    ASSERT_TRUE(watch.ok());
+    JobState last = JobState::kQueued;
+    while (auto e = (*watch)->Next(std::chrono::seconds(10))) last = e->state;
+    ASSERT_EQ(last, JobState::kSucceeded);
+  }
+
+  // Submits and runs a whole job on the fake agent; every case gets values(case).
+  JobId RunJob(SubmitRequest r, const Values& values, bool emulated = false) {
+    const std::uint32_t cases = static_cast<std::uint32_t>(r.cases.size());
+    const JobId id = Submit(std::move(r));
+    seq_ = 0;
+    const v1::Assignment a = Start(emulated);
+    for (std::uint32_t c = 0; c < cases; ++c) SendCase(a, c, values(c));
+    Finish(a, id);
+    return id;
+  }
+
+  static Values Constant(std::int64_t v, std::uint32_t n) {
+    return [=](std::uint32_t) { return std::vector<std::int64_t>(n, v); };
+  }
+
+  TempDir dir_;
+  FakeClock clock_;
+  Caller caller_;
+  std::unique_ptr<db::SqliteStore> store_;
+  std::unique_ptr<Lab> lab_;
+  std::filesystem::path web_;
+  std::unique_ptr<Router> router_;
+  std::shared_ptr<FakeAgentChannel> agent_ = std::make_shared<FakeAgentChannel>();
+  AgentSessionId session_ = 0;
+  std::uint64_t seq_ = 0;
+};
+
+std::vector<std::int64_t> Ids(const Json& page) {
+  std::vector<std::int64_t> out;
+  for (const auto& j : page["jobs"]) out.push_back(j["id"].get<std::int64_t>());
+  return out;
+}
+
+// ---- health, headers, methods ----
+
+TEST_F(HttpRouterTest, HealthzAnswersOkWithoutAToken) {
+  EXPECT_EQ(GetJson("/healthz"), Json::parse(R"({"ok": true})"));
+}
+
+TEST_F(HttpRouterTest, EveryResponseCarriesTheSecurityHeaders) {
+  for (const char* target :
+       {"/", "/js/api.js", "/healthz", "/metrics", "/api/v1/jobs", "/api/v1/jobs/99",
+        "/api/v1/jobs?limit=0", "/nothing.html", "/api/v1/nothing", "/api/v1/events"}) {
+    auto reply = Handle(Get(target));
+    const auto& res = reply.response;
+    EXPECT_EQ(res["Content-Security-Policy"], kContentSecurityPolicy) << target;
+    EXPECT_EQ(res["X-Content-Type-Options"], "nosniff") << target;
+    EXPECT_EQ(res["Referrer-Policy"], "no-referrer") << target;
+    EXPECT_EQ(res["X-Frame-Options"], "DENY") << target;
+    if (reply.feed) reply.feed->Close();
+  }
+  const std::string csp(kContentSecurityPolicy);
+  EXPECT_NE(csp.find("script-src 'self'"), std::string::npos);
+  EXPECT_EQ(csp.find("unsafe-inline"), std::string::npos);
+  auto post = Handle(Get("/api/v1/jobs", beast_http::verb::post));
+  EXPECT_EQ(post.response.result(), status::method_not_allowed);
+  EXPECT_EQ(post.response[beast_http::field::allow], "GET, HEAD");
+  EXPECT_EQ(post.response["Content-Security-Policy"], kContentSecurityPolicy);
+}
+
+TEST_F(HttpRouterTest, ApiResponsesAreNotCachedAndHeadHasNoBody) {
+  auto get = Handle(Get("/api/v1/jobs"));
+  EXPECT_EQ(get.response[beast_http::field::cache_control], "no-store");
+  auto head = Handle(Get("/api/v1/jobs", beast_http::verb::head));
+  EXPECT_EQ(head.response.result(), status::ok);
+  EXPECT_TRUE(head.response.body().empty());
+  EXPECT_EQ(head.response[beast_http::field::content_length],
+            std::to_string(get.response.body().size()));
+}
+
+TEST_F(HttpRouterTest, ABearerTokenIsAcceptedAndNoTokenActsAsTheLocalUser) {
+  Request r = Get("/api/v1/boards");
+  r.set(beast_http::field::authorization, "Bearer any-token-for-now");
+  EXPECT_EQ(Handle(r).response.result(), status::ok);
+  auto caller = AuthenticateRequest(r, "peer");
+  ASSERT_TRUE(caller.ok());
+  EXPECT_EQ(caller->token, "any-token-for-now");
+  EXPECT_EQ(caller->user, "local");
+  EXPECT_EQ(GetJson("/api/v1/boards")["boards"].size(), 2u);
+}
+
+// ---- static files ----
+
+TEST_F(HttpRouterTest, ThePageIsServedWithItsContentTypes) {
+  struct Case {
+    const char* path;
+    const char* type;
+  };
+  for (auto [path, type] :
+       {Case{"/", "text/html; charset=utf-8"}, Case{"/index.html", "text/html; charset=utf-8"},
+        Case{"/js/api.js", "text/javascript; charset=utf-8"},
+        Case{"/js/pages/job.mjs", "text/javascript; charset=utf-8"},
+        Case{"/css/app.css", "text/css; charset=utf-8"}, Case{"/favicon.svg", "image/svg+xml"}}) {
+    auto res = Handle(Get(path)).response;
+    EXPECT_EQ(res.result(), status::ok) << path;
+    EXPECT_EQ(res[beast_http::field::content_type], type) << path;
+  }
+  EXPECT_EQ(Handle(Get("/js/api.js")).response.body(), "export const x = 1;");
+}
+
+TEST_F(HttpRouterTest, PathTraversalIsRefused) {
+  for (const char* path : {"/../outside.js", "/js/../../outside.js", "/%2e%2e/outside.js",
+                           "/js/%2E%2E/%2e%2e/outside.js", "/js/..%2f..%2foutside.js",
+                           "/./index.html", "/js/..\\..\\outside.js"}) {
+    auto res = Handle(Get(path)).response;
+    EXPECT_EQ(res.result(), status::not_found) << path;
+    EXPECT_EQ(res.body().find("secret"), std::string::npos) << path;
+  }
+  EXPECT_EQ(Handle(Get("/js/%zz.js")).response.result(), status::bad_request);
+  EXPECT_EQ(Handle(Get("/index.html%00.js")).response.result(), status::bad_request);
+}
+
+TEST_F(HttpRouterTest, ToolingAndDotfilesUnderTheWebFolderAreNeverServed) {
+  for (const char* path : {"/node_modules/uplot/index.js", "/scripts/vendor.mjs", "/package.json",
+                           "/package-lock.json", "/.env", "/notes.txt", "/js/", "/js"}) {
+    auto res = Handle(Get(path)).response;
+    EXPECT_EQ(res.result(), status::not_found) << path;
+    EXPECT_EQ(res.body().find("secret"), std::string::npos) << path;
+  }
+}
+
+// ---- the history ----
+
+TEST_F(HttpRouterTest, JobsAreListedNewestFirstWithEveryField) {
+  const JobId a = RunJob(Conv(2, 5), Constant(100, 5));
+  clock_.Advance(std::chrono::seconds(1));
+  SubmitRequest r = Conv(1, 3, "corstone300-qemu");
+  r.label = "<img src=x onerror=alert(1)>";
+  const JobId b = Submit(r);  // stays assigned: the fake agent does not start it
+  Json page = GetJson("/api/v1/jobs");
+  EXPECT_EQ(page["total"], 2);
+  EXPECT_EQ(page["offset"], 0);
+  EXPECT_EQ(page["limit"], 50);
+  EXPECT_EQ(Ids(page), (std::vector<std::int64_t>{b, a}));
+  const Json& done = page["jobs"][1];
+  for (const char* key : {"id", "user", "kind", "board", "assigned_board", "op", "label", "state",
+                          "created_ms", "started_ms", "finished_ms", "num_cases", "iterations",
+                          "warmup", "emulated", "message", "progress_done", "progress_total"}) {
+    EXPECT_TRUE(done.contains(key)) << key;
+  }
+  EXPECT_EQ(done["state"], "succeeded");
+  EXPECT_EQ(done["assigned_board"], "host-0");
+  EXPECT_EQ(done["progress_done"], 10);
+  EXPECT_EQ(done["progress_total"], 10);
+  EXPECT_EQ(done["emulated"], false);
+  const Json& waiting = page["jobs"][0];
+  EXPECT_EQ(waiting["label"], "<img src=x onerror=alert(1)>");
+  EXPECT_EQ(waiting["emulated"], true) << "not started yet: labelled by its board kind";
+}
+
+TEST_F(HttpRouterTest, FiltersNarrowTheListAndTotalCountsEveryMatch) {
+  const JobId host1 = RunJob(Conv(1, 2), Constant(10, 2));
+  SubmitRequest fc = Conv(1, 2);
+  fc.op = "conv2d_s8";
+  fc.cases = {{0, {1, 8, 8, 8, 8, 3, 3, 1, 1, 1, 1}}};
+  fc.label = "Nightly 100%_done";
+  const JobId conv = RunJob(fc, Constant(10, 2));
+  SubmitRequest q = Conv(1, 2, "corstone300-qemu");
+  const JobId queued_on_qemu = Submit(q);  // assigned to an547-0, never run
+
+  EXPECT_EQ(Ids(GetJson("/api/v1/jobs?op=conv2d_s8")), (std::vector<std::int64_t>{conv}));
+  EXPECT_EQ(Ids(GetJson("/api/v1/jobs?kind=host")), (std::vector<std::int64_t>{conv, host1}));
+  EXPECT_EQ(Ids(GetJson("/api/v1/jobs?board=an547-0")),
+            (std::vector<std::int64_t>{queued_on_qemu}));
+  EXPECT_EQ(Ids(GetJson("/api/v1/jobs?state=assigned,succeeded&user=local")).size(), 3u);
+  EXPECT_EQ(Ids(GetJson("/api/v1/jobs?state=succeeded")), (std::vector<std::int64_t>{conv, host1}));
+  EXPECT_EQ(GetJson("/api/v1/jobs?user=ana")["total"], 0);
+  // label: case-insensitive substring, LIKE's wildcards taken literally.
+  EXPECT_EQ(Ids(GetJson("/api/v1/jobs?label=nightly")), (std::vector<std::int64_t>{conv}));
+  EXPECT_EQ(Ids(GetJson("/api/v1/jobs?label=100%25_")), (std::vector<std::int64_t>{conv}));
+  EXPECT_EQ(GetJson("/api/v1/jobs?label=%25")["total"], 1);
+  EXPECT_EQ(GetJson("/api/v1/jobs?label=_")["total"], 1);
+  EXPECT_EQ(GetJson("/api/v1/jobs?label=1000")["total"], 0);
+  Json limited = GetJson("/api/v1/jobs?kind=host&limit=1");
+  EXPECT_EQ(limited["total"], 2) << "total counts every match, not the page";
+  EXPECT_EQ(limited["jobs"].size(), 1u);
+}
+
+TEST_F(HttpRouterTest, TheDateRangeIsInclusiveOnBothEnds) {
+  const std::int64_t t0 = clock_.NowMs();
+  std::vector<JobId> ids;
+  for (int day = 0; day < 3; ++day) {
+    ids.push_back(Submit(Conv(1, 1, "corstone300-qemu")));
+    clock_.Advance(std::chrono::hours(24));
+  }
+  const std::int64_t day = 24 * 3600 * 1000;
+  EXPECT_EQ(Ids(GetJson("/api/v1/jobs?from=" + std::to_string(t0 + day) +
+                        "&to=" + std::to_string(t0 + 2 * day))),
+            (std::vector<std::int64_t>{ids[2], ids[1]}));
+  EXPECT_EQ(Ids(GetJson("/api/v1/jobs?to=" + std::to_string(t0))),
+            (std::vector<std::int64_t>{ids[0]}));
+}
+
+TEST_F(HttpRouterTest, SortingBreaksTiesByIdSoPagesNeitherRepeatNorSkipJobs) {
+  std::vector<JobId> all;
+  for (int i = 0; i < 7; ++i) {
+    SubmitRequest r = Conv(1, 1, i % 2 ? "host" : "corstone300-qemu");
+    if (i % 3 == 0) {
+      r.op = "conv2d_s8";
+      r.cases = {{0, {1, 8, 8, 8, 8, 3, 3, 1, 1, 1, 1}}};
+    }
+    all.push_back(Submit(r));
+  }
+  for (const char* sort : {"id", "created", "state", "op", "board", "user"}) {
+    for (const char* order : {"asc", "desc"}) {
+      std::vector<std::int64_t> seen;
+      std::string prev_key;
+      for (int offset = 0; offset < 7; offset += 3) {
+        Json page = GetJson(std::string("/api/v1/jobs?sort=") + sort + "&order=" + order +
+                            "&limit=3&offset=" + std::to_string(offset));
+        EXPECT_EQ(page["total"], 7);
+        for (std::int64_t id : Ids(page)) seen.push_back(id);
+      }
+      std::set<std::int64_t> unique(seen.begin(), seen.end());
+      EXPECT_EQ(seen.size(), 7u) << sort << " " << order;
+      EXPECT_EQ(unique.size(), 7u) << sort << " " << order << ": a job twice";
+    }
+  }
+  // op ascending: conv2d_s8 (ids 1, 4, 7) before fully_connected_s8, ties by id ascending.
+  EXPECT_EQ(Ids(GetJson("/api/v1/jobs?sort=op&order=asc")),
+            (std::vector<std::int64_t>{all[0], all[3], all[6], all[1], all[2], all[4], all[5]}));
+  // board descending: the assigned board (host-0, then an547-0), then the queued jobs with no
+  // board, ids descending within each.
+  EXPECT_EQ(Ids(GetJson("/api/v1/jobs?sort=board")),
+            (std::vector<std::int64_t>{all[1], all[0], all[6], all[5], all[4], all[3], all[2]}));
+  EXPECT_EQ(Ids(GetJson("/api/v1/jobs?offset=5")), (std::vector<std::int64_t>{all[1], all[0]}));
+  EXPECT_EQ(GetJson("/api/v1/jobs?offset=100")["jobs"].size(), 0u);
+}
+
+// Every combination of filters, sort key, order and page gives what a plain filter-and-sort of
+// the jobs gives (the store reads pages through covering indexes, or through the label index when
+// a label matches few jobs; both paths are taken here: "many" is in about 2,700 labels).
+TEST_F(HttpRouterTest, PagesAgreeWithAPlainFilterAndSortOverThousandsOfJobs) {
+  struct Row {
+    JobId id;
+    std::string user, kind, op, label, state, board, assigned;
+    std::int64_t created;
+    std::string Shown() const { return assigned.empty() ? board : assigned; }
+  };
+  std::mt19937 rng(7);
+  auto pick = [&](std::initializer_list<const char*> v) {
+    return std::string(*(v.begin() + rng() % v.size()));
+  };
+  std::vector<Row> rows;
+  db::WriteSet ws;
+  for (JobId id = 1000; id < 5000; ++id) {
+    Row r{id,
+          pick({"ana", "ben", "chen"}),
+          pick({"host", "corstone300-qemu"}),
+          pick({"conv2d_s8", "fully_connected_s8"}),
+          rng() % 10 == 0 ? "rare one" : pick({"", "many a", "Many b", "many c"}),
+          pick({"succeeded", "failed", "queued", "cancelled"}),
+          pick({"", "", "host-0"}),
+          pick({"", "an547-0", "host-0"}),
+          1'000'000 + static_cast<std::int64_t>(rng() % 500) * 1000};
+    rows.push_back(r);
+    Job j;
+    j.id = r.id;
+    j.user = r.user;
+    j.kind = r.kind;
+    j.op = r.op;
+    j.label = r.label;
+    j.state = *ParseJobState(r.state);
+    j.board = r.board;
+    j.assigned_board = r.assigned;
+    j.created_ms = r.created;
+    j.iterations = 1;
+    j.num_cases = 1;
+    ws.new_jobs.push_back({j, {{0, {1, 8, 4}}}});
+  }
+  ASSERT_TRUE(store_->WriteAndWait(std::move(ws)).ok());
+
+  using Key = std::function<std::string(const Row&)>;
+  auto pad = [](std::int64_t v) {
+    std::string s = std::to_string(v);
+    return std::string(20 - s.size(), '0') + s;
+  };
+  const std::vector<std::pair<std::string, Key>> sorts = {
+      {"id", [&](const Row& r) { return pad(r.id); }},
+      {"created", [&](const Row& r) { return pad(r.created); }},
+      {"state", [](const Row& r) { return r.state; }},
+      {"op", [](const Row& r) { return r.op; }},
+      {"board", [](const Row& r) { return r.Shown(); }},
+      {"user", [](const Row& r) { return r.user; }}};
+  const std::vector<std::string> filters = {"",
+                                            "label=many",
+                                            "label=rare",
+                                            "label=MANY%20A",
+                                            "op=conv2d_s8&state=succeeded,failed",
+                                            "user=chen&board=host-0",
+                                            "kind=host&from=1100000&to=1300000",
+                                            "label=zzz",
+                                            "state=queued&label=c"};
+  for (const std::string& filter : filters) {
+    for (const auto& [sort, key] : sorts) {
+      for (const char* order : {"asc", "desc"}) {
+        for (int offset : {0, 1900}) {
+          const std::string q = filter + "&sort=" + sort + "&order=" + order +
+                                "&limit=25&offset=" + std::to_string(offset);
+          // The model: the same filters and order, in plain C++.
+          auto has = [&](const char* name, const std::string& v) {
+            return filter.find(std::string(name) + "=" + v) != std::string::npos;
+          };
+          std::vector<Row> match;
+          for (const Row& r : rows) {
+            std::string label = r.label;
+            std::transform(label.begin(), label.end(), label.begin(), ::tolower);
+            if (const auto at = filter.find("label="); at != std::string::npos) {
+              std::string want = filter.substr(at + 6, filter.find('&', at) - at - 6);
+              if (want == "MANY%20A") want = "many a";
+              if (label.find(want) == std::string::npos) continue;
+            }
+            if (has("op", "conv2d_s8") && r.op != "conv2d_s8") continue;
+            if (has("state", "succeeded,failed") && r.state != "succeeded" && r.state != "failed")
+              continue;
+            if (has("state", "queued") && r.state != "queued") continue;
+            if (has("user", "chen") && r.user != "chen") continue;
+            if (has("board", "host-0") && r.board != "host-0" && r.assigned != "host-0") continue;
+            if (has("kind", "host") && r.kind != "host") continue;
+            if (has("from", "1100000") && (r.created < 1'100'000 || r.created > 1'300'000))
+              continue;
+            match.push_back(r);
+          }
+          const bool asc = std::string(order) == "asc";
+          std::sort(match.begin(), match.end(), [&](const Row& a, const Row& b) {
+            const auto ka = std::make_pair(key(a), a.id);
+            const auto kb = std::make_pair(key(b), b.id);
+            return asc ? ka < kb : kb < ka;
+          });
+          std::vector<std::int64_t> want;
+          for (std::size_t i = offset; i < match.size() && want.size() < 25; ++i) {
+            want.push_back(match[i].id);
+          }
+          Json page = GetJson("/api/v1/jobs?" + q);
+          ASSERT_EQ(page["total"], match.size()) << q;
+          ASSERT_EQ(Ids(page), want) << q;
+        }
+      }
+    }
+  }
+}
+
+TEST_F(HttpRouterTest, BadParametersAre400AndTheMessageNamesTheParameter) {
+  const JobId id = RunJob(Conv(2, 3), Constant(5, 3));
+  const std::string job = "/api/v1/jobs/" + std::to_string(id);
+  struct Case {
+    std::string target;
+    std::string names;
+  };
+  for (const auto& [target, names] : std::vector<Case>{
+           {"/api/v1/jobs?limit=0", "limit"},
+           {"/api/v1/jobs?limit=501", "limit"},
+           {"/api/v1/jobs?limit=ten", "limit"},
+           {"/api/v1/jobs?offset=-1", "offset"},
+           {"/api/v1/jobs?offset=99999999999999999999", "offset"},
+           {"/api/v1/jobs?sort=speed", "sort"},
+           {"/api/v1/jobs?order=up", "order"},
+           {"/api/v1/jobs?state=succeeded,done", "state"},
+           {"/api/v1/jobs?from=yesterday", "from"},
+           {"/api/v1/jobs?to=1e3", "to"},
+           {"/api/v1/jobs?user=" + std::string(300, 'u'), "user"},
+           {job + "/samples?case=-1", "case"},
+           {job + "/samples?case=2", "case 2 is out of range"},
+           {job + "/samples?max_points=5", "max_points"},
+           {job + "/samples?bins=201", "bins"},
+           {"/api/v1/compare?jobs=" + std::to_string(id), "jobs"},
+           {"/api/v1/compare", "jobs"},
+           {"/api/v1/compare?jobs=1,x", "\"x\" is not a job id"},
+           {"/api/v1/compare?jobs=1,2,3,4,5,6,7,8,9", "jobs"},
+       }) {
+    const std::string message = BadRequest(target);
+    EXPECT_NE(message.find(names), std::string::npos) << target << " -> " << message;
+  }
+}
+
+TEST_F(HttpRouterTest, UnknownJobsAndRoutesAre404) {
+  const JobId id = RunJob(Conv(1, 2), Constant(5, 2));
+  EXPECT_EQ(GetJson("/api/v1/jobs/404", status::not_found)["error"], "job 404 does not exist");
+  EXPECT_EQ(GetJson("/api/v1/jobs/404/samples", status::not_found)["error"],
+            "job 404 does not exist");
+  EXPECT_EQ(GetJson("/api/v1/jobs/99999999999999999999999", status::not_found)["error"],
+            "job 99999999999999999999999 does not exist");
+  EXPECT_EQ(
+      GetJson("/api/v1/compare?jobs=" + std::to_string(id) + ",404", status::not_found)["error"],
+      "job 404 does not exist");
+  for (const char* target : {"/api/v1/nothing", "/api/v1/jobs/x", "/api/v1/jobs/1/other",
+                             "/api/v2/jobs", "/api/v1/jobs/"}) {
+    EXPECT_NE(GetJson(target, status::not_found)["error"].get<std::string>().find("no route"),
+              std::string::npos)
+        << target;
+  }
+}
+
+// ---- one job ----
+
+TEST_F(HttpRouterTest, AJobHasItsProvenanceParametersAndPerCaseStatistics) {
+  const JobId id = RunJob(
+      Conv(2, 4),
+      [](std::uint32_t c) {
+        return c == 0 ? std::vector<std::int64_t>{10, 20, 30, 40}
+                      : std::vector<std::int64_t>{7, 7, 7, 7};
+      },
+      /*emulated=*/true);
+  Json d = GetJson("/api/v1/jobs/" + std::to_string(id));
+  EXPECT_EQ(d["job"]["id"], id);
+  EXPECT_EQ(d["job"]["emulated"], true);
+  const Json& p = d["provenance"];
+  EXPECT_EQ(p["board"], "host-0");
+  EXPECT_EQ(p["board_kind"], "host");
+  EXPECT_EQ(p["agent"], "lab-1");
+  EXPECT_EQ(p["runner_version"], "0.1.0");
+  EXPECT_EQ(p["timer_unit"], "cycles");
+  EXPECT_EQ(p["emulated"], true);
+  EXPECT_EQ(p["note"], "<b>note</b>");
+  EXPECT_EQ(d["param_names"], Json::parse(R"(["N", "in_features", "out_features"])"));
+  ASSERT_EQ(d["cases"].size(), 2u);
+  const Json& c0 = d["cases"][0];
+  EXPECT_EQ(c0["index"], 0);
+  EXPECT_EQ(c0["id"], 0);
+  EXPECT_EQ(c0["params"], Json::parse("[1, 8, 4]"));
+  EXPECT_EQ(c0["metric"], "cycles");
+  EXPECT_EQ(c0["unit"], "cycles");
+  EXPECT_EQ(c0["n"], 4);
+  EXPECT_EQ(c0["min"], 10.0);
+  EXPECT_EQ(c0["median"], 25.0);
+  EXPECT_EQ(c0["mean"], 25.0);
+  EXPECT_EQ(c0["max"], 40.0);
+  EXPECT_EQ(c0["checksum"], 0xabc);
+  EXPECT_EQ(c0["checksum_ok"], true);
+  EXPECT_EQ(c0["overhead"], 12);
+  EXPECT_EQ(d["cases"][1]["id"], 10);
+  EXPECT_EQ(d["cases"][1]["stddev"], 0.0);
+  EXPECT_EQ(d["ops"], Json::array());
+  EXPECT_TRUE(d["memory"].is_null());
+}
+
+TEST_F(HttpRouterTest, AQueuedJobHasNoProvenanceAndNoCases) {
+  lab_->DisconnectAgent(session_, "test");
+  const JobId id = Submit(Conv(1, 3));  // host-0 is offline now
+  Json d = GetJson("/api/v1/jobs/" + std::to_string(id));
+  EXPECT_EQ(d["job"]["state"], "queued");
+  EXPECT_TRUE(d["provenance"].is_null());
+  EXPECT_EQ(d["cases"], Json::array());
+  Json s = GetJson("/api/v1/jobs/" + std::to_string(id) + "/samples");
+  EXPECT_EQ(s["n"], 0);
+  EXPECT_EQ(s["iterations"], Json::array());
+  EXPECT_EQ(s["values"], Json::array());
+  EXPECT_EQ(GetJson("/api/v1/compare?jobs=" + std::to_string(id) + "," + std::to_string(id),
+                    status::bad_request)["error"],
+            "job " + std::to_string(id) + " has no results yet (state queued)");
+}
+
+TEST_F(HttpRouterTest, WhileAJobRunsItsCasesAppearAsTheyFinish) {
+  const JobId id = Submit(Conv(3, 4));
+  seq_ = 0;
+  const v1::Assignment a = Start(false);
+  SendCase(a, 0, {5, 6, 7, 8});
+  SendCase(a, 1, {9, 9}, /*checksum=*/false);  // half of case 1
+  Json d = GetJson("/api/v1/jobs/" + std::to_string(id));
+  EXPECT_EQ(d["job"]["state"], "running");
+  EXPECT_EQ(d["job"]["progress_done"], 6);
+  EXPECT_EQ(d["job"]["progress_total"], 12);
+  ASSERT_EQ(d["cases"].size(), 1u);
+  EXPECT_EQ(d["cases"][0]["median"], 6.5);
+  EXPECT_EQ(d["provenance"]["timer_unit"], "ns");
+  Json s = GetJson("/api/v1/jobs/" + std::to_string(id) + "/samples?case=1");
+  EXPECT_EQ(s["n"], 2);
+  Json none = GetJson("/api/v1/jobs/" + std::to_string(id) + "/samples?case=2&bins=10");
+  EXPECT_EQ(none["n"], 0);
+  EXPECT_EQ(none["histogram"]["counts"], Json::array());
+}
+
+// ---- samples ----
+
+TEST_F(HttpRouterTest, LongRunsAreDownsampledKeepingEachBucketsMinAndMax) {
+  constexpr std::uint32_t kN = 5000;
+  const JobId id = RunJob(Conv(1, kN), [](std::uint32_t) {
+    std::vector<std::int64_t> v(kN);
+    for (std::uint32_t i = 0; i < kN; ++i) v[i] = 1000 + (i * 7919) % 13;
+    v[1234] = 99999;  // a spike
+    v[4321] = 3;      // a dip
+    return v;
+  });
+  Json s = GetJson("/api/v1/jobs/" + std::to_string(id) + "/samples?max_points=100&bins=20");
+  EXPECT_EQ(s["job"], id);
+  EXPECT_EQ(s["case"], 0);
+  EXPECT_EQ(s["unit"], "ns");
+  EXPECT_EQ(s["n"], kN);
+  EXPECT_EQ(s["downsampled"], true);
+  const auto iterations = s["iterations"].get<std::vector<std::int64_t>>();
+  const auto values = s["values"].get<std::vector<std::int64_t>>();
+  ASSERT_EQ(iterations.size(), values.size());
+  EXPECT_LE(values.size(), 100u);
+  EXPECT_GT(values.size(), 50u);
+  EXPECT_TRUE(std::is_sorted(iterations.begin(), iterations.end()));
+  EXPECT_EQ(std::set<std::int64_t>(iterations.begin(), iterations.end()).size(), iterations.size());
+  EXPECT_NE(std::find(values.begin(), values.end(), 99999), values.end()) << "the spike survives";
+  EXPECT_NE(std::find(values.begin(), values.end(), 3), values.end()) << "the dip survives";
+  EXPECT_EQ(iterations[std::find(values.begin(), values.end(), 99999) - values.begin()], 1234);
+  // The histogram covers every sample, not the downsampled series.
+  const Json& h = s["histogram"];
+  EXPECT_EQ(h["lo"], 3.0);
+  EXPECT_EQ(h["hi"], 99999.0);
+  const auto counts = h["counts"].get<std::vector<std::int64_t>>();
+  EXPECT_EQ(counts.size(), 20u);
+  EXPECT_EQ(std::accumulate(counts.begin(), counts.end(), std::int64_t{0}), kN);
+  EXPECT_EQ(counts.back(), 1) << "the maximum is in the last bin";
+
+  Json whole = GetJson("/api/v1/jobs/" + std::to_string(id) + "/samples?max_points=100000");
+  EXPECT_EQ(whole["downsampled"], false);
+  EXPECT_EQ(whole["values"].size(), kN);
+  EXPECT_FALSE(whole.contains("histogram")) << "bins=0: no histogram";
+}
+
+TEST_F(HttpRouterTest, IdenticalValuesGiveAOneBinHistogram) {
+  const JobId id = RunJob(Conv(1, 6, "corstone300-qemu"), Constant(4242, 6), true);
+  Json s = GetJson("/api/v1/jobs/" + std::to_string(id) + "/samples?bins=40");
+  EXPECT_EQ(s["unit"], "cycles");
+  EXPECT_EQ(s["histogram"], Json::parse(R"({"lo": 4242.0, "hi": 4242.0, "counts": [6]})"));
+}
+
+// ---- compare ----
+
+TEST_F(HttpRouterTest, CompareGivesTheRatioOfMediansWithABootstrapInterval) {
+  // Case ids 0 and 10 in both; the base is constant, B is 10% slower on case 0 and noisy but
+  // centred on the base on case 10.
+  const JobId base = RunJob(Conv(2, 200), Constant(1000, 200));
+  const JobId slower = RunJob(Conv(2, 200), [](std::uint32_t c) {
+    std::vector<std::int64_t> v(200);
+    for (int i = 0; i < 200; ++i) v[i] = c == 0 ? 1100 : 950 + (i * 37) % 101;
+    return v;
+  });
+  Json c = GetJson("/api/v1/compare?jobs=" + std::to_string(base) + "," + std::to_string(slower));
+  ASSERT_EQ(c["jobs"].size(), 2u);
+  EXPECT_EQ(c["jobs"][0]["id"], base);
+  EXPECT_EQ(c["jobs"][1]["id"], slower);
+  EXPECT_EQ(c["jobs"][0]["unit"], "ns");
+  EXPECT_EQ(c["jobs"][0]["emulated"], false);
+  EXPECT_EQ(c["jobs"][0]["board"], "host-0");
+  EXPECT_EQ(c["param_names"], Json::parse(R"(["N", "in_features", "out_features"])"));
+  ASSERT_EQ(c["cases"].size(), 2u);
+  const Json& c0 = c["cases"][0];
+  EXPECT_EQ(c0["id"], 0);
+  EXPECT_EQ(c0["params"], Json::parse("[1, 8, 4]"));
+  EXPECT_EQ(c0["medians"], Json::parse("[1000.0, 1100.0]"));
+  EXPECT_TRUE(c0["ratios"][0].is_null());
+  EXPECT_DOUBLE_EQ(c0["ratios"][1]["ratio"].get<double>(), 1.1);
+  EXPECT_DOUBLE_EQ(c0["ratios"][1]["lo"].get<double>(), 1.1);
+  EXPECT_DOUBLE_EQ(c0["ratios"][1]["hi"].get<double>(), 1.1);
+  EXPECT_EQ(c0["ratios"][1]["significant"], true);
+  const Json& r10 = c["cases"][1]["ratios"][1];
+  EXPECT_NEAR(r10["ratio"].get<double>(), 1.0, 0.01);
+  EXPECT_LT(r10["lo"].get<double>(), 1.0);
+  EXPECT_GT(r10["hi"].get<double>(), 1.0);
+  EXPECT_EQ(r10["significant"], false);
+  // The same answer every time (fixed seed).
+  EXPECT_EQ(GetJson("/api/v1/compare?jobs=" + std::to_string(base) + "," + std::to_string(slower)),
+            c);
+}
+
+TEST_F(HttpRouterTest, CompareMatchesCasesByIdAndShowsMissingOnesAsNull) {
+  const JobId two = RunJob(Conv(2, 3), Constant(100, 3));  // case ids 0, 10
+  SubmitRequest r = Conv(1, 3);
+  r.cases = {{10, {1, 9, 4}}, {20, {1, 9, 4}}};
+  const JobId other = RunJob(r, Constant(200, 3));  // case ids 10, 20
+  Json c = GetJson("/api/v1/compare?jobs=" + std::to_string(two) + "," + std::to_string(other));
+  ASSERT_EQ(c["cases"].size(), 3u);
+  EXPECT_EQ(c["cases"][0]["id"], 0);
+  EXPECT_EQ(c["cases"][0]["medians"], Json::parse("[100.0, null]"));
+  EXPECT_EQ(c["cases"][0]["ratios"], Json::parse("[null, null]"));
+  EXPECT_EQ(c["cases"][1]["id"], 10);
+  EXPECT_DOUBLE_EQ(c["cases"][1]["ratios"][1]["ratio"].get<double>(), 2.0);
+  EXPECT_EQ(c["cases"][2]["id"], 20) << "cases only a later job has come last";
+  EXPECT_EQ(c["cases"][2]["medians"], Json::parse("[null, 200.0]"));
+  EXPECT_EQ(c["cases"][2]["params"], Json::parse("[1, 9, 4]"));
+}
+
+// ---- boards, events, metrics ----
+
+TEST_F(HttpRouterTest, BoardsShowStateHealthQueueAndTags) {
+  Json boards = GetJson("/api/v1/boards")["boards"];
+  ASSERT_EQ(boards.size(), 2u);
+  const Json& qemu = boards[0];
+  EXPECT_EQ(qemu["name"], "an547-0");
+  EXPECT_EQ(qemu["kind"], "corstone300-qemu");
+  EXPECT_EQ(qemu["agent"], "lab-1");
+  EXPECT_EQ(qemu["state"], "idle");
+  EXPECT_EQ(qemu["health"], "good");
+  EXPECT_EQ(qemu["emulated"], true);
+  EXPECT_EQ(qemu["tags"], Json::object());
+  for (const char* key : {"current_job", "queue_length", "holder", "lease_until_ms", "note"}) {
+    EXPECT_TRUE(qemu.contains(key)) << key;
+  }
+  const JobId running = Submit(Conv(1, 1, "corstone300-qemu"));
+  Submit(Conv(1, 1, "corstone300-qemu"));
+  boards = GetJson("/api/v1/boards")["boards"];
+  EXPECT_EQ(boards[0]["state"], "busy");
+  EXPECT_EQ(boards[0]["current_job"], running);
+  EXPECT_EQ(boards[0]["queue_length"], 1);
+}
+
+TEST_F(HttpRouterTest, TheEventStreamIsSubscribedToJobAndBoardChanges) {
+  auto reply = Handle(Get("/api/v1/events"));
+  ASSERT_TRUE(reply.feed);
+  EXPECT_EQ(reply.response.result(), status::ok);
+  EXPECT_EQ(reply.response[beast_http::field::content_type], "text/event-stream");
+  EXPECT_EQ(reply.response.body(), kEventStreamStart);
+  const JobId id = Submit(Conv(1, 1));
+  const auto events = reply.feed->TakeAll();
+  const std::string text = FormatEvents(events);
+  EXPECT_NE(text.find("event: job\ndata: {\"id\":" + std::to_string(id) + ",\"state\":\"queued\""),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("\"state\":\"assigned\""), std::string::npos) << text;
+  EXPECT_NE(text.find("event: board\ndata: {\"name\":\"host-0\",\"kind\":\"host\","
+                      "\"agent\":\"lab-1\",\"state\":\"busy\""),
+            std::string::npos)
+      << text;
+  reply.feed->Close();
+  EXPECT_FALSE(Handle(Get("/api/v1/events", beast_http::verb::head)).feed)
+      << "HEAD opens no stream";
+}
+
+TEST_F(HttpRouterTest, MetricsCountJobsBoardsAndSamples) {
+  RunJob(Conv(2, 5), Constant(1, 5));
+  Submit(Conv(1, 1, "corstone300-qemu"));
+  Submit(Conv(1, 1, "corstone300-qemu"));
+  auto res = Handle(Get("/metrics")).response;
+  EXPECT_EQ(res.result(), status::ok);
+  EXPECT_EQ(res[beast_http::field::content_type], kPrometheusContentType);
+  const std::string& text = res.body();
+  for (const char* line :
+       {"mculab_jobs{state=\"succeeded\"} 1\n", "mculab_jobs{state=\"assigned\"} 1\n",
+        "mculab_jobs{state=\"queued\"} 1\n", "mculab_jobs{state=\"failed\"} 0\n",
+        "mculab_queue_length 1\n", "mculab_samples_stored_total 10\n",
+        "mculab_boards{state=\"busy\"} 1\n", "mculab_boards{state=\"idle\"} 1\n",
+        "mculab_boards{state=\"offline\"} 0\n", "# TYPE mculab_samples_stored_total counter\n",
+        "mculab_ingest_samples_per_second "}) {
+    EXPECT_NE(text.find(line), std::string::npos) << line << " in\n" << text;
+  }
+}
+
+}  // namespace
+}  // namespace mculab::server::http

@@ -1,0 +1,231 @@
+// The HTTP transport over a real loopback socket: responses and keep-alive, unreadable requests,
+// and event streams (their head, Lab events as they happen, the end of a client's stream when it
+// goes away, and Stop() with streams open). Waits for bytes with a receive timeout, never sleeps.
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <random>
+#include <thread>
+
+#include "db/sqlite_store.h"
+#include "fakes.h"
+#include "server/http/server.h"
+
+namespace mculab::server::http {
+namespace {
+
+using testing::FakeAgentChannel;
+using testing::FakeClock;
+
+// A blocking loopback client whose reads give up after 10 s.
+class Client {
+ public:
+  explicit Client(const std::string& address) {
+    const auto colon = address.rfind(':');
+    sockaddr_in sa{};
+    sa.sin_family = AF_INET;
+    sa.sin_port = htons(static_cast<std::uint16_t>(std::stoi(address.substr(colon + 1))));
+    inet_pton(AF_INET, address.substr(0, colon).c_str(), &sa.sin_addr);
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    timeval tv{10, 0};
+    setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    connected_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&sa), sizeof sa) == 0;
+  }
+  ~Client() { Close(); }
+  bool connected() const { return connected_; }
+  void Send(const std::string& text) {
+    ASSERT_EQ(::send(fd_, text.data(), text.size(), MSG_NOSIGNAL),
+              static_cast<ssize_t>(text.size()));
+  }
+  // Reads until `needle` has arrived (true) or the peer closed / 10 s passed (false).
+  bool ReadUntil(const std::string& needle) {
+    while (received_.find(needle) == std::string::npos) {
+      char buf[4096];
+      const ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
+      if (n <= 0) return false;
+      received_.append(buf, static_cast<std::size_t>(n));
+    }
+    return true;
+  }
+  // Reads until the peer closes; true if it did within 10 s.
+  bool ReadToEnd() {
+    char buf[4096];
+    while (true) {
+      const ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
+      if (n == 0) return true;
+      if (n < 0) return false;
+      received_.append(buf, static_cast<std::size_t>(n));
+    }
+  }
+  const std::string& received() const { return received_; }
+  void Close() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
+
+ private:
+  int fd_ = -1;
+  bool connected_ = false;
+  std::string received_;
+};
+
+std::string GetRequest(const std::string& target) {
+  return "GET " + target + " HTTP/1.1\r\nHost: test\r\n\r\n";
+}
+
+class HttpServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::random_device rd;
+    dir_ = std::filesystem::temp_directory_path() /
+           ("mculab-http-server-test-" + std::to_string(rd()) + std::to_string(rd()));
+    std::filesystem::create_directories(dir_);
+    auto store = db::SqliteStore::Open(dir_ / "mculab.db");
+    ASSERT_TRUE(store.ok());
+    store_ = std::move(*store);
+    lab_ = std::make_unique<Lab>(*store_, clock_, LabConfig{}, dir_);
+    ASSERT_TRUE(lab_->Start().ok());
+    router_ = std::make_unique<Router>(*lab_, *store_, clock_, RouterOptions{});
+    HttpServerOptions options;
+    options.keep_alive_interval = std::chrono::milliseconds(50);  // the real one is 15 s
+    auto server = HttpServer::Start(*router_, "127.0.0.1:0", options);
+    ASSERT_TRUE(server.ok()) << server.error().message;
+    server_ = std::move(*server);
+    mculab::v1::Register reg;
+    reg.set_agent("lab-1");
+    reg.add_boards()->set_name("host-0");
+    reg.mutable_boards(0)->set_kind("host");
+    ASSERT_TRUE(lab_->ConnectAgent(Caller{}, reg, agent_).ok());
+  }
+  void TearDown() override {
+    if (server_) server_->Stop();
+    lab_->Stop();
+    lab_.reset();
+    store_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+
+  JobId Submit() {
+    SubmitRequest r;
+    r.kind = "host";
+    r.op = "fully_connected_s8";
+    r.cases = {{0, {1, 8, 4}}};
+    r.iterations = 1;
+    auto reply = lab_->Submit(Caller{}, r);
+    EXPECT_TRUE(reply.ok());
+    return reply.ok() ? reply->id : 0;
+  }
+
+  // Waits (yielding, at most 10 s) until `pred` holds.
+  template <typename Pred>
+  static bool Eventually(Pred pred) {
+    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!pred()) {
+      if (std::chrono::steady_clock::now() > end) return false;
+      std::this_thread::yield();
+    }
+    return true;
+  }
+
+  std::filesystem::path dir_;
+  FakeClock clock_;
+  std::unique_ptr<db::SqliteStore> store_;
+  std::unique_ptr<Lab> lab_;
+  std::unique_ptr<Router> router_;
+  std::unique_ptr<HttpServer> server_;
+  std::shared_ptr<FakeAgentChannel> agent_ = std::make_shared<FakeAgentChannel>();
+};
+
+TEST_F(HttpServerTest, AnswersRequestsOneAfterAnotherOnOneConnection) {
+  EXPECT_TRUE(server_->address().starts_with("127.0.0.1:"));
+  Client c(server_->address());
+  ASSERT_TRUE(c.connected());
+  c.Send(GetRequest("/healthz"));
+  ASSERT_TRUE(c.ReadUntil("{\"ok\":true}")) << c.received();
+  EXPECT_TRUE(c.received().starts_with("HTTP/1.1 200 OK\r\n"));
+  EXPECT_NE(c.received().find("Content-Security-Policy: default-src 'self'"), std::string::npos);
+  c.Send(GetRequest("/api/v1/jobs/7"));
+  ASSERT_TRUE(c.ReadUntil("job 7 does not exist")) << c.received();
+  EXPECT_NE(c.received().find("HTTP/1.1 404 Not Found"), std::string::npos);
+}
+
+TEST_F(HttpServerTest, AnUnreadableRequestGets400AndTheConnectionCloses) {
+  Client c(server_->address());
+  c.Send("GET /healthz HTTP/1.1\r\nBad Header Line\r\n\r\n");
+  EXPECT_TRUE(c.ReadToEnd());
+  EXPECT_TRUE(c.received().starts_with("HTTP/1.1 400 Bad Request\r\n")) << c.received();
+  EXPECT_NE(c.received().find("X-Frame-Options: DENY"), std::string::npos);
+}
+
+TEST_F(HttpServerTest, AnEventStreamCarriesLabEventsAsTheyHappen) {
+  Client c(server_->address());
+  c.Send(GetRequest("/api/v1/events"));
+  ASSERT_TRUE(c.ReadUntil("retry: 1000\n: connected\n\n")) << c.received();
+  EXPECT_NE(c.received().find("Content-Type: text/event-stream"), std::string::npos);
+  EXPECT_NE(c.received().find("Transfer-Encoding: chunked"), std::string::npos);
+  EXPECT_NE(c.received().find("Content-Security-Policy: "), std::string::npos);
+  ASSERT_TRUE(Eventually([&] { return server_->event_streams() == 1; }));
+  const JobId id = Submit();
+  ASSERT_TRUE(
+      c.ReadUntil("event: job\ndata: {\"id\":" + std::to_string(id) + ",\"state\":\"assigned\""))
+      << c.received();
+  ASSERT_TRUE(c.ReadUntil("event: board\ndata: {\"name\":\"host-0\"")) << c.received();
+}
+
+TEST_F(HttpServerTest, AQuietStreamGetsKeepAliveComments) {
+  Client c(server_->address());
+  c.Send(GetRequest("/api/v1/events"));
+  ASSERT_TRUE(c.ReadUntil(": connected\n\n"));
+  EXPECT_TRUE(c.ReadUntil(": keep-alive\n\n")) << c.received();
+}
+
+TEST_F(HttpServerTest, AClientThatGoesAwayHasItsStreamClosed) {
+  {
+    Client c(server_->address());
+    c.Send(GetRequest("/api/v1/events"));
+    ASSERT_TRUE(c.ReadUntil(": connected"));
+    ASSERT_TRUE(Eventually([&] { return server_->event_streams() == 1; }));
+  }
+  EXPECT_TRUE(Eventually([&] { return server_->event_streams() == 0; }));
+  Submit();  // the Lab publishes to no one and nothing breaks
+  Client again(server_->address());
+  again.Send(GetRequest("/healthz"));
+  EXPECT_TRUE(again.ReadUntil("{\"ok\":true}"));
+}
+
+TEST_F(HttpServerTest, StopEndsOpenStreamsAndReturns) {
+  Client c(server_->address());
+  c.Send(GetRequest("/api/v1/events"));
+  ASSERT_TRUE(c.ReadUntil(": connected"));
+  server_->Stop();
+  EXPECT_TRUE(c.ReadToEnd()) << "the connection is closed";
+  Submit();  // the Lab's feed was closed: no listener runs on a stopped server
+}
+
+TEST_F(HttpServerTest, TheLabStoppingEndsTheStreamCleanly) {
+  Client c(server_->address());
+  c.Send(GetRequest("/api/v1/events"));
+  ASSERT_TRUE(c.ReadUntil(": connected"));
+  ASSERT_TRUE(Eventually([&] { return server_->event_streams() == 1; }));
+  lab_->Stop();
+  EXPECT_TRUE(c.ReadToEnd());
+  EXPECT_TRUE(c.received().ends_with("0\r\n\r\n")) << "the last chunk ends the stream";
+}
+
+TEST_F(HttpServerTest, AnAddressInUseIsAnErrorThatSaysSo) {
+  auto second = HttpServer::Start(*router_, server_->address());
+  ASSERT_FALSE(second.ok());
+  EXPECT_NE(second.error().message.find("cannot listen for HTTP on " + server_->address()),
+            std::string::npos)
+      << second.error().message;
+  EXPECT_FALSE(HttpServer::Start(*router_, "nonsense").ok());
+}
+
+}  // namespace
+}  // namespace mculab::server::http
