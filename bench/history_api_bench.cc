@@ -204,7 +204,14 @@ struct BenchLab {
       }
     }
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    spdlog::info("history bench: {} jobs stored in {:.1f} s", jobs, s);
+    std::uintmax_t bytes = 0;
+    for (const char* f : {"mculab.db", "mculab.db-wal"}) {
+      std::error_code ec;
+      const auto n = fs::file_size(dir / f, ec);
+      if (!ec) bytes += n;
+    }
+    spdlog::info("history bench: {} jobs stored in {:.1f} s; database {:.1f} MiB", jobs, s,
+                 static_cast<double>(bytes) / (1 << 20));
   }
 
   static void Check(const Status& s) {
