@@ -4,12 +4,24 @@
 //   default_timeout_s = 600         # a job's timeout when its submitter gives none
 //   max_attempts = 3                # runs a job gets before infrastructure failures fail it
 //   heartbeat_ms = 5000             # how often agents are asked to send a heartbeat
+//   cancel_grace_ms = 10000         # a cancelled run's agent must confirm within this, or the
+//                                   # board goes offline with health unknown
+//   max_reservation_s = 604800      # longest `mculab reserve --for`
+//
+//   [health]
+//   checks = true                   # run a health-check job when a board's health is unknown
+//   max_failures = 3                # failed checks in a row that make a board bad
+//   tolerance = 0.0                 # allowed relative difference from the calibration
+//   [health.expected]               # the health check's value per board kind (else the
+//   corstone300-qemu = 12345        # board's first passing check calibrates it)
 //
 // Unknown keys are an error (a typo should not silently keep a default).
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
+#include <string>
 #include <string_view>
 
 #include "common/result.h"
@@ -21,6 +33,12 @@ struct LabConfig {
   std::uint32_t default_timeout_s = 600;
   std::uint32_t max_attempts = 3;
   std::uint32_t heartbeat_ms = 5000;
+  std::uint32_t cancel_grace_ms = 10000;
+  std::uint32_t max_reservation_s = 7 * 24 * 3600;
+  bool health_checks = true;
+  std::uint32_t health_max_failures = 3;
+  double health_tolerance = 0.0;
+  std::map<std::string, std::int64_t> health_expected;  // board kind -> value
 };
 
 Result<LabConfig> ParseLabConfig(std::string_view toml_text, std::string_view origin);

@@ -65,7 +65,7 @@ Result<AgentSessionId> Lab::ConnectAgent(const Caller& caller, const mculab::v1:
     b.serial = info.serial();
     b.ram_bytes = info.ram_bytes();
     b.current_job = 0;
-    SetBoardStateLocked(b, BoardState::kIdle, reason, tx);
+    SetBoardStateLocked(b, FreeState(b), reason, tx);
   }
   for (auto& [name, b] : boards_) {
     if (b.agent == reg.agent() && !names.contains(name) && b.state != BoardState::kOffline) {
