@@ -157,6 +157,7 @@ class Lab {
     std::string agent;
     std::shared_ptr<AgentChannel> channel;
     std::int64_t last_seen_ms = 0;
+    bool stopping = false;  // Heartbeat.stopping: its boards get no new work
   };
   // What one operation changed under the lock. CommitLocked() queues the writes and only then
   // hands the events to their watches, so whoever sees an event can read its effects; Deliver()
@@ -213,6 +214,7 @@ class Lab {
   Status ValidateSubmit(const SubmitRequest& r) const;
 
   // Agent messages.
+  void OnAgentStopping(AgentSessionId session);
   void OnRunState(const std::string& agent, const mculab::v1::RunState& m);
   void OnRunStarted(const std::string& agent, const mculab::v1::RunStarted& m);
   void OnBatch(const std::string& agent, const mculab::v1::SampleBatch& m);

@@ -268,6 +268,7 @@ void Lab::OnAgentMessage(AgentSessionId session, const mculab::v1::AgentMessage&
       spdlog::warn("agent {} sent Register twice on one stream; ignored", agent);
       break;
     case M::kHeartbeat:
+      if (message.heartbeat().stopping()) OnAgentStopping(session);
       break;
     case M::kRunState:
       OnRunState(agent, message.run_state());
@@ -288,6 +289,25 @@ void Lab::OnAgentMessage(AgentSessionId session, const mculab::v1::AgentMessage&
       spdlog::warn("agent {} sent an empty message", agent);
       break;
   }
+}
+
+void Lab::OnAgentStopping(AgentSessionId session) {
+  std::unique_lock l(mu_);
+  auto it = sessions_.find(session);
+  if (it == sessions_.end() || it->second.stopping) return;
+  it->second.stopping = true;
+  const std::string agent = it->second.agent;
+  spdlog::info("agent {} is stopping; its boards get no new jobs", agent);
+  Tx tx;
+  for (auto& [name, b] : boards_) {
+    // Busy boards go offline when their run ends (CloseRunLocked).
+    if (b.agent == agent && b.state == BoardState::kIdle) {
+      SetBoardStateLocked(b, BoardState::kOffline, "agent " + agent + " is stopping", tx);
+    }
+  }
+  CommitLocked(tx);
+  l.unlock();
+  Deliver(tx);
 }
 
 void Lab::OnRunState(const std::string& agent, const mculab::v1::RunState& m) {

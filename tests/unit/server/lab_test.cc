@@ -953,6 +953,30 @@ TEST_F(LabTest, SilentAgentIsDroppedAfterTheHeartbeatTimeoutAndItsJobRequeued) {
   EXPECT_EQ(TakeAssignment(*agent).job_id(), static_cast<std::uint64_t>(id));
 }
 
+TEST_F(LabTest, StoppingAgentsBoardsGetNoNewJobs) {
+  AgentSessionId s = Connect(agent_, "lab-1", {{"host-0", "host"}, {"host-1", "host"}});
+  const JobId id = Submit(FcJob());
+  v1::Assignment a = TakeAssignment(*agent_);
+  v1::AgentMessage stopping;
+  stopping.mutable_heartbeat()->set_stopping(true);
+  Send(s, stopping);
+  const std::string other = a.board() == "host-0" ? "host-1" : "host-0";
+  EXPECT_EQ(BoardNamed(other).board.state, BoardState::kOffline);
+  // The agent ends its run as an infrastructure failure; the job waits instead of going back to
+  // a board of the stopping agent.
+  Send(s,
+       FinishedMsg(a.run_id(), Outcome::INFRA_FAILED, 0, "the agent was stopped during the run"));
+  store_->Flush();
+  EXPECT_EQ(lab_->GetJob(caller_, id)->state, JobState::kQueued);
+  EXPECT_EQ(BoardNamed(a.board()).board.state, BoardState::kOffline);
+  EXPECT_FALSE(agent_->Has(FakeAgentChannel::IsAssign));
+  // Registered again (a new process): the boards come back and the job runs.
+  lab_->DisconnectAgent(s, "stopped");
+  auto agent = std::make_shared<FakeAgentChannel>();
+  Connect(agent, "lab-1", {{"host-0", "host"}, {"host-1", "host"}});
+  EXPECT_EQ(TakeAssignment(*agent).job_id(), static_cast<std::uint64_t>(id));
+}
+
 TEST_F(LabTest, HeartbeatTimeoutDefaultsToThreeHeartbeats) {
   LabConfig c;
   c.heartbeat_ms = 5000;
