@@ -913,6 +913,27 @@ TEST_F(LabTest, AfterARestartARunWhoseAgentStaysAwayIsRequeuedWhenTheGraceEnds) 
   EXPECT_EQ(TakeAssignment(*agent).job_id(), static_cast<std::uint64_t>(id));
 }
 
+TEST_F(LabTest, JobCancelledWhileItsRunWaitsForItsAgentIsCancelledOnTheAgentWhenItIsBack) {
+  ConnectHostAgent();
+  const JobId id = Submit(FcJob());
+  v1::Assignment a = TakeAssignment(*agent_);
+  RestartLab();
+  ASSERT_TRUE(lab_->Cancel(caller_, id).ok());
+  EXPECT_EQ(lab_->GetJob(caller_, id)->state, JobState::kCancelled);
+  auto agent = std::make_shared<FakeAgentChannel>();
+  AgentSessionId s = Connect(agent, "lab-1", {{"host-0", "host"}}, {a.run_id()});
+  // The board stays busy until the agent confirms the run is over.
+  auto cancel = agent->Take(FakeAgentChannel::IsCancel);
+  ASSERT_TRUE(cancel);
+  EXPECT_EQ(cancel->cancel().run_id(), a.run_id());
+  EXPECT_EQ(BoardNamed("host-0").board.state, BoardState::kBusy);
+  Send(s, FinishedMsg(a.run_id(), Outcome::CANCELLED, 0));
+  store_->Flush();
+  EXPECT_EQ(BoardNamed("host-0").board.state, BoardState::kIdle);
+  EXPECT_EQ(store_->GetRun(static_cast<RunId>(a.run_id()))->state, RunState::kCancelled);
+  EXPECT_EQ(lab_->GetJob(caller_, id)->state, JobState::kCancelled);
+}
+
 TEST_F(LabTest, SilentAgentIsDroppedAfterTheHeartbeatTimeoutAndItsJobRequeued) {
   config_.heartbeat_ms = 1000;
   config_.heartbeat_timeout_ms = 3000;
