@@ -4,6 +4,9 @@
 //   default_timeout_s = 600         # a job's timeout when its submitter gives none
 //   max_attempts = 3                # runs a job gets before infrastructure failures fail it
 //   heartbeat_ms = 5000             # how often agents are asked to send a heartbeat
+//   heartbeat_timeout_ms = 0        # an agent silent this long is dropped (0: 3 x heartbeat_ms)
+//   reconnect_grace_s = 30          # after a restart, how long a run on a board waits for its
+//                                   # agent to reconnect and claim it before it is requeued
 //   cancel_grace_ms = 10000         # a cancelled run's agent must confirm within this, or the
 //                                   # board goes offline with health unknown
 //   max_reservation_s = 604800      # longest `mculab reserve --for`
@@ -33,6 +36,12 @@ struct LabConfig {
   std::uint32_t default_timeout_s = 600;
   std::uint32_t max_attempts = 3;
   std::uint32_t heartbeat_ms = 5000;
+  std::uint32_t heartbeat_timeout_ms = 0;  // 0: 3 x heartbeat_ms (HeartbeatTimeoutMs())
+  std::uint32_t reconnect_grace_s = 30;
+
+  std::int64_t HeartbeatTimeoutMs() const {
+    return heartbeat_timeout_ms != 0 ? heartbeat_timeout_ms : 3 * std::int64_t{heartbeat_ms};
+  }
   std::uint32_t cancel_grace_ms = 10000;
   std::uint32_t max_reservation_s = 7 * 24 * 3600;
   bool health_checks = true;
