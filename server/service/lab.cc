@@ -9,6 +9,7 @@
 #include <future>
 
 #include "common/op_catalog.h"
+#include "server/domain/admission.h"
 #include "server/domain/scheduler.h"
 
 namespace mculab::server {
@@ -645,6 +646,36 @@ Result<SubmitReply> Lab::Submit(const Caller& caller, SubmitRequest request) {
       }
       return MakeError(ErrorCode::kFailedPrecondition,
                        "no board of kind '" + request.kind + "'; the lab has: " + JoinNames(have));
+    }
+  }
+
+  // Memory: the largest case's tensors must fit some board it could run on (boards that do not
+  // report their RAM are not checked).
+  {
+    std::uint64_t need = 0;
+    std::int64_t case_id = 0;
+    for (const CaseSpec& c : request.cases) {
+      const std::uint64_t n = WorkloadTensorBytes(request.op, c.params);
+      if (n > need) {
+        need = n;
+        case_id = c.id;
+      }
+    }
+    std::uint64_t most = 0;
+    bool unknown_ram = false;
+    std::vector<std::string> names;
+    for (const auto& [name, board] : boards_) {
+      if (!request.board.empty() ? name != request.board : board.kind != request.kind) continue;
+      if (board.ram_bytes == 0) unknown_ram = true;
+      most = std::max<std::uint64_t>(most, board.ram_bytes);
+      names.push_back(fmt::format("{} ({} bytes)", name, board.ram_bytes));
+    }
+    if (need > 0 && !unknown_ram && need > most) {
+      return MakeError(ErrorCode::kFailedPrecondition,
+                       fmt::format("case {} needs about {} bytes of RAM for its tensors, more than "
+                                   "any board it could run on has: {}; use smaller cases or a "
+                                   "board with more RAM",
+                                   case_id, need, JoinNames(names)));
     }
   }
 

@@ -1418,5 +1418,25 @@ TEST_F(LabSchedTest, HealthCheckOffCalibrationFailsOnAnEmulatedKindWithAnExpecte
             std::string::npos);
 }
 
+TEST_F(LabSchedTest, AdmissionRejectsACaseLargerThanEveryBoardsRam) {
+  v1::Register reg;
+  reg.set_agent("lab-1");
+  auto* info = reg.add_boards();
+  info->set_name("mcu-0");
+  info->set_kind("small");
+  info->set_ram_bytes(4096);
+  ASSERT_TRUE(lab_->ConnectAgent(caller_, reg, agent_).ok());
+  SubmitRequest fits = FcJob(1, 1, "small");  // 1 x 8 -> 4: a few dozen bytes
+  EXPECT_TRUE(lab_->Submit(caller_, fits).ok());
+  SubmitRequest big = FcJob(1, 1, "small");
+  big.cases = {{7, {1, 256, 256}}};  // 64 KiB of weights
+  auto reply = lab_->Submit(caller_, big);
+  ASSERT_FALSE(reply.ok());
+  EXPECT_EQ(reply.error().code, ErrorCode::kFailedPrecondition);
+  EXPECT_NE(reply.error().message.find("case 7 needs about 67072 bytes"), std::string::npos)
+      << reply.error().message;
+  EXPECT_NE(reply.error().message.find("mcu-0 (4096 bytes)"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace mculab::server
