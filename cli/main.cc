@@ -5,15 +5,16 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
-#include <nlohmann/json.hpp>
 #include <csignal>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "cli/client_config.h"
 #include "cli/format.h"
+#include "cli/profile_format.h"
 #include "common/csv_cases.h"
 #include "common/op_catalog.h"
 #include "lab.grpc.pb.h"
@@ -220,7 +221,7 @@ int CmdBoards(Client& c, bool json) {
 }
 
 struct SubmitOptions {
-  std::string kind, board, op, cases, label;
+  std::string kind, board, op, cases, label, events;
   unsigned iterations = 20, warmup = 2, timeout_s = 0;
   bool wait = false, json = false;
 };
@@ -246,6 +247,12 @@ int CmdSubmit(Client& c, const SubmitOptions& o) {
   req.set_label(o.label);
   req.set_cases_artifact(ref.sha256());
   req.set_timeout_s(o.timeout_s);
+  for (std::size_t start = 0; start < o.events.size();) {
+    std::size_t end = o.events.find(',', start);
+    if (end == std::string::npos) end = o.events.size();
+    if (end > start) req.add_events(o.events.substr(start, end - start));
+    start = end + 1;
+  }
   for (const auto& row : table->rows) {
     auto* cs = req.add_cases();
     cs->set_id(row.id);
@@ -298,10 +305,28 @@ int CmdJobs(Client& c, const v1::ListJobsRequest& req, bool json) {
   return 0;
 }
 
-int CmdShow(Client& c, uint64_t id, bool json) {
+int CmdShow(Client& c, uint64_t id, bool json, bool ops) {
   v1::Results res = GetResults(c, id, json);
+  if (ops) {
+    std::cout << RenderOps(res);
+    return 0;
+  }
   if (json) std::cout << ResultsJson(res) << "\n";
-  else std::cout << RenderResults(res);
+  else
+    std::cout << RenderResults(res) << RenderEventStats(res) << RenderMemory(res);
+  return 0;
+}
+
+int CmdEvents(Client& c, const std::string& kind, const std::string& board) {
+  if (kind.empty() && board.empty()) throw UsageError{"give --kind KIND or --board NAME"};
+  v1::ListEventsRequest req;
+  req.set_kind(kind);
+  req.set_board(board);
+  v1::ListEventsReply rep;
+  auto ctx = c.Context();
+  grpc::Status s = c.stub().ListEvents(ctx.get(), req, &rep);
+  if (!s.ok()) c.Fail(s, "listing events");
+  std::cout << RenderEventUnits(rep);
   return 0;
 }
 
@@ -360,6 +385,9 @@ int Main(int argc, char** argv) {
       ->check(CLI::Range(0u, 100000u))->capture_default_str();
   submit->add_option("--label", so.label, "a label shown in the history");
   submit->add_option("--timeout", so.timeout_s, "seconds before the job is timed out (0: server default)");
+  submit->add_option("--events", so.events,
+                     "counter events besides cycles, comma separated (see `mculab events`); the "
+                     "server splits them into passes");
   submit->add_flag("--wait", so.wait, "follow the job and print its results");
   submit->add_flag("--json", so.json, "print JSON");
 
@@ -381,6 +409,13 @@ int Main(int argc, char** argv) {
   auto* show = app.add_subcommand("show", "a job's state, provenance and per-case statistics");
   show->add_option("id", id, "job id")->required();
   show->add_flag("--json", json, "print JSON, raw per-iteration values included");
+  bool show_ops = false;
+  show->add_flag("--ops", show_ops, "the per-operator profile, sorted by share of the total");
+  std::string ev_kind, ev_board;
+  auto* events =
+      app.add_subcommand("events", "the events a kind of board counts, per counter unit");
+  events->add_option("--kind", ev_kind, "board kind");
+  events->add_option("--board", ev_board, "one board by name");
 
   bool csv_flag = false;
   std::string out_path;
@@ -423,7 +458,8 @@ int Main(int argc, char** argv) {
       jr.set_before_id(jbefore);
       return CmdJobs(client, jr, json);
     }
-    if (*show) return CmdShow(client, id, json);
+    if (*show) return CmdShow(client, id, json, show_ops);
+    if (*events) return CmdEvents(client, ev_kind, ev_board);
     if (*exp) return CmdExport(client, id, out_path);
     if (*cancel) return CmdCancel(client, id);
   } catch (const UsageError& e) {

@@ -32,6 +32,9 @@ class LabService final
   grpc::Status GetResults(grpc::ServerContext* context,
                           const mculab::v1::GetResultsRequest* request,
                           mculab::v1::Results* reply) override;
+  grpc::Status ListEvents(grpc::ServerContext* context,
+                          const mculab::v1::ListEventsRequest* request,
+                          mculab::v1::ListEventsReply* reply) override;
 
  private:
   server::Lab& lab_;

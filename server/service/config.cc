@@ -44,10 +44,10 @@ Result<LabConfig> ParseLabConfig(std::string_view toml_text, std::string_view or
   for (const auto& [key, value] : t) {
     const std::string_view k = key.str();
     if (k != "max_artifact_bytes" && k != "default_timeout_s" && k != "max_attempts" &&
-        k != "heartbeat_ms") {
+        k != "heartbeat_ms" && k != "pass_cycles_tolerance") {
       return ConfigError(origin, "unknown key '" + std::string(k) +
                                      "' (known: max_artifact_bytes, default_timeout_s, "
-                                     "max_attempts, heartbeat_ms)");
+                                     "max_attempts, heartbeat_ms, pass_cycles_tolerance)");
     }
   }
   LabConfig c;
@@ -62,6 +62,14 @@ Result<LabConfig> ParseLabConfig(std::string_view toml_text, std::string_view or
     return s.error();
   if (Status s = ReadInt(t, "heartbeat_ms", 100, 3'600'000, origin, c.heartbeat_ms); !s.ok())
     return s.error();
+  if (const toml::node* n = t.get("pass_cycles_tolerance"); n != nullptr) {
+    auto v = n->value<double>();
+    if (!v || !(*v >= 0 && *v <= 1)) {
+      return ConfigError(origin,
+                         "pass_cycles_tolerance must be a number between 0 and 1 (0.02 = 2%)");
+    }
+    c.pass_cycles_tolerance = *v;
+  }
   return c;
 }
 

@@ -4,6 +4,8 @@
 //   default_timeout_s = 600         # a job's timeout when its submitter gives none
 //   max_attempts = 3                # runs a job gets before infrastructure failures fail it
 //   heartbeat_ms = 5000             # how often agents are asked to send a heartbeat
+//   pass_cycles_tolerance = 0.02    # how far a job's passes may disagree on cycles before the
+//                                   # job is flagged (relative; emulated boards: exact, always)
 //
 // Unknown keys are an error (a typo should not silently keep a default).
 #pragma once
@@ -21,6 +23,7 @@ struct LabConfig {
   std::uint32_t default_timeout_s = 600;
   std::uint32_t max_attempts = 3;
   std::uint32_t heartbeat_ms = 5000;
+  double pass_cycles_tolerance = 0.02;
 };
 
 Result<LabConfig> ParseLabConfig(std::string_view toml_text, std::string_view origin);

@@ -10,6 +10,7 @@
 
 #include "common/op_catalog.h"
 #include "server/domain/scheduler.h"
+#include "server/service/profiles.h"
 
 namespace mculab::server {
 namespace {
@@ -52,12 +53,18 @@ Status Lab::Start() {
   if (!max_job.ok()) return max_job.error();
   auto max_run = store_.MaxRunId();
   if (!max_run.ok()) return max_run.error();
+  auto units = store_.ListBoardUnits();
+  if (!units.ok()) return units.error();
   std::vector<std::vector<CaseSpec>> cases;
+  std::vector<std::vector<std::string>> events;
   std::vector<std::optional<Run>> runs;
   for (const Job& job : *active) {
     auto c = store_.GetJobCases(job.id);
     if (!c.ok()) return c.error();
     cases.push_back(std::move(*c));
+    auto e = store_.GetJobEvents(job.id);
+    if (!e.ok()) return e.error();
+    events.push_back(std::move(e->events));
     std::optional<Run> run;
     if (IsOnBoard(job.state) && job.last_run_id != 0) {
       auto r = store_.GetRun(job.last_run_id);
@@ -69,6 +76,7 @@ Status Lab::Start() {
   std::unique_lock l(mu_);
   if (started_) return MakeError(ErrorCode::kFailedPrecondition, "the lab is already started");
   Tx tx;
+  for (BoardUnits& u : *units) board_units_[u.board] = std::move(u);
   for (Board& b : *boards) {
     b.current_job = 0;
     Board& mine = boards_[b.name] = b;
@@ -80,7 +88,8 @@ Status Lab::Start() {
   std::size_t requeued = 0;
   for (std::size_t i = 0; i < active->size(); ++i) {
     const Job& job = (*active)[i];
-    ActiveJob& aj = jobs_[job.id] = ActiveJob{job, std::move(cases[i])};
+    ActiveJob& aj = jobs_[job.id] =
+        ActiveJob{job, std::move(cases[i]), kNoDeadline, std::move(events[i])};
     if (!IsOnBoard(job.state)) continue;
     if (runs[i]) {
       Run run = *runs[i];
@@ -401,6 +410,7 @@ void Lab::AssignLocked(ActiveJob& aj, Board& board, Tx& tx) {
   a->set_warmup(aj.job.warmup);
   a->set_timeout_s(aj.job.timeout_s);
   a->set_pass(0);
+  PlanPassesLocked(aj, board, runs_.at(run.id), *a, tx);
   SendToAgentLocked(board.agent, m);
   spdlog::info("job {} -> board {} (run {}, attempt {})", aj.job.id, board.name, run.id,
                run.attempt);
@@ -535,6 +545,9 @@ Status Lab::ValidateSubmit(const SubmitRequest& r) const {
 
 Result<SubmitReply> Lab::Submit(const Caller& caller, SubmitRequest request) {
   if (Status s = ValidateSubmit(request); !s.ok()) return s.error();
+  auto events = NormalizeEvents(request.events);
+  if (!events.ok()) return events.error();
+  request.events = std::move(*events);
   if (!request.cases_artifact.empty()) {
     auto artifact = store_.GetArtifact(request.cases_artifact);
     if (!artifact.ok()) return artifact.error();
@@ -561,6 +574,7 @@ Result<SubmitReply> Lab::Submit(const Caller& caller, SubmitRequest request) {
                                                            request.kind + "'");
     }
     request.kind = b->second.kind;
+    if (Status s = CheckEventsLocked(request); !s.ok()) return s.error();
   } else {
     std::map<std::string, int> kinds;
     for (const auto& [name, board] : boards_) ++kinds[board.kind];
@@ -572,6 +586,7 @@ Result<SubmitReply> Lab::Submit(const Caller& caller, SubmitRequest request) {
       return MakeError(ErrorCode::kFailedPrecondition,
                        "no board of kind '" + request.kind + "'; the lab has: " + JoinNames(have));
     }
+    if (Status s = CheckEventsLocked(request); !s.ok()) return s.error();
   }
 
   Job job;
@@ -591,10 +606,11 @@ Result<SubmitReply> Lab::Submit(const Caller& caller, SubmitRequest request) {
 
   Tx tx;
   tx.writes.new_jobs.push_back({job, request.cases});
+  if (!request.events.empty()) tx.writes.job_events.push_back(JobEvents{job.id, request.events});
   tx.writes.transitions.push_back(CreationTransition(job, caller.user));
   tx.queue_changed = true;
   EmitLocked(job, tx);
-  jobs_.emplace(job.id, ActiveJob{job, std::move(request.cases)});
+  jobs_.emplace(job.id, ActiveJob{job, std::move(request.cases), kNoDeadline, request.events});
   spdlog::info("job {} submitted by {}: {} on {} ({} cases x {} iterations)", job.id, caller.user,
                job.op, job.board.empty() ? job.kind : job.board, job.num_cases, job.iterations);
   ScheduleLocked(tx);

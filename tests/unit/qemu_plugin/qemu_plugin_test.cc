@@ -233,3 +233,53 @@ TEST(QemuPlugin, HelloListsThePluginsEventsAsAnExternalUnit) {
 
 }  // namespace
 }  // namespace mculab
+
+namespace selected {
+
+// The "iter" lines of a run with events=...: (case, index) -> the selected columns.
+std::map<std::pair<unsigned, unsigned>, std::vector<std::int64_t>> IterColumns(
+    const std::string& text, std::string* header) {
+  std::map<std::pair<unsigned, unsigned>, std::vector<std::int64_t>> out;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("# kind case index", 0) == 0) *header = line;
+    if (line.rfind("iter ", 0) != 0) continue;
+    std::istringstream l(line);
+    std::string kind;
+    unsigned c = 0, i = 0;
+    l >> kind >> c >> i;
+    std::int64_t v = 0;
+    while (l >> v) out[{c, i}].push_back(v);
+  }
+  return out;
+}
+
+}  // namespace selected
+
+TEST(QemuPlugin, SelectedEventsCountExactlyWhatTheFullRunCounts) {
+  SKIP_WITHOUT_QEMU();
+  const std::vector<WorkloadCase> cases{{0, {MCULAB_CAL_MVE, 500}}, {1, {MCULAB_CAL_LDST, 700}}};
+  const PluginRun all = RunUnderPlugin(MCULAB_OP_CALIBRATE, cases, 2, "", "sel-all");
+  // Column order is the header's (instructions, loads, stores, branches, mve), whatever the order
+  // asked for.
+  const PluginRun some =
+      RunUnderPlugin(MCULAB_OP_CALIBRATE, cases, 2, ",events=mve_instructions+loads", "sel-some");
+  ASSERT_EQ(some.exit_status, 0) << some.text;
+  std::string header;
+  const auto cols = selected::IterColumns(some.text, &header);
+  EXPECT_EQ(header, "# kind case index loads mve_instructions");
+  ASSERT_EQ(cols.size(), 4u);
+  for (const auto& [key, values] : cols) {
+    const Counts full = [&] {
+      for (const auto& reg : all.regions) {
+        if (reg.kind == "iter" && reg.case_index == key.first && reg.index == key.second)
+          return reg.counts;
+      }
+      return Counts{};
+    }();
+    ASSERT_EQ(values.size(), 2u);
+    EXPECT_EQ(values[0], full[1]) << "loads, case " << key.first;
+    EXPECT_EQ(values[1], full[4]) << "mve, case " << key.first;
+  }
+}
