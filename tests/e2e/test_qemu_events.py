@@ -75,18 +75,20 @@ class QemuEventsTest(unittest.TestCase):
                 c0, c1 = values(0, case, 0), values(1, case, 0)
                 self.assertEqual(len(c0), ITER)
                 self.assertEqual(c0, c1, f"case {case}: passes disagree on cycles")
-                # Every event in exactly one pass, identical over the iterations.
+                # Every event in exactly one pass, identical over the iterations after the first
+                # (the runner's op profiler does its first-invocation bookkeeping inside the first
+                # measured iteration: a few stores more).
                 for m in range(1, 6):
                     counted = [p for p in (0, 1) if values(p, case, m)]
                     self.assertEqual(len(counted), 1, f"case {case} event {EVENTS[m - 1]}")
                     v = values(counted[0], case, m)
-                    self.assertEqual(len(set(v)), 1, f"case {case}: {EVENTS[m - 1]} varies: {v}")
+                    self.assertEqual(len(set(v[1:])), 1, f"case {case}: {EVENTS[m - 1]} varies: {v}")
 
             # Independent count: 3000 passes minus 1000 passes = 2000 x the loop's mix, exactly.
             for kind, (short, long_) in ((0, (0, 1)), (2, (2, 3))):
                 for m, event in enumerate(EVENTS, start=1):
                     p = 0 if m <= 3 else 1
-                    diff = values(p, long_, m)[0] - values(p, short, m)[0]
+                    diff = values(p, long_, m)[-1] - values(p, short, m)[-1]
                     self.assertEqual(diff, 2000 * MIX[kind][m - 1],
                                      f"kind {kind} {event}: {diff} != 2000 x {MIX[kind][m - 1]}")
 
