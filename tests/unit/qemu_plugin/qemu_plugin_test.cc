@@ -64,8 +64,12 @@ std::vector<Region> ParseRegions(const std::string& text) {
   std::vector<Region> out;
   std::istringstream in(text);
   std::string line;
+  bool all_columns = true;  // events= selects fewer: those runs are read by their own test
   while (std::getline(in, line)) {
-    if (line.empty() || line[0] == '#') continue;
+    if (line.rfind("# kind case index", 0) == 0) {
+      all_columns = line == "# kind case index instructions loads stores branches mve_instructions";
+    }
+    if (line.empty() || line[0] == '#' || !all_columns) continue;
     std::istringstream l(line);
     Region r;
     l >> r.kind >> r.case_index >> r.index;
@@ -223,16 +227,13 @@ TEST(QemuPlugin, HelloListsThePluginsEventsAsAnExternalUnit) {
   ASSERT_EQ(r.hello.units.size(), 1u);
   EXPECT_EQ(r.hello.units[0].name, "qemu-plugin");
   EXPECT_TRUE(r.hello.units[0].external);
-  EXPECT_EQ(r.hello.units[0].max_simultaneous, 5);
+  EXPECT_EQ(r.hello.units[0].max_simultaneous, 3);  // the plugin's events= limit
   EXPECT_EQ(r.hello.units[0].events, (std::vector<std::string>{"instructions", "loads", "stores",
                                                                "branches", "mve_instructions"}));
   EXPECT_TRUE(r.hello.counters.empty()) << "no counter the runner itself reads on QEMU";
   EXPECT_NE(r.text.find("# mculab-qemu-counters 1 mem=inline markers=0x60100000"),
             std::string::npos);
 }
-
-}  // namespace
-}  // namespace mculab
 
 namespace selected {
 
@@ -283,3 +284,6 @@ TEST(QemuPlugin, SelectedEventsCountExactlyWhatTheFullRunCounts) {
     EXPECT_EQ(values[1], full[4]) << "mve, case " << key.first;
   }
 }
+
+}  // namespace
+}  // namespace mculab
