@@ -232,9 +232,10 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
           }
         }
         if (found < 0) {
-          return fail("events=: unknown event (instructions, loads, stores, branches, "
-                      "mve_instructions) in ",
-                      a + 7);
+          return fail(
+              "events=: unknown event (instructions, loads, stores, branches, "
+              "mve_instructions) in ",
+              a + 7);
         }
         if (!(columns & (1u << found))) ++n;
         columns |= 1u << found;

@@ -5,8 +5,8 @@
 
 static const char* const kKindNames[] = {"iter", "empty", "op", "kind3"};
 
-const char* const mculab_qc_event_names[MCULAB_QC_NUM_EVENTS] = {
-    "instructions", "loads", "stores", "branches", "mve_instructions"};
+const char* const mculab_qc_event_names[MCULAB_QC_NUM_EVENTS] = {"instructions", "loads", "stores",
+                                                                 "branches", "mve_instructions"};
 
 void mculab_qc_init(mculab_qc_tracker* t) {
   t->depth = 0;

@@ -518,7 +518,6 @@ TEST_F(SqliteStoreTest, WriteAfterCloseFailsWithUnavailable) {
 
 // ---- issue 5: job events, board counter units, run passes, op profiles, memory ----
 
-
 TEST_F(SqliteStoreTest, ProfileTablesRoundTripAndReplaceByKey) {
   auto store = Open();
   ASSERT_TRUE(store);
