@@ -19,6 +19,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -59,6 +60,8 @@ struct FakeOptions {
   // EmulatedValue() per measured iteration. Empty: no such unit.
   std::vector<std::string> emulated_events{};
   std::uint32_t emulated_max = 2;
+  // Waited (on the Clock) before each SAMPLE: a slow runner, so tests can kill things mid-run.
+  std::chrono::milliseconds sample_delay{0};
 };
 
 // What the last run's fake runner received and suffered: for tests.
