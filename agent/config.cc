@@ -19,7 +19,7 @@ const std::set<std::string> kAgentKeys = {"name", "server", "spool_dir", "heartb
 const std::set<std::string> kCommonBoardKeys = {"name", "kind",      "backend",
                                                 "tags", "timeout_s", "ram_bytes"};
 const std::map<std::string, std::set<std::string>> kBackendKeys = {
-    {"qemu", {"firmware", "qemu", "icount_shift", "workload_addr"}},
+    {"qemu", {"firmware", "qemu", "icount_shift", "workload_addr", "qemu_plugin"}},
     {"host", {"runner"}},
     {"pyocd", {"firmware", "serial", "target", "console", "baud", "workload_addr", "pyocd"}},
     {"fake", {"fault", "fault_case", "sample_delay_ms"}},
@@ -177,6 +177,7 @@ Status ParseBoard(Reader& r, const toml::table& t, BoardConfig& b,
   if (auto s = r.Path(t, "firmware", b.firmware); !s) return s;
   if (auto s = r.Path(t, "runner", b.runner); !s) return s;
   if (auto s = r.String(t, "qemu", b.qemu); !s) return s;
+  if (auto s = r.Path(t, "qemu_plugin", b.qemu_plugin); !s) return s;
   if (auto s = r.Integer(t, "icount_shift", b.icount_shift, 0, 10); !s) return s;
   if (auto s = r.Integer(t, "workload_addr", b.workload_addr, 0, UINT32_MAX); !s) return s;
   if (auto s = r.String(t, "serial", b.serial); !s) return s;
@@ -295,6 +296,9 @@ Result<AgentConfig> LoadAgentConfig(const std::filesystem::path& path,
     };
     if (b.backend == "qemu" || b.backend == "pyocd") {
       if (auto s = check(b.firmware, "firmware"); !s) return s.error();
+    }
+    if (b.backend == "qemu" && !b.qemu_plugin.empty()) {
+      if (auto s = check(b.qemu_plugin, "qemu_plugin"); !s) return s.error();
     }
     if (b.backend == "host") {
       if (auto s = check(b.runner, "runner"); !s) return s.error();

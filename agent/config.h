@@ -3,7 +3,8 @@
 //   [agent]   name, server, spool_dir, heartbeat_ms, token_file
 //   [[board]] name, kind, backend = "qemu" | "host" | "pyocd" | "fake", tags = {cpu = "..."},
 //             timeout_s, ram_bytes, and per backend:
-//             qemu:  firmware, qemu, icount_shift, workload_addr
+//             qemu:  firmware, qemu, icount_shift, workload_addr, qemu_plugin (the counting
+//                    plugin; default: ../lib/libmculab-qemu-counters.so beside mculab-agent)
 //             host:  runner
 //             pyocd: firmware, serial, target, console, baud, workload_addr, pyocd
 //             fake:  fault, fault_case, sample_delay_ms
@@ -35,6 +36,7 @@ struct BoardConfig {
   std::filesystem::path firmware;  // qemu, pyocd
   std::filesystem::path runner;    // host
   std::string qemu = "qemu-system-arm";
+  std::filesystem::path qemu_plugin;  // qemu: the QEMU counting plugin (emulated events)
   int icount_shift = 5;
   std::uint32_t workload_addr = 0x60000000;  // qemu default; pyocd must set it
   std::string serial;                        // pyocd

@@ -32,6 +32,15 @@ std::filesystem::path DefaultRunner() {
   return exe.parent_path() / "mculab-runner-host";
 }
 
+// The QEMU counting plugin where the build and the install put it: ../lib beside the binary.
+std::filesystem::path DefaultQemuPlugin() {
+  std::error_code ec;
+  auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) return {};
+  auto p = exe.parent_path().parent_path() / "lib" / "libmculab-qemu-counters.so";
+  return std::filesystem::is_regular_file(p, ec) ? p : std::filesystem::path();
+}
+
 std::string HostName() {
   char buf[256] = {};
   if (::gethostname(buf, sizeof(buf) - 1) != 0 || buf[0] == '\0') return "agent";
@@ -88,6 +97,9 @@ int main(int argc, char** argv) {
   if (!spool_dir.empty()) cfg->spool_dir = spool_dir;
   if (cfg->name.empty()) cfg->name = HostName();
   if (cfg->spool_dir.empty()) cfg->spool_dir = DefaultSpoolDir(cfg->name);
+  for (auto& b : cfg->boards) {
+    if (b.backend == "qemu" && b.qemu_plugin.empty()) b.qemu_plugin = DefaultQemuPlugin();
+  }
 
   std::string token;
   if (!cfg->token_file.empty()) {

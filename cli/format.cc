@@ -248,6 +248,45 @@ std::string ResultsJson(const mculab::v1::Results& r) {
     }
     out["cases"].push_back(std::move(jc));
   }
+  // Issue 5: counter events (per case), passes, per-op profile, memory.
+  out["events"] = json::array();
+  for (const auto& c : r.counters()) {
+    out["events"].push_back({{"index", c.index()},
+                             {"id", c.case_id()},
+                             {"event", c.metric()},
+                             {"n", c.n()},
+                             {"min", c.min()},
+                             {"median", c.median()},
+                             {"max", c.max()},
+                             {"cv", c.cv()}});
+  }
+  out["passes"] = json::array();
+  for (const auto& ps : r.passes()) {
+    out["passes"].push_back(
+        {{"index", ps.index()},
+         {"events", std::vector<std::string>(ps.events().begin(), ps.events().end())}});
+  }
+  out["ops"] = json::array();
+  for (const auto& o : r.ops()) {
+    out["ops"].push_back({{"case", o.case_index()},
+                          {"op_index", o.op_index()},
+                          {"type", o.type()},
+                          {"name", o.name()},
+                          {"metric", o.metric()},
+                          {"pass", o.pass()},
+                          {"count", o.count()},
+                          {"sum", o.sum()},
+                          {"min", o.min()},
+                          {"max", o.max()}});
+  }
+  out["memory"] = json::array();
+  for (const auto& m : r.memory()) {
+    out["memory"].push_back({{"case", m.case_index()},
+                             {"source", m.source()},
+                             {"category", m.category()},
+                             {"used", m.used()},
+                             {"reserved", m.reserved()}});
+  }
   return out.dump(2);
 }
 

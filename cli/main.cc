@@ -5,17 +5,18 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
-#include <nlohmann/json.hpp>
 #include <csignal>
-#include <ctime>
 #include <cstdlib>
+#include <ctime>
 #include <fstream>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "cli/client_config.h"
 #include "cli/duration.h"
 #include "cli/format.h"
+#include "cli/profile_format.h"
 #include "common/csv_cases.h"
 #include "common/op_catalog.h"
 #include "lab.grpc.pb.h"
@@ -169,7 +170,8 @@ std::string Watch(Client& c, uint64_t id, bool quiet) {
     if (!ev.message().empty() && IsFinal(ev.state())) line += ": " + ev.message();
     if (!quiet && line != last_line) {
       if (tty) {
-        std::cerr << "\r\033[K" << "job " << id << " " << line << std::flush;
+        std::cerr << "\r\033[K"
+                  << "job " << id << " " << line << std::flush;
         if (ev.state() != last_state && !last_state.empty() && ev.state() != "running")
           std::cerr << "";
       } else if (ev.state() != last_state || IsFinal(ev.state())) {
@@ -187,7 +189,8 @@ std::string Watch(Client& c, uint64_t id, bool quiet) {
   if (final_state.empty()) {
     ctx->TryCancel();
     grpc::Status s = reader->Finish();
-    if (!s.ok() && s.error_code() != grpc::StatusCode::CANCELLED) c.Fail(s, "watching job " + std::to_string(id));
+    if (!s.ok() && s.error_code() != grpc::StatusCode::CANCELLED)
+      c.Fail(s, "watching job " + std::to_string(id));
     std::cerr << "mculab: error: the server closed the watch of job " << id
               << " before it ended; `mculab show " << id << "` shows where it is\n";
     std::exit(1);
@@ -207,12 +210,20 @@ int CmdBoards(Client& c, bool json) {
     for (const auto& b : rep.boards()) {
       nlohmann::json tags = nlohmann::json::object();
       for (const auto& [k, v] : b.tags()) tags[k] = v;
-      out.push_back({{"name", b.name()}, {"kind", b.kind()}, {"agent", b.agent()},
-                     {"state", b.state()}, {"health", b.health()}, {"emulated", b.emulated()},
-                     {"queue_length", b.queue_length()}, {"current_job", b.current_job()},
-                     {"tags", tags}, {"holder", b.holder()},
-                     {"lease_until_ms", b.lease_until_ms()}, {"note", b.reservation_note()},
-                     {"hold", b.hold()}, {"kind_queue_length", b.kind_queue_length()},
+      out.push_back({{"name", b.name()},
+                     {"kind", b.kind()},
+                     {"agent", b.agent()},
+                     {"state", b.state()},
+                     {"health", b.health()},
+                     {"emulated", b.emulated()},
+                     {"queue_length", b.queue_length()},
+                     {"current_job", b.current_job()},
+                     {"tags", tags},
+                     {"holder", b.holder()},
+                     {"lease_until_ms", b.lease_until_ms()},
+                     {"note", b.reservation_note()},
+                     {"hold", b.hold()},
+                     {"kind_queue_length", b.kind_queue_length()},
                      {"health_failures", b.health_failures()}});
     }
     std::cout << out.dump(2) << "\n";
@@ -225,7 +236,7 @@ int CmdBoards(Client& c, bool json) {
 }
 
 struct SubmitOptions {
-  std::string kind, board, op, cases, label, priority;
+  std::string kind, board, op, cases, label, priority, events;
   unsigned iterations = 20, warmup = 2, timeout_s = 0;
   bool wait = false, json = false;
 };
@@ -237,7 +248,8 @@ int CmdSubmit(Client& c, const SubmitOptions& o) {
   const std::string csv = ReadFile(o.cases, kMaxCsvBytes);
   auto table = ParseCasesCsv(csv, *op, o.cases);
   if (!table.ok()) throw UsageError{table.error().message};
-  for (const auto& w : table->warnings) std::cerr << "mculab: warning: " << o.cases << ": " << w << "\n";
+  for (const auto& w : table->warnings)
+    std::cerr << "mculab: warning: " << o.cases << ": " << w << "\n";
 
   const std::string name = std::filesystem::path(o.cases).filename().string();
   v1::ArtifactRef ref = Upload(c, name, csv);
@@ -252,6 +264,12 @@ int CmdSubmit(Client& c, const SubmitOptions& o) {
   req.set_cases_artifact(ref.sha256());
   req.set_timeout_s(o.timeout_s);
   req.set_priority(o.priority);
+  for (std::size_t start = 0; start < o.events.size();) {
+    std::size_t end = o.events.find(',', start);
+    if (end == std::string::npos) end = o.events.size();
+    if (end > start) req.add_events(o.events.substr(start, end - start));
+    start = end + 1;
+  }
   for (const auto& row : table->rows) {
     auto* cs = req.add_cases();
     cs->set_id(row.id);
@@ -263,15 +281,17 @@ int CmdSubmit(Client& c, const SubmitOptions& o) {
   if (!s.ok()) c.Fail(s, "submit");
   std::string queue = "queue position " + std::to_string(rep.queue_position());
   if (rep.estimated_start_ms() > 0) {
-    const auto wait_ms = rep.estimated_start_ms() -
-                         std::chrono::duration_cast<std::chrono::milliseconds>(
-                             std::chrono::system_clock::now().time_since_epoch())
-                             .count();
-    queue += ", estimated start in about " + FormatDurationMs(std::max<int64_t>(wait_ms / 1000, 1) * 1000);
+    const auto wait_ms =
+        rep.estimated_start_ms() - std::chrono::duration_cast<std::chrono::milliseconds>(
+                                       std::chrono::system_clock::now().time_since_epoch())
+                                       .count();
+    queue += ", estimated start in about " +
+             FormatDurationMs(std::max<int64_t>(wait_ms / 1000, 1) * 1000);
   }
   if (!o.wait) {
     if (o.json) {
-      std::cout << nlohmann::json{{"id", rep.id()}, {"state", rep.state()},
+      std::cout << nlohmann::json{{"id", rep.id()},
+                                  {"state", rep.state()},
                                   {"queue_position", rep.queue_position()},
                                   {"estimated_start_ms", rep.estimated_start_ms()}}
                        .dump()
@@ -286,8 +306,10 @@ int CmdSubmit(Client& c, const SubmitOptions& o) {
   if (!o.json) std::cerr << "job " << rep.id() << " " << rep.state() << " (" << queue << ")\n";
   const std::string final_state = Watch(c, rep.id(), o.json);
   v1::Results res = GetResults(c, rep.id(), o.json);
-  if (o.json) std::cout << ResultsJson(res) << "\n";
-  else std::cout << RenderResults(res);
+  if (o.json)
+    std::cout << ResultsJson(res) << "\n";
+  else
+    std::cout << RenderResults(res);
   return final_state == "succeeded" ? 0 : 1;
 }
 
@@ -299,9 +321,15 @@ int CmdJobs(Client& c, const v1::ListJobsRequest& req, bool json) {
   if (json) {
     nlohmann::json out = nlohmann::json::array();
     for (const auto& j : rep.jobs())
-      out.push_back({{"id", j.id()}, {"state", j.state()}, {"op", j.op()}, {"kind", j.kind()},
-                     {"board", j.assigned_board()}, {"user", j.user()}, {"label", j.label()},
-                     {"created_ms", j.created_ms()}, {"message", j.message()}});
+      out.push_back({{"id", j.id()},
+                     {"state", j.state()},
+                     {"op", j.op()},
+                     {"kind", j.kind()},
+                     {"board", j.assigned_board()},
+                     {"user", j.user()},
+                     {"label", j.label()},
+                     {"created_ms", j.created_ms()},
+                     {"message", j.message()}});
     std::cout << out.dump(2) << "\n";
   } else if (rep.jobs_size() == 0) {
     std::cout << "no jobs\n";
@@ -311,10 +339,29 @@ int CmdJobs(Client& c, const v1::ListJobsRequest& req, bool json) {
   return 0;
 }
 
-int CmdShow(Client& c, uint64_t id, bool json) {
+int CmdShow(Client& c, uint64_t id, bool json, bool ops) {
   v1::Results res = GetResults(c, id, json);
-  if (json) std::cout << ResultsJson(res) << "\n";
-  else std::cout << RenderResults(res);
+  if (ops) {
+    std::cout << RenderOps(res);
+    return 0;
+  }
+  if (json)
+    std::cout << ResultsJson(res) << "\n";
+  else
+    std::cout << RenderResults(res) << RenderEventStats(res) << RenderMemory(res);
+  return 0;
+}
+
+int CmdEvents(Client& c, const std::string& kind, const std::string& board) {
+  if (kind.empty() && board.empty()) throw UsageError{"give --kind KIND or --board NAME"};
+  v1::ListEventsRequest req;
+  req.set_kind(kind);
+  req.set_board(board);
+  v1::ListEventsReply rep;
+  auto ctx = c.Context();
+  grpc::Status s = c.stub().ListEvents(ctx.get(), req, &rep);
+  if (!s.ok()) c.Fail(s, "listing events");
+  std::cout << RenderEventUnits(rep);
   return 0;
 }
 
@@ -375,8 +422,10 @@ int CmdReserve(Client& c, const std::string& board, const std::string& duration,
   grpc::Status s = c.stub().Reserve(ctx.get(), req, &b);
   if (!s.ok()) c.Fail(s, "reserve " + board);
   if (json) {
-    std::cout << nlohmann::json{{"board", b.name()}, {"holder", b.holder()},
-                                {"lease_until_ms", b.lease_until_ms()}, {"state", b.state()}}
+    std::cout << nlohmann::json{{"board", b.name()},
+                                {"holder", b.holder()},
+                                {"lease_until_ms", b.lease_until_ms()},
+                                {"state", b.state()}}
                      .dump()
               << "\n";
   } else {
@@ -418,7 +467,8 @@ int CmdHold(Client& c, const std::string& board, const std::string& lease, const
             << ", renewed while this runs); Ctrl-C releases it" << std::endl;
   const std::int64_t every_ms = std::max<std::int64_t>(*ms / 3, 100);
   while (true) {
-    timespec ts{static_cast<time_t>(every_ms / 1000), static_cast<long>((every_ms % 1000) * 1000000)};
+    timespec ts{static_cast<time_t>(every_ms / 1000),
+                static_cast<long>((every_ms % 1000) * 1000000)};
     const int sig = sigtimedwait(&signals, nullptr, &ts);
     if (sig == SIGINT || sig == SIGTERM) break;
     v1::RenewReservationRequest renew;
@@ -430,7 +480,8 @@ int CmdHold(Client& c, const std::string& board, const std::string& lease, const
       std::cerr << "mculab: error: lost the hold of " << board << ": " << s.error_message() << "\n";
       return 1;
     }
-    if (!s.ok()) std::cerr << "mculab: warning: renewing the hold failed: " << s.error_message() << "\n";
+    if (!s.ok())
+      std::cerr << "mculab: warning: renewing the hold failed: " << s.error_message() << "\n";
   }
   v1::ReleaseRequest rel;
   rel.set_board(board);
@@ -467,8 +518,12 @@ int CmdBoard(Client& c, const std::string& board, const std::string& maintenance
   if (json) {
     nlohmann::json out = nlohmann::json::array();
     for (const auto& t : rep.transitions())
-      out.push_back({{"field", t.field()}, {"from", t.from()}, {"to", t.to()},
-                     {"reason", t.reason()}, {"actor", t.actor()}, {"time_ms", t.time_ms()}});
+      out.push_back({{"field", t.field()},
+                     {"from", t.from()},
+                     {"to", t.to()},
+                     {"reason", t.reason()},
+                     {"actor", t.actor()},
+                     {"time_ms", t.time_ms()}});
     std::cout << out.dump(2) << "\n";
     return 0;
   }
@@ -486,15 +541,17 @@ int CmdBoard(Client& c, const std::string& board, const std::string& maintenance
 }
 
 int Main(int argc, char** argv) {
-  CLI::App app{"mculab: submit, follow and read ML inference benchmarks on a shared lab of "
-               "microcontroller boards"};
+  CLI::App app{
+      "mculab: submit, follow and read ML inference benchmarks on a shared lab of "
+      "microcontroller boards"};
   app.set_version_flag("--version", std::string("mculab ") + MCULAB_VERSION);
   app.require_subcommand(1);
   std::string server, token, ca, config_path;
   app.add_option("--server", server, "server address host:port (or MCULAB_SERVER)");
   app.add_option("--token", token, "access token (or MCULAB_TOKEN)");
   app.add_option("--ca", ca, "CA certificate (PEM) to talk TLS to the server");
-  app.add_option("--config", config_path, "client config file (default ~/.config/mculab/config.toml)");
+  app.add_option("--config", config_path,
+                 "client config file (default ~/.config/mculab/config.toml)");
 
   bool json = false;
   auto* boards = app.add_subcommand("boards", "list the lab's boards: state, health, queue");
@@ -505,15 +562,22 @@ int Main(int argc, char** argv) {
   submit->add_option("--kind", so.kind, "board kind, e.g. corstone300-qemu, host");
   submit->add_option("--board", so.board, "one board by name");
   submit->add_option("--op", so.op, "operator benchmark: " + OpNames())->required();
-  submit->add_option("--cases", so.cases, "CSV of the parameter sweep (id column first)")->required();
+  submit->add_option("--cases", so.cases, "CSV of the parameter sweep (id column first)")
+      ->required();
   submit->add_option("--iterations", so.iterations, "measured iterations per case")
-      ->check(CLI::Range(1u, 100000u))->capture_default_str();
+      ->check(CLI::Range(1u, 100000u))
+      ->capture_default_str();
   submit->add_option("--warmup", so.warmup, "unmeasured iterations before measuring")
-      ->check(CLI::Range(0u, 100000u))->capture_default_str();
+      ->check(CLI::Range(0u, 100000u))
+      ->capture_default_str();
   submit->add_option("--label", so.label, "a label shown in the history");
-  submit->add_option("--timeout", so.timeout_s, "seconds before the job is timed out (0: server default)");
+  submit->add_option("--timeout", so.timeout_s,
+                     "seconds before the job is timed out (0: server default)");
   submit->add_option("--priority", so.priority, "high, normal (default) or low")
       ->check(CLI::IsMember({"high", "normal", "low"}));
+  submit->add_option("--events", so.events,
+                     "counter events besides cycles, comma separated (see `mculab events`); the "
+                     "server splits them into passes");
   submit->add_flag("--wait", so.wait, "follow the job and print its results");
   submit->add_flag("--json", so.json, "print JSON");
 
@@ -527,7 +591,9 @@ int Main(int argc, char** argv) {
   jobs->add_option("--board", jboard, "board name");
   jobs->add_option("--op", jop, "operator");
   jobs->add_option("--user", juser, "submitter");
-  jobs->add_option("--limit", jlimit, "how many")->check(CLI::Range(1u, 1000u))->capture_default_str();
+  jobs->add_option("--limit", jlimit, "how many")
+      ->check(CLI::Range(1u, 1000u))
+      ->capture_default_str();
   jobs->add_option("--before", jbefore, "only jobs with an id below this (paging)");
   jobs->add_flag("--json", json, "print JSON");
 
@@ -535,6 +601,13 @@ int Main(int argc, char** argv) {
   auto* show = app.add_subcommand("show", "a job's state, provenance and per-case statistics");
   show->add_option("id", id, "job id")->required();
   show->add_flag("--json", json, "print JSON, raw per-iteration values included");
+  bool show_ops = false;
+  show->add_flag("--ops", show_ops, "the per-operator profile, sorted by share of the total");
+  std::string ev_kind, ev_board;
+  auto* events =
+      app.add_subcommand("events", "the events a kind of board counts, per counter unit");
+  events->add_option("--kind", ev_kind, "board kind");
+  events->add_option("--board", ev_board, "one board by name");
 
   bool csv_flag = false;
   std::string out_path;
@@ -591,7 +664,8 @@ int Main(int argc, char** argv) {
     if (!token.empty()) in.token_flag = token;
     if (!ca.empty()) in.ca_flag = ca;
     in.env = Environment();
-    in.config_file = config_path.empty() ? DefaultConfigPath(in.env) : std::filesystem::path(config_path);
+    in.config_file =
+        config_path.empty() ? DefaultConfigPath(in.env) : std::filesystem::path(config_path);
     if (!config_path.empty() && !std::filesystem::exists(config_path))
       throw UsageError{"config file " + config_path + " does not exist"};
     auto cfg = ResolveClientConfig(in);
@@ -610,7 +684,8 @@ int Main(int argc, char** argv) {
       jr.set_before_id(jbefore);
       return CmdJobs(client, jr, json);
     }
-    if (*show) return CmdShow(client, id, json);
+    if (*show) return CmdShow(client, id, json, show_ops);
+    if (*events) return CmdEvents(client, ev_kind, ev_board);
     if (*exp) return CmdExport(client, id, out_path);
     if (*cancel) return CmdCancel(client, id);
     if (*reserve) {

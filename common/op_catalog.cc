@@ -14,8 +14,10 @@ const std::vector<OpInfo>& AllOps() {
            {"C", {"c", "in_channels", "input_channels", "cin", "ic"}, std::nullopt, 1},
            {"H", {"h", "height", "in_h", "input_height", "ih"}, std::nullopt, 1},
            {"W", {"w", "width", "in_w", "input_width", "iw"}, std::nullopt, 1},
-           {"K", {"k", "out_channels", "output_channels", "filters", "cout", "oc", "m"},
-            std::nullopt, 1},
+           {"K",
+            {"k", "out_channels", "output_channels", "filters", "cout", "oc", "m"},
+            std::nullopt,
+            1},
            {"kernel_h", {"kernel_shape_0", "kh", "kernel_height", "filter_h"}, std::nullopt, 1},
            {"kernel_w", {"kernel_shape_1", "kw", "kernel_width", "filter_w"}, std::nullopt, 1},
            {"pad_h", {"pads_0", "padding_h", "ph"}, 0, 0},
@@ -28,10 +30,24 @@ const std::vector<OpInfo>& AllOps() {
        "int8 fully connected layer, per-tensor requantization (TFLite reference semantics)",
        {
            {"N", {"n", "batch", "batches"}, 1, 1},
-           {"in_features", {"in", "input_size", "input_features", "c", "k_in", "accum_depth"},
-            std::nullopt, 1},
-           {"out_features", {"out", "output_size", "output_features", "units", "k", "m"},
-            std::nullopt, 1},
+           {"in_features",
+            {"in", "input_size", "input_features", "c", "k_in", "accum_depth"},
+            std::nullopt,
+            1},
+           {"out_features",
+            {"out", "output_size", "output_features", "units", "k", "m"},
+            std::nullopt,
+            1},
+       }},
+      // The loop of known length and instruction mix (ops.h table): for checking counters and
+      // passes against an independent count (`mculab submit --op calibrate --events ...`).
+      {"calibrate",
+       MCULAB_OP_CALIBRATE,
+       "a loop of known length and instruction mix (kind 0 alu, 1 ldst, 2 mve, 3 mve_tp, 4 ldm) "
+       "for checking counters",
+       {
+           {"kind", {"cal_kind", "loop_kind"}, std::nullopt, 0},
+           {"loops", {"passes", "count"}, std::nullopt, 1},
        }},
   };
   return kOps;

@@ -96,6 +96,7 @@ class SqliteStore final : public Store {
   void WriterLoop();
   void CommitBatch(std::vector<Op>& ops);
   Status ApplyWriteSet(const WriteSet& ws, bool* duplicate_batch);
+  Status ApplyProfileWrites(const WriteSet& ws);  // issue 5's tables (migration 0005)
   // Waits until everything queued before the call is committed; false once closed.
   bool WaitCommitted();
   // WaitCommitted, then the read connection's lock.
@@ -131,6 +132,11 @@ class SqliteStore final : public Store {
                                                  std::uint32_t metric) override;
   Result<std::vector<std::pair<std::string, std::uint64_t>>> CountJobsByState() override;
   Result<std::uint64_t> SamplesStored() override;
+  Result<JobEvents> GetJobEvents(JobId job) override;
+  Result<std::vector<BoardUnits>> ListBoardUnits() override;
+  Result<std::vector<RunPass>> GetRunPasses(RunId run) override;
+  Result<std::vector<OpProfileRow>> GetOpProfiles(RunId run) override;
+  Result<std::vector<MemoryFigure>> GetMemory(RunId run) override;
 };
 
 }  // namespace mculab::db

@@ -24,6 +24,7 @@
 #include "common/result.h"
 #include "server/domain/board.h"
 #include "server/domain/job.h"
+#include "server/domain/profile.h"
 #include "server/domain/run.h"
 
 namespace mculab::db {
@@ -31,14 +32,19 @@ namespace mculab::db {
 using server::Artifact;
 using server::Board;
 using server::BoardTransition;
+using server::BoardUnits;
 using server::CaseResult;
 using server::CaseSpec;
 using server::CaseStats;
 using server::Job;
+using server::JobEvents;
 using server::JobId;
 using server::JobTransition;
+using server::MemoryFigure;
+using server::OpProfileRow;
 using server::Run;
 using server::RunId;
+using server::RunPass;
 using server::Sample;
 using server::SampleBatch;
 
@@ -62,6 +68,12 @@ struct WriteSet {
   std::optional<SampleBatch> batch;      // no-op if (run, sequence) is already stored;
                                          // otherwise its samples are appended and the run's
                                          // progress_done grows by batch.iterations
+  // Issue 5 (migration 0005), applied after the fields above.
+  std::vector<JobEvents> job_events;      // inserted or replaced by job
+  std::vector<BoardUnits> board_units;    // a board's units replace its stored ones
+  std::vector<RunPass> run_passes;        // upserted by (run, pass)
+  std::vector<OpProfileRow> op_profiles;  // upserted by (run, pass, case, op, metric)
+  std::vector<MemoryFigure> memory;       // upserted by (run, case, source, category)
 
   std::size_t Rows() const;
 };
@@ -162,6 +174,18 @@ class Store {
   virtual Result<std::vector<std::pair<std::string, std::uint64_t>>> CountJobsByState() = 0;
   // Samples ever stored (a counter: it never goes down).
   virtual Result<std::uint64_t> SamplesStored() = 0;
+
+  // ---- issue 5: events, passes, op profiles, memory ----
+  // Empty events when the job asked for none.
+  virtual Result<JobEvents> GetJobEvents(JobId job) = 0;
+  // Every board's stored units, by board name.
+  virtual Result<std::vector<BoardUnits>> ListBoardUnits() = 0;
+  // Ordered by pass.
+  virtual Result<std::vector<RunPass>> GetRunPasses(RunId run) = 0;
+  // Ordered by (pass, case_index, op_index, metric).
+  virtual Result<std::vector<OpProfileRow>> GetOpProfiles(RunId run) = 0;
+  // Ordered by (case_index, source, category).
+  virtual Result<std::vector<MemoryFigure>> GetMemory(RunId run) = 0;
 };
 
 }  // namespace mculab::db

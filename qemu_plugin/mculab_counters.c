@@ -30,6 +30,12 @@
  *   mem=inline|callback   how loads and stores are split (default inline)
  *   markers=ADDR    the marker region, 64 KiB aligned (default 0x60100000)
  *   begin=SYM end=SYM     the marker functions' symbols (default mculab_marker_begin/_end)
+ *   events=E1+E2+...      count only these events (at most MCULAB_QC_MAX_SELECTED, '+'
+ *                   separated, names as in the output's header); the output then has their
+ *                   columns only, in the header's order. Without it all five are counted. Each
+ *                   event costs inline operations or a memory callback on every instruction it
+ *                   concerns, so a run counts a bounded selection and the server plans passes
+ *                   (docs/runner-protocol.md section 8).
  *
  * Single vCPU only (the counters are plain globals); a board with more is refused. */
 #include <errno.h>
@@ -44,6 +50,8 @@
 QEMU_PLUGIN_EXPORT int qemu_plugin_version = MCULAB_QEMU_PLUGIN_API_VERSION;
 
 #define MARKER_REGION_BYTES 0x10000u
+/* Events one run may select with events=: the emulated unit's "how many at once". */
+#define MCULAB_QC_MAX_SELECTED 3u
 
 enum { MARKER_BEGIN = 1, MARKER_END = 2 };
 
@@ -137,13 +145,17 @@ static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb* tb) {
       }
       continue;
     }
-    qemu_plugin_register_vcpu_insn_exec_inline(insn, QEMU_PLUGIN_INLINE_ADD_U64, &s.insns, 1);
-    if (cls & MCULAB_INSN_BRANCH) {
+    const unsigned cols = s.tracker.columns;
+    if (cols & (1u << MCULAB_QC_INSTRUCTIONS)) {
+      qemu_plugin_register_vcpu_insn_exec_inline(insn, QEMU_PLUGIN_INLINE_ADD_U64, &s.insns, 1);
+    }
+    if ((cls & MCULAB_INSN_BRANCH) && (cols & (1u << MCULAB_QC_BRANCHES))) {
       qemu_plugin_register_vcpu_insn_exec_inline(insn, QEMU_PLUGIN_INLINE_ADD_U64, &s.branches, 1);
     }
-    if (cls & MCULAB_INSN_MVE) {
+    if ((cls & MCULAB_INSN_MVE) && (cols & (1u << MCULAB_QC_MVE))) {
       qemu_plugin_register_vcpu_insn_exec_inline(insn, QEMU_PLUGIN_INLINE_ADD_U64, &s.mve, 1);
     }
+    if (!(cols & ((1u << MCULAB_QC_LOADS) | (1u << MCULAB_QC_STORES)))) continue;
     if (s.mem_callback) {
       qemu_plugin_register_vcpu_mem_cb(insn, on_access, QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_MEM_RW,
                                        NULL);
@@ -185,6 +197,7 @@ static int fail(const char* what, const char* arg) {
 QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t* info, int argc,
                                            char** argv) {
   const char* out_path = NULL;
+  unsigned columns = MCULAB_QC_ALL_EVENTS;
   for (int i = 0; i < argc; ++i) {
     const char* a = argv[i];
     if (strncmp(a, "out=", 4) == 0) {
@@ -204,8 +217,38 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
       s.begin_sym = a + 6;
     } else if (strncmp(a, "end=", 4) == 0) {
       s.end_sym = a + 4;
+    } else if (strncmp(a, "events=", 7) == 0) {
+      columns = 0;
+      unsigned n = 0;
+      const char* p = a + 7;
+      while (*p) {
+        const char* end = strchr(p, '+');
+        const size_t len = end ? (size_t)(end - p) : strlen(p);
+        int found = -1;
+        for (int e = 0; e < MCULAB_QC_NUM_EVENTS; ++e) {
+          if (strlen(mculab_qc_event_names[e]) == len &&
+              strncmp(p, mculab_qc_event_names[e], len) == 0) {
+            found = e;
+          }
+        }
+        if (found < 0) {
+          return fail(
+              "events=: unknown event (instructions, loads, stores, branches, "
+              "mve_instructions) in ",
+              a + 7);
+        }
+        if (!(columns & (1u << found))) ++n;
+        columns |= 1u << found;
+        p += len;
+        if (*p == '+') ++p;
+      }
+      if (n == 0) return fail("events= names no event", "");
+      if (n > MCULAB_QC_MAX_SELECTED) {
+        return fail("events=: at most 3 events at once (plan passes), got ", a + 7);
+      }
     } else {
-      return fail("unknown argument (out=, mem=inline|callback, markers=, begin=, end=): ", a);
+      return fail("unknown argument (out=, mem=inline|callback, markers=, begin=, end=, events=): ",
+                  a);
     }
   }
   if (strcmp(info->target_name, "arm") != 0) {
@@ -219,11 +262,17 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
     if (s.out == NULL) return fail("cannot open out=", out_path);
   }
   mculab_qc_init(&s.tracker);
+  s.tracker.columns = columns;
   char head[256];
-  snprintf(head, sizeof head,
-           "# mculab-qemu-counters 1 mem=%s markers=0x%llx\n"
-           "# kind case index instructions loads stores branches mve_instructions\n",
-           s.mem_callback ? "callback" : "inline", (unsigned long long)s.markers);
+  int len = snprintf(head, sizeof head,
+                     "# mculab-qemu-counters 1 mem=%s markers=0x%llx\n# kind case index",
+                     s.mem_callback ? "callback" : "inline", (unsigned long long)s.markers);
+  for (int e = 0; e < MCULAB_QC_NUM_EVENTS; ++e) {
+    if (columns & (1u << e)) {
+      len += snprintf(head + len, sizeof head - (size_t)len, " %s", mculab_qc_event_names[e]);
+    }
+  }
+  snprintf(head + len, sizeof head - (size_t)len, "\n");
   emit(head);
   if (s.out != NULL) fflush(s.out);
   qemu_plugin_register_vcpu_tb_trans_cb(id, on_translate);

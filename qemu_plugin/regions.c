@@ -5,6 +5,9 @@
 
 static const char* const kKindNames[] = {"iter", "empty", "op", "kind3"};
 
+const char* const mculab_qc_event_names[MCULAB_QC_NUM_EVENTS] = {"instructions", "loads", "stores",
+                                                                 "branches", "mve_instructions"};
+
 void mculab_qc_init(mculab_qc_tracker* t) {
   t->depth = 0;
   for (int k = 0; k < 2; ++k) {
@@ -15,6 +18,7 @@ void mculab_qc_init(mculab_qc_tracker* t) {
   t->regions = 0;
   t->unclosed = 0;
   t->unmatched = 0;
+  t->columns = MCULAB_QC_ALL_EVENTS;
 }
 
 void mculab_qc_begin(mculab_qc_tracker* t, uint32_t word, const mculab_qc_counts* now) {
@@ -61,12 +65,17 @@ size_t mculab_qc_end(mculab_qc_tracker* t, uint32_t word, const mculab_qc_counts
   }
   ++t->regions;
   *kind_out = kind;
-  uint64_t v[MCULAB_QC_NUM_EVENTS];
-  for (int e = 0; e < MCULAB_QC_NUM_EVENTS; ++e) v[e] = now->v[e] - start->v[e];
-  const int len = snprintf(line, cap, "%s %u %u %llu %llu %llu %llu %llu\n", kKindNames[kind],
-                           (unsigned)case_index, (unsigned)n, (unsigned long long)v[0],
-                           (unsigned long long)v[1], (unsigned long long)v[2],
-                           (unsigned long long)v[3], (unsigned long long)v[4]);
+  int len = snprintf(line, cap, "%s %u %u", kKindNames[kind], (unsigned)case_index, (unsigned)n);
+  for (int e = 0; e < MCULAB_QC_NUM_EVENTS && len >= 0 && (size_t)len < cap; ++e) {
+    if (!(t->columns & (1u << e))) continue;
+    const int more = snprintf(line + len, cap - (size_t)len, " %llu",
+                              (unsigned long long)(now->v[e] - start->v[e]));
+    len = more < 0 ? more : len + more;
+  }
+  if (len >= 0 && (size_t)len + 1 < cap) {
+    line[len++] = '\n';
+    line[len] = 0;
+  }
   if (len < 0) return 0;
   return (size_t)len < cap ? (size_t)len : cap - 1;
 }

@@ -53,12 +53,20 @@ typedef struct {
   uint64_t regions;   /* closed */
   uint64_t unclosed;  /* begins dropped: an end of an outer region came first, or too deep */
   uint64_t unmatched; /* ends with no begin */
+  unsigned columns;   /* bit e: event e is counted and printed (default: all) */
 } mculab_qc_tracker;
+
+#define MCULAB_QC_ALL_EVENTS ((1u << MCULAB_QC_NUM_EVENTS) - 1u)
+
+/* The events' names in column order: "instructions", "loads", "stores", "branches",
+ * "mve_instructions". */
+extern const char* const mculab_qc_event_names[MCULAB_QC_NUM_EVENTS];
 
 void mculab_qc_init(mculab_qc_tracker* t);
 void mculab_qc_begin(mculab_qc_tracker* t, uint32_t word, const mculab_qc_counts* now);
-/* Closes the region `word`; writes its line (NUL-terminated, with '\n') into `line` and returns
- * its length, or returns 0 for an end without a begin. *kind_out = the region's kind. */
+/* Closes the region `word`; writes its line (the selected columns only, t->columns)
+ * (NUL-terminated, with '\n') into `line` and returns its length, or returns 0 for an end without a
+ * begin. *kind_out = the region's kind. */
 size_t mculab_qc_end(mculab_qc_tracker* t, uint32_t word, const mculab_qc_counts* now, char* line,
                      size_t cap, unsigned* kind_out);
 

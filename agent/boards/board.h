@@ -24,6 +24,17 @@
 
 namespace mculab::agent {
 
+// A set of counters the board offers (agent.proto CounterUnit). `external`: counted by the board
+// backend outside the runner (the QEMU plugin), so RunSpec::emulated_events selects them and
+// RunnerProcess::EmulatedCounts() delivers them; otherwise the runner counts them (its HELLO).
+struct CounterUnitInfo {
+  std::string name;
+  std::uint32_t max_simultaneous = 0;
+  std::vector<std::string> events;
+  bool emulated = false;
+  bool external = false;
+};
+
 struct BoardInfo {
   std::string name;
   std::string kind;
@@ -33,12 +44,15 @@ struct BoardInfo {
   std::uint64_t ram_bytes = 0;                // 0: not known
   std::string backend;                        // for logs only: nothing may branch on it
   std::chrono::seconds default_timeout{300};  // per run, when the assignment sets none
+  std::vector<CounterUnitInfo> counter_units{};  // what the board counts besides the timer
 };
 
 struct RunSpec {
   std::uint64_t run_id = 0;
   std::vector<std::uint8_t> workload;  // the built workload (header included)
   std::chrono::seconds timeout{300};   // whole run; backends use it to bound their own steps
+  // Events of the board's external units to count in this run (issue 5), e.g. the QEMU plugin's.
+  std::vector<std::string> emulated_events{};
 };
 
 // How the runner was run: part of the result's provenance.
@@ -49,6 +63,7 @@ struct RunProvenance {
   std::string note;  // what the numbers mean on this backend
   // Where the backend put the workload; 0 when it does not apply (host runner reads a file).
   std::uint32_t workload_addr = 0;
+  std::string firmware_path;  // the runner ELF, for the memory report ("" when not an ELF)
 };
 
 class RunnerProcess {
@@ -69,6 +84,11 @@ class RunnerProcess {
   virtual const RunProvenance& provenance() const = 0;
   // What the backend saw besides the link (e.g. the tail of QEMU's stderr), for failure messages.
   virtual std::string Diagnostics() { return {}; }
+  // After the runner ended: the board backend's output for RunSpec::emulated_events (the QEMU
+  // plugin's lines). kNotFound when the run counted none.
+  virtual Result<std::string> EmulatedCounts() {
+    return MakeError(ErrorCode::kNotFound, "this board counts no emulated events");
+  }
 };
 
 class Board {

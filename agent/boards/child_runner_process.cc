@@ -1,6 +1,7 @@
 #include "agent/boards/child_runner_process.h"
 
 #include <fstream>
+#include <sstream>
 
 namespace mculab::agent {
 
@@ -47,6 +48,18 @@ std::string FileTail(const std::filesystem::path& path, std::size_t max_bytes) {
   in.read(s.data(), static_cast<std::streamsize>(s.size()));
   while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
   return s;
+}
+
+Result<std::string> ChildRunnerProcess::EmulatedCounts() {
+  if (counts_file_.empty()) return RunnerProcess::EmulatedCounts();
+  std::ifstream in(counts_file_, std::ios::binary);
+  if (!in) {
+    return MakeError(ErrorCode::kUnavailable,
+                     "the emulator wrote no counts (" + counts_file_.string() + " is missing)");
+  }
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
 }
 
 }  // namespace mculab::agent

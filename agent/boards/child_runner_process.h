@@ -30,6 +30,9 @@ class ChildRunnerProcess final : public RunnerProcess {
   }
   const RunProvenance& provenance() const override { return provenance_; }
   std::string Diagnostics() override;
+  Result<std::string> EmulatedCounts() override;
+  // Where the board backend's emulated counts go (inside the run's temp dir).
+  void set_counts_file(std::filesystem::path path) { counts_file_ = std::move(path); }
 
  private:
   std::unique_ptr<TempDir> dir_;  // declared first: removed last
@@ -38,6 +41,7 @@ class ChildRunnerProcess final : public RunnerProcess {
   UniqueFd write_fd_;
   std::filesystem::path stderr_file_;
   RunProvenance provenance_;
+  std::filesystem::path counts_file_;
 };
 
 // The last `max_bytes` of a text file, trimmed, for error messages ("" if absent or empty).

@@ -42,8 +42,12 @@ Bytes Corrupt(Bytes frame) {
 class FakeRunnerProcess final : public RunnerProcess {
  public:
   FakeRunnerProcess(const FakeOptions& options, Clock& clock, std::vector<std::uint8_t> workload,
-                    std::shared_ptr<FakeRunLog> log)
-      : o_(options), clock_(clock), workload_(std::move(workload)), log_(std::move(log)) {
+                    std::shared_ptr<FakeRunLog> log, std::vector<std::string> emulated)
+      : o_(options),
+        clock_(clock),
+        workload_(std::move(workload)),
+        log_(std::move(log)),
+        emulated_(std::move(emulated)) {
     prov_.firmware_sha256 = Sha256Hex(std::string("mculab fake runner 1.0.0"));
     prov_.toolchain = "none (in-process fake runner)";
     prov_.note = "fake board: a simulated runner, the values are synthetic";
@@ -78,6 +82,15 @@ class FakeRunnerProcess final : public RunnerProcess {
     std::copy_n(out_.begin(), n, buf.begin());
     out_.erase(out_.begin(), out_.begin() + static_cast<std::ptrdiff_t>(n));
     return n;
+  }
+
+  // Plugin-format lines for the emulated events asked for (agent/boards/plugin_counts.h).
+  Result<std::string> EmulatedCounts() override {
+    if (emulated_.empty()) return RunnerProcess::EmulatedCounts();
+    std::string out = "# mculab-qemu-counters 1 fake\n# kind case index";
+    for (const auto& e : emulated_) out += " " + e;
+    out += "\n" + regions_ + "# end regions=0 unclosed=0 unmatched=0\n";
+    return out;
   }
 
   Status Write(std::span<const std::uint8_t> bytes) override {
@@ -214,6 +227,16 @@ class FakeRunnerProcess final : public RunnerProcess {
           wire = Corrupt(std::move(wire));
         }
         Append(wire);
+        if (!emulated_.empty()) {
+          regions_ += "iter " + std::to_string(case_) + " " + std::to_string(iter_);
+          for (const auto& e : emulated_) {
+            const auto& all = o_.emulated_events;
+            const auto k =
+                static_cast<std::uint32_t>(std::find(all.begin(), all.end(), e) - all.begin());
+            regions_ += " " + std::to_string(FakeBoard::EmulatedValue(k, case_, iter_));
+          }
+          regions_ += "\n";
+        }
         ++iter_;
         return;
       }
@@ -247,6 +270,8 @@ class FakeRunnerProcess final : public RunnerProcess {
   Clock& clock_;
   std::vector<std::uint8_t> workload_;
   std::shared_ptr<FakeRunLog> log_;
+  std::vector<std::string> emulated_;  // RunSpec::emulated_events
+  std::string regions_;                // plugin-format "iter" lines so far
   RunProvenance prov_;
   FrameStream in_{FrameSender::kAgent};
   std::deque<std::uint8_t> out_;
@@ -295,8 +320,18 @@ std::uint32_t FakeBoard::CounterValue(std::uint32_t counter, std::uint32_t itera
   return 10'000 * (counter + 1) + iteration;
 }
 
+std::uint64_t FakeBoard::EmulatedValue(std::uint32_t event, std::uint16_t case_index,
+                                       std::uint32_t iteration) {
+  return 500'000 + 1000ull * event + 10ull * case_index + iteration;
+}
+
 FakeBoard::FakeBoard(BoardInfo info, FakeOptions options, Clock& clock)
-    : info_(std::move(info)), options_(std::move(options)), clock_(clock) {}
+    : info_(std::move(info)), options_(std::move(options)), clock_(clock) {
+  if (!options_.emulated_events.empty()) {
+    info_.counter_units.push_back(CounterUnitInfo{"fake-emulator", options_.emulated_max,
+                                                  options_.emulated_events, true, true});
+  }
+}
 
 Result<std::unique_ptr<RunnerProcess>> FakeBoard::Start(const RunSpec& spec) {
   auto log = std::make_shared<FakeRunLog>();
@@ -305,7 +340,7 @@ Result<std::unique_ptr<RunnerProcess>> FakeBoard::Start(const RunSpec& spec) {
     last_run_ = log;
   }
   return std::unique_ptr<RunnerProcess>(
-      new FakeRunnerProcess(options_, clock_, spec.workload, std::move(log)));
+      new FakeRunnerProcess(options_, clock_, spec.workload, std::move(log), spec.emulated_events));
 }
 
 std::shared_ptr<FakeRunLog> FakeBoard::last_run() const {

@@ -55,6 +55,11 @@ struct FakeOptions {
   std::string cpu = "cortex-m55";
   std::vector<std::string> counters = {"instructions", "loads", "stores"};
   std::uint8_t max_counters = 2;
+  // An emulated counter unit the fake board counts itself, like QemuBoard's plugin (issue 5):
+  // RunSpec::emulated_events picks from it, EmulatedCounts() gives plugin-format lines with
+  // EmulatedValue() per measured iteration. Empty: no such unit.
+  std::vector<std::string> emulated_events{};
+  std::uint32_t emulated_max = 2;
   // Waited (on the Clock) before each SAMPLE: a slow runner, so tests can kill things mid-run.
   std::chrono::milliseconds sample_delay{0};
 };
@@ -83,6 +88,9 @@ class FakeBoard final : public Board {
   static std::uint64_t TimerValue(std::uint16_t case_index, std::uint32_t iteration);
   static std::uint32_t CounterValue(std::uint32_t counter, std::uint32_t iteration);
   static constexpr std::uint64_t kOverhead = 12;
+  // The value of the fake's emulated event `event` (index in FakeOptions::emulated_events).
+  static std::uint64_t EmulatedValue(std::uint32_t event, std::uint16_t case_index,
+                                     std::uint32_t iteration);
 
  private:
   BoardInfo info_;

@@ -24,6 +24,7 @@ Result<std::vector<std::unique_ptr<Board>>> MakeBoards(const AgentConfig& config
       o.firmware = b.firmware;
       o.icount_shift = b.icount_shift;
       o.workload_addr = b.workload_addr;
+      o.plugin = b.qemu_plugin;
       boards.push_back(std::make_unique<QemuBoard>(std::move(info), std::move(o), deps.clock));
     } else if (b.backend == "host") {
       boards.push_back(std::make_unique<HostBoard>(std::move(info), b.runner));

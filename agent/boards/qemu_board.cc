@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "agent/boards/child_runner_process.h"
+#include "agent/boards/plugin_counts.h"
 #include "agent/io/temp_dir.h"
 #include "agent/io/unix_socket.h"
 
@@ -60,6 +61,12 @@ std::vector<std::string> QemuArgv(const QemuOptions& o, const std::filesystem::p
   };
 }
 
+std::vector<CounterUnitInfo> QemuCounterUnits(const QemuOptions& o) {
+  if (o.plugin.empty()) return {};
+  return {CounterUnitInfo{kQemuPluginUnit, kQemuPluginMaxSimultaneous, QemuPluginEvents(),
+                          /*emulated=*/true, /*external=*/true}};
+}
+
 std::string QemuNote(const QemuOptions& o) {
   return "QEMU " + o.machine + " -icount shift=" + std::to_string(o.icount_shift) +
          ": emulated instruction-driven time, not silicon cycles";
@@ -69,7 +76,9 @@ QemuBoard::QemuBoard(BoardInfo info, QemuOptions options, Clock& clock)
     : info_(std::move(info)),
       options_(std::move(options)),
       clock_(clock),
-      firmware_(options_.firmware) {}
+      firmware_(options_.firmware) {
+  info_.counter_units = QemuCounterUnits(options_);
+}
 
 Result<std::unique_ptr<RunnerProcess>> QemuBoard::Start(const RunSpec& spec) {
   auto id = firmware_.Identify();
@@ -87,6 +96,17 @@ Result<std::unique_ptr<RunnerProcess>> QemuBoard::Start(const RunSpec& spec) {
   }
   SpawnOptions so;
   so.argv = QemuArgv(options_, socket, workload);
+  const auto counts = (*dir)->path() / "counts.txt";
+  if (!spec.emulated_events.empty()) {
+    if (options_.plugin.empty()) {
+      return MakeError(ErrorCode::kFailedPrecondition,
+                       "emulated events were asked for but board " + info_.name +
+                           " has no QEMU counting plugin configured (qemu_plugin)");
+    }
+    so.argv.push_back("-plugin");
+    so.argv.push_back(
+        QemuPluginArg(options_.plugin.string(), counts.string(), spec.emulated_events));
+  }
   so.stderr_file = stderr_file;
   auto proc = Subprocess::Spawn(so);
   if (!proc) return proc.error();
@@ -112,9 +132,12 @@ Result<std::unique_ptr<RunnerProcess>> QemuBoard::Start(const RunSpec& spec) {
   prov.board_serial = info_.serial;
   prov.note = QemuNote(options_);
   prov.workload_addr = options_.workload_addr;
-  return std::unique_ptr<RunnerProcess>(new ChildRunnerProcess(std::move(*dir), std::move(*proc),
-                                                               std::move(*fd), std::move(write_fd),
-                                                               stderr_file, std::move(prov)));
+  prov.firmware_path = options_.firmware.string();
+  auto runner =
+      std::make_unique<ChildRunnerProcess>(std::move(*dir), std::move(*proc), std::move(*fd),
+                                           std::move(write_fd), stderr_file, std::move(prov));
+  if (!spec.emulated_events.empty()) runner->set_counts_file(counts);
+  return std::unique_ptr<RunnerProcess>(std::move(runner));
 }
 
 }  // namespace mculab::agent

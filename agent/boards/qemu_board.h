@@ -24,12 +24,17 @@ struct QemuOptions {
   std::filesystem::path firmware;  // the runner ELF
   int icount_shift = 5;
   std::uint32_t workload_addr = 0x60000000;  // an547 DDR, where the runner looks
+  // The QEMU counting plugin (libmculab-qemu-counters.so); empty: the board counts no events.
+  std::filesystem::path plugin;
 };
 
 // The QEMU command line for one run (pure; unit-tested).
 std::vector<std::string> QemuArgv(const QemuOptions& options,
                                   const std::filesystem::path& link_socket,
                                   const std::filesystem::path& workload_file);
+
+// The board's counter units: the plugin's emulated unit when a plugin is configured.
+std::vector<CounterUnitInfo> QemuCounterUnits(const QemuOptions& options);
 
 // The provenance note for results from this backend.
 std::string QemuNote(const QemuOptions& options);

@@ -204,6 +204,13 @@ v1::AgentMessage AgentLink::Impl::BuildRegister() {
     pb->set_emulated(i.emulated);
     pb->set_serial(i.serial);
     pb->set_ram_bytes(i.ram_bytes);
+    for (const CounterUnitInfo& u : i.counter_units) {
+      auto* cu = pb->add_counter_units();
+      cu->set_name(u.name);
+      cu->set_max_simultaneous(u.max_simultaneous);
+      for (const auto& e : u.events) cu->add_events(e);
+      cu->set_emulated(u.emulated);
+    }
   }
   std::set<std::uint64_t> runs;
   for (auto id : spool_.Runs()) runs.insert(id);

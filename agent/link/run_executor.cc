@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "agent/boards/plugin_counts.h"
+#include "agent/runner/elf_memory.h"
 #include "agent/runner/runner_session.h"
 #include "common/op_catalog.h"
 #include "common/sha256.h"
@@ -52,14 +54,82 @@ void SendState(RunSink& sink, std::uint64_t run_id, const char* state, const std
   sink.Send(m);
 }
 
-// Turns session events into spooled, sequenced messages.
+// One pass as the agent runs it: which events the runner counts (CONFIGURE) and which the board
+// backend counts (the QEMU plugin), and the run-wide metric index of each.
+struct AgentPass {
+  std::uint32_t index = 0;
+  std::vector<std::string> runner_events;
+  std::vector<std::string> emulated_events;
+  std::vector<std::uint32_t> emulated_metrics;  // per emulated event
+};
+
+// The run's metric names (RunStarted.counters) and passes from the assignment: an assignment
+// without passes is one pass of its events.
+struct AgentPlan {
+  std::vector<std::string> counters;
+  std::vector<AgentPass> passes;
+  std::uint32_t Metric(const std::string& event) const {
+    for (std::size_t i = 0; i < counters.size(); ++i) {
+      if (counters[i] == event) return static_cast<std::uint32_t>(i + 1);
+    }
+    return 0;
+  }
+};
+
+bool IsEmulatedEvent(const BoardInfo& info, const std::string& event) {
+  for (const CounterUnitInfo& u : info.counter_units) {
+    if (!u.external) continue;
+    if (std::find(u.events.begin(), u.events.end(), event) != u.events.end()) return true;
+  }
+  return false;
+}
+
+AgentPlan PlanOf(const v1::Assignment& a, const BoardInfo& info) {
+  AgentPlan plan;
+  auto add_counter = [&](const std::string& e) {
+    if (e.empty() || e == "cycles") return;
+    if (std::find(plan.counters.begin(), plan.counters.end(), e) == plan.counters.end()) {
+      plan.counters.push_back(e);
+    }
+  };
+  std::vector<std::pair<std::uint32_t, std::vector<std::string>>> specs;
+  if (a.passes_size() == 0) {
+    specs.push_back({0, {a.events().begin(), a.events().end()}});
+  } else {
+    for (const auto& p : a.passes())
+      specs.push_back({p.index(), {p.events().begin(), p.events().end()}});
+  }
+  for (const auto& [index, events] : specs) {
+    for (const auto& e : events) add_counter(e);
+  }
+  for (const auto& [index, events] : specs) {
+    AgentPass p;
+    p.index = index;
+    for (const auto& e : events) {
+      if (e.empty() || e == "cycles") continue;
+      if (IsEmulatedEvent(info, e)) {
+        p.emulated_events.push_back(e);
+        p.emulated_metrics.push_back(plan.Metric(e));
+      } else {
+        p.runner_events.push_back(e);
+      }
+    }
+    plan.passes.push_back(std::move(p));
+  }
+  return plan;
+}
+
+// Turns session events into spooled, sequenced messages. Runs pass after pass: BeginPass() before
+// each session, EndPass() after it. A pass with emulated events holds its samples and case ends
+// until EndPass() has merged the board's counts into them (the counts exist once the emulator
+// has exited); other passes send as they go.
 class RunReporter final : public SessionListener {
  public:
-  RunReporter(const v1::Assignment& a, const RunProvenance& prov, std::string workload_sha256,
+  RunReporter(const v1::Assignment& a, const AgentPlan& plan, std::string workload_sha256,
               std::uint32_t seed, Spool& spool, RunSink& sink, Clock& clock, CancelToken& cancel,
               const ExecutorOptions& options, std::string log_prefix)
       : a_(a),
-        prov_(prov),
+        plan_(plan),
         workload_sha256_(std::move(workload_sha256)),
         seed_(seed),
         spool_(spool),
@@ -70,7 +140,28 @@ class RunReporter final : public SessionListener {
         log_prefix_(std::move(log_prefix)),
         next_seq_(spool.NextSequence(a.run_id())) {}
 
+  void BeginPass(const AgentPass& pass, const RunProvenance& prov) {
+    Flush();
+    pass_ = &pass;
+    prov_ = prov;
+    held_samples_.clear();
+    held_cases_.clear();
+    runner_metrics_.clear();
+    pending_ = v1::CaseDone();
+  }
+
   void OnStarted(const Hello& h, const std::vector<std::string>& counters) override {
+    runner_metrics_.clear();
+    for (const auto& c : counters) runner_metrics_.push_back(plan_.Metric(c));
+    spdlog::info("{}: pass {}: runner {} {} on {} ({}{}), counters: {}{}", log_prefix_,
+                 pass_->index, h.port, h.version(), h.cpu, h.timer_unit,
+                 h.emulated ? ", emulated" : "",
+                 counters.empty() ? "timer only" : fmt::format("{}", fmt::join(counters, ",")),
+                 pass_->emulated_events.empty()
+                     ? ""
+                     : fmt::format("; emulated: {}", fmt::join(pass_->emulated_events, ",")));
+    if (started_sent_) return;
+    started_sent_ = true;
     v1::RunStarted rs;
     rs.set_run_id(a_.run_id());
     rs.set_runner_version(h.version());
@@ -79,40 +170,71 @@ class RunReporter final : public SessionListener {
     rs.set_clock_hz(h.clock_hz);
     rs.set_emulated(h.emulated);
     rs.set_timer_unit(h.timer_unit);
-    for (const auto& c : counters) rs.add_counters(c);
+    for (const auto& c : plan_.counters) rs.add_counters(c);
     rs.set_firmware_sha256(prov_.firmware_sha256);
     rs.set_workload_sha256(workload_sha256_);
     rs.set_toolchain(prov_.toolchain);
     rs.set_board_serial(prov_.board_serial);
     rs.set_note(prov_.note);
     rs.set_seed(seed_);
+    if (!prov_.firmware_path.empty()) {
+      if (auto mem = ReadElfMemory(prov_.firmware_path); mem.ok()) {
+        for (const MemoryItem& item : *mem) {
+          auto* f = rs.add_firmware_memory();
+          f->set_case_index(-1);
+          f->set_source("elf");
+          f->set_category(item.category);
+          f->set_used(item.bytes);
+        }
+      } else {
+        spdlog::warn("{}: no memory report from the ELF: {}", log_prefix_, mem.error().message);
+      }
+    }
     Keep(spool_.PutStarted(rs));
     v1::AgentMessage m;
     *m.mutable_run_started() = std::move(rs);
     sink_.Send(m);
-    spdlog::info("{}: runner {} {} on {} ({}{}), counters: {}", log_prefix_, h.port, h.version(),
-                 h.cpu, h.timer_unit, h.emulated ? ", emulated" : "",
-                 counters.empty() ? "timer only" : fmt::format("{}", fmt::join(counters, ",")));
   }
 
   void OnSample(const SampleMsg& s) override {
-    if (batch_.samples_size() == 0) batch_started_ = clock_.Now();
-    const std::uint32_t case_index = CaseIndex(s.case_index);
-    auto add = [&](std::uint32_t metric, std::int64_t value) {
-      auto* row = batch_.add_samples();
-      row->set_case_index(case_index);
-      row->set_iteration(s.iteration);
-      row->set_metric(metric);
-      row->set_value(value);
-    };
-    add(0, static_cast<std::int64_t>(s.timer));
-    for (std::size_t i = 0; i < s.counters.size(); ++i) {
-      add(static_cast<std::uint32_t>(i + 1), s.counters[i]);
-    }
     ++samples_;
-    if (static_cast<std::size_t>(batch_.samples_size()) >= options_.max_batch_samples ||
-        clock_.Now() - batch_started_ >= options_.max_batch_age) {
-      Flush();
+    if (!pass_->emulated_events.empty()) {
+      held_samples_.push_back(s);
+      return;
+    }
+    AddSample(s, nullptr);
+  }
+
+  void OnOpSample(const OpSample& op) override {
+    auto* p = pending_.add_ops();
+    p->set_op_index(op.op_index);
+    p->set_type(op.type);
+    p->set_name(op.name);
+    p->set_count(op.count);
+    p->set_unclosed(op.unclosed);
+    auto add = [&](std::uint32_t metric, const OpMetric& v) {
+      auto* m = p->add_metrics();
+      m->set_metric(metric);
+      m->set_count(op.count);
+      m->set_sum(v.sum);
+      m->set_min(v.min);
+      m->set_max(v.max);
+    };
+    if (pass_->index == 0) add(0, op.timer);  // the timer as pass 0 measured it
+    for (std::size_t k = 0; k < op.counters.size() && k < runner_metrics_.size(); ++k) {
+      if (runner_metrics_[k] != 0) add(runner_metrics_[k], op.counters[k]);
+    }
+  }
+
+  void OnMemory(const MemoryReport& mem) override {
+    if (pass_->index != 0) return;  // the same in every pass: reported once
+    for (const MemoryEntry& e : mem.entries) {
+      auto* f = pending_.add_memory();
+      f->set_case_index(static_cast<std::int32_t>(CaseIndex(mem.case_index)));
+      f->set_source("runner");
+      f->set_category(e.category);
+      f->set_used(e.used);
+      f->set_reserved(e.reserved);
     }
   }
 
@@ -120,18 +242,81 @@ class RunReporter final : public SessionListener {
     if (batch_.samples_size() > 0 && clock_.Now() - batch_started_ >= options_.max_batch_age) {
       Flush();
     }
-    v1::CaseDone cd;
+    v1::CaseDone cd = std::move(pending_);
+    pending_ = v1::CaseDone();
     cd.set_run_id(a_.run_id());
     cd.set_case_index(CaseIndex(r.case_index));
     cd.set_checksum(r.checksum);
     cd.set_expected_checksum(r.expected);
     cd.set_checksum_ok(r.checksum_ok);
     cd.set_overhead(static_cast<std::int64_t>(r.overhead));
+    cd.set_pass(pass_->index);
     for (auto v : r.counter_overhead) cd.add_counter_overhead(static_cast<std::int64_t>(v));
-    Keep(spool_.PutCaseDone(cd));
-    v1::AgentMessage m;
-    *m.mutable_case_done() = std::move(cd);
-    sink_.Send(m);
+    if (!pass_->emulated_events.empty()) {
+      held_cases_.push_back({r.case_index, std::move(cd)});
+      return;
+    }
+    SendCaseDone(std::move(cd));
+  }
+
+  // After the pass's session: merges the board's emulated counts into the held samples and case
+  // ends and sends them. An error (counts missing or not matching the samples) fails the run.
+  Status EndPass(RunnerProcess& runner, bool session_ok) {
+    if (pass_->emulated_events.empty()) {
+      Flush();
+      return {};
+    }
+    if (!session_ok) return {};  // the run failed anyway; nothing half-merged is sent
+    auto text = runner.EmulatedCounts();
+    if (!text.ok()) return text.error();
+    auto counts = ParsePluginCounts(*text);
+    if (!counts.ok()) return counts.error();
+    std::vector<int> column(pass_->emulated_events.size(), -1);
+    for (std::size_t e = 0; e < column.size(); ++e) {
+      auto it =
+          std::find(counts->columns.begin(), counts->columns.end(), pass_->emulated_events[e]);
+      if (it == counts->columns.end()) {
+        return MakeError(ErrorCode::kDataLoss,
+                         "the emulator's counts have no column for " + pass_->emulated_events[e]);
+      }
+      column[e] = static_cast<int>(it - counts->columns.begin());
+    }
+    for (const SampleMsg& s : held_samples_) {
+      const auto* values = counts->Iteration(s.case_index, s.iteration);
+      if (values == nullptr) {
+        return MakeError(ErrorCode::kDataLoss,
+                         fmt::format("the emulator counted no region for case {} iteration {}",
+                                     s.case_index, s.iteration));
+      }
+      std::vector<std::pair<std::uint32_t, std::int64_t>> extra;
+      for (std::size_t e = 0; e < column.size(); ++e) {
+        extra.push_back(
+            {pass_->emulated_metrics[e],
+             static_cast<std::int64_t>((*values)[static_cast<std::size_t>(column[e])])});
+      }
+      AddSample(s, &extra);
+    }
+    const auto ops = AggregateOps(*counts);
+    for (auto& [workload_case, cd] : held_cases_) {
+      for (auto& op : *cd.mutable_ops()) {
+        auto it = ops.find({workload_case, op.op_index()});
+        if (it == ops.end()) continue;
+        for (std::size_t e = 0; e < column.size(); ++e) {
+          const auto c = static_cast<std::size_t>(column[e]);
+          auto* m = op.add_metrics();
+          m->set_metric(pass_->emulated_metrics[e]);
+          m->set_count(it->second.count);
+          m->set_sum(it->second.sum[c]);
+          m->set_min(it->second.min[c]);
+          m->set_max(it->second.max[c]);
+        }
+      }
+      SendCaseDone(std::move(cd));
+    }
+    held_cases_.clear();
+    held_samples_.clear();
+    Flush();
+    return {};
   }
 
   void OnLog(const LogMsg& log) override {
@@ -153,7 +338,7 @@ class RunReporter final : public SessionListener {
     if (batch_.samples_size() == 0) return;
     batch_.set_run_id(a_.run_id());
     batch_.set_sequence(next_seq_++);
-    batch_.set_pass(a_.pass());
+    batch_.set_pass(pass_ != nullptr ? pass_->index : a_.pass());
     Keep(spool_.PutBatch(batch_));
     v1::AgentMessage m;
     *m.mutable_batch() = std::move(batch_);
@@ -166,6 +351,40 @@ class RunReporter final : public SessionListener {
   const std::string& spool_error() const { return spool_error_; }
 
  private:
+  void AddSample(const SampleMsg& s,
+                 const std::vector<std::pair<std::uint32_t, std::int64_t>>* extra) {
+    if (batch_.samples_size() == 0) batch_started_ = clock_.Now();
+    const std::uint32_t case_index = CaseIndex(s.case_index);
+    auto add = [&](std::uint32_t metric, std::int64_t value) {
+      auto* row = batch_.add_samples();
+      row->set_case_index(case_index);
+      row->set_iteration(s.iteration);
+      row->set_metric(metric);
+      row->set_value(value);
+    };
+    add(0, static_cast<std::int64_t>(s.timer));
+    for (std::size_t i = 0; i < s.counters.size(); ++i) {
+      const std::uint32_t metric = i < runner_metrics_.size() && runner_metrics_[i] != 0
+                                       ? runner_metrics_[i]
+                                       : static_cast<std::uint32_t>(i + 1);
+      add(metric, static_cast<std::int64_t>(s.counters[i]));
+    }
+    if (extra != nullptr) {
+      for (const auto& [metric, value] : *extra) add(metric, value);
+    }
+    if (static_cast<std::size_t>(batch_.samples_size()) >= options_.max_batch_samples ||
+        clock_.Now() - batch_started_ >= options_.max_batch_age) {
+      Flush();
+    }
+  }
+
+  void SendCaseDone(v1::CaseDone cd) {
+    Keep(spool_.PutCaseDone(cd));
+    v1::AgentMessage m;
+    *m.mutable_case_done() = std::move(cd);
+    sink_.Send(m);
+  }
+
   std::uint32_t CaseIndex(std::uint16_t workload_index) const {
     return workload_index < a_.cases_size() ? a_.cases(workload_index).index() : workload_index;
   }
@@ -178,7 +397,8 @@ class RunReporter final : public SessionListener {
   }
 
   const v1::Assignment& a_;
-  const RunProvenance prov_;
+  const AgentPlan& plan_;
+  RunProvenance prov_;
   const std::string workload_sha256_;
   const std::uint32_t seed_;
   Spool& spool_;
@@ -187,6 +407,12 @@ class RunReporter final : public SessionListener {
   CancelToken& cancel_;
   const ExecutorOptions& options_;
   const std::string log_prefix_;
+  const AgentPass* pass_ = nullptr;
+  bool started_sent_ = false;
+  std::vector<std::uint32_t> runner_metrics_;  // per runner counter of this pass
+  std::vector<SampleMsg> held_samples_;
+  std::vector<std::pair<std::uint16_t, v1::CaseDone>> held_cases_;  // (workload case, message)
+  v1::CaseDone pending_;  // the open case's ops and memory
   v1::SampleBatch batch_;
   Clock::TimePoint batch_started_{};
   std::uint64_t next_seq_;
@@ -247,47 +473,69 @@ v1::RunFinished ExecuteRun(const v1::Assignment& a, Board& board, Spool& spool, 
   if (!workload) return workload_failed("cannot build the workload: " + workload.error().message);
   const std::string workload_sha = Sha256Hex(std::span<const std::uint8_t>(*workload));
 
-  RunSpec spec;
-  spec.run_id = run_id;
-  spec.workload = *workload;
-  spec.timeout =
+  const AgentPlan plan = PlanOf(a, board.Info());
+  RunReporter reporter(a, plan, workload_sha, seed, spool, sink, clock, cancel, options, prefix);
+  SessionResult result;
+  auto outcome = v1::RunFinished::SUCCEEDED;
+  std::string message;
+  const auto whole =
       a.timeout_s() != 0 ? std::chrono::seconds(a.timeout_s()) : board.Info().default_timeout;
-  if (cancel.cancelled()) {
-    return Finish(run_id,
-                  cancel.reason() == CancelReason::kByServer ? v1::RunFinished::CANCELLED
-                                                             : v1::RunFinished::INFRA_FAILED,
-                  "stopped before the runner started", 0, spool, sink);
-  }
-  auto runner = board.Start(spec);
-  if (!runner) {
-    spdlog::warn("{}: the board failed to start the runner: {}", prefix, runner.error().message);
-    return Finish(run_id, v1::RunFinished::INFRA_FAILED,
-                  "board " + board.Info().name + ": " + runner.error().message,
-                  spool.NextSequence(run_id), spool, sink);
-  }
-  SendState(sink, run_id, "running", "");
+  for (const AgentPass& pass : plan.passes) {
+    RunSpec spec;
+    spec.run_id = run_id;
+    spec.workload = *workload;
+    spec.timeout = whole;
+    spec.emulated_events = pass.emulated_events;
+    if (cancel.cancelled()) {
+      return Finish(run_id,
+                    cancel.reason() == CancelReason::kByServer ? v1::RunFinished::CANCELLED
+                                                               : v1::RunFinished::INFRA_FAILED,
+                    "stopped before the runner started", reporter.batches(), spool, sink);
+    }
+    auto runner = board.Start(spec);
+    if (!runner) {
+      spdlog::warn("{}: the board failed to start the runner: {}", prefix, runner.error().message);
+      return Finish(run_id, v1::RunFinished::INFRA_FAILED,
+                    "board " + board.Info().name + ": " + runner.error().message,
+                    reporter.batches(), spool, sink);
+    }
+    SendState(sink, run_id, "running",
+              plan.passes.size() > 1
+                  ? fmt::format("pass {} of {}", pass.index + 1, plan.passes.size())
+                  : std::string());
 
-  SessionConfig sc;
-  sc.op = op->id;
-  sc.cases = std::move(cases);
-  sc.seed = seed;
-  sc.iterations = a.iterations();
-  sc.warmup = a.warmup();
-  sc.workload_len = static_cast<std::uint32_t>(spec.workload.size());
-  sc.events.assign(a.events().begin(), a.events().end());
-  sc.hello_timeout = options.hello_timeout;
-  sc.run_timeout = std::chrono::duration_cast<std::chrono::milliseconds>(spec.timeout) -
-                   std::chrono::duration_cast<std::chrono::milliseconds>(clock.Now() - started);
-  sc.abort_grace = options.abort_grace;
-  sc.log_prefix = prefix;
-  RunReporter reporter(a, (*runner)->provenance(), workload_sha, seed, spool, sink, clock, cancel,
-                       options, prefix);
-  SessionResult result = RunSession(**runner, clock, sc, reporter, cancel);
+    SessionConfig sc;
+    sc.op = op->id;
+    sc.cases = cases;
+    sc.seed = seed;
+    sc.iterations = a.iterations();
+    sc.warmup = a.warmup();
+    sc.workload_len = static_cast<std::uint32_t>(spec.workload.size());
+    sc.events = pass.runner_events;
+    sc.profile_ops = a.profile_ops();
+    sc.report_memory = a.report_memory();
+    sc.hello_timeout = options.hello_timeout;
+    sc.run_timeout = std::chrono::duration_cast<std::chrono::milliseconds>(spec.timeout) -
+                     std::chrono::duration_cast<std::chrono::milliseconds>(clock.Now() - started);
+    sc.abort_grace = options.abort_grace;
+    sc.log_prefix = prefix;
+    reporter.BeginPass(pass, (*runner)->provenance());
+    result = RunSession(**runner, clock, sc, reporter, cancel);
+    outcome = ToProto(result.outcome);
+    message = result.message;
+    if (Status merged = reporter.EndPass(**runner, result.outcome == RunOutcome::kSucceeded);
+        !merged.ok()) {
+      outcome = v1::RunFinished::INFRA_FAILED;
+      message = merged.error().message;
+    }
+    runner->reset();  // the runner is gone and its temp files removed before RunFinished
+    if (outcome != v1::RunFinished::SUCCEEDED) {
+      if (plan.passes.size() > 1) message = fmt::format("pass {}: {}", pass.index, message);
+      break;
+    }
+  }
   reporter.Flush();
-  runner->reset();  // the runner is gone and its temp files removed before RunFinished
 
-  auto outcome = ToProto(result.outcome);
-  std::string message = result.message;
   if (!reporter.spool_error().empty()) {
     outcome = v1::RunFinished::INFRA_FAILED;
     message = "the agent cannot spool results: " + reporter.spool_error();

@@ -280,7 +280,32 @@ void Session::HandleEvent(const FrameEvent& ev) {
       else
         bad_payload(m.error());
       break;
-    default:  // OP_SAMPLE, MEMORY: not used by the built-in operator benchmarks yet
+    case OpSample::kType:
+      if (auto m = DecodeOpSample(ev.payload)) {
+        if (open_case_ < 0 || m->case_index != open_case_) {
+          Fatal(RunOutcome::kInfraFailed, "an op profile of case " + std::to_string(m->case_index) +
+                                              " arrived outside that case" + Where());
+        } else {
+          listener_.OnOpSample(*m);
+        }
+      } else {
+        bad_payload(m.error());
+      }
+      break;
+    case MemoryReport::kType:
+      if (auto m = DecodeMemory(ev.payload)) {
+        if (open_case_ < 0 || m->case_index != open_case_) {
+          Fatal(RunOutcome::kInfraFailed, "a memory report of case " +
+                                              std::to_string(m->case_index) +
+                                              " arrived outside that case" + Where());
+        } else {
+          listener_.OnMemory(*m);
+        }
+      } else {
+        bad_payload(m.error());
+      }
+      break;
+    default:
       spdlog::debug("{}: ignoring {}", cfg_.log_prefix, ev.Describe());
       break;
   }
@@ -366,6 +391,8 @@ void Session::OnHello(const FrameEvent& ev) {
   c.warmup = cfg_.warmup;
   c.workload_len = cfg_.workload_len;
   c.counter_mask = mask;
+  c.flags = (cfg_.profile_ops ? MCULAB_CONFIGURE_OP_PROFILE : 0u) |
+            (cfg_.report_memory ? MCULAB_CONFIGURE_MEMORY : 0u);
   Bytes out = ToWire(c);
   Bytes run = ToWire(RunMsg{});
   out.insert(out.end(), run.begin(), run.end());

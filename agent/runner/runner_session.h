@@ -46,6 +46,8 @@ struct SessionConfig {
   std::uint32_t workload_len = 0;
   // Counters to read besides the timer, by the names in the runner's HELLO ("cycles" is the timer).
   std::vector<std::string> events;
+  bool profile_ops = false;    // CONFIGURE OP_PROFILE: OP_SAMPLE frames to OnOpSample
+  bool report_memory = false;  // CONFIGURE MEMORY: MEMORY frames to OnMemory
   std::chrono::milliseconds hello_timeout{10'000};
   std::chrono::milliseconds run_timeout{300'000};  // from the start of the session
   std::chrono::milliseconds abort_grace{1'000};
@@ -73,6 +75,9 @@ class SessionListener {
   virtual void OnStarted(const Hello& hello, const std::vector<std::string>& counters) = 0;
   // Samples arrive in order: per case, iterations 0, 1, 2, ... without gaps.
   virtual void OnSample(const SampleMsg& sample) = 0;
+  // A case's per-op profile and memory report (when asked for), before its OnCaseEnd.
+  virtual void OnOpSample(const OpSample&) {}
+  virtual void OnMemory(const MemoryReport&) {}
   virtual void OnCaseEnd(const CaseResult& result) = 0;
   virtual void OnLog(const LogMsg& log) = 0;
   virtual void OnError(const ErrorMsg& error) = 0;

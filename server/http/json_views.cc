@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <tuple>
 
 namespace mculab::server::http {
 namespace {
@@ -65,6 +67,61 @@ Json CaseJson(const CaseView& c) {
   return j;
 }
 
+// Per-op rows (issue 5), flat for the page's table: one per (case, op, metric) of the run's pass
+// that counted the metric, with its share of the case's total over the ops of that metric.
+Json OpsJson(const JobDetail& d) {
+  std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>, double> totals;
+  for (const OpProfileRow& o : d.ops) {
+    if (o.metric == 0 && o.pass != 0) continue;
+    totals[{o.pass, o.case_index, o.metric}] += static_cast<double>(o.sum);
+  }
+  Json rows = Json::array();
+  for (const OpProfileRow& o : d.ops) {
+    if (o.metric == 0 && o.pass != 0) continue;  // the timer as pass 0 measured it
+    Json r;
+    r["case"] = o.case_index;
+    r["op_index"] = o.op_index;
+    r["type"] = o.type;
+    r["name"] = o.name;
+    r["metric"] = d.run ? MetricName(d.run->provenance, o.metric) : std::to_string(o.metric);
+    r["count"] = o.count;
+    r["sum"] = o.sum;
+    r["mean"] = o.count > 0 ? static_cast<double>(o.sum) / static_cast<double>(o.count) : 0.0;
+    r["min"] = o.min;
+    r["max"] = o.max;
+    const double total = totals[{o.pass, o.case_index, o.metric}];
+    r["share"] = total > 0 ? static_cast<double>(o.sum) / total : 0.0;
+    rows.push_back(std::move(r));
+  }
+  return rows;
+}
+
+// The memory report (issue 5): {"flash": {"text_bytes": ...}, "ram": {...}, "runner":
+// {"arena_used_bytes": ..., "arena_reserved_bytes": ...}} (runner figures: the largest over the
+// cases); null when there is none.
+Json MemoryJson(const std::vector<MemoryFigure>& memory) {
+  if (memory.empty()) return nullptr;
+  Json j = Json::object();
+  std::map<std::string, std::pair<std::uint64_t, std::uint64_t>> runner;
+  for (const MemoryFigure& m : memory) {
+    if (m.source == "elf") {
+      const auto dot = m.category.find('.');
+      const std::string group = dot == std::string::npos ? "firmware" : m.category.substr(0, dot);
+      const std::string name = dot == std::string::npos ? m.category : m.category.substr(dot + 1);
+      j[group][name + "_bytes"] = m.used;
+    } else {
+      auto& [used, reserved] = runner[m.category];
+      used = std::max(used, m.used);
+      reserved = std::max(reserved, m.reserved);
+    }
+  }
+  for (const auto& [category, v] : runner) {
+    j["runner"][category + "_used_bytes"] = v.first;
+    j["runner"][category + "_reserved_bytes"] = v.second;
+  }
+  return j;
+}
+
 }  // namespace
 
 Json JobJson(const db::JobRow& row) {
@@ -110,8 +167,8 @@ Json JobDetailJson(const JobDetail& d) {
   Json cases = Json::array();
   for (const CaseView& c : d.cases) cases.push_back(CaseJson(c));
   j["cases"] = std::move(cases);
-  j["ops"] = Json::array();  // the per-operator profile: a later issue
-  j["memory"] = nullptr;     // the memory report: a later issue
+  j["ops"] = OpsJson(d);
+  j["memory"] = MemoryJson(d.memory);
   return j;
 }
 

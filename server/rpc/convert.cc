@@ -19,6 +19,7 @@ SubmitRequest FromProto(const v1::SubmitJobRequest& m) {
   r.cases_artifact = m.cases_artifact();
   r.timeout_s = m.timeout_s();
   r.priority = ParseJobPriority(m.priority()).value_or(JobPriority::kNormal);
+  r.events.assign(m.events().begin(), m.events().end());
   return r;
 }
 
@@ -171,6 +172,49 @@ void ToProto(const JobResults& r, v1::Results* out) {
     for (std::int64_t v : s.values) rs->add_values(v);
   }
   for (const auto& n : r.param_names) out->add_param_names(n);
+  // Issue 5: events, passes, op profiles (metric named as the run's), memory.
+  for (const auto& e : r.events) out->mutable_job()->add_events(e);
+  for (const RunPass& p : r.passes) {
+    auto* pi = out->add_passes();
+    pi->set_index(p.pass);
+    for (const auto& e : p.events) pi->add_events(e);
+  }
+  for (const OpProfileRow& o : r.ops) {
+    auto* os = out->add_ops();
+    os->set_case_index(o.case_index);
+    os->set_op_index(o.op_index);
+    os->set_type(o.type);
+    os->set_name(o.name);
+    os->set_metric(r.run ? MetricName(r.run->provenance, o.metric) : std::to_string(o.metric));
+    os->set_count(o.count);
+    os->set_sum(static_cast<double>(o.sum));
+    os->set_min(static_cast<double>(o.min));
+    os->set_max(static_cast<double>(o.max));
+    os->set_unclosed(o.unclosed);
+    os->set_pass(o.pass);
+  }
+  for (const MemoryFigure& m : r.memory) {
+    auto* ms = out->add_memory();
+    ms->set_case_index(m.case_index);
+    ms->set_source(m.source);
+    ms->set_category(m.category);
+    ms->set_used(m.used);
+    ms->set_reserved(m.reserved);
+  }
+}
+
+void ToProto(const EventsView& v, v1::ListEventsReply* out) {
+  for (const auto& b : v.boards) out->add_boards(b);
+  out->set_emulated(v.emulated);
+  for (std::size_t i = 0; i < v.units.units.size(); ++i) {
+    const CounterUnit& u = v.units.units[i];
+    auto* eu = out->add_units();
+    eu->set_name(u.name);
+    eu->set_max_simultaneous(u.max_simultaneous);
+    for (const auto& e : u.events) eu->add_events(e);
+    eu->set_emulated(i < v.units.emulated.size() && v.units.emulated[i]);
+  }
+  for (const auto& e : v.countable) out->add_countable(e);
 }
 
 }  // namespace mculab::server::rpc

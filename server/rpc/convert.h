@@ -16,5 +16,6 @@ void ToProto(const Job& j, mculab::v1::Job* out);
 void ToProto(const JobEvent& e, mculab::v1::JobEvent* out);
 void ToProto(const SubmitReply& r, mculab::v1::SubmitJobReply* out);
 void ToProto(const JobResults& r, mculab::v1::Results* out);
+void ToProto(const EventsView& v, mculab::v1::ListEventsReply* out);
 
 }  // namespace mculab::server::rpc

@@ -238,4 +238,13 @@ grpc::Status LabService::BoardHistory(grpc::ServerContext* context,
   return grpc::Status::OK;
 }
 
+grpc::Status LabService::ListEvents(grpc::ServerContext* context,
+                                    const v1::ListEventsRequest* request,
+                                    v1::ListEventsReply* reply) {
+  auto view = lab_.ListEvents(CallerOf(*context), request->kind(), request->board());
+  if (!view.ok()) return ToGrpcStatus(view.error());
+  ToProto(*view, reply);
+  return grpc::Status::OK;
+}
+
 }  // namespace mculab::server::rpc

@@ -45,6 +45,9 @@ class LabService final
   grpc::Status BoardHistory(grpc::ServerContext* context,
                             const mculab::v1::BoardHistoryRequest* request,
                             mculab::v1::BoardHistoryReply* reply) override;
+  grpc::Status ListEvents(grpc::ServerContext* context,
+                          const mculab::v1::ListEventsRequest* request,
+                          mculab::v1::ListEventsReply* reply) override;
 
  private:
   server::Lab& lab_;

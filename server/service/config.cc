@@ -45,12 +45,13 @@ Result<LabConfig> ParseLabConfig(std::string_view toml_text, std::string_view or
     const std::string_view k = key.str();
     if (k != "max_artifact_bytes" && k != "default_timeout_s" && k != "max_attempts" &&
         k != "heartbeat_ms" && k != "heartbeat_timeout_ms" && k != "reconnect_grace_s" &&
-        k != "cancel_grace_ms" && k != "max_reservation_s" && k != "health") {
+        k != "cancel_grace_ms" && k != "max_reservation_s" && k != "health" &&
+        k != "pass_cycles_tolerance") {
       return ConfigError(origin, "unknown key '" + std::string(k) +
                                      "' (known: max_artifact_bytes, default_timeout_s, "
                                      "max_attempts, heartbeat_ms, heartbeat_timeout_ms, "
                                      "reconnect_grace_s, cancel_grace_ms, max_reservation_s, "
-                                     "[health])");
+                                     "pass_cycles_tolerance, [health])");
     }
   }
   LabConfig c;
@@ -120,6 +121,14 @@ Result<LabConfig> ParseLabConfig(std::string_view toml_text, std::string_view or
         c.health_expected[std::string(kind.str())] = *v;
       }
     }
+  }
+  if (const toml::node* n = t.get("pass_cycles_tolerance"); n != nullptr) {
+    auto v = n->value<double>();
+    if (!v || !(*v >= 0 && *v <= 1)) {
+      return ConfigError(origin,
+                         "pass_cycles_tolerance must be a number between 0 and 1 (0.02 = 2%)");
+    }
+    c.pass_cycles_tolerance = *v;
   }
   return c;
 }

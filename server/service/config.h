@@ -4,6 +4,8 @@
 //   default_timeout_s = 600         # a job's timeout when its submitter gives none
 //   max_attempts = 3                # runs a job gets before infrastructure failures fail it
 //   heartbeat_ms = 5000             # how often agents are asked to send a heartbeat
+//   pass_cycles_tolerance = 0.02    # how far a job's passes may disagree on cycles before the
+//                                   # job is flagged (relative; emulated boards: exact, always)
 //   heartbeat_timeout_ms = 0        # an agent silent this long is dropped (0: 3 x heartbeat_ms)
 //   reconnect_grace_s = 30          # after a restart, how long a run on a board waits for its
 //                                   # agent to reconnect and claim it before it is requeued
@@ -36,6 +38,7 @@ struct LabConfig {
   std::uint32_t default_timeout_s = 600;
   std::uint32_t max_attempts = 3;
   std::uint32_t heartbeat_ms = 5000;
+  double pass_cycles_tolerance = 0.02;
   std::uint32_t heartbeat_timeout_ms = 0;  // 0: 3 x heartbeat_ms (HeartbeatTimeoutMs())
   std::uint32_t reconnect_grace_s = 30;
 

@@ -11,6 +11,7 @@
 #include "common/op_catalog.h"
 #include "server/domain/admission.h"
 #include "server/domain/scheduler.h"
+#include "server/service/profiles.h"
 
 namespace mculab::server {
 namespace {
@@ -53,13 +54,19 @@ Status Lab::Start() {
   if (!max_job.ok()) return max_job.error();
   auto max_run = store_.MaxRunId();
   if (!max_run.ok()) return max_run.error();
+  auto units = store_.ListBoardUnits();
+  if (!units.ok()) return units.error();
   std::vector<std::vector<CaseSpec>> cases;
+  std::vector<std::vector<std::string>> events;
   std::vector<std::optional<Run>> runs;
   std::vector<std::vector<std::uint64_t>> batch_seqs;  // per run: batch sequences in the store
   for (const Job& job : *active) {
     auto c = store_.GetJobCases(job.id);
     if (!c.ok()) return c.error();
     cases.push_back(std::move(*c));
+    auto e = store_.GetJobEvents(job.id);
+    if (!e.ok()) return e.error();
+    events.push_back(std::move(e->events));
     std::optional<Run> run;
     std::vector<std::uint64_t> seqs;
     if (IsOnBoard(job.state) && job.last_run_id != 0) {
@@ -78,6 +85,7 @@ Status Lab::Start() {
   std::unique_lock l(mu_);
   if (started_) return MakeError(ErrorCode::kFailedPrecondition, "the lab is already started");
   Tx tx;
+  for (BoardUnits& u : *units) board_units_[u.board] = std::move(u);
   for (Board& b : *boards) {
     b.current_job = 0;
     Board& mine = boards_[b.name] = b;
@@ -91,7 +99,8 @@ Status Lab::Start() {
   const std::int64_t now = clock_.NowMs();
   for (std::size_t i = 0; i < active->size(); ++i) {
     const Job& job = (*active)[i];
-    ActiveJob& aj = jobs_[job.id] = ActiveJob{job, std::move(cases[i])};
+    ActiveJob& aj = jobs_[job.id] =
+        ActiveJob{job, std::move(cases[i]), kNoDeadline, std::move(events[i])};
     if (!IsOnBoard(job.state)) continue;
     if (runs[i] && !IsFinal(runs[i]->state) && !runs[i]->agent.empty() &&
         boards_.contains(runs[i]->board)) {
@@ -470,6 +479,7 @@ void Lab::AssignLocked(ActiveJob& aj, Board& board, Tx& tx) {
   a->set_warmup(aj.job.warmup);
   a->set_timeout_s(aj.job.timeout_s);
   a->set_pass(0);
+  PlanPassesLocked(aj, board, runs_.at(run.id), *a, tx);
   SendToAgentLocked(board.agent, m);
   spdlog::info("job {} -> board {} (run {}, attempt {})", aj.job.id, board.name, run.id,
                run.attempt);
@@ -610,6 +620,9 @@ Status Lab::ValidateSubmit(const SubmitRequest& r) const {
 
 Result<SubmitReply> Lab::Submit(const Caller& caller, SubmitRequest request) {
   if (Status s = ValidateSubmit(request); !s.ok()) return s.error();
+  auto events = NormalizeEvents(request.events);
+  if (!events.ok()) return events.error();
+  request.events = std::move(*events);
   if (!request.cases_artifact.empty()) {
     auto artifact = store_.GetArtifact(request.cases_artifact);
     if (!artifact.ok()) return artifact.error();
@@ -636,6 +649,7 @@ Result<SubmitReply> Lab::Submit(const Caller& caller, SubmitRequest request) {
                                                            request.kind + "'");
     }
     request.kind = b->second.kind;
+    if (Status s = CheckEventsLocked(request); !s.ok()) return s.error();
   } else {
     std::map<std::string, int> kinds;
     for (const auto& [name, board] : boards_) ++kinds[board.kind];
@@ -647,6 +661,7 @@ Result<SubmitReply> Lab::Submit(const Caller& caller, SubmitRequest request) {
       return MakeError(ErrorCode::kFailedPrecondition,
                        "no board of kind '" + request.kind + "'; the lab has: " + JoinNames(have));
     }
+    if (Status s = CheckEventsLocked(request); !s.ok()) return s.error();
   }
 
   // Memory: the largest case's tensors must fit some board it could run on (boards that do not
@@ -695,6 +710,10 @@ Result<SubmitReply> Lab::Submit(const Caller& caller, SubmitRequest request) {
 
   Tx tx;
   job.id = CreateJobLocked(job, std::move(request.cases), caller.user, tx);
+  if (!request.events.empty()) {
+    tx.writes.job_events.push_back(JobEvents{job.id, request.events});
+    jobs_.at(job.id).events = request.events;
+  }
   spdlog::info("job {} submitted by {}: {} on {} ({} cases x {} iterations)", job.id, caller.user,
                job.op, job.board.empty() ? job.kind : job.board, job.num_cases, job.iterations);
   ScheduleLocked(tx);

@@ -32,6 +32,8 @@
 #include "db/store.h"
 #include "server/domain/board.h"
 #include "server/domain/job.h"
+#include "server/domain/pass_planner.h"
+#include "server/domain/profile.h"
 #include "server/domain/run.h"
 #include "server/service/agent_channel.h"
 #include "server/service/artifacts.h"
@@ -60,6 +62,15 @@ struct SubmitRequest {
   std::string cases_artifact;   // optional: SHA-256 of an uploaded CSV
   std::uint32_t timeout_s = 0;  // 0: the configured default
   JobPriority priority = JobPriority::kNormal;
+  std::vector<std::string> events;  // counter events besides cycles (issue 5)
+};
+
+// What `mculab events --kind KIND` shows (issue 5).
+struct EventsView {
+  std::vector<std::string> boards;
+  bool emulated = false;
+  BoardUnits units;                    // of the first matching board that registered units
+  std::vector<std::string> countable;  // "cycles" first
 };
 
 struct SubmitReply {
@@ -124,6 +135,9 @@ class Lab {
   Result<std::unique_ptr<ArtifactUpload>> BeginUpload(const Caller& caller, std::string name,
                                                       std::uint64_t declared_size);
   Result<std::vector<JobTransition>> JobHistory(const Caller& caller, JobId id);
+  // The events the boards of a kind (or one board) can count (issue 5).
+  Result<EventsView> ListEvents(const Caller& caller, const std::string& kind,
+                                const std::string& board);
 
   // ---- reservations, maintenance, board history (lab_boards.cc) ----
   // Member. Reserves a board for the caller until now + duration (a busy board becomes the
@@ -169,6 +183,7 @@ class Lab {
     Job job;
     std::vector<CaseSpec> cases;
     std::int64_t deadline_ms = kNoDeadline;  // while on a board
+    std::vector<std::string> events;         // asked for at submit (issue 5)
     std::int64_t health_median = 0;          // a health check's measured value, once finalized
   };
   struct ActiveRun {
@@ -181,6 +196,7 @@ class Lab {
     // until the agent confirms; end_state is what the run is recorded as.
     bool job_ended = false;
     RunState end_state = RunState::kCancelled;
+    std::uint32_t passes = 1;  // the run's passes (issue 5)
     // Restored by Start(): the run waits until this deadline for its agent to register and
     // claim it (Register.active_runs); otherwise it is an infrastructure failure.
     bool awaiting_agent = false;
@@ -281,6 +297,24 @@ class Lab {
   void OnCaseDone(const std::string& agent, const mculab::v1::CaseDone& m);
   void OnRunFinished(const std::string& agent, const mculab::v1::RunFinished& m);
 
+  // Issue 5 (lab_profiles.cc).
+  // Admission: every candidate board of the request must be able to count its events.
+  Status CheckEventsLocked(const SubmitRequest& request) const;
+  // Remembers (and stores) the counter units an agent registered for a board.
+  void SetBoardUnitsLocked(const std::string& board,
+                           const google::protobuf::RepeatedPtrField<mculab::v1::CounterUnit>& units,
+                           Tx& tx);
+  // Plans the run's passes on its board and fills the assignment's passes.
+  void PlanPassesLocked(const ActiveJob& aj, const Board& board, ActiveRun& run,
+                        mculab::v1::Assignment& assignment, Tx& tx);
+  // Store rows for the op profiles and memory figures of a CaseDone / RunStarted.
+  static void AddCaseProfiles(RunId run, const mculab::v1::CaseDone& m, Tx& tx);
+  static void AddFirmwareMemory(RunId run, const mculab::v1::RunStarted& m, Tx& tx);
+  // The flag for a run whose passes disagree on cycles ("" when they agree or there is one pass).
+  std::string PassAgreementFlag(const Provenance& provenance, std::uint32_t passes,
+                                std::uint32_t cases, std::span<const Sample> samples) const;
+  Status AddProfileResults(JobResults& out);
+
   // Background thread.
   void BackgroundLoop();
   void Finalize(RunId run);
@@ -311,6 +345,7 @@ class Lab {
   std::deque<RunId> to_finalize_;
   std::vector<std::weak_ptr<LabFeed>> feeds_;
   std::map<std::string, std::uint32_t> published_queue_;  // the queue lengths feeds were told
+  std::map<std::string, BoardUnits> board_units_;         // by board name (issue 5)
   std::thread background_;
 };
 

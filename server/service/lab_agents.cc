@@ -84,6 +84,7 @@ Result<AgentSessionId> Lab::ConnectAgent(const Caller& caller, const mculab::v1:
       continue;
     }
     b.current_job = 0;
+    SetBoardUnitsLocked(b.name, info.counter_units(), tx);
     SetBoardStateLocked(b, FreeState(b), reason, tx);
   }
   for (auto& [name, b] : boards_) {
@@ -369,6 +370,7 @@ void Lab::OnRunStarted(const std::string& agent, const mculab::v1::RunStarted& m
   r->run.started = true;
   Tx tx;
   tx.writes.runs.push_back(r->run);
+  AddFirmwareMemory(r->run.id, m, tx);
   CommitLocked(tx);
 }
 
@@ -383,7 +385,7 @@ void Lab::OnBatch(const std::string& agent, const mculab::v1::SampleBatch& m) {
   b.samples.reserve(static_cast<std::size_t>(m.samples_size()));
   for (const auto& s : m.samples()) {
     b.samples.push_back(Sample{m.pass(), s.case_index(), s.iteration(), s.metric(), s.value()});
-    if (s.metric() == 0) ++b.iterations;
+    if (s.metric() == 0 && m.pass() == 0) ++b.iterations;  // progress: pass 0's iterations
   }
   const std::uint64_t iterations = b.iterations;
 
@@ -454,6 +456,7 @@ void Lab::OnCaseDone(const std::string& agent, const mculab::v1::CaseDone& m) {
   tx.writes.case_results.push_back(CaseResult{r->run.id, m.case_index(), m.checksum(),
                                               m.expected_checksum(), m.checksum_ok(),
                                               m.overhead()});
+  AddCaseProfiles(r->run.id, m, tx);
   CommitLocked(tx);
 }
 

@@ -277,7 +277,10 @@ JobId Lab::CreateJobLocked(Job job, std::vector<CaseSpec> cases, const std::stri
   tx.writes.transitions.push_back(CreationTransition(job, actor));
   tx.queue_changed = true;
   EmitLocked(job, tx);
-  jobs_.emplace(job.id, ActiveJob{job, std::move(cases)});
+  ActiveJob aj;
+  aj.job = job;
+  aj.cases = std::move(cases);
+  jobs_.emplace(job.id, std::move(aj));
   return job.id;
 }
 

@@ -7,24 +7,27 @@
 
 #include "common/op_catalog.h"
 #include "server/service/lab.h"
+#include "server/service/profiles.h"
 
 namespace mculab::server {
 
 void Lab::Finalize(RunId run_id) {
   Provenance provenance;
   JobId job_id = 0;
+  std::uint32_t passes = 1;
   {
     std::lock_guard l(mu_);
     auto r = runs_.find(run_id);
     if (r == runs_.end()) return;
     provenance = r->second.run.provenance;
     job_id = r->second.run.job_id;
+    passes = r->second.passes;
   }
   // Reads without the lock (the store's commit callbacks take it).
   auto samples = store_.GetSamples(run_id);
   auto results = store_.GetCaseResults(run_id);
   std::vector<CaseStats> stats;
-  if (samples.ok()) stats = ComputeCaseStats(job_id, run_id, provenance, *samples);
+  if (samples.ok()) stats = ComputePassCaseStats(job_id, run_id, provenance, *samples);
 
   std::unique_lock l(mu_);
   auto r = runs_.find(run_id);
@@ -74,6 +77,10 @@ void Lab::Finalize(RunId run_id) {
               fmt::format("case {}: {} of {} iterations stored", i, n, aj.job.iterations));
         }
         if (!reported[i]) flags.push_back(fmt::format("case {}: no checksum reported", i));
+      }
+      if (std::string f = PassAgreementFlag(provenance, passes, aj.job.num_cases, *samples);
+          !f.empty()) {
+        flags.push_back(f);
       }
       std::string message;
       for (std::size_t i = 0; i < flags.size(); ++i) message += (i ? "; " : "") + flags[i];
@@ -146,6 +153,7 @@ Result<JobResults> Lab::GetResults(const Caller& caller, JobId id, bool include_
   for (CaseStats& s : *stats) {
     if (s.case_index < out.cases.size()) out.cases[s.case_index].stats.push_back(std::move(s));
   }
+  if (Status s = AddProfileResults(out); !s.ok()) return s.error();
   if (include_samples && out.run) {
     auto samples = store_.GetSamples(out.run->id);
     if (!samples.ok()) return samples.error();

@@ -7,6 +7,7 @@
 
 #include "common/op_catalog.h"
 #include "common/stats.h"
+#include "server/service/profiles.h"
 #include "server/service/results.h"
 
 namespace mculab::server {
@@ -109,7 +110,7 @@ Result<JobDetail> LabQueries::GetJobDetail(const Caller& caller, JobId id) {
   if (d.run && stats.size() < cases->size()) {
     auto samples = store_.GetSamples(d.run->id);
     if (!samples.ok()) return samples.error();
-    for (CaseStats& s : ComputeCaseStats(id, d.run->id, d.run->provenance, *samples)) {
+    for (CaseStats& s : ComputePassCaseStats(id, d.run->id, d.run->provenance, *samples)) {
       if (s.metric_index == 0 && s.n >= j.iterations && !stats.contains(s.case_index)) {
         stats[s.case_index] = std::move(s);
       }
@@ -126,6 +127,14 @@ Result<JobDetail> LabQueries::GetJobDetail(const Caller& caller, JobId id) {
     c.stats = std::move(s->second);
     if (auto r = results.find(index); r != results.end()) c.result = r->second;
     d.cases.push_back(std::move(c));
+  }
+  if (d.run) {
+    auto ops = store_.GetOpProfiles(d.run->id);
+    if (!ops.ok()) return ops.error();
+    d.ops = std::move(*ops);
+    auto memory = store_.GetMemory(d.run->id);
+    if (!memory.ok()) return memory.error();
+    d.memory = std::move(*memory);
   }
   return d;
 }

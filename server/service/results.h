@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "server/domain/job.h"
+#include "server/domain/profile.h"
 #include "server/domain/run.h"
 
 namespace mculab::server {
@@ -42,6 +43,11 @@ struct JobResults {
   std::vector<std::string> param_names;
   std::vector<CaseOutcome> cases;
   std::vector<RawSeries> samples;  // only when asked for
+  // Issue 5: the latest run's events, passes, op profiles and memory.
+  std::vector<std::string> events;  // asked for at submit
+  std::vector<RunPass> passes;
+  std::vector<OpProfileRow> ops;
+  std::vector<MemoryFigure> memory;
 };
 
 // Groups sorted samples (pass, case, metric, iteration) into series.

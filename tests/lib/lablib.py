@@ -15,6 +15,7 @@ import time
 
 BIN = os.environ.get("MCULAB_BIN", os.path.join(os.path.dirname(__file__), "..", "..", "build", "bin"))
 AN547_ELF = os.environ.get("MCULAB_AN547_ELF", "")
+QEMU_PLUGIN = os.environ.get("MCULAB_QEMU_PLUGIN", "")  # the QEMU counting plugin (issue 5)
 OUTPUT = os.environ.get("MCULAB_TEST_OUTPUT", tempfile.gettempdir())
 
 
@@ -224,8 +225,11 @@ def host_board(name="host-0"):
 
 
 def qemu_board(name="an547-0"):
-    return {"name": name, "kind": "corstone300-qemu", "backend": "qemu", "firmware": AN547_ELF,
-            "icount_shift": 5, "timeout_s": 300, "tags": {"cpu": "cortex-m55"}}
+    board = {"name": name, "kind": "corstone300-qemu", "backend": "qemu", "firmware": AN547_ELF,
+             "icount_shift": 5, "timeout_s": 300, "tags": {"cpu": "cortex-m55"}}
+    if QEMU_PLUGIN:
+        board["qemu_plugin"] = QEMU_PLUGIN
+    return board
 
 
 def fake_board(name="fake-0", sample_delay_ms=0, kind="fake", fault="none"):

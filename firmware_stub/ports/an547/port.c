@@ -43,7 +43,7 @@ static const mculab_event kQemuEvents[] = {
 };
 static mculab_counter_unit qemu_unit = {
     .name = "qemu-plugin",
-    .max_simultaneous = 5,
+    .max_simultaneous = 3, /* the plugin's events= limit (qemu_plugin/mculab_counters.c) */
     .flags = MCULAB_UNIT_EXTERNAL,
     .num_events = 5,
     .events = kQemuEvents,

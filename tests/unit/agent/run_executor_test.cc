@@ -3,6 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <map>
+#include <tuple>
+
 #include "agent/boards/fake_board.h"
 #include "agent/io/temp_dir.h"
 #include "common/sha256.h"
@@ -179,6 +182,84 @@ TEST_F(RunExecutorTest, CancelledBeforeStartNeverStartsTheBoard) {
   auto fin = Execute(Assignment(3));
   EXPECT_EQ(fin.outcome(), v1::RunFinished::CANCELLED);
   EXPECT_EQ(board_->last_run(), nullptr);
+}
+
+// ---- issue 5: passes back to back, emulated counts merged into the samples ----------------------
+
+namespace passes {
+
+// Every (pass, case, iteration, metric) -> value of the run's batches.
+std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t, std::uint32_t>, std::int64_t> Rows(
+    const RecordingSink& sink) {
+  std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t, std::uint32_t>, std::int64_t>
+      out;
+  for (const auto& m : sink.sent) {
+    if (!m.has_batch()) continue;
+    for (const auto& s : m.batch().samples()) {
+      out[{m.batch().pass(), s.case_index(), s.iteration(), s.metric()}] = s.value();
+    }
+  }
+  return out;
+}
+
+}  // namespace passes
+
+TEST_F(RunExecutorTest, RunsEachPassAndMergesEmulatedCountsPerIteration) {
+  auto a = Assignment(3);
+  // Pass 0: a runner counter and an emulated event; pass 1: another emulated event.
+  auto* p0 = a.add_passes();
+  p0->set_index(0);
+  p0->add_events("instructions");
+  p0->add_events("emu_a");
+  auto* p1 = a.add_passes();
+  p1->set_index(1);
+  p1->add_events("emu_b");
+  for (const char* e : {"instructions", "emu_a", "emu_b"}) a.add_events(e);
+  FakeOptions fake;
+  fake.emulated_events = {"emu_a", "emu_b"};
+  auto fin = Execute(a, fake);
+  ASSERT_EQ(fin.outcome(), v1::RunFinished::SUCCEEDED) << fin.message();
+
+  auto started = sink_.Where([](const v1::AgentMessage& m) { return m.has_run_started(); });
+  ASSERT_EQ(started.size(), 1u);  // once per run, not per pass
+  EXPECT_THAT(started[0].run_started().counters(), ElementsAre("instructions", "emu_a", "emu_b"));
+
+  const auto rows = passes::Rows(sink_);
+  const auto cases = testing::ConvCases().size();
+  for (std::uint32_t c = 0; c < cases; ++c) {
+    for (std::uint32_t i = 0; i < 3; ++i) {
+      const auto tv = static_cast<std::int64_t>(FakeBoard::TimerValue(c, i));
+      EXPECT_EQ(rows.at({0, c, i, 0}), tv);  // cycles in every pass
+      EXPECT_EQ(rows.at({1, c, i, 0}), tv);
+      EXPECT_EQ(rows.at({0, c, i, 1}), FakeBoard::CounterValue(0, i));
+      EXPECT_EQ(rows.at({0, c, i, 2}),
+                static_cast<std::int64_t>(FakeBoard::EmulatedValue(0, c, i)));
+      EXPECT_EQ(rows.at({1, c, i, 3}),
+                static_cast<std::int64_t>(FakeBoard::EmulatedValue(1, c, i)));
+      EXPECT_FALSE(rows.contains({1, c, i, 1}));  // pass 1 did not count instructions
+      EXPECT_FALSE(rows.contains({0, c, i, 3}));
+    }
+  }
+  auto done = sink_.Where([](const v1::AgentMessage& m) { return m.has_case_done(); });
+  ASSERT_EQ(done.size(), 2 * cases);
+  EXPECT_EQ(done.front().case_done().pass(), 0u);
+  EXPECT_EQ(done.back().case_done().pass(), 1u);
+}
+
+TEST_F(RunExecutorTest, MissingEmulatedCountsFailTheRunInsteadOfStoringZeros) {
+  auto a = Assignment(2);
+  auto* p0 = a.add_passes();
+  p0->set_index(0);
+  p0->add_events("emu_a");
+  a.add_events("emu_a");
+  FakeOptions fake;
+  fake.emulated_events = {"emu_b"};  // the board counts something else: no column for emu_a
+  fake.emulated_max = 1;
+  auto fin = Execute(a, fake);
+  EXPECT_EQ(fin.outcome(), v1::RunFinished::WORKLOAD_FAILED) << fin.message();
+  EXPECT_THAT(fin.message(), HasSubstr("emu_a"));
+  auto batches = sink_.Where([](const v1::AgentMessage& m) { return m.has_batch(); });
+  EXPECT_TRUE(batches.empty());
 }
 
 }  // namespace

@@ -97,7 +97,7 @@ TEST_F(SqliteStoreTest, MigrationsAreAppliedAtOpenAndRecordedInUserVersion) {
   ASSERT_TRUE(store);
   auto version = store->SchemaVersion();
   ASSERT_TRUE(version.ok());
-  EXPECT_EQ(*version, static_cast<int>(EmbeddedMigrations().size()));
+  EXPECT_EQ(*version, EmbeddedMigrations().back().version);
 }
 
 TEST_F(SqliteStoreTest, JournalModeIsWal) {
@@ -112,8 +112,8 @@ TEST_F(SqliteStoreTest, ReopeningAppliesEachMigrationOnlyOnce) {
   // A migration that fails if it runs twice (the table already exists).
   SqliteOptions options;
   options.migrations.push_back(
-      {static_cast<int>(options.migrations.size()) + 1, "probe.sql", "CREATE TABLE probe(x);"});
-  const int latest = static_cast<int>(options.migrations.size());
+      {options.migrations.back().version + 1, "probe.sql", "CREATE TABLE probe(x);"});
+  const int latest = options.migrations.back().version;
   { ASSERT_TRUE(Open(options)); }
   auto again = SqliteStore::Open(db_path(), options);
   ASSERT_TRUE(again.ok()) << again.error().message;
@@ -124,16 +124,16 @@ TEST_F(SqliteStoreTest, MigrationAddedLaterIsAppliedOnNextOpen) {
   { ASSERT_TRUE(Open()); }
   SqliteOptions options;
   options.migrations.push_back(
-      {static_cast<int>(options.migrations.size()) + 1, "probe.sql", "CREATE TABLE probe(x);"});
+      {options.migrations.back().version + 1, "probe.sql", "CREATE TABLE probe(x);"});
   auto store = Open(options);
   ASSERT_TRUE(store);
-  EXPECT_EQ(*store->SchemaVersion(), static_cast<int>(options.migrations.size()));
+  EXPECT_EQ(*store->SchemaVersion(), options.migrations.back().version);
 }
 
 TEST_F(SqliteStoreTest, DatabaseNewerThanTheServerIsRefused) {
   SqliteOptions newer;
   newer.migrations.push_back(
-      {static_cast<int>(newer.migrations.size()) + 1, "probe.sql", "CREATE TABLE probe(x);"});
+      {newer.migrations.back().version + 1, "probe.sql", "CREATE TABLE probe(x);"});
   { ASSERT_TRUE(Open(newer)); }
   auto store = SqliteStore::Open(db_path());
   ASSERT_FALSE(store.ok());
@@ -527,6 +527,71 @@ TEST_F(SqliteStoreTest, WriteAfterCloseFailsWithUnavailable) {
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.error().code, ErrorCode::kUnavailable);
   EXPECT_FALSE(store->GetJob(1).ok());
+}
+
+// ---- issue 5: job events, board counter units, run passes, op profiles, memory ----
+
+TEST_F(SqliteStoreTest, ProfileTablesRoundTripAndReplaceByKey) {
+  auto store = Open();
+  ASSERT_TRUE(store);
+  WriteSet ws;
+  ws.job_events.push_back({7, {"instructions", "loads"}});
+  server::BoardUnits units;
+  units.board = "an547-0";
+  units.units.push_back({"qemu-plugin", 3, {"instructions", "loads"}, true});
+  units.emulated.push_back(true);
+  ws.board_units.push_back(units);
+  ws.run_passes.push_back({5, 1, {"cycles", "branches"}});
+  ws.run_passes.push_back({5, 0, {"cycles", "instructions"}});
+  ws.op_profiles.push_back({5, 0, 1, 2, 0, "CONV_2D", "conv", 10, 1000, 90, 110, false});
+  ws.op_profiles.push_back({5, 0, 0, 2, 1, "CONV_2D", "conv", 10, 50, 5, 5, true});
+  ws.memory.push_back({5, -1, "elf", "flash.text", 4096, 0});
+  ws.memory.push_back({5, 0, "runner", "arena", 100, 4096});
+  ASSERT_TRUE(store->WriteAndWait(ws).ok());
+
+  auto events = store->GetJobEvents(7);
+  ASSERT_TRUE(events.ok());
+  EXPECT_EQ(events->events, (std::vector<std::string>{"instructions", "loads"}));
+  auto none = store->GetJobEvents(8);
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->events.empty());
+  auto u = store->ListBoardUnits();
+  ASSERT_TRUE(u.ok());
+  ASSERT_EQ(u->size(), 1u);
+  EXPECT_EQ((*u)[0].units[0].name, "qemu-plugin");
+  EXPECT_EQ((*u)[0].units[0].max_simultaneous, 3u);
+  EXPECT_EQ((*u)[0].units[0].events.size(), 2u);
+  EXPECT_TRUE((*u)[0].emulated[0]);
+  auto passes = store->GetRunPasses(5);
+  ASSERT_TRUE(passes.ok());
+  ASSERT_EQ(passes->size(), 2u);
+  EXPECT_EQ((*passes)[0].events, (std::vector<std::string>{"cycles", "instructions"}));
+  auto ops = store->GetOpProfiles(5);
+  ASSERT_TRUE(ops.ok());
+  ASSERT_EQ(ops->size(), 2u);
+  EXPECT_EQ((*ops)[0].case_index, 0u);  // ordered by (pass, case, op, metric)
+  EXPECT_TRUE((*ops)[0].unclosed);
+  EXPECT_EQ((*ops)[1].sum, 1000u);
+  auto mem = store->GetMemory(5);
+  ASSERT_TRUE(mem.ok());
+  ASSERT_EQ(mem->size(), 2u);
+  EXPECT_EQ((*mem)[0].case_index, -1);
+  EXPECT_EQ((*mem)[1].reserved, 4096u);
+
+  // A board's units are replaced, not appended; a repeated op row replaces the old one.
+  WriteSet again;
+  units.units[0].max_simultaneous = 2;
+  again.board_units.push_back(units);
+  again.op_profiles.push_back({5, 0, 1, 2, 0, "CONV_2D", "conv", 10, 2000, 90, 110, false});
+  ASSERT_TRUE(store->WriteAndWait(again).ok());
+  u = store->ListBoardUnits();
+  ASSERT_TRUE(u.ok());
+  ASSERT_EQ((*u)[0].units.size(), 1u);
+  EXPECT_EQ((*u)[0].units[0].max_simultaneous, 2u);
+  ops = store->GetOpProfiles(5);
+  ASSERT_TRUE(ops.ok());
+  ASSERT_EQ(ops->size(), 2u);
+  EXPECT_EQ((*ops)[1].sum, 2000u);
 }
 
 }  // namespace

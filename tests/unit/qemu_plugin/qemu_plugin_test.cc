@@ -64,8 +64,12 @@ std::vector<Region> ParseRegions(const std::string& text) {
   std::vector<Region> out;
   std::istringstream in(text);
   std::string line;
+  bool all_columns = true;  // events= selects fewer: those runs are read by their own test
   while (std::getline(in, line)) {
-    if (line.empty() || line[0] == '#') continue;
+    if (line.rfind("# kind case index", 0) == 0) {
+      all_columns = line == "# kind case index instructions loads stores branches mve_instructions";
+    }
+    if (line.empty() || line[0] == '#' || !all_columns) continue;
     std::istringstream l(line);
     Region r;
     l >> r.kind >> r.case_index >> r.index;
@@ -223,12 +227,62 @@ TEST(QemuPlugin, HelloListsThePluginsEventsAsAnExternalUnit) {
   ASSERT_EQ(r.hello.units.size(), 1u);
   EXPECT_EQ(r.hello.units[0].name, "qemu-plugin");
   EXPECT_TRUE(r.hello.units[0].external);
-  EXPECT_EQ(r.hello.units[0].max_simultaneous, 5);
+  EXPECT_EQ(r.hello.units[0].max_simultaneous, 3);  // the plugin's events= limit
   EXPECT_EQ(r.hello.units[0].events, (std::vector<std::string>{"instructions", "loads", "stores",
                                                                "branches", "mve_instructions"}));
   EXPECT_TRUE(r.hello.counters.empty()) << "no counter the runner itself reads on QEMU";
   EXPECT_NE(r.text.find("# mculab-qemu-counters 1 mem=inline markers=0x60100000"),
             std::string::npos);
+}
+
+namespace selected {
+
+// The "iter" lines of a run with events=...: (case, index) -> the selected columns.
+std::map<std::pair<unsigned, unsigned>, std::vector<std::int64_t>> IterColumns(
+    const std::string& text, std::string* header) {
+  std::map<std::pair<unsigned, unsigned>, std::vector<std::int64_t>> out;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("# kind case index", 0) == 0) *header = line;
+    if (line.rfind("iter ", 0) != 0) continue;
+    std::istringstream l(line);
+    std::string kind;
+    unsigned c = 0, i = 0;
+    l >> kind >> c >> i;
+    std::int64_t v = 0;
+    while (l >> v) out[{c, i}].push_back(v);
+  }
+  return out;
+}
+
+}  // namespace selected
+
+TEST(QemuPlugin, SelectedEventsCountExactlyWhatTheFullRunCounts) {
+  SKIP_WITHOUT_QEMU();
+  const std::vector<WorkloadCase> cases{{0, {MCULAB_CAL_MVE, 500}}, {1, {MCULAB_CAL_LDST, 700}}};
+  const PluginRun all = RunUnderPlugin(MCULAB_OP_CALIBRATE, cases, 2, "", "sel-all");
+  // Column order is the header's (instructions, loads, stores, branches, mve), whatever the order
+  // asked for.
+  const PluginRun some =
+      RunUnderPlugin(MCULAB_OP_CALIBRATE, cases, 2, ",events=mve_instructions+loads", "sel-some");
+  ASSERT_EQ(some.exit_status, 0) << some.text;
+  std::string header;
+  const auto cols = selected::IterColumns(some.text, &header);
+  EXPECT_EQ(header, "# kind case index loads mve_instructions");
+  ASSERT_EQ(cols.size(), 4u);
+  for (const auto& [key, values] : cols) {
+    const Counts full = [&] {
+      for (const auto& reg : all.regions) {
+        if (reg.kind == "iter" && reg.case_index == key.first && reg.index == key.second)
+          return reg.counts;
+      }
+      return Counts{};
+    }();
+    ASSERT_EQ(values.size(), 2u);
+    EXPECT_EQ(values[0], full[1]) << "loads, case " << key.first;
+    EXPECT_EQ(values[1], full[4]) << "mve, case " << key.first;
+  }
 }
 
 }  // namespace

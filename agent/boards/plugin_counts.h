@@ -1,0 +1,67 @@
+// The QEMU counting plugin's output (docs/runner-protocol.md section 8, "Output") as values, and
+// the emulated counter unit the plugin gives a QEMU board.
+//
+//   # mculab-qemu-counters 1 mem=inline markers=0x60100000
+//   # kind case index instructions loads stores      <- the counted events, in column order
+//   iter 0 0 1296389 428185 60817
+//   op 0 0 1296000 428000 60800
+//   empty 0 0 66 27 7
+//   # end regions=10 unclosed=0 unmatched=0
+//
+// ParsePluginCounts is strict: a line that does not fit the header's columns is an error naming
+// the line, since a miscounted region must never be stored as an event.
+// Thread-safety: pure functions over plain values.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "common/result.h"
+
+namespace mculab::agent {
+
+// The plugin's unit: five events, at most three per run (the plugin's events= limit, which
+// bounds its instrumentation), so five events take two passes.
+inline constexpr const char* kQemuPluginUnit = "qemu-plugin";
+inline constexpr std::uint32_t kQemuPluginMaxSimultaneous = 3;
+std::vector<std::string> QemuPluginEvents();  // instructions, loads, stores, branches,
+                                              // mve_instructions
+
+// -plugin's value: "LIB,out=OUT,events=a+b" (QEMU's ',' escaped as ',,' in paths).
+std::string QemuPluginArg(const std::string& library, const std::string& out,
+                          const std::vector<std::string>& events);
+
+struct PluginRegion {
+  std::uint32_t case_index = 0;
+  std::uint32_t index = 0;            // iteration, empty-region ordinal, or op index
+  std::vector<std::uint64_t> values;  // per column
+};
+
+struct PluginCounts {
+  std::vector<std::string> columns;  // event names, in the lines' order
+  std::vector<PluginRegion> iterations;
+  std::vector<PluginRegion> empties;
+  std::vector<PluginRegion> ops;  // each op invocation, in closing order
+  bool ended = false;             // the "# end" line was there (QEMU exited normally)
+  std::uint64_t unclosed = 0, unmatched = 0;
+
+  // The values of (case, iteration), or nullptr.
+  const std::vector<std::uint64_t>* Iteration(std::uint32_t case_index,
+                                              std::uint32_t iteration) const;
+};
+
+Result<PluginCounts> ParsePluginCounts(std::string_view text);
+
+// Per (case, op index): invocations and sum/min/max per column, over the op lines.
+struct OpAggregate {
+  std::uint64_t count = 0;
+  std::vector<std::uint64_t> sum, min, max;
+};
+std::map<std::pair<std::uint32_t, std::uint32_t>, OpAggregate> AggregateOps(
+    const PluginCounts& counts);
+
+}  // namespace mculab::agent
