@@ -182,7 +182,7 @@ struct LabFixture {
     auto* b = reg.add_boards();
     b->set_name("host-0");
     b->set_kind("host");
-    session = *lab.ConnectAgent({}, reg, channel);
+    session = *lab.ConnectAgent(server::Caller{reg.agent(), server::Role::kAgent}, reg, channel);
     server::SubmitRequest r;
     r.kind = "host";
     r.op = "fully_connected_s8";

@@ -33,6 +33,7 @@
 #include "server/domain/board.h"
 #include "server/domain/job.h"
 #include "server/domain/run.h"
+#include "server/service/accounts.h"
 #include "server/service/agent_channel.h"
 #include "server/service/artifacts.h"
 #include "server/service/caller.h"
@@ -97,7 +98,8 @@ class Lab {
   Result<Job> GetJob(const Caller& caller, JobId id);
   Result<std::vector<Job>> ListJobs(const Caller& caller, const db::JobFilter& filter);
   // From any state that is not final; a job on a board gets its run cancelled on the agent and is
-  // cancelled at once; the board is free when the agent confirms the run ended.
+  // cancelled at once; the board is free when the agent confirms the run ended. A member cancels
+  // their own jobs, an admin anyone's.
   Result<Job> Cancel(const Caller& caller, JobId id);
   // Events from the job's current state until a final one.
   Result<std::shared_ptr<JobWatch>> Watch(const Caller& caller, JobId id);
@@ -107,8 +109,9 @@ class Lab {
   Result<std::vector<JobTransition>> JobHistory(const Caller& caller, JobId id);
 
   // ---- agents ----
-  // The first message of an agent's stream. Upserts its boards (idle), sends Registered, and
-  // replaces an older session of the same agent (whose runs are infrastructure failures).
+  // The first message of an agent's stream; the caller must hold reg.agent's agent token. Upserts
+  // its boards (idle), sends Registered, and replaces an older session of the same agent (whose
+  // runs are infrastructure failures).
   Result<AgentSessionId> ConnectAgent(const Caller& caller, const mculab::v1::Register& reg,
                                       std::shared_ptr<AgentChannel> channel);
   // Every later message of that stream.
@@ -118,6 +121,8 @@ class Lab {
   void DisconnectAgent(AgentSessionId session, const std::string& reason);
 
   const LabConfig& config() const { return config_; }
+  // Users and tokens: the rpc and HTTP layers turn a request's bearer token into its Caller here.
+  Accounts& accounts() { return accounts_; }
 
   // ---- the web page's live view ----
   // Every job change (submitted, state, progress, message) and board change (state, health,
@@ -212,6 +217,7 @@ class Lab {
   Clock& clock_;
   const LabConfig config_;
   ArtifactStore artifacts_;
+  Accounts accounts_;
 
   std::mutex mu_;
   std::condition_variable bg_cv_;  // deadlines changed, a run to finalize, stopping

@@ -75,7 +75,7 @@ class LabTest : public ::testing::Test {
       info->set_kind(b.kind);
       info->set_serial("SN-" + b.name);
     }
-    auto id = lab_->ConnectAgent(caller_, reg, channel);
+    auto id = lab_->ConnectAgent(testing::AgentCaller(reg.agent()), reg, channel);
     EXPECT_TRUE(id.ok()) << (id.ok() ? "" : id.error().message);
     EXPECT_TRUE(channel->Take(FakeAgentChannel::IsRegistered));
     return id.ok() ? *id : 0;
@@ -663,7 +663,7 @@ TEST_F(LabTest, ReconnectingAgentReplacesItsOldSessionAndGetsStaleRunsClosed) {
   b->set_name("host-0");
   b->set_kind("host");
   reg.add_active_runs(a.run_id());
-  auto id = lab_->ConnectAgent(caller_, reg, again);
+  auto id = lab_->ConnectAgent(testing::AgentCaller(reg.agent()), reg, again);
   ASSERT_TRUE(id.ok());
   EXPECT_TRUE(again->Take(FakeAgentChannel::ClosedOf(a.run_id())));
   EXPECT_NE(TakeAssignment(*again).run_id(), a.run_id());
@@ -679,7 +679,8 @@ TEST_F(LabTest, BoardHeldByAnotherConnectedAgentCannotBeRegistered) {
   auto* b = reg.add_boards();
   b->set_name("host-0");
   b->set_kind("host");
-  auto id = lab_->ConnectAgent(caller_, reg, std::make_shared<FakeAgentChannel>());
+  auto id = lab_->ConnectAgent(testing::AgentCaller(reg.agent()), reg,
+                               std::make_shared<FakeAgentChannel>());
   ASSERT_FALSE(id.ok());
   EXPECT_EQ(id.error().code, ErrorCode::kAlreadyExists);
 }
