@@ -4,6 +4,9 @@
 //   default_timeout_s = 600         # a job's timeout when its submitter gives none
 //   max_attempts = 3                # runs a job gets before infrastructure failures fail it
 //   heartbeat_ms = 5000             # how often agents are asked to send a heartbeat
+//   heartbeat_timeout_ms = 0        # an agent silent this long is dropped (0: 3 x heartbeat_ms)
+//   reconnect_grace_s = 30          # after a restart, how long a run on a board waits for its
+//                                   # agent to reconnect and claim it before it is requeued
 //   tls_cert = "server.pem"         # TLS for gRPC: certificate chain and private key (PEM),
 //   tls_key = "server.key"          # both or neither; relative to the config file's folder
 //
@@ -23,8 +26,14 @@ struct LabConfig {
   std::uint32_t default_timeout_s = 600;
   std::uint32_t max_attempts = 3;
   std::uint32_t heartbeat_ms = 5000;
+  std::uint32_t heartbeat_timeout_ms = 0;  // 0: 3 x heartbeat_ms (HeartbeatTimeoutMs())
+  std::uint32_t reconnect_grace_s = 30;
   std::filesystem::path tls_cert;  // empty: plaintext gRPC
   std::filesystem::path tls_key;
+
+  std::int64_t HeartbeatTimeoutMs() const {
+    return heartbeat_timeout_ms != 0 ? heartbeat_timeout_ms : 3 * std::int64_t{heartbeat_ms};
+  }
 };
 
 Result<LabConfig> ParseLabConfig(std::string_view toml_text, std::string_view origin);
