@@ -68,12 +68,14 @@ int Fail(const std::string& message) {
 
 int main(int argc, char** argv) {
   CLI::App app{"mculab-agent: runs mculab benchmark jobs on this machine's boards"};
-  std::string config_path, server, name, spool_dir, log_level = "info";
+  std::string config_path, server, name, spool_dir, ca_file, log_level = "info";
   app.add_option("--config", config_path, "agent config file (TOML, see agent.example.toml)")
       ->required();
   app.add_option("--server", server, "server address host:port (overrides [agent] server)");
   app.add_option("--name", name, "agent name (overrides [agent] name)");
   app.add_option("--spool-dir", spool_dir, "spool directory (overrides [agent] spool_dir)");
+  app.add_option("--ca", ca_file,
+                 "CA certificate (PEM) that signed the server's TLS certificate: talk TLS");
   app.add_option("--log-level", log_level, "trace, debug, info, warn or error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}));
   app.set_version_flag("--version", std::string("mculab-agent ") + MCULAB_VERSION);
@@ -112,6 +114,16 @@ int main(int argc, char** argv) {
     }
   }
 
+  std::string ca_pem;
+  if (!ca_file.empty()) {
+    auto pem = ReadFile(ca_file);
+    if (!pem) return Fail("--ca " + ca_file + ": " + pem.error().message);
+    if (pem->find("-----BEGIN CERTIFICATE") == std::string::npos) {
+      return Fail("--ca " + ca_file + " is not a PEM certificate");
+    }
+    ca_pem = *pem;
+  }
+
   auto spool = Spool::Open(cfg->spool_dir);
   if (!spool) return Fail(spool.error().message);
   auto probes = MakeLibusbProbeLister();
@@ -134,6 +146,7 @@ int main(int argc, char** argv) {
   lo.version = MCULAB_VERSION;
   lo.heartbeat = std::chrono::milliseconds(cfg->heartbeat_ms);
   lo.token = token;
+  lo.ca_pem = ca_pem;
   AgentLink link(lo, board_ptrs, **spool, RealClock());
 
   std::thread signals([&] {

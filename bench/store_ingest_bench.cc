@@ -9,15 +9,14 @@
 // Target: BM_GrpcIngest >= 50% of BM_RawSqliteInsert, same machine, same run. Items = samples.
 // The baseline speaks SQLite directly, which product code outside db/ never does.
 #include <benchmark/benchmark.h>
-
-#include <algorithm>
-#include <cstdlib>
 #include <grpcpp/grpcpp.h>
 #include <spdlog/spdlog.h>
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <cstdlib>
 #include <filesystem>
 #include <mutex>
 #include <random>
@@ -182,7 +181,10 @@ struct LabFixture {
     auto* b = reg.add_boards();
     b->set_name("host-0");
     b->set_kind("host");
-    session = *lab.ConnectAgent({}, reg, channel);
+    server::Caller agent_caller;
+    agent_caller.user = reg.agent();
+    agent_caller.role = server::Role::kAgent;
+    session = *lab.ConnectAgent(agent_caller, reg, channel);
     server::SubmitRequest r;
     r.kind = "host";
     r.op = "fully_connected_s8";

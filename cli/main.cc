@@ -78,20 +78,41 @@ class Client {
     switch (s.error_code()) {
       case grpc::StatusCode::UNAVAILABLE:
         msg = "cannot reach mculab-server at " + cfg_.server + " (from " + cfg_.source +
-              "): " + s.error_message() + "; is it running? (./deploy/quickstart.sh starts a lab)";
+              "): " + s.error_message() + "; " + UnavailableHint(s.error_message());
         break;
       case grpc::StatusCode::DEADLINE_EXCEEDED:
         msg = what + ": the server at " + cfg_.server + " did not answer in time";
         break;
       case grpc::StatusCode::UNAUTHENTICATED:
-        msg = what + ": " + s.error_message() +
-              " (set a token with --token, MCULAB_TOKEN or ~/.config/mculab/config.toml)";
+        msg = "no valid token: " + what + ": " + s.error_message() +
+              "; ask an admin for one (`mculab-server admin user add`) and pass it with --token, "
+              "MCULAB_TOKEN or `token = \"...\"` in ~/.config/mculab/config.toml";
+        break;
+      case grpc::StatusCode::PERMISSION_DENIED:
+        msg = what + ": " + s.error_message();
         break;
       default:
         msg = what + ": " + s.error_message();
     }
     std::cerr << "mculab: error: " << msg << "\n";
     std::exit(1);
+  }
+
+  // What to check when the server cannot be reached: TLS trouble, or whether it runs.
+  std::string UnavailableHint(const std::string& message) const {
+    const bool tls_trouble = message.find("SSL") != std::string::npos ||
+                             message.find("ssl") != std::string::npos ||
+                             message.find("handshake") != std::string::npos ||
+                             message.find("CERTIFICATE") != std::string::npos;
+    if (!cfg_.ca_file.empty() && tls_trouble) {
+      return "the TLS handshake failed: is the server's certificate signed by the CA in " +
+             cfg_.ca_file + " (--ca) and issued for the host name in " + cfg_.server + "?";
+    }
+    if (cfg_.ca_file.empty()) {
+      return "is it running? (./deploy/quickstart.sh starts a lab); if the server uses TLS, "
+             "pass its CA certificate with --ca";
+    }
+    return "is it running, and does it use TLS (tls_cert in its config)?";
   }
 
   v1::Lab::Stub& stub() { return *stub_; }
@@ -329,6 +350,9 @@ int CmdJobs(Client& c, const v1::ListJobsRequest& req, bool json) {
                      {"user", j.user()},
                      {"label", j.label()},
                      {"created_ms", j.created_ms()},
+                     {"started_ms", j.started_ms()},
+                     {"finished_ms", j.finished_ms()},
+                     {"attempts", j.attempts()},
                      {"message", j.message()}});
     std::cout << out.dump(2) << "\n";
   } else if (rep.jobs_size() == 0) {

@@ -137,6 +137,19 @@ class SqliteStore final : public Store {
   Result<std::vector<RunPass>> GetRunPasses(RunId run) override;
   Result<std::vector<OpProfileRow>> GetOpProfiles(RunId run) override;
   Result<std::vector<MemoryFigure>> GetMemory(RunId run) override;
+
+  // ---- accounts (issue 3) ----
+  Status AddUser(const User& user, const TokenRecord& token) override;
+  Status AddToken(const TokenRecord& token) override;
+  Status RevokeToken(const std::string& hash, std::int64_t revoked_ms) override;
+  Result<std::optional<User>> GetUser(const std::string& name) override;
+  Result<std::vector<User>> ListUsers() override;
+  Result<std::optional<TokenRecord>> FindToken(const std::string& hash) override;
+  Result<std::vector<TokenRecord>> ListTokens() override;
+
+ private:
+  // Runs `apply` in the writer's transaction (on wdb_) and waits for the commit.
+  Status WriteFunction(std::function<Status(sqlite3* db)> apply);
 };
 
 }  // namespace mculab::db

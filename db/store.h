@@ -125,6 +125,23 @@ struct SeriesPoint {
   std::int64_t value = 0;
 };
 
+// ---- accounts (issue 3) ----
+struct User {
+  std::string name;
+  std::string role;  // viewer | member | admin (server/service/caller.h)
+  std::int64_t created_ms = 0;
+};
+
+// A bearer token as stored: never the token itself.
+struct TokenRecord {
+  std::string hash;   // SHA-256 of the token, lowercase hex
+  std::string id;     // the token's first characters ("mcl_u_1a2b3c4d"): names it, cannot use it
+  std::string kind;   // user | agent
+  std::string owner;  // the user's name, or the agent's host
+  std::int64_t created_ms = 0;
+  std::int64_t revoked_ms = 0;  // 0: valid
+};
+
 class Store {
  public:
   virtual ~Store() = default;
@@ -186,6 +203,19 @@ class Store {
   virtual Result<std::vector<OpProfileRow>> GetOpProfiles(RunId run) = 0;
   // Ordered by (case_index, source, category).
   virtual Result<std::vector<MemoryFigure>> GetMemory(RunId run) = 0;
+
+  // ---- accounts (issue 3); writes wait for their commit ----
+  // The user and their first token, together. kAlreadyExists when the name is taken.
+  virtual Status AddUser(const User& user, const TokenRecord& token) = 0;
+  // kAlreadyExists when the hash is stored (a 160-bit random token: never in practice).
+  virtual Status AddToken(const TokenRecord& token) = 0;
+  // Sets revoked_ms of the token with this hash; kNotFound when there is none. Revoking a revoked
+  // token keeps its first revocation time.
+  virtual Status RevokeToken(const std::string& hash, std::int64_t revoked_ms) = 0;
+  virtual Result<std::optional<User>> GetUser(const std::string& name) = 0;
+  virtual Result<std::vector<User>> ListUsers() = 0;  // by name
+  virtual Result<std::optional<TokenRecord>> FindToken(const std::string& hash) = 0;
+  virtual Result<std::vector<TokenRecord>> ListTokens() = 0;  // by kind, owner, created
 };
 
 }  // namespace mculab::db

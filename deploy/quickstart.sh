@@ -9,6 +9,10 @@
 #
 # State lives in $MCULAB_HOME (default ~/.local/share/mculab); ports come from MCULAB_GRPC_PORT
 # (default 7420) and MCULAB_HTTP_PORT (default 8080).
+#
+# Auth: unless your CLI config (~/.config/mculab/config.toml) already holds a token the lab
+# accepts, an admin account named after you is made (or given a new token) and its token is
+# written there (mode 0600). The agent gets its own agent token ($MCULAB_HOME/agent.token).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 home=${MCULAB_HOME:-${XDG_DATA_HOME:-$HOME/.local/share}/mculab}
@@ -93,12 +97,32 @@ if port_busy "$http_port"; then
   die "port $http_port is in use by another program; set MCULAB_HTTP_PORT to a free port"
 fi
 
+admin() { "$bin/mculab-server" admin "$@" --home "$home"; }
+
+# The agent's own token, bound to its name; a new one when the file is missing or the lab does
+# not know it (a fresh home) or it was revoked.
+agent_name="$(hostname -s 2>/dev/null || echo local)-agent"
+agent_token_file="$home/agent.token"
+agent_token_ok=0
+if [ -s "$agent_token_file" ]; then
+  agent_id=$(head -c 14 "$agent_token_file")
+  if admin user list 2>/dev/null | grep -E "^$agent_name " | grep -q "$agent_id\( \|,\|\$\)"; then
+    admin user list 2>/dev/null | grep -E "^$agent_name " | grep -q "$agent_id (revoked)" || agent_token_ok=1
+  fi
+fi
+if [ "$agent_token_ok" = 0 ]; then
+  (umask 077; admin agent add "$agent_name" 2>/dev/null > "$agent_token_file") ||
+    die "could not make an agent token (mculab-server admin agent add $agent_name)"
+fi
+chmod 600 "$agent_token_file"
+
 cat > "$home/agent.toml" <<TOML
 # Written by deploy/quickstart.sh: one emulated Corstone-300 and one host board.
 [agent]
-name = "$(hostname -s 2>/dev/null || echo local)-agent"
+name = "$agent_name"
 server = "127.0.0.1:$grpc_port"
 spool_dir = "$home/agent-spool"
+token_file = "$agent_token_file"
 
 [[board]]
 name = "an547-0"
@@ -131,6 +155,28 @@ echo $! > "$run_dir/agent.pid"
 wait_ready mculab-agent "$(cat "$run_dir/agent.pid")" "$log_dir/agent.log" "mculab-agent ready"
 
 export MCULAB_SERVER="127.0.0.1:$grpc_port"
+
+# Your token: keep the one in the CLI config when the lab accepts it, else make one and store it.
+cli_config="${XDG_CONFIG_HOME:-$HOME/.config}/mculab/config.toml"
+if ! env -u MCULAB_TOKEN "$bin/mculab" boards >/dev/null 2>&1; then
+  me=$(id -un 2>/dev/null || echo admin)
+  if admin user list 2>/dev/null | grep -qE "^$me "; then
+    token=$(admin token add "$me" 2>/dev/null) || die "could not make a token for $me"
+  else
+    token=$(admin user add "$me" --role admin 2>/dev/null) || die "could not add user $me"
+  fi
+  mkdir -p "$(dirname "$cli_config")"
+  (
+    umask 077
+    { [ -f "$cli_config" ] && grep -v '^[[:space:]]*token[[:space:]]*=' "$cli_config" || true
+      printf 'token = "%s"\n' "$token"; } > "$cli_config.new"
+  )
+  mv "$cli_config.new" "$cli_config"
+  chmod 600 "$cli_config"
+  say "==> your token (user $me, admin) is in $cli_config"
+fi
+web_token=$(sed -n 's/^[[:space:]]*token[[:space:]]*=[[:space:]]*"\(.*\)"[[:space:]]*$/\1/p' "$cli_config" | tail -1)
+
 say "==> boards"
 "$bin/mculab" boards
 
@@ -142,13 +188,15 @@ say "==> sample job: conv2d_s8 sweep from examples/conv2d_sweep.csv on the emula
 cat <<TXT
 
 The lab is running (logs in $log_dir).
-Web page: http://localhost:$http_port/  (history, job pages with plots, compare, boards)
+Web page: http://localhost:$http_port/#token=$web_token
+  (history, job pages with plots, compare, boards; the link hands the page your token once)
 Try next:
   export MCULAB_SERVER=127.0.0.1:$grpc_port PATH="$bin:\$PATH"
   mculab boards
   mculab jobs
   mculab show 1
   mculab export 1 --csv
+  mculab-server admin user add alice --role member   # a token for a colleague (see README)
   mculab submit --kind host --op fully_connected_s8 --cases examples/fully_connected_sweep.csv --wait
   ./deploy/quickstart.sh --stop
 TXT

@@ -21,6 +21,7 @@
 
 #include "db/sqlite_store.h"
 #include "server/admin/board_command.h"
+#include "server/admin/admin.h"
 #include "server/http/router.h"
 #include "server/http/server.h"
 #include "server/http/static_files.h"
@@ -68,23 +69,26 @@ int main(int argc, char** argv) {
                  "Folder of the web page; default the source tree's web/ beside the build "
                  "(<exe>/../../web), else <exe>/../share/mculab/web, else /usr/share/mculab/web");
   app.add_option("--config", config_path,
-                 "TOML file: max_artifact_bytes, default_timeout_s, max_attempts, heartbeat_ms");
+                 "TOML file: max_artifact_bytes, default_timeout_s, max_attempts, heartbeat_ms, "
+                 "tls_cert, tls_key");
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}));
   app.add_flag("--version", version, "Print the version and exit");
+  mculab::server::admin::Admin admin(app);  // `mculab-server admin ...` (server/admin/admin.h)
   CLI11_PARSE(app, argc, argv);
   if (version) {
     std::printf("mculab-server %s\n", MCULAB_VERSION);
     return 0;
   }
+  if (home.empty()) {
+    home = EnvOr("MCULAB_HOME", EnvOr("HOME", "/tmp") + "/.local/share/mculab");
+  }
+  if (admin.chosen()) return admin.Run(home);
 
   spdlog::set_default_logger(spdlog::stderr_color_mt("mculab-server"));
   spdlog::set_level(spdlog::level::from_str(log_level));
   spdlog::set_pattern("%Y-%m-%d %H:%M:%S.%e %^%-5l%$ %v");
 
-  if (home.empty()) {
-    home = EnvOr("MCULAB_HOME", EnvOr("HOME", "/tmp") + "/.local/share/mculab");
-  }
   if (listen.empty()) listen = "0.0.0.0:" + EnvOr("MCULAB_GRPC_PORT", "7420");
   if (http_listen.empty()) http_listen = "0.0.0.0:" + EnvOr("MCULAB_HTTP_PORT", "8080");
   const bool http_on = http_listen != "none";
@@ -158,7 +162,13 @@ int main(int argc, char** argv) {
       spdlog::info("web page from {}", web_dir.string());
     }
   }
-  spdlog::info("mculab-server ready: gRPC on {}, {}, home {}", (*rpc)->address(), http_text, home);
+  if (auto users = (*store)->ListUsers(); users.ok() && users->empty()) {
+    spdlog::warn(
+        "no users yet: every call needs a token; `mculab-server admin user add NAME --role admin` "
+        "makes one");
+  }
+  spdlog::info("mculab-server ready: gRPC on {}{}, {}, home {}", (*rpc)->address(),
+               (*rpc)->tls() ? " (TLS)" : "", http_text, home);
 
   int sig = 0;
   sigwait(&signals, &sig);

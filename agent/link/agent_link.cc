@@ -179,7 +179,13 @@ AgentLink::Impl::Impl(LinkOptions options, std::vector<Board*> boards, Spool& sp
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
-  channel_ = grpc::CreateCustomChannel(options_.server, grpc::InsecureChannelCredentials(), args);
+  std::shared_ptr<grpc::ChannelCredentials> credentials = grpc::InsecureChannelCredentials();
+  if (!options_.ca_pem.empty()) {
+    grpc::SslCredentialsOptions tls;
+    tls.pem_root_certs = options_.ca_pem;
+    credentials = grpc::SslCredentials(tls);
+  }
+  channel_ = grpc::CreateCustomChannel(options_.server, credentials, args);
   stub_ = v1::AgentLink::NewStub(channel_);
   for (Board* b : boards_) workers_.push_back(std::make_unique<Worker>(*b, *this));
 }

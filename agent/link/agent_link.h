@@ -42,6 +42,8 @@ struct LinkOptions {
   std::chrono::milliseconds backoff_initial{200};
   std::chrono::milliseconds backoff_max{2'000};
   std::string token;  // sent as "authorization: Bearer <token>" when set
+  std::string
+      ca_pem;  // the CA certificate(s) to check the server's TLS certificate; empty: plaintext
   ExecutorOptions executor;
 };
 

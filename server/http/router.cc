@@ -230,9 +230,12 @@ Router::Reply Router::Handle(const Request& req, std::string_view peer) const {
       ok["ok"] = true;
       reply.response = JsonResponse(status::ok, ok, req);
     } else if (target->path == "/metrics" || target->path.starts_with("/api/")) {
-      auto caller = AuthenticateRequest(req, peer);
+      auto caller = AuthenticateRequest(req, peer, lab_.accounts());
       if (!caller.ok()) {
         reply.response = ErrorOf(caller.error(), req);
+        if (caller.error().code == ErrorCode::kUnauthenticated) {
+          reply.response.set(field::www_authenticate, "Bearer realm=\"mculab\"");
+        }
       } else {
         reply = Api(req, target->path, target->query, *caller);
       }

@@ -67,6 +67,11 @@ void StreamChannel::SenderLoop() {
 grpc::Status AgentLinkService::Connect(grpc::ServerContext* context,
                                        StreamChannel::Stream* stream) {
   const Caller caller = CallerOf(*context);
+  // Only agent tokens get as far as reading; the Lab checks the name the agent registers with.
+  if (Status s = RequireAgent(caller, caller.user); !s.ok()) {
+    spdlog::warn("agent link from {} refused: {}", caller.peer, s.error().message);
+    return ToGrpcStatus(s.error());
+  }
   v1::AgentMessage message;
   if (!stream->Read(&message)) return grpc::Status::OK;  // gone before saying anything
   if (!message.has_register_()) {

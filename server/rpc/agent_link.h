@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "agent.grpc.pb.h"
+#include "server/rpc/caller.h"
 #include "server/service/agent_channel.h"
 #include "server/service/lab.h"
 
@@ -47,6 +48,11 @@ class AgentLinkService final : public mculab::v1::AgentLink::Service {
   grpc::Status Connect(grpc::ServerContext* context, StreamChannel::Stream* stream) override;
 
  private:
+  // The caller of a call, authenticated against the lab's accounts (rpc/caller.h).
+  Caller CallerOf(const grpc::ServerContextBase& context) const {
+    return rpc::CallerOf(context, lab_.accounts());
+  }
+
   server::Lab& lab_;
 };
 

@@ -4,18 +4,19 @@
 
 namespace mculab::server::rpc {
 
-Caller CallerOf(const grpc::ServerContextBase& context) {
-  Caller caller;
-  caller.peer = context.peer();
+std::string BearerToken(const grpc::ServerContextBase& context) {
   const auto& md = context.client_metadata();
   auto it = md.find("authorization");
-  if (it != md.end()) {
-    std::string_view value(it->second.data(), it->second.size());
-    constexpr std::string_view kBearer = "Bearer ";
-    if (value.substr(0, kBearer.size()) == kBearer) value.remove_prefix(kBearer.size());
-    caller.token = std::string(value);
-  }
-  return caller;
+  if (it == md.end()) return {};
+  std::string_view value(it->second.data(), it->second.size());
+  constexpr std::string_view kBearer = "Bearer ";
+  if (value.substr(0, kBearer.size()) != kBearer) return {};
+  value.remove_prefix(kBearer.size());
+  return std::string(value);
+}
+
+Caller CallerOf(const grpc::ServerContextBase& context, Accounts& accounts) {
+  return accounts.Authenticate(BearerToken(context), context.peer());
 }
 
 }  // namespace mculab::server::rpc

@@ -1,14 +1,24 @@
-// Reads who is calling from a call's metadata. Nothing is validated yet: issue 3 (accounts)
-// checks the token here and fills in the user.
+// Establishes who is calling from a call's "authorization: Bearer <token>" metadata: the token is
+// checked against the lab's accounts (server/service/accounts.h) and the Caller carries the user
+// and role, or role kNone and the reason. The service layer (RequireRole, RequireAgent) turns
+// kNone into UNAUTHENTICATED and a role that is not enough into PERMISSION_DENIED.
+//
+// The services call it through their own member CallerOf(context), so every handler written as
+// `lab_.X(CallerOf(*context), ...)` is authenticated.
 #pragma once
 
 #include <grpcpp/server_context.h>
 
+#include <string>
+
+#include "server/service/accounts.h"
 #include "server/service/caller.h"
 
 namespace mculab::server::rpc {
 
-// "authorization: Bearer <token>" -> token; the user stays "local" until accounts exist.
-Caller CallerOf(const grpc::ServerContextBase& context);
+// The bearer token of a call's metadata; empty when there is none.
+std::string BearerToken(const grpc::ServerContextBase& context);
+
+Caller CallerOf(const grpc::ServerContextBase& context, Accounts& accounts);
 
 }  // namespace mculab::server::rpc

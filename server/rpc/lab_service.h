@@ -4,6 +4,7 @@
 #pragma once
 
 #include "lab.grpc.pb.h"
+#include "server/rpc/caller.h"
 #include "server/service/lab.h"
 
 namespace mculab::server::rpc {
@@ -50,6 +51,12 @@ class LabService final
                           mculab::v1::ListEventsReply* reply) override;
 
  private:
+  // The caller of a call, authenticated against the lab's accounts (rpc/caller.h). Every handler
+  // passes it to the Lab, whose methods check the role.
+  Caller CallerOf(const grpc::ServerContextBase& context) const {
+    return rpc::CallerOf(context, lab_.accounts());
+  }
+
   server::Lab& lab_;
 };
 

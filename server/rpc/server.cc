@@ -10,6 +10,8 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 
 #include "server/rpc/agent_link.h"
 #include "server/rpc/lab_service.h"
@@ -60,6 +62,35 @@ std::string BindProblem(const std::string& host, const std::string& port) {
   return problem;
 }
 
+Result<std::string> ReadPem(const std::filesystem::path& path, const char* key) {
+  std::ifstream in(path);
+  if (!in) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     std::string("cannot read ") + key + " " + path.string() +
+                         " (the server config's TLS files; both are PEM)");
+  }
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string pem = ss.str();
+  if (pem.find("-----BEGIN") == std::string::npos) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     std::string(key) + " " + path.string() + " is not a PEM file");
+  }
+  return pem;
+}
+
+// TLS with the configured certificate and key; plaintext when none is configured.
+Result<std::shared_ptr<grpc::ServerCredentials>> CredentialsOf(const LabConfig& config) {
+  if (config.tls_cert.empty()) return grpc::InsecureServerCredentials();
+  auto cert = ReadPem(config.tls_cert, "tls_cert");
+  if (!cert.ok()) return cert.error();
+  auto key = ReadPem(config.tls_key, "tls_key");
+  if (!key.ok()) return key.error();
+  grpc::SslServerCredentialsOptions options;
+  options.pem_key_cert_pairs.push_back({*key, *cert});
+  return grpc::SslServerCredentials(options);
+}
+
 }  // namespace
 
 void RouteGrpcLogsToSpdlog() { gpr_set_log_function(GrpcLog); }
@@ -76,10 +107,16 @@ Result<std::unique_ptr<RpcServer>> RpcServer::Start(server::Lab& lab, const std:
     return MakeError(ErrorCode::kInvalidArgument,
                      "the listen address must be HOST:PORT, got '" + listen + "'");
   }
+  auto credentials = CredentialsOf(lab.config());
+  if (!credentials.ok()) return credentials.error();
+  // grpc.health.v1.Health: the one service that needs no token; Check("") says SERVING while
+  // the server runs.
+  grpc::EnableDefaultHealthCheckService(true);
   std::unique_ptr<RpcServer> s(new RpcServer(lab));
+  s->tls_ = !lab.config().tls_cert.empty();
   grpc::ServerBuilder builder;
   int port = 0;
-  builder.AddListeningPort(listen, grpc::InsecureServerCredentials(), &port);
+  builder.AddListeningPort(listen, *credentials, &port);
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);  // a busy port must fail
   // Notice agents whose host vanished without closing the connection.
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, 30'000);

@@ -1,5 +1,7 @@
-// RpcServer: mculab-server's gRPC endpoint, both services (Lab, AgentLink) on one address.
-// Keeps every gRPC detail (channel arguments, logging, binding) inside server/rpc.
+// RpcServer: mculab-server's gRPC endpoint, both services (Lab, AgentLink) on one address, plus
+// gRPC's standard health service (grpc.health.v1.Health, the one call that needs no token). TLS
+// when the Lab's config names tls_cert and tls_key. Keeps every gRPC detail (credentials, channel
+// arguments, logging, binding) inside server/rpc.
 #pragma once
 
 #include <chrono>
@@ -29,6 +31,8 @@ class RpcServer {
 
   // HOST:PORT actually bound.
   const std::string& address() const { return address_; }
+  // Whether calls use TLS (tls_cert/tls_key in the Lab's config).
+  bool tls() const { return tls_; }
   // Stops accepting calls; calls still running after `grace` are cancelled. Idempotent.
   void Stop(std::chrono::milliseconds grace);
 
@@ -39,6 +43,7 @@ class RpcServer {
   std::unique_ptr<AgentLinkService> agent_service_;
   std::unique_ptr<grpc::Server> server_;
   std::string address_;
+  bool tls_ = false;
 };
 
 // gRPC's own log lines go to spdlog (errors as warnings, the rest at debug level).

@@ -31,11 +31,13 @@ inline std::string_view RoleName(Role role) {
 }
 
 struct Caller {
-  // Until token validation fills these in (issue 3), every caller is the local admin.
-  std::string user = "local";
+  // The rpc and HTTP layers always set these from the request's token (Accounts::Authenticate);
+  // the defaults (the local admin) are for in-process callers and tests.
+  std::string user = "local";  // the user's name, or the agent's host for an agent token
   Role role = Role::kAdmin;
-  std::string token;  // from "authorization: Bearer <token>", empty when absent
-  std::string peer;   // the transport's peer address, for logs
+  std::string token;    // from "authorization: Bearer <token>", empty when absent
+  std::string peer;     // the transport's peer address, for logs
+  std::string problem;  // role kNone: why the token was refused ("no token", "revoked", ...)
 };
 
 // OK when the caller is a user with at least `least` (viewer < member < admin); otherwise
@@ -44,12 +46,42 @@ inline Status RequireRole(const Caller& caller, Role least, std::string_view wha
   if (caller.role == Role::kNone) {
     return MakeError(
         ErrorCode::kUnauthenticated,
-        std::string(what) + " needs a token: pass --token or set it in the CLI config");
+        std::string(what) + " needs a valid token: " +
+            (caller.problem.empty() ? std::string("no token was given") : caller.problem));
   }
-  if (caller.role == Role::kAgent || static_cast<int>(caller.role) < static_cast<int>(least)) {
+  if (caller.role == Role::kAgent) {
+    return MakeError(ErrorCode::kPermissionDenied,
+                     std::string(what) + " needs a user token; an agent token (agent " +
+                         caller.user + ") is only good for the agent link");
+  }
+  if (static_cast<int>(caller.role) < static_cast<int>(least)) {
     return MakeError(ErrorCode::kPermissionDenied,
                      std::string(what) + " needs the " + std::string(RoleName(least)) + " role; " +
                          caller.user + " is " + std::string(RoleName(caller.role)));
+  }
+  return {};
+}
+
+// OK when the caller presented the agent token issued for `agent` (admin agent add HOST): an
+// agent token is bound to its host, and a user token is never good for the agent link.
+inline Status RequireAgent(const Caller& caller, std::string_view agent) {
+  if (caller.role == Role::kNone) {
+    return MakeError(
+        ErrorCode::kUnauthenticated,
+        "the agent link needs a valid agent token: " +
+            (caller.problem.empty() ? std::string("no token was given") : caller.problem) +
+            " (mculab-server admin agent add HOST prints one; set token_file in the "
+            "agent's [agent] section)");
+  }
+  if (caller.role != Role::kAgent) {
+    return MakeError(ErrorCode::kPermissionDenied,
+                     "the agent link needs an agent token; " + caller.user +
+                         " presented a user token (mculab-server admin agent add HOST prints one)");
+  }
+  if (caller.user != agent) {
+    return MakeError(ErrorCode::kPermissionDenied,
+                     "this agent token belongs to agent " + caller.user + ", not " +
+                         std::string(agent) + ": give each agent its own token, or set its name");
   }
   return {};
 }

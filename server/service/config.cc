@@ -31,6 +31,24 @@ Status ReadInt(const toml::table& t, std::string_view key, std::int64_t min, std
   return {};
 }
 
+// tls_cert and tls_key (PEM files): both or neither.
+Status ReadTls(const toml::table& t, std::string_view origin, LabConfig& c) {
+  for (auto [key, out] : {std::pair{"tls_cert", &c.tls_cert}, std::pair{"tls_key", &c.tls_key}}) {
+    const toml::node* node = t.get(key);
+    if (node == nullptr) continue;
+    auto v = node->value<std::string>();
+    if (!node->is_string() || !v || v->empty()) {
+      return ConfigError(origin, std::string(key) + " must be the path of a PEM file");
+    }
+    *out = *v;
+  }
+  if (c.tls_cert.empty() != c.tls_key.empty()) {
+    return ConfigError(origin,
+                       "tls_cert and tls_key go together: give both (PEM files) or neither");
+  }
+  return {};
+}
+
 }  // namespace
 
 Result<LabConfig> ParseLabConfig(std::string_view toml_text, std::string_view origin) {
@@ -46,12 +64,12 @@ Result<LabConfig> ParseLabConfig(std::string_view toml_text, std::string_view or
     if (k != "max_artifact_bytes" && k != "default_timeout_s" && k != "max_attempts" &&
         k != "heartbeat_ms" && k != "heartbeat_timeout_ms" && k != "reconnect_grace_s" &&
         k != "cancel_grace_ms" && k != "max_reservation_s" && k != "health" &&
-        k != "pass_cycles_tolerance") {
+        k != "pass_cycles_tolerance" && k != "tls_cert" && k != "tls_key") {
       return ConfigError(origin, "unknown key '" + std::string(k) +
                                      "' (known: max_artifact_bytes, default_timeout_s, "
                                      "max_attempts, heartbeat_ms, heartbeat_timeout_ms, "
                                      "reconnect_grace_s, cancel_grace_ms, max_reservation_s, "
-                                     "pass_cycles_tolerance, [health])");
+                                     "pass_cycles_tolerance, tls_cert, tls_key, [health])");
     }
   }
   LabConfig c;
@@ -130,6 +148,7 @@ Result<LabConfig> ParseLabConfig(std::string_view toml_text, std::string_view or
     }
     c.pass_cycles_tolerance = *v;
   }
+  if (Status s = ReadTls(t, origin, c); !s.ok()) return s.error();
   return c;
 }
 
@@ -140,7 +159,13 @@ Result<LabConfig> LoadLabConfig(const std::filesystem::path& path) {
   }
   std::stringstream ss;
   ss << in.rdbuf();
-  return ParseLabConfig(ss.str(), path.string());
+  auto config = ParseLabConfig(ss.str(), path.string());
+  if (!config.ok()) return config;
+  // TLS files are relative to the config file's folder.
+  for (std::filesystem::path* p : {&config->tls_cert, &config->tls_key}) {
+    if (!p->empty() && p->is_relative()) *p = path.parent_path() / *p;
+  }
+  return config;
 }
 
 }  // namespace mculab::server

@@ -9,6 +9,8 @@
 //   heartbeat_timeout_ms = 0        # an agent silent this long is dropped (0: 3 x heartbeat_ms)
 //   reconnect_grace_s = 30          # after a restart, how long a run on a board waits for its
 //                                   # agent to reconnect and claim it before it is requeued
+//   tls_cert = "server.pem"         # TLS for gRPC: certificate chain and private key (PEM),
+//   tls_key = "server.key"          # both or neither; relative to the config file's folder
 //   cancel_grace_ms = 10000         # a cancelled run's agent must confirm within this, or the
 //                                   # board goes offline with health unknown
 //   max_reservation_s = 604800      # longest `mculab reserve --for`
@@ -41,6 +43,8 @@ struct LabConfig {
   double pass_cycles_tolerance = 0.02;
   std::uint32_t heartbeat_timeout_ms = 0;  // 0: 3 x heartbeat_ms (HeartbeatTimeoutMs())
   std::uint32_t reconnect_grace_s = 30;
+  std::filesystem::path tls_cert;  // empty: plaintext gRPC
+  std::filesystem::path tls_key;
 
   std::int64_t HeartbeatTimeoutMs() const {
     return heartbeat_timeout_ms != 0 ? heartbeat_timeout_ms : 3 * std::int64_t{heartbeat_ms};

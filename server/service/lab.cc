@@ -37,7 +37,8 @@ Lab::Lab(db::Store& store, Clock& clock, LabConfig config, std::filesystem::path
     : store_(store),
       clock_(clock),
       config_(config),
-      artifacts_(home / "artifacts", config.max_artifact_bytes, store, clock) {}
+      artifacts_(home / "artifacts", config.max_artifact_bytes, store, clock),
+      accounts_(store, clock) {}
 
 Lab::~Lab() { Stop(); }
 
@@ -619,6 +620,7 @@ Status Lab::ValidateSubmit(const SubmitRequest& r) const {
 }
 
 Result<SubmitReply> Lab::Submit(const Caller& caller, SubmitRequest request) {
+  if (Status s = RequireRole(caller, Role::kMember, "submitting a job"); !s.ok()) return s.error();
   if (Status s = ValidateSubmit(request); !s.ok()) return s.error();
   auto events = NormalizeEvents(request.events);
   if (!events.ok()) return events.error();
@@ -738,7 +740,8 @@ Result<SubmitReply> Lab::Submit(const Caller& caller, SubmitRequest request) {
   return reply;
 }
 
-Result<std::vector<BoardView>> Lab::ListBoards(const Caller&) {
+Result<std::vector<BoardView>> Lab::ListBoards(const Caller& caller) {
+  if (Status s = RequireRole(caller, Role::kViewer, "listing boards"); !s.ok()) return s.error();
   std::lock_guard l(mu_);
   std::vector<QueuedJob> queued;
   for (const auto& [id, aj] : jobs_) {
@@ -758,7 +761,8 @@ Result<std::vector<BoardView>> Lab::ListBoards(const Caller&) {
   return out;
 }
 
-Result<Job> Lab::GetJob(const Caller&, JobId id) {
+Result<Job> Lab::GetJob(const Caller& caller, JobId id) {
+  if (Status s = RequireRole(caller, Role::kViewer, "reading a job"); !s.ok()) return s.error();
   {
     std::lock_guard l(mu_);
     auto it = jobs_.find(id);
@@ -767,7 +771,8 @@ Result<Job> Lab::GetJob(const Caller&, JobId id) {
   return store_.GetJob(id);
 }
 
-Result<std::vector<Job>> Lab::ListJobs(const Caller&, const db::JobFilter& filter) {
+Result<std::vector<Job>> Lab::ListJobs(const Caller& caller, const db::JobFilter& filter) {
+  if (Status s = RequireRole(caller, Role::kViewer, "listing jobs"); !s.ok()) return s.error();
   db::JobFilter f = filter;
   if (!f.state.empty() && !ParseJobState(f.state)) {
     std::vector<std::string> names;
@@ -781,16 +786,26 @@ Result<std::vector<Job>> Lab::ListJobs(const Caller&, const db::JobFilter& filte
 }
 
 Result<Job> Lab::Cancel(const Caller& caller, JobId id) {
+  if (Status s = RequireRole(caller, Role::kMember, "cancelling a job"); !s.ok()) return s.error();
+  // Someone else's job needs the admin role, whatever its state.
+  auto owned_by_caller = [&](const std::string& owner) -> Status {
+    if (owner == caller.user || caller.role == Role::kAdmin) return {};
+    return MakeError(
+        ErrorCode::kPermissionDenied,
+        fmt::format("job {} belongs to {}: only they or an admin can cancel it", id, owner));
+  };
   std::unique_lock l(mu_);
   auto it = jobs_.find(id);
   if (it == jobs_.end()) {
     l.unlock();
     auto job = store_.GetJob(id);
     if (!job.ok()) return job.error();
+    if (Status s = owned_by_caller(job->user); !s.ok()) return s.error();
     return MakeError(ErrorCode::kFailedPrecondition,
                      fmt::format("job {} already {}", id, JobStateName(job->state)));
   }
   ActiveJob& aj = it->second;
+  if (Status s = owned_by_caller(aj.job.user); !s.ok()) return s.error();
   Tx tx;
   const std::string reason = "cancelled by " + caller.user;
   bool freed_board = false;
@@ -827,7 +842,8 @@ Result<Job> Lab::Cancel(const Caller& caller, JobId id) {
   return out;
 }
 
-Result<std::shared_ptr<JobWatch>> Lab::Watch(const Caller&, JobId id) {
+Result<std::shared_ptr<JobWatch>> Lab::Watch(const Caller& caller, JobId id) {
+  if (Status s = RequireRole(caller, Role::kViewer, "watching a job"); !s.ok()) return s.error();
   auto watch = std::make_shared<JobWatch>(id);
   {
     std::lock_guard l(mu_);
@@ -856,10 +872,14 @@ Result<std::shared_ptr<JobWatch>> Lab::Watch(const Caller&, JobId id) {
 
 Result<std::unique_ptr<ArtifactUpload>> Lab::BeginUpload(const Caller& caller, std::string name,
                                                          std::uint64_t declared_size) {
+  if (Status s = RequireRole(caller, Role::kMember, "uploading a file"); !s.ok()) return s.error();
   return artifacts_.Begin(caller, std::move(name), declared_size);
 }
 
-Result<std::vector<JobTransition>> Lab::JobHistory(const Caller&, JobId id) {
+Result<std::vector<JobTransition>> Lab::JobHistory(const Caller& caller, JobId id) {
+  if (Status s = RequireRole(caller, Role::kViewer, "reading a job's history"); !s.ok()) {
+    return s.error();
+  }
   auto t = store_.GetTransitions(id);
   if (!t.ok()) return t.error();
   if (t->empty()) return MakeError(ErrorCode::kNotFound, fmt::format("no job {}", id));

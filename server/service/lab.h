@@ -35,6 +35,7 @@
 #include "server/domain/pass_planner.h"
 #include "server/domain/profile.h"
 #include "server/domain/run.h"
+#include "server/service/accounts.h"
 #include "server/service/agent_channel.h"
 #include "server/service/artifacts.h"
 #include "server/service/caller.h"
@@ -127,7 +128,8 @@ class Lab {
   Result<Job> GetJob(const Caller& caller, JobId id);
   Result<std::vector<Job>> ListJobs(const Caller& caller, const db::JobFilter& filter);
   // From any state that is not final; a job on a board gets its run cancelled on the agent and is
-  // cancelled at once; the board is free when the agent confirms the run ended.
+  // cancelled at once; the board is free when the agent confirms the run ended. A member cancels
+  // their own jobs, an admin anyone's.
   Result<Job> Cancel(const Caller& caller, JobId id);
   // Events from the job's current state until a final one.
   Result<std::shared_ptr<JobWatch>> Watch(const Caller& caller, JobId id);
@@ -157,7 +159,7 @@ class Lab {
   Result<std::vector<BoardTransition>> BoardHistory(const Caller& caller, const std::string& board);
 
   // ---- agents ----
-  // The first message of an agent's stream. Upserts its boards (idle, or busy with a run it
+  // The first message of an agent's stream; the caller must hold reg.agent's agent token. Upserts its boards (idle, or busy with a run it
   // resumes after a server restart), sends Registered, and replaces an older session of the same
   // agent (whose runs are infrastructure failures). An agent that then sends nothing (not even a
   // heartbeat) for config heartbeat_timeout is dropped like a disconnected one, and its channel
@@ -171,6 +173,8 @@ class Lab {
   void DisconnectAgent(AgentSessionId session, const std::string& reason);
 
   const LabConfig& config() const { return config_; }
+  // Users and tokens: the rpc and HTTP layers turn a request's bearer token into its Caller here.
+  Accounts& accounts() { return accounts_; }
 
   // ---- the web page's live view ----
   // Every job change (submitted, state, progress, message) and board change (state, health,
@@ -323,6 +327,7 @@ class Lab {
   Clock& clock_;
   const LabConfig config_;
   ArtifactStore artifacts_;
+  Accounts accounts_;
 
   std::mutex mu_;
   std::condition_variable bg_cv_;  // deadlines changed, a run to finalize, stopping

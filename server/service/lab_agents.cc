@@ -21,6 +21,7 @@ Result<AgentSessionId> Lab::ConnectAgent(const Caller& caller, const mculab::v1:
   if (reg.agent().empty()) {
     return MakeError(ErrorCode::kInvalidArgument, "Register.agent (the agent's name) is empty");
   }
+  if (Status s = RequireAgent(caller, reg.agent()); !s.ok()) return s.error();
   std::set<std::string> names;
   for (const auto& b : reg.boards()) {
     if (b.name().empty() || b.kind().empty()) {

@@ -116,6 +116,7 @@ void Lab::Finalize(RunId run_id) {
 }
 
 Result<JobResults> Lab::GetResults(const Caller& caller, JobId id, bool include_samples) {
+  if (Status s = RequireRole(caller, Role::kViewer, "reading results"); !s.ok()) return s.error();
   auto job = GetJob(caller, id);
   if (!job.ok()) return job.error();
   JobResults out;

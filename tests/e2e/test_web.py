@@ -81,8 +81,9 @@ class WebPageTest(unittest.TestCase):
             cls.jobs.append(job)
 
     def get(self, path):
-        with urllib.request.urlopen(self.lab.http_url + path, timeout=30) as res:
-            return res.status, dict(res.headers), res.read()
+        status, headers, body = self.lab.http_get(path)
+        self.assertEqual(status, 200, body)
+        return status, headers, body
 
     def test_the_api_serves_the_real_jobs(self):
         status, headers, body = self.get("api/v1/jobs?limit=5&state=succeeded")
@@ -108,7 +109,7 @@ class WebPageTest(unittest.TestCase):
 
     def test_the_page_passes_its_browser_tests_against_the_real_server(self):
         out = self.lab.out_dir  # run.sh writes to $MCULAB_TEST_OUTPUT/web
-        env = dict(os.environ, MCULAB_WEB_URL=self.lab.http_url, MCULAB_TOKEN="e2e-any-token",
+        env = dict(os.environ, MCULAB_WEB_URL=self.lab.http_url, MCULAB_TOKEN=self.lab.add_user("web-viewer", "viewer"),
                    MCULAB_TEST_OUTPUT=out)
         env.pop("MCULAB_FIXTURE", None)
         r = subprocess.run([os.path.join(ROOT, "tests", "web", "run.sh")], cwd=ROOT, env=env,

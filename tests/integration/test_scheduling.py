@@ -46,7 +46,7 @@ class ReservationTest(unittest.TestCase):
 
     def test_reservation_expires_on_time(self):
         r = self.lab.cli_json("reserve", "host-0", "--for", "2s", "--note", "short one")
-        self.assertEqual(r["holder"], "local")
+        self.assertEqual(r["holder"], "admin")
         until = r["lease_until_ms"]
         b = self.board()
         self.assertEqual(b["state"], "reserved")
@@ -71,7 +71,7 @@ class ReservationTest(unittest.TestCase):
         try:
             hold.wait_for("holding host-0")
             b = self.board()
-            self.assertEqual(b["holder"], "local")
+            self.assertEqual(b["holder"], "admin")
             self.assertTrue(b["hold"])
             hold.p.send_signal(signal.SIGINT)
             self.assertEqual(hold.p.wait(30), 0)
@@ -80,13 +80,13 @@ class ReservationTest(unittest.TestCase):
             hold.stop()
         self.assertEqual(self.board()["holder"], "")
         released = [t for t in self.history() if t["field"] == "reservation" and t["to"] == ""]
-        self.assertIn("released by local", released[-1]["reason"])
+        self.assertIn("released by admin", released[-1]["reason"])
 
     def test_hold_lease_runs_out_when_the_process_is_killed(self):
         hold = self.lab.cli_popen("reserve", "host-0", "--hold", "--lease", "1500ms")
         try:
             hold.wait_for("holding host-0")
-            self.assertEqual(self.board()["holder"], "local")
+            self.assertEqual(self.board()["holder"], "admin")
         finally:
             hold.stop(signal.SIGKILL)
         ran_out = wait_until("the killed holder's lease runs out", lambda: [
@@ -114,7 +114,7 @@ class ReservationTest(unittest.TestCase):
         import subprocess
         out = subprocess.run([server, "admin", "board", "host-0", "--maintenance", "off",
                               "--server", self.lab.address], capture_output=True, text=True,
-                             timeout=60)
+                             timeout=60, env=dict(os.environ, MCULAB_TOKEN=self.lab.admin_token))
         self.assertEqual(out.returncode, 0, out.stderr)
         # Back from maintenance through a health check (a job of the user "lab"), then the job.
         res = self.lab.cli_json("submit", "--board", "host-0", "--op", "fully_connected_s8",
@@ -129,29 +129,39 @@ class ReservationTest(unittest.TestCase):
         self.assertIn("rewiring", text)
         self.assertIn("unknown -> good", text)
 
-    @unittest.skipUnless(hasattr(lablib.Lab, "add_user"), "needs accounts (lab.add_user)")
-    def test_fair_share_a_single_job_runs_before_twenty_queued(self):
-        a = self.lab.add_user("alice", "member")
-        b = self.lab.add_user("bob", "member")
-        big = lablib.write_csv(self.lab.home, "big.csv", "id,in,out\n0,1024,1024\n")
-        first = self.lab.cli("--token", a, "submit", "--kind", "host", "--op",
-                             "fully_connected_s8", "--cases", big, "--iterations", "3000"
-                             ).stdout.strip()
-        for _ in range(20):
-            self.lab.cli("--token", a, "submit", "--kind", "host", "--op", "fully_connected_s8",
-                         "--cases", self.fc, "--iterations", "1")
-        bobs = self.lab.cli("--token", b, "submit", "--kind", "host", "--op",
-                            "fully_connected_s8", "--cases", self.fc, "--iterations", "1"
-                            ).stdout.strip()
-        res = self.lab.cli_json("--token", b, "submit", "--kind", "host", "--op",
-                                "fully_connected_s8", "--cases", self.fc, "--iterations", "1",
-                                "--wait")
-        self.assertEqual(res["state"], "succeeded")
-        jobs = {j["id"]: j for j in self.lab.cli_json("--token", a, "jobs", "--limit", "100")}
-        bob_started = jobs[int(bobs)]
-        # every alice job but her first started after bob's
-        self.assertEqual(bob_started["state"], "succeeded")
-        del first
+
+class FairShareTest(unittest.TestCase):
+    """With user A's 20 jobs queued behind A's running one, user B's single job runs next."""
+
+    def test_a_single_job_runs_before_twenty_queued(self):
+        # A slow fake board keeps alice's first job running while everything else is queued; an
+        # admin then cancels it, and the next job to run must be bob's.
+        with lablib.Lab("sched-fair", [lablib.fake_board("fake-0", sample_delay_ms=200)]) as lab:
+            fc = lablib.write_csv(lab.home, "fc.csv", FC_CSV)
+            a = lab.add_user("alice", "member")
+            b = lab.add_user("bob", "member")
+            sub = ["submit", "--kind", "fake", "--op", "fully_connected_s8", "--cases", fc, "--warmup", "0"]
+            first = lab.cli(*sub, "--iterations", "1000", token=a).stdout.strip()
+            wait_until("alice's first job runs", lambda: lab.cli_json(
+                "show", first)["state"] in ("preparing", "running"))
+            alice = [lab.cli(*sub, "--iterations", "1", token=a).stdout.strip()
+                     for _ in range(20)]
+            bobs = lab.cli(*sub, "--iterations", "1", token=b).stdout.strip()
+            lab.cli("cancel", first)  # the admin's token
+            res = lab.cli_json("submit", "--kind", "fake", "--op", "fully_connected_s8", "--cases",
+                               fc, "--iterations", "1", "--wait", token=b, timeout=120)
+            self.assertEqual(res["state"], "succeeded")
+            for jid in alice:
+                lab.wait_job(jid)
+            jobs = {j["id"]: j for j in lab.cli_json("jobs", "--limit", "100")}
+            bob_job = jobs[int(bobs)]
+            self.assertEqual(bob_job["state"], "succeeded")
+            self.assertLess(max(int(j) for j in alice), int(bobs))  # all of alice's came first
+            for jid in alice:
+                j = jobs[int(jid)]
+                self.assertEqual(j["state"], "succeeded")
+                self.assertGreaterEqual(j["started_ms"], bob_job["started_ms"],
+                                        f"alice's job {jid} started before bob's {bobs}")
 
 
 class HealthCheckTest(unittest.TestCase):

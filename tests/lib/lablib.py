@@ -2,6 +2,12 @@
 
 Programs come from $MCULAB_BIN (build/bin). Each lab lives in its own temporary home with free
 loopback ports; readiness is the programs' own "ready" log line, never a sleep.
+
+Auth: before the server first starts, the lab makes an admin user ("admin", lab.admin_token) and
+an agent token for its agent (lab.agent_token, given to the agent through token_file). lab.cli()
+runs the CLI with the admin token unless given token=...; lab.add_user(name, role) makes more
+users; lab.http_get() sends a token to the HTTP API. Lab(..., tls=True) makes a self-signed
+certificate (openssl) and runs gRPC over TLS: the agent and the CLI get --ca lab.ca_path.
 """
 import json
 import os
@@ -83,7 +89,7 @@ class Proc:
 class Lab:
     """A server and one agent with the given boards (dicts of TOML keys)."""
 
-    def __init__(self, name, boards, server_args=()):
+    def __init__(self, name, boards, server_args=(), tls=False):
         self.name = name
         self.home = tempfile.mkdtemp(prefix=f"mculab-{name}-")
         self.out_dir = os.path.join(OUTPUT, name)
@@ -96,6 +102,11 @@ class Lab:
         self.server_args = list(server_args)
         self.server = None
         self.agent = None
+        self.admin_token = None
+        self.agent_token = None
+        self.agent_tokens = {}  # agent name -> its agent token
+        self.tls = tls
+        self.ca_path = None
         self.agents = {}  # more agents (add_agent), by name
 
     def __enter__(self):
@@ -106,20 +117,73 @@ class Lab:
     def __exit__(self, *exc):
         self.close()
 
+    @property
+    def agent_name(self):
+        return f"{self.name}-agent"
+
+    def admin(self, *args, check=True):
+        """Runs `mculab-server admin ARGS --home HOME`; returns the CompletedProcess."""
+        r = subprocess.run([os.path.join(BIN, "mculab-server"), "admin", *args, "--home", self.home],
+                           capture_output=True, text=True, timeout=60)
+        if check and r.returncode != 0:
+            raise AssertionError(f"mculab-server admin {' '.join(args)} exited {r.returncode}:\n"
+                                 f"{r.stdout}\n{r.stderr}")
+        return r
+
+    def add_user(self, name, role):
+        """A new user with `role` (admin, member, viewer); returns their token."""
+        return self.admin("user", "add", name, "--role", role).stdout.strip()
+
+    def add_agent_token(self, host):
+        return self.admin("agent", "add", host).stdout.strip()
+
+    def _make_accounts(self):
+        if self.admin_token is None:
+            self.admin_token = self.add_user("admin", "admin")
+            self.agent_token = self.add_agent_token(self.agent_name)
+
+    def _make_tls(self):
+        """A self-signed certificate for 127.0.0.1/localhost and a server config that uses it."""
+        cert = os.path.join(self.home, "server.pem")
+        key = os.path.join(self.home, "server.key")
+        if not os.path.exists(cert):
+            subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
+                            "-subj", "/CN=localhost", "-addext",
+                            "subjectAltName=DNS:localhost,IP:127.0.0.1",
+                            "-keyout", key, "-out", cert],
+                           check=True, capture_output=True, timeout=120)
+        config = os.path.join(self.home, "server.toml")
+        with open(config, "w") as f:
+            f.write(f'tls_cert = "{cert}"\ntls_key = "{key}"\n')
+        self.ca_path = cert
+        return ["--config", config]
+
     def start_server(self):
+        self._make_accounts()
         http = [] if "--http-listen" in self.server_args else [
             "--http-listen", f"127.0.0.1:{self.http_port}"]
+        tls = self._make_tls() if self.tls else []
         self.server = Proc("mculab-server",
                            [os.path.join(BIN, "mculab-server"), "--home", self.home,
-                            "--grpc-listen", self.address] + http + self.server_args,
+                            "--grpc-listen", self.address] + http + tls + self.server_args,
                            os.path.join(self.out_dir, "server.log"))
         self.server.wait_for("mculab-server ready")
 
     def agent_config(self, agent_name=None, boards=None, spool="spool", filename="agent.toml"):
-        agent_name = agent_name or f"{self.name}-agent"
+        agent_name = agent_name or self.agent_name
         boards = self.boards if boards is None else boards
+        if agent_name == self.agent_name:
+            token = self.agent_token
+        else:
+            token = self.agent_tokens.get(agent_name) or self.add_agent_token(agent_name)
+        self.agent_tokens[agent_name] = token
+        token_file = os.path.join(self.home, f"{agent_name}.token")
+        with open(token_file, "w") as f:
+            f.write(token + "\n")
+        os.chmod(token_file, 0o600)
         lines = ["[agent]", f'name = "{agent_name}"', f'server = "{self.address}"',
-                 f'spool_dir = "{os.path.join(self.home, spool)}"', "heartbeat_ms = 1000", ""]
+                 f'spool_dir = "{os.path.join(self.home, spool)}"', "heartbeat_ms = 1000",
+                 f'token_file = "{token_file}"', ""]
         for b in boards:
             lines.append("[[board]]")
             for k, v in b.items():
@@ -139,7 +203,8 @@ class Lab:
 
     def start_agent(self):
         cfg = self.agent_config()
-        self.agent = Proc("mculab-agent", [os.path.join(BIN, "mculab-agent"), "--config", cfg],
+        ca = ["--ca", self.ca_path] if self.tls else []
+        self.agent = Proc("mculab-agent", [os.path.join(BIN, "mculab-agent"), "--config", cfg] + ca,
                           os.path.join(self.out_dir, "agent.log"))
         self.agent.wait_for("mculab-agent ready")
 
@@ -149,7 +214,8 @@ class Lab:
         """Starts another agent with its own boards and spool; returns its Proc once it is ready."""
         cfg = self.agent_config(agent_name, boards, spool=f"spool-{agent_name}",
                                 filename=f"agent-{agent_name}.toml")
-        proc = Proc(agent_name, [os.path.join(BIN, "mculab-agent"), "--config", cfg],
+        ca = ["--ca", self.ca_path] if self.tls else []
+        proc = Proc(agent_name, [os.path.join(BIN, "mculab-agent"), "--config", cfg] + ca,
                     os.path.join(self.out_dir, f"agent-{agent_name}.log"))
         self.agents[agent_name] = proc
         proc.wait_for("mculab-agent ready")
@@ -187,27 +253,56 @@ class Lab:
                 p.stop()
         shutil.rmtree(self.home, ignore_errors=True)
 
-    def cli(self, *args, check=True, timeout=300):
-        """Runs the mculab CLI against this lab; returns the CompletedProcess."""
+    def cli(self, *args, check=True, timeout=300, token=None, ca=None):
+        """Runs the mculab CLI against this lab; returns the CompletedProcess.
+
+        token: None uses the admin's token, "" runs without one, anything else is sent as given.
+        ca: the CA file for --ca; None uses the lab's own (when it runs TLS), "" gives none.
+        """
         env = dict(os.environ, MCULAB_SERVER=self.address, HOME=self.home)
         env.pop("MCULAB_TOKEN", None)
-        r = subprocess.run([os.path.join(BIN, "mculab")] + list(args), capture_output=True, text=True,
-                           env=env, timeout=timeout)
+        env.pop("XDG_CONFIG_HOME", None)
+        token = self.admin_token if token is None else token
+        if token:
+            env["MCULAB_TOKEN"] = token
+        ca = (self.ca_path if self.tls else "") if ca is None else ca
+        pre = ["--ca", ca] if ca else []
+        r = subprocess.run([os.path.join(BIN, "mculab")] + pre + list(args), capture_output=True,
+                           text=True, env=env, timeout=timeout)
         if check and r.returncode != 0:
             raise AssertionError(f"mculab {' '.join(args)} exited {r.returncode}:\n{r.stdout}\n{r.stderr}")
         return r
 
-    def cli_popen(self, *args):
+    def cli_popen(self, *args, token=None):
         """Starts the mculab CLI against this lab without waiting (e.g. `reserve --hold`): a Proc
         whose output lines can be waited for; stop it with .stop(signal)."""
         env = dict(os.environ, MCULAB_SERVER=self.address, HOME=self.home)
         env.pop("MCULAB_TOKEN", None)
+        env.pop("XDG_CONFIG_HOME", None)
+        token = self.admin_token if token is None else token
+        if token:
+            env["MCULAB_TOKEN"] = token
         return Proc("mculab " + " ".join(args[:2]), [os.path.join(BIN, "mculab")] + list(args),
                     os.path.join(self.out_dir, "cli.log"), env=env)
 
     def cli_json(self, *args, **kw):
         r = self.cli(*args, "--json", **kw)
         return json.loads(r.stdout)
+
+    def http_get(self, path, token=None):
+        """GET http_url + path with the admin's token (token=None), none ("") or the one given;
+        returns (status, headers, body bytes) for any status."""
+        import urllib.error
+        import urllib.request
+        token = self.admin_token if token is None else token
+        req = urllib.request.Request(self.http_url + path)
+        if token:
+            req.add_header("Authorization", f"Bearer {token}")
+        try:
+            with urllib.request.urlopen(req, timeout=30) as res:
+                return res.status, dict(res.headers), res.read()
+        except urllib.error.HTTPError as e:
+            return e.code, dict(e.headers), e.read()
 
     @property
     def http_url(self):
@@ -217,6 +312,18 @@ class Lab:
     @property
     def db_path(self):
         return os.path.join(self.home, "mculab.db")
+
+
+def wait_until(action, done, timeout=30):
+    """Repeats action() until done(result) holds (for effects with a bounded delay, such as a
+    revoked token leaving the server's 2 s cache); returns the last result. Polls, never a fixed
+    sleep: it returns as soon as the effect is there."""
+    deadline = time.monotonic() + timeout
+    while True:
+        r = action()
+        if done(r) or time.monotonic() > deadline:
+            return r
+        time.sleep(0.1)
 
 
 def host_board(name="host-0"):

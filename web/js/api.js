@@ -23,6 +23,30 @@ export function setToken(token) {
   window.dispatchEvent(new CustomEvent('mculab:token'));
 }
 
+// A link like http://HOST:PORT/#token=mcl_u_... (printed by deploy/quickstart.sh) hands the page a
+// token without sending it to the server: the fragment never leaves the browser. The token goes
+// to localStorage and the fragment is removed from the address bar (and from the history entry).
+export function takeTokenFromFragment(loc = window.location, hist = window.history) {
+  const hash = loc.hash || '';
+  const m = /^#token=([^&]*)/.exec(hash);
+  if (!m) return false;
+  let token = '';
+  try {
+    token = decodeURIComponent(m[1]);
+  } catch {
+    token = m[1];
+  }
+  try {
+    hist.replaceState(hist.state, '', loc.pathname + loc.search);
+  } catch {
+    loc.hash = '';
+  }
+  if (token) setToken(token);
+  return Boolean(token);
+}
+
+if (typeof window !== 'undefined' && window.location) takeTokenFromFragment();
+
 export function authHeaders() {
   const t = getToken();
   return t ? { Authorization: `Bearer ${t}` } : {};

@@ -14,9 +14,18 @@
 
 #include "agent.pb.h"
 #include "server/service/agent_channel.h"
+#include "server/service/caller.h"
 #include "server/service/clock.h"
 
 namespace mculab::server::testing {
+
+// The caller an agent's stream has once its agent token is checked (agents are bound to a name).
+inline Caller AgentCaller(const std::string& agent) {
+  Caller c;
+  c.user = agent;
+  c.role = Role::kAgent;
+  return c;
+}
 
 // Time moves only in Advance(). A thread sleeping in WaitUntil wakes when Advance passes its
 // deadline (or when its condition variable is notified, as with a real clock).

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <numeric>
 #include <random>
@@ -79,6 +80,9 @@ class HttpRouterTest : public ::testing::Test {
     WriteFile(web_ / "notes.txt", "unknown type");
     WriteFile(dir_.path() / "outside.js", "secret");
     router_ = std::make_unique<Router>(*lab_, *store_, clock_, RouterOptions{web_});
+    auto admin = lab_->accounts().AddUser("admin", "admin");
+    ASSERT_TRUE(admin.ok()) << admin.error().message;
+    admin_token_ = admin->token;
 
     v1::Register reg;
     reg.set_agent("lab-1");
@@ -89,7 +93,7 @@ class HttpRouterTest : public ::testing::Test {
       b->set_kind(kind);
       b->set_emulated(emulated);
     }
-    auto session = lab_->ConnectAgent(caller_, reg, agent_);
+    auto session = lab_->ConnectAgent(testing::AgentCaller(reg.agent()), reg, agent_);
     ASSERT_TRUE(session.ok());
     session_ = *session;
   }
@@ -99,7 +103,13 @@ class HttpRouterTest : public ::testing::Test {
     store_.reset();
   }
 
-  Router::Reply Handle(const Request& r) { return router_->Handle(r, "127.0.0.1:1"); }
+  // Sends the admin's token unless the request carries its own Authorization header.
+  Router::Reply Handle(Request r) {
+    if (r.find(beast_http::field::authorization) == r.end()) {
+      r.set(beast_http::field::authorization, "Bearer " + admin_token_);
+    }
+    return router_->Handle(r, "127.0.0.1:1");
+  }
 
   // GET `target`, expecting `want`; the body parsed as JSON.
   Json GetJson(const std::string& target, status want = status::ok) {
@@ -220,6 +230,7 @@ class HttpRouterTest : public ::testing::Test {
   TempDir dir_;
   FakeClock clock_;
   Caller caller_;
+  std::string admin_token_;
   std::unique_ptr<db::SqliteStore> store_;
   std::unique_ptr<Lab> lab_;
   std::filesystem::path web_;
@@ -272,15 +283,101 @@ TEST_F(HttpRouterTest, ApiResponsesAreNotCachedAndHeadHasNoBody) {
             std::to_string(get.response.body().size()));
 }
 
-TEST_F(HttpRouterTest, ABearerTokenIsAcceptedAndNoTokenActsAsTheLocalUser) {
+TEST_F(HttpRouterTest, TheTokenNamesTheCaller) {
+  auto viewer = lab_->accounts().AddUser("vera", "viewer");
+  ASSERT_TRUE(viewer.ok());
   Request r = Get("/api/v1/boards");
-  r.set(beast_http::field::authorization, "Bearer any-token-for-now");
+  r.set(beast_http::field::authorization, "Bearer " + viewer->token);
   EXPECT_EQ(Handle(r).response.result(), status::ok);
-  auto caller = AuthenticateRequest(r, "peer");
+  auto caller = AuthenticateRequest(r, "peer", lab_->accounts());
   ASSERT_TRUE(caller.ok());
-  EXPECT_EQ(caller->token, "any-token-for-now");
-  EXPECT_EQ(caller->user, "local");
+  EXPECT_EQ(caller->token, viewer->token);
+  EXPECT_EQ(caller->user, "vera");
+  EXPECT_EQ(caller->role, Role::kViewer);
   EXPECT_EQ(GetJson("/api/v1/boards")["boards"].size(), 2u);
+}
+
+// Every route x every kind of caller. The HTTP API only reads, so any user may; an agent token
+// may not; a request without a valid token gets 401 with WWW-Authenticate. /healthz and the
+// page's files (which hold no lab data) need no token.
+TEST_F(HttpRouterTest, AuthMatrixEveryRouteEveryCaller) {
+  const JobId a = Submit(Conv(1, 1));
+  const JobId b = Submit(Conv(1, 1));
+  ASSERT_NE(b, 0u);
+  std::map<std::string, std::string> tokens;  // caller -> Authorization header ("" = none)
+  tokens["no token"] = "";
+  tokens["bad token"] = "Bearer mcl_u_0000000000000000000000000000000000000000";
+  tokens["garbage"] = "Bearer not-a-token";
+  tokens["not bearer"] = "Basic YWRtaW46YWRtaW4=";
+  for (const char* role : {"viewer", "member", "admin"}) {
+    auto t = lab_->accounts().AddUser(std::string("u-") + role, role);
+    ASSERT_TRUE(t.ok());
+    tokens[role] = "Bearer " + t->token;
+  }
+  auto agent = lab_->accounts().AddAgent("lab-1");
+  ASSERT_TRUE(agent.ok());
+  tokens["agent"] = "Bearer " + agent->token;
+  auto revoked = lab_->accounts().AddUser("gone", "admin");
+  ASSERT_TRUE(revoked.ok());
+  ASSERT_TRUE(lab_->accounts().Revoke(revoked->token).ok());
+  tokens["revoked"] = "Bearer " + revoked->token;
+
+  enum class Access { kPublic, kUsers };
+  const std::string ids = std::to_string(a) + "," + std::to_string(b);
+  const std::vector<std::pair<std::string, Access>> routes = {
+      {"/healthz", Access::kPublic},
+      {"/", Access::kPublic},
+      {"/index.html", Access::kPublic},
+      {"/js/api.js", Access::kPublic},
+      {"/api/v1/jobs", Access::kUsers},
+      {"/api/v1/jobs/" + std::to_string(a), Access::kUsers},
+      {"/api/v1/jobs/" + std::to_string(a) + "/samples?case=0", Access::kUsers},
+      {"/api/v1/compare?jobs=" + ids, Access::kUsers},
+      {"/api/v1/boards", Access::kUsers},
+      {"/api/v1/events", Access::kUsers},
+      {"/metrics", Access::kUsers},
+      {"/api/v1/no-such-route", Access::kUsers},  // unknown API paths say nothing before auth
+  };
+  for (const auto& [target, access] : routes) {
+    for (const auto& [who, header] : tokens) {
+      Request r = Get(target);
+      r.set(beast_http::field::authorization, header);
+      if (header.empty()) r.erase(beast_http::field::authorization);
+      Router::Reply reply = router_->Handle(r, "127.0.0.1:1");
+      if (reply.feed) reply.feed->Close();
+      const status got = reply.response.result();
+      const bool user = who == "viewer" || who == "member" || who == "admin";
+      SCOPED_TRACE(target + " as " + who + ": " + reply.response.body());
+      if (access == Access::kPublic || user) {
+        EXPECT_NE(got, status::unauthorized);
+        EXPECT_NE(got, status::forbidden);
+        EXPECT_LT(static_cast<int>(got), 500);
+        if (target == "/healthz" || target == "/api/v1/jobs" || target == "/api/v1/boards" ||
+            target == "/metrics" || target == "/api/v1/events" || target == "/index.html") {
+          EXPECT_EQ(got, status::ok);
+        }
+      } else if (who == "agent") {
+        EXPECT_EQ(got, status::forbidden);
+        EXPECT_NE(reply.response.body().find("agent token"), std::string::npos);
+      } else {
+        EXPECT_EQ(got, status::unauthorized);
+        EXPECT_EQ(reply.response[beast_http::field::www_authenticate], "Bearer realm=\"mculab\"");
+      }
+    }
+  }
+}
+
+TEST_F(HttpRouterTest, AUnauthorizedAnswerSaysWhyAndTheTokenIsNotEchoed) {
+  Request r = Get("/api/v1/jobs");
+  r.erase(beast_http::field::authorization);
+  Json none = Json::parse(router_->Handle(r, "p").response.body());
+  EXPECT_NE(none["error"].get<std::string>().find("no token"), std::string::npos) << none;
+  const std::string unknown = "mcl_u_1111111111111111111111111111111111111111";
+  r.set(beast_http::field::authorization, "Bearer " + unknown);
+  Json bad = Json::parse(router_->Handle(r, "p").response.body());
+  const std::string msg = bad["error"].get<std::string>();
+  EXPECT_NE(msg.find("not known"), std::string::npos) << msg;
+  EXPECT_EQ(msg.find(unknown), std::string::npos) << "the whole token must not be echoed";
 }
 
 // ---- static files ----

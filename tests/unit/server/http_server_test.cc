@@ -75,8 +75,11 @@ class Client {
   std::string received_;
 };
 
+std::string g_token;  // the fixture's admin token
+
 std::string GetRequest(const std::string& target) {
-  return "GET " + target + " HTTP/1.1\r\nHost: test\r\n\r\n";
+  return "GET " + target + " HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer " + g_token +
+         "\r\n\r\n";
 }
 
 class HttpServerTest : public ::testing::Test {
@@ -92,6 +95,9 @@ class HttpServerTest : public ::testing::Test {
     lab_ = std::make_unique<Lab>(*store_, clock_, LabConfig{}, dir_);
     ASSERT_TRUE(lab_->Start().ok());
     router_ = std::make_unique<Router>(*lab_, *store_, clock_, RouterOptions{});
+    auto admin = lab_->accounts().AddUser("admin", "admin");
+    ASSERT_TRUE(admin.ok());
+    g_token = admin->token;
     HttpServerOptions options;
     options.keep_alive_interval = std::chrono::milliseconds(50);  // the real one is 15 s
     auto server = HttpServer::Start(*router_, "127.0.0.1:0", options);
@@ -101,7 +107,7 @@ class HttpServerTest : public ::testing::Test {
     reg.set_agent("lab-1");
     reg.add_boards()->set_name("host-0");
     reg.mutable_boards(0)->set_kind("host");
-    ASSERT_TRUE(lab_->ConnectAgent(Caller{}, reg, agent_).ok());
+    ASSERT_TRUE(lab_->ConnectAgent(testing::AgentCaller(reg.agent()), reg, agent_).ok());
   }
   void TearDown() override {
     if (server_) server_->Stop();

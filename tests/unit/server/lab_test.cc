@@ -81,7 +81,7 @@ class LabTest : public ::testing::Test {
       info->set_kind(b.kind);
       info->set_serial("SN-" + b.name);
     }
-    auto id = lab_->ConnectAgent(caller_, reg, channel);
+    auto id = lab_->ConnectAgent(testing::AgentCaller(reg.agent()), reg, channel);
     EXPECT_TRUE(id.ok()) << (id.ok() ? "" : id.error().message);
     EXPECT_TRUE(channel->Take(FakeAgentChannel::IsRegistered));
     return id.ok() ? *id : 0;
@@ -674,7 +674,7 @@ TEST_F(LabTest, ReconnectingAgentReplacesItsOldSessionAndGetsStaleRunsClosed) {
   b->set_name("host-0");
   b->set_kind("host");
   reg.add_active_runs(a.run_id());
-  auto id = lab_->ConnectAgent(caller_, reg, again);
+  auto id = lab_->ConnectAgent(testing::AgentCaller(reg.agent()), reg, again);
   ASSERT_TRUE(id.ok());
   EXPECT_TRUE(again->Take(FakeAgentChannel::ClosedOf(a.run_id())));
   EXPECT_NE(TakeAssignment(*again).run_id(), a.run_id());
@@ -690,7 +690,8 @@ TEST_F(LabTest, BoardHeldByAnotherConnectedAgentCannotBeRegistered) {
   auto* b = reg.add_boards();
   b->set_name("host-0");
   b->set_kind("host");
-  auto id = lab_->ConnectAgent(caller_, reg, std::make_shared<FakeAgentChannel>());
+  auto id = lab_->ConnectAgent(testing::AgentCaller(reg.agent()), reg,
+                               std::make_shared<FakeAgentChannel>());
   ASSERT_FALSE(id.ok());
   EXPECT_EQ(id.error().code, ErrorCode::kAlreadyExists);
 }
@@ -1425,7 +1426,7 @@ TEST_F(LabSchedTest, AdmissionRejectsACaseLargerThanEveryBoardsRam) {
   info->set_name("mcu-0");
   info->set_kind("small");
   info->set_ram_bytes(4096);
-  ASSERT_TRUE(lab_->ConnectAgent(caller_, reg, agent_).ok());
+  ASSERT_TRUE(lab_->ConnectAgent(testing::AgentCaller(reg.agent()), reg, agent_).ok());
   SubmitRequest fits = FcJob(1, 1, "small");  // 1 x 8 -> 4: a few dozen bytes
   EXPECT_TRUE(lab_->Submit(caller_, fits).ok());
   SubmitRequest big = FcJob(1, 1, "small");
@@ -1492,7 +1493,7 @@ v1::AgentMessage PassBatch(std::uint64_t run, std::uint64_t seq, std::uint32_t p
 
 TEST_F(LabTest, AnEventTheBoardCannotCountIsRejectedAtSubmitListingWhatItCounts) {
   auto q = std::make_shared<FakeAgentChannel>();
-  ASSERT_TRUE(lab_->ConnectAgent(caller_, profiles::QemuAgent(), q).ok());
+  ASSERT_TRUE(lab_->ConnectAgent(testing::AgentCaller(profiles::QemuAgent().agent()), profiles::QemuAgent(), q).ok());
   auto r = FcJob(1, 2, "corstone300-qemu");
   r.events = {"instructions", "npu_active"};
   auto reply = lab_->Submit(caller_, r);
@@ -1511,7 +1512,7 @@ TEST_F(LabTest, AnEventTheBoardCannotCountIsRejectedAtSubmitListingWhatItCounts)
 
 TEST_F(LabTest, FiveEmulatedEventsRunAsTwoPassesOfOneRunAndTheirStatisticsAreStored) {
   auto q = std::make_shared<FakeAgentChannel>();
-  auto session = lab_->ConnectAgent(caller_, profiles::QemuAgent(), q);
+  auto session = lab_->ConnectAgent(testing::AgentCaller(profiles::QemuAgent().agent()), profiles::QemuAgent(), q);
   ASSERT_TRUE(session.ok());
   ASSERT_TRUE(q->Take(FakeAgentChannel::IsRegistered));
   auto r = FcJob(2, 3, "corstone300-qemu");
@@ -1593,7 +1594,7 @@ TEST_F(LabTest, FiveEmulatedEventsRunAsTwoPassesOfOneRunAndTheirStatisticsAreSto
 
 TEST_F(LabTest, EmulatedPassesThatDisagreeOnCyclesFlagTheJob) {
   auto q = std::make_shared<FakeAgentChannel>();
-  auto session = lab_->ConnectAgent(caller_, profiles::QemuAgent(), q);
+  auto session = lab_->ConnectAgent(testing::AgentCaller(profiles::QemuAgent().agent()), profiles::QemuAgent(), q);
   ASSERT_TRUE(session.ok());
   auto r = FcJob(1, 2, "corstone300-qemu");
   r.events = {"instructions", "loads", "stores", "branches"};
@@ -1619,7 +1620,7 @@ TEST_F(LabTest, EmulatedPassesThatDisagreeOnCyclesFlagTheJob) {
 
 TEST_F(LabTest, ListEventsShowsTheUnitsOfAKind) {
   auto q = std::make_shared<FakeAgentChannel>();
-  ASSERT_TRUE(lab_->ConnectAgent(caller_, profiles::QemuAgent(), q).ok());
+  ASSERT_TRUE(lab_->ConnectAgent(testing::AgentCaller(profiles::QemuAgent().agent()), profiles::QemuAgent(), q).ok());
   auto v = lab_->ListEvents(caller_, "corstone300-qemu", "");
   ASSERT_TRUE(v.ok());
   EXPECT_EQ(v->boards, (std::vector<std::string>{"an547-0"}));
@@ -1631,7 +1632,7 @@ TEST_F(LabTest, ListEventsShowsTheUnitsOfAKind) {
 
 TEST_F(LabTest, BoardUnitsAndJobEventsSurviveARestart) {
   auto q = std::make_shared<FakeAgentChannel>();
-  ASSERT_TRUE(lab_->ConnectAgent(caller_, profiles::QemuAgent(), q).ok());
+  ASSERT_TRUE(lab_->ConnectAgent(testing::AgentCaller(profiles::QemuAgent().agent()), profiles::QemuAgent(), q).ok());
   RestartLab();
   // The agent has not reconnected: its board's units are known from the store.
   auto r = FcJob(1, 2, "corstone300-qemu");
@@ -1640,7 +1641,7 @@ TEST_F(LabTest, BoardUnitsAndJobEventsSurviveARestart) {
   r.events = {"branches"};
   const JobId id = Submit(r);
   auto q2 = std::make_shared<FakeAgentChannel>();
-  ASSERT_TRUE(lab_->ConnectAgent(caller_, profiles::QemuAgent(), q2).ok());
+  ASSERT_TRUE(lab_->ConnectAgent(testing::AgentCaller(profiles::QemuAgent().agent()), profiles::QemuAgent(), q2).ok());
   const v1::Assignment a = TakeAssignment(*q2);
   EXPECT_EQ(a.passes_size(), 1);
   ASSERT_EQ(a.events_size(), 1);

@@ -35,11 +35,27 @@ class TempDir {
   std::filesystem::path path_;
 };
 
+// Tokens the fixture made: client calls carry the admin's, agent streams their agent's.
+Accounts* g_accounts = nullptr;
+std::string g_admin_token;
+
+class AdminContext : public grpc::ClientContext {
+ public:
+  AdminContext() { AddMetadata("authorization", "Bearer " + g_admin_token); }
+};
+
+void AddAgentToken(grpc::ClientContext& ctx, const std::string& agent) {
+  auto t = g_accounts->AddAgent(agent);
+  ASSERT_TRUE(t.ok());
+  ctx.AddMetadata("authorization", "Bearer " + t->token);
+}
+
 // One agent's stream, driven by the test.
 class AgentStream {
  public:
   AgentStream(v1::AgentLink::Stub& stub, const std::string& name,
               const std::vector<std::pair<std::string, std::string>>& boards) {
+    AddAgentToken(ctx_, name);
     stream_ = stub.Connect(&ctx_);
     v1::AgentMessage m;
     m.mutable_register_()->set_agent(name);
@@ -93,6 +109,10 @@ class RpcTest : public ::testing::Test {
     config_.health_checks = false;  // a health check would add a job of its own
     lab_ = std::make_unique<Lab>(*store_, clock_, config_, dir_.path());
     ASSERT_TRUE(lab_->Start().ok());
+    g_accounts = &lab_->accounts();
+    auto admin = lab_->accounts().AddUser("admin", "admin");
+    ASSERT_TRUE(admin.ok());
+    g_admin_token = admin->token;
     auto server = RpcServer::Start(*lab_, "127.0.0.1:0");
     ASSERT_TRUE(server.ok()) << server.error().message;
     server_ = std::move(*server);
@@ -121,7 +141,7 @@ class RpcTest : public ::testing::Test {
   }
 
   grpc::Status Submit(const v1::SubmitJobRequest& r, v1::SubmitJobReply* reply) {
-    grpc::ClientContext ctx;
+    AdminContext ctx;
     return lab_stub_->SubmitJob(&ctx, r, reply);
   }
 
@@ -138,7 +158,7 @@ class RpcTest : public ::testing::Test {
 TEST_F(RpcTest, JobGoesFromSubmitThroughTheAgentStreamToResults) {
   AgentStream agent(*agent_stub_, "lab-1", {{"host-0", "host"}});
   {
-    grpc::ClientContext ctx;
+    AdminContext ctx;
     v1::ListBoardsReply boards;
     ASSERT_TRUE(lab_stub_->ListBoards(&ctx, {}, &boards).ok());
     ASSERT_EQ(boards.boards_size(), 1);
@@ -152,7 +172,7 @@ TEST_F(RpcTest, JobGoesFromSubmitThroughTheAgentStreamToResults) {
   const std::uint64_t run = assign.assign().run_id();
   EXPECT_EQ(assign.assign().job_id(), reply.id());
 
-  grpc::ClientContext watch_ctx;
+  AdminContext watch_ctx;
   v1::WatchJobRequest watch_req;
   watch_req.set_id(reply.id());
   auto watch = lab_stub_->WatchJob(&watch_ctx, watch_req);
@@ -201,7 +221,7 @@ TEST_F(RpcTest, JobGoesFromSubmitThroughTheAgentStreamToResults) {
   EXPECT_TRUE(watch->Finish().ok());
   EXPECT_EQ(last, "succeeded");
 
-  grpc::ClientContext ctx;
+  AdminContext ctx;
   v1::GetResultsRequest req;
   req.set_id(reply.id());
   req.set_include_samples(true);
@@ -244,12 +264,12 @@ TEST_F(RpcTest, ServiceErrorsBecomeTheMatchingGrpcCodes) {
   v1::SubmitJobRequest bad_kind = FcJob();
   bad_kind.set_kind("nucleo");
   EXPECT_EQ(Submit(bad_kind, &reply).error_code(), grpc::StatusCode::FAILED_PRECONDITION);
-  grpc::ClientContext ctx;
+  AdminContext ctx;
   v1::GetJobRequest get;
   get.set_id(99);
   v1::Job job;
   EXPECT_EQ(lab_stub_->GetJob(&ctx, get, &job).error_code(), grpc::StatusCode::NOT_FOUND);
-  grpc::ClientContext watch_ctx;
+  AdminContext watch_ctx;
   v1::WatchJobRequest watch_req;
   watch_req.set_id(99);
   auto watch = lab_stub_->WatchJob(&watch_ctx, watch_req);
@@ -286,7 +306,7 @@ TEST_F(RpcTest, EveryErrorCodeHasItsGrpcCode) {
 
 TEST_F(RpcTest, ArtifactUploadedInChunksIsStoredByHashAndOversizeIsResourceExhausted) {
   {
-    grpc::ClientContext ctx;
+    AdminContext ctx;
     v1::ArtifactRef ref;
     auto writer = lab_stub_->UploadArtifact(&ctx, &ref);
     v1::ArtifactChunk chunk;
@@ -303,7 +323,7 @@ TEST_F(RpcTest, ArtifactUploadedInChunksIsStoredByHashAndOversizeIsResourceExhau
     EXPECT_EQ(ref.sha256(), Sha256Hex(std::string_view("id,N\n0,1")));
   }
   {
-    grpc::ClientContext ctx;
+    AdminContext ctx;
     v1::ArtifactRef ref;
     auto writer = lab_stub_->UploadArtifact(&ctx, &ref);
     v1::ArtifactChunk chunk;
@@ -322,6 +342,7 @@ TEST_F(RpcTest, ArtifactUploadedInChunksIsStoredByHashAndOversizeIsResourceExhau
 
 TEST_F(RpcTest, AgentStreamMustStartWithRegister) {
   grpc::ClientContext ctx;
+  AddAgentToken(ctx, "lab-1");
   auto stream = agent_stub_->Connect(&ctx);
   v1::AgentMessage m;
   m.mutable_heartbeat();
@@ -338,7 +359,7 @@ TEST_F(RpcTest, ClosedAgentStreamRequeuesItsJobAndTakesTheBoardOffline) {
   v1::SubmitJobReply reply;
   ASSERT_TRUE(Submit(FcJob(), &reply).ok());
   agent->ReadUntil([](auto& m) { return m.has_assign(); });
-  grpc::ClientContext watch_ctx;
+  AdminContext watch_ctx;
   v1::WatchJobRequest watch_req;
   watch_req.set_id(reply.id());
   auto watch = lab_stub_->WatchJob(&watch_ctx, watch_req);
@@ -353,7 +374,7 @@ TEST_F(RpcTest, ClosedAgentStreamRequeuesItsJobAndTakesTheBoardOffline) {
   while (watch->Read(&e)) {
   }
   EXPECT_EQ(watch->Finish().error_code(), grpc::StatusCode::CANCELLED);
-  grpc::ClientContext ctx;
+  AdminContext ctx;
   v1::ListBoardsReply boards;
   ASSERT_TRUE(lab_stub_->ListBoards(&ctx, {}, &boards).ok());
   EXPECT_EQ(boards.boards(0).state(), "offline");
@@ -369,7 +390,7 @@ TEST_F(RpcTest, SilentAgentIsHungUpAfterTheHeartbeatTimeoutAndMayRegisterAgain) 
   // Nothing from the agent for the timeout (3 x heartbeat_ms): the server ends its stream.
   clock_.Advance(std::chrono::milliseconds(config_.HeartbeatTimeoutMs()));
   EXPECT_EQ(agent.WaitForEnd().error_code(), grpc::StatusCode::CANCELLED);
-  grpc::ClientContext ctx;
+  AdminContext ctx;
   v1::ListBoardsReply boards;
   ASSERT_TRUE(lab_stub_->ListBoards(&ctx, {}, &boards).ok());
   EXPECT_EQ(boards.boards(0).state(), "offline");
@@ -384,15 +405,15 @@ TEST_F(RpcTest, CancelOverGrpcReturnsTheCancelledJob) {
   AgentStream agent(*agent_stub_, "lab-1", {{"host-0", "host"}});
   v1::SubmitJobReply reply;
   ASSERT_TRUE(Submit(FcJob(), &reply).ok());
-  grpc::ClientContext ctx;
+  AdminContext ctx;
   v1::CancelJobRequest req;
   req.set_id(reply.id());
   v1::Job job;
   ASSERT_TRUE(lab_stub_->CancelJob(&ctx, req, &job).ok());
   EXPECT_EQ(job.state(), "cancelled");
   v1::ServerMessage cancel = agent.ReadUntil([](auto& m) { return m.has_cancel(); });
-  EXPECT_EQ(cancel.cancel().reason(), "cancelled by local");
-  grpc::ClientContext list_ctx;
+  EXPECT_EQ(cancel.cancel().reason(), "cancelled by admin");  // the token's user
+  AdminContext list_ctx;
   v1::ListJobsRequest list;
   list.set_state("cancelled");
   v1::ListJobsReply jobs;

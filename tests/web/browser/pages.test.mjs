@@ -421,6 +421,23 @@ test('fixture: without a token the page says how to give one', { skip: !FIXTURE 
   }
 });
 
+test('a #token= link signs the page in and leaves no token in the address bar', { skip: !TOKEN ? 'needs a token' : false }, async () => {
+  const fresh = await launch(DESKTOP);
+  try {
+    const page = await fresh.context.newPage();
+    const requests = [];
+    page.on('request', (r) => requests.push(r.url()));
+    await page.goto(new URL(`index.html#token=${encodeURIComponent(TOKEN)}`, BASE).href);
+    await page.locator('#jobs-table tbody tr').first().waitFor();
+    assert.equal(await page.locator('.token-box summary').textContent(), 'Token ✓');
+    assert.ok(!page.url().includes('token='), `the address still holds the token: ${page.url()}`);
+    assert.equal(await page.evaluate(() => localStorage.getItem('mculab.token')), TOKEN);
+    assert.deepEqual(requests.filter((u) => u.includes(TOKEN)), [], 'the token went into a URL');
+  } finally {
+    await fresh.close();
+  }
+});
+
 test('bad addresses get a message, not a blank page', async () => {
   const { page, w } = await openPage(desktop.context, 'job.html');
   await page.locator('#job-message .message-error').waitFor();

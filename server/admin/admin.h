@@ -1,0 +1,59 @@
+// `mculab-server admin ...`: administration commands that work on the lab's database directly,
+// found the way the server finds it (--home, else $MCULAB_HOME, else ~/.local/share/mculab). They
+// may run while the server runs (SQLite WAL; the server sees a revoked token within the token
+// cache's lifetime, 2 s). Output meant for scripts (a new token) goes to stdout alone;
+// explanations go to stderr.
+//
+//   admin user add NAME --role admin|member|viewer   prints the user's first token
+//   admin user list                                  users and agents with their token ids
+//   admin token add USER                             prints another token for USER
+//   admin token revoke TOKEN|ID                      by the token or its id (mcl_u_1a2b3c4d)
+//   admin agent add HOST                             prints a token for the agent named HOST
+//
+// Each group of commands lives in its own file and registers itself in Admin's constructor
+// (admin.cc); a new group (e.g. `admin board BOARD --maintenance on|off`) adds one file and one
+// line there.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+#include <iosfwd>
+#include <string>
+
+#include "db/store.h"
+#include "server/service/clock.h"
+
+namespace mculab::server::admin {
+
+// What a command works with; opened once the command line is parsed.
+struct AdminContext {
+  db::Store& store;
+  Clock& clock;
+  std::ostream& out;  // results (tokens, lists)
+  std::ostream& err;  // explanations and errors
+};
+
+// Returns the process exit code: 0 done, 1 failed (the message is on ctx.err).
+using AdminAction = std::function<int(AdminContext& ctx)>;
+
+// Registers the commands of one group under `admin`; a chosen command stores its action.
+void AddAccountCommands(CLI::App& admin, AdminAction& chosen);
+
+class Admin {
+ public:
+  // Adds the "admin" subcommand and its groups to `app`.
+  explicit Admin(CLI::App& app);
+  Admin(const Admin&) = delete;
+  Admin& operator=(const Admin&) = delete;
+
+  // Whether the parsed command line chose an admin command.
+  bool chosen() const { return admin_->parsed(); }
+  // Opens the database under `home` and runs the chosen command; returns the exit code.
+  int Run(const std::string& home);
+
+ private:
+  CLI::App* admin_;
+  AdminAction action_;
+};
+
+}  // namespace mculab::server::admin

@@ -1,0 +1,279 @@
+#include "server/service/accounts.h"
+
+#include <fcntl.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstring>
+
+#include "common/sha256.h"
+
+namespace mculab::server {
+namespace {
+
+constexpr std::size_t kRandomBytes = 20;  // 160 bits: 40 hex digits
+constexpr std::size_t kIdHexDigits = 8;
+constexpr std::size_t kMaxCacheEntries = 10'000;
+
+bool ValidName(std::string_view name) {
+  if (name.empty() || name.size() > 64) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+           c == '_' || c == '-' || c == '@';
+  });
+}
+
+Status CheckName(std::string_view what, const std::string& name) {
+  if (ValidName(name)) return {};
+  return MakeError(ErrorCode::kInvalidArgument,
+                   std::string(what) + " name '" + name +
+                       "' is not valid: use 1 to 64 letters, digits, '.', '_', '-' or '@'");
+}
+
+bool LooksLikeToken(std::string_view token) {
+  if (!token.starts_with(kUserTokenPrefix) && !token.starts_with(kAgentTokenPrefix)) return false;
+  std::string_view hex = token.substr(kUserTokenPrefix.size());
+  return hex.size() == 2 * kRandomBytes && std::all_of(hex.begin(), hex.end(), [](char c) {
+           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+         });
+}
+
+}  // namespace
+
+Result<Role> ParseUserRole(std::string_view name) {
+  if (name == "viewer") return Role::kViewer;
+  if (name == "member") return Role::kMember;
+  if (name == "admin") return Role::kAdmin;
+  return MakeError(ErrorCode::kInvalidArgument,
+                   "unknown role '" + std::string(name) + "' (roles: admin, member, viewer)");
+}
+
+Result<std::string> MakeToken(std::string_view prefix) {
+  std::array<unsigned char, kRandomBytes> bytes{};
+  const int fd = ::open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    return MakeError(ErrorCode::kInternal,
+                     std::string("cannot open /dev/urandom: ") + std::strerror(errno));
+  }
+  std::size_t got = 0;
+  while (got < bytes.size()) {
+    const ssize_t n = ::read(fd, bytes.data() + got, bytes.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int err = errno;
+      ::close(fd);
+      return MakeError(ErrorCode::kInternal,
+                       std::string("cannot read /dev/urandom: ") + std::strerror(err));
+    }
+    got += static_cast<std::size_t>(n);
+  }
+  ::close(fd);
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string token(prefix);
+  for (unsigned char b : bytes) {
+    token += kHex[b >> 4];
+    token += kHex[b & 0xf];
+  }
+  return token;
+}
+
+std::string TokenId(std::string_view token) {
+  return std::string(token.substr(0, kUserTokenPrefix.size() + kIdHexDigits));
+}
+
+Accounts::Accounts(db::Store& store, Clock& clock, std::int64_t cache_ttl_ms)
+    : store_(store), clock_(clock), cache_ttl_ms_(cache_ttl_ms) {}
+
+Caller Accounts::Authenticate(std::string_view token, std::string peer) {
+  Caller caller;
+  caller.user.clear();
+  caller.role = Role::kNone;
+  caller.token = std::string(token);
+  caller.peer = std::move(peer);
+  if (token.empty()) {
+    caller.problem = "no token was given (send \"authorization: Bearer <token>\")";
+    return caller;
+  }
+  if (!LooksLikeToken(token)) {
+    caller.problem = "the token is not an mculab token (mcl_u_... or mcl_a_... with 40 hex digits)";
+    return caller;
+  }
+  const std::string hash = Sha256Hex(token);
+  const std::int64_t now = clock_.NowMs();
+  {
+    std::lock_guard l(mu_);
+    auto it = cache_.find(hash);
+    if (it != cache_.end()) {
+      if (it->second.until_ms > now) {
+        Caller cached = it->second.caller;
+        cached.token = caller.token;
+        cached.peer = caller.peer;
+        return cached;
+      }
+      cache_.erase(it);
+    }
+  }
+  auto found = store_.FindToken(hash);
+  if (!found.ok()) {
+    spdlog::error("checking a token: {}", found.error().message);
+    caller.problem = "the server could not check the token: " + found.error().message;
+    return caller;
+  }
+  if (!found->has_value()) {
+    caller.problem = "token " + TokenId(token) + " is not known to this server";
+    return caller;
+  }
+  const db::TokenRecord& t = **found;
+  if (t.revoked_ms != 0) {
+    caller.problem = "token " + t.id + " was revoked";
+    return caller;
+  }
+  if (t.kind == "agent") {
+    caller.user = t.owner;
+    caller.role = Role::kAgent;
+  } else {
+    auto user = store_.GetUser(t.owner);
+    if (!user.ok() || !user->has_value()) {
+      caller.problem = "token " + t.id + " belongs to user " + t.owner + ", who does not exist";
+      return caller;
+    }
+    auto role = ParseUserRole((*user)->role);
+    if (!role.ok()) {
+      caller.problem = "user " + t.owner + " has an unknown role '" + (*user)->role + "'";
+      return caller;
+    }
+    caller.user = t.owner;
+    caller.role = *role;
+  }
+  {
+    std::lock_guard l(mu_);
+    if (cache_.size() >= kMaxCacheEntries) cache_.clear();
+    Caller cached = caller;
+    cached.token.clear();
+    cached.peer.clear();
+    cache_[hash] = Cached{std::move(cached), now + cache_ttl_ms_};
+  }
+  return caller;
+}
+
+Result<IssuedToken> Accounts::Issue(std::string_view prefix, std::string kind, std::string owner) {
+  auto token = MakeToken(prefix);
+  if (!token.ok()) return token.error();
+  IssuedToken out;
+  out.token = *token;
+  out.record.hash = Sha256Hex(*token);
+  out.record.id = TokenId(*token);
+  out.record.kind = std::move(kind);
+  out.record.owner = std::move(owner);
+  out.record.created_ms = clock_.NowMs();
+  return out;
+}
+
+Result<IssuedToken> Accounts::AddUser(const std::string& name, std::string_view role) {
+  if (Status s = CheckName("user", name); !s.ok()) return s.error();
+  auto parsed = ParseUserRole(role);
+  if (!parsed.ok()) return parsed.error();
+  auto issued = Issue(kUserTokenPrefix, "user", name);
+  if (!issued.ok()) return issued.error();
+  const db::User user{name, std::string(RoleName(*parsed)), clock_.NowMs()};
+  if (Status s = store_.AddUser(user, issued->record); !s.ok()) {
+    if (s.error().code == ErrorCode::kAlreadyExists) {
+      return MakeError(ErrorCode::kAlreadyExists, "user " + name +
+                                                      " already exists (`admin token add " + name +
+                                                      "` gives them another token)");
+    }
+    return s.error();
+  }
+  return issued;
+}
+
+Result<IssuedToken> Accounts::AddUserToken(const std::string& name) {
+  auto user = store_.GetUser(name);
+  if (!user.ok()) return user.error();
+  if (!user->has_value()) {
+    return MakeError(ErrorCode::kNotFound, "no user " + name +
+                                               " (`admin user list` shows them; `admin user add " +
+                                               name + " --role member` makes one)");
+  }
+  auto issued = Issue(kUserTokenPrefix, "user", name);
+  if (!issued.ok()) return issued.error();
+  if (Status s = store_.AddToken(issued->record); !s.ok()) return s.error();
+  return issued;
+}
+
+Result<IssuedToken> Accounts::AddAgent(const std::string& host) {
+  if (Status s = CheckName("agent", host); !s.ok()) return s.error();
+  auto issued = Issue(kAgentTokenPrefix, "agent", host);
+  if (!issued.ok()) return issued.error();
+  if (Status s = store_.AddToken(issued->record); !s.ok()) return s.error();
+  return issued;
+}
+
+Result<std::vector<Account>> Accounts::List() {
+  auto users = store_.ListUsers();
+  if (!users.ok()) return users.error();
+  auto tokens = store_.ListTokens();
+  if (!tokens.ok()) return tokens.error();
+  std::vector<Account> out;
+  std::map<std::string, std::size_t> index;
+  for (db::User& u : *users) {
+    index[u.name] = out.size();
+    out.push_back(Account{std::move(u), {}});
+  }
+  std::map<std::string, std::size_t> agents;
+  for (db::TokenRecord& t : *tokens) {
+    if (t.kind == "agent") {
+      auto [it, added] = agents.try_emplace(t.owner, out.size());
+      if (added) out.push_back(Account{db::User{t.owner, "agent", t.created_ms}, {}});
+      out[it->second].tokens.push_back(std::move(t));
+    } else if (auto it = index.find(t.owner); it != index.end()) {
+      out[it->second].tokens.push_back(std::move(t));
+    }
+  }
+  return out;
+}
+
+Result<db::TokenRecord> Accounts::Revoke(std::string_view token_or_id) {
+  const std::string text(token_or_id);
+  std::optional<db::TokenRecord> target;
+  if (LooksLikeToken(text)) {
+    auto found = store_.FindToken(Sha256Hex(text));
+    if (!found.ok()) return found.error();
+    target = *found;
+  } else {
+    auto tokens = store_.ListTokens();
+    if (!tokens.ok()) return tokens.error();
+    std::vector<db::TokenRecord> matches;
+    for (db::TokenRecord& t : *tokens) {
+      if (!text.empty() && t.id.starts_with(text) && text.size() >= kUserTokenPrefix.size() + 4) {
+        matches.push_back(std::move(t));
+      }
+    }
+    if (matches.size() > 1) {
+      return MakeError(
+          ErrorCode::kInvalidArgument,
+          "'" + text + "' matches " + std::to_string(matches.size()) +
+              " tokens; give the whole id (`admin user list` shows them) or the token");
+    }
+    if (matches.size() == 1) target = std::move(matches.front());
+  }
+  if (!target) {
+    return MakeError(ErrorCode::kNotFound,
+                     "no token '" + TokenId(text) +
+                         "' (give the token or its id, at least 10 characters like "
+                         "mcl_u_1a2b; `admin user list` shows the ids)");
+  }
+  if (Status s = store_.RevokeToken(target->hash, clock_.NowMs()); !s.ok()) return s.error();
+  {
+    std::lock_guard l(mu_);
+    cache_.erase(target->hash);
+  }
+  auto again = store_.FindToken(target->hash);
+  if (again.ok() && again->has_value()) return **again;
+  return *target;
+}
+
+}  // namespace mculab::server
