@@ -32,8 +32,9 @@ struct BoardConfig {
   std::map<std::string, std::string> tags;
   std::uint32_t timeout_s = 300;
   std::uint64_t ram_bytes = 0;
-  std::filesystem::path firmware;  // qemu, pyocd
-  std::filesystem::path runner;    // host
+  std::filesystem::path firmware;     // qemu, pyocd
+  std::filesystem::path runner;       // host
+  bool allow_custom_runners = false;  // host: run jobs' uploaded executables (not sandboxed)
   std::string qemu = "qemu-system-arm";
   int icount_shift = 5;
   std::uint32_t workload_addr = 0x60000000;  // qemu default; pyocd must set it

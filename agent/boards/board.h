@@ -13,6 +13,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <span>
@@ -33,12 +34,19 @@ struct BoardInfo {
   std::uint64_t ram_bytes = 0;                // 0: not known
   std::string backend;                        // for logs only: nothing may branch on it
   std::chrono::seconds default_timeout{300};  // per run, when the assignment sets none
+  // Whether the board runs a job's own runner (RunSpec::firmware); when not, why (for the job's
+  // failure message).
+  bool custom_runners = false;
+  std::string custom_runners_off = "this board's backend does not run custom runners";
 };
 
 struct RunSpec {
   std::uint64_t run_id = 0;
   std::vector<std::uint8_t> workload;  // the built workload (header included)
   std::chrono::seconds timeout{300};   // whole run; backends use it to bound their own steps
+  // A custom runner (verified, from the agent's artifact cache) to run instead of the board's
+  // own; empty: the board's configured runner.
+  std::filesystem::path firmware;
 };
 
 // How the runner was run: part of the result's provenance.

@@ -69,10 +69,15 @@ QemuBoard::QemuBoard(BoardInfo info, QemuOptions options, Clock& clock)
     : info_(std::move(info)),
       options_(std::move(options)),
       clock_(clock),
-      firmware_(options_.firmware) {}
+      firmware_(options_.firmware) {
+  info_.custom_runners = true;
+}
 
 Result<std::unique_ptr<RunnerProcess>> QemuBoard::Start(const RunSpec& spec) {
-  auto id = firmware_.Identify();
+  // A job's own runner ELF (already verified against its SHA-256) replaces the board's.
+  QemuOptions options = options_;
+  if (!spec.firmware.empty()) options.firmware = spec.firmware;
+  auto id = spec.firmware.empty() ? firmware_.Identify() : IdentifyFirmware(spec.firmware);
   if (!id) return id.error();
   auto dir = TempDir::Create("mculab-qemu-");
   if (!dir) return dir.error();
@@ -86,7 +91,7 @@ Result<std::unique_ptr<RunnerProcess>> QemuBoard::Start(const RunSpec& spec) {
     return s.error();
   }
   SpawnOptions so;
-  so.argv = QemuArgv(options_, socket, workload);
+  so.argv = QemuArgv(options, socket, workload);
   so.stderr_file = stderr_file;
   auto proc = Subprocess::Spawn(so);
   if (!proc) return proc.error();

@@ -29,6 +29,7 @@
 
 #include "agent/boards/board.h"
 #include "agent/io/clock.h"
+#include "agent/link/artifact_cache.h"
 #include "agent/link/run_executor.h"
 #include "agent/link/spool.h"
 
@@ -43,6 +44,9 @@ struct LinkOptions {
   std::chrono::milliseconds backoff_max{2'000};
   std::string token;  // sent as "authorization: Bearer <token>" when set
   ExecutorOptions executor;
+  // The cache of fetched artifacts (custom runners, blobs); empty dir: no custom-runner jobs.
+  // Fetched with AgentLink.FetchArtifact over the same channel and token.
+  ArtifactCacheOptions artifacts;
 };
 
 class AgentLink {

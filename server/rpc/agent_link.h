@@ -42,6 +42,10 @@ class AgentLinkService final : public mculab::v1::AgentLink::Service {
   explicit AgentLinkService(server::Lab& lab) : lab_(lab) {}
 
   grpc::Status Connect(grpc::ServerContext* context, StreamChannel::Stream* stream) override;
+  // Streams an artifact's file in 256 KiB chunks (Lab::OpenArtifact decides who may).
+  grpc::Status FetchArtifact(grpc::ServerContext* context,
+                             const mculab::v1::FetchArtifactRequest* request,
+                             grpc::ServerWriter<mculab::v1::ArtifactData>* writer) override;
 
  private:
   server::Lab& lab_;

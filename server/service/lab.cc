@@ -401,6 +401,8 @@ void Lab::AssignLocked(ActiveJob& aj, Board& board, Tx& tx) {
   a->set_warmup(aj.job.warmup);
   a->set_timeout_s(aj.job.timeout_s);
   a->set_pass(0);
+  a->set_firmware_sha256(aj.job.firmware_artifact);
+  a->set_blob_sha256(aj.job.blob_artifact);
   SendToAgentLocked(board.agent, m);
   spdlog::info("job {} -> board {} (run {}, attempt {})", aj.job.id, board.name, run.id,
                run.attempt);
@@ -502,18 +504,24 @@ Status Lab::ValidateSubmit(const SubmitRequest& r) const {
   if (r.kind.empty() && r.board.empty()) {
     return invalid("give a board kind or a board name to run on");
   }
-  if (r.op.empty()) return invalid("op is required (built-in ops: " + OpNames() + ")");
-  const OpInfo* op = FindOp(r.op);
-  if (op == nullptr) return invalid("unknown op '" + r.op + "' (built-in ops: " + OpNames() + ")");
-  if (r.cases.empty()) return invalid("the job has no cases");
+  if (!r.firmware_artifact.empty() || !r.blob_artifact.empty() || r.op == kCustomOp) {
+    if (Status s = ValidateCustomRequest(r); !s.ok()) return s;
+  } else {
+    if (r.op.empty()) return invalid("op is required (built-in ops: " + OpNames() + ")");
+    const OpInfo* op = FindOp(r.op);
+    if (op == nullptr) {
+      return invalid("unknown op '" + r.op + "' (built-in ops: " + OpNames() + ")");
+    }
+    if (r.cases.empty()) return invalid("the job has no cases");
+    for (std::size_t i = 0; i < r.cases.size(); ++i) {
+      if (Status s = ValidateCaseParams(*op, r.cases[i].params); !s.ok()) {
+        return invalid(fmt::format("case {} (id {}): {}", i, r.cases[i].id, s.error().message));
+      }
+    }
+  }
   if (r.cases.size() > kMaxCases) {
     return invalid(
         fmt::format("the job has {} cases; at most {} are accepted", r.cases.size(), kMaxCases));
-  }
-  for (std::size_t i = 0; i < r.cases.size(); ++i) {
-    if (Status s = ValidateCaseParams(*op, r.cases[i].params); !s.ok()) {
-      return invalid(fmt::format("case {} (id {}): {}", i, r.cases[i].id, s.error().message));
-    }
   }
   if (r.iterations < 1 || r.iterations > kMaxIterations) {
     return invalid(
@@ -542,6 +550,15 @@ Result<SubmitReply> Lab::Submit(const Caller& caller, SubmitRequest request) {
       return MakeError(ErrorCode::kFailedPrecondition,
                        "cases artifact " + request.cases_artifact + " was never uploaded");
     }
+  }
+
+  std::optional<CustomFirmwareFiles> custom;
+  if (!request.firmware_artifact.empty()) {
+    request.op = kCustomOp;
+    if (request.cases.empty()) request.cases.push_back(CaseSpec{0, {}});
+    auto files = FindCustomFiles(store_, artifacts_, request);
+    if (!files.ok()) return files.error();
+    custom = std::move(*files);
   }
 
   std::unique_lock l(mu_);
@@ -574,6 +591,10 @@ Result<SubmitReply> Lab::Submit(const Caller& caller, SubmitRequest request) {
     }
   }
 
+  if (custom) {
+    if (Status s = AdmitCustomLocked(request, *custom); !s.ok()) return s.error();
+  }
+
   Job job;
   job.id = next_job_id_++;
   job.user = caller.user;
@@ -586,6 +607,8 @@ Result<SubmitReply> Lab::Submit(const Caller& caller, SubmitRequest request) {
   job.warmup = request.warmup;
   job.num_cases = static_cast<std::uint32_t>(request.cases.size());
   job.cases_artifact = request.cases_artifact;
+  job.firmware_artifact = request.firmware_artifact;
+  job.blob_artifact = request.blob_artifact;
   job.timeout_s = request.timeout_s != 0 ? request.timeout_s : config_.default_timeout_s;
   job.created_ms = clock_.NowMs();
 

@@ -38,6 +38,7 @@
 #include "server/service/caller.h"
 #include "server/service/clock.h"
 #include "server/service/config.h"
+#include "server/service/custom_firmware.h"
 #include "server/service/job_watch.h"
 #include "server/service/lab_feed.h"
 #include "server/service/results.h"
@@ -59,6 +60,9 @@ struct SubmitRequest {
   std::string label;
   std::string cases_artifact;   // optional: SHA-256 of an uploaded CSV
   std::uint32_t timeout_s = 0;  // 0: the configured default
+  // Custom runner (service/custom_firmware.h): SHA-256 of an uploaded runner ELF and blob.
+  std::string firmware_artifact;
+  std::string blob_artifact;
 };
 
 struct SubmitReply {
@@ -105,6 +109,9 @@ class Lab {
   Result<std::unique_ptr<ArtifactUpload>> BeginUpload(const Caller& caller, std::string name,
                                                       std::uint64_t declared_size);
   Result<std::vector<JobTransition>> JobHistory(const Caller& caller, JobId id);
+  // An artifact's file for AgentLink.FetchArtifact: agents (and admins) only.
+  Result<std::pair<std::filesystem::path, Artifact>> OpenArtifact(const Caller& caller,
+                                                                  const std::string& sha256);
 
   // ---- agents ----
   // The first message of an agent's stream. Upserts its boards (idle), sends Registered, and
@@ -194,6 +201,8 @@ class Lab {
   ActiveRun* FindRunLocked(RunId id, const std::string& agent);
   Job SnapshotLocked(const ActiveJob& aj) const;
   Status ValidateSubmit(const SubmitRequest& r) const;
+  // A custom-runner job's artifacts against the boards that could run it (custom_firmware.h).
+  Status AdmitCustomLocked(const SubmitRequest& r, const CustomFirmwareFiles& files) const;
 
   // Agent messages.
   void OnRunState(const std::string& agent, const mculab::v1::RunState& m);
