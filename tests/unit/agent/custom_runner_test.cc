@@ -217,7 +217,9 @@ TEST_F(CustomRunTest, RunsTheFetchedRunnerWithTheBlobAndReportsChecksumsUnverifi
   EXPECT_EQ(std::string(log->blob.begin(), log->blob.end()), blob_bytes);
   int done = 0;
   for (const auto& m : sink_.sent) {
-    if (m.has_run_started()) EXPECT_EQ(m.run_started().firmware_sha256(), fw);
+    if (m.has_run_started()) {
+      EXPECT_EQ(m.run_started().firmware_sha256(), fw);
+    }
     if (m.has_case_done()) {
       ++done;
       EXPECT_TRUE(m.case_done().checksum_unverified());

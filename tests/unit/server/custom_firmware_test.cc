@@ -172,14 +172,14 @@ TEST_F(CustomFirmwareLabTest, BadRequestsSayWhatToDo) {
 
 TEST_F(CustomFirmwareLabTest, OnlyAgentsAndAdminsFetchArtifacts) {
   const std::string fw = Upload("runner.elf", ElfHeader(1, 40));
-  Caller agent{"agent:lab-1", Role::kAgent};
+  Caller agent{"agent:lab-1", Role::kAgent, "", ""};
   auto ok = lab_->OpenArtifact(agent, fw);
   ASSERT_TRUE(ok.ok()) << ok.error().message;
   EXPECT_TRUE(std::filesystem::exists(ok->first));
   EXPECT_EQ(ok->second.sha256, fw);
-  EXPECT_EQ(lab_->OpenArtifact(Caller{"bob", Role::kMember}, fw).error().code,
+  EXPECT_EQ(lab_->OpenArtifact(Caller{"bob", Role::kMember, "", ""}, fw).error().code,
             ErrorCode::kPermissionDenied);
-  EXPECT_EQ(lab_->OpenArtifact(Caller{"", Role::kNone}, fw).error().code,
+  EXPECT_EQ(lab_->OpenArtifact(Caller{"", Role::kNone, "", ""}, fw).error().code,
             ErrorCode::kUnauthenticated);
   EXPECT_EQ(lab_->OpenArtifact(agent, std::string(64, '0')).error().code, ErrorCode::kNotFound);
   EXPECT_EQ(lab_->OpenArtifact(agent, "../mculab.db").error().code, ErrorCode::kInvalidArgument);
