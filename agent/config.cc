@@ -22,7 +22,7 @@ const std::map<std::string, std::set<std::string>> kBackendKeys = {
     {"qemu", {"firmware", "qemu", "icount_shift", "workload_addr"}},
     {"host", {"runner", "allow_custom_runners"}},
     {"pyocd", {"firmware", "serial", "target", "console", "baud", "workload_addr", "pyocd"}},
-    {"fake", {"fault", "fault_case"}},
+    {"fake", {"fault", "fault_case", "sample_delay_ms"}},
 };
 
 std::string Join(const std::set<std::string>& s) {
@@ -193,6 +193,7 @@ Status ParseBoard(Reader& r, const toml::table& t, BoardConfig& b,
   if (auto s = r.String(t, "pyocd", b.pyocd); !s) return s;
   if (auto s = r.String(t, "fault", b.fault); !s) return s;
   if (auto s = r.Integer(t, "fault_case", b.fault_case, 0, 65535); !s) return s;
+  if (auto s = r.Integer(t, "sample_delay_ms", b.sample_delay_ms, 0, 60'000); !s) return s;
 
   if (b.backend == "qemu") {
     if (auto s = r.Required(t, &t, "firmware", "the runner ELF QEMU boots"); !s) return s;

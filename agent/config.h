@@ -6,7 +6,7 @@
 //             qemu:  firmware, qemu, icount_shift, workload_addr
 //             host:  runner
 //             pyocd: firmware, serial, target, console, baud, workload_addr, pyocd
-//             fake:  fault, fault_case
+//             fake:  fault, fault_case, sample_delay_ms
 //
 // Errors name the file, the board and the key. Relative paths are relative to the file's folder.
 // ParseAgentConfig only parses and checks values; LoadAgentConfig also reads the file and checks
@@ -45,6 +45,7 @@ struct BoardConfig {
   std::string pyocd = "pyocd";               // pyocd
   std::string fault = "none";                // fake
   std::uint16_t fault_case = 0;              // fake
+  std::uint32_t sample_delay_ms = 0;         // fake: wait before each sample (a slow runner)
 };
 
 struct AgentConfig {

@@ -313,6 +313,7 @@ class SqliteStore::Statements {
   Stmt get_job, list_jobs, list_active_jobs, get_cases, get_transitions, list_boards,
       get_board_transitions, get_run, list_runs, max_job, max_run, get_samples, count_samples,
       get_case_results, get_case_stats, get_artifact, user_version, journal_mode;
+  Stmt list_batches;
 
   Status PrepareWrites(sqlite3* db) {
     const std::string multi = MultiSampleInsert(kSamplesPerInsert);
@@ -423,6 +424,7 @@ class SqliteStore::Statements {
         {&get_samples,
          "SELECT pass, case_index, iteration, metric, value FROM samples WHERE run_id = ?"},
         {&count_samples, "SELECT COUNT(*) FROM samples WHERE run_id = ?"},
+        {&list_batches, "SELECT sequence FROM batches WHERE run_id = ? ORDER BY sequence"},
         {&get_case_results,
          "SELECT run_id, case_index, checksum, expected, ok, overhead FROM case_results "
          "WHERE run_id = ? ORDER BY case_index"},
@@ -976,6 +978,17 @@ Result<std::uint64_t> SqliteStore::CountSamples(RunId run) {
   if (!u.Next())
     return u.status().ok() ? std::uint64_t{0} : Result<std::uint64_t>(u.status().error());
   return u.UInt(0);
+}
+
+Result<std::vector<std::uint64_t>> SqliteStore::ListBatchSequences(RunId run) {
+  auto lock = StartRead();
+  if (!lock.ok()) return lock.error();
+  Use u(r_->list_batches);
+  u.Bind(run);
+  std::vector<std::uint64_t> out;
+  while (u.Next()) out.push_back(u.UInt(0));
+  if (!u.status().ok()) return u.status().error();
+  return out;
 }
 
 Result<std::vector<CaseResult>> SqliteStore::GetCaseResults(RunId run) {

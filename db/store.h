@@ -144,6 +144,9 @@ class Store {
   // Every sample of a run, ordered by (pass, case_index, metric, iteration).
   virtual Result<std::vector<Sample>> GetSamples(RunId run) = 0;
   virtual Result<std::uint64_t> CountSamples(RunId run) = 0;
+  // Sequence numbers of the run's committed sample batches, ascending (a restarted server
+  // resumes a run with them).
+  virtual Result<std::vector<std::uint64_t>> ListBatchSequences(RunId run) = 0;
   virtual Result<std::vector<CaseResult>> GetCaseResults(RunId run) = 0;
   // Ordered by (case_index, metric_index).
   virtual Result<std::vector<CaseStats>> GetCaseStats(JobId job) = 0;

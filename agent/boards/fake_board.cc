@@ -220,6 +220,7 @@ class FakeRunnerProcess final : public RunnerProcess {
             return;
           }
         }
+        if (o_.sample_delay.count() > 0) clock_.SleepFor(o_.sample_delay);
         SampleMsg s;
         s.case_index = case_;
         s.iteration = iter_;

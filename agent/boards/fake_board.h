@@ -19,6 +19,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -54,6 +55,8 @@ struct FakeOptions {
   std::string cpu = "cortex-m55";
   std::vector<std::string> counters = {"instructions", "loads", "stores"};
   std::uint8_t max_counters = 2;
+  // Waited (on the Clock) before each SAMPLE: a slow runner, so tests can kill things mid-run.
+  std::chrono::milliseconds sample_delay{0};
 };
 
 // What the last run's fake runner received and suffered: for tests.

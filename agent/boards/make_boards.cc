@@ -48,6 +48,7 @@ Result<std::vector<std::unique_ptr<Board>>> MakeBoards(const AgentConfig& config
       FakeOptions o;
       o.fault = *fault;
       o.fault_case = b.fault_case;
+      o.sample_delay = std::chrono::milliseconds(b.sample_delay_ms);
       if (auto cpu = b.tags.find("cpu"); cpu != b.tags.end()) o.cpu = cpu->second;
       info.custom_runners = true;  // a simulated custom runner (fake_board.h)
       boards.push_back(std::make_unique<FakeBoard>(std::move(info), std::move(o), deps.clock));

@@ -481,6 +481,12 @@ void AgentLink::Impl::Stop() {
     stopping_ = true;
   }
   cv_.notify_all();
+  {
+    // First tell the server, so that the runs ending below are not handed back to our boards.
+    v1::AgentMessage m;
+    m.mutable_heartbeat()->set_stopping(true);
+    Send(m);
+  }
   // The stream stays open meanwhile, so the runs' last messages can still go out.
   for (auto& w : workers_) w->Shutdown();
   for (auto& w : workers_) w->Join();

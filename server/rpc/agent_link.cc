@@ -12,7 +12,8 @@ namespace mculab::server::rpc {
 
 namespace v1 = mculab::v1;
 
-StreamChannel::StreamChannel(Stream* stream) : stream_(stream) {
+StreamChannel::StreamChannel(Stream* stream, grpc::ServerContext* context)
+    : stream_(stream), context_(context) {
   sender_ = std::thread([this] { SenderLoop(); });
 }
 
@@ -35,6 +36,16 @@ void StreamChannel::Close() {
   }
   cv_.notify_all();
   if (sender_.joinable()) sender_.join();
+}
+
+void StreamChannel::Hangup() {
+  std::lock_guard l(mu_);
+  if (closed_) return;  // the handler is done with the call (or about to be)
+  closed_ = true;
+  queue_.clear();
+  cv_.notify_all();
+  // The handler's Read fails; it tells the Lab (which already dropped the session) and returns.
+  if (context_ != nullptr) context_->TryCancel();
 }
 
 void StreamChannel::SenderLoop() {
@@ -65,7 +76,7 @@ grpc::Status AgentLinkService::Connect(grpc::ServerContext* context,
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                         "the first message on AgentLink.Connect must be Register");
   }
-  auto channel = std::make_shared<StreamChannel>(stream);
+  auto channel = std::make_shared<StreamChannel>(stream, context);
   auto session = lab_.ConnectAgent(caller, message.register_(), channel);
   if (!session.ok()) {
     channel->Close();

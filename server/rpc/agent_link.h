@@ -18,18 +18,21 @@ namespace mculab::server::rpc {
 class StreamChannel final : public AgentChannel {
  public:
   using Stream = grpc::ServerReaderWriter<mculab::v1::ServerMessage, mculab::v1::AgentMessage>;
-  explicit StreamChannel(Stream* stream);
+  // `context` (optional) is the stream's call, cancelled by Hangup().
+  explicit StreamChannel(Stream* stream, grpc::ServerContext* context = nullptr);
   ~StreamChannel() override;
 
   void Send(const mculab::v1::ServerMessage& message) override;
   // Stops the sender (messages not yet written are dropped) and waits for it. Later Sends are
   // dropped. Must be called before the stream's handler returns.
   void Close();
+  void Hangup() override;
 
  private:
   void SenderLoop();
 
   Stream* stream_;
+  grpc::ServerContext* context_;
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<mculab::v1::ServerMessage> queue_;

@@ -16,6 +16,9 @@ class AgentChannel {
  public:
   virtual ~AgentChannel() = default;
   virtual void Send(const mculab::v1::ServerMessage& message) = 0;
+  // Ends the stream from the server's side (the agent went silent and was dropped; it reconnects
+  // and registers again if it is still alive). Never blocks; later Sends are dropped.
+  virtual void Hangup() {}
 };
 
 }  // namespace mculab::server

@@ -44,10 +44,11 @@ Result<LabConfig> ParseLabConfig(std::string_view toml_text, std::string_view or
   for (const auto& [key, value] : t) {
     const std::string_view k = key.str();
     if (k != "max_artifact_bytes" && k != "default_timeout_s" && k != "max_attempts" &&
-        k != "heartbeat_ms") {
+        k != "heartbeat_ms" && k != "heartbeat_timeout_ms" && k != "reconnect_grace_s") {
       return ConfigError(origin, "unknown key '" + std::string(k) +
                                      "' (known: max_artifact_bytes, default_timeout_s, "
-                                     "max_attempts, heartbeat_ms)");
+                                     "max_attempts, heartbeat_ms, heartbeat_timeout_ms, "
+                                     "reconnect_grace_s)");
     }
   }
   LabConfig c;
@@ -61,6 +62,19 @@ Result<LabConfig> ParseLabConfig(std::string_view toml_text, std::string_view or
   if (Status s = ReadInt(t, "max_attempts", 1, 100, origin, c.max_attempts); !s.ok())
     return s.error();
   if (Status s = ReadInt(t, "heartbeat_ms", 100, 3'600'000, origin, c.heartbeat_ms); !s.ok())
+    return s.error();
+  if (Status s =
+          ReadInt(t, "heartbeat_timeout_ms", 0, 24 * 3'600'000, origin, c.heartbeat_timeout_ms);
+      !s.ok())
+    return s.error();
+  if (c.heartbeat_timeout_ms != 0 && c.heartbeat_timeout_ms <= c.heartbeat_ms) {
+    return ConfigError(origin, "heartbeat_timeout_ms (" + std::to_string(c.heartbeat_timeout_ms) +
+                                   ") must be longer than heartbeat_ms (" +
+                                   std::to_string(c.heartbeat_ms) +
+                                   "); use 0 for 3 x heartbeat_ms");
+  }
+  if (Status s = ReadInt(t, "reconnect_grace_s", 0, 24 * 3600, origin, c.reconnect_grace_s);
+      !s.ok())
     return s.error();
   return c;
 }

@@ -4,6 +4,9 @@
 //   default_timeout_s = 600         # a job's timeout when its submitter gives none
 //   max_attempts = 3                # runs a job gets before infrastructure failures fail it
 //   heartbeat_ms = 5000             # how often agents are asked to send a heartbeat
+//   heartbeat_timeout_ms = 0        # an agent silent this long is dropped (0: 3 x heartbeat_ms)
+//   reconnect_grace_s = 30          # after a restart, how long a run on a board waits for its
+//                                   # agent to reconnect and claim it before it is requeued
 //
 // Unknown keys are an error (a typo should not silently keep a default).
 #pragma once
@@ -21,6 +24,12 @@ struct LabConfig {
   std::uint32_t default_timeout_s = 600;
   std::uint32_t max_attempts = 3;
   std::uint32_t heartbeat_ms = 5000;
+  std::uint32_t heartbeat_timeout_ms = 0;  // 0: 3 x heartbeat_ms (HeartbeatTimeoutMs())
+  std::uint32_t reconnect_grace_s = 30;
+
+  std::int64_t HeartbeatTimeoutMs() const {
+    return heartbeat_timeout_ms != 0 ? heartbeat_timeout_ms : 3 * std::int64_t{heartbeat_ms};
+  }
 };
 
 Result<LabConfig> ParseLabConfig(std::string_view toml_text, std::string_view origin);

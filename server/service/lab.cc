@@ -54,16 +54,24 @@ Status Lab::Start() {
   if (!max_run.ok()) return max_run.error();
   std::vector<std::vector<CaseSpec>> cases;
   std::vector<std::optional<Run>> runs;
+  std::vector<std::vector<std::uint64_t>> batch_seqs;  // per run: batch sequences in the store
   for (const Job& job : *active) {
     auto c = store_.GetJobCases(job.id);
     if (!c.ok()) return c.error();
     cases.push_back(std::move(*c));
     std::optional<Run> run;
+    std::vector<std::uint64_t> seqs;
     if (IsOnBoard(job.state) && job.last_run_id != 0) {
       auto r = store_.GetRun(job.last_run_id);
-      if (r.ok()) run = std::move(*r);
+      if (r.ok()) {
+        auto batches = store_.ListBatchSequences(r->id);
+        if (!batches.ok()) return batches.error();
+        seqs = std::move(*batches);
+        run = std::move(*r);
+      }
     }
     runs.push_back(std::move(run));
+    batch_seqs.push_back(std::move(seqs));
   }
 
   std::unique_lock l(mu_);
@@ -78,10 +86,30 @@ Status Lab::Start() {
     }
   }
   std::size_t requeued = 0;
+  std::size_t waiting = 0;
+  const std::int64_t now = clock_.NowMs();
   for (std::size_t i = 0; i < active->size(); ++i) {
     const Job& job = (*active)[i];
     ActiveJob& aj = jobs_[job.id] = ActiveJob{job, std::move(cases[i])};
     if (!IsOnBoard(job.state)) continue;
+    if (runs[i] && !IsFinal(runs[i]->state) && !runs[i]->agent.empty() &&
+        boards_.contains(runs[i]->board)) {
+      // Reconciled when the agent registers (ConnectAgent) or when the grace ends.
+      ActiveRun r;
+      r.run = *runs[i];
+      r.committed.insert(batch_seqs[i].begin(), batch_seqs[i].end());
+      r.awaiting_agent = true;
+      r.resume_deadline_ms = now + std::int64_t{config_.reconnect_grace_s} * 1000;
+      aj.job.progress_done = r.run.progress_done;
+      // The job's own timeout counts from its assignment, as before the restart.
+      aj.deadline_ms = r.run.created_ms + std::int64_t{aj.job.timeout_s} * 1000;
+      deadlines_.insert({aj.deadline_ms, aj.job.id});
+      Board& b = boards_.at(r.run.board);
+      b.current_job = job.id;
+      runs_.emplace(r.run.id, std::move(r));
+      ++waiting;
+      continue;
+    }
     if (runs[i]) {
       Run run = *runs[i];
       run.state = RunState::kInfraFailed;
@@ -112,6 +140,11 @@ Status Lab::Start() {
   if (requeued > 0) {
     spdlog::info("{} job(s) that were on a board when the server stopped are back in the queue",
                  requeued);
+  }
+  if (waiting > 0) {
+    spdlog::info(
+        "{} run(s) that were on a board when the server stopped wait up to {} s for their agent",
+        waiting, config_.reconnect_grace_s);
   }
   background_ = std::thread([this] { BackgroundLoop(); });
   return {};
@@ -440,7 +473,11 @@ void Lab::CloseRunLocked(ActiveRun& r, RunState state, const std::string& messag
   auto b = boards_.find(r.run.board);
   if (b != boards_.end() && b->second.current_job == r.run.job_id) {
     b->second.current_job = 0;
-    const bool offline = board_offline || b->second.state == BoardState::kOffline;
+    bool offline = board_offline || b->second.state == BoardState::kOffline;
+    if (auto a = agent_sessions_.find(r.run.agent); a != agent_sessions_.end()) {
+      auto s = sessions_.find(a->second);
+      offline = offline || (s != sessions_.end() && s->second.stopping);
+    }
     SetBoardStateLocked(b->second, offline ? BoardState::kOffline : BoardState::kIdle,
                         fmt::format("run {} {}", id, RunStateName(state)), tx);
   }
@@ -812,6 +849,7 @@ void Lab::BackgroundLoop() {
     }
     Tx tx;
     ExpireDeadlinesLocked(tx);
+    ExpireAgentsLocked(tx);
     CommitLocked(tx);
     if (!tx.notify.empty()) {
       l.unlock();
@@ -819,7 +857,8 @@ void Lab::BackgroundLoop() {
       l.lock();
       continue;
     }
-    const std::int64_t next = deadlines_.empty() ? kNoDeadline : deadlines_.begin()->first;
+    const std::int64_t next = std::min(deadlines_.empty() ? kNoDeadline : deadlines_.begin()->first,
+                                       NextAgentDeadlineLocked());
     clock_.WaitUntil(l, bg_cv_, next);
   }
 }

@@ -88,8 +88,11 @@ class Lab {
   Lab& operator=(const Lab&) = delete;
 
   // Loads the boards and unfinished jobs from the store. Boards start offline until their agent
-  // registers; jobs that were on a board when the server stopped go back to the queue as an
-  // infrastructure failure (issue 3 reconciles them with reconnecting agents instead). Starts the
+  // registers. A job that was on a board when the server stopped keeps its run, which waits for
+  // its agent (config reconnect_grace_s): when the agent registers and lists the run in
+  // Register.active_runs, the run resumes (the agent resends what the server has not
+  // acknowledged; committed batches are known from the store); when the agent registers without
+  // it, or the grace ends, the job is requeued as an infrastructure failure. Starts the
   // background thread. Call once, before serving.
   Status Start();
   // Ends every watch, stops the background thread. Queued store writes are left to the store.
@@ -114,8 +117,11 @@ class Lab {
                                                                   const std::string& sha256);
 
   // ---- agents ----
-  // The first message of an agent's stream. Upserts its boards (idle), sends Registered, and
-  // replaces an older session of the same agent (whose runs are infrastructure failures).
+  // The first message of an agent's stream. Upserts its boards (idle, or busy with a run it
+  // resumes after a server restart), sends Registered, and replaces an older session of the same
+  // agent (whose runs are infrastructure failures). An agent that then sends nothing (not even a
+  // heartbeat) for config heartbeat_timeout is dropped like a disconnected one, and its channel
+  // is hung up.
   Result<AgentSessionId> ConnectAgent(const Caller& caller, const mculab::v1::Register& reg,
                                       std::shared_ptr<AgentChannel> channel);
   // Every later message of that stream.
@@ -148,12 +154,17 @@ class Lab {
     // until the agent confirms; end_state is what the run is recorded as.
     bool job_ended = false;
     RunState end_state = RunState::kCancelled;
+    // Restored by Start(): the run waits until this deadline for its agent to register and
+    // claim it (Register.active_runs); otherwise it is an infrastructure failure.
+    bool awaiting_agent = false;
+    std::int64_t resume_deadline_ms = kNoDeadline;
   };
   struct AgentSession {
     AgentSessionId id = 0;
     std::string agent;
     std::shared_ptr<AgentChannel> channel;
     std::int64_t last_seen_ms = 0;
+    bool stopping = false;  // Heartbeat.stopping: its boards get no new work
   };
   // What one operation changed under the lock. CommitLocked() queues the writes and only then
   // hands the events to their watches, so whoever sees an event can read its effects; Deliver()
@@ -190,6 +201,13 @@ class Lab {
   void SendToAgentLocked(const std::string& agent, const mculab::v1::ServerMessage& m);
   void MaybeFinalizeLocked(ActiveRun& r);
   void ExpireDeadlinesLocked(Tx& tx);
+  // Silent agents and restored runs whose agent did not come back (background thread).
+  void ExpireAgentsLocked(Tx& tx);
+  // The earliest of those deadlines, kNoDeadline when none.
+  std::int64_t NextAgentDeadlineLocked() const;
+  // In ConnectAgent: the agent's restored runs resume (listed in active_runs) or fail.
+  void ReconcileRunsLocked(const std::string& agent, const std::set<std::uint64_t>& active_runs,
+                           Tx& tx);
   std::uint32_t QueuePositionLocked(const ActiveJob& aj) const;
   void CommitLocked(Tx& tx, db::WriteDone done = nullptr);
   // Hands the Tx's job and board changes to the feeds (called by CommitLocked).
@@ -205,6 +223,7 @@ class Lab {
   Status AdmitCustomLocked(const SubmitRequest& r, const CustomFirmwareFiles& files) const;
 
   // Agent messages.
+  void OnAgentStopping(AgentSessionId session);
   void OnRunState(const std::string& agent, const mculab::v1::RunState& m);
   void OnRunStarted(const std::string& agent, const mculab::v1::RunStarted& m);
   void OnBatch(const std::string& agent, const mculab::v1::SampleBatch& m);

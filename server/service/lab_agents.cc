@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <map>
 #include <set>
 
 #include "server/service/lab.h"
@@ -48,6 +50,17 @@ Result<AgentSessionId> Lab::ConnectAgent(const Caller& caller, const mculab::v1:
   const AgentSessionId id = next_session_id_++;
   sessions_[id] = AgentSession{id, reg.agent(), std::move(channel), clock_.NowMs()};
   agent_sessions_[reg.agent()] = id;
+  bg_cv_.notify_all();  // a new heartbeat deadline
+
+  // Runs restored after a server restart that this agent claims: their boards stay busy.
+  const std::set<std::uint64_t> active_runs(reg.active_runs().begin(), reg.active_runs().end());
+  std::map<std::string, RunId> resumed;  // board -> run
+  for (const auto& [run_id, r] : runs_) {
+    if (r.awaiting_agent && r.run.agent == reg.agent() && names.contains(r.run.board) &&
+        active_runs.contains(static_cast<std::uint64_t>(run_id))) {
+      resumed[r.run.board] = run_id;
+    }
+  }
 
   const std::string reason = "agent " + reg.agent() + " connected";
   for (const auto& info : reg.boards()) {
@@ -64,6 +77,12 @@ Result<AgentSessionId> Lab::ConnectAgent(const Caller& caller, const mculab::v1:
     b.emulated = info.emulated();
     b.serial = info.serial();
     b.ram_bytes = info.ram_bytes();
+    if (auto r = resumed.find(info.name()); r != resumed.end()) {
+      b.current_job = runs_.at(r->second).run.job_id;
+      SetBoardStateLocked(b, BoardState::kBusy,
+                          fmt::format("{}; run {} resumed", reason, r->second), tx);
+      continue;
+    }
     b.current_job = 0;
     SetBoardStateLocked(b, BoardState::kIdle, reason, tx);
   }
@@ -79,6 +98,7 @@ Result<AgentSessionId> Lab::ConnectAgent(const Caller& caller, const mculab::v1:
     m.mutable_registered()->set_heartbeat_ms(config_.heartbeat_ms);
     SendToAgentLocked(reg.agent(), m);
   }
+  ReconcileRunsLocked(reg.agent(), active_runs, tx);
   // Runs the agent still holds that the server has closed (requeued, finished): it may drop them.
   for (std::uint64_t run : reg.active_runs()) {
     if (runs_.contains(static_cast<RunId>(run))) continue;
@@ -93,6 +113,90 @@ Result<AgentSessionId> Lab::ConnectAgent(const Caller& caller, const mculab::v1:
   l.unlock();
   Deliver(tx);
   return id;
+}
+
+void Lab::ReconcileRunsLocked(const std::string& agent, const std::set<std::uint64_t>& active_runs,
+                              Tx& tx) {
+  std::vector<RunId> mine;
+  for (const auto& [run_id, r] : runs_) {
+    if (r.awaiting_agent && r.run.agent == agent) mine.push_back(run_id);
+  }
+  for (RunId run_id : mine) {
+    ActiveRun& r = runs_.at(run_id);
+    auto b = boards_.find(r.run.board);
+    const bool claimed = active_runs.contains(static_cast<std::uint64_t>(run_id)) &&
+                         b != boards_.end() && b->second.agent == agent &&
+                         b->second.state == BoardState::kBusy &&
+                         b->second.current_job == r.run.job_id;
+    if (!claimed) {
+      if (b != boards_.end() && b->second.current_job == r.run.job_id &&
+          b->second.state != BoardState::kBusy) {
+        b->second.current_job = 0;  // ConnectAgent has set the board's state already
+      }
+      InfraFailLocked(r,
+                      fmt::format("agent {} reconnected without run {} (lost while the server "
+                                  "was down)",
+                                  agent, run_id),
+                      Actor(agent), false, tx);
+      continue;
+    }
+    r.awaiting_agent = false;
+    r.resume_deadline_ms = kNoDeadline;
+    spdlog::info("run {} (job {}) on board {} resumed: agent {} reconnected", run_id, r.run.job_id,
+                 r.run.board, agent);
+    if (r.job_ended) {
+      // Cancelled or timed out while the agent was away: tell it now.
+      mculab::v1::ServerMessage m;
+      m.mutable_cancel()->set_run_id(static_cast<std::uint64_t>(run_id));
+      m.mutable_cancel()->set_reason(fmt::format("the job ended while the server was down"));
+      SendToAgentLocked(agent, m);
+    }
+  }
+}
+
+void Lab::ExpireAgentsLocked(Tx& tx) {
+  const std::int64_t now = clock_.NowMs();
+  const std::int64_t timeout = config_.HeartbeatTimeoutMs();
+  std::vector<AgentSessionId> silent;
+  for (const auto& [id, s] : sessions_) {
+    if (now - s.last_seen_ms >= timeout) silent.push_back(id);
+  }
+  bool changed = false;
+  for (AgentSessionId id : silent) {
+    AgentSession& s = sessions_.at(id);
+    const std::string agent = s.agent;
+    const std::shared_ptr<AgentChannel> channel = s.channel;
+    const std::string why = fmt::format("agent {} sent nothing for {} ms (heartbeat timeout)",
+                                        agent, now - s.last_seen_ms);
+    spdlog::warn("{}; dropping it", why);
+    DropSessionLocked(s, why, tx);  // s is gone
+    if (channel) channel->Hangup();
+    changed = true;
+  }
+  std::vector<RunId> lost;
+  for (const auto& [run_id, r] : runs_) {
+    if (r.awaiting_agent && r.resume_deadline_ms <= now) lost.push_back(run_id);
+  }
+  for (RunId run_id : lost) {
+    ActiveRun& r = runs_.at(run_id);
+    const std::string why =
+        fmt::format("agent {} did not reconnect within {} s after the server restarted",
+                    r.run.agent, config_.reconnect_grace_s);
+    spdlog::warn("run {} (job {}): {}", run_id, r.run.job_id, why);
+    InfraFailLocked(r, why, "server", true, tx);
+    changed = true;
+  }
+  if (changed) ScheduleLocked(tx);
+}
+
+std::int64_t Lab::NextAgentDeadlineLocked() const {
+  std::int64_t next = kNoDeadline;
+  const std::int64_t timeout = config_.HeartbeatTimeoutMs();
+  for (const auto& [id, s] : sessions_) next = std::min(next, s.last_seen_ms + timeout);
+  for (const auto& [run_id, r] : runs_) {
+    if (r.awaiting_agent) next = std::min(next, r.resume_deadline_ms);
+  }
+  return next;
 }
 
 void Lab::DropSessionLocked(AgentSession& s, const std::string& reason, Tx& tx) {
@@ -164,6 +268,7 @@ void Lab::OnAgentMessage(AgentSessionId session, const mculab::v1::AgentMessage&
       spdlog::warn("agent {} sent Register twice on one stream; ignored", agent);
       break;
     case M::kHeartbeat:
+      if (message.heartbeat().stopping()) OnAgentStopping(session);
       break;
     case M::kRunState:
       OnRunState(agent, message.run_state());
@@ -184,6 +289,25 @@ void Lab::OnAgentMessage(AgentSessionId session, const mculab::v1::AgentMessage&
       spdlog::warn("agent {} sent an empty message", agent);
       break;
   }
+}
+
+void Lab::OnAgentStopping(AgentSessionId session) {
+  std::unique_lock l(mu_);
+  auto it = sessions_.find(session);
+  if (it == sessions_.end() || it->second.stopping) return;
+  it->second.stopping = true;
+  const std::string agent = it->second.agent;
+  spdlog::info("agent {} is stopping; its boards get no new jobs", agent);
+  Tx tx;
+  for (auto& [name, b] : boards_) {
+    // Busy boards go offline when their run ends (CloseRunLocked).
+    if (b.agent == agent && b.state == BoardState::kIdle) {
+      SetBoardStateLocked(b, BoardState::kOffline, "agent " + agent + " is stopping", tx);
+    }
+  }
+  CommitLocked(tx);
+  l.unlock();
+  Deliver(tx);
 }
 
 void Lab::OnRunState(const std::string& agent, const mculab::v1::RunState& m) {

@@ -95,6 +95,7 @@ class Lab:
         self.server_args = list(server_args)
         self.server = None
         self.agent = None
+        self.agents = {}  # more agents (add_agent), by name
 
     def __enter__(self):
         self.start_server()
@@ -113,10 +114,12 @@ class Lab:
                            os.path.join(self.out_dir, "server.log"))
         self.server.wait_for("mculab-server ready")
 
-    def agent_config(self):
-        lines = ["[agent]", f'name = "{self.name}-agent"', f'server = "{self.address}"',
-                 f'spool_dir = "{os.path.join(self.home, "spool")}"', "heartbeat_ms = 1000", ""]
-        for b in self.boards:
+    def agent_config(self, agent_name=None, boards=None, spool="spool", filename="agent.toml"):
+        agent_name = agent_name or f"{self.name}-agent"
+        boards = self.boards if boards is None else boards
+        lines = ["[agent]", f'name = "{agent_name}"', f'server = "{self.address}"',
+                 f'spool_dir = "{os.path.join(self.home, spool)}"', "heartbeat_ms = 1000", ""]
+        for b in boards:
             lines.append("[[board]]")
             for k, v in b.items():
                 if isinstance(v, str):
@@ -128,7 +131,7 @@ class Lab:
                 else:
                     lines.append(f"{k} = {v}")
             lines.append("")
-        path = os.path.join(self.home, "agent.toml")
+        path = os.path.join(self.home, filename)
         with open(path, "w") as f:
             f.write("\n".join(lines))
         return path
@@ -139,8 +142,46 @@ class Lab:
                           os.path.join(self.out_dir, "agent.log"))
         self.agent.wait_for("mculab-agent ready")
 
+    # ---- more agents, kills and restarts (durability tests) ----
+
+    def add_agent(self, agent_name, boards):
+        """Starts another agent with its own boards and spool; returns its Proc once it is ready."""
+        cfg = self.agent_config(agent_name, boards, spool=f"spool-{agent_name}",
+                                filename=f"agent-{agent_name}.toml")
+        proc = Proc(agent_name, [os.path.join(BIN, "mculab-agent"), "--config", cfg],
+                    os.path.join(self.out_dir, f"agent-{agent_name}.log"))
+        self.agents[agent_name] = proc
+        proc.wait_for("mculab-agent ready")
+        return proc
+
+    def kill_agent(self, sig=signal.SIGKILL):
+        """Ends the main agent with `sig` (default: kill -9, nothing gets to clean up)."""
+        self.agent.stop(sig)
+
+    def restart_agent(self, sig=signal.SIGTERM):
+        """Stops the main agent with `sig` and starts it again with the same config and spool."""
+        self.agent.stop(sig)
+        self.start_agent()
+
+    def restart_server(self, sig=signal.SIGKILL):
+        """Ends the server with `sig` and starts it again with the same home and ports."""
+        self.server.stop(sig)
+        self.start_server()
+
+    def wait_job(self, job_id, states=("succeeded", "failed", "cancelled", "timed_out"), timeout=60):
+        """Polls `mculab show --json` (bounded) until the job is in one of `states`; returns it."""
+        deadline = time.monotonic() + timeout
+        while True:
+            job = self.cli_json("show", str(job_id))
+            if job["state"] in states:
+                return job
+            if time.monotonic() > deadline:
+                raise AssertionError(f"job {job_id} not in {states} within {timeout}s: {job['state']}"
+                                     f" ({job.get('message', '')})")
+            time.sleep(0.1)
+
     def close(self):
-        for p in (self.agent, self.server):
+        for p in list(self.agents.values()) + [self.agent, self.server]:
             if p:
                 p.stop()
         shutil.rmtree(self.home, ignore_errors=True)
@@ -196,6 +237,12 @@ def example_model_blob(conv=(1, 4, 8, 8, 4, 3, 3, 1, 1, 1, 1), fc_out=10):
 def qemu_board(name="an547-0"):
     return {"name": name, "kind": "corstone300-qemu", "backend": "qemu", "firmware": AN547_ELF,
             "icount_shift": 5, "timeout_s": 300, "tags": {"cpu": "cortex-m55"}}
+
+
+def fake_board(name="fake-0", sample_delay_ms=0, kind="fake"):
+    """The in-agent simulated runner; `sample_delay_ms` makes it slow enough to kill mid-run."""
+    return {"name": name, "kind": kind, "backend": "fake", "sample_delay_ms": sample_delay_ms,
+            "timeout_s": 120}
 
 
 def write_csv(directory, name, text):

@@ -31,6 +31,11 @@ class FakeServer final : public v1::AgentLink::Service {
       grpc::ServerReaderWriter<v1::ServerMessage, v1::AgentMessage>* stream) override {
     {
       std::lock_guard lock(mu_);
+      if (refuse) {
+        ++refused;
+        cv_.notify_all();
+        return grpc::Status(grpc::StatusCode::UNAVAILABLE, "the server is away (test)");
+      }
       ctx_ = ctx;
       stream_ = stream;
     }
@@ -45,6 +50,7 @@ class FakeServer final : public v1::AgentLink::Service {
         WriteLocked(r);
       }
       if (m.has_heartbeat()) ++heartbeats;
+      if (m.has_heartbeat() && m.heartbeat().stopping()) stopping_seen = true;
       if (m.has_run_started()) started.push_back(m.run_started());
       if (m.has_case_done()) cases.push_back(m.case_done());
       if (m.has_batch()) {
@@ -105,6 +111,9 @@ class FakeServer final : public v1::AgentLink::Service {
   std::vector<v1::RunFinished> finished;
   int heartbeats = 0;
   int disconnects = 0;
+  bool refuse = false;  // answer Connect with UNAVAILABLE at once (a server that is down)
+  int refused = 0;
+  bool stopping_seen = false;
   bool ack = true;
   bool close_runs = true;
 
@@ -363,8 +372,61 @@ TEST_F(AgentLinkTest, StopEndsARunningRunAsInfrastructureFailureSoItIsRequeued) 
       EXPECT_EQ(server_.finished[0].outcome(), v1::RunFinished::INFRA_FAILED);
       EXPECT_THAT(server_.finished[0].message(), HasSubstr("agent was stopped"));
     }
+    // The server was told first, so it gives the board no new work meanwhile.
+    EXPECT_TRUE(server_.stopping_seen);
     return 0;
   });
+}
+
+TEST_F(AgentLinkTest, RunGoesOnWhileTheServerIsAwayAndEverythingIsResentAfterTheReconnect) {
+  StartAgent({.sample_delay = std::chrono::milliseconds(2)});
+  ASSERT_TRUE(server_.WaitFor([&] { return !server_.registers.empty(); }));
+  server_.Push(Assign(12, "fake-0", 200));  // 3 cases x 200 samples, about 1.2 s
+  ASSERT_TRUE(server_.WaitFor([&] { return !server_.batches_received.empty(); }));
+  // The server goes down mid-run and refuses connections for a while.
+  server_.Locked([&] {
+    server_.refuse = true;
+    return 0;
+  });
+  server_.Drop();
+  ASSERT_TRUE(server_.WaitFor([&] { return server_.refused >= 2; }));
+  // The run keeps going without the server and spools its end.
+  ASSERT_TRUE(Eventually([&] { return spool_->HasFinished(12); }));
+  EXPECT_FALSE(spool_->PendingBatches(12).empty());
+  server_.Locked([&] {
+    EXPECT_TRUE(server_.finished.empty());
+    server_.refuse = false;
+    return 0;
+  });
+  // Back: the agent registers with the run, resends what was not acknowledged and the end.
+  ASSERT_TRUE(server_.WaitFor([&] { return !server_.finished.empty(); }));
+  server_.Locked([&] {
+    EXPECT_THAT(server_.registers.back().active_runs(), Contains(12u));
+    const auto& fin = server_.finished[0];
+    EXPECT_EQ(fin.outcome(), v1::RunFinished::SUCCEEDED) << fin.message();
+    EXPECT_GE(server_.started.size(), 1u);
+    std::set<std::uint32_t> cases;
+    for (const auto& c : server_.cases) cases.insert(c.case_index());
+    EXPECT_EQ(cases, (std::set<std::uint32_t>{0, 1, 2}));
+    // Every sequence up to batches_sent arrived; together they hold each sample exactly once.
+    std::set<std::pair<std::uint32_t, std::uint32_t>> samples;
+    std::size_t rows = 0;
+    for (std::uint64_t seq = 0; seq < fin.batches_sent(); ++seq) {
+      auto it = server_.stored.find({12u, seq});
+      EXPECT_NE(it, server_.stored.end()) << "batch " << seq << " never arrived";
+      if (it == server_.stored.end()) continue;
+      v1::SampleBatch b;
+      b.ParseFromString(it->second);
+      for (const auto& s : b.samples()) {
+        samples.insert({s.case_index(), s.iteration()});
+        ++rows;
+      }
+    }
+    EXPECT_EQ(rows, 600u);
+    EXPECT_EQ(samples.size(), 600u);
+    return 0;
+  });
+  EXPECT_TRUE(Eventually([&] { return !spool_->Contains(12); }));
 }
 
 }  // namespace

@@ -271,6 +271,19 @@ TEST_F(SqliteStoreTest, SameSequenceOfAnotherRunIsNotADuplicate) {
   EXPECT_EQ(*store->CountSamples(2), 6u);
 }
 
+TEST_F(SqliteStoreTest, ListBatchSequencesGivesTheRunsCommittedBatchesInOrder) {
+  auto store = Open();
+  ASSERT_TRUE(store);
+  for (auto [run, seq] : {std::pair{1, 2}, {1, 0}, {2, 1}, {1, 0}}) {
+    WriteSet ws;
+    ws.batch = Batch(run, static_cast<std::uint64_t>(seq), 2);
+    ASSERT_TRUE(store->WriteAndWait(std::move(ws)).ok());
+  }
+  EXPECT_EQ(*store->ListBatchSequences(1), (std::vector<std::uint64_t>{0, 2}));
+  EXPECT_EQ(*store->ListBatchSequences(2), (std::vector<std::uint64_t>{1}));
+  EXPECT_TRUE(store->ListBatchSequences(3)->empty());
+}
+
 TEST_F(SqliteStoreTest, BatchCallbackRunsOnlyAfterTheSamplesAreCommitted) {
   auto store = Open();
   ASSERT_TRUE(store);

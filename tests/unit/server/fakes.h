@@ -95,6 +95,19 @@ class FakeAgentChannel final : public AgentChannel {
     return found;
   }
 
+  // The Lab hung up on this agent (heartbeat timeout).
+  void Hangup() override {
+    {
+      std::lock_guard l(mu_);
+      hung_up_ = true;
+    }
+    cv_.notify_all();
+  }
+  bool hung_up() {
+    std::lock_guard l(mu_);
+    return hung_up_;
+  }
+
   // Whether a matching message is waiting, without waiting.
   bool Has(const Pred& pred) {
     std::lock_guard l(mu_);
@@ -122,6 +135,7 @@ class FakeAgentChannel final : public AgentChannel {
   std::condition_variable cv_;
   std::vector<Message> pending_;
   std::size_t sent_ = 0;
+  bool hung_up_ = false;
 };
 
 }  // namespace mculab::server::testing

@@ -41,6 +41,9 @@ struct BoardSpec {
 
 class LabTest : public ::testing::Test {
  protected:
+  // The fake agents send no heartbeats while tests move the clock by minutes; tests of the
+  // heartbeat timeout set their own.
+  LabTest() { config_.heartbeat_timeout_ms = 24 * 3'600'000; }
   void SetUp() override { OpenLab(); }
   void TearDown() override {
     if (lab_) lab_->Stop();
@@ -66,9 +69,11 @@ class LabTest : public ::testing::Test {
   }
 
   AgentSessionId Connect(const std::shared_ptr<FakeAgentChannel>& channel, const std::string& agent,
-                         const std::vector<BoardSpec>& boards) {
+                         const std::vector<BoardSpec>& boards,
+                         const std::vector<std::uint64_t>& active_runs = {}) {
     v1::Register reg;
     reg.set_agent(agent);
+    for (std::uint64_t run : active_runs) reg.add_active_runs(run);
     for (const auto& b : boards) {
       auto* info = reg.add_boards();
       info->set_name(b.name);
@@ -811,24 +816,194 @@ TEST_F(LabTest, RegisteringABoardStartsQueuedJobsForIt) {
 
 // ---- restart ----
 
-TEST_F(LabTest, AfterARestartQueuedJobsStayQueuedAndJobsOnBoardsAreRequeued) {
+TEST_F(LabTest, AfterARestartQueuedJobsStayQueuedAndARunItsAgentLostIsRequeued) {
   ConnectHostAgent();
   const JobId on_board = Submit(FcJob());
   TakeAssignment(*agent_);
   const JobId queued = Submit(FcJob());
   RestartLab();
-  auto a = lab_->GetJob(caller_, on_board);
-  EXPECT_EQ(a->state, JobState::kQueued);
-  EXPECT_NE(a->message.find("server restarted"), std::string::npos);
+  // The run waits for its agent; its board is offline meanwhile.
+  EXPECT_EQ(lab_->GetJob(caller_, on_board)->state, JobState::kAssigned);
   EXPECT_EQ(lab_->GetJob(caller_, queued)->state, JobState::kQueued);
   EXPECT_EQ(BoardNamed("host-0").board.state, BoardState::kOffline);
-  // New ids continue after the old ones, and the requeued job runs first when the agent is back.
+  // The agent comes back without the run (e.g. it restarted too): the job is requeued and, being
+  // the oldest, runs first; new ids continue after the old ones.
   auto agent = std::make_shared<FakeAgentChannel>();
   Connect(agent, "lab-1", {{"host-0", "host"}});
   v1::Assignment again = TakeAssignment(*agent);
   EXPECT_EQ(again.job_id(), static_cast<std::uint64_t>(on_board));
-  EXPECT_EQ(lab_->GetJob(caller_, on_board)->attempts, 2u);
+  auto job = lab_->GetJob(caller_, on_board);
+  EXPECT_EQ(job->attempts, 2u);
+  store_->Flush();
+  auto history = lab_->JobHistory(caller_, on_board);
+  ASSERT_TRUE(history.ok());
+  bool requeued = false;
+  for (const auto& t : *history) {
+    requeued |= t.to == "queued" && t.reason.find("reconnected without run") != std::string::npos;
+  }
+  EXPECT_TRUE(requeued) << "no requeue naming the lost run in the audit trail";
+  EXPECT_EQ(BoardNamed("host-0").board.health, BoardHealth::kUnknown);
   EXPECT_GT(Submit(FcJob()), queued);
+}
+
+TEST_F(LabTest, AfterARestartARunItsAgentStillHasResumesAndEverySampleIsStoredOnce) {
+  AgentSessionId s = ConnectHostAgent();
+  const JobId id = Submit(FcJob(2, 4));
+  v1::Assignment a = TakeAssignment(*agent_);
+  Send(s, RunStateMsg(a.run_id(), "running"));
+  Send(s, StartedMsg(a.run_id()));
+  Send(s, BatchMsg(a.run_id(), 0, 0, {10, 11, 12, 13}));
+  ASSERT_TRUE(agent_->Take(FakeAgentChannel::AckOf(a.run_id(), 0)));
+  RestartLab();
+  EXPECT_EQ(lab_->GetJob(caller_, id)->state, JobState::kRunning);
+  EXPECT_EQ(lab_->GetJob(caller_, id)->progress_done, 4u);
+
+  // The agent claims the run: its board is busy with the job again, nothing is requeued.
+  auto agent = std::make_shared<FakeAgentChannel>();
+  s = Connect(agent, "lab-1", {{"host-0", "host"}}, {a.run_id()});
+  EXPECT_EQ(BoardNamed("host-0").board.state, BoardState::kBusy);
+  EXPECT_EQ(BoardNamed("host-0").board.current_job, id);
+  EXPECT_FALSE(agent->Has(FakeAgentChannel::ClosedOf(a.run_id())));
+  EXPECT_FALSE(agent->Has(FakeAgentChannel::IsAssign));
+  // It replays its spool (RunStarted again; batch 0 was acknowledged, but a replay racing the
+  // ack sends it again) and goes on.
+  Send(s, StartedMsg(a.run_id()));
+  Send(s, BatchMsg(a.run_id(), 0, 0, {10, 11, 12, 13}));
+  ASSERT_TRUE(agent->Take(FakeAgentChannel::AckOf(a.run_id(), 0)));
+  Send(s, CaseDoneMsg(a.run_id(), 0));
+  Send(s, BatchMsg(a.run_id(), 1, 1, {20, 21, 22, 23}));
+  Send(s, CaseDoneMsg(a.run_id(), 1));
+  Send(s, FinishedMsg(a.run_id(), Outcome::SUCCEEDED, 2));
+  EXPECT_EQ(WaitForState(id, JobState::kSucceeded), JobState::kSucceeded);
+  EXPECT_TRUE(agent->Take(FakeAgentChannel::ClosedOf(a.run_id())));
+
+  store_->Flush();
+  auto job = lab_->GetJob(caller_, id);
+  EXPECT_EQ(job->last_run_id, static_cast<RunId>(a.run_id()));
+  EXPECT_EQ(job->attempts, 1u);
+  EXPECT_EQ(job->progress_done, 8u);
+  EXPECT_EQ(*store_->CountSamples(static_cast<RunId>(a.run_id())), 2u * 4u * 2u);
+  auto stats = store_->GetCaseStats(id);
+  ASSERT_TRUE(stats.ok());
+  ASSERT_EQ(stats->size(), 4u);  // 2 cases x 2 metrics
+  for (const auto& st : *stats) EXPECT_EQ(st.n, 4u);
+  EXPECT_EQ(BoardNamed("host-0").board.state, BoardState::kIdle);
+  EXPECT_EQ(BoardNamed("host-0").board.health, BoardHealth::kGood);
+}
+
+TEST_F(LabTest, AfterARestartARunWhoseAgentStaysAwayIsRequeuedWhenTheGraceEnds) {
+  config_.reconnect_grace_s = 30;
+  RestartLab();
+  ConnectHostAgent();
+  const JobId id = Submit(FcJob());
+  TakeAssignment(*agent_);
+  RestartLab();
+  clock_.Advance(std::chrono::seconds(29));
+  store_->Flush();
+  EXPECT_EQ(lab_->GetJob(caller_, id)->state, JobState::kAssigned);
+  clock_.Advance(std::chrono::seconds(1));
+  EXPECT_EQ(WaitForState(id, JobState::kQueued), JobState::kQueued);
+  auto job = lab_->GetJob(caller_, id);
+  EXPECT_NE(job->message.find("did not reconnect within 30 s"), std::string::npos) << job->message;
+  EXPECT_EQ(BoardNamed("host-0").board.state, BoardState::kOffline);
+  EXPECT_EQ(BoardNamed("host-0").board.health, BoardHealth::kUnknown);
+  // When the agent is back, the job runs again on a new run.
+  auto agent = std::make_shared<FakeAgentChannel>();
+  Connect(agent, "lab-1", {{"host-0", "host"}});
+  EXPECT_EQ(TakeAssignment(*agent).job_id(), static_cast<std::uint64_t>(id));
+}
+
+TEST_F(LabTest, JobCancelledWhileItsRunWaitsForItsAgentIsCancelledOnTheAgentWhenItIsBack) {
+  ConnectHostAgent();
+  const JobId id = Submit(FcJob());
+  v1::Assignment a = TakeAssignment(*agent_);
+  RestartLab();
+  ASSERT_TRUE(lab_->Cancel(caller_, id).ok());
+  EXPECT_EQ(lab_->GetJob(caller_, id)->state, JobState::kCancelled);
+  auto agent = std::make_shared<FakeAgentChannel>();
+  AgentSessionId s = Connect(agent, "lab-1", {{"host-0", "host"}}, {a.run_id()});
+  // The board stays busy until the agent confirms the run is over.
+  auto cancel = agent->Take(FakeAgentChannel::IsCancel);
+  ASSERT_TRUE(cancel);
+  EXPECT_EQ(cancel->cancel().run_id(), a.run_id());
+  EXPECT_EQ(BoardNamed("host-0").board.state, BoardState::kBusy);
+  Send(s, FinishedMsg(a.run_id(), Outcome::CANCELLED, 0));
+  store_->Flush();
+  EXPECT_EQ(BoardNamed("host-0").board.state, BoardState::kIdle);
+  EXPECT_EQ(store_->GetRun(static_cast<RunId>(a.run_id()))->state, RunState::kCancelled);
+  EXPECT_EQ(lab_->GetJob(caller_, id)->state, JobState::kCancelled);
+}
+
+TEST_F(LabTest, SilentAgentIsDroppedAfterTheHeartbeatTimeoutAndItsJobRequeued) {
+  config_.heartbeat_ms = 1000;
+  config_.heartbeat_timeout_ms = 3000;
+  RestartLab();
+  AgentSessionId s = ConnectHostAgent();
+  const JobId id = Submit(FcJob());
+  v1::Assignment a = TakeAssignment(*agent_);
+  Send(s, RunStateMsg(a.run_id(), "running"));
+  // Heartbeats keep it alive past the timeout counted from its registration.
+  for (int i = 0; i < 4; ++i) {
+    clock_.Advance(std::chrono::seconds(2));
+    v1::AgentMessage hb;
+    hb.mutable_heartbeat();
+    Send(s, hb);
+  }
+  store_->Flush();
+  EXPECT_EQ(lab_->GetJob(caller_, id)->state, JobState::kRunning);
+  EXPECT_FALSE(agent_->hung_up());
+  // Then it goes quiet.
+  clock_.Advance(std::chrono::milliseconds(2999));
+  store_->Flush();
+  EXPECT_EQ(lab_->GetJob(caller_, id)->state, JobState::kRunning);
+  EXPECT_FALSE(agent_->hung_up());
+  clock_.Advance(std::chrono::milliseconds(1));
+  EXPECT_EQ(WaitForState(id, JobState::kQueued), JobState::kQueued);
+  EXPECT_TRUE(agent_->hung_up());
+  auto job = lab_->GetJob(caller_, id);
+  EXPECT_NE(job->message.find("sent nothing for 3000 ms"), std::string::npos) << job->message;
+  EXPECT_EQ(BoardNamed("host-0").board.state, BoardState::kOffline);
+  EXPECT_EQ(BoardNamed("host-0").board.health, BoardHealth::kUnknown);
+  // Whatever the old stream still delivers is ignored; a new registration brings the board back.
+  Send(s, BatchMsg(a.run_id(), 0, 0, {1, 2, 3, 4}));
+  store_->Flush();
+  EXPECT_EQ(*store_->CountSamples(static_cast<RunId>(a.run_id())), 0u);
+  auto agent = std::make_shared<FakeAgentChannel>();
+  Connect(agent, "lab-1", {{"host-0", "host"}}, {a.run_id()});
+  EXPECT_TRUE(agent->Take(FakeAgentChannel::ClosedOf(a.run_id())));
+  EXPECT_EQ(TakeAssignment(*agent).job_id(), static_cast<std::uint64_t>(id));
+}
+
+TEST_F(LabTest, StoppingAgentsBoardsGetNoNewJobs) {
+  AgentSessionId s = Connect(agent_, "lab-1", {{"host-0", "host"}, {"host-1", "host"}});
+  const JobId id = Submit(FcJob());
+  v1::Assignment a = TakeAssignment(*agent_);
+  v1::AgentMessage stopping;
+  stopping.mutable_heartbeat()->set_stopping(true);
+  Send(s, stopping);
+  const std::string other = a.board() == "host-0" ? "host-1" : "host-0";
+  EXPECT_EQ(BoardNamed(other).board.state, BoardState::kOffline);
+  // The agent ends its run as an infrastructure failure; the job waits instead of going back to
+  // a board of the stopping agent.
+  Send(s,
+       FinishedMsg(a.run_id(), Outcome::INFRA_FAILED, 0, "the agent was stopped during the run"));
+  store_->Flush();
+  EXPECT_EQ(lab_->GetJob(caller_, id)->state, JobState::kQueued);
+  EXPECT_EQ(BoardNamed(a.board()).board.state, BoardState::kOffline);
+  EXPECT_FALSE(agent_->Has(FakeAgentChannel::IsAssign));
+  // Registered again (a new process): the boards come back and the job runs.
+  lab_->DisconnectAgent(s, "stopped");
+  auto agent = std::make_shared<FakeAgentChannel>();
+  Connect(agent, "lab-1", {{"host-0", "host"}, {"host-1", "host"}});
+  EXPECT_EQ(TakeAssignment(*agent).job_id(), static_cast<std::uint64_t>(id));
+}
+
+TEST_F(LabTest, HeartbeatTimeoutDefaultsToThreeHeartbeats) {
+  LabConfig c;
+  c.heartbeat_ms = 5000;
+  EXPECT_EQ(c.HeartbeatTimeoutMs(), 15000);
+  c.heartbeat_timeout_ms = 7000;
+  EXPECT_EQ(c.HeartbeatTimeoutMs(), 7000);
 }
 
 // ---- history ----

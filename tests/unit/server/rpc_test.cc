@@ -63,6 +63,13 @@ class AgentStream {
     ADD_FAILURE() << "the stream ended";
     return m;
   }
+  // Reads until the server ends the stream (without half-closing first).
+  grpc::Status WaitForEnd() {
+    v1::ServerMessage m;
+    while (stream_->Read(&m)) {
+    }
+    return stream_->Finish();
+  }
   grpc::Status Close() {
     stream_->WritesDone();
     v1::ServerMessage m;
@@ -351,6 +358,25 @@ TEST_F(RpcTest, ClosedAgentStreamRequeuesItsJobAndTakesTheBoardOffline) {
   EXPECT_EQ(boards.boards(0).state(), "offline");
   EXPECT_EQ(boards.boards(0).health(), "unknown");
   EXPECT_EQ(boards.boards(0).queue_length(), 1u);
+}
+
+TEST_F(RpcTest, SilentAgentIsHungUpAfterTheHeartbeatTimeoutAndMayRegisterAgain) {
+  AgentStream agent(*agent_stub_, "lab-1", {{"host-0", "host"}});
+  v1::SubmitJobReply reply;
+  ASSERT_TRUE(Submit(FcJob(), &reply).ok());
+  agent.ReadUntil([](auto& m) { return m.has_assign(); });
+  // Nothing from the agent for the timeout (3 x heartbeat_ms): the server ends its stream.
+  clock_.Advance(std::chrono::milliseconds(config_.HeartbeatTimeoutMs()));
+  EXPECT_EQ(agent.WaitForEnd().error_code(), grpc::StatusCode::CANCELLED);
+  grpc::ClientContext ctx;
+  v1::ListBoardsReply boards;
+  ASSERT_TRUE(lab_stub_->ListBoards(&ctx, {}, &boards).ok());
+  EXPECT_EQ(boards.boards(0).state(), "offline");
+  EXPECT_EQ(boards.boards(0).health(), "unknown");
+  // The agent, still alive, registers again and gets the requeued job.
+  AgentStream again(*agent_stub_, "lab-1", {{"host-0", "host"}});
+  v1::ServerMessage assign = again.ReadUntil([](auto& m) { return m.has_assign(); });
+  EXPECT_EQ(assign.assign().job_id(), reply.id());
 }
 
 TEST_F(RpcTest, CancelOverGrpcReturnsTheCancelledJob) {

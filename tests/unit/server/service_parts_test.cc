@@ -51,6 +51,24 @@ TEST(LabConfig, KeysOverrideTheDefaults) {
   EXPECT_EQ(c->max_attempts, 5u);
 }
 
+TEST(LabConfig, DurabilityKeys) {
+  auto d = ParseLabConfig("", "server.toml");
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->reconnect_grace_s, 30u);
+  EXPECT_EQ(d->HeartbeatTimeoutMs(), 3 * 5000);
+  auto c = ParseLabConfig(
+      "heartbeat_ms = 1000\nheartbeat_timeout_ms = 2500\nreconnect_grace_s = 5\n", "server.toml");
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_EQ(c->HeartbeatTimeoutMs(), 2500);
+  EXPECT_EQ(c->reconnect_grace_s, 5u);
+  auto bad = ParseLabConfig("heartbeat_ms = 1000\nheartbeat_timeout_ms = 1000\n", "s.toml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(
+      bad.error().message.find("heartbeat_timeout_ms (1000) must be longer than heartbeat_ms"),
+      std::string::npos)
+      << bad.error().message;
+}
+
 TEST(LabConfig, UnknownKeyIsAnErrorNamingIt) {
   auto c = ParseLabConfig("max_atempts = 5\n", "server.toml");
   ASSERT_FALSE(c.ok());
