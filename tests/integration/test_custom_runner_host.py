@@ -69,6 +69,14 @@ class CustomRunnerHostTest(unittest.TestCase):
         self.assertIn(runner_sha + " (custom runner)", text)
         self.assertNotIn("MISMATCH", text)
 
+        # The web page's API says the same: not verified, rather than ok or a mismatch.
+        import json
+        import urllib.request
+        with urllib.request.urlopen(f"{self.lab.http_url}api/v1/jobs/{res['id']}") as r:
+            detail = json.load(r)
+        self.assertIs(detail["cases"][0]["checksum_verified"], False)
+        self.assertIsNone(detail["cases"][0]["checksum_ok"])
+
         # The agent verified and cached both files under their hashes.
         cache = os.path.join(self.lab.home, "artifact-cache")
         self.assertTrue(os.path.exists(os.path.join(cache, runner_sha)))
