@@ -182,12 +182,24 @@ std::string RenderBoards(const mculab::v1::ListBoardsReply& boards) {
   for (const auto& b : boards.boards()) {
     std::string tags;
     for (const auto& [k, v] : b.tags()) tags += (tags.empty() ? "" : ",") + k + "=" + v;
-    rows.push_back({b.name(), b.kind(), b.state(), b.health(), b.agent(),
+    std::string holder = "-", until = "-";
+    if (!b.holder().empty()) {
+      holder = b.holder() + (b.hold() ? " (hold)" : "");
+      const auto secs = static_cast<std::time_t>(b.lease_until_ms() / 1000);
+      std::tm tm{};
+      gmtime_r(&secs, &tm);
+      char buf[32];
+      std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%SZ", &tm);
+      until = buf;
+    }
+    rows.push_back({b.name(), b.kind(), b.state(), b.health(), holder, until, b.agent(),
                     b.current_job() ? std::to_string(b.current_job()) : "-",
-                    std::to_string(b.queue_length()), b.emulated() ? "emulated" : "silicon", tags});
+                    std::to_string(b.queue_length()) + "/" + std::to_string(b.kind_queue_length()),
+                    b.emulated() ? "emulated" : "silicon", tags});
   }
-  return RenderTable(
-      {"board", "kind", "state", "health", "agent", "job", "queue", "timing", "tags"}, rows);
+  return RenderTable({"board", "kind", "state", "health", "holder", "until", "agent", "job",
+                      "queue board/kind", "timing", "tags"},
+                     rows);
 }
 
 std::string ResultsJson(const mculab::v1::Results& r) {

@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 #include <csignal>
+#include <ctime>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -14,6 +15,7 @@
 
 #include "cli/client_config.h"
 #include "cli/custom_submit.h"
+#include "cli/duration.h"
 #include "cli/format.h"
 #include "common/csv_cases.h"
 #include "common/op_catalog.h"
@@ -209,7 +211,10 @@ int CmdBoards(Client& c, bool json) {
       out.push_back({{"name", b.name()}, {"kind", b.kind()}, {"agent", b.agent()},
                      {"state", b.state()}, {"health", b.health()}, {"emulated", b.emulated()},
                      {"queue_length", b.queue_length()}, {"current_job", b.current_job()},
-                     {"tags", tags}});
+                     {"tags", tags}, {"holder", b.holder()},
+                     {"lease_until_ms", b.lease_until_ms()}, {"note", b.reservation_note()},
+                     {"hold", b.hold()}, {"kind_queue_length", b.kind_queue_length()},
+                     {"health_failures", b.health_failures()}});
     }
     std::cout << out.dump(2) << "\n";
   } else if (rep.boards_size() == 0) {
@@ -260,7 +265,7 @@ v1::ArtifactRef UploadFile(Client& c, const std::string& path) {
 }
 
 struct SubmitOptions {
-  std::string kind, board, op, cases, label, firmware, blob;
+  std::string kind, board, op, cases, label, priority, firmware, blob;
   unsigned iterations = 20, warmup = 2, timeout_s = 0;
   bool wait = false, json = false;
 };
@@ -314,26 +319,34 @@ int CmdSubmit(Client& c, const SubmitOptions& o) {
   req.set_warmup(o.warmup);
   req.set_label(o.label);
   req.set_timeout_s(o.timeout_s);
+  req.set_priority(o.priority);
   v1::SubmitJobReply rep;
   auto ctx = c.Context();
   grpc::Status s = c.stub().SubmitJob(ctx.get(), req, &rep);
   if (!s.ok()) c.Fail(s, "submit");
+  std::string queue = "queue position " + std::to_string(rep.queue_position());
+  if (rep.estimated_start_ms() > 0) {
+    const auto wait_ms = rep.estimated_start_ms() -
+                         std::chrono::duration_cast<std::chrono::milliseconds>(
+                             std::chrono::system_clock::now().time_since_epoch())
+                             .count();
+    queue += ", estimated start in about " + FormatDurationMs(std::max<int64_t>(wait_ms / 1000, 1) * 1000);
+  }
   if (!o.wait) {
     if (o.json) {
       std::cout << nlohmann::json{{"id", rep.id()}, {"state", rep.state()},
-                                  {"queue_position", rep.queue_position()}}
+                                  {"queue_position", rep.queue_position()},
+                                  {"estimated_start_ms", rep.estimated_start_ms()}}
                        .dump()
                 << "\n";
     } else {
       std::cout << rep.id() << "\n";
-      std::cerr << "job " << rep.id() << " " << rep.state() << " (queue position "
-                << rep.queue_position() << "); follow it with: mculab show " << rep.id() << "\n";
+      std::cerr << "job " << rep.id() << " " << rep.state() << " (" << queue
+                << "); follow it with: mculab show " << rep.id() << "\n";
     }
     return 0;
   }
-  if (!o.json)
-    std::cerr << "job " << rep.id() << " " << rep.state() << " (queue position "
-              << rep.queue_position() << ")\n";
+  if (!o.json) std::cerr << "job " << rep.id() << " " << rep.state() << " (" << queue << ")\n";
   const std::string final_state = Watch(c, rep.id(), o.json);
   v1::Results res = GetResults(c, rep.id(), o.json);
   if (o.json) std::cout << ResultsJson(res) << "\n";
@@ -396,6 +409,145 @@ int CmdCancel(Client& c, uint64_t id) {
   return 0;
 }
 
+// ---- reservations, maintenance, board history (issue 3) ----
+
+std::string BoardLine(const v1::Board& b) {
+  std::string line = "board " + b.name() + " " + b.state() + ", health " + b.health();
+  if (!b.holder().empty()) {
+    const auto secs = static_cast<std::time_t>(b.lease_until_ms() / 1000);
+    std::tm tm{};
+    gmtime_r(&secs, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", &tm);
+    line += ", reserved by " + b.holder() + " until " + buf;
+    if (!b.reservation_note().empty()) line += " (" + b.reservation_note() + ")";
+  }
+  return line;
+}
+
+int CmdReserve(Client& c, const std::string& board, const std::string& duration,
+               const std::string& note, bool json) {
+  auto ms = ParseDurationMs(duration);
+  if (!ms.ok()) throw UsageError{ms.error().message};
+  v1::ReserveRequest req;
+  req.set_board(board);
+  req.set_duration_ms(*ms);
+  req.set_note(note);
+  v1::Board b;
+  auto ctx = c.Context();
+  grpc::Status s = c.stub().Reserve(ctx.get(), req, &b);
+  if (!s.ok()) c.Fail(s, "reserve " + board);
+  if (json) {
+    std::cout << nlohmann::json{{"board", b.name()}, {"holder", b.holder()},
+                                {"lease_until_ms", b.lease_until_ms()}, {"state", b.state()}}
+                     .dump()
+              << "\n";
+  } else {
+    std::cout << BoardLine(b) << "\n";
+  }
+  return 0;
+}
+
+int CmdRelease(Client& c, const std::string& board) {
+  v1::ReleaseRequest req;
+  req.set_board(board);
+  v1::Board b;
+  auto ctx = c.Context();
+  grpc::Status s = c.stub().Release(ctx.get(), req, &b);
+  if (!s.ok()) c.Fail(s, "release " + board);
+  std::cout << BoardLine(b) << "\n";
+  return 0;
+}
+
+// `mculab reserve BOARD --hold`: a short lease renewed every third of it while this runs;
+// released on SIGINT/SIGTERM (blocked by the caller before any thread started, taken here with
+// sigtimedwait). A killed process stops renewing and the lease runs out by itself.
+int CmdHold(Client& c, const std::string& board, const std::string& lease, const std::string& note,
+            const sigset_t& signals) {
+  auto ms = ParseDurationMs(lease);
+  if (!ms.ok()) throw UsageError{ms.error().message};
+  v1::ReserveRequest req;
+  req.set_board(board);
+  req.set_duration_ms(*ms);
+  req.set_note(note);
+  req.set_hold(true);
+  v1::Board b;
+  {
+    auto ctx = c.Context();
+    grpc::Status s = c.stub().Reserve(ctx.get(), req, &b);
+    if (!s.ok()) c.Fail(s, "hold " + board);
+  }
+  std::cout << "holding " << board << " (lease " << FormatDurationMs(*ms)
+            << ", renewed while this runs); Ctrl-C releases it" << std::endl;
+  const std::int64_t every_ms = std::max<std::int64_t>(*ms / 3, 100);
+  while (true) {
+    timespec ts{static_cast<time_t>(every_ms / 1000), static_cast<long>((every_ms % 1000) * 1000000)};
+    const int sig = sigtimedwait(&signals, nullptr, &ts);
+    if (sig == SIGINT || sig == SIGTERM) break;
+    v1::RenewReservationRequest renew;
+    renew.set_board(board);
+    renew.set_duration_ms(*ms);
+    auto ctx = c.Context(std::max<int>(1, static_cast<int>(every_ms / 1000)));
+    grpc::Status s = c.stub().RenewReservation(ctx.get(), renew, &b);
+    if (!s.ok() && s.error_code() == grpc::StatusCode::FAILED_PRECONDITION) {
+      std::cerr << "mculab: error: lost the hold of " << board << ": " << s.error_message() << "\n";
+      return 1;
+    }
+    if (!s.ok()) std::cerr << "mculab: warning: renewing the hold failed: " << s.error_message() << "\n";
+  }
+  v1::ReleaseRequest rel;
+  rel.set_board(board);
+  auto ctx = c.Context(10);
+  grpc::Status s = c.stub().Release(ctx.get(), rel, &b);
+  if (!s.ok()) c.Fail(s, "release " + board);
+  std::cout << "released " << board << std::endl;
+  return 0;
+}
+
+int CmdBoard(Client& c, const std::string& board, const std::string& maintenance,
+             const std::string& reason, bool history, bool json) {
+  if (!maintenance.empty()) {
+    if (maintenance != "on" && maintenance != "off")
+      throw UsageError{"--maintenance takes on or off, got '" + maintenance + "'"};
+    v1::SetMaintenanceRequest req;
+    req.set_board(board);
+    req.set_on(maintenance == "on");
+    req.set_reason(reason);
+    v1::Board b;
+    auto ctx = c.Context();
+    grpc::Status s = c.stub().SetMaintenance(ctx.get(), req, &b);
+    if (!s.ok()) c.Fail(s, "maintenance " + maintenance + " for " + board);
+    std::cout << BoardLine(b) << "\n";
+    if (!history) return 0;
+  }
+  if (!history) throw UsageError{"give --history or --maintenance on|off"};
+  v1::BoardHistoryRequest req;
+  req.set_board(board);
+  v1::BoardHistoryReply rep;
+  auto ctx = c.Context();
+  grpc::Status s = c.stub().BoardHistory(ctx.get(), req, &rep);
+  if (!s.ok()) c.Fail(s, "history of " + board);
+  if (json) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& t : rep.transitions())
+      out.push_back({{"field", t.field()}, {"from", t.from()}, {"to", t.to()},
+                     {"reason", t.reason()}, {"actor", t.actor()}, {"time_ms", t.time_ms()}});
+    std::cout << out.dump(2) << "\n";
+    return 0;
+  }
+  for (const auto& t : rep.transitions()) {
+    const auto secs = static_cast<std::time_t>(t.time_ms() / 1000);
+    std::tm tm{};
+    gmtime_r(&secs, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm);
+    std::cout << buf << "  " << t.actor() << "  " << t.field() << " "
+              << (t.from().empty() ? "-" : t.from()) << " -> " << (t.to().empty() ? "-" : t.to())
+              << "  " << t.reason() << "\n";
+  }
+  return 0;
+}
+
 int Main(int argc, char** argv) {
   CLI::App app{"mculab: submit, follow and read ML inference benchmarks on a shared lab of "
                "microcontroller boards"};
@@ -429,6 +581,8 @@ int Main(int argc, char** argv) {
       ->check(CLI::Range(0u, 100000u))->capture_default_str();
   submit->add_option("--label", so.label, "a label shown in the history");
   submit->add_option("--timeout", so.timeout_s, "seconds before the job is timed out (0: server default)");
+  submit->add_option("--priority", so.priority, "high, normal (default) or low")
+      ->check(CLI::IsMember({"high", "normal", "low"}));
   submit->add_flag("--wait", so.wait, "follow the job and print its results");
   submit->add_flag("--json", so.json, "print JSON");
 
@@ -461,10 +615,43 @@ int Main(int argc, char** argv) {
   auto* cancel = app.add_subcommand("cancel", "cancel a job in any state");
   cancel->add_option("id", id, "job id")->required();
 
+  std::string board_name, for_duration, note, lease = "30s", maintenance, reason;
+  bool hold = false, history = false;
+  auto* reserve = app.add_subcommand("reserve", "reserve a board: only your jobs run on it");
+  reserve->add_option("board", board_name, "board name")->required();
+  reserve->add_option("--for", for_duration, "how long, e.g. 2h, 30m, 1h30m");
+  reserve->add_option("--note", note, "why (shown in mculab boards)");
+  reserve->add_flag("--hold", hold, "hold the board while this command runs; Ctrl-C releases it");
+  reserve->add_option("--lease", lease, "the --hold lease, renewed every third of it")
+      ->capture_default_str();
+  reserve->add_flag("--json", json, "print JSON");
+  auto* release = app.add_subcommand("release", "end your reservation of a board");
+  release->add_option("board", board_name, "board name")->required();
+  auto* board_cmd = app.add_subcommand("board", "one board: its history, maintenance mode");
+  board_cmd->add_option("board", board_name, "board name")->required();
+  board_cmd->add_option("--maintenance", maintenance, "on or off (admin)");
+  board_cmd->add_option("--reason", reason, "why, for the audit trail");
+  board_cmd->add_flag("--history", history, "print the board's audit trail (who, what, when)");
+  board_cmd->add_flag("--json", json, "print JSON");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
+  }
+
+  sigset_t hold_signals;
+  sigemptyset(&hold_signals);
+  if (*reserve) {
+    if (hold == !for_duration.empty())
+      return std::cerr << "mculab: error: give either --for DURATION or --hold\n", 2;
+    if (hold) {
+      // Before any gRPC thread exists, so that every thread inherits the mask and CmdHold takes
+      // the signals with sigtimedwait.
+      sigaddset(&hold_signals, SIGINT);
+      sigaddset(&hold_signals, SIGTERM);
+      pthread_sigmask(SIG_BLOCK, &hold_signals, nullptr);
+    }
   }
 
   try {
@@ -495,6 +682,12 @@ int Main(int argc, char** argv) {
     if (*show) return CmdShow(client, id, json);
     if (*exp) return CmdExport(client, id, out_path);
     if (*cancel) return CmdCancel(client, id);
+    if (*reserve) {
+      return hold ? CmdHold(client, board_name, lease, note, hold_signals)
+                  : CmdReserve(client, board_name, for_duration, note, json);
+    }
+    if (*release) return CmdRelease(client, board_name);
+    if (*board_cmd) return CmdBoard(client, board_name, maintenance, reason, history, json);
   } catch (const UsageError& e) {
     std::cerr << "mculab: error: " << e.message << "\n";
     return 2;

@@ -185,7 +185,7 @@ constexpr const char* kJobCols =
     "j.id, j.user_name, j.kind, j.board, j.op, j.label, j.state, j.iterations, j.warmup, "
     "j.num_cases, j.cases_artifact, j.timeout_s, j.attempts, j.created_ms, j.started_ms, "
     "j.finished_ms, j.message, j.assigned_board, j.last_run_id, COALESCE(r.progress_done, 0), "
-    "j.firmware_artifact, j.blob_artifact "
+    "j.priority, j.firmware_artifact, j.blob_artifact "
     "FROM jobs j LEFT JOIN runs r ON r.id = j.last_run_id ";
 
 Result<Job> ReadJob(Use& u) {
@@ -216,8 +216,9 @@ Result<Job> ReadJob(Use& u) {
   j.assigned_board = u.Text(17);
   j.last_run_id = u.Int(18);
   j.progress_done = u.UInt(19);
-  j.firmware_artifact = u.Text(20);
-  j.blob_artifact = u.Text(21);
+  j.priority = server::ParseJobPriority(u.Text(20)).value_or(server::JobPriority::kNormal);
+  j.firmware_artifact = u.Text(21);
+  j.blob_artifact = u.Text(22);
   return j;
 }
 
@@ -265,7 +266,8 @@ Result<Run> ReadRun(Use& u) {
 }
 
 constexpr const char* kBoardCols =
-    "name, kind, agent, tags, emulated, serial, ram_bytes, state, health, current_job, updated_ms "
+    "name, kind, agent, tags, emulated, serial, ram_bytes, state, health, current_job, updated_ms, "
+    "holder, lease_until_ms, reservation_note, hold, health_failures, calibration "
     "FROM boards ";
 
 Result<Board> ReadBoard(Use& u) {
@@ -286,6 +288,12 @@ Result<Board> ReadBoard(Use& u) {
   b.health = *health;
   b.current_job = u.Int(9);
   b.updated_ms = u.Int(10);
+  b.holder = u.Text(11);
+  b.lease_until_ms = u.Int(12);
+  b.reservation_note = u.Text(13);
+  b.hold = u.Bool(14);
+  b.health_failures = u.U32(15);
+  b.calibration = u.Int(16);
   return b;
 }
 
@@ -329,11 +337,16 @@ class SqliteStore::Statements {
          "ON CONFLICT(sha256) DO NOTHING"},
         {&upsert_board,
          "INSERT INTO boards(name, kind, agent, tags, emulated, serial, ram_bytes, state, health, "
-         "current_job, updated_ms) VALUES(?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(name) DO UPDATE SET "
+         "current_job, updated_ms, holder, lease_until_ms, reservation_note, hold, "
+         "health_failures, calibration) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
+         "ON CONFLICT(name) DO UPDATE SET "
          "kind=excluded.kind, agent=excluded.agent, tags=excluded.tags, "
          "emulated=excluded.emulated, serial=excluded.serial, ram_bytes=excluded.ram_bytes, "
          "state=excluded.state, health=excluded.health, current_job=excluded.current_job, "
-         "updated_ms=excluded.updated_ms"},
+         "updated_ms=excluded.updated_ms, holder=excluded.holder, "
+         "lease_until_ms=excluded.lease_until_ms, reservation_note=excluded.reservation_note, "
+         "hold=excluded.hold, health_failures=excluded.health_failures, "
+         "calibration=excluded.calibration"},
         {&upsert_run,
          "INSERT INTO runs(id, job_id, attempt, board, agent, state, created_ms, finished_ms, "
          "message, batches_expected, started, runner_version, port, cpu, clock_hz, emulated, "
@@ -378,8 +391,8 @@ class SqliteStore::Statements {
         {&insert_job,
          "INSERT INTO jobs(id, user_name, kind, board, op, label, state, iterations, warmup, "
          "num_cases, cases_artifact, timeout_s, attempts, created_ms, started_ms, finished_ms, "
-         "message, assigned_board, last_run_id, firmware_artifact, blob_artifact) "
-         "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"},
+         "message, assigned_board, last_run_id, priority, firmware_artifact, blob_artifact) "
+         "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"},
         {&insert_case,
          "INSERT INTO job_cases(job_id, case_index, case_id, params) VALUES(?,?,?,?)"},
     };
@@ -668,7 +681,7 @@ Status SqliteStore::ApplyWriteSet(const WriteSet& ws, bool* duplicate_batch) {
       u.Bind(server::JobStateName(job.state)).Bind(job.iterations).Bind(job.warmup);
       u.Bind(job.num_cases).Bind(job.cases_artifact).Bind(job.timeout_s).Bind(job.attempts);
       u.Bind(job.created_ms).Bind(job.started_ms).Bind(job.finished_ms).Bind(job.message);
-      u.Bind(job.assigned_board).Bind(job.last_run_id);
+      u.Bind(job.assigned_board).Bind(job.last_run_id).Bind(server::JobPriorityName(job.priority));
       u.Bind(job.firmware_artifact).Bind(job.blob_artifact);
       if (Status s = u.Exec("storing job"); !s.ok()) return s;
     }
@@ -689,6 +702,8 @@ Status SqliteStore::ApplyWriteSet(const WriteSet& ws, bool* duplicate_batch) {
     u.Bind(b.name).Bind(b.kind).Bind(b.agent).Bind(TagsToJson(b.tags)).Bind(b.emulated);
     u.Bind(b.serial).Bind(b.ram_bytes).Bind(server::BoardStateName(b.state));
     u.Bind(server::BoardHealthName(b.health)).Bind(b.current_job).Bind(b.updated_ms);
+    u.Bind(b.holder).Bind(b.lease_until_ms).Bind(b.reservation_note).Bind(b.hold);
+    u.Bind(b.health_failures).Bind(b.calibration);
     if (Status s = u.Exec("storing board"); !s.ok()) return s;
   }
   for (const Run& r : ws.runs) {

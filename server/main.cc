@@ -20,6 +20,7 @@
 #include <string>
 
 #include "db/sqlite_store.h"
+#include "server/admin/board_command.h"
 #include "server/http/router.h"
 #include "server/http/server.h"
 #include "server/http/static_files.h"
@@ -43,6 +44,10 @@ int Fail(const std::string& message) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // `mculab-server admin board ...` (the auth branch adds admin user/token/agent beside it).
+  if (argc >= 3 && std::string(argv[1]) == "admin" && std::string(argv[2]) == "board") {
+    return mculab::server::admin::RunBoardCommand(argc - 2, argv + 2);
+  }
   CLI::App app{"mculab-server: the mculab lab server (jobs, boards, results)", "mculab-server"};
   std::string home;
   std::string listen;

@@ -37,6 +37,16 @@ struct Board {
   BoardHealth health = BoardHealth::kGood;
   JobId current_job = 0;  // 0 when none
   std::int64_t updated_ms = 0;
+  // The reservation (issue 3): only `holder`'s jobs run here while now < lease_until_ms. A
+  // `--hold` lease is short and renewed by the holder's command while it runs.
+  std::string holder;  // empty: not reserved
+  std::int64_t lease_until_ms = 0;
+  std::string reservation_note;
+  bool hold = false;
+  // Health checks: consecutive failed checks, and the board's calibrated value (the health-check
+  // workload's median timer value; 0 until its first passing check).
+  std::uint32_t health_failures = 0;
+  std::int64_t calibration = 0;
 };
 
 // Audit record of a change of a board's state or health (table board_transitions).

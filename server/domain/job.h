@@ -43,6 +43,12 @@ bool IsFinal(JobState state);
 bool IsOnBoard(JobState state);
 bool IsLegalTransition(JobState from, JobState to);
 
+// `mculab submit --priority high|normal|low` (defined in scheduler.cc).
+enum class JobPriority { kLow, kNormal, kHigh };
+
+std::string_view JobPriorityName(JobPriority priority);  // "low", "normal", "high"
+std::optional<JobPriority> ParseJobPriority(std::string_view name);
+
 // One row of the parameter sweep: the CSV's case id and the op's parameters in catalog order.
 struct CaseSpec {
   std::int64_t id = 0;
@@ -58,6 +64,7 @@ struct Job {
   std::string op;
   std::string label;
   JobState state = JobState::kQueued;
+  JobPriority priority = JobPriority::kNormal;
   std::uint32_t iterations = 0;
   std::uint32_t warmup = 0;
   std::uint32_t num_cases = 0;

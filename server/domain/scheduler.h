@@ -44,11 +44,7 @@
 
 namespace mculab::server {
 
-// `mculab submit --priority high|normal|low`.
-enum class JobPriority { kLow, kNormal, kHigh };
-
-std::string_view JobPriorityName(JobPriority priority);  // "low", "normal", "high"
-std::optional<JobPriority> ParseJobPriority(std::string_view name);
+// JobPriority, JobPriorityName and ParseJobPriority are in job.h (a job carries its priority).
 
 struct QueuedJob {
   // Not an aggregate so that callers' {id, kind, board} keeps compiling under

@@ -20,6 +20,7 @@ SubmitRequest FromProto(const v1::SubmitJobRequest& m) {
   r.firmware_artifact = m.firmware_artifact();
   r.blob_artifact = m.blob_artifact();
   r.timeout_s = m.timeout_s();
+  r.priority = ParseJobPriority(m.priority()).value_or(JobPriority::kNormal);
   return r;
 }
 
@@ -47,6 +48,22 @@ void ToProto(const BoardView& v, v1::Board* out) {
   out->set_queue_length(v.queue_length);
   out->set_current_job(static_cast<std::uint64_t>(b.current_job));
   out->set_ram_bytes(b.ram_bytes);
+  out->set_holder(b.holder);
+  out->set_lease_until_ms(b.lease_until_ms);
+  out->set_reservation_note(b.reservation_note);
+  out->set_kind_queue_length(v.kind_queue_length);
+  out->set_hold(b.hold);
+  out->set_health_failures(b.health_failures);
+}
+
+void ToProto(const BoardTransition& t, v1::BoardTransition* out) {
+  out->set_board(t.board);
+  out->set_field(t.field);
+  out->set_from(t.from);
+  out->set_to(t.to);
+  out->set_reason(t.reason);
+  out->set_actor(t.actor);
+  out->set_time_ms(t.time_ms);
 }
 
 void ToProto(const Job& j, v1::Job* out) {
@@ -88,6 +105,7 @@ void ToProto(const SubmitReply& r, v1::SubmitJobReply* out) {
   out->set_id(static_cast<std::uint64_t>(r.id));
   out->set_state(std::string(JobStateName(r.state)));
   out->set_queue_position(r.queue_position);
+  out->set_estimated_start_ms(r.estimated_start_ms);
 }
 
 void ToProto(const JobResults& r, v1::Results* out) {

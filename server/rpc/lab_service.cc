@@ -143,6 +143,10 @@ grpc::Status LabService::UploadArtifact(grpc::ServerContext* context,
 
 grpc::Status LabService::SubmitJob(grpc::ServerContext* context,
                                    const v1::SubmitJobRequest* request, v1::SubmitJobReply* reply) {
+  if (!request->priority().empty() && !ParseJobPriority(request->priority())) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                        "unknown priority '" + request->priority() + "' (high, normal, low)");
+  }
   auto submitted = lab_.Submit(CallerOf(*context), FromProto(*request));
   if (!submitted.ok()) return ToGrpcStatus(submitted.error());
   ToProto(*submitted, reply);
@@ -186,6 +190,51 @@ grpc::Status LabService::GetResults(grpc::ServerContext* context,
                                  request->include_samples());
   if (!results.ok()) return ToGrpcStatus(results.error());
   ToProto(*results, reply);
+  return grpc::Status::OK;
+}
+
+// ---- reservations, maintenance, board history ----
+
+namespace {
+grpc::Status BoardReply(const Result<Board>& b, v1::Board* reply) {
+  if (!b.ok()) return ToGrpcStatus(b.error());
+  ToProto(BoardView{*b, 0, 0}, reply);
+  return grpc::Status::OK;
+}
+}  // namespace
+
+grpc::Status LabService::Reserve(grpc::ServerContext* context, const v1::ReserveRequest* request,
+                                 v1::Board* reply) {
+  ReserveRequest r{request->board(), request->duration_ms(), request->note(), request->hold()};
+  return BoardReply(lab_.Reserve(CallerOf(*context), r), reply);
+}
+
+grpc::Status LabService::RenewReservation(grpc::ServerContext* context,
+                                          const v1::RenewReservationRequest* request,
+                                          v1::Board* reply) {
+  return BoardReply(
+      lab_.RenewReservation(CallerOf(*context), request->board(), request->duration_ms()), reply);
+}
+
+grpc::Status LabService::Release(grpc::ServerContext* context, const v1::ReleaseRequest* request,
+                                 v1::Board* reply) {
+  return BoardReply(lab_.Release(CallerOf(*context), request->board()), reply);
+}
+
+grpc::Status LabService::SetMaintenance(grpc::ServerContext* context,
+                                        const v1::SetMaintenanceRequest* request,
+                                        v1::Board* reply) {
+  return BoardReply(
+      lab_.SetMaintenance(CallerOf(*context), request->board(), request->on(), request->reason()),
+      reply);
+}
+
+grpc::Status LabService::BoardHistory(grpc::ServerContext* context,
+                                      const v1::BoardHistoryRequest* request,
+                                      v1::BoardHistoryReply* reply) {
+  auto history = lab_.BoardHistory(CallerOf(*context), request->board());
+  if (!history.ok()) return ToGrpcStatus(history.error());
+  for (const BoardTransition& t : *history) ToProto(t, reply->add_transitions());
   return grpc::Status::OK;
 }
 

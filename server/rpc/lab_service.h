@@ -32,6 +32,19 @@ class LabService final
   grpc::Status GetResults(grpc::ServerContext* context,
                           const mculab::v1::GetResultsRequest* request,
                           mculab::v1::Results* reply) override;
+  grpc::Status Reserve(grpc::ServerContext* context, const mculab::v1::ReserveRequest* request,
+                       mculab::v1::Board* reply) override;
+  grpc::Status RenewReservation(grpc::ServerContext* context,
+                                const mculab::v1::RenewReservationRequest* request,
+                                mculab::v1::Board* reply) override;
+  grpc::Status Release(grpc::ServerContext* context, const mculab::v1::ReleaseRequest* request,
+                       mculab::v1::Board* reply) override;
+  grpc::Status SetMaintenance(grpc::ServerContext* context,
+                              const mculab::v1::SetMaintenanceRequest* request,
+                              mculab::v1::Board* reply) override;
+  grpc::Status BoardHistory(grpc::ServerContext* context,
+                            const mculab::v1::BoardHistoryRequest* request,
+                            mculab::v1::BoardHistoryReply* reply) override;
 
  private:
   server::Lab& lab_;

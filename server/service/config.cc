@@ -44,11 +44,13 @@ Result<LabConfig> ParseLabConfig(std::string_view toml_text, std::string_view or
   for (const auto& [key, value] : t) {
     const std::string_view k = key.str();
     if (k != "max_artifact_bytes" && k != "default_timeout_s" && k != "max_attempts" &&
-        k != "heartbeat_ms" && k != "heartbeat_timeout_ms" && k != "reconnect_grace_s") {
+        k != "heartbeat_ms" && k != "heartbeat_timeout_ms" && k != "reconnect_grace_s" &&
+        k != "cancel_grace_ms" && k != "max_reservation_s" && k != "health") {
       return ConfigError(origin, "unknown key '" + std::string(k) +
                                      "' (known: max_artifact_bytes, default_timeout_s, "
                                      "max_attempts, heartbeat_ms, heartbeat_timeout_ms, "
-                                     "reconnect_grace_s)");
+                                     "reconnect_grace_s, cancel_grace_ms, max_reservation_s, "
+                                     "[health])");
     }
   }
   LabConfig c;
@@ -76,6 +78,49 @@ Result<LabConfig> ParseLabConfig(std::string_view toml_text, std::string_view or
   if (Status s = ReadInt(t, "reconnect_grace_s", 0, 24 * 3600, origin, c.reconnect_grace_s);
       !s.ok())
     return s.error();
+  if (Status s = ReadInt(t, "cancel_grace_ms", 100, 3'600'000, origin, c.cancel_grace_ms); !s.ok())
+    return s.error();
+  if (Status s = ReadInt(t, "max_reservation_s", 1, 365 * 24 * 3600, origin, c.max_reservation_s);
+      !s.ok())
+    return s.error();
+  if (const toml::node* h = t.get("health")) {
+    const toml::table* ht = h->as_table();
+    if (ht == nullptr) return ConfigError(origin, "health must be a table ([health])");
+    for (const auto& [key, value] : *ht) {
+      const std::string_view k = key.str();
+      if (k != "checks" && k != "max_failures" && k != "tolerance" && k != "expected") {
+        return ConfigError(origin, "unknown key 'health." + std::string(k) +
+                                       "' (known: checks, max_failures, tolerance, expected)");
+      }
+    }
+    if (const toml::node* n = ht->get("checks")) {
+      if (!n->is_boolean()) return ConfigError(origin, "health.checks must be true or false");
+      c.health_checks = *n->value<bool>();
+    }
+    if (Status s = ReadInt(*ht, "max_failures", 1, 100, origin, c.health_max_failures); !s.ok())
+      return s.error();
+    if (const toml::node* n = ht->get("tolerance")) {
+      auto v = n->value<double>();
+      if (!v || *v < 0 || *v > 1) {
+        return ConfigError(origin, "health.tolerance must be a number between 0 and 1");
+      }
+      c.health_tolerance = *v;
+    }
+    if (const toml::node* n = ht->get("expected")) {
+      const toml::table* et = n->as_table();
+      if (et == nullptr) {
+        return ConfigError(origin, "health.expected must be a table of board kind = value");
+      }
+      for (const auto& [kind, value] : *et) {
+        auto v = value.value<std::int64_t>();
+        if (!value.is_integer() || !v || *v <= 0) {
+          return ConfigError(
+              origin, "health.expected." + std::string(kind.str()) + " must be a positive integer");
+        }
+        c.health_expected[std::string(kind.str())] = *v;
+      }
+    }
+  }
   return c;
 }
 

@@ -7,12 +7,24 @@
 //   heartbeat_timeout_ms = 0        # an agent silent this long is dropped (0: 3 x heartbeat_ms)
 //   reconnect_grace_s = 30          # after a restart, how long a run on a board waits for its
 //                                   # agent to reconnect and claim it before it is requeued
+//   cancel_grace_ms = 10000         # a cancelled run's agent must confirm within this, or the
+//                                   # board goes offline with health unknown
+//   max_reservation_s = 604800      # longest `mculab reserve --for`
+//
+//   [health]
+//   checks = true                   # run a health-check job when a board's health is unknown
+//   max_failures = 3                # failed checks in a row that make a board bad
+//   tolerance = 0.0                 # allowed relative difference from the calibration
+//   [health.expected]               # the health check's value per board kind (else the
+//   corstone300-qemu = 12345        # board's first passing check calibrates it)
 //
 // Unknown keys are an error (a typo should not silently keep a default).
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
+#include <string>
 #include <string_view>
 
 #include "common/result.h"
@@ -30,6 +42,12 @@ struct LabConfig {
   std::int64_t HeartbeatTimeoutMs() const {
     return heartbeat_timeout_ms != 0 ? heartbeat_timeout_ms : 3 * std::int64_t{heartbeat_ms};
   }
+  std::uint32_t cancel_grace_ms = 10000;
+  std::uint32_t max_reservation_s = 7 * 24 * 3600;
+  bool health_checks = true;
+  std::uint32_t health_max_failures = 3;
+  double health_tolerance = 0.0;
+  std::map<std::string, std::int64_t> health_expected;  // board kind -> value
 };
 
 Result<LabConfig> ParseLabConfig(std::string_view toml_text, std::string_view origin);

@@ -9,6 +9,7 @@
 #include <future>
 
 #include "common/op_catalog.h"
+#include "server/domain/admission.h"
 #include "server/domain/scheduler.h"
 
 namespace mculab::server {
@@ -130,6 +131,10 @@ Status Lab::Start() {
   }
   next_job_id_ = *max_job + 1;
   next_run_id_ = *max_run + 1;
+  for (auto& [name, b] : boards_) {
+    if (!b.holder.empty()) lease_deadlines_.insert({b.lease_until_ms, name});
+    if (b.health == BoardHealth::kUnknown) QueueHealthCheckLocked(b, tx);
+  }
   auto committed = std::make_shared<std::promise<Status>>();
   auto future = committed->get_future();
   CommitLocked(tx, [committed](const db::WriteOutcome& o) { committed->set_value(o.status); });
@@ -196,6 +201,12 @@ Status Lab::TransitionLocked(ActiveJob& aj, JobState to, std::string reason, std
     aj.deadline_ms = kNoDeadline;
   }
   EmitLocked(aj.job, tx);
+  if (to == JobState::kSucceeded && aj.job.started_ms != 0) {
+    auto& d = recent_durations_[aj.job.kind + "/" + aj.job.op];
+    d.push_back(aj.job.finished_ms - aj.job.started_ms);
+    if (d.size() > 20) d.pop_front();
+  }
+  if (IsFinal(to) && IsHealthCheck(aj.job)) HealthCheckEndedLocked(aj, to, tx);
   if (IsFinal(to)) {
     watchers_.erase(id);
     jobs_.erase(id);  // aj is gone
@@ -203,12 +214,13 @@ Status Lab::TransitionLocked(ActiveJob& aj, JobState to, std::string reason, std
   return {};
 }
 
-void Lab::SetBoardStateLocked(Board& b, BoardState to, const std::string& reason, Tx& tx) {
+void Lab::SetBoardStateLocked(Board& b, BoardState to, const std::string& reason, Tx& tx,
+                              const std::string& actor) {
   const std::int64_t now = clock_.NowMs();
   if (b.state != to) {
     tx.writes.board_transitions.push_back(
         BoardTransition{b.name, "state", std::string(BoardStateName(b.state)),
-                        std::string(BoardStateName(to)), reason, "server", now});
+                        std::string(BoardStateName(to)), reason, actor, now});
     b.state = to;
   }
   b.updated_ms = now;
@@ -216,18 +228,20 @@ void Lab::SetBoardStateLocked(Board& b, BoardState to, const std::string& reason
   tx.feed_boards.insert(b.name);
 }
 
-void Lab::SetBoardHealthLocked(Board& b, BoardHealth to, const std::string& reason, Tx& tx) {
+void Lab::SetBoardHealthLocked(Board& b, BoardHealth to, const std::string& reason, Tx& tx,
+                               const std::string& actor) {
   if (b.health == to) return;
   const std::int64_t now = clock_.NowMs();
   tx.writes.board_transitions.push_back(
       BoardTransition{b.name, "health", std::string(BoardHealthName(b.health)),
-                      std::string(BoardHealthName(to)), reason, "server", now});
+                      std::string(BoardHealthName(to)), reason, actor, now});
   spdlog::warn("board {}: health {} -> {} ({})", b.name, BoardHealthName(b.health),
                BoardHealthName(to), reason);
   b.health = to;
   b.updated_ms = now;
   tx.writes.boards.push_back(b);
   tx.feed_boards.insert(b.name);
+  if (to == BoardHealth::kUnknown) QueueHealthCheckLocked(b, tx);
 }
 
 void Lab::EmitLocked(const Job& job, Tx& tx) {
@@ -373,14 +387,35 @@ Job Lab::SnapshotLocked(const ActiveJob& aj) const { return aj.job; }
 void Lab::ScheduleLocked(Tx& tx) {
   if (stopping_) return;
   std::vector<QueuedJob> queued;
+  std::map<std::string, UserShare> shares;
   for (const auto& [id, aj] : jobs_) {
-    if (aj.job.state == JobState::kQueued) queued.push_back({id, aj.job.kind, aj.job.board});
+    if (aj.job.state == JobState::kQueued) {
+      queued.push_back({id, aj.job.kind, aj.job.board, aj.job.user, aj.job.priority});
+    } else if (IsOnBoard(aj.job.state)) {
+      ++shares[aj.job.user].on_boards;
+    }
   }
   if (queued.empty()) return;
+  for (const auto& [user, ms] : last_assigned_ms_) shares[user].last_assigned_ms = ms;
+  std::vector<UserShare> users;
+  for (auto& [user, share] : shares) {
+    share.user = user;
+    users.push_back(share);
+  }
+  const std::int64_t now = clock_.NowMs();
   std::vector<BoardSlot> slots;
   slots.reserve(boards_.size());
-  for (const auto& [name, b] : boards_) slots.push_back({name, b.kind, b.state, b.health});
-  for (const Placement& p : Schedule(queued, slots)) {
+  for (const auto& [name, b] : boards_) {
+    BoardSlot slot{name, b.kind, b.state, b.health, b.holder, b.lease_until_ms};
+    if (config_.health_checks && b.health == BoardHealth::kUnknown) {
+      // Only its health check runs on a board of unknown health.
+      slot.holder = kHealthCheckUser;
+      slot.lease_until_ms = kNoDeadline;
+      if (slot.state == BoardState::kIdle) slot.state = BoardState::kReserved;
+    }
+    slots.push_back(std::move(slot));
+  }
+  for (const Placement& p : Schedule(queued, slots, now, users)) {
     AssignLocked(jobs_.at(p.job), boards_.at(p.board), tx);
   }
 }
@@ -407,6 +442,7 @@ void Lab::AssignLocked(ActiveJob& aj, Board& board, Tx& tx) {
     return;
   }
   run.attempt = aj.job.attempts;
+  last_assigned_ms_[aj.job.user] = now;
   board.current_job = aj.job.id;
   SetBoardStateLocked(board, BoardState::kBusy, fmt::format("job {}", aj.job.id), tx);
   tx.writes.runs.push_back(run);
@@ -478,7 +514,7 @@ void Lab::CloseRunLocked(ActiveRun& r, RunState state, const std::string& messag
       auto s = sessions_.find(a->second);
       offline = offline || (s != sessions_.end() && s->second.stopping);
     }
-    SetBoardStateLocked(b->second, offline ? BoardState::kOffline : BoardState::kIdle,
+    SetBoardStateLocked(b->second, offline ? BoardState::kOffline : FreeState(b->second),
                         fmt::format("run {} {}", id, RunStateName(state)), tx);
   }
   if (!board_offline) {
@@ -510,7 +546,9 @@ void Lab::InfraFailLocked(ActiveRun& r, const std::string& why, const std::strin
   if (it != jobs_.end() && !r.job_ended && it->second.job.last_run_id == r.run.id &&
       IsOnBoard(it->second.job.state)) {
     ActiveJob& aj = it->second;
-    const JobState to = AfterInfraFailure(aj.job, config_.max_attempts);
+    // A health check is about this board: its failure is the check's answer, not a retry.
+    const JobState to =
+        IsHealthCheck(aj.job) ? JobState::kFailed : AfterInfraFailure(aj.job, config_.max_attempts);
     aj.job.message =
         to == JobState::kQueued
             ? fmt::format("infrastructure failure on board {}: {}; requeued (attempt {} of {})",
@@ -631,10 +669,39 @@ Result<SubmitReply> Lab::Submit(const Caller& caller, SubmitRequest request) {
   if (custom) {
     if (Status s = AdmitCustomLocked(request, *custom); !s.ok()) return s.error();
   }
+  // Memory: the largest case's tensors must fit some board it could run on (boards that do not
+  // report their RAM are not checked).
+  {
+    std::uint64_t need = 0;
+    std::int64_t case_id = 0;
+    for (const CaseSpec& c : request.cases) {
+      const std::uint64_t n = WorkloadTensorBytes(request.op, c.params);
+      if (n > need) {
+        need = n;
+        case_id = c.id;
+      }
+    }
+    std::uint64_t most = 0;
+    bool unknown_ram = false;
+    std::vector<std::string> names;
+    for (const auto& [name, board] : boards_) {
+      if (!request.board.empty() ? name != request.board : board.kind != request.kind) continue;
+      if (board.ram_bytes == 0) unknown_ram = true;
+      most = std::max<std::uint64_t>(most, board.ram_bytes);
+      names.push_back(fmt::format("{} ({} bytes)", name, board.ram_bytes));
+    }
+    if (need > 0 && !unknown_ram && need > most) {
+      return MakeError(ErrorCode::kFailedPrecondition,
+                       fmt::format("case {} needs about {} bytes of RAM for its tensors, more than "
+                                   "any board it could run on has: {}; use smaller cases or a "
+                                   "board with more RAM",
+                                   case_id, need, JoinNames(names)));
+    }
+  }
 
   Job job;
-  job.id = next_job_id_++;
   job.user = caller.user;
+  job.priority = request.priority;
   job.kind = request.kind;
   job.board = request.board;
   job.op = request.op;
@@ -647,14 +714,9 @@ Result<SubmitReply> Lab::Submit(const Caller& caller, SubmitRequest request) {
   job.firmware_artifact = request.firmware_artifact;
   job.blob_artifact = request.blob_artifact;
   job.timeout_s = request.timeout_s != 0 ? request.timeout_s : config_.default_timeout_s;
-  job.created_ms = clock_.NowMs();
 
   Tx tx;
-  tx.writes.new_jobs.push_back({job, request.cases});
-  tx.writes.transitions.push_back(CreationTransition(job, caller.user));
-  tx.queue_changed = true;
-  EmitLocked(job, tx);
-  jobs_.emplace(job.id, ActiveJob{job, std::move(request.cases)});
+  job.id = CreateJobLocked(job, std::move(request.cases), caller.user, tx);
   spdlog::info("job {} submitted by {}: {} on {} ({} cases x {} iterations)", job.id, caller.user,
                job.op, job.board.empty() ? job.kind : job.board, job.num_cases, job.iterations);
   ScheduleLocked(tx);
@@ -663,6 +725,9 @@ Result<SubmitReply> Lab::Submit(const Caller& caller, SubmitRequest request) {
   const ActiveJob& aj = jobs_.at(job.id);  // a new job cannot be final yet
   reply.state = aj.job.state;
   reply.queue_position = aj.job.state == JobState::kQueued ? QueuePositionLocked(aj) : 0;
+  if (reply.queue_position > 0) {
+    reply.estimated_start_ms = EstimateStartLocked(aj, reply.queue_position);
+  }
 
   auto committed = std::make_shared<std::promise<Status>>();
   auto future = committed->get_future();
@@ -682,12 +747,15 @@ Result<std::vector<BoardView>> Lab::ListBoards(const Caller&) {
   for (const auto& [id, aj] : jobs_) {
     if (aj.job.state == JobState::kQueued) queued.push_back({id, aj.job.kind, aj.job.board});
   }
+  std::map<std::string, std::uint32_t> by_kind;
+  for (const QueuedJob& q : queued) ++by_kind[q.kind];
   std::vector<BoardView> out;
   out.reserve(boards_.size());
   for (const auto& [name, b] : boards_) {
     const BoardSlot slot{name, b.kind, b.state, b.health};
-    BoardView v{b, 0};
+    BoardView v{b, 0, 0};
     for (const QueuedJob& q : queued) v.queue_length += Fits(q, slot) ? 1 : 0;
+    if (auto k = by_kind.find(b.kind); k != by_kind.end()) v.kind_queue_length = k->second;
     out.push_back(std::move(v));
   }
   return out;
@@ -738,6 +806,7 @@ Result<Job> Lab::Cancel(const Caller& caller, JobId id) {
       SendToAgentLocked(r->second.run.agent, m);
       r->second.job_ended = true;
       r->second.end_state = RunState::kCancelled;
+      if (!r->second.finish_received) ArmCancelGraceLocked(r->first);
     }
   }
   aj.job.message = reason;
@@ -824,6 +893,7 @@ void Lab::ExpireDeadlinesLocked(Tx& tx) {
       r->second.job_ended = true;
       r->second.end_state = RunState::kTimedOut;
       close_run = r->second.finish_received;
+      if (!close_run) ArmCancelGraceLocked(r->first);
     }
     aj.job.message = why;
     const RunId run = aj.job.last_run_id;
@@ -849,6 +919,8 @@ void Lab::BackgroundLoop() {
     }
     Tx tx;
     ExpireDeadlinesLocked(tx);
+    ExpireLeasesLocked(tx);
+    ExpireCancelGraceLocked(tx);
     ExpireAgentsLocked(tx);
     CommitLocked(tx);
     if (!tx.notify.empty()) {
@@ -857,8 +929,10 @@ void Lab::BackgroundLoop() {
       l.lock();
       continue;
     }
-    const std::int64_t next = std::min(deadlines_.empty() ? kNoDeadline : deadlines_.begin()->first,
-                                       NextAgentDeadlineLocked());
+    std::int64_t next = std::min(deadlines_.empty() ? kNoDeadline : deadlines_.begin()->first,
+                                 NextAgentDeadlineLocked());
+    if (!lease_deadlines_.empty()) next = std::min(next, lease_deadlines_.begin()->first);
+    if (!cancel_deadlines_.empty()) next = std::min(next, cancel_deadlines_.begin()->first);
     clock_.WaitUntil(l, bg_cv_, next);
   }
 }

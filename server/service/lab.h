@@ -60,6 +60,7 @@ struct SubmitRequest {
   std::string label;
   std::string cases_artifact;   // optional: SHA-256 of an uploaded CSV
   std::uint32_t timeout_s = 0;  // 0: the configured default
+  JobPriority priority = JobPriority::kNormal;
   // Custom runner (service/custom_firmware.h): SHA-256 of an uploaded runner ELF and blob.
   std::string firmware_artifact;
   std::string blob_artifact;
@@ -71,11 +72,26 @@ struct SubmitReply {
   // 0 when the job went to a board at once; otherwise 1 + the queued jobs ahead of it that
   // compete for the same boards.
   std::uint32_t queue_position = 0;
+  // When the job is expected to start (ms since the epoch): queued jobs ahead per fitting board
+  // times the median duration of recent runs of its kind and op; 0 when nothing is known.
+  std::int64_t estimated_start_ms = 0;
 };
+
+// `mculab reserve BOARD --for 2h [--note TEXT] | --hold`.
+struct ReserveRequest {
+  std::string board;
+  std::int64_t duration_ms = 0;  // the lease; a --hold renews it while the command runs
+  std::string note;
+  bool hold = false;
+};
+
+// The user health-check jobs run as (they are ordinary jobs in the history).
+inline constexpr const char* kHealthCheckUser = "lab";
 
 struct BoardView {
   Board board;
-  std::uint32_t queue_length = 0;  // queued jobs that could run on this board
+  std::uint32_t queue_length = 0;       // queued jobs that could run on this board
+  std::uint32_t kind_queue_length = 0;  // queued jobs of this board's kind (any of its boards)
 };
 
 using AgentSessionId = std::uint64_t;
@@ -116,6 +132,23 @@ class Lab {
   Result<std::pair<std::filesystem::path, Artifact>> OpenArtifact(const Caller& caller,
                                                                   const std::string& sha256);
 
+  // ---- reservations, maintenance, board history (lab_boards.cc) ----
+  // Member. Reserves a board for the caller until now + duration (a busy board becomes the
+  // caller's when its job ends); the caller's own reservation is extended. Another user's
+  // reservation in force is FAILED_PRECONDITION naming the holder and its end.
+  Result<Board> Reserve(const Caller& caller, const ReserveRequest& request);
+  // Member, the holder only: the lease now ends at now + duration_ms.
+  Result<Board> RenewReservation(const Caller& caller, const std::string& board,
+                                 std::int64_t duration_ms);
+  // Member for their own reservation; admin for anyone's.
+  Result<Board> Release(const Caller& caller, const std::string& board);
+  // Admin. On: health maintenance (no jobs; a running one finishes). Off: health unknown, so a
+  // health check runs before the board takes jobs again (good at once when checks are off).
+  Result<Board> SetMaintenance(const Caller& caller, const std::string& board, bool on,
+                               const std::string& reason);
+  // Viewer. The board's audit trail (state, health, reservation changes), oldest first.
+  Result<std::vector<BoardTransition>> BoardHistory(const Caller& caller, const std::string& board);
+
   // ---- agents ----
   // The first message of an agent's stream. Upserts its boards (idle, or busy with a run it
   // resumes after a server restart), sends Registered, and replaces an older session of the same
@@ -143,6 +176,7 @@ class Lab {
     Job job;
     std::vector<CaseSpec> cases;
     std::int64_t deadline_ms = kNoDeadline;  // while on a board
+    std::int64_t health_median = 0;          // a health check's measured value, once finalized
   };
   struct ActiveRun {
     Run run;
@@ -185,8 +219,32 @@ class Lab {
   // A job reaching a final state leaves jobs_.
   Status TransitionLocked(ActiveJob& aj, JobState to, std::string reason, std::string actor,
                           Tx& tx);
-  void SetBoardStateLocked(Board& b, BoardState to, const std::string& reason, Tx& tx);
-  void SetBoardHealthLocked(Board& b, BoardHealth to, const std::string& reason, Tx& tx);
+  void SetBoardStateLocked(Board& b, BoardState to, const std::string& reason, Tx& tx,
+                           const std::string& actor = "server");
+  void SetBoardHealthLocked(Board& b, BoardHealth to, const std::string& reason, Tx& tx,
+                            const std::string& actor = "server");
+  // A free board's state: reserved while it has a holder, else idle.
+  static BoardState FreeState(const Board& b);
+  // Records a reservation change in the board's audit trail (field "reservation").
+  void AuditReservationLocked(Board& b, const std::string& from, const std::string& to,
+                              const std::string& reason, const std::string& actor, Tx& tx);
+  void ClearReservationLocked(Board& b, const std::string& reason, const std::string& actor,
+                              Tx& tx);
+  void ExpireLeasesLocked(Tx& tx);
+  void ExpireCancelGraceLocked(Tx& tx);
+  // A cancelled or timed-out run the agent must confirm within config_.cancel_grace_ms.
+  void ArmCancelGraceLocked(RunId run);
+  // ---- health checks (lab_boards.cc) ----
+  static bool IsHealthCheck(const Job& job);
+  // Queues a health-check job for the board unless one is queued or running.
+  void QueueHealthCheckLocked(Board& b, Tx& tx);
+  // A health-check job ended (final state `to`): the board's health follows.
+  void HealthCheckEndedLocked(const ActiveJob& aj, JobState to, Tx& tx);
+  // Empty when the finalized health check's value matches the board's calibration.
+  std::string CheckCalibrationLocked(ActiveJob& aj, const std::vector<CaseStats>& stats);
+  // Inserts a new job (memory, row, creation audit, events) without scheduling.
+  JobId CreateJobLocked(Job job, std::vector<CaseSpec> cases, const std::string& actor, Tx& tx);
+  std::int64_t EstimateStartLocked(const ActiveJob& aj, std::uint32_t position) const;
   void EmitLocked(const Job& job, Tx& tx);  // current state/progress to the job's watchers
   void ScheduleLocked(Tx& tx);
   void AssignLocked(ActiveJob& aj, Board& board, Tx& tx);
@@ -255,6 +313,10 @@ class Lab {
   std::map<std::string, AgentSessionId> agent_sessions_;  // agent name -> current session
   std::map<JobId, std::vector<std::weak_ptr<JobWatch>>> watchers_;
   std::set<std::pair<std::int64_t, JobId>> deadlines_;
+  std::set<std::pair<std::int64_t, std::string>> lease_deadlines_;    // (lease end, board)
+  std::set<std::pair<std::int64_t, RunId>> cancel_deadlines_;         // (grace end, run)
+  std::map<std::string, std::int64_t> last_assigned_ms_;              // user -> last assignment
+  std::map<std::string, std::deque<std::int64_t>> recent_durations_;  // "kind/op" -> run ms
   std::deque<RunId> to_finalize_;
   std::vector<std::weak_ptr<LabFeed>> feeds_;
   std::map<std::string, std::uint32_t> published_queue_;  // the queue lengths feeds were told

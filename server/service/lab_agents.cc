@@ -84,7 +84,7 @@ Result<AgentSessionId> Lab::ConnectAgent(const Caller& caller, const mculab::v1:
       continue;
     }
     b.current_job = 0;
-    SetBoardStateLocked(b, BoardState::kIdle, reason, tx);
+    SetBoardStateLocked(b, FreeState(b), reason, tx);
   }
   for (auto& [name, b] : boards_) {
     if (b.agent == reg.agent() && !names.contains(name) && b.state != BoardState::kOffline) {
@@ -301,7 +301,7 @@ void Lab::OnAgentStopping(AgentSessionId session) {
   Tx tx;
   for (auto& [name, b] : boards_) {
     // Busy boards go offline when their run ends (CloseRunLocked).
-    if (b.agent == agent && b.state == BoardState::kIdle) {
+    if (b.agent == agent && (b.state == BoardState::kIdle || b.state == BoardState::kReserved)) {
       SetBoardStateLocked(b, BoardState::kOffline, "agent " + agent + " is stopping", tx);
     }
   }

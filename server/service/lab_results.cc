@@ -81,9 +81,21 @@ void Lab::Finalize(RunId run_id) {
       std::string message;
       for (std::size_t i = 0; i < flags.size(); ++i) message += (i ? "; " : "") + flags[i];
       const std::string actor = "agent:" + run.run.agent;
+      const std::string calibration =
+          IsHealthCheck(aj.job) ? CheckCalibrationLocked(aj, stats) : std::string();
       tx.writes.case_stats = std::move(stats);
       if (aj.job.state != JobState::kRunning) {
         (void)TransitionLocked(aj, JobState::kRunning, "implied by the run's end", actor, tx);
+      }
+      if (!calibration.empty()) {
+        // The measurement is sound; the board is not what it was calibrated as.
+        FailJobOfRunLocked(run, JobState::kFailed, calibration, "server", tx);
+        CloseRunLocked(run, RunState::kSucceeded, calibration, false, tx);
+        ScheduleLocked(tx);
+        CommitLocked(tx);
+        l.unlock();
+        Deliver(tx);
+        return;
       }
       aj.job.message = message;
       (void)TransitionLocked(aj, JobState::kSucceeded,

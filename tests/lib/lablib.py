@@ -196,6 +196,14 @@ class Lab:
             raise AssertionError(f"mculab {' '.join(args)} exited {r.returncode}:\n{r.stdout}\n{r.stderr}")
         return r
 
+    def cli_popen(self, *args):
+        """Starts the mculab CLI against this lab without waiting (e.g. `reserve --hold`): a Proc
+        whose output lines can be waited for; stop it with .stop(signal)."""
+        env = dict(os.environ, MCULAB_SERVER=self.address, HOME=self.home)
+        env.pop("MCULAB_TOKEN", None)
+        return Proc("mculab " + " ".join(args[:2]), [os.path.join(BIN, "mculab")] + list(args),
+                    os.path.join(self.out_dir, "cli.log"), env=env)
+
     def cli_json(self, *args, **kw):
         r = self.cli(*args, "--json", **kw)
         return json.loads(r.stdout)
@@ -239,10 +247,11 @@ def qemu_board(name="an547-0"):
             "icount_shift": 5, "timeout_s": 300, "tags": {"cpu": "cortex-m55"}}
 
 
-def fake_board(name="fake-0", sample_delay_ms=0, kind="fake"):
-    """The in-agent simulated runner; `sample_delay_ms` makes it slow enough to kill mid-run."""
+def fake_board(name="fake-0", sample_delay_ms=0, kind="fake", fault="none"):
+    """The in-agent simulated runner (agent/boards/fake_board.h); `sample_delay_ms` makes it slow
+    enough to kill mid-run, `fault` makes it misbehave."""
     return {"name": name, "kind": kind, "backend": "fake", "sample_delay_ms": sample_delay_ms,
-            "timeout_s": 120}
+            "timeout_s": 120, "fault": fault}
 
 
 def write_csv(directory, name, text):

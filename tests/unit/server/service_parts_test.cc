@@ -69,6 +69,31 @@ TEST(LabConfig, DurabilityKeys) {
       << bad.error().message;
 }
 
+TEST(LabConfig, SchedulingAndHealthKeys) {
+  auto d = ParseLabConfig("", "server.toml");
+  ASSERT_TRUE(d.ok());
+  EXPECT_TRUE(d->health_checks);
+  EXPECT_EQ(d->health_max_failures, 3u);
+  EXPECT_EQ(d->cancel_grace_ms, 10000u);
+  auto c = ParseLabConfig(
+      "cancel_grace_ms = 2000\nmax_reservation_s = 3600\n[health]\nchecks = false\n"
+      "max_failures = 2\ntolerance = 0.05\n[health.expected]\ncorstone300-qemu = 1234\n",
+      "server.toml");
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_EQ(c->cancel_grace_ms, 2000u);
+  EXPECT_EQ(c->max_reservation_s, 3600u);
+  EXPECT_FALSE(c->health_checks);
+  EXPECT_EQ(c->health_max_failures, 2u);
+  EXPECT_DOUBLE_EQ(c->health_tolerance, 0.05);
+  EXPECT_EQ(c->health_expected.at("corstone300-qemu"), 1234);
+  auto bad = ParseLabConfig("[health]\nmax_failure = 2\n", "s.toml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("health.max_failure"), std::string::npos);
+  auto bad_value = ParseLabConfig("[health.expected]\nhost = -1\n", "s.toml");
+  ASSERT_FALSE(bad_value.ok());
+  EXPECT_NE(bad_value.error().message.find("health.expected.host"), std::string::npos);
+}
+
 TEST(LabConfig, UnknownKeyIsAnErrorNamingIt) {
   auto c = ParseLabConfig("max_atempts = 5\n", "server.toml");
   ASSERT_FALSE(c.ok());

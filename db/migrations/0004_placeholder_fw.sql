@@ -1,3 +1,0 @@
--- Placeholder so that branch fw builds on its own (migrations are numbered without gaps);
--- the real 0004 migration of another branch replaces it at merge.
-SELECT 1;

@@ -1,0 +1,8 @@
+-- 0004: scheduling (issue 3): job priority, board reservations with leases, health checks.
+ALTER TABLE jobs ADD COLUMN priority TEXT NOT NULL DEFAULT 'normal';  -- high | normal | low
+ALTER TABLE boards ADD COLUMN holder TEXT NOT NULL DEFAULT '';        -- '' = not reserved
+ALTER TABLE boards ADD COLUMN lease_until_ms INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE boards ADD COLUMN reservation_note TEXT NOT NULL DEFAULT '';
+ALTER TABLE boards ADD COLUMN hold INTEGER NOT NULL DEFAULT 0;         -- 1: a --hold lease
+ALTER TABLE boards ADD COLUMN health_failures INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE boards ADD COLUMN calibration INTEGER NOT NULL DEFAULT 0;  -- health-check median

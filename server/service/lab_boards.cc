@@ -1,0 +1,386 @@
+// Lab: reservations with leases, maintenance, the boards' audit trail, health checks, cancel
+// grace periods and start estimates (issue 3). Lease ends and grace periods are deadlines of the
+// background thread on the injected Clock: nothing polls.
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "server/domain/scheduler.h"
+#include "server/service/lab.h"
+
+namespace mculab::server {
+namespace {
+
+Error NoBoard(const std::string& name, const std::map<std::string, Board>& boards) {
+  std::string have;
+  for (const auto& [n, b] : boards) have += (have.empty() ? "" : ", ") + n;
+  return MakeError(ErrorCode::kNotFound, "no board named '" + name + "'; the lab has: " +
+                                             (have.empty() ? std::string("none") : have));
+}
+
+std::string Until(std::int64_t ms) {
+  const auto secs = static_cast<std::time_t>(ms / 1000);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", &tm);
+  return buf;
+}
+
+}  // namespace
+
+BoardState Lab::FreeState(const Board& b) {
+  return b.holder.empty() ? BoardState::kIdle : BoardState::kReserved;
+}
+
+void Lab::AuditReservationLocked(Board& b, const std::string& from, const std::string& to,
+                                 const std::string& reason, const std::string& actor, Tx& tx) {
+  tx.writes.board_transitions.push_back(
+      BoardTransition{b.name, "reservation", from, to, reason, actor, clock_.NowMs()});
+}
+
+void Lab::ClearReservationLocked(Board& b, const std::string& reason, const std::string& actor,
+                                 Tx& tx) {
+  lease_deadlines_.erase({b.lease_until_ms, b.name});
+  AuditReservationLocked(b, b.holder, "", reason, actor, tx);
+  b.holder.clear();
+  b.lease_until_ms = 0;
+  b.reservation_note.clear();
+  b.hold = false;
+  // SetBoardStateLocked writes the board row even when the state stays (busy, offline).
+  SetBoardStateLocked(b, b.state == BoardState::kReserved ? BoardState::kIdle : b.state, reason, tx,
+                      actor);
+}
+
+Result<Board> Lab::Reserve(const Caller& caller, const ReserveRequest& request) {
+  if (Status s = RequireRole(caller, Role::kMember, "reserving a board"); !s.ok()) {
+    return s.error();
+  }
+  const std::int64_t max_ms = static_cast<std::int64_t>(config_.max_reservation_s) * 1000;
+  if (request.duration_ms <= 0 || request.duration_ms > max_ms) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     fmt::format("a reservation lasts between 1 ms and {} s (max_reservation_s), "
+                                 "got {} ms; e.g. --for 2h",
+                                 config_.max_reservation_s, request.duration_ms));
+  }
+  if (request.note.size() > 256) {
+    return MakeError(ErrorCode::kInvalidArgument, "the note is longer than 256 characters");
+  }
+  std::unique_lock l(mu_);
+  auto it = boards_.find(request.board);
+  if (it == boards_.end()) return NoBoard(request.board, boards_);
+  Board& b = it->second;
+  const std::int64_t now = clock_.NowMs();
+  if (!b.holder.empty() && b.holder != caller.user && now < b.lease_until_ms) {
+    return MakeError(
+        ErrorCode::kFailedPrecondition,
+        fmt::format("board {} is reserved by {} until {}{}; ask them, or an admin "
+                    "(mculab release {})",
+                    b.name, b.holder, Until(b.lease_until_ms),
+                    b.reservation_note.empty() ? "" : " (" + b.reservation_note + ")", b.name));
+  }
+  if (b.health == BoardHealth::kMaintenance || b.health == BoardHealth::kBad) {
+    return MakeError(ErrorCode::kFailedPrecondition,
+                     fmt::format("board {} is in health {}; it takes no reservations until an "
+                                 "admin brings it back (mculab board {} --maintenance off)",
+                                 b.name, BoardHealthName(b.health), b.name));
+  }
+  Tx tx;
+  const std::string what = request.hold
+                               ? "held (--hold)"
+                               : fmt::format("reserved until {}", Until(now + request.duration_ms));
+  if (!b.holder.empty()) lease_deadlines_.erase({b.lease_until_ms, b.name});
+  AuditReservationLocked(b, b.holder, caller.user,
+                         what + (request.note.empty() ? "" : ": " + request.note), caller.user, tx);
+  b.holder = caller.user;
+  b.lease_until_ms = now + request.duration_ms;
+  b.reservation_note = request.note;
+  b.hold = request.hold;
+  lease_deadlines_.insert({b.lease_until_ms, b.name});
+  SetBoardStateLocked(b, b.state == BoardState::kIdle ? BoardState::kReserved : b.state,
+                      "reserved by " + caller.user, tx, caller.user);
+  bg_cv_.notify_all();
+  spdlog::info("board {} {} by {}", b.name, what, caller.user);
+  ScheduleLocked(tx);  // the holder's queued jobs for it may start
+  Board out = b;
+  CommitLocked(tx);
+  l.unlock();
+  Deliver(tx);
+  return out;
+}
+
+Result<Board> Lab::RenewReservation(const Caller& caller, const std::string& board,
+                                    std::int64_t duration_ms) {
+  if (Status s = RequireRole(caller, Role::kMember, "renewing a reservation"); !s.ok()) {
+    return s.error();
+  }
+  const std::int64_t max_ms = static_cast<std::int64_t>(config_.max_reservation_s) * 1000;
+  if (duration_ms <= 0 || duration_ms > max_ms) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     fmt::format("a lease lasts between 1 ms and {} s, got {} ms",
+                                 config_.max_reservation_s, duration_ms));
+  }
+  std::lock_guard l(mu_);
+  auto it = boards_.find(board);
+  if (it == boards_.end()) return NoBoard(board, boards_);
+  Board& b = it->second;
+  const std::int64_t now = clock_.NowMs();
+  if (b.holder != caller.user || now >= b.lease_until_ms) {
+    return MakeError(
+        ErrorCode::kFailedPrecondition,
+        fmt::format(
+            "board {} is not reserved by {}{}; reserve it again", board, caller.user,
+            b.holder.empty() ? std::string(" (the lease ended)") : " (holder: " + b.holder + ")"));
+  }
+  lease_deadlines_.erase({b.lease_until_ms, b.name});
+  b.lease_until_ms = now + duration_ms;
+  lease_deadlines_.insert({b.lease_until_ms, b.name});
+  Tx tx;
+  tx.writes.boards.push_back(b);
+  tx.feed_boards.insert(b.name);
+  bg_cv_.notify_all();
+  Board out = b;
+  CommitLocked(tx);
+  return out;
+}
+
+Result<Board> Lab::Release(const Caller& caller, const std::string& board) {
+  if (Status s = RequireRole(caller, Role::kMember, "releasing a board"); !s.ok()) {
+    return s.error();
+  }
+  std::unique_lock l(mu_);
+  auto it = boards_.find(board);
+  if (it == boards_.end()) return NoBoard(board, boards_);
+  Board& b = it->second;
+  if (b.holder.empty()) {
+    return MakeError(ErrorCode::kFailedPrecondition, "board " + board + " is not reserved");
+  }
+  if (b.holder != caller.user && caller.role != Role::kAdmin) {
+    return MakeError(ErrorCode::kPermissionDenied,
+                     fmt::format("board {} is reserved by {}; only they or an admin can release "
+                                 "it",
+                                 board, b.holder));
+  }
+  Tx tx;
+  ClearReservationLocked(b, "released by " + caller.user, caller.user, tx);
+  spdlog::info("board {} released by {}", board, caller.user);
+  ScheduleLocked(tx);
+  Board out = b;
+  CommitLocked(tx);
+  l.unlock();
+  Deliver(tx);
+  return out;
+}
+
+void Lab::ExpireLeasesLocked(Tx& tx) {
+  const std::int64_t now = clock_.NowMs();
+  bool any = false;
+  while (!lease_deadlines_.empty() && lease_deadlines_.begin()->first <= now) {
+    const auto [until, name] = *lease_deadlines_.begin();
+    lease_deadlines_.erase(lease_deadlines_.begin());
+    auto it = boards_.find(name);
+    if (it == boards_.end() || it->second.holder.empty() || it->second.lease_until_ms != until) {
+      continue;
+    }
+    Board& b = it->second;
+    const std::string why = b.hold ? fmt::format(
+                                         "the --hold lease of {} ran out (its command "
+                                         "stopped renewing it)",
+                                         b.holder)
+                                   : fmt::format("the reservation of {} expired", b.holder);
+    spdlog::info("board {}: {}", name, why);
+    ClearReservationLocked(b, why, "server", tx);
+    any = true;
+  }
+  if (any) ScheduleLocked(tx);
+}
+
+void Lab::ArmCancelGraceLocked(RunId run) {
+  cancel_deadlines_.insert({clock_.NowMs() + config_.cancel_grace_ms, run});
+  bg_cv_.notify_all();
+}
+
+void Lab::ExpireCancelGraceLocked(Tx& tx) {
+  const std::int64_t now = clock_.NowMs();
+  bool any = false;
+  while (!cancel_deadlines_.empty() && cancel_deadlines_.begin()->first <= now) {
+    const RunId id = cancel_deadlines_.begin()->second;
+    cancel_deadlines_.erase(cancel_deadlines_.begin());
+    auto r = runs_.find(id);
+    if (r == runs_.end() || !r->second.job_ended) continue;
+    const std::string why = fmt::format("agent {} did not confirm the end of run {} within {} ms",
+                                        r->second.run.agent, id, config_.cancel_grace_ms);
+    spdlog::warn("board {}: {}; taking it offline", r->second.run.board, why);
+    auto b = boards_.find(r->second.run.board);
+    if (b != boards_.end()) SetBoardHealthLocked(b->second, BoardHealth::kUnknown, why, tx);
+    CloseRunLocked(r->second, r->second.end_state, why, /*board_offline=*/true, tx);
+    any = true;
+  }
+  if (any) ScheduleLocked(tx);
+}
+
+Result<Board> Lab::SetMaintenance(const Caller& caller, const std::string& board, bool on,
+                                  const std::string& reason) {
+  if (Status s = RequireRole(caller, Role::kAdmin, "maintenance mode"); !s.ok()) return s.error();
+  std::unique_lock l(mu_);
+  auto it = boards_.find(board);
+  if (it == boards_.end()) return NoBoard(board, boards_);
+  Board& b = it->second;
+  Tx tx;
+  const std::string why = fmt::format("maintenance {} by {}{}", on ? "on" : "off", caller.user,
+                                      reason.empty() ? "" : ": " + reason);
+  if (on) {
+    SetBoardHealthLocked(b, BoardHealth::kMaintenance, why, tx, caller.user);
+  } else if (b.health == BoardHealth::kMaintenance || b.health == BoardHealth::kBad) {
+    b.health_failures = 0;
+    SetBoardHealthLocked(b, config_.health_checks ? BoardHealth::kUnknown : BoardHealth::kGood, why,
+                         tx, caller.user);
+  } else {
+    return MakeError(ErrorCode::kFailedPrecondition,
+                     fmt::format("board {} is not in maintenance (health {})", board,
+                                 BoardHealthName(b.health)));
+  }
+  ScheduleLocked(tx);
+  Board out = b;
+  CommitLocked(tx);
+  l.unlock();
+  Deliver(tx);
+  return out;
+}
+
+Result<std::vector<BoardTransition>> Lab::BoardHistory(const Caller& caller,
+                                                       const std::string& board) {
+  if (Status s = RequireRole(caller, Role::kViewer, "reading a board's history"); !s.ok()) {
+    return s.error();
+  }
+  {
+    std::lock_guard l(mu_);
+    if (!boards_.contains(board)) return NoBoard(board, boards_);
+  }
+  return store_.GetBoardTransitions(board);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Health checks
+
+bool Lab::IsHealthCheck(const Job& job) {
+  return job.user == kHealthCheckUser && !job.board.empty();
+}
+
+JobId Lab::CreateJobLocked(Job job, std::vector<CaseSpec> cases, const std::string& actor, Tx& tx) {
+  job.id = next_job_id_++;
+  job.state = JobState::kQueued;
+  job.created_ms = clock_.NowMs();
+  tx.writes.new_jobs.push_back({job, cases});
+  tx.writes.transitions.push_back(CreationTransition(job, actor));
+  tx.queue_changed = true;
+  EmitLocked(job, tx);
+  jobs_.emplace(job.id, ActiveJob{job, std::move(cases)});
+  return job.id;
+}
+
+void Lab::QueueHealthCheckLocked(Board& b, Tx& tx) {
+  if (!config_.health_checks || stopping_) return;
+  for (const auto& [id, aj] : jobs_) {
+    if (IsHealthCheck(aj.job) && aj.job.board == b.name) return;
+  }
+  // A small deterministic workload every port runs: its checksum is checked against the host
+  // reference, its median timer value against the board's calibration.
+  Job job;
+  job.user = kHealthCheckUser;
+  job.kind = b.kind;
+  job.board = b.name;
+  job.op = "fully_connected_s8";
+  job.label = "health check of " + b.name;
+  job.priority = JobPriority::kHigh;
+  job.iterations = 5;
+  job.warmup = 1;
+  job.num_cases = 1;
+  job.timeout_s = std::min<std::uint32_t>(config_.default_timeout_s, 300);
+  const JobId id = CreateJobLocked(job, {CaseSpec{0, {1, 32, 8}}}, "server", tx);
+  spdlog::info("board {}: health check job {} queued", b.name, id);
+}
+
+std::string Lab::CheckCalibrationLocked(ActiveJob& aj, const std::vector<CaseStats>& stats) {
+  auto b = boards_.find(aj.job.board);
+  if (b == boards_.end()) return {};
+  double median = 0;
+  for (const CaseStats& s : stats) {
+    if (s.case_index == 0 && s.metric_index == 0) median = s.median;
+  }
+  aj.health_median = static_cast<std::int64_t>(std::llround(median));
+  std::int64_t expected = 0;
+  if (auto e = config_.health_expected.find(b->second.kind); e != config_.health_expected.end()) {
+    expected = e->second;
+  } else if (b->second.emulated) {
+    expected = b->second.calibration;  // a timer on silicon or a host varies: no comparison
+  }
+  if (expected <= 0) return {};
+  const double diff = std::abs(static_cast<double>(aj.health_median - expected));
+  if (diff <= config_.health_tolerance * static_cast<double>(expected)) return {};
+  return fmt::format("health check: measured {}, expected {} (tolerance {})", aj.health_median,
+                     expected, config_.health_tolerance);
+}
+
+void Lab::HealthCheckEndedLocked(const ActiveJob& aj, JobState to, Tx& tx) {
+  auto it = boards_.find(aj.job.board);
+  if (it == boards_.end()) return;
+  Board& b = it->second;
+  if (to == JobState::kCancelled) return;  // no answer: the board stays as it is
+  const std::string what = fmt::format("health check job {}", aj.job.id);
+  if (to == JobState::kSucceeded) {
+    b.health_failures = 0;
+    if (b.calibration == 0 && aj.health_median > 0) b.calibration = aj.health_median;
+    if (b.health == BoardHealth::kUnknown) {
+      SetBoardHealthLocked(b, BoardHealth::kGood, what + " passed", tx);
+    }
+    tx.writes.boards.push_back(b);
+    return;
+  }
+  ++b.health_failures;
+  const std::string why =
+      fmt::format("{} {}: {} ({} of {} allowed failures)", what, JobStateName(to), aj.job.message,
+                  b.health_failures, config_.health_max_failures);
+  tx.writes.boards.push_back(b);
+  if (b.health != BoardHealth::kUnknown) return;  // maintenance meanwhile: leave it
+  if (b.health_failures >= config_.health_max_failures) {
+    SetBoardHealthLocked(b, BoardHealth::kBad, why, tx);
+  } else {
+    spdlog::warn("board {}: {}; checking again", b.name, why);
+    // The ended check is still in jobs_ (the caller erases it after this): queue directly.
+    Job job = aj.job;
+    job.attempts = 0;
+    job.assigned_board.clear();
+    job.last_run_id = 0;
+    job.started_ms = job.finished_ms = 0;
+    job.message.clear();
+    std::vector<CaseSpec> cases = aj.cases;
+    const JobId id = CreateJobLocked(job, std::move(cases), "server", tx);
+    spdlog::info("board {}: health check job {} queued", b.name, id);
+  }
+}
+
+std::int64_t Lab::EstimateStartLocked(const ActiveJob& aj, std::uint32_t position) const {
+  auto d = recent_durations_.find(aj.job.kind + "/" + aj.job.op);
+  if (d == recent_durations_.end() || d->second.empty()) return 0;
+  std::vector<std::int64_t> v(d->second.begin(), d->second.end());
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+  const std::int64_t median = v[v.size() / 2];
+  const QueuedJob me{aj.job.id, aj.job.kind, aj.job.board};
+  std::int64_t boards = 0;
+  for (const auto& [name, b] : boards_) {
+    if (b.state != BoardState::kOffline && IsSchedulable(b.health) &&
+        Fits(me, BoardSlot{name, b.kind, b.state, b.health})) {
+      ++boards;
+    }
+  }
+  if (boards == 0) return 0;
+  // Every fitting board is busy (the job is queued): `position` jobs go before it, `boards` at
+  // a time, each taking about the median.
+  const std::int64_t rounds = (static_cast<std::int64_t>(position) + boards - 1) / boards;
+  return clock_.NowMs() + rounds * median;
+}
+
+}  // namespace mculab::server
