@@ -20,7 +20,7 @@ const std::set<std::string> kCommonBoardKeys = {"name", "kind",      "backend",
                                                 "tags", "timeout_s", "ram_bytes"};
 const std::map<std::string, std::set<std::string>> kBackendKeys = {
     {"qemu", {"firmware", "qemu", "icount_shift", "workload_addr", "qemu_plugin"}},
-    {"host", {"runner"}},
+    {"host", {"runner", "allow_custom_runners"}},
     {"pyocd", {"firmware", "serial", "target", "console", "baud", "workload_addr", "pyocd"}},
     {"fake", {"fault", "fault_case", "sample_delay_ms"}},
 };
@@ -176,6 +176,13 @@ Status ParseBoard(Reader& r, const toml::table& t, BoardConfig& b,
   if (auto s = r.Integer(t, "ram_bytes", b.ram_bytes, 0, INT64_MAX); !s) return s;
   if (auto s = r.Path(t, "firmware", b.firmware); !s) return s;
   if (auto s = r.Path(t, "runner", b.runner); !s) return s;
+  if (const toml::node* allow = t.get("allow_custom_runners")) {
+    if (!allow->is_boolean()) {
+      return r.Fail(allow, "allow_custom_runners",
+                    std::string("must be true or false, got ") + Reader::TypeName(*allow));
+    }
+    b.allow_custom_runners = **allow->as_boolean();
+  }
   if (auto s = r.String(t, "qemu", b.qemu); !s) return s;
   if (auto s = r.Path(t, "qemu_plugin", b.qemu_plugin); !s) return s;
   if (auto s = r.Integer(t, "icount_shift", b.icount_shift, 0, 10); !s) return s;

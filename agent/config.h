@@ -33,8 +33,9 @@ struct BoardConfig {
   std::map<std::string, std::string> tags;
   std::uint32_t timeout_s = 300;
   std::uint64_t ram_bytes = 0;
-  std::filesystem::path firmware;  // qemu, pyocd
-  std::filesystem::path runner;    // host
+  std::filesystem::path firmware;     // qemu, pyocd
+  std::filesystem::path runner;       // host
+  bool allow_custom_runners = false;  // host: run jobs' uploaded executables (not sandboxed)
   std::string qemu = "qemu-system-arm";
   std::filesystem::path qemu_plugin;  // qemu: the QEMU counting plugin (emulated events)
   int icount_shift = 5;

@@ -147,6 +147,9 @@ int main(int argc, char** argv) {
   lo.heartbeat = std::chrono::milliseconds(cfg->heartbeat_ms);
   lo.token = token;
   lo.ca_pem = ca_pem;
+  // Custom runners and blobs fetched from the server, next to the spool
+  // (agent/<name>/artifact-cache).
+  lo.artifacts.dir = cfg->spool_dir.parent_path() / "artifact-cache";
   AgentLink link(lo, board_ptrs, **spool, RealClock());
 
   std::thread signals([&] {

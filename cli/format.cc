@@ -137,12 +137,16 @@ std::string RenderResults(const mculab::v1::Results& r) {
         << (p.board_serial().empty() ? "" : " serial " + p.board_serial()) << ", agent "
         << p.agent() << ", runner " << p.runner_version() << " (" << p.port() << ", " << p.cpu()
         << ")\n";
-    out << "  firmware sha256 " << p.firmware_sha256() << "\n";
+    out << "  firmware sha256 " << p.firmware_sha256()
+        << (j.firmware_artifact().empty() ? "" : " (custom runner)") << "\n";
+    if (!j.blob_artifact().empty()) out << "  blob sha256     " << j.blob_artifact() << "\n";
     out << "  workload sha256 " << p.workload_sha256() << "\n";
     if (!p.toolchain().empty()) out << "  toolchain " << p.toolchain() << "\n";
   }
   if (r.cases_size() == 0) return out.str();
   const std::string unit = r.cases(0).unit().empty() ? p.timer_unit() : r.cases(0).unit();
+  // A custom runner's output has no reference in the lab: say so rather than "ok".
+  const bool custom = !j.firmware_artifact().empty();
   out << "\n";
   std::vector<std::vector<std::string>> rows;
   for (const auto& c : r.cases()) {
@@ -150,7 +154,9 @@ std::string RenderResults(const mculab::v1::Results& r) {
                     FormatNumber(c.min()), FormatNumber(c.median()), FormatNumber(c.mean()),
                     FormatNumber(c.p90()), FormatNumber(c.p99()), FormatNumber(c.stddev()),
                     FormatNumber(c.cv() * 100.0) + "%", FormatNumber(c.overhead()),
-                    c.checksum_ok() ? "ok" : "MISMATCH"});
+                    custom            ? "not verified (custom firmware)"
+                    : c.checksum_ok() ? "ok"
+                                      : "MISMATCH"});
   }
   out << RenderTable({"case", "params", "n", "min", "median", "mean", "p90", "p99", "stddev", "cv",
                       "overhead", "checksum"},
@@ -214,6 +220,8 @@ std::string ResultsJson(const mculab::v1::Results& r) {
       {"created_ms", j.created_ms()},
       {"started_ms", j.started_ms()},
       {"finished_ms", j.finished_ms()},
+      {"firmware_artifact", j.firmware_artifact()},
+      {"blob_artifact", j.blob_artifact()},
       {"param_names", json::array()},
       {"provenance",
        {{"board", p.board()},
@@ -235,12 +243,24 @@ std::string ResultsJson(const mculab::v1::Results& r) {
   };
   for (const auto& n : r.param_names()) out["param_names"].push_back(n);
   for (const auto& c : r.cases()) {
-    json jc = {{"index", c.index()},   {"id", c.case_id()},         {"params", json::array()},
-               {"metric", c.metric()}, {"unit", c.unit()},          {"n", c.n()},
-               {"min", c.min()},       {"median", c.median()},      {"mean", c.mean()},
-               {"p90", c.p90()},       {"p99", c.p99()},            {"stddev", c.stddev()},
-               {"cv", c.cv()},         {"max", c.max()},            {"checksum", c.checksum()},
-               {"checksum_ok", c.checksum_ok()}, {"overhead", c.overhead()}};
+    json jc = {{"index", c.index()},
+               {"id", c.case_id()},
+               {"params", json::array()},
+               {"metric", c.metric()},
+               {"unit", c.unit()},
+               {"n", c.n()},
+               {"min", c.min()},
+               {"median", c.median()},
+               {"mean", c.mean()},
+               {"p90", c.p90()},
+               {"p99", c.p99()},
+               {"stddev", c.stddev()},
+               {"cv", c.cv()},
+               {"max", c.max()},
+               {"checksum", c.checksum()},
+               {"checksum_ok", c.checksum_ok()},
+               {"overhead", c.overhead()},
+               {"checksum_verified", r.job().firmware_artifact().empty()}};
     for (auto v : c.params()) jc["params"].push_back(v);
     for (const auto& s : r.samples()) {
       if (s.case_index() != c.index()) continue;

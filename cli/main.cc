@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "cli/client_config.h"
+#include "cli/custom_submit.h"
 #include "cli/duration.h"
 #include "cli/format.h"
 #include "cli/profile_format.h"
@@ -256,33 +257,99 @@ int CmdBoards(Client& c, bool json) {
   return 0;
 }
 
+// Streams a file to UploadArtifact in chunks, with progress on a terminal for files over 1 MiB.
+// The server enforces its size limit and says so (RESOURCE_EXHAUSTED) before the whole file went.
+v1::ArtifactRef UploadFile(Client& c, const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw UsageError{"cannot open " + path};
+  in.seekg(0, std::ios::end);
+  const auto total = static_cast<uint64_t>(in.tellg());
+  in.seekg(0);
+  const std::string name = std::filesystem::path(path).filename().string();
+  const bool progress = total > (1u << 20) && isatty(STDERR_FILENO);
+  auto ctx = c.Context(600);
+  v1::ArtifactRef ref;
+  auto writer = c.stub().UploadArtifact(ctx.get(), &ref);
+  std::string buf(256 * 1024, '\0');
+  uint64_t sent = 0;
+  bool first = true;
+  while (first || sent < total) {
+    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+    const auto n = static_cast<size_t>(in.gcount());
+    if (n == 0 && !first) break;
+    v1::ArtifactChunk chunk;
+    if (first) {
+      chunk.set_name(name);
+      chunk.set_total_size(total);
+    }
+    first = false;
+    chunk.set_data(buf.data(), n);
+    if (!writer->Write(chunk)) break;  // the server stopped reading: Finish says why
+    sent += n;
+    if (progress) std::cerr << "\r\033[K" << cli::UploadProgress(name, sent, total) << std::flush;
+    if (n == 0) break;
+  }
+  if (progress) std::cerr << "\n";
+  writer->WritesDone();
+  grpc::Status s = writer->Finish();
+  if (!s.ok()) c.Fail(s, "uploading " + path);
+  return ref;
+}
+
 struct SubmitOptions {
-  std::string kind, board, op, cases, label, priority, events;
+  std::string kind, board, op, cases, label, priority, events, firmware, blob;
   unsigned iterations = 20, warmup = 2, timeout_s = 0;
   bool wait = false, json = false;
 };
 
 int CmdSubmit(Client& c, const SubmitOptions& o) {
-  const OpInfo* op = FindOp(o.op);
-  if (!op) throw UsageError{"unknown op '" + o.op + "'; built-in ops: " + OpNames()};
   if (o.kind.empty() && o.board.empty()) throw UsageError{"give --kind KIND or --board NAME"};
-  const std::string csv = ReadFile(o.cases, kMaxCsvBytes);
-  auto table = ParseCasesCsv(csv, *op, o.cases);
-  if (!table.ok()) throw UsageError{table.error().message};
-  for (const auto& w : table->warnings)
-    std::cerr << "mculab: warning: " << o.cases << ": " << w << "\n";
-
-  const std::string name = std::filesystem::path(o.cases).filename().string();
-  v1::ArtifactRef ref = Upload(c, name, csv);
-
   v1::SubmitJobRequest req;
+  if (!o.firmware.empty()) {
+    // Bring your own runtime: the runner (and blob) go up as artifacts, the job names their hashes.
+    if (!o.op.empty() && o.op != "custom")
+      throw UsageError{"--firmware runs your runner's own workload; drop --op " + o.op};
+    if (Status st = cli::CheckFirmwareFile(o.firmware); !st.ok())
+      throw UsageError{st.error().message};
+    if (!o.cases.empty()) {
+      const std::string csv = ReadFile(o.cases, kMaxCsvBytes);
+      auto ids = cli::ParseCaseIdsCsv(csv, o.cases);
+      if (!ids.ok()) throw UsageError{ids.error().message};
+      for (int64_t id : *ids) req.add_cases()->set_id(id);
+      req.set_cases_artifact(
+          Upload(c, std::filesystem::path(o.cases).filename().string(), csv).sha256());
+    }
+    req.set_firmware_artifact(UploadFile(c, o.firmware).sha256());
+    if (!o.blob.empty()) req.set_blob_artifact(UploadFile(c, o.blob).sha256());
+    req.set_op("custom");
+  } else {
+    if (!o.blob.empty())
+      throw UsageError{"--blob needs --firmware (your runner, which reads the blob)"};
+    if (o.op.empty())
+      throw UsageError{"give --op OP (built-in ops: " + OpNames() + ") or --firmware runner.elf"};
+    if (o.cases.empty()) throw UsageError{"--op needs --cases CSV (the parameter sweep)"};
+    const OpInfo* op = FindOp(o.op);
+    if (!op) throw UsageError{"unknown op '" + o.op + "'; built-in ops: " + OpNames()};
+    const std::string csv = ReadFile(o.cases, kMaxCsvBytes);
+    auto table = ParseCasesCsv(csv, *op, o.cases);
+    if (!table.ok()) throw UsageError{table.error().message};
+    for (const auto& w : table->warnings)
+      std::cerr << "mculab: warning: " << o.cases << ": " << w << "\n";
+    const std::string name = std::filesystem::path(o.cases).filename().string();
+    v1::ArtifactRef ref = Upload(c, name, csv);
+    req.set_op(o.op);
+    req.set_cases_artifact(ref.sha256());
+    for (const auto& row : table->rows) {
+      auto* cs = req.add_cases();
+      cs->set_id(row.id);
+      for (int32_t p : row.params) cs->add_params(p);
+    }
+  }
   req.set_kind(o.kind);
   req.set_board(o.board);
-  req.set_op(o.op);
   req.set_iterations(o.iterations);
   req.set_warmup(o.warmup);
   req.set_label(o.label);
-  req.set_cases_artifact(ref.sha256());
   req.set_timeout_s(o.timeout_s);
   req.set_priority(o.priority);
   for (std::size_t start = 0; start < o.events.size();) {
@@ -290,11 +357,6 @@ int CmdSubmit(Client& c, const SubmitOptions& o) {
     if (end == std::string::npos) end = o.events.size();
     if (end > start) req.add_events(o.events.substr(start, end - start));
     start = end + 1;
-  }
-  for (const auto& row : table->rows) {
-    auto* cs = req.add_cases();
-    cs->set_id(row.id);
-    for (int32_t p : row.params) cs->add_params(p);
   }
   v1::SubmitJobReply rep;
   auto ctx = c.Context();
@@ -582,12 +644,17 @@ int Main(int argc, char** argv) {
   boards->add_flag("--json", json, "print JSON");
 
   SubmitOptions so;
-  auto* submit = app.add_subcommand("submit", "submit an operator benchmark job");
+  auto* submit = app.add_subcommand("submit", "submit an operator benchmark or your own runner");
   submit->add_option("--kind", so.kind, "board kind, e.g. corstone300-qemu, host");
   submit->add_option("--board", so.board, "one board by name");
-  submit->add_option("--op", so.op, "operator benchmark: " + OpNames())->required();
-  submit->add_option("--cases", so.cases, "CSV of the parameter sweep (id column first)")
-      ->required();
+  submit->add_option("--op", so.op, "operator benchmark: " + OpNames());
+  submit->add_option(
+      "--cases", so.cases,
+      "CSV of the parameter sweep (id column first); with --firmware: case ids (optional)");
+  submit->add_option("--firmware", so.firmware,
+                     "your runner: an ELF for the board (docs/writing-a-runner.md)");
+  submit->add_option("--blob", so.blob,
+                     "a file your runner reads (model, inputs); with --firmware");
   submit->add_option("--iterations", so.iterations, "measured iterations per case")
       ->check(CLI::Range(1u, 100000u))
       ->capture_default_str();

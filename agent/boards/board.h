@@ -13,6 +13,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <span>
@@ -40,11 +41,15 @@ struct BoardInfo {
   std::string kind;
   std::map<std::string, std::string> tags;
   bool emulated = false;
-  std::string serial;                         // probe serial for real boards
-  std::uint64_t ram_bytes = 0;                // 0: not known
-  std::string backend;                        // for logs only: nothing may branch on it
-  std::chrono::seconds default_timeout{300};  // per run, when the assignment sets none
+  std::string serial;                            // probe serial for real boards
+  std::uint64_t ram_bytes = 0;                   // 0: not known
+  std::string backend;                           // for logs only: nothing may branch on it
+  std::chrono::seconds default_timeout{300};     // per run, when the assignment sets none
   std::vector<CounterUnitInfo> counter_units{};  // what the board counts besides the timer
+  // Whether the board runs a job's own runner (RunSpec::firmware); when not, why (for the job's
+  // failure message).
+  bool custom_runners = false;
+  std::string custom_runners_off = "this board's backend does not run custom runners";
 };
 
 struct RunSpec {
@@ -53,6 +58,9 @@ struct RunSpec {
   std::chrono::seconds timeout{300};   // whole run; backends use it to bound their own steps
   // Events of the board's external units to count in this run (issue 5), e.g. the QEMU plugin's.
   std::vector<std::string> emulated_events{};
+  // A custom runner (verified, from the agent's artifact cache) to run instead of the board's
+  // own; empty: the board's configured runner.
+  std::filesystem::path firmware;
 };
 
 // How the runner was run: part of the result's provenance.

@@ -42,13 +42,16 @@ Bytes Corrupt(Bytes frame) {
 class FakeRunnerProcess final : public RunnerProcess {
  public:
   FakeRunnerProcess(const FakeOptions& options, Clock& clock, std::vector<std::uint8_t> workload,
-                    std::shared_ptr<FakeRunLog> log, std::vector<std::string> emulated)
+                    std::shared_ptr<FakeRunLog> log, std::vector<std::string> emulated,
+                    std::string custom_sha256)
       : o_(options),
         clock_(clock),
         workload_(std::move(workload)),
         log_(std::move(log)),
-        emulated_(std::move(emulated)) {
-    prov_.firmware_sha256 = Sha256Hex(std::string("mculab fake runner 1.0.0"));
+        emulated_(std::move(emulated)),
+        custom_(!custom_sha256.empty()) {
+    prov_.firmware_sha256 =
+        custom_ ? custom_sha256 : Sha256Hex(std::string("mculab fake runner 1.0.0"));
     prov_.toolchain = "none (in-process fake runner)";
     prov_.note = "fake board: a simulated runner, the values are synthetic";
     if (o_.fault != FakeFault::kNoHello) {
@@ -62,6 +65,10 @@ class FakeRunnerProcess final : public RunnerProcess {
       h.arena_bytes = 4 << 20;
       h.port = "fake";
       h.cpu = o_.cpu;
+      if (custom_) {
+        h.custom_workload = true;
+        h.runtime = "fake-custom";
+      }
       h.counters = o_.counters;
       Append(ToWire(h));
     }
@@ -158,6 +165,17 @@ class FakeRunnerProcess final : public RunnerProcess {
       return;
     }
     auto st = mculab_workload_parse(workload_.data(), workload_.size(), &wl_);
+    if (st == MCULAB_WORKLOAD_OK && custom_ != (wl_.op == MCULAB_OP_CUSTOM)) {
+      Append(ToWire(ErrorMsg{MCULAB_ERR_UNKNOWN_OP, MCULAB_NO_CASE,
+                             custom_ ? "this custom runner takes a custom (blob) workload"
+                                     : "the generic runner does not run custom workloads"}));
+      Finish(MCULAB_ERR_UNKNOWN_OP);
+      return;
+    }
+    if (st == MCULAB_WORKLOAD_OK && custom_) {
+      std::lock_guard lock(log_->mu);
+      log_->blob.assign(wl_.blob, wl_.blob + wl_.blob_len);
+    }
     if (st != MCULAB_WORKLOAD_OK) {
       Append(ToWire(ErrorMsg{MCULAB_ERR_BAD_WORKLOAD, MCULAB_NO_CASE,
                              std::string("workload: ") + mculab_workload_status_name(st)}));
@@ -241,8 +259,11 @@ class FakeRunnerProcess final : public RunnerProcess {
         return;
       }
       case Step::kCaseEnd: {
-        auto expected = ReferenceChecksum(
-            wl_.op, std::span<const std::int32_t>(params_, wl_.num_params), wl_.seed);
+        // A custom runner digests its own output: here the blob's CRC-32.
+        auto expected =
+            custom_ ? Result<std::uint32_t>(mculab_crc32(0, wl_.blob, wl_.blob_len))
+                    : ReferenceChecksum(
+                          wl_.op, std::span<const std::int32_t>(params_, wl_.num_params), wl_.seed);
         if (!expected) {
           Append(ToWire(ErrorMsg{MCULAB_ERR_BAD_PARAMS, case_, expected.error().message}));
           Finish(MCULAB_ERR_BAD_PARAMS);
@@ -272,6 +293,7 @@ class FakeRunnerProcess final : public RunnerProcess {
   std::shared_ptr<FakeRunLog> log_;
   std::vector<std::string> emulated_;  // RunSpec::emulated_events
   std::string regions_;                // plugin-format "iter" lines so far
+  const bool custom_;  // a job's own runner (RunSpec::firmware): custom workload, blob CRC
   RunProvenance prov_;
   FrameStream in_{FrameSender::kAgent};
   std::deque<std::uint8_t> out_;
@@ -339,8 +361,18 @@ Result<std::unique_ptr<RunnerProcess>> FakeBoard::Start(const RunSpec& spec) {
     std::lock_guard lock(mu_);
     last_run_ = log;
   }
-  return std::unique_ptr<RunnerProcess>(
-      new FakeRunnerProcess(options_, clock_, spec.workload, std::move(log), spec.emulated_events));
+  std::string custom_sha;
+  if (!spec.firmware.empty()) {
+    // The fake does not execute the file; it only stands for it (its hash is the provenance).
+    auto sha = Sha256File(spec.firmware);
+    if (!sha) return sha.error();
+    custom_sha = *sha;
+    std::lock_guard lock(log->mu);
+    log->firmware = spec.firmware;
+  }
+  return std::unique_ptr<RunnerProcess>(new FakeRunnerProcess(options_, clock_, spec.workload,
+                                                              std::move(log), spec.emulated_events,
+                                                              std::move(custom_sha)));
 }
 
 std::shared_ptr<FakeRunLog> FakeBoard::last_run() const {

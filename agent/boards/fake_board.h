@@ -69,6 +69,8 @@ struct FakeRunLog {
   std::mutex mu;
   std::vector<std::uint8_t> frames_received;  // types, in order
   bool killed = false;
+  std::filesystem::path firmware;  // the custom runner the run was given, if any
+  std::vector<std::uint8_t> blob;  // the blob of its custom workload, as the runner saw it
   bool abort_received() {
     std::lock_guard lock(mu);
     for (auto t : frames_received)

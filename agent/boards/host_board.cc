@@ -5,11 +5,21 @@
 
 namespace mculab::agent {
 
-HostBoard::HostBoard(BoardInfo info, std::filesystem::path runner)
-    : info_(std::move(info)), runner_(std::move(runner)) {}
+HostBoard::HostBoard(BoardInfo info, std::filesystem::path runner, bool allow_custom_runners)
+    : info_(std::move(info)), runner_(std::move(runner)) {
+  info_.custom_runners = allow_custom_runners;
+  info_.custom_runners_off =
+      "host board " + info_.name +
+      " does not run uploaded executables: a custom host runner is native code running as the "
+      "agent's user, so it is off unless the agent's configuration sets allow_custom_runners = "
+      "true for this board (docs/writing-a-runner.md)";
+}
 
 Result<std::unique_ptr<RunnerProcess>> HostBoard::Start(const RunSpec& spec) {
-  auto id = runner_.Identify();
+  if (!spec.firmware.empty() && !info_.custom_runners) {
+    return MakeError(ErrorCode::kPermissionDenied, info_.custom_runners_off);
+  }
+  auto id = spec.firmware.empty() ? runner_.Identify() : IdentifyFirmware(spec.firmware);
   if (!id) return id.error();
   auto dir = TempDir::Create("mculab-host-");
   if (!dir) return dir.error();
@@ -22,7 +32,8 @@ Result<std::unique_ptr<RunnerProcess>> HostBoard::Start(const RunSpec& spec) {
     return s.error();
   }
   SpawnOptions so;
-  so.argv = {runner_.path().string(), workload.string()};
+  so.argv = {spec.firmware.empty() ? runner_.path().string() : spec.firmware.string(),
+             workload.string()};
   so.pipe_stdin = true;
   so.pipe_stdout = true;
   so.stderr_file = stderr_file;

@@ -27,7 +27,8 @@ Result<std::vector<std::unique_ptr<Board>>> MakeBoards(const AgentConfig& config
       o.plugin = b.qemu_plugin;
       boards.push_back(std::make_unique<QemuBoard>(std::move(info), std::move(o), deps.clock));
     } else if (b.backend == "host") {
-      boards.push_back(std::make_unique<HostBoard>(std::move(info), b.runner));
+      boards.push_back(
+          std::make_unique<HostBoard>(std::move(info), b.runner, b.allow_custom_runners));
     } else if (b.backend == "pyocd") {
       info.serial = b.serial;
       PyocdOptions o;
@@ -50,6 +51,7 @@ Result<std::vector<std::unique_ptr<Board>>> MakeBoards(const AgentConfig& config
       o.fault_case = b.fault_case;
       o.sample_delay = std::chrono::milliseconds(b.sample_delay_ms);
       if (auto cpu = b.tags.find("cpu"); cpu != b.tags.end()) o.cpu = cpu->second;
+      info.custom_runners = true;  // a simulated custom runner (fake_board.h)
       boards.push_back(std::make_unique<FakeBoard>(std::move(info), std::move(o), deps.clock));
     } else {
       return MakeError(ErrorCode::kInvalidArgument, "board \"" + b.name + "\": unknown backend \"" +

@@ -78,10 +78,14 @@ QemuBoard::QemuBoard(BoardInfo info, QemuOptions options, Clock& clock)
       clock_(clock),
       firmware_(options_.firmware) {
   info_.counter_units = QemuCounterUnits(options_);
+  info_.custom_runners = true;
 }
 
 Result<std::unique_ptr<RunnerProcess>> QemuBoard::Start(const RunSpec& spec) {
-  auto id = firmware_.Identify();
+  // A job's own runner ELF (already verified against its SHA-256) replaces the board's.
+  QemuOptions options = options_;
+  if (!spec.firmware.empty()) options.firmware = spec.firmware;
+  auto id = spec.firmware.empty() ? firmware_.Identify() : IdentifyFirmware(spec.firmware);
   if (!id) return id.error();
   auto dir = TempDir::Create("mculab-qemu-");
   if (!dir) return dir.error();
@@ -95,7 +99,7 @@ Result<std::unique_ptr<RunnerProcess>> QemuBoard::Start(const RunSpec& spec) {
     return s.error();
   }
   SpawnOptions so;
-  so.argv = QemuArgv(options_, socket, workload);
+  so.argv = QemuArgv(options, socket, workload);
   const auto counts = (*dir)->path() / "counts.txt";
   if (!spec.emulated_events.empty()) {
     if (options_.plugin.empty()) {
@@ -132,7 +136,7 @@ Result<std::unique_ptr<RunnerProcess>> QemuBoard::Start(const RunSpec& spec) {
   prov.board_serial = info_.serial;
   prov.note = QemuNote(options_);
   prov.workload_addr = options_.workload_addr;
-  prov.firmware_path = options_.firmware.string();
+  prov.firmware_path = options.firmware.string();  // the custom runner when the job has one
   auto runner =
       std::make_unique<ChildRunnerProcess>(std::move(*dir), std::move(*proc), std::move(*fd),
                                            std::move(write_fd), stderr_file, std::move(prov));

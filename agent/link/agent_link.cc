@@ -114,7 +114,7 @@ class AgentLink::Impl final : public RunSink {
           FinishUnstartedRun(a.run_id(), v1::RunFinished::INFRA_FAILED,
                              "the agent stopped before the run started", link_.spool_, link_);
         } else {
-          ExecuteRun(a, board_, link_.spool_, link_, link_.clock_, *token, link_.options_.executor);
+          ExecuteRun(a, board_, link_.spool_, link_, link_.clock_, *token, link_.executor_);
         }
         bool close = false;
         {
@@ -147,6 +147,58 @@ class AgentLink::Impl final : public RunSink {
   bool IsActive(std::uint64_t run_id);
   Worker* FindWorker(const std::string& board);
 
+  // AgentLink.FetchArtifact for the artifact cache.
+  class Fetcher final : public ArtifactFetcher {
+   public:
+    explicit Fetcher(Impl& link) : link_(link) {}
+    Status Fetch(const std::string& sha256,
+                 const std::function<Status(std::string_view)>& sink) override {
+      grpc::ClientContext ctx;
+      if (!link_.options_.token.empty()) {
+        ctx.AddMetadata("authorization", "Bearer " + link_.options_.token);
+      }
+      ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::minutes(10));
+      v1::FetchArtifactRequest req;
+      req.set_sha256(sha256);
+      auto reader = link_.stub_->FetchArtifact(&ctx, req);
+      v1::ArtifactData chunk;
+      Status failed;
+      while (reader->Read(&chunk)) {
+        if (failed = sink(chunk.data()); !failed.ok()) {
+          ctx.TryCancel();
+          break;
+        }
+      }
+      const grpc::Status st = reader->Finish();
+      if (!failed.ok()) return failed;
+      if (st.ok()) return {};
+      ErrorCode code = ErrorCode::kUnavailable;
+      switch (st.error_code()) {
+        case grpc::StatusCode::NOT_FOUND:
+          code = ErrorCode::kNotFound;
+          break;
+        case grpc::StatusCode::PERMISSION_DENIED:
+          code = ErrorCode::kPermissionDenied;
+          break;
+        case grpc::StatusCode::UNAUTHENTICATED:
+          code = ErrorCode::kUnauthenticated;
+          break;
+        case grpc::StatusCode::INVALID_ARGUMENT:
+          code = ErrorCode::kInvalidArgument;
+          break;
+        case grpc::StatusCode::DATA_LOSS:
+          code = ErrorCode::kDataLoss;
+          break;
+        default:
+          break;
+      }
+      return MakeError(code, "the server says: " + st.error_message());
+    }
+
+   private:
+    Impl& link_;
+  };
+
   const LinkOptions options_;
   std::vector<Board*> boards_;
   Spool& spool_;
@@ -164,6 +216,10 @@ class AgentLink::Impl final : public RunSink {
   bool stopping_ = false;
   bool stop_done_ = false;
   grpc::ClientContext* ctx_ = nullptr;
+
+  Fetcher fetcher_{*this};
+  std::unique_ptr<ArtifactCache> artifacts_;
+  ExecutorOptions executor_;  // options_.executor with the artifact cache
 
   std::vector<std::unique_ptr<Worker>> workers_;  // last: destroyed (joined) first
 };
@@ -187,6 +243,11 @@ AgentLink::Impl::Impl(LinkOptions options, std::vector<Board*> boards, Spool& sp
   }
   channel_ = grpc::CreateCustomChannel(options_.server, credentials, args);
   stub_ = v1::AgentLink::NewStub(channel_);
+  executor_ = options_.executor;
+  if (!options_.artifacts.dir.empty()) {
+    artifacts_ = std::make_unique<ArtifactCache>(options_.artifacts, fetcher_);
+    executor_.artifacts = artifacts_.get();
+  }
   for (Board* b : boards_) workers_.push_back(std::make_unique<Worker>(*b, *this));
 }
 

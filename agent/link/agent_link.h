@@ -29,6 +29,7 @@
 
 #include "agent/boards/board.h"
 #include "agent/io/clock.h"
+#include "agent/link/artifact_cache.h"
 #include "agent/link/run_executor.h"
 #include "agent/link/spool.h"
 
@@ -45,6 +46,9 @@ struct LinkOptions {
   std::string
       ca_pem;  // the CA certificate(s) to check the server's TLS certificate; empty: plaintext
   ExecutorOptions executor;
+  // The cache of fetched artifacts (custom runners, blobs); empty dir: no custom-runner jobs.
+  // Fetched with AgentLink.FetchArtifact over the same channel and token.
+  ArtifactCacheOptions artifacts;
 };
 
 class AgentLink {

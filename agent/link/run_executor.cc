@@ -3,11 +3,15 @@
 #include <spdlog/spdlog.h>
 
 #include "agent/boards/plugin_counts.h"
+#include "agent/io/temp_dir.h"
+#include "agent/link/artifact_cache.h"
 #include "agent/runner/elf_memory.h"
 #include "agent/runner/runner_session.h"
 #include "common/op_catalog.h"
 #include "common/sha256.h"
 #include "common/workload_builder.h"
+#include "mculab/ops.h"
+#include "mculab/workload.h"
 
 namespace mculab::agent {
 namespace {
@@ -249,6 +253,7 @@ class RunReporter final : public SessionListener {
     cd.set_checksum(r.checksum);
     cd.set_expected_checksum(r.expected);
     cd.set_checksum_ok(r.checksum_ok);
+    cd.set_checksum_unverified(!r.verified);
     cd.set_overhead(static_cast<std::int64_t>(r.overhead));
     cd.set_pass(pass_->index);
     for (auto v : r.counter_overhead) cd.add_counter_overhead(static_cast<std::int64_t>(v));
@@ -420,6 +425,70 @@ class RunReporter final : public SessionListener {
   std::string spool_error_;
 };
 
+// A custom-runner assignment: the runner from the cache into `firmware`, the blob wrapped in a
+// custom workload. kUnavailable/kInternal errors are the agent's or the server's (infrastructure);
+// the others are the job's.
+Result<std::vector<std::uint8_t>> PrepareCustom(const v1::Assignment& a, Board& board,
+                                                const ExecutorOptions& options, std::uint32_t seed,
+                                                std::vector<WorkloadCase>& cases,
+                                                std::filesystem::path& firmware) {
+  if (a.firmware_sha256().empty()) {
+    return MakeError(ErrorCode::kInvalidArgument, "op \"custom\" without a custom runner");
+  }
+  if (!board.Info().custom_runners) {
+    return MakeError(ErrorCode::kFailedPrecondition, board.Info().custom_runners_off);
+  }
+  if (options.artifacts == nullptr) {
+    return MakeError(ErrorCode::kFailedPrecondition,
+                     "this agent has no artifact cache, so it cannot run custom runners");
+  }
+  auto fw = options.artifacts->Get(a.firmware_sha256());
+  if (!fw) {
+    return MakeError(fw.error().code, "cannot get the custom runner " + a.firmware_sha256() + ": " +
+                                          fw.error().message);
+  }
+  firmware = *fw;
+  std::vector<std::uint8_t> blob;
+  if (!a.blob_sha256().empty()) {
+    auto path = options.artifacts->Get(a.blob_sha256());
+    if (!path) {
+      return MakeError(path.error().code,
+                       "cannot get the blob " + a.blob_sha256() + ": " + path.error().message);
+    }
+    auto bytes = ReadFile(*path);
+    if (!bytes) return MakeError(ErrorCode::kInternal, bytes.error().message);
+    blob.assign(bytes->begin(), bytes->end());
+  }
+  std::vector<std::int64_t> ids;
+  for (const auto& c : a.cases()) {
+    if (c.params_size() != 0) {
+      return MakeError(ErrorCode::kInvalidArgument,
+                       "case " + std::to_string(c.id()) +
+                           " has parameters; a custom runner's cases are ids only");
+    }
+    ids.push_back(c.id());
+  }
+  if (ids.empty()) ids.push_back(0);
+  if (ids.size() > MCULAB_MAX_CASES) {
+    return MakeError(ErrorCode::kInvalidArgument, "the job has " + std::to_string(ids.size()) +
+                                                      " cases; a workload holds " +
+                                                      std::to_string(MCULAB_MAX_CASES));
+  }
+  for (std::int64_t id : ids) cases.push_back(WorkloadCase{id, {}});
+  const std::size_t n =
+      mculab_workload_custom_blob_offset(static_cast<std::uint16_t>(ids.size())) + blob.size();
+  std::vector<std::uint8_t> out(n);
+  const std::size_t written = mculab_workload_write_custom(out.data(), out.size(), seed, ids.data(),
+                                                           static_cast<std::uint16_t>(ids.size()),
+                                                           blob.data(), blob.size());
+  if (written == 0) {
+    return MakeError(ErrorCode::kInvalidArgument, "cannot build the custom workload (" +
+                                                      std::to_string(blob.size()) + "-byte blob)");
+  }
+  out.resize(written);
+  return out;
+}
+
 }  // namespace
 
 v1::RunFinished FinishUnstartedRun(std::uint64_t run_id, v1::RunFinished::Outcome outcome,
@@ -452,24 +521,44 @@ v1::RunFinished ExecuteRun(const v1::Assignment& a, Board& board, Spool& spool, 
   };
   SendState(sink, run_id, "preparing", "building the workload");
 
-  const OpInfo* op = FindOp(a.op());
-  if (op == nullptr) {
-    return workload_failed("unknown op \"" + a.op() + "\" (known: " + OpNames() + ")");
-  }
-  if (a.cases_size() == 0) return workload_failed("the job has no cases");
+  const bool custom = !a.firmware_sha256().empty() || a.op() == "custom";
+  const std::uint32_t seed = a.seed() != 0 ? a.seed() : kDefaultSeed;
   if (a.iterations() == 0) return workload_failed("iterations must be at least 1");
   std::vector<WorkloadCase> cases;
-  for (const auto& c : a.cases()) {
-    WorkloadCase wc;
-    wc.id = c.id();
-    wc.params.assign(c.params().begin(), c.params().end());
-    if (auto s = ValidateCaseParams(*op, wc.params); !s) {
-      return workload_failed("case " + std::to_string(c.id()) + ": " + s.error().message);
+  std::uint16_t op_id = MCULAB_OP_CUSTOM;
+  Result<std::vector<std::uint8_t>> workload = std::vector<std::uint8_t>{};
+  std::filesystem::path firmware;  // a custom runner from the artifact cache
+  if (custom) {
+    auto prepared = PrepareCustom(a, board, options, seed, cases, firmware);
+    if (!prepared) {
+      const bool infra = prepared.error().code == ErrorCode::kUnavailable ||
+                         prepared.error().code == ErrorCode::kInternal;
+      if (infra) {
+        spdlog::warn("{}: {}", prefix, prepared.error().message);
+        return Finish(run_id, v1::RunFinished::INFRA_FAILED, prepared.error().message,
+                      spool.NextSequence(run_id), spool, sink);
+      }
+      return workload_failed(prepared.error().message);
     }
-    cases.push_back(std::move(wc));
+    workload = std::move(*prepared);
+  } else {
+    const OpInfo* op = FindOp(a.op());
+    if (op == nullptr) {
+      return workload_failed("unknown op \"" + a.op() + "\" (known: " + OpNames() + ")");
+    }
+    if (a.cases_size() == 0) return workload_failed("the job has no cases");
+    for (const auto& c : a.cases()) {
+      WorkloadCase wc;
+      wc.id = c.id();
+      wc.params.assign(c.params().begin(), c.params().end());
+      if (auto s = ValidateCaseParams(*op, wc.params); !s) {
+        return workload_failed("case " + std::to_string(c.id()) + ": " + s.error().message);
+      }
+      cases.push_back(std::move(wc));
+    }
+    op_id = op->id;
+    workload = BuildWorkload(op->id, cases, seed);
   }
-  const std::uint32_t seed = a.seed() != 0 ? a.seed() : kDefaultSeed;
-  auto workload = BuildWorkload(op->id, cases, seed);
   if (!workload) return workload_failed("cannot build the workload: " + workload.error().message);
   const std::string workload_sha = Sha256Hex(std::span<const std::uint8_t>(*workload));
 
@@ -486,6 +575,7 @@ v1::RunFinished ExecuteRun(const v1::Assignment& a, Board& board, Spool& spool, 
     spec.workload = *workload;
     spec.timeout = whole;
     spec.emulated_events = pass.emulated_events;
+    spec.firmware = firmware;
     if (cancel.cancelled()) {
       return Finish(run_id,
                     cancel.reason() == CancelReason::kByServer ? v1::RunFinished::CANCELLED
@@ -505,7 +595,7 @@ v1::RunFinished ExecuteRun(const v1::Assignment& a, Board& board, Spool& spool, 
                   : std::string());
 
     SessionConfig sc;
-    sc.op = op->id;
+    sc.op = op_id;
     sc.cases = cases;
     sc.seed = seed;
     sc.iterations = a.iterations();

@@ -1,5 +1,10 @@
 // ExecuteRun: one Assignment on one Board, from building the workload to RunFinished.
 //
+//   A custom-runner assignment (op "custom", firmware_sha256 set) first gets the runner and blob
+//   from the ArtifactCache (fetched from the server unless cached, SHA-256 verified) and builds a
+//   custom workload (case ids + blob; one case, id 0, when the job names none); the board runs
+//   that runner instead of its own, and checksums are reported unverified.
+//
 //   RunState preparing -> build the workload (op catalog, BuildWorkload; seed from the assignment
 //   or the fixed default) -> board.Start -> RunState running -> RunSession; on HELLO RunStarted
 //   (provenance), samples gathered into SampleBatch messages (metric 0 = the timer, then the
@@ -37,6 +42,9 @@ struct ExecutorOptions {
   std::chrono::milliseconds max_batch_age{200};  // so progress shows while a slow case runs
   std::chrono::milliseconds hello_timeout{10'000};
   std::chrono::milliseconds abort_grace{1'000};
+  // Where custom runners and blobs come from (Assignment.firmware_sha256/blob_sha256); null: this
+  // agent cannot run custom-runner jobs (they fail with a message saying so).
+  class ArtifactCache* artifacts = nullptr;
 };
 
 // Runs the assignment to its end and returns the RunFinished it spooled and sent.

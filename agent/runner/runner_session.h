@@ -3,7 +3,9 @@
 //   wait for HELLO (bounded) -> CONFIGURE (iterations, warm-up, workload length, counter mask)
 //   -> RUN -> CASE_START / SAMPLE... / CASE_END per case, LOG and ERROR at any time -> DONE
 //
-// Every case's checksum is checked against the same kernel run on this host (ReferenceChecksum);
+// Every case's checksum is checked against the same kernel run on this host (ReferenceChecksum),
+// except for a custom runner (op MCULAB_OP_CUSTOM), whose output the agent cannot compute: its
+// cases are reported unverified (CaseResult::verified false), never as passing;
 // a mismatch fails the run as a workload failure naming the case and both checksums. Corrupt
 // frames and stray bytes are logged and counted but not fatal, unless they cost a sample: a gap in
 // a case's iterations fails the run (an infrastructure failure) instead of storing a hole.
@@ -62,6 +64,7 @@ struct CaseResult {
   std::uint32_t checksum = 0;
   std::uint32_t expected = 0;
   bool checksum_ok = false;
+  bool verified = true;  // false for a custom runner: no reference, checksum_ok means nothing
   std::uint64_t overhead = 0;
   std::vector<std::uint64_t> counter_overhead;  // per counter, as the samples' counters
   std::uint32_t samples = 0;

@@ -69,6 +69,9 @@ struct Job {
   std::uint32_t warmup = 0;
   std::uint32_t num_cases = 0;
   std::string cases_artifact;
+  // Custom runner (op "custom"): SHA-256 of the uploaded runner and blob; empty otherwise.
+  std::string firmware_artifact;
+  std::string blob_artifact;
   std::uint32_t timeout_s = 0;
   std::uint32_t attempts = 0;  // runs started (incremented on every assignment)
   std::int64_t created_ms = 0;

@@ -2,6 +2,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include <fstream>
+#include <vector>
+
 #include "server/rpc/caller.h"
 #include "server/rpc/status.h"
 
@@ -89,6 +92,34 @@ grpc::Status AgentLinkService::Connect(grpc::ServerContext* context,
   lab_.DisconnectAgent(*session, context->IsCancelled() ? "the stream was cancelled"
                                                         : "the agent closed the stream");
   channel->Close();
+  return grpc::Status::OK;
+}
+
+grpc::Status AgentLinkService::FetchArtifact(grpc::ServerContext* context,
+                                             const v1::FetchArtifactRequest* request,
+                                             grpc::ServerWriter<v1::ArtifactData>* writer) {
+  auto opened = lab_.OpenArtifact(CallerOf(*context), request->sha256());
+  if (!opened.ok()) return ToGrpcStatus(opened.error());
+  const auto& [path, artifact] = *opened;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return grpc::Status(grpc::StatusCode::DATA_LOSS,
+                        "artifact " + artifact.sha256 + " is recorded but its file is missing");
+  }
+  constexpr std::size_t kChunk = 256 * 1024;
+  std::vector<char> buf(kChunk);
+  bool first = true;
+  while (!context->IsCancelled()) {
+    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+    const auto n = static_cast<std::size_t>(in.gcount());
+    if (n == 0 && !first) break;
+    v1::ArtifactData chunk;
+    if (first) chunk.set_total_size(artifact.size);
+    chunk.set_data(buf.data(), n);
+    first = false;
+    if (!writer->Write(chunk)) return grpc::Status(grpc::StatusCode::CANCELLED, "agent went away");
+    if (n < buf.size()) break;
+  }
   return grpc::Status::OK;
 }
 

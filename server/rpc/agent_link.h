@@ -46,6 +46,10 @@ class AgentLinkService final : public mculab::v1::AgentLink::Service {
   explicit AgentLinkService(server::Lab& lab) : lab_(lab) {}
 
   grpc::Status Connect(grpc::ServerContext* context, StreamChannel::Stream* stream) override;
+  // Streams an artifact's file in 256 KiB chunks (Lab::OpenArtifact decides who may).
+  grpc::Status FetchArtifact(grpc::ServerContext* context,
+                             const mculab::v1::FetchArtifactRequest* request,
+                             grpc::ServerWriter<mculab::v1::ArtifactData>* writer) override;
 
  private:
   // The caller of a call, authenticated against the lab's accounts (rpc/caller.h).

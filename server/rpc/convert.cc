@@ -17,6 +17,8 @@ SubmitRequest FromProto(const v1::SubmitJobRequest& m) {
   r.warmup = m.warmup();
   r.label = m.label();
   r.cases_artifact = m.cases_artifact();
+  r.firmware_artifact = m.firmware_artifact();
+  r.blob_artifact = m.blob_artifact();
   r.timeout_s = m.timeout_s();
   r.priority = ParseJobPriority(m.priority()).value_or(JobPriority::kNormal);
   r.events.assign(m.events().begin(), m.events().end());
@@ -86,6 +88,8 @@ void ToProto(const Job& j, v1::Job* out) {
   out->set_progress_total(static_cast<std::uint32_t>(total));
   out->set_attempts(j.attempts);
   out->set_cases_artifact(j.cases_artifact);
+  out->set_firmware_artifact(j.firmware_artifact);
+  out->set_blob_artifact(j.blob_artifact);
 }
 
 void ToProto(const JobEvent& e, v1::JobEvent* out) {
@@ -130,8 +134,10 @@ void ToProto(const JobResults& r, v1::Results* out) {
     pv->set_note(p.note);
     pv->set_seed(p.seed);
   }
-  auto fill = [](const CaseOutcome& c, const CaseStats* s, v1::CaseStats* cs) {
+  const bool verified = r.job.firmware_artifact.empty();  // no reference for a custom runner
+  auto fill = [verified](const CaseOutcome& c, const CaseStats* s, v1::CaseStats* cs) {
     cs->set_index(c.index);
+    cs->set_checksum_verified(verified);
     cs->set_case_id(c.case_id);
     for (std::int32_t p : c.params) cs->add_params(p);
     if (c.result) {

@@ -481,6 +481,8 @@ void Lab::AssignLocked(ActiveJob& aj, Board& board, Tx& tx) {
   a->set_timeout_s(aj.job.timeout_s);
   a->set_pass(0);
   PlanPassesLocked(aj, board, runs_.at(run.id), *a, tx);
+  a->set_firmware_sha256(aj.job.firmware_artifact);
+  a->set_blob_sha256(aj.job.blob_artifact);
   SendToAgentLocked(board.agent, m);
   spdlog::info("job {} -> board {} (run {}, attempt {})", aj.job.id, board.name, run.id,
                run.attempt);
@@ -588,18 +590,24 @@ Status Lab::ValidateSubmit(const SubmitRequest& r) const {
   if (r.kind.empty() && r.board.empty()) {
     return invalid("give a board kind or a board name to run on");
   }
-  if (r.op.empty()) return invalid("op is required (built-in ops: " + OpNames() + ")");
-  const OpInfo* op = FindOp(r.op);
-  if (op == nullptr) return invalid("unknown op '" + r.op + "' (built-in ops: " + OpNames() + ")");
-  if (r.cases.empty()) return invalid("the job has no cases");
+  if (!r.firmware_artifact.empty() || !r.blob_artifact.empty() || r.op == kCustomOp) {
+    if (Status s = ValidateCustomRequest(r); !s.ok()) return s;
+  } else {
+    if (r.op.empty()) return invalid("op is required (built-in ops: " + OpNames() + ")");
+    const OpInfo* op = FindOp(r.op);
+    if (op == nullptr) {
+      return invalid("unknown op '" + r.op + "' (built-in ops: " + OpNames() + ")");
+    }
+    if (r.cases.empty()) return invalid("the job has no cases");
+    for (std::size_t i = 0; i < r.cases.size(); ++i) {
+      if (Status s = ValidateCaseParams(*op, r.cases[i].params); !s.ok()) {
+        return invalid(fmt::format("case {} (id {}): {}", i, r.cases[i].id, s.error().message));
+      }
+    }
+  }
   if (r.cases.size() > kMaxCases) {
     return invalid(
         fmt::format("the job has {} cases; at most {} are accepted", r.cases.size(), kMaxCases));
-  }
-  for (std::size_t i = 0; i < r.cases.size(); ++i) {
-    if (Status s = ValidateCaseParams(*op, r.cases[i].params); !s.ok()) {
-      return invalid(fmt::format("case {} (id {}): {}", i, r.cases[i].id, s.error().message));
-    }
   }
   if (r.iterations < 1 || r.iterations > kMaxIterations) {
     return invalid(
@@ -634,6 +642,15 @@ Result<SubmitReply> Lab::Submit(const Caller& caller, SubmitRequest request) {
     }
   }
 
+  std::optional<CustomFirmwareFiles> custom;
+  if (!request.firmware_artifact.empty()) {
+    request.op = kCustomOp;
+    if (request.cases.empty()) request.cases.push_back(CaseSpec{0, {}});
+    auto files = FindCustomFiles(store_, artifacts_, request);
+    if (!files.ok()) return files.error();
+    custom = std::move(*files);
+  }
+
   std::unique_lock l(mu_);
   if (stopping_) return MakeError(ErrorCode::kUnavailable, "the server is shutting down");
   // Admission control: only what some registered board (online or not) could run.
@@ -666,6 +683,9 @@ Result<SubmitReply> Lab::Submit(const Caller& caller, SubmitRequest request) {
     if (Status s = CheckEventsLocked(request); !s.ok()) return s.error();
   }
 
+  if (custom) {
+    if (Status s = AdmitCustomLocked(request, *custom); !s.ok()) return s.error();
+  }
   // Memory: the largest case's tensors must fit some board it could run on (boards that do not
   // report their RAM are not checked).
   {
@@ -708,6 +728,8 @@ Result<SubmitReply> Lab::Submit(const Caller& caller, SubmitRequest request) {
   job.warmup = request.warmup;
   job.num_cases = static_cast<std::uint32_t>(request.cases.size());
   job.cases_artifact = request.cases_artifact;
+  job.firmware_artifact = request.firmware_artifact;
+  job.blob_artifact = request.blob_artifact;
   job.timeout_s = request.timeout_s != 0 ? request.timeout_s : config_.default_timeout_s;
 
   Tx tx;

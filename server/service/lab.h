@@ -41,6 +41,7 @@
 #include "server/service/caller.h"
 #include "server/service/clock.h"
 #include "server/service/config.h"
+#include "server/service/custom_firmware.h"
 #include "server/service/job_watch.h"
 #include "server/service/lab_feed.h"
 #include "server/service/results.h"
@@ -63,6 +64,9 @@ struct SubmitRequest {
   std::string cases_artifact;   // optional: SHA-256 of an uploaded CSV
   std::uint32_t timeout_s = 0;  // 0: the configured default
   JobPriority priority = JobPriority::kNormal;
+  // Custom runner (service/custom_firmware.h): SHA-256 of an uploaded runner ELF and blob.
+  std::string firmware_artifact;
+  std::string blob_artifact;
   std::vector<std::string> events;  // counter events besides cycles (issue 5)
 };
 
@@ -140,6 +144,9 @@ class Lab {
   // The events the boards of a kind (or one board) can count (issue 5).
   Result<EventsView> ListEvents(const Caller& caller, const std::string& kind,
                                 const std::string& board);
+  // An artifact's file for AgentLink.FetchArtifact: agents (and admins) only.
+  Result<std::pair<std::filesystem::path, Artifact>> OpenArtifact(const Caller& caller,
+                                                                  const std::string& sha256);
 
   // ---- reservations, maintenance, board history (lab_boards.cc) ----
   // Member. Reserves a board for the caller until now + duration (a busy board becomes the
@@ -159,11 +166,11 @@ class Lab {
   Result<std::vector<BoardTransition>> BoardHistory(const Caller& caller, const std::string& board);
 
   // ---- agents ----
-  // The first message of an agent's stream; the caller must hold reg.agent's agent token. Upserts its boards (idle, or busy with a run it
-  // resumes after a server restart), sends Registered, and replaces an older session of the same
-  // agent (whose runs are infrastructure failures). An agent that then sends nothing (not even a
-  // heartbeat) for config heartbeat_timeout is dropped like a disconnected one, and its channel
-  // is hung up.
+  // The first message of an agent's stream; the caller must hold reg.agent's agent token. Upserts
+  // its boards (idle, or busy with a run it resumes after a server restart), sends Registered, and
+  // replaces an older session of the same agent (whose runs are infrastructure failures). An agent
+  // that then sends nothing (not even a heartbeat) for config heartbeat_timeout is dropped like a
+  // disconnected one, and its channel is hung up.
   Result<AgentSessionId> ConnectAgent(const Caller& caller, const mculab::v1::Register& reg,
                                       std::shared_ptr<AgentChannel> channel);
   // Every later message of that stream.
@@ -290,6 +297,8 @@ class Lab {
   ActiveRun* FindRunLocked(RunId id, const std::string& agent);
   Job SnapshotLocked(const ActiveJob& aj) const;
   Status ValidateSubmit(const SubmitRequest& r) const;
+  // A custom-runner job's artifacts against the boards that could run it (custom_firmware.h).
+  Status AdmitCustomLocked(const SubmitRequest& r, const CustomFirmwareFiles& files) const;
 
   // Agent messages.
   void OnAgentStopping(AgentSessionId session);

@@ -331,6 +331,25 @@ def host_board(name="host-0"):
             "runner": os.path.join(BIN, "mculab-runner-host"), "timeout_s": 120}
 
 
+def custom_host_board(name="host-custom", **extra):
+    """A host board that runs jobs' own executables (mculab submit --firmware)."""
+    b = host_board(name)
+    b["allow_custom_runners"] = True
+    b.update(extra)
+    return b
+
+
+EXAMPLE_RUNNER_HOST = os.path.join(BIN, "mculab-example-runner-host")
+EXAMPLE_RUNNER_AN547_ELF = os.environ.get("MCULAB_EXAMPLE_RUNNER_AN547_ELF", "")
+
+
+def example_model_blob(conv=(1, 4, 8, 8, 4, 3, 3, 1, 1, 1, 1), fc_out=10):
+    """The example runner's "model" (examples/custom_runner/main.c): MCXM, version 1, conv2d's 11
+    parameters, the fully connected layer's output features; 56 bytes, little-endian."""
+    import struct
+    return struct.pack("<II11ii", 0x4D58434D, 1, *conv, fc_out)
+
+
 def qemu_board(name="an547-0"):
     board = {"name": name, "kind": "corstone300-qemu", "backend": "qemu", "firmware": AN547_ELF,
              "icount_shift": 5, "timeout_s": 300, "tags": {"cpu": "cortex-m55"}}

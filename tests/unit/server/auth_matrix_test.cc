@@ -335,6 +335,24 @@ class AuthMatrixTest : public ::testing::Test {
                                        return lab_stub_->ListEvents(Context(tok).get(), req, &r);
                                      },
                                      Least("viewer")};
+    // Agents fetch the custom runners and blobs of their assignments; admins may too (to check
+    // what a job ran). Users' tokens may not read others' uploads this way.
+    {
+      auto who = Least("admin");
+      who["agent"] = Expect::kAllowed;
+      t["mculab.v1.AgentLink.FetchArtifact"] = {
+          [&](const std::string& tok) {
+            auto ctx = Context(tok);
+            v1::FetchArtifactRequest req;
+            req.set_sha256(std::string(64, 'a'));  // none such: NOT_FOUND once allowed
+            auto reader = agent_stub_->FetchArtifact(ctx.get(), req);
+            v1::ArtifactData d;
+            while (reader->Read(&d)) {
+            }
+            return reader->Finish();
+          },
+          who};
+    }
     t["mculab.v1.AgentLink.Connect"] = {
         [&](const std::string& tok) { return ConnectAgent(tok, "matrix-agent"); }, Least("agent")};
     return t;

@@ -193,7 +193,9 @@ function renderCases() {
         ...[c.min, c.median, c.mean, c.p90, c.p99, c.stddev, c.max, c.overhead]
             .map((v) => h('td', { class: 'num' }, formatNumber(v))),
         h('td', { class: 'num' }, formatPercent(c.cv)),
-        h('td', { class: c.checksum_ok ? 'checksum-ok' : 'checksum-bad' }, c.checksum_ok ? 'ok' : 'MISMATCH'));
+        c.checksum_verified === false
+          ? h('td', { class: 'checksum-unverified' }, 'not verified (custom firmware)')
+          : h('td', { class: c.checksum_ok ? 'checksum-ok' : 'checksum-bad' }, c.checksum_ok ? 'ok' : 'MISMATCH'));
     body.append(tr);
   }
   const table = h('table', { class: 'data cases', id: 'cases-table' },

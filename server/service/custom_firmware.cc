@@ -1,0 +1,186 @@
+#include "server/service/custom_firmware.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <fstream>
+
+#include "common/elf_arch.h"
+#include "db/store.h"
+#include "server/service/artifacts.h"
+#include "server/service/lab.h"
+
+namespace mculab::server {
+
+std::uint64_t CustomWorkloadSize(std::uint64_t blob_size, std::size_t num_cases) {
+  // docs/runner-protocol.md section 6: 24-byte header, 8-byte body head, 8 bytes per case id,
+  // padded to 16, then the blob.
+  const std::uint64_t head = 24 + 8 + 8 * static_cast<std::uint64_t>(num_cases);
+  return ((head + 15) / 16) * 16 + blob_size;
+}
+
+std::string BoardArch(const Board& board) {
+  if (auto cpu = board.tags.find("cpu"); cpu != board.tags.end()) {
+    if (auto arch = ArchOfCpu(cpu->second)) return *arch;
+    return {};
+  }
+  if (board.kind == "host") return HostArch();
+  return {};
+}
+
+Status AdmitCustomFirmware(const CustomFirmwareFiles& files,
+                           const std::vector<const Board*>& boards, std::size_t num_cases,
+                           const std::string& where) {
+  std::array<std::uint8_t, 64> head{};
+  std::ifstream in(files.firmware_path, std::ios::binary);
+  if (!in) {
+    return MakeError(ErrorCode::kFailedPrecondition,
+                     "firmware artifact " + files.firmware.sha256 +
+                         " is recorded but its file is missing on the server; upload it again");
+  }
+  in.read(reinterpret_cast<char*>(head.data()), static_cast<std::streamsize>(head.size()));
+  const auto got = static_cast<std::size_t>(in.gcount());
+  auto elf = ReadElfHeader(std::span<const std::uint8_t>(head.data(), got));
+  if (!elf.ok()) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "firmware " + files.firmware.name + ": " + elf.error().message);
+  }
+  std::vector<std::string> unknown;
+  bool checked = false;
+  for (const Board* b : boards) {
+    const std::string arch = BoardArch(*b);
+    if (arch.empty()) {
+      unknown.push_back(b->name);
+      continue;
+    }
+    if (Status s = CheckElfRunsOn(*elf, arch, "board " + b->name); !s.ok()) {
+      return MakeError(ErrorCode::kFailedPrecondition,
+                       "firmware " + files.firmware.name + ": " + s.error().message);
+    }
+    checked = true;
+  }
+  if (!checked) {
+    return MakeError(
+        ErrorCode::kFailedPrecondition,
+        "cannot check the firmware's architecture for " + where + ": board(s) " +
+            fmt::format("{}", fmt::join(unknown, ", ")) +
+            " have no cpu tag the lab knows (cortex-m*, x86_64, aarch64); set tags = {cpu = ...} "
+            "for them in the agent's configuration");
+  }
+  if (files.blob) {
+    const std::uint64_t need = CustomWorkloadSize(files.blob->size, num_cases);
+    for (const Board* b : boards) {
+      if (b->ram_bytes != 0 && need > b->ram_bytes) {
+        return MakeError(ErrorCode::kFailedPrecondition,
+                         fmt::format("blob {} ({}) does not fit board {}: its workload takes {}, "
+                                     "the board has {} of RAM for it",
+                                     files.blob->name, HumanBytes(files.blob->size), b->name,
+                                     HumanBytes(need), HumanBytes(b->ram_bytes)));
+      }
+    }
+  }
+  return {};
+}
+
+namespace {
+
+bool IsHexSha(const std::string& s) {
+  return s.size() == 64 && std::all_of(s.begin(), s.end(), [](char c) {
+           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+         });
+}
+
+}  // namespace
+
+Status ValidateCustomRequest(const SubmitRequest& r) {
+  auto invalid = [](std::string m) { return MakeError(ErrorCode::kInvalidArgument, std::move(m)); };
+  if (r.firmware_artifact.empty()) {
+    if (!r.blob_artifact.empty()) {
+      return invalid("a blob needs a custom runner: give --firmware runner.elf with --blob");
+    }
+    return invalid("op \"custom\" needs a custom runner: give --firmware runner.elf");
+  }
+  if (!r.op.empty() && r.op != kCustomOp) {
+    return invalid(
+        "a job with a custom runner (--firmware) runs that runner's own workload; drop "
+        "--op " +
+        r.op + " (the built-in ops run on the generic runner)");
+  }
+  if (!IsHexSha(r.firmware_artifact)) {
+    return invalid("firmware_artifact must be a SHA-256 in lowercase hex, got '" +
+                   r.firmware_artifact + "'");
+  }
+  if (!r.blob_artifact.empty() && !IsHexSha(r.blob_artifact)) {
+    return invalid("blob_artifact must be a SHA-256 in lowercase hex, got '" + r.blob_artifact +
+                   "'");
+  }
+  for (std::size_t i = 0; i < r.cases.size(); ++i) {
+    if (!r.cases[i].params.empty()) {
+      return invalid(fmt::format(
+          "case {} (id {}) has {} parameters; a custom runner's cases are ids only (a CSV's first "
+          "column), its blob says what to run",
+          i, r.cases[i].id, r.cases[i].params.size()));
+    }
+  }
+  return {};
+}
+
+Result<CustomFirmwareFiles> FindCustomFiles(db::Store& store, const ArtifactStore& artifacts,
+                                            const SubmitRequest& r) {
+  CustomFirmwareFiles files;
+  auto fw = store.GetArtifact(r.firmware_artifact);
+  if (!fw.ok()) return fw.error();
+  if (!fw->has_value()) {
+    return MakeError(ErrorCode::kFailedPrecondition,
+                     "firmware artifact " + r.firmware_artifact +
+                         " was never uploaded (mculab submit --firmware uploads it)");
+  }
+  files.firmware = **fw;
+  files.firmware_path = artifacts.PathOf(r.firmware_artifact);
+  if (!r.blob_artifact.empty()) {
+    auto blob = store.GetArtifact(r.blob_artifact);
+    if (!blob.ok()) return blob.error();
+    if (!blob->has_value()) {
+      return MakeError(ErrorCode::kFailedPrecondition,
+                       "blob artifact " + r.blob_artifact +
+                           " was never uploaded (mculab submit --blob uploads it)");
+    }
+    files.blob = **blob;
+  }
+  return files;
+}
+
+Status Lab::AdmitCustomLocked(const SubmitRequest& r, const CustomFirmwareFiles& files) const {
+  std::vector<const Board*> candidates;
+  for (const auto& [name, b] : boards_) {
+    if (!r.board.empty() ? name == r.board : b.kind == r.kind) candidates.push_back(&b);
+  }
+  const std::string where = r.board.empty() ? "kind " + r.kind : "board " + r.board;
+  return AdmitCustomFirmware(files, candidates, r.cases.size(), where);
+}
+
+Result<std::pair<std::filesystem::path, Artifact>> Lab::OpenArtifact(const Caller& caller,
+                                                                     const std::string& sha256) {
+  // Agents fetch what their jobs need; admins may do everything. A user token is refused.
+  if (caller.role != Role::kAgent && caller.role != Role::kAdmin) {
+    if (caller.role == Role::kNone) {
+      return MakeError(ErrorCode::kUnauthenticated, "fetching an artifact needs an agent token");
+    }
+    return MakeError(ErrorCode::kPermissionDenied, "fetching an artifact needs an agent token; " +
+                                                       caller.user + " is " +
+                                                       std::string(RoleName(caller.role)));
+  }
+  if (!IsHexSha(sha256)) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "artifact must be a SHA-256 in lowercase hex, got '" + sha256 + "'");
+  }
+  auto a = store_.GetArtifact(sha256);
+  if (!a.ok()) return a.error();
+  if (!a->has_value()) {
+    return MakeError(ErrorCode::kNotFound, "no artifact " + sha256 + " on this server");
+  }
+  return std::make_pair(artifacts_.PathOf(sha256), **a);
+}
+
+}  // namespace mculab::server
