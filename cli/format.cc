@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <ctime>
+#include <map>
 #include <sstream>
 
 namespace mculab::cli {
@@ -127,6 +128,7 @@ std::string RenderResults(const mculab::v1::Results& r) {
   if (!j.message().empty()) out << "message: " << j.message() << "\n";
   out << "submitted " << TimeText(j.created_ms()) << " by " << j.user() << ", " << j.num_cases()
       << " cases x " << j.iterations() << " iterations (+" << j.warmup() << " warm-up)\n";
+  if (!j.tags().empty()) out << "tags: " << FormatTags(j.tags()) << "\n";
   if (!p.runner_version().empty()) {
     out << "measured: " << (p.emulated() ? "EMULATED" : "silicon") << ", unit "
         << p.timer_unit();
@@ -164,6 +166,24 @@ std::string RenderResults(const mculab::v1::Results& r) {
   out << "(" << unit << (p.emulated() ? ", emulated" : "")
       << "; overhead = the runner's empty measured region, shown, not subtracted)\n";
   return out.str();
+}
+
+ParsedTag ParseTag(const std::string& text) {
+  const std::size_t eq = text.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size()) {
+    return {"", "",
+            "--tag '" + text +
+                "' is not KEY=VALUE with a non-empty key and value (e.g. --tag cpu=cortex-m55; "
+                "`mculab boards` lists the boards' tags)"};
+  }
+  return {text.substr(0, eq), text.substr(eq + 1), ""};
+}
+
+std::string FormatTags(const google::protobuf::Map<std::string, std::string>& tags) {
+  std::map<std::string, std::string> sorted(tags.begin(), tags.end());
+  std::string out;
+  for (const auto& [k, v] : sorted) out += (out.empty() ? "" : ",") + k + "=" + v;
+  return out;
 }
 
 std::string RenderJobs(const mculab::v1::ListJobsReply& jobs) {
@@ -222,6 +242,7 @@ std::string ResultsJson(const mculab::v1::Results& r) {
       {"finished_ms", j.finished_ms()},
       {"firmware_artifact", j.firmware_artifact()},
       {"blob_artifact", j.blob_artifact()},
+      {"tags", json(std::map<std::string, std::string>(j.tags().begin(), j.tags().end()))},
       {"param_names", json::array()},
       {"provenance",
        {{"board", p.board()},

@@ -35,6 +35,14 @@ std::string RenderResults(const mculab::v1::Results& results);
 std::string RenderJobs(const mculab::v1::ListJobsReply& jobs);
 std::string RenderBoards(const mculab::v1::ListBoardsReply& boards);
 
+// `--tag KEY=VALUE`: the key and value, or an error message saying what is wrong.
+struct ParsedTag {
+  std::string key, value, error;  // error empty when the tag is good
+};
+ParsedTag ParseTag(const std::string& text);
+// "cpu=cortex-m55,npu=ethos-u55-128" ("" for none).
+std::string FormatTags(const google::protobuf::Map<std::string, std::string>& tags);
+
 // Results as JSON (with raw samples when present).
 std::string ResultsJson(const mculab::v1::Results& results);
 

@@ -10,6 +10,7 @@
 #include <ctime>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -298,6 +299,7 @@ v1::ArtifactRef UploadFile(Client& c, const std::string& path) {
 
 struct SubmitOptions {
   std::string kind, board, op, cases, label, priority, events, firmware, blob;
+  std::vector<std::string> tags;  // --tag KEY=VALUE, repeatable
   unsigned iterations = 20, warmup = 2, timeout_s = 0;
   bool wait = false, json = false;
 };
@@ -305,6 +307,11 @@ struct SubmitOptions {
 int CmdSubmit(Client& c, const SubmitOptions& o) {
   if (o.kind.empty() && o.board.empty()) throw UsageError{"give --kind KIND or --board NAME"};
   v1::SubmitJobRequest req;
+  for (const std::string& t : o.tags) {
+    const cli::ParsedTag tag = cli::ParseTag(t);
+    if (!tag.error.empty()) throw UsageError{tag.error};
+    (*req.mutable_tags())[tag.key] = tag.value;
+  }
   if (!o.firmware.empty()) {
     // Bring your own runtime: the runner (and blob) go up as artifacts, the job names their hashes.
     if (!o.op.empty() && o.op != "custom")
@@ -415,6 +422,7 @@ int CmdJobs(Client& c, const v1::ListJobsRequest& req, bool json) {
                      {"started_ms", j.started_ms()},
                      {"finished_ms", j.finished_ms()},
                      {"attempts", j.attempts()},
+                     {"tags", std::map<std::string, std::string>(j.tags().begin(), j.tags().end())},
                      {"message", j.message()}});
     std::cout << out.dump(2) << "\n";
   } else if (rep.jobs_size() == 0) {
@@ -669,6 +677,9 @@ int Main(int argc, char** argv) {
   submit->add_option("--events", so.events,
                      "counter events besides cycles, comma separated (see `mculab events`); the "
                      "server splits them into passes");
+  submit->add_option("--tag", so.tags,
+                     "KEY=VALUE: run only on a board with this tag (repeatable; see `mculab "
+                     "boards`), e.g. --tag cpu=cortex-m55");
   submit->add_flag("--wait", so.wait, "follow the job and print its results");
   submit->add_flag("--json", so.json, "print JSON");
 

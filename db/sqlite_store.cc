@@ -185,7 +185,7 @@ constexpr const char* kJobCols =
     "j.id, j.user_name, j.kind, j.board, j.op, j.label, j.state, j.iterations, j.warmup, "
     "j.num_cases, j.cases_artifact, j.timeout_s, j.attempts, j.created_ms, j.started_ms, "
     "j.finished_ms, j.message, j.assigned_board, j.last_run_id, COALESCE(r.progress_done, 0), "
-    "j.priority, j.firmware_artifact, j.blob_artifact "
+    "j.priority, j.firmware_artifact, j.blob_artifact, j.tags "
     "FROM jobs j LEFT JOIN runs r ON r.id = j.last_run_id ";
 
 Result<Job> ReadJob(Use& u) {
@@ -219,6 +219,7 @@ Result<Job> ReadJob(Use& u) {
   j.priority = server::ParseJobPriority(u.Text(20)).value_or(server::JobPriority::kNormal);
   j.firmware_artifact = u.Text(21);
   j.blob_artifact = u.Text(22);
+  j.tags = TagsFromJson(u.Text(23));
   return j;
 }
 
@@ -391,8 +392,8 @@ class SqliteStore::Statements {
         {&insert_job,
          "INSERT INTO jobs(id, user_name, kind, board, op, label, state, iterations, warmup, "
          "num_cases, cases_artifact, timeout_s, attempts, created_ms, started_ms, finished_ms, "
-         "message, assigned_board, last_run_id, priority, firmware_artifact, blob_artifact) "
-         "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"},
+         "message, assigned_board, last_run_id, priority, firmware_artifact, blob_artifact, "
+         "tags) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"},
         {&insert_case,
          "INSERT INTO job_cases(job_id, case_index, case_id, params) VALUES(?,?,?,?)"},
     };
@@ -684,7 +685,7 @@ Status SqliteStore::ApplyWriteSet(const WriteSet& ws, bool* duplicate_batch) {
       u.Bind(job.num_cases).Bind(job.cases_artifact).Bind(job.timeout_s).Bind(job.attempts);
       u.Bind(job.created_ms).Bind(job.started_ms).Bind(job.finished_ms).Bind(job.message);
       u.Bind(job.assigned_board).Bind(job.last_run_id).Bind(server::JobPriorityName(job.priority));
-      u.Bind(job.firmware_artifact).Bind(job.blob_artifact);
+      u.Bind(job.firmware_artifact).Bind(job.blob_artifact).Bind(TagsToJson(job.tags));
       if (Status s = u.Exec("storing job"); !s.ok()) return s;
     }
     for (std::size_t i = 0; i < n.cases.size(); ++i) {

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -72,6 +73,7 @@ struct Job {
   // Custom runner (op "custom"): SHA-256 of the uploaded runner and blob; empty otherwise.
   std::string firmware_artifact;
   std::string blob_artifact;
+  std::map<std::string, std::string> tags;  // board tags asked for at submit (cpu=cortex-m55)
   std::uint32_t timeout_s = 0;
   std::uint32_t attempts = 0;  // runs started (incremented on every assignment)
   std::int64_t created_ms = 0;

@@ -27,7 +27,30 @@ std::optional<JobPriority> ParseJobPriority(std::string_view name) {
   return std::nullopt;
 }
 
+QueuedJob QueuedOf(const Job& job) {
+  QueuedJob q{job.id, job.kind, job.board, job.user, job.priority};
+  q.tags = job.tags;
+  return q;
+}
+
+BoardSlot SlotOf(const Board& board) {
+  BoardSlot s{board.name,   board.kind,   board.state,
+              board.health, board.holder, board.lease_until_ms};
+  s.tags = board.tags;
+  return s;
+}
+
+bool HasTags(const std::map<std::string, std::string>& want,
+             const std::map<std::string, std::string>& have) {
+  for (const auto& [key, value] : want) {
+    auto it = have.find(key);
+    if (it == have.end() || it->second != value) return false;
+  }
+  return true;
+}
+
 bool Fits(const QueuedJob& job, const BoardSlot& board) {
+  if (!HasTags(job.tags, board.tags)) return false;
   if (!job.board.empty()) {
     return board.name == job.board && (job.kind.empty() || board.kind == job.kind);
   }
@@ -76,8 +99,9 @@ class FreeBoards {
     // Good before unknown, then by name; the other fields only make duplicate names (which the
     // caller should not send) come out the same whatever the input order.
     std::sort(free.begin(), free.end(), [](const BoardSlot* a, const BoardSlot* b) {
-      return std::tie(a->health, a->name, a->kind, a->state, a->holder, a->lease_until_ms) <
-             std::tie(b->health, b->name, b->kind, b->state, b->holder, b->lease_until_ms);
+      return std::tie(a->health, a->name, a->kind, a->state, a->holder, a->lease_until_ms,
+                      a->tags) <
+             std::tie(b->health, b->name, b->kind, b->state, b->holder, b->lease_until_ms, b->tags);
     });
     static_assert(BoardHealth::kGood < BoardHealth::kUnknown);
     for (const BoardSlot* b : free) {
@@ -99,9 +123,9 @@ class FreeBoards {
     }
     // The user's own reserved boards first, then public ones.
     if (!job.user.empty()) {
-      if (const BoardSlot* b = FirstFree(job.kind, job.user)) return b;
+      if (const BoardSlot* b = FirstFree(job, job.user)) return b;
     }
-    return FirstFree(job.kind, kEveryone);
+    return FirstFree(job, kEveryone);
   }
 
   void Take(const BoardSlot* b) {
@@ -112,12 +136,18 @@ class FreeBoards {
  private:
   static constexpr std::string_view kEveryone = "";
 
-  const BoardSlot* FirstFree(std::string_view kind, std::string_view open_to) {
-    auto it = queues_.find({kind, open_to});
+  // The first free board of the job's kind open to `open_to` that has the job's tags. A job
+  // with tags may skip boards without them (they stay free for others): O(B) per such job.
+  const BoardSlot* FirstFree(const QueuedJob& job, std::string_view open_to) {
+    auto it = queues_.find({job.kind, open_to});
     if (it == queues_.end()) return nullptr;
     BoardQueue& q = it->second;
     while (q.next < q.boards.size() && taken_.contains(q.boards[q.next])) ++q.next;
-    return q.next < q.boards.size() ? q.boards[q.next] : nullptr;
+    for (std::size_t i = q.next; i < q.boards.size(); ++i) {
+      const BoardSlot* b = q.boards[i];
+      if (!taken_.contains(b) && HasTags(job.tags, b->tags)) return b;
+    }
+    return nullptr;
   }
 
   std::int64_t now_ms_;

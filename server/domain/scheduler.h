@@ -23,15 +23,18 @@
 //    robin); on a tie, the user whose oldest waiting job is oldest.
 // 3. A user's own jobs by age: ascending id, which is submit order.
 // A job naming a board gets only that board (if it is of the job's kind; a job with no kind takes
-// the named board whatever its kind); otherwise any board of its kind. A job that fits no free
+// the named board whatever its kind); otherwise any board of its kind. Either way the board must
+// have every tag the job asks for, with the same value. A job that fits no free
 // board waits and blocks nobody: the next job in the order above is tried.
 //
 // Deterministic: the answer does not depend on the order of any input (users listed twice in
 // `users` are merged: jobs on boards added, the latest service kept). Cost: O(J log J + B log B)
-// for J queued jobs and B boards. Thread-safety: pure functions.
+// for J queued jobs and B boards, plus O(B) for each job that asks for tags. Thread-safety: pure
+// functions.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -63,6 +66,7 @@ struct QueuedJob {
   std::string board;  // empty: any board of `kind`
   std::string user;   // the submitter; fair share and reservations go by it
   JobPriority priority = JobPriority::kNormal;
+  std::map<std::string, std::string> tags;  // every one must equal the board's tag of that key
 };
 
 struct BoardSlot {
@@ -83,7 +87,12 @@ struct BoardSlot {
   BoardHealth health = BoardHealth::kGood;
   std::string holder;               // the reservation's holder (a user), empty when none
   std::int64_t lease_until_ms = 0;  // the reservation is in force while now_ms < lease_until_ms
+  std::map<std::string, std::string> tags;  // the board's tags (cpu=cortex-m55, ...)
 };
+
+// The scheduler's view of a job and of a board (every field the scheduler reads, tags included).
+QueuedJob QueuedOf(const Job& job);
+BoardSlot SlotOf(const Board& board);
 
 // What the scheduler knows of a user's recent service (from the job table).
 struct UserShare {
@@ -108,6 +117,10 @@ std::vector<Placement> Schedule(std::span<const QueuedJob> queued,
 // pass the time whenever boards carry holders.
 std::vector<Placement> Schedule(std::span<const QueuedJob> queued,
                                 std::span<const BoardSlot> boards);
+
+// Whether a board has every tag in `want` with the same value (an empty `want` always matches).
+bool HasTags(const std::map<std::string, std::string>& want,
+             const std::map<std::string, std::string>& have);
 
 // Whether a job could ever run on a board, whatever the board's state, health or reservation
 // (admission control and the per-board queue length use it).

@@ -22,6 +22,7 @@ SubmitRequest FromProto(const v1::SubmitJobRequest& m) {
   r.timeout_s = m.timeout_s();
   r.priority = ParseJobPriority(m.priority()).value_or(JobPriority::kNormal);
   r.events.assign(m.events().begin(), m.events().end());
+  r.tags.insert(m.tags().begin(), m.tags().end());
   return r;
 }
 
@@ -90,6 +91,7 @@ void ToProto(const Job& j, v1::Job* out) {
   out->set_cases_artifact(j.cases_artifact);
   out->set_firmware_artifact(j.firmware_artifact);
   out->set_blob_artifact(j.blob_artifact);
+  for (const auto& [k, val] : j.tags) (*out->mutable_tags())[k] = val;
 }
 
 void ToProto(const JobEvent& e, v1::JobEvent* out) {

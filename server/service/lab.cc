@@ -31,6 +31,43 @@ std::string JoinNames(const std::vector<std::string>& names) {
   return out.empty() ? "none" : out;
 }
 
+// "{cpu=cortex-m55, npu=ethos-u55-128}" ("{}" for none).
+std::string FormatTags(const std::map<std::string, std::string>& tags) {
+  std::string out;
+  for (const auto& [k, v] : tags) out += (out.empty() ? "" : ", ") + k + "=" + v;
+  return "{" + out + "}";
+}
+
+// Admission by tags: some board the job could run on (its named board, or one of its kind) has
+// every tag it asks for. The error names the tags no such board has (or, when each is on some
+// board but none has them all, every tag) and lists the boards' tags.
+Status CheckTags(const SubmitRequest& r, const std::map<std::string, Board>& boards) {
+  if (r.tags.empty()) return {};
+  std::vector<std::string> have;
+  std::map<std::string, std::string> missing = r.tags;
+  for (const auto& [name, board] : boards) {
+    if (!r.board.empty() ? name != r.board : board.kind != r.kind) continue;
+    if (HasTags(r.tags, board.tags)) return {};
+    have.push_back(name + " " + FormatTags(board.tags));
+    std::erase_if(missing, [&](const auto& kv) {
+      auto it = board.tags.find(kv.first);
+      return it != board.tags.end() && it->second == kv.second;
+    });
+  }
+  if (missing.empty()) missing = r.tags;  // each tag is somewhere, but not all on one board
+  std::vector<std::string> wanted;
+  for (const auto& [k, v] : missing) wanted.push_back(k + "=" + v);
+  const std::string what = (missing.size() == 1 ? "tag " : "tags ") + JoinNames(wanted);
+  if (!r.board.empty()) {
+    return MakeError(ErrorCode::kFailedPrecondition, "board " + r.board + " does not have " + what +
+                                                         "; its tags are " +
+                                                         FormatTags(boards.at(r.board).tags));
+  }
+  return MakeError(ErrorCode::kFailedPrecondition,
+                   "no board of kind " + r.kind + " has " + what + "; its boards have: " +
+                       JoinNames(have) + "; drop the --tag or ask for tags a board has");
+}
+
 }  // namespace
 
 Lab::Lab(db::Store& store, Clock& clock, LabConfig config, std::filesystem::path home)
@@ -292,22 +329,25 @@ void Lab::CommitLocked(Tx& tx, db::WriteDone done) {
 }
 
 std::map<std::string, std::uint32_t> Lab::QueueLengthsLocked() const {
-  // Fits() in one pass: a job naming a board counts for that board, any other for every board of
-  // its kind.
+  // Fits() in one pass: a job naming a board counts for that board, one asking for tags for every
+  // board of its kind that has them, any other for every board of its kind.
   std::map<std::string, std::uint32_t> by_kind;
   std::map<std::string, std::uint32_t> out;
   for (const auto& [name, b] : boards_) out[name] = 0;
   for (const auto& [id, aj] : jobs_) {
     if (aj.job.state != JobState::kQueued) continue;
-    if (aj.job.board.empty()) {
+    if (aj.job.board.empty() && aj.job.tags.empty()) {
       ++by_kind[aj.job.kind];
       continue;
     }
-    auto b = boards_.find(aj.job.board);
-    if (b != boards_.end() &&
-        Fits(QueuedJob{id, aj.job.kind, aj.job.board},
-             BoardSlot{b->first, b->second.kind, b->second.state, b->second.health})) {
-      ++out[b->first];
+    const QueuedJob q = QueuedOf(aj.job);
+    if (!aj.job.board.empty()) {
+      auto b = boards_.find(aj.job.board);
+      if (b != boards_.end() && Fits(q, SlotOf(b->second))) ++out[b->first];
+      continue;
+    }
+    for (const auto& [name, b] : boards_) {
+      if (b.kind == aj.job.kind && HasTags(aj.job.tags, b.tags)) ++out[name];
     }
   }
   for (const auto& [name, b] : boards_) {
@@ -400,7 +440,7 @@ void Lab::ScheduleLocked(Tx& tx) {
   std::map<std::string, UserShare> shares;
   for (const auto& [id, aj] : jobs_) {
     if (aj.job.state == JobState::kQueued) {
-      queued.push_back({id, aj.job.kind, aj.job.board, aj.job.user, aj.job.priority});
+      queued.push_back(QueuedOf(aj.job));
     } else if (IsOnBoard(aj.job.state)) {
       ++shares[aj.job.user].on_boards;
     }
@@ -416,7 +456,7 @@ void Lab::ScheduleLocked(Tx& tx) {
   std::vector<BoardSlot> slots;
   slots.reserve(boards_.size());
   for (const auto& [name, b] : boards_) {
-    BoardSlot slot{name, b.kind, b.state, b.health, b.holder, b.lease_until_ms};
+    BoardSlot slot = SlotOf(b);
     if (config_.health_checks && b.health == BoardHealth::kUnknown) {
       // Only its health check runs on a board of unknown health.
       slot.holder = kHealthCheckUser;
@@ -489,17 +529,17 @@ void Lab::AssignLocked(ActiveJob& aj, Board& board, Tx& tx) {
 }
 
 std::uint32_t Lab::QueuePositionLocked(const ActiveJob& aj) const {
-  const QueuedJob me{aj.job.id, aj.job.kind, aj.job.board};
+  const QueuedJob me = QueuedOf(aj.job);
   std::vector<BoardSlot> mine;
   for (const auto& [name, b] : boards_) {
-    BoardSlot slot{name, b.kind, b.state, b.health};
-    if (Fits(me, slot)) mine.push_back(slot);
+    BoardSlot slot = SlotOf(b);
+    if (Fits(me, slot)) mine.push_back(std::move(slot));
   }
   std::uint32_t ahead = 0;
   for (const auto& [id, other] : jobs_) {
     if (id >= aj.job.id) break;
     if (other.job.state != JobState::kQueued) continue;
-    const QueuedJob q{id, other.job.kind, other.job.board};
+    const QueuedJob q = QueuedOf(other.job);
     if (std::any_of(mine.begin(), mine.end(), [&](const BoardSlot& s) { return Fits(q, s); })) {
       ++ahead;
     }
@@ -589,6 +629,12 @@ Status Lab::ValidateSubmit(const SubmitRequest& r) const {
   auto invalid = [](std::string m) { return MakeError(ErrorCode::kInvalidArgument, std::move(m)); };
   if (r.kind.empty() && r.board.empty()) {
     return invalid("give a board kind or a board name to run on");
+  }
+  for (const auto& [key, value] : r.tags) {
+    if (key.empty() || value.empty() || key.find('=') != std::string::npos) {
+      return invalid("tag '" + key + "=" + value +
+                     "' is not KEY=VALUE with a non-empty key and value (e.g. cpu=cortex-m55)");
+    }
   }
   if (!r.firmware_artifact.empty() || !r.blob_artifact.empty() || r.op == kCustomOp) {
     if (Status s = ValidateCustomRequest(r); !s.ok()) return s;
@@ -682,6 +728,7 @@ Result<SubmitReply> Lab::Submit(const Caller& caller, SubmitRequest request) {
     }
     if (Status s = CheckEventsLocked(request); !s.ok()) return s.error();
   }
+  if (Status s = CheckTags(request, boards_); !s.ok()) return s.error();
 
   if (custom) {
     if (Status s = AdmitCustomLocked(request, *custom); !s.ok()) return s.error();
@@ -730,6 +777,7 @@ Result<SubmitReply> Lab::Submit(const Caller& caller, SubmitRequest request) {
   job.cases_artifact = request.cases_artifact;
   job.firmware_artifact = request.firmware_artifact;
   job.blob_artifact = request.blob_artifact;
+  job.tags = request.tags;
   job.timeout_s = request.timeout_s != 0 ? request.timeout_s : config_.default_timeout_s;
 
   Tx tx;
@@ -767,14 +815,14 @@ Result<std::vector<BoardView>> Lab::ListBoards(const Caller& caller) {
   std::lock_guard l(mu_);
   std::vector<QueuedJob> queued;
   for (const auto& [id, aj] : jobs_) {
-    if (aj.job.state == JobState::kQueued) queued.push_back({id, aj.job.kind, aj.job.board});
+    if (aj.job.state == JobState::kQueued) queued.push_back(QueuedOf(aj.job));
   }
   std::map<std::string, std::uint32_t> by_kind;
   for (const QueuedJob& q : queued) ++by_kind[q.kind];
   std::vector<BoardView> out;
   out.reserve(boards_.size());
   for (const auto& [name, b] : boards_) {
-    const BoardSlot slot{name, b.kind, b.state, b.health};
+    const BoardSlot slot = SlotOf(b);
     BoardView v{b, 0, 0};
     for (const QueuedJob& q : queued) v.queue_length += Fits(q, slot) ? 1 : 0;
     if (auto k = by_kind.find(b.kind); k != by_kind.end()) v.kind_queue_length = k->second;

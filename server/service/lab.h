@@ -67,7 +67,8 @@ struct SubmitRequest {
   // Custom runner (service/custom_firmware.h): SHA-256 of an uploaded runner ELF and blob.
   std::string firmware_artifact;
   std::string blob_artifact;
-  std::vector<std::string> events;  // counter events besides cycles (issue 5)
+  std::vector<std::string> events;          // counter events besides cycles (issue 5)
+  std::map<std::string, std::string> tags;  // board tags the job needs (cpu=cortex-m55)
 };
 
 // What `mculab events --kind KIND` shows (issue 5).

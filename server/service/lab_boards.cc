@@ -371,11 +371,10 @@ std::int64_t Lab::EstimateStartLocked(const ActiveJob& aj, std::uint32_t positio
   std::vector<std::int64_t> v(d->second.begin(), d->second.end());
   std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
   const std::int64_t median = v[v.size() / 2];
-  const QueuedJob me{aj.job.id, aj.job.kind, aj.job.board};
+  const QueuedJob me = QueuedOf(aj.job);
   std::int64_t boards = 0;
   for (const auto& [name, b] : boards_) {
-    if (b.state != BoardState::kOffline && IsSchedulable(b.health) &&
-        Fits(me, BoardSlot{name, b.kind, b.state, b.health})) {
+    if (b.state != BoardState::kOffline && IsSchedulable(b.health) && Fits(me, SlotOf(b))) {
       ++boards;
     }
   }

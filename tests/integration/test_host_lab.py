@@ -14,7 +14,9 @@ CONV_CSV = "id,N,C,H,W,K,kh,kw,pads_0,pads_1\n5,1,4,8,8,4,3,3,1,1\n"
 class HostLabTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.lab = lablib.Lab("host-lab", [lablib.host_board()])
+        board = lablib.host_board()
+        board["tags"] = {"cpu": "host-cpu"}  # for the --tag tests
+        cls.lab = lablib.Lab("host-lab", [board])
         cls.lab.__enter__()
         cls.fc = lablib.write_csv(cls.lab.home, "fc.csv", FC_CSV)
         cls.conv = lablib.write_csv(cls.lab.home, "conv.csv", CONV_CSV)
@@ -94,6 +96,28 @@ class HostLabTest(unittest.TestCase):
         self.assertEqual(r.returncode, 1)
         self.assertIn("stm32h7", r.stderr)
         self.assertIn("host", r.stderr)
+
+    def test_tag_the_board_has_runs_and_other_tags_are_rejected(self):
+        res = self.lab.cli_json("submit", "--kind", "host", "--op", "fully_connected_s8", "--cases",
+                                self.fc, "--iterations", "1", "--tag", "cpu=host-cpu", "--wait",
+                                timeout=120)
+        self.assertEqual(res["state"], "succeeded", res.get("message"))
+        self.assertEqual(res["provenance"]["board"], "host-0")
+        self.assertEqual(res["tags"], {"cpu": "host-cpu"})
+        self.assertIn("tags: cpu=host-cpu", self.lab.cli("show", str(res["id"])).stdout)
+        listed = [j for j in self.lab.cli_json("jobs") if j["id"] == res["id"]]
+        self.assertEqual(listed[0]["tags"], {"cpu": "host-cpu"})
+
+        r = self.lab.cli("submit", "--kind", "host", "--op", "fully_connected_s8", "--cases",
+                         self.fc, "--tag", "cpu=cortex-m7", check=False)
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertIn("no board of kind host has tag cpu=cortex-m7; its boards have: "
+                      "host-0 {cpu=host-cpu}", r.stderr)
+
+        r = self.lab.cli("submit", "--kind", "host", "--op", "fully_connected_s8", "--cases",
+                         self.fc, "--tag", "cpu", check=False)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("--tag 'cpu' is not KEY=VALUE", r.stderr)
 
     def test_unknown_op_is_a_usage_error(self):
         r = self.lab.cli("submit", "--kind", "host", "--op", "matmul", "--cases", self.fc, check=False)

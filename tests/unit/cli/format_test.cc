@@ -24,6 +24,27 @@ v1::Results TwoCaseResults(const std::string& unit) {
   return r;
 }
 
+TEST(ParseTag, SplitsAtTheFirstEqualsAndRejectsMissingParts) {
+  const ParsedTag ok = ParseTag("cpu=cortex-m55");
+  EXPECT_EQ(ok.error, "");
+  EXPECT_EQ(ok.key, "cpu");
+  EXPECT_EQ(ok.value, "cortex-m55");
+  EXPECT_EQ(ParseTag("opt=a=b").value, "a=b");
+  for (const char* bad : {"cpu", "=cortex-m55", "cpu=", ""}) {
+    const ParsedTag t = ParseTag(bad);
+    EXPECT_NE(t.error.find("is not KEY=VALUE"), std::string::npos) << bad;
+  }
+}
+
+TEST(RenderResults, ShowsTheJobsTags) {
+  v1::Results r = TwoCaseResults("cycles");
+  (*r.mutable_job()->mutable_tags())["npu"] = "ethos-u55-128";
+  (*r.mutable_job()->mutable_tags())["cpu"] = "cortex-m55";
+  EXPECT_NE(RenderResults(r).find("tags: cpu=cortex-m55,npu=ethos-u55-128\n"), std::string::npos)
+      << RenderResults(r);
+  EXPECT_EQ(nlohmann::json::parse(ResultsJson(r))["tags"]["cpu"], "cortex-m55");
+}
+
 TEST(ExportCsv, CyclesAreExportedAsStoredMedians) {
   EXPECT_EQ(ExportCsv(TwoCaseResults("cycles")), "id,cycles\n0,12345\n7,2500.5\n");
 }

@@ -87,6 +87,29 @@ class LabTest : public ::testing::Test {
     return id.ok() ? *id : 0;
   }
 
+  // An agent whose boards carry tags: {name, kind, {{key, value}, ...}}.
+  struct TaggedBoard {
+    std::string name;
+    std::string kind;
+    std::map<std::string, std::string> tags;
+  };
+  AgentSessionId ConnectTagged(const std::shared_ptr<FakeAgentChannel>& channel,
+                               const std::string& agent, const std::vector<TaggedBoard>& boards) {
+    v1::Register reg;
+    reg.set_agent(agent);
+    for (const auto& b : boards) {
+      auto* info = reg.add_boards();
+      info->set_name(b.name);
+      info->set_kind(b.kind);
+      info->set_serial("SN-" + b.name);
+      for (const auto& [k, v] : b.tags) (*info->mutable_tags())[k] = v;
+    }
+    auto id = lab_->ConnectAgent(testing::AgentCaller(reg.agent()), reg, channel);
+    EXPECT_TRUE(id.ok()) << (id.ok() ? "" : id.error().message);
+    EXPECT_TRUE(channel->Take(FakeAgentChannel::IsRegistered));
+    return id.ok() ? *id : 0;
+  }
+
   // A host agent "lab-1" with one board "host-0".
   AgentSessionId ConnectHostAgent() { return Connect(agent_, "lab-1", {{"host-0", "host"}}); }
 
@@ -283,6 +306,64 @@ TEST_F(LabTest, AdmissionRejectsAnUnknownBoardNameAndListsTheBoards) {
   EXPECT_NE(reply.error().message.find("no board named 'host-7'; the lab has: host-0"),
             std::string::npos)
       << reply.error().message;
+}
+
+TEST_F(LabTest, AdmissionRejectsATagNoBoardOfTheKindHasAndListsTheirTags) {
+  ConnectTagged(agent_, "lab-1",
+                {{"an547-0", "host", {{"cpu", "cortex-m55"}}},
+                 {"an547-1", "host", {}},
+                 {"other-0", "qemu", {{"cpu", "cortex-m7"}}}});
+  SubmitRequest r = FcJob();
+  r.tags = {{"cpu", "cortex-m7"}};
+  auto reply = lab_->Submit(caller_, r);
+  ASSERT_FALSE(reply.ok());
+  EXPECT_EQ(reply.error().code, ErrorCode::kFailedPrecondition);
+  EXPECT_NE(reply.error().message.find("no board of kind host has tag cpu=cortex-m7; its boards "
+                                       "have: an547-0 {cpu=cortex-m55}, an547-1 {}"),
+            std::string::npos)
+      << reply.error().message;
+  // A named board must have the tag too.
+  r.board = "an547-0";
+  reply = lab_->Submit(caller_, r);
+  ASSERT_FALSE(reply.ok());
+  EXPECT_NE(reply.error().message.find("board an547-0 does not have tag cpu=cortex-m7; its tags "
+                                       "are {cpu=cortex-m55}"),
+            std::string::npos)
+      << reply.error().message;
+  // A tag that is not KEY=VALUE is invalid.
+  r.board.clear();
+  r.tags = {{"cpu", ""}};
+  reply = lab_->Submit(caller_, r);
+  ASSERT_FALSE(reply.ok());
+  EXPECT_EQ(reply.error().code, ErrorCode::kInvalidArgument);
+}
+
+TEST_F(LabTest, TaggedJobRunsOnlyOnABoardWithTheTagAndKeepsItsTagsAfterARestart) {
+  const std::vector<TaggedBoard> boards = {{"host-0", "host", {{"cpu", "x86"}}},
+                                           {"host-1", "host", {{"cpu", "arm"}}}};
+  ConnectTagged(agent_, "lab-1", boards);
+  SubmitRequest r = FcJob();
+  r.tags = {{"cpu", "arm"}};
+  const JobId first = Submit(r);
+  EXPECT_EQ(TakeAssignment(*agent_).board(), "host-1");
+  const JobId second = Submit(r);  // host-0 is idle but lacks the tag: the job waits
+  EXPECT_EQ(lab_->GetJob(caller_, second)->state, JobState::kQueued);
+  EXPECT_EQ(BoardNamed("host-0").board.state, BoardState::kIdle);
+  EXPECT_EQ(BoardNamed("host-0").queue_length, 0u);
+  EXPECT_EQ(BoardNamed("host-1").queue_length, 1u);
+  EXPECT_EQ(lab_->GetJob(caller_, first)->tags, r.tags);
+
+  RestartLab();
+  auto job = lab_->GetJob(caller_, second);
+  ASSERT_TRUE(job.ok());
+  EXPECT_EQ(job->state, JobState::kQueued);
+  EXPECT_EQ(job->tags, r.tags);
+  // Back with both boards: only host-1 gets work (the requeued first job), host-0 stays idle.
+  auto agent = std::make_shared<FakeAgentChannel>();
+  ConnectTagged(agent, "lab-1", boards);
+  EXPECT_EQ(TakeAssignment(*agent).board(), "host-1");
+  EXPECT_EQ(BoardNamed("host-0").board.state, BoardState::kIdle);
+  EXPECT_EQ(lab_->GetJob(caller_, second)->state, JobState::kQueued);
 }
 
 TEST_F(LabTest, AdmissionAcceptsAKindWhoseBoardsAreOfflineAndQueuesTheJob) {

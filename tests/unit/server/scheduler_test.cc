@@ -133,12 +133,14 @@ TEST(Scheduler, AnswerDoesNotDependOnInputOrder) {
   for (JobId id = 1; id <= 200; ++id) {
     std::string board = id % 7 == 0 ? "board-" + std::to_string(id % 30) : "";
     jobs.push_back({id, kinds[id % 3], board});
+    if (id % 5 == 0) jobs.back().tags["cpu"] = id % 10 == 0 ? "cortex-m55" : "cortex-m7";
   }
   std::vector<BoardSlot> boards;
   for (int i = 0; i < 30; ++i) {
     BS state = i % 5 == 0 ? BS::kBusy : (i % 11 == 0 ? BS::kOffline : BS::kIdle);
     BH health = i % 4 == 0 ? BH::kUnknown : (i % 13 == 0 ? BH::kBad : BH::kGood);
     boards.push_back({"board-" + std::to_string(i), kinds[i % 3], state, health});
+    if (i % 2 == 0) boards.back().tags["cpu"] = i % 4 == 0 ? "cortex-m55" : "cortex-m7";
   }
   const auto expected = Schedule(jobs, boards);
   ASSERT_FALSE(expected.empty());
@@ -155,6 +157,42 @@ TEST(Scheduler, FitsIgnoresStateForAdmissionAndQueueLength) {
   EXPECT_TRUE(Fits({1, "", "host-0"}, offline));
   EXPECT_FALSE(Fits({1, "qemu", ""}, offline));
   EXPECT_FALSE(Fits({1, "host", "host-1"}, offline));
+}
+
+TEST(Scheduler, FitsRequiresEveryJobTagOnTheBoard) {
+  BoardSlot m55{"an547-0", "qemu", BS::kIdle, BH::kGood};
+  m55.tags = {{"cpu", "cortex-m55"}, {"npu", "ethos-u55-128"}};
+  QueuedJob job{1, "qemu", ""};
+  EXPECT_TRUE(Fits(job, m55));  // no tags asked: any board of the kind
+  job.tags = {{"cpu", "cortex-m55"}};
+  EXPECT_TRUE(Fits(job, m55));
+  job.tags = {{"cpu", "cortex-m55"}, {"npu", "ethos-u55-128"}};
+  EXPECT_TRUE(Fits(job, m55));
+  job.tags = {{"cpu", "cortex-m7"}};
+  EXPECT_FALSE(Fits(job, m55));  // same key, other value
+  job.tags = {{"cpu", "cortex-m55"}, {"fpu", "yes"}};
+  EXPECT_FALSE(Fits(job, m55));  // a key the board lacks
+  QueuedJob named{2, "", "an547-0"};
+  named.tags = {{"cpu", "cortex-m7"}};
+  EXPECT_FALSE(Fits(named, m55));  // a named board must have the tags too
+}
+
+TEST(Scheduler, TaggedJobSkipsBoardsWithoutTheTagAndLeavesThemToOthers) {
+  BoardSlot m7{"a-m7", "qemu", BS::kIdle, BH::kGood};
+  m7.tags = {{"cpu", "cortex-m7"}};
+  BoardSlot m55{"b-m55", "qemu", BS::kIdle, BH::kGood};
+  m55.tags = {{"cpu", "cortex-m55"}};
+  QueuedJob wants_m55{1, "qemu", ""};
+  wants_m55.tags = {{"cpu", "cortex-m55"}};
+  QueuedJob any{2, "qemu", ""};
+  std::vector<QueuedJob> jobs = {wants_m55, any};
+  std::vector<BoardSlot> boards = {m7, m55};
+  EXPECT_EQ(Schedule(jobs, boards), (std::vector<Placement>{{1, "b-m55"}, {2, "a-m7"}}));
+  // Mismatch: no board has the tag, the job waits and blocks nobody.
+  QueuedJob wants_m4{1, "qemu", ""};
+  wants_m4.tags = {{"cpu", "cortex-m4"}};
+  jobs = {wants_m4, any};
+  EXPECT_EQ(Schedule(jobs, boards), (std::vector<Placement>{{2, "a-m7"}}));
 }
 
 // ---- Priority -------------------------------------------------------------------------------
