@@ -53,6 +53,7 @@ if [ "$asan" = 1 ]; then
   step "unit tests under ASan + UBSan"
   export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
   export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+  export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$root/tests/lsan.supp}
   (cd build-asan && ctest --output-on-failure -j "$jobs" --timeout 600 -L unit "${filter[@]}") || status=1
 fi
 
