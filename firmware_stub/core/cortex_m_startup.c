@@ -1,0 +1,55 @@
+/* Startup for the Cortex-M ports that share core/cortex_m_sections.ld (an500, stm32f7, stm32h7,
+ * corstone300): the vector table, .data copy, .bss zeroing, FPU (and MVE) access, then main().
+ * A fault parks the core (mculab_cm_park): the frames sent so far stand, nothing else is sent,
+ * and the agent's timeout ends the session. No semihosting. */
+#include <stdint.h>
+
+#include "cortex_m.h"
+
+extern uint32_t __stack_top, __data_load, __data_start, __data_end, __bss_start, __bss_end;
+extern int main(int argc, char** argv);
+void Reset_Handler(void);
+void Fault_Handler(void);
+void SysTick_Handler(void);
+void DebugMon_Handler(void);
+
+void Fault_Handler(void) { mculab_cm_park(); }
+
+void DebugMon_Handler(void) { mculab_cm_dwt_on_debug_monitor(); }
+
+typedef void (*vector)(void);
+
+/* Architectural exceptions only: the runner enables no external interrupt. */
+__attribute__((section(".vectors"), used)) static const vector vectors[16] = {
+    (vector)(uintptr_t)&__stack_top,
+    Reset_Handler,
+    Fault_Handler, /* NMI */
+    Fault_Handler, /* HardFault */
+    Fault_Handler, /* MemManage */
+    Fault_Handler, /* BusFault */
+    Fault_Handler, /* UsageFault */
+    Fault_Handler, /* SecureFault (Armv8-M), reserved on Armv7-M */
+    0,
+    0,
+    0,
+    Fault_Handler, /* SVCall */
+    DebugMon_Handler,
+    0,
+    Fault_Handler, /* PendSV */
+    SysTick_Handler,
+};
+
+void Reset_Handler(void) {
+  SCB_Type* scb = (SCB_Type*)MCULAB_CM_SCS_SCB;
+  /* FP (and MVE) share CP10/CP11: allow full access before any code may use them. */
+  scb->CPACR |= SCB_CPACR_CP10_CP11_FULL;
+  __asm__ volatile("dsb\n isb" ::: "memory");
+  scb->VTOR = (uint32_t)(uintptr_t)vectors;
+
+  volatile uint32_t* src = &__data_load;
+  for (volatile uint32_t* dst = &__data_start; dst < &__data_end;) *dst++ = *src++;
+  for (volatile uint32_t* dst = &__bss_start; dst < &__bss_end;) *dst++ = 0;
+
+  main(0, 0);
+  mculab_cm_park(); /* mculab_runner_main() never returns */
+}
