@@ -46,7 +46,10 @@ void mculab_port_init(mculab_port_info* info) {
   } else {
     info->units[info->num_units++] = &qemu_unit;
   }
-  info->flags = silicon ? 0 : MCULAB_HELLO_EMULATED;
+  info->flags = silicon ? 0 : MCULAB_HELLO_EMULATED; /* caches off, as at reset */
+  info->arena_memory = MCULAB_MEMORY_SRAM;
+  info->detail = silicon ? "an500: DWT CYCCNT at 25MHz, caches off, arena in SSRAM"
+                         : "an500: emulated (QEMU), SysTick at 25MHz, caches off, arena in SSRAM";
   info->timer_unit = MCULAB_TIMER_CYCLES;
   info->clock_hz = AN500_CORE_CLOCK_HZ;
   info->workload = __workload_start;

@@ -45,6 +45,7 @@ Sweep RunSweep(std::uint32_t iterations) {
   auto link = StartQemu(*wl, "an500-sweep.bin");
   Sweep r;
   EXPECT_TRUE(DecodeHello(link->Expect(MCULAB_MSG_HELLO)).ok());
+  link->Expect(MCULAB_MSG_LOG);
   link->Send(ToWire(Configure{iterations, 1, static_cast<std::uint32_t>(wl->size()), 0}));
   link->Send(ToWire(RunMsg{}));
   for (std::uint16_t i = 0; i < kSweep.size(); ++i) {
@@ -81,10 +82,16 @@ TEST(An500Qemu, HelloSaysEmulatedCortexM7At25MHz) {
   EXPECT_EQ(hello->workload_addr, kWorkloadAddr);
   EXPECT_EQ(hello->workload_max, 1u << 20);
   EXPECT_GE(hello->arena_bytes, 3u << 20);
+  EXPECT_EQ(hello->arena_memory, "sram");
+  EXPECT_FALSE(hello->icache);
+  EXPECT_FALSE(hello->dcache);
   EXPECT_TRUE(hello->counters.empty());
   ASSERT_EQ(hello->units.size(), 1u);
   EXPECT_EQ(hello->units[0].name, "qemu-plugin");
   EXPECT_TRUE(hello->units[0].external);
+  auto log = DecodeLog(link->Expect(MCULAB_MSG_LOG));
+  ASSERT_TRUE(log.ok());
+  EXPECT_NE(log->text.find("emulated"), std::string::npos) << log->text;
   link->Send(ToWire(Configure{1, 0, 0, 0}));
   link->Send(ToWire(RunMsg{}));
   auto done = DecodeDone(link->Expect(MCULAB_MSG_DONE));
@@ -120,6 +127,7 @@ TEST(An500Qemu, CorruptWorkloadIsReported) {
   (*wl)[40] ^= 0x01;
   auto link = StartQemu(*wl, "an500-corrupt.bin");
   link->Expect(MCULAB_MSG_HELLO);
+  link->Expect(MCULAB_MSG_LOG);
   link->Send(ToWire(Configure{1, 0, 0, 0}));
   link->Send(ToWire(RunMsg{}));
   auto err = DecodeError(link->Expect(MCULAB_MSG_ERROR));
