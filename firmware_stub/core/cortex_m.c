@@ -231,6 +231,13 @@ void mculab_cm_dwt_on_debug_monitor(void) {
   if (dwt_sampling) mculab_cm7_dwt_on_sample(&dwt_counters);
 }
 
+void mculab_cm_append(char* buf, size_t size, const char* s) {
+  size_t n = 0;
+  while (n < size && buf[n] != 0) ++n;
+  while (*s && n + 1 < size) buf[n++] = *s++;
+  if (n < size) buf[n] = 0;
+}
+
 /* ---- park ---- */
 
 void mculab_cm_park(void) {

@@ -147,6 +147,9 @@ void mculab_cm7_caches_set(const mculab_cm_regs* r, int icache, int dcache);
 mculab_counter_unit* mculab_cm_dwt_unit_init(const mculab_cm_regs* r);
 void mculab_cm_dwt_on_debug_monitor(void);
 
+/* Appends `s` to the NUL-terminated text in buf[size], cutting it to fit (HELLO's detail line). */
+void mculab_cm_append(char* buf, size_t size, const char* s);
+
 /* ---- the end of a session ---- */
 
 /* Masks interrupts, stops SysTick and waits for interrupt forever: the session is over (after

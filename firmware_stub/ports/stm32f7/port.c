@@ -26,11 +26,6 @@ static const mculab_stm32_hse kHse = {8000000u, 1};
 
 static char detail[96];
 
-static void append(char** p, const char* end, const char* s) {
-  while (*s && *p < end - 1) *(*p)++ = *s++;
-  **p = 0;
-}
-
 void mculab_port_init(mculab_port_info* info) {
   RCC_F7_Type* rcc = (RCC_F7_Type*)STM32F7_RCC_BASE;
   const mculab_stm32f7_clock_regs cr = {rcc, (FLASH_F7_Type*)STM32F7_FLASH_BASE,
@@ -64,12 +59,11 @@ void mculab_port_init(mculab_port_info* info) {
     if (u != NULL) info->units[info->num_units++] = u;
   }
 
-  char* p = detail;
-  const char* end = detail + sizeof detail;
-  append(&p, end, clocks.what);
-  append(&p, end, MCULAB_CACHES ? ", caches on" : ", caches off");
-  append(&p, end, ", arena in SRAM1");
-  if (!dwt) append(&p, end, ", DWT CYCCNT does not count: SysTick");
+  detail[0] = 0;
+  mculab_cm_append(detail, sizeof detail, clocks.what);
+  mculab_cm_append(detail, sizeof detail, MCULAB_CACHES ? ", caches on" : ", caches off");
+  mculab_cm_append(detail, sizeof detail, ", arena in SRAM1");
+  if (!dwt) mculab_cm_append(detail, sizeof detail, ", DWT CYCCNT does not count: SysTick");
 
   info->port = "stm32f7";
   info->cpu = "cortex-m7";

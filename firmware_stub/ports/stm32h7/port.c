@@ -21,11 +21,6 @@ static const mculab_stm32_hse kHse = {8000000u, 1};
 
 static char detail[112];
 
-static void append(char** p, const char* end, const char* s) {
-  while (*s && *p < end - 1) *(*p)++ = *s++;
-  **p = 0;
-}
-
 void mculab_port_init(mculab_port_info* info) {
   RCC_H7_Type* rcc = (RCC_H7_Type*)STM32H7_RCC_BASE;
   /* The D2 SRAMs hold the marker words: clock them before anything stores there. */
@@ -55,12 +50,12 @@ void mculab_port_init(mculab_port_info* info) {
     if (u != NULL) info->units[info->num_units++] = u;
   }
 
-  char* p = detail;
-  const char* end = detail + sizeof detail;
-  append(&p, end, clocks.what);
-  append(&p, end, MCULAB_CACHES ? ", caches on" : ", caches off");
-  append(&p, end, MCULAB_STM32H7_ARENA_DTCM ? ", arena in DTCM" : ", arena in AXI SRAM");
-  if (!dwt) append(&p, end, ", DWT CYCCNT does not count: SysTick");
+  detail[0] = 0;
+  mculab_cm_append(detail, sizeof detail, clocks.what);
+  mculab_cm_append(detail, sizeof detail, MCULAB_CACHES ? ", caches on" : ", caches off");
+  mculab_cm_append(detail, sizeof detail,
+                   MCULAB_STM32H7_ARENA_DTCM ? ", arena in DTCM" : ", arena in AXI SRAM");
+  if (!dwt) mculab_cm_append(detail, sizeof detail, ", DWT CYCCNT does not count: SysTick");
 
   info->port = "stm32h7";
   info->cpu = "cortex-m7";
