@@ -12,6 +12,7 @@
 
 #include "an500_regs.h"
 #include "cortex_m.h"
+#include "rtt.h"
 
 extern uint8_t __arena_start[], __arena_size[], __workload_start[], __workload_size[];
 extern uint8_t __stack_bottom[], __stack_top[];
@@ -31,9 +32,13 @@ static mculab_counter_unit qemu_unit = {
 };
 
 void mculab_port_init(mculab_port_info* info) {
+#if MCULAB_LINK_RTT
+  mculab_rtt_init();
+#else
   AN500_UART0->CTRL = 0;
   AN500_UART0->BAUDDIV = AN500_CORE_CLOCK_HZ / 115200u;
   AN500_UART0->CTRL = CMSDK_UART_CTRL_TXEN_Msk | CMSDK_UART_CTRL_RXEN_Msk;
+#endif
 
   const mculab_cm_regs hw = mculab_cm_hw();
   const int silicon = mculab_cm_timer_init(&hw);
@@ -63,6 +68,9 @@ void mculab_port_init(mculab_port_info* info) {
 }
 
 int mculab_port_write(const uint8_t* data, size_t len) {
+#if MCULAB_LINK_RTT
+  return mculab_rtt_write(data, len);
+#endif
   for (size_t i = 0; i < len; ++i) {
     while (AN500_UART0->STATE & CMSDK_UART_STATE_TXBF_Msk) {
     }
@@ -72,11 +80,17 @@ int mculab_port_write(const uint8_t* data, size_t len) {
 }
 
 int mculab_port_poll_byte(void) {
+#if MCULAB_LINK_RTT
+  return mculab_rtt_poll();
+#endif
   if (!(AN500_UART0->STATE & CMSDK_UART_STATE_RXBF_Msk)) return -1;
   return (int)(AN500_UART0->DATA & 0xFFu);
 }
 
 int mculab_port_read_byte(void) {
+#if MCULAB_LINK_RTT
+  return mculab_rtt_read();
+#endif
   while (!(AN500_UART0->STATE & CMSDK_UART_STATE_RXBF_Msk)) {
   }
   return (int)(AN500_UART0->DATA & 0xFFu);
@@ -88,6 +102,9 @@ uint64_t mculab_port_timer_now(void) { return mculab_cm_timer_now(); }
 
 void mculab_port_exit(int status) {
   (void)status; /* the frames said it all; the agent ends the emulation */
+#if MCULAB_LINK_RTT
+  mculab_rtt_flush(); /* the last frames out before the core parks */
+#endif
   mculab_cm_park();
 }
 

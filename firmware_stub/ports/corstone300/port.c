@@ -14,6 +14,7 @@
 #include "armv81m_pmu.h"
 #include "cortex_m.h"
 #include "ethosu_pmu.h"
+#include "rtt.h"
 
 extern uint8_t __arena_start[], __arena_size[], __workload_start[], __workload_size[];
 extern uint8_t __stack_bottom[], __stack_top[];
@@ -40,9 +41,13 @@ static mculab_ethosu_pmu npu;
 static char detail[112];
 
 void mculab_port_init(mculab_port_info* info) {
+#if MCULAB_LINK_RTT
+  mculab_rtt_init();
+#else
   UART0->CTRL = 0;
   UART0->BAUDDIV = CORSTONE300_CLOCK_HZ / 115200u;
   UART0->CTRL = CMSDK_UART_CTRL_TXEN_Msk | CMSDK_UART_CTRL_RXEN_Msk;
+#endif
 
   mculab_cm_regs hw = mculab_cm_hw();
   const int silicon = mculab_cm_timer_init(&hw);
@@ -91,6 +96,9 @@ void mculab_port_init(mculab_port_info* info) {
 }
 
 int mculab_port_write(const uint8_t* data, size_t len) {
+#if MCULAB_LINK_RTT
+  return mculab_rtt_write(data, len);
+#endif
   for (size_t i = 0; i < len; ++i) {
     while (UART0->STATE & CMSDK_UART_STATE_TXBF_Msk) {
     }
@@ -100,11 +108,17 @@ int mculab_port_write(const uint8_t* data, size_t len) {
 }
 
 int mculab_port_poll_byte(void) {
+#if MCULAB_LINK_RTT
+  return mculab_rtt_poll();
+#endif
   if (!(UART0->STATE & CMSDK_UART_STATE_RXBF_Msk)) return -1;
   return (int)(UART0->DATA & 0xFFu);
 }
 
 int mculab_port_read_byte(void) {
+#if MCULAB_LINK_RTT
+  return mculab_rtt_read();
+#endif
   while (!(UART0->STATE & CMSDK_UART_STATE_RXBF_Msk)) {
   }
   return (int)(UART0->DATA & 0xFFu);
@@ -116,6 +130,9 @@ uint64_t mculab_port_timer_now(void) { return mculab_cm_timer_now(); }
 
 void mculab_port_exit(int status) {
   (void)status; /* the frames said it all; the agent resets the board for the next session */
+#if MCULAB_LINK_RTT
+  mculab_rtt_flush(); /* the last frames out before the core parks */
+#endif
   mculab_cm_park();
 }
 

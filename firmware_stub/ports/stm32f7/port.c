@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "cortex_m.h"
+#include "rtt.h"
 #include "stm32_clock.h"
 #include "stm32_usart.h"
 
@@ -48,6 +49,9 @@ void mculab_port_init(mculab_port_info* info) {
   mculab_stm32_gpio_af((GPIO_Type*)STM32F7_GPIOD_BASE, 9, GPIO_AF7_USART); /* RX */
   const uint32_t usart_clock = clocks.pclk1_hz;
 #endif
+#if MCULAB_LINK_RTT
+  mculab_rtt_init();
+#endif
   mculab_stm32_usart_init(LINK_USART, mculab_stm32_usart_brr(usart_clock, MCULAB_STM32_BAUD));
 
   const mculab_cm_regs hw = mculab_cm_hw();
@@ -63,6 +67,7 @@ void mculab_port_init(mculab_port_info* info) {
   mculab_cm_append(detail, sizeof detail, clocks.what);
   mculab_cm_append(detail, sizeof detail, MCULAB_CACHES ? ", caches on" : ", caches off");
   mculab_cm_append(detail, sizeof detail, ", arena in SRAM1");
+  mculab_cm_append(detail, sizeof detail, MCULAB_LINK_RTT ? ", link RTT" : ", link USART");
   if (!dwt) mculab_cm_append(detail, sizeof detail, ", DWT CYCCNT does not count: SysTick");
 
   info->port = "stm32f7";
@@ -83,13 +88,25 @@ void mculab_port_init(mculab_port_info* info) {
 }
 
 int mculab_port_write(const uint8_t* data, size_t len) {
+#if MCULAB_LINK_RTT
+  return mculab_rtt_write(data, len);
+#endif
   mculab_stm32_usart_write(LINK_USART, data, len);
   return 0;
 }
 
-int mculab_port_poll_byte(void) { return mculab_stm32_usart_poll(LINK_USART); }
+int mculab_port_poll_byte(void) {
+#if MCULAB_LINK_RTT
+  return mculab_rtt_poll();
+#else
+  return mculab_stm32_usart_poll(LINK_USART);
+#endif
+}
 
 int mculab_port_read_byte(void) {
+#if MCULAB_LINK_RTT
+  return mculab_rtt_read();
+#endif
   for (;;) {
     const int b = mculab_stm32_usart_poll(LINK_USART);
     if (b >= 0) return b;
@@ -102,6 +119,9 @@ uint64_t mculab_port_timer_now(void) { return mculab_cm_timer_now(); }
 
 void mculab_port_exit(int status) {
   (void)status; /* the frames said it all; the agent resets the board for the next session */
+#if MCULAB_LINK_RTT
+  mculab_rtt_flush(); /* the last frames out before the core parks */
+#endif
   mculab_cm_park();
 }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cortex_m.h"
+#include "rtt.h"
 #include "stm32_clock.h"
 #include "stm32_usart.h"
 
@@ -347,6 +348,97 @@ TEST(CortexMExtend, ThirtyTwoBitsBecomeSixtyFourAcrossAWrap) {
   EXPECT_EQ(mculab_cm_extend(&e, 0xFFFFFFF0u), 0xFFFFFFF0u);
   EXPECT_EQ(mculab_cm_extend(&e, 0x10u), 0x100000010ull);
   EXPECT_EQ(mculab_cm_extend(&e, 0x20u), 0x100000020ull);
+}
+
+// ---- the RTT link: the agent's stops simulated by the flush hook ----
+
+extern "C" volatile std::uint32_t mculab_rtt_flushes;
+
+class Rtt : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    mculab_rtt_init();
+    agent_ = this;
+    mculab_rtt_flush_hook = &Rtt::AgentStop;
+  }
+  void TearDown() override { mculab_rtt_flush_hook = nullptr; }
+
+  // What the agent does while the core stops at mculab_rtt_flush(): drain up[0], fill down[0].
+  static void AgentStop() {
+    Rtt* a = agent_;
+    ++a->stops_;
+    a->waiting_seen_ |= mculab_rtt_waiting != 0;
+    mculab_rtt_ring& up = _SEGGER_RTT.aUp[0];
+    while (up.RdOff != up.WrOff) {
+      a->received_.push_back(up.pBuffer[up.RdOff]);
+      up.RdOff = (up.RdOff + 1) % up.SizeOfBuffer;
+    }
+    mculab_rtt_ring& down = _SEGGER_RTT.aDown[0];
+    while (!a->to_send_.empty() && (down.WrOff + 1) % down.SizeOfBuffer != down.RdOff) {
+      down.pBuffer[down.WrOff] = a->to_send_.front();
+      a->to_send_.erase(a->to_send_.begin());
+      down.WrOff = (down.WrOff + 1) % down.SizeOfBuffer;
+    }
+  }
+
+  static Rtt* agent_;
+  int stops_ = 0;
+  bool waiting_seen_ = false;
+  std::vector<std::uint8_t> received_;
+  std::vector<std::uint8_t> to_send_;
+};
+Rtt* Rtt::agent_ = nullptr;
+
+TEST_F(Rtt, ControlBlockHasSeggersIdAndOneRingEachWay) {
+  EXPECT_STREQ(_SEGGER_RTT.acID, "SEGGER RTT");
+  EXPECT_EQ(_SEGGER_RTT.MaxNumUpBuffers, 1);
+  EXPECT_EQ(_SEGGER_RTT.MaxNumDownBuffers, 1);
+  EXPECT_EQ(_SEGGER_RTT.aUp[0].SizeOfBuffer, MCULAB_RTT_UP_BYTES);
+  EXPECT_EQ(_SEGGER_RTT.aDown[0].SizeOfBuffer, MCULAB_RTT_DOWN_BYTES);
+  EXPECT_EQ(_SEGGER_RTT.aUp[0].WrOff, 0u);
+  EXPECT_EQ(_SEGGER_RTT.aUp[0].Flags, 0u);
+}
+
+TEST_F(Rtt, WritesLargerThanTheRingArriveWholeAndInOrderThroughStops) {
+  std::vector<std::uint8_t> frame(3 * MCULAB_RTT_UP_BYTES + 17);
+  for (std::size_t i = 0; i < frame.size(); ++i) frame[i] = static_cast<std::uint8_t>(i * 7);
+  ASSERT_EQ(mculab_rtt_write(frame.data(), frame.size()), 0);
+  EXPECT_GE(stops_, 3) << "a full ring stops for the agent instead of dropping bytes";
+  mculab_rtt_flush();  // the runner's flush before it parks
+  EXPECT_EQ(received_, frame);
+}
+
+TEST_F(Rtt, ASmallWriteDoesNotStop) {
+  const std::uint8_t hello[] = {0, 1, 2, 3};
+  const std::uint32_t before = mculab_rtt_flushes;
+  mculab_rtt_write(hello, sizeof hello);
+  EXPECT_EQ(stops_, 0);
+  EXPECT_EQ(mculab_rtt_flushes, before);
+  EXPECT_EQ(_SEGGER_RTT.aUp[0].WrOff, 4u);
+}
+
+TEST_F(Rtt, PollNeverStopsAndReadStopsUntilTheAgentHasSentSomething) {
+  EXPECT_EQ(mculab_rtt_poll(), -1);
+  EXPECT_EQ(stops_, 0);
+  to_send_ = {0x42, 0x43};
+  EXPECT_EQ(mculab_rtt_read(), 0x42);
+  EXPECT_EQ(stops_, 1);
+  EXPECT_TRUE(waiting_seen_) << "the agent can tell a reader waiting for input";
+  EXPECT_EQ(mculab_rtt_waiting, 0u);
+  EXPECT_EQ(mculab_rtt_poll(), 0x43);
+  EXPECT_EQ(mculab_rtt_poll(), -1);
+}
+
+TEST_F(Rtt, TheDownRingWrapsAround) {
+  for (int round = 0; round < 3; ++round) {
+    to_send_.assign(MCULAB_RTT_DOWN_BYTES - 1, 0);
+    for (std::size_t i = 0; i < to_send_.size(); ++i)
+      to_send_[i] = static_cast<std::uint8_t>(i + round);
+    std::vector<std::uint8_t> want = to_send_;
+    std::vector<std::uint8_t> got;
+    for (std::size_t i = 0; i < want.size(); ++i) got.push_back(mculab_rtt_read());
+    EXPECT_EQ(got, want) << "round " << round;
+  }
 }
 
 }  // namespace
