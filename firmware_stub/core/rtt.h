@@ -64,8 +64,11 @@ int mculab_rtt_write(const uint8_t* data, size_t len);
 int mculab_rtt_poll(void);
 /* The next byte of the down ring, flushing (stopping for the agent) while it is empty. */
 int mculab_rtt_read(void);
+/* Stops for the agent: makes the rings visible in RAM (D-cache), calls mculab_rtt_flush(), and
+ * re-reads them afterwards. What the ports call before they park. */
+void mculab_rtt_stop(void);
 /* The agent's breakpoint: the agent drains up[0] and fills down[0] while the core stops here.
- * Never inlined, never called inside a measured region. */
+ * Never inlined; reached only through mculab_rtt_stop(), never inside a measured region. */
 void mculab_rtt_flush(void);
 
 /* 1 while mculab_rtt_read() waits for input (the agent may keep the core stopped at

@@ -120,7 +120,7 @@ uint64_t mculab_port_timer_now(void) { return mculab_cm_timer_now(); }
 void mculab_port_exit(int status) {
   (void)status; /* the frames said it all; the agent resets the board for the next session */
 #if MCULAB_LINK_RTT
-  mculab_rtt_flush(); /* the last frames out before the core parks */
+  mculab_rtt_stop(); /* the last frames out before the core parks */
 #endif
   mculab_cm_park();
 }

@@ -404,7 +404,7 @@ TEST_F(Rtt, WritesLargerThanTheRingArriveWholeAndInOrderThroughStops) {
   for (std::size_t i = 0; i < frame.size(); ++i) frame[i] = static_cast<std::uint8_t>(i * 7);
   ASSERT_EQ(mculab_rtt_write(frame.data(), frame.size()), 0);
   EXPECT_GE(stops_, 3) << "a full ring stops for the agent instead of dropping bytes";
-  mculab_rtt_flush();  // the runner's flush before it parks
+  mculab_rtt_stop();  // the runner's last stop before it parks
   EXPECT_EQ(received_, frame);
 }
 
