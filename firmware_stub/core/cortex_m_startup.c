@@ -1,10 +1,15 @@
 /* Startup for the Cortex-M ports that share core/cortex_m_sections.ld (an500, stm32f7, stm32h7,
  * corstone300): the vector table, .data copy, .bss zeroing, FPU (and MVE) access, then main().
- * A fault parks the core (mculab_cm_park): the frames sent so far stand, nothing else is sent,
- * and the agent's timeout ends the session. No semihosting. */
+ * A fault reports ERROR(fault) + DONE on the link when the runner core offers
+ * mculab_core_fault(), then the port ends (mculab_port_exit: the last RTT stop, park). No
+ * semihosting. */
 #include <stdint.h>
 
 #include "cortex_m.h"
+#include "port.h"
+
+/* Weak: a runner library without the fault report links too (the fault then only parks). */
+extern void mculab_core_fault(const char* what) __attribute__((weak));
 
 extern uint32_t __stack_top, __data_load, __data_start, __data_end, __bss_start, __bss_end;
 extern int main(int argc, char** argv);
@@ -13,7 +18,20 @@ void Fault_Handler(void);
 void SysTick_Handler(void);
 void DebugMon_Handler(void);
 
-void Fault_Handler(void) { mculab_cm_park(); }
+static const char* const kExceptionNames[16] = {
+    "thread mode",  "reset",        "NMI",         "HardFault",   "MemManage",    "BusFault",
+    "UsageFault",   "SecureFault",  "exception 8", "exception 9", "exception 10", "SVCall",
+    "DebugMonitor", "exception 13", "PendSV",      "SysTick",
+};
+
+void Fault_Handler(void) {
+  uint32_t ipsr;
+  __asm__ volatile("mrs %0, ipsr" : "=r"(ipsr));
+  ipsr &= 0x1FFu;
+  if (mculab_core_fault) mculab_core_fault(ipsr < 16 ? kExceptionNames[ipsr] : "interrupt");
+  mculab_port_exit(3);
+  mculab_cm_park();
+}
 
 void DebugMon_Handler(void) { mculab_cm_dwt_on_debug_monitor(); }
 
@@ -51,5 +69,6 @@ void Reset_Handler(void) {
   for (volatile uint32_t* dst = &__bss_start; dst < &__bss_end;) *dst++ = 0;
 
   main(0, 0);
-  mculab_cm_park(); /* mculab_runner_main() never returns */
+  mculab_port_exit(3); /* mculab_runner_main() never returns */
+  mculab_cm_park();
 }
