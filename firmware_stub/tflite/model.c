@@ -409,6 +409,14 @@ mculab_tfl_status mculab_tfl_load(mculab_tfl_model* m, const uint8_t* data, size
     return mculab_tfl_fail2(m, MCULAB_TFL_UNSUPPORTED, "model", -1, ": schema version ", m->version,
                             " (the interpreter reads version 3)");
   }
+  /* Every buffer is checked, used or not, as flatbuffers' verifier would: a model cut short is
+   * refused even where it only loses buffers no tensor names. */
+  for (uint32_t i = 0; i < buffers.count; ++i) {
+    fb_table b;
+    fb_vec_table(&r, buffers, i, &b);
+    (void)fb_vector(&r, &b, BUFFER_DATA, 1);
+    if (r.status != MCULAB_TFL_OK) return reader_failed(m, &r, "buffer ", i);
+  }
   if (subgraphs.count != 1) {
     return mculab_tfl_fail2(m, subgraphs.count == 0 ? MCULAB_TFL_MALFORMED : MCULAB_TFL_UNSUPPORTED,
                             "model", -1, ": ", subgraphs.count,

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <fstream>
 #include <iterator>
 #include <memory>
@@ -29,6 +30,7 @@ struct ModelCase {
   uint32_t input_bytes;
   uint32_t output_bytes;
   int num_ops;
+  uint32_t crc;  // CRC-32 of the output for mculab_tfl_seed_input(seed 1)
 };
 
 class MlperfTinyModel : public testing::TestWithParam<ModelCase> {};
@@ -53,20 +55,29 @@ TEST_P(MlperfTinyModel, LoadsPreparesAndRuns) {
   const int8_t* out = mculab_tfl_output(m.get(), &out_bytes);
   EXPECT_EQ(out_bytes, mc.output_bytes);
   const uint32_t crc = mculab_crc32(0, reinterpret_cast<const uint8_t*>(out), out_bytes);
-  std::string s;
-  for (uint32_t i = 0; i < out_bytes && i < 16; ++i) s += std::to_string(out[i]) + " ";
-  printf("%s: arena %u persistent %u naive %u crc %08x out %s\n", mc.file, m->plan.arena_bytes,
-         m->plan.persistent_bytes, m->plan.naive_bytes, crc, s.c_str());
+  EXPECT_EQ(crc, mc.crc) << std::hex << crc;
+  if (m->ops[m->num_ops - 1].builtin == MCULAB_TFL_SOFTMAX) {
+    // Probabilities with scale 1/256 and zero point -128 add up to ~1.
+    int sum = 0;
+    for (uint32_t i = 0; i < out_bytes; ++i) sum += out[i] + 128;
+    EXPECT_NEAR(sum, 256, out_bytes);
+  }
+  uint64_t macs = 0;
+  for (unsigned i = 0; i < m->num_ops; ++i) macs += m->ops[i].macs;
+  std::printf("%s: %u ops, %llu MACs, planned arena %u bytes (naive %u), persistent %u\n", mc.file,
+              m->num_ops, static_cast<unsigned long long>(macs), m->plan.arena_bytes,
+              m->plan.naive_bytes, m->plan.persistent_bytes);
 }
 
-INSTANTIATE_TEST_SUITE_P(All, MlperfTinyModel,
-                         testing::Values(ModelCase{"kws_ref_model.tflite", 490, 12, 13},
-                                         ModelCase{"ic_resnet8_int8.tflite", 3072, 10, 16},
-                                         ModelCase{"vww_96_int8.tflite", 27648, 2, 31},
-                                         ModelCase{"ad01_int8.tflite", 640, 640, 10}),
-                         [](const testing::TestParamInfo<ModelCase>& i) {
-                           std::string n = i.param.file;
-                           return n.substr(0, n.find('_'));
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    All, MlperfTinyModel,
+    testing::Values(ModelCase{"kws_ref_model.tflite", 490, 12, 13, 0xfc17dc01u},
+                    ModelCase{"ic_resnet8_int8.tflite", 3072, 10, 16, 0x74f9d306u},
+                    ModelCase{"vww_96_int8.tflite", 27648, 2, 31, 0xccf8c6c3u},
+                    ModelCase{"ad01_int8.tflite", 640, 640, 10, 0x3c8bb83fu}),
+    [](const testing::TestParamInfo<ModelCase>& i) {
+      std::string n = i.param.file;
+      return n.substr(0, n.find('_'));
+    });
 
 }  // namespace
