@@ -548,7 +548,9 @@ mculab_tfl_status mculab_tfl_load(mculab_tfl_model* m, const uint8_t* data, size
     return mculab_tfl_fail(m, MCULAB_TFL_MALFORMED, "model: no operator writes the graph's output",
                            -1, NULL);
   }
+  /* The output and the input live to the end: the input so that repeated inferences (warm-up,
+   * measured iterations) all read the input that was filled once. */
   m->tensors[out].last_use = (int16_t)(m->num_ops - 1);
-  if (m->tensors[in].last_use < 0) m->tensors[in].last_use = 0;
+  m->tensors[in].last_use = (int16_t)(m->num_ops - 1);
   return MCULAB_TFL_OK;
 }
