@@ -113,6 +113,17 @@ TEST(TfliteSampleNet, SoftmaxIsWithinOneStepOfTheRealSoftmax) {
   EXPECT_GE(distinct_probabilities, 5) << "the logits are too far apart to test the exp";
 }
 
+TEST(TfliteSampleNet, RepeatedInferencesReadTheSameInputAndGiveTheSameOutput) {
+  ModelRun r(tw::Serialize(tw::SampleNet(1)));
+  ASSERT_TRUE(r.Ok()) << r.m->error;
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_EQ(mculab_tfl_invoke(r.m.get(), nullptr), MCULAB_TFL_OK);
+    uint32_t n = 0;
+    const int8_t* out = mculab_tfl_output(r.m.get(), &n);
+    EXPECT_EQ(std::vector<int8_t>(out, out + n), r.output) << "inference " << i + 2;
+  }
+}
+
 TEST(TfliteSampleNet, SeedsGiveDifferentWeightsAndTheSameSeedTheSameBytes) {
   EXPECT_EQ(tw::Serialize(tw::SampleNet(7)), tw::Serialize(tw::SampleNet(7)));
   EXPECT_NE(tw::Serialize(tw::SampleNet(7)), tw::Serialize(tw::SampleNet(8)));
