@@ -2,6 +2,12 @@
 // kernels) on the same seeded int8 input as the runner's interpreter (mculab_tfl_seed_input:
 // xorshift32, the top byte of each step), in headless Chromium driven by Playwright.
 //   node tools/tflite_reference/run.mjs [--seed N] MODEL.tflite[@TENSOR]...
+//   node tools/tflite_reference/run.mjs --jobs JOBS.json
+// JOBS.json: {"jobs": [{"model": PATH, "op": I, "inputs": [[int8...], ...]}]}: operator I of the
+// model alone (the subgraph patched in a copy to run only that operator, its activation inputs
+// the graph's inputs, its output the graph's output) on the given inputs; prints one JSON line
+// per job: {"op", "output_shape", "output"}. This compares one layer at a time, each on the
+// same input on both sides, so a difference cannot come from an earlier layer.
 // MODEL@TENSOR makes tensor TENSOR (an index into the first subgraph's tensors) the graph's
 // output, so an intermediate layer can be compared: the subgraph's outputs vector is patched in
 // a copy of the model. Prints one JSON line per model: {"model", "tensor", "input_shape",
@@ -19,11 +25,14 @@ const require = createRequire(import.meta.url);
 const { chromium } = require('playwright-core');
 
 let seed = 1;
-const models = [];
+let models = [];
+let jobs = null;
 for (let i = 2; i < process.argv.length; ++i) {
   if (process.argv[i] === '--seed') seed = Number(process.argv[++i]);
+  else if (process.argv[i] === '--jobs') jobs = JSON.parse(readFileSync(process.argv[++i])).jobs;
   else models.push(process.argv[i]);
 }
+if (jobs !== null) models = jobs.map((j) => j.model);
 if (models.length === 0) {
   console.error('usage: node run.mjs [--seed N] MODEL.tflite...');
   process.exit(2);
@@ -50,7 +59,58 @@ function withOutput(bytes, tensor) {
   return b;
 }
 
-const bodies = models.map((spec) => {
+// The model's bytes running operator `op` alone: subgraph 0's operators vector holds only that
+// operator; the graph's inputs are the operator's inputs that are not constants (its first input
+// when that is the only one; else the operator's own inputs vector, which must then hold
+// activations only, as ADD's does) and its output the graph's output.
+function withOneOperator(bytes, op) {
+  const b = Buffer.from(bytes);
+  const u32 = (at) => b.readUInt32LE(at);
+  const field = (table, id) => {
+    const vt = table - b.readInt32LE(table);
+    if (4 + 2 * id >= b.readUInt16LE(vt)) throw new Error(`field ${id} absent`);
+    const off = b.readUInt16LE(vt + 4 + 2 * id);
+    if (off === 0) throw new Error(`field ${id} absent`);
+    return table + off;
+  };
+  const deref = (at) => at + u32(at);
+  const root = u32(0);
+  const subgraph = deref(deref(field(root, 2)) + 4);
+  const tensors = deref(field(subgraph, 0));
+  const buffers = deref(field(root, 4));
+  const isConst = (t) => {
+    const tensor = deref(tensors + 4 + 4 * t);
+    let buffer = 0;
+    try { buffer = u32(field(tensor, 2)); } catch (e) { buffer = 0; }
+    if (buffer === 0) return false;
+    const table = deref(buffers + 4 + 4 * buffer);
+    try { return u32(deref(field(table, 0))) > 0; } catch (e) { return false; }
+  };
+  const operators = deref(field(subgraph, 3));
+  const opTable = deref(operators + 4 + 4 * op);
+  const opInputsField = field(opTable, 1);
+  const opInputs = deref(opInputsField);
+  const opOutputs = deref(field(opTable, 2));
+  const ins = [];
+  for (let k = 0; k < u32(opInputs); ++k) ins.push(b.readInt32LE(opInputs + 4 + 4 * k));
+  const activations = ins.filter((t) => t >= 0 && !isConst(t));
+  // The operators vector: one element, pointing at the operator's table.
+  b.writeUInt32LE(1, operators);
+  b.writeUInt32LE(opTable - (operators + 4), operators + 4);
+  const inputsField = field(subgraph, 1);
+  if (activations.length === 1) {
+    b.writeInt32LE(activations[0], deref(inputsField) + 4);
+  } else if (activations.length === ins.length && opInputs > inputsField) {
+    b.writeUInt32LE(opInputs - inputsField, inputsField);
+  } else {
+    throw new Error(`operator ${op}: cannot make its inputs the graph's`);
+  }
+  b.writeInt32LE(b.readInt32LE(opOutputs + 4), deref(field(subgraph, 2)) + 4);
+  return b;
+}
+
+const bodies = jobs !== null ? jobs.map((j) => withOneOperator(readFileSync(j.model), j.op))
+                             : models.map((spec) => {
   const at = spec.lastIndexOf('@');
   if (at < 0) return readFileSync(spec);
   return withOutput(readFileSync(spec.slice(0, at)), Number(spec.slice(at + 1)));
@@ -103,7 +163,19 @@ let status = 0;
 try {
   const page = await context.newPage();
   await page.goto(base + '/');
-  for (let i = 0; i < models.length; ++i) {
+  for (let i = 0; jobs !== null && i < jobs.length; ++i) {
+    const r = await page.evaluate(async ({ index, inputs }) => {
+      tflite.setWasmPath('/lib/@tensorflow/tfjs-tflite/wasm/');
+      const buf = await (await fetch('/model/' + index)).arrayBuffer();
+      const model = await tflite.loadTFLiteModel(buf, { numThreads: 1 });
+      const feed = model.inputs.map((x, k) => tf.tensor(Int32Array.from(inputs[k]), x.shape, 'int32'));
+      const out = model.predict(feed.length === 1 ? feed[0] : feed);
+      const t = Array.isArray(out) ? out[0] : out.dtype ? out : Object.values(out)[0];
+      return { output_shape: t.shape, output: Array.from(await t.data()) };
+    }, { index: i, inputs: jobs[i].inputs });
+    console.log(JSON.stringify({ op: jobs[i].op, ...r }));
+  }
+  for (let i = 0; jobs === null && i < models.length; ++i) {
     const r = await page.evaluate(async ({ index, seed }) => {
       tflite.setWasmPath('/lib/@tensorflow/tfjs-tflite/wasm/');
       const buf = await (await fetch('/model/' + index)).arrayBuffer();
