@@ -162,6 +162,8 @@ const context = await chromium.launchPersistentContext(profile, {
 let status = 0;
 try {
   const page = await context.newPage();
+  // TFLite's own messages (why a model does not initialize) reach the browser console.
+  if (process.env.MCULAB_TFLITE_REFERENCE_DEBUG) page.on('console', (m) => console.error(m.text()));
   await page.goto(base + '/');
   for (let i = 0; jobs !== null && i < jobs.length; ++i) {
     const r = await page.evaluate(async ({ index, inputs }) => {

@@ -282,10 +282,11 @@ Model SampleNet(uint32_t seed) {
   const int32_t a2 = add(Activation({1, 8, 8, 8}, 0.12f, -128, "dw"));
   m.operators.push_back(
       {4, {a1, w2, b2}, {a2}, 2, {Pad(0, 0), I32(1, 1), I32(2, 1), I32(3, 1), Pad(4, 1)}});
-  // CONV_2D 1x1, 8 channels, no activation, per-tensor filter scale, no bias.
+  // CONV_2D 1x1, 8 channels, no activation, per-tensor filter scale.
   const int32_t w3 = add(Tensor{{8, 1, 1, 8}, 9, Weights(r, 64), {0.006f}, {0}, 0, "pw/weights"});
+  const int32_t b3 = add(Tensor{{8}, 2, Bias(r, 8, 1000), {}, {}, 0, "pw/bias"});
   const int32_t a3 = add(Activation({1, 8, 8, 8}, 0.1f, 5, "pw"));
-  m.operators.push_back({3, {a2, w3, -1}, {a3}, 1, {Pad(0, 1), I32(1, 1), I32(2, 1)}});
+  m.operators.push_back({3, {a2, w3, b3}, {a3}, 1, {Pad(0, 1), I32(1, 1), I32(2, 1)}});
   // ADD of the depthwise and pointwise outputs.
   const int32_t a4 = add(Activation({1, 8, 8, 8}, 0.15f, -10, "add"));
   m.operators.push_back({0, {a2, a3}, {a4}, 11, {Pad(0, 0)}});
@@ -311,6 +312,16 @@ Model SampleNet(uint32_t seed) {
   // SOFTMAX, beta 0.05 (a spread of probabilities).
   const int32_t a9 = add(Activation({1, 10}, 1.0f / 256.0f, -128, "softmax"));
   m.operators.push_back({25, {a8}, {a9}, 9, {{0, Option::kF32, 0, 0.05f}}});
+  // Biases are quantized as TFLite's converter does: input scale x filter scale, zero point 0.
+  for (const Operator& op : m.operators) {
+    if (op.inputs.size() < 3) continue;
+    const Tensor& x = m.tensors[op.inputs[0]];
+    const Tensor& w = m.tensors[op.inputs[1]];
+    Tensor& b = m.tensors[op.inputs[2]];
+    b.scales.clear();
+    for (float ws : w.scales) b.scales.push_back(x.scales[0] * ws);
+    b.zero_points.assign(b.scales.size(), 0);
+  }
   m.inputs = {in};
   m.outputs = {a9};
   return m;

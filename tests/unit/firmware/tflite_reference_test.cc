@@ -1,11 +1,11 @@
 // The runner's int8 interpreter against TFLite's own (tools/tflite_reference: npm
 // @tensorflow/tfjs-tflite, TFLite compiled to wasm with XNNPACK, in headless Chromium), layer by
-// layer on the MLPerf Tiny models: each operator runs alone in TFLite on exactly the input it had
-// in our interpreter, so a difference belongs to that layer and not to an earlier one. The rule:
-// equal, or 1 apart where XNNPACK requantizes in float (conv, depthwise, fully connected, add,
-// pooling); SOFTMAX within 2, where TFLite's interpreter uses a lookup table of exp and our
-// interpreter (like TFLite Micro) gemmlowp's fixed-point exp. Label "integration": it starts
-// Chromium; it skips, saying why, without node, Chromium, the npm packages or the models.
+// layer on the writer's sample net and the MLPerf Tiny models: each operator runs alone in TFLite
+// on exactly the input it had in our interpreter, so a difference belongs to that layer and not to
+// an earlier one. The rule: equal, or 1 apart where XNNPACK requantizes in float (conv, depthwise,
+// fully connected, add, pooling); SOFTMAX within 2, where TFLite's interpreter uses a lookup table
+// of exp and our interpreter (like TFLite Micro) gemmlowp's fixed-point exp. Label "integration":
+// it starts Chromium; it skips, saying why, without node, Chromium, the npm packages or the models.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "mculab/tflite.h"
+#include "tflite_writer.h"
 
 namespace {
 
@@ -60,15 +61,25 @@ std::string Missing() {
   return {};
 }
 
-TEST(TfliteAgainstTflite, EveryLayerOfTheMlperfTinyModelsWithinTheRule) {
+TEST(TfliteAgainstTflite, EveryLayerOfTheSampleNetAndTheMlperfTinyModelsWithinTheRule) {
   if (const std::string m = Missing(); !m.empty() || std::string(MCULAB_NODE).empty()) {
     GTEST_SKIP() << "'" << m << "' is absent (node, Chromium, or `npm ci` in "
                  << MCULAB_TFLITE_REFERENCE_DIR << ")";
   }
+  // The writer's sample net (every operator, always there), then the shared models.
+  const std::string sample = ::testing::TempDir() + "tflite-reference-sample.tflite";
+  {
+    const std::vector<uint8_t> b =
+        mculab::tflite_writer::Serialize(mculab::tflite_writer::SampleNet(1));
+    std::ofstream(sample, std::ios::binary)
+        .write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
+  }
   int models_run = 0;
-  for (const char* file : {"kws_ref_model.tflite", "ic_resnet8_int8.tflite", "vww_96_int8.tflite",
-                           "ad01_int8.tflite"}) {
-    const std::string path = std::string(MCULAB_SHARED_MODELS_DIR) + "/mlperf-tiny/" + file;
+  for (const char* name : {"sample", "kws_ref_model.tflite", "ic_resnet8_int8.tflite",
+                           "vww_96_int8.tflite", "ad01_int8.tflite"}) {
+    const std::string file = name;
+    const std::string path =
+        file == "sample" ? sample : std::string(MCULAB_SHARED_MODELS_DIR) + "/mlperf-tiny/" + file;
     std::ifstream f(path, std::ios::binary);
     if (!f) continue;
     const std::vector<uint8_t> bytes(std::istreambuf_iterator<char>(f), {});
@@ -119,12 +130,15 @@ TEST(TfliteAgainstTflite, EveryLayerOfTheMlperfTinyModelsWithinTheRule) {
           << theirs.size() << " values differ, by up to " << max_diff
           << (softmax ? " (TFLite's exp lookup table against gemmlowp's fixed-point exp)"
                       : " (XNNPACK's float requantization against gemmlowp's)");
-      std::printf("%s op %2d %-17s %6zu values, %5d differ, max %d\n", file, l.index,
+      std::printf("%s op %2d %-17s %6zu values, %5d differ, max %d\n", file.c_str(), l.index,
                   l.type.c_str(), theirs.size(), differ, max_diff);
     }
     ++models_run;
   }
-  if (models_run == 0) GTEST_SKIP() << MCULAB_SHARED_MODELS_DIR << " holds none of the models";
+  if (models_run == 1) {
+    GTEST_SKIP() << "only the sample net ran: " << MCULAB_SHARED_MODELS_DIR
+                 << " holds none of the MLPerf Tiny models";
+  }
 }
 
 }  // namespace
