@@ -11,6 +11,7 @@
 #include <iterator>
 #include <map>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,7 @@ struct Expected {
   std::uint32_t checksum = 0;
   mculab_tfl_plan plan{};
   std::vector<std::pair<std::string, std::string>> ops;  // type, name
+  std::uint64_t macs = 0;
 };
 
 Expected Compute(const Bytes& model, std::uint32_t seed) {
@@ -46,6 +48,7 @@ Expected Compute(const Bytes& model, std::uint32_t seed) {
   e.plan = m->plan;
   for (unsigned i = 0; i < m->num_ops; ++i) {
     e.ops.emplace_back(mculab_tfl_op_name(m->ops[i].builtin), m->ops[i].name);
+    e.macs += m->ops[i].macs;
   }
   return e;
 }
@@ -171,12 +174,48 @@ TEST(TfliteRunnerAn547, MlperfTinyModelsUnderQemuGiveTheHostChecksum) {
     Bytes b = ReadModel(file);
     if (!b.empty()) models.emplace_back(file, std::move(b));
   }
+  const std::string plugin = MCULAB_QEMU_PLUGIN;
+  const bool counting = !plugin.empty() && access(plugin.c_str(), R_OK) == 0;
   for (const auto& [name, model] : models) {
     SCOPED_TRACE(name);
     const Expected want = Compute(model, kSeed);
-    auto link = RunnerLink::SpawnQemu(MCULAB_QEMU, MCULAB_TFLITE_RUNNER_AN547_ELF,
-                                      Workload(name + "-an547.bin", model, {1}), 5);
-    ExpectCase(*link, want, 2, static_cast<std::uint32_t>(model.size()), 4u << 20);
+    const std::string counts = test_support::ScratchPath(name + "-an547.counts");
+    std::vector<std::string> extra;
+    if (counting) extra = {"-plugin", plugin + ",out=" + counts};
+    {
+      auto link = RunnerLink::SpawnQemu(MCULAB_QEMU, MCULAB_TFLITE_RUNNER_AN547_ELF,
+                                        Workload(name + "-an547.bin", model, {1}), 5, extra);
+      ExpectCase(*link, want, 2, static_cast<std::uint32_t>(model.size()), 4u << 20);
+    }
+    if (!counting) continue;
+    // The counting plugin: per measured iteration an "iter" line and one "op" line per operator,
+    // each with its emulated instruction count; the same count in both iterations.
+    std::ifstream f(counts);
+    std::string line;
+    std::vector<std::uint64_t> iters;
+    std::map<unsigned, std::vector<std::uint64_t>> ops;
+    while (std::getline(f, line)) {
+      if (line.empty() || line[0] == '#') continue;
+      std::istringstream l(line);
+      std::string kind;
+      unsigned c, index;
+      std::uint64_t insns;
+      l >> kind >> c >> index >> insns;
+      if (kind == "iter") iters.push_back(insns);
+      if (kind == "op") ops[index].push_back(insns);
+    }
+    ASSERT_EQ(iters.size(), 2u);
+    EXPECT_EQ(iters[0], iters[1]);
+    ASSERT_EQ(ops.size(), want.ops.size());
+    for (const auto& [index, v] : ops) {
+      ASSERT_EQ(v.size(), 2u) << "operator " << index;
+      EXPECT_EQ(v[0], v[1]) << "operator " << index;
+    }
+    std::printf(
+        "%s on the an547 (M55, reference kernels): %llu instructions per inference, %.2f "
+        "per MAC\n",
+        name.c_str(), static_cast<unsigned long long>(iters[0]),
+        want.macs > 0 ? static_cast<double>(iters[0]) / static_cast<double>(want.macs) : 0.0);
   }
 }
 
