@@ -101,7 +101,10 @@ void ExpectCase(RunnerLink& link, const Expected& want, std::uint32_t iterations
   for (const auto& e : mem->entries) m[e.category] = e;
   EXPECT_EQ(m["arena"].used, want.plan.arena_bytes);
   EXPECT_EQ(m["arena"].reserved, arena_reserved);
-  EXPECT_EQ(m["persistent"].used, want.plan.persistent_bytes);
+  // Persistent: the interpreter's tables (at the arena's start; smaller on a 32-bit target than
+  // here) and the per-channel requantization parameters.
+  EXPECT_GT(m["persistent"].used, want.plan.persistent_bytes + (16u << 10));
+  EXPECT_LE(m["persistent"].used, want.plan.persistent_bytes + sizeof(mculab_tfl_model) + 16u);
   EXPECT_EQ(m["scratch"].used, 0u);
   EXPECT_EQ(m["model"].used, model_bytes);
   auto end = DecodeCaseEnd(link.Expect(MCULAB_MSG_CASE_END));
