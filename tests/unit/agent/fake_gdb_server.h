@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -212,5 +213,18 @@ struct FakeTargetMemory {
     return false;
   }
 };
+
+// Serves a qXfer read of `doc` in small chunks ("" when `p` is not a read of `object`).
+inline std::optional<std::string> ServeXfer(const std::string& p, const std::string& object,
+                                            const std::string& annex, const std::string& doc) {
+  const std::string prefix = "qXfer:" + object + ":read:" + annex + ":";
+  if (!p.starts_with(prefix)) return std::nullopt;
+  const auto comma = p.find(',', prefix.size());
+  const std::size_t off = std::stoull(p.substr(prefix.size(), comma - prefix.size()), nullptr, 16);
+  const std::size_t len = std::stoull(p.substr(comma + 1), nullptr, 16);
+  const std::size_t n = std::min<std::size_t>({len, 50, doc.size() - std::min(off, doc.size())});
+  const bool last = off + n >= doc.size();
+  return std::string(last ? "l" : "m") + doc.substr(std::min(off, doc.size()), n);
+}
 
 }  // namespace mculab::agent::testing

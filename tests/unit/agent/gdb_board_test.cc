@@ -1,0 +1,326 @@
+// GdbBoard: the command template and ELF segments (pure); the flash path (vFlash only when the
+// runner changed, a failing erase) against the scripted fake GDB server; and the real thing: the
+// an547 runner loaded into QEMU's gdbstub over GDB only (no -kernel), whose results must equal the
+// direct QemuBoard's for the same workload. The QEMU parts skip themselves without QEMU or the ELF.
+#include "agent/boards/gdb_board.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+
+#include "agent/boards/qemu_board.h"
+#include "agent/io/subprocess.h"
+#include "agent/io/temp_dir.h"
+#include "fake_gdb_server.h"
+#include "real_runner_test_util.h"
+
+namespace mculab::agent {
+namespace {
+
+using ::testing::ElementsAre;
+using testing::FakeGdbAction;
+using testing::FakeGdbServer;
+using ::testing::HasSubstr;
+
+TEST(GdbBoardTemplateTest, SplitsLikeAShellAndSubstitutes) {
+  auto argv = ExpandCommandTemplate(
+      "openocd -f interface/stlink.cfg -c \"adapter serial {serial}\" -c 'gdb_port {port}' "
+      "x\\ y",
+      {{"serial", "0670FF37"}, {"port", "3333"}});
+  ASSERT_TRUE(argv.ok()) << argv.error().message;
+  EXPECT_THAT(*argv, ElementsAre("openocd", "-f", "interface/stlink.cfg", "-c",
+                                 "adapter serial 0670FF37", "-c", "gdb_port 3333", "x y"));
+  auto unknown = ExpandCommandTemplate("pyocd gdbserver --uid {uid}", {{"serial", "1"}});
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_THAT(unknown.error().message, HasSubstr("{uid}"));
+  EXPECT_FALSE(ExpandCommandTemplate("qemu \"-S", {}).ok());
+}
+
+TEST(GdbBoardElfTest, RejectsWhatIsNotA32BitElf) {
+  const std::vector<std::uint8_t> junk(64, 0x7f);
+  EXPECT_FALSE(ElfLoadSegments(junk).ok());
+}
+
+std::string An547Elf() {
+  const std::string elf = MCULAB_AN547_ELF;
+  return !elf.empty() && std::filesystem::exists(elf) ? elf : std::string();
+}
+
+bool HaveQemu() {
+  auto probe = RealProcessRunner().Run({"qemu-system-arm", "--version"}, std::chrono::seconds(10));
+  return probe.ok() && probe->status.success();
+}
+
+TEST(GdbBoardElfTest, TheAn547RunnerLoadsIntoItcmWithItsVectorTableFirst) {
+  if (An547Elf().empty()) GTEST_SKIP() << "the an547 runner ELF is not built";
+  auto bytes = ReadFile(An547Elf());
+  ASSERT_TRUE(bytes.ok());
+  auto segs = ElfLoadSegments(
+      std::span(reinterpret_cast<const std::uint8_t*>(bytes->data()), bytes->size()));
+  ASSERT_TRUE(segs.ok()) << segs.error().message;
+  ASSERT_FALSE(segs->empty());
+  EXPECT_EQ((*segs)[0].paddr, 0x10000000u);
+  EXPECT_TRUE((*segs)[0].executable);
+  for (const auto& s : *segs) EXPECT_LT(s.paddr, 0x10080000u) << "load image outside ITCM";
+}
+
+// ---- the flash path against the fake server ----
+
+// A unix socket the board connects to as the runner's link (the fake board never speaks on it).
+class UnixListener {
+ public:
+  explicit UnixListener(const std::filesystem::path& path) : path_(path) {
+    fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_un a{};
+    a.sun_family = AF_UNIX;
+    std::strncpy(a.sun_path, path.c_str(), sizeof(a.sun_path) - 1);
+    ::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof(a));
+    ::listen(fd_, 4);
+  }
+  ~UnixListener() { ::close(fd_); }
+
+ private:
+  std::filesystem::path path_;
+  int fd_ = -1;
+};
+
+constexpr const char* kTargetXml =
+    "<target><feature name=\"org.gnu.gdb.arm.m-profile\">"
+    "<reg name=\"r0\" bitsize=\"32\"/><reg name=\"sp\" bitsize=\"32\" regnum=\"13\"/>"
+    "<reg name=\"lr\" bitsize=\"32\"/><reg name=\"pc\" bitsize=\"32\"/>"
+    "<reg name=\"xpsr\" bitsize=\"32\" regnum=\"25\"/></feature></target>";
+constexpr const char* kMemoryMap =
+    "<memory-map><memory type=\"flash\" start=\"0x10000000\" length=\"0x80000\">"
+    "<property name=\"blocksize\">0x1000</property></memory>"
+    "<memory type=\"ram\" start=\"0x30000000\" length=\"0x80000\"/></memory-map>";
+
+// A probe-like target: flash at the runner's load address, everything else accepted.
+struct FakeProbe {
+  testing::FakeTargetMemory flash{0x10000000, 0x80000};
+  bool fail_erase = false;
+  std::vector<std::string> log;  // flash operations and register writes
+  FakeGdbAction Handle(const std::string& p) {
+    if (auto x = testing::ServeXfer(p, "features", "target.xml", kTargetXml)) return {{*x}};
+    if (auto x = testing::ServeXfer(p, "memory-map", "", kMemoryMap)) return {{*x}};
+    if (p == "?") return {{"S05"}};
+    if (p == "vCont?") return {{"vCont;c;C;s;S"}};
+    if (p == "vCont;c") return {};
+    if (p == "\x03") return {{"S02"}};
+    if (p.starts_with("vFlashErase:")) {
+      log.push_back(p);
+      return {{fail_erase ? "E03" : "OK"}};
+    }
+    if (p.starts_with("vFlashWrite:")) {
+      log.push_back("vFlashWrite");
+      std::string reply;
+      flash.Apply(p, reply);
+      return {{reply}};
+    }
+    if (p == "vFlashDone") {
+      log.push_back(p);
+      return {{"OK"}};
+    }
+    if (p[0] == 'P') {
+      log.push_back(p);
+      return {{"OK"}};
+    }
+    if (p[0] == 'X') return {{"OK"}};
+    return {{""}};
+  }
+};
+
+class GdbBoardFlashTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (An547Elf().empty()) GTEST_SKIP() << "the an547 runner ELF is not built";
+    auto dir = TempDir::Create("gdb-board-test-");
+    ASSERT_TRUE(dir.ok());
+    dir_ = std::move(*dir);
+    listener_ = std::make_unique<UnixListener>(dir_->path() / "uart.sock");
+  }
+  // A board whose "GDB server" is a process that only stays alive; the fake serves the port.
+  std::unique_ptr<GdbBoard> BoardFor(FakeGdbServer& server) {
+    GdbBoardOptions o;
+    o.server_command = "sleep 600";
+    o.port = server.port();
+    o.link = "unix:" + (dir_->path() / "uart.sock").string();
+    o.firmware = An547Elf();
+    o.workload_addr = 0x60000000;
+    o.state_dir = dir_->path() / "state";
+    return std::make_unique<GdbBoard>(testing::Info("h7-0", "nucleo-h743zi"), o, RealClock());
+  }
+  RunSpec Spec() {
+    RunSpec spec;
+    spec.workload = {1, 2, 3, 4};
+    return spec;
+  }
+  std::unique_ptr<TempDir> dir_;
+  std::unique_ptr<UnixListener> listener_;
+};
+
+TEST_F(GdbBoardFlashTest, FlashesOnlyWhenTheRunnerChangedAndStartsAtTheResetVector) {
+  auto bytes = ReadFile(An547Elf());
+  ASSERT_TRUE(bytes.ok());
+  auto segs = ElfLoadSegments(
+      std::span(reinterpret_cast<const std::uint8_t*>(bytes->data()), bytes->size()));
+  ASSERT_TRUE(segs.ok());
+  const auto& vectors = (*segs)[0].data;
+  const std::uint32_t sp = vectors[0] | vectors[1] << 8 | vectors[2] << 16 | vectors[3] << 24;
+  const std::uint32_t pc =
+      (vectors[4] | vectors[5] << 8 | vectors[6] << 16 | vectors[7] << 24) & ~1u;
+
+  FakeProbe first;
+  {
+    FakeGdbServer server([&](const std::string& p) { return first.Handle(p); });
+    auto board = BoardFor(server);
+    auto run = board->Start(Spec());
+    ASSERT_TRUE(run.ok()) << run.error().message;
+    run->reset();  // halts over GDB and stops the server process
+    EXPECT_EQ(board->FlashedSha256().size(), 64u);
+    EXPECT_THAT(server.packets(), ::testing::Contains(std::string("\x03")));
+  }
+  ASSERT_GE(first.log.size(), 4u);
+  EXPECT_EQ(
+      first.log[0], "vFlashErase:10000000," + [&] {
+        char b[16];
+        std::snprintf(b, sizeof(b), "%x",
+                      static_cast<unsigned>(((*segs)[0].data.size() + 0xfff) / 0x1000 * 0x1000));
+        return std::string(b);
+      }());
+  EXPECT_THAT(first.log, ::testing::Contains(std::string("vFlashDone")));
+  for (const auto& s : *segs) {
+    EXPECT_TRUE(std::equal(s.data.begin(), s.data.end(),
+                           first.flash.bytes.begin() + (s.paddr - 0x10000000)))
+        << "segment at " << s.paddr;
+  }
+  char sp_p[32], pc_p[32];
+  auto le = [](std::uint32_t v, char* out) {
+    std::snprintf(out, 32, "%02x%02x%02x%02x", v & 255, v >> 8 & 255, v >> 16 & 255, v >> 24);
+  };
+  le(sp, sp_p);
+  le(pc, pc_p);
+  EXPECT_THAT(first.log, ::testing::Contains("Pd=" + std::string(sp_p)));
+  EXPECT_THAT(first.log, ::testing::Contains("Pf=" + std::string(pc_p)));
+  EXPECT_THAT(first.log, ::testing::Contains(std::string("P19=00000001")));
+
+  // Same runner again: no flash operation at all.
+  FakeProbe second;
+  {
+    FakeGdbServer server([&](const std::string& p) { return second.Handle(p); });
+    auto board = BoardFor(server);
+    auto run = board->Start(Spec());
+    ASSERT_TRUE(run.ok()) << run.error().message;
+  }
+  for (const auto& l : second.log) EXPECT_FALSE(l.starts_with("vFlash")) << l;
+}
+
+TEST_F(GdbBoardFlashTest, AFailedEraseIsABoardErrorAndForgetsTheFlashedHash) {
+  FakeProbe probe;
+  probe.fail_erase = true;
+  FakeGdbServer server([&](const std::string& p) { return probe.Handle(p); });
+  auto board = BoardFor(server);
+  auto run = board->Start(Spec());
+  ASSERT_FALSE(run.ok());
+  EXPECT_EQ(run.error().code, ErrorCode::kUnavailable);
+  EXPECT_THAT(run.error().message, HasSubstr("erasing flash"));
+  EXPECT_THAT(run.error().message, HasSubstr("E03"));
+  EXPECT_EQ(board->FlashedSha256(), "");
+}
+
+TEST_F(GdbBoardFlashTest, AServerThatDiesAtOnceIsABoardErrorWithItsStatus) {
+  GdbBoardOptions o;
+  o.server_command = "sh -c 'echo probe not found >&2; exit 3'";
+  o.link = "unix";
+  o.firmware = An547Elf();
+  o.workload_addr = 0x60000000;
+  o.state_dir = dir_->path() / "state";
+  GdbBoard board(testing::Info("h7-0", "nucleo-h743zi"), o, RealClock());
+  auto run = board.Start(Spec());
+  ASSERT_FALSE(run.ok());
+  EXPECT_EQ(run.error().code, ErrorCode::kUnavailable);
+  EXPECT_THAT(run.error().message, HasSubstr("exit status 3"));
+  EXPECT_THAT(run.error().message, HasSubstr("probe not found"));
+}
+
+// ---- the an547 runner through QEMU's gdbstub ----
+
+class GdbBoardQemuTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (An547Elf().empty()) GTEST_SKIP() << "the an547 runner ELF is not built";
+    if (!HaveQemu()) GTEST_SKIP() << "qemu-system-arm is not installed";
+  }
+  GdbBoard Board() {
+    GdbBoardOptions o;
+    // The UART on a unix socket exactly as QemuBoard has it; no -kernel: GDB loads everything.
+    o.server_command =
+        "qemu-system-arm -M mps3-an547 -S -gdb tcp:127.0.0.1:{port} -icount shift=5,sleep=off "
+        "-display none -monitor none "
+        "-chardev socket,id=link,path={link},server=on,wait=on -serial chardev:link";
+    o.link = "unix";
+    o.firmware = An547Elf();
+    o.workload_addr = 0x60000000;
+    auto info = testing::Info("an547-gdb-0", "corstone300-qemu");
+    info.emulated = true;
+    return GdbBoard(info, o, RealClock());
+  }
+};
+
+TEST_F(GdbBoardQemuTest, GivesTheSameCountsAndChecksumsAsTheDirectQemuBoard) {
+  auto gdb_board = Board();
+  auto via_gdb = testing::RunOnBoard(gdb_board, 5);
+  ASSERT_EQ(via_gdb.result.outcome, RunOutcome::kSucceeded) << via_gdb.result.message;
+
+  QemuOptions qo;
+  qo.firmware = An547Elf();
+  QemuBoard qemu_board(testing::Info("an547-0", "corstone300-qemu"), qo, RealClock());
+  auto direct = testing::RunOnBoard(qemu_board, 5);
+  ASSERT_EQ(direct.result.outcome, RunOutcome::kSucceeded) << direct.result.message;
+
+  ASSERT_TRUE(via_gdb.listener.hello.has_value());
+  EXPECT_EQ(via_gdb.listener.hello->port, "an547");
+  EXPECT_EQ(via_gdb.listener.hello->cpu, "cortex-m55");
+  EXPECT_EQ(via_gdb.listener.hello->workload_addr, 0x60000000u);
+  EXPECT_EQ(via_gdb.result.stats.bad_frames, 0u);
+  EXPECT_EQ(via_gdb.provenance.firmware_sha256, direct.provenance.firmware_sha256);
+  EXPECT_THAT(via_gdb.provenance.note, HasSubstr("emulated"));
+
+  ASSERT_EQ(via_gdb.listener.cases.size(), direct.listener.cases.size());
+  ASSERT_EQ(via_gdb.listener.cases.size(), 3u);
+  for (std::size_t i = 0; i < direct.listener.cases.size(); ++i) {
+    const auto& a = via_gdb.listener.cases[i];
+    const auto& b = direct.listener.cases[i];
+    EXPECT_TRUE(a.checksum_ok) << "case " << i;
+    EXPECT_EQ(a.checksum_ok, b.checksum_ok) << "case " << i;
+    EXPECT_EQ(a.case_index, b.case_index);
+  }
+  ASSERT_EQ(via_gdb.listener.samples.size(), direct.listener.samples.size());
+  ASSERT_EQ(via_gdb.listener.samples.size(), 15u);
+  for (std::size_t i = 0; i < direct.listener.samples.size(); ++i) {
+    EXPECT_EQ(via_gdb.listener.samples[i].iteration, direct.listener.samples[i].iteration);
+    // -icount makes time a function of the instructions executed: the same program, the same count.
+    EXPECT_EQ(via_gdb.listener.samples[i].timer, direct.listener.samples[i].timer)
+        << "sample " << i;
+  }
+  std::cout << "an547 via QEMU's gdbstub: board.Start (spawn, connect, load over GDB) "
+            << via_gdb.start.count() << " ms, HELLO at +" << via_gdb.result.stats.to_hello.count()
+            << " ms, wall " << via_gdb.wall.count() << " ms; direct QEMU board: Start "
+            << direct.start.count() << " ms, HELLO at +" << direct.result.stats.to_hello.count()
+            << " ms, wall " << direct.wall.count() << " ms\n";
+}
+
+TEST_F(GdbBoardQemuTest, ACancelledRunHaltsAndStopsTheServer) {
+  auto board = Board();
+  CancelToken cancel;
+  auto run = testing::RunOnBoard(board, 200, std::chrono::seconds(60), &cancel,
+                                 [&](const SampleMsg&) { cancel.Cancel(CancelReason::kByServer); });
+  EXPECT_EQ(run.result.outcome, RunOutcome::kCancelled) << run.result.message;
+}
+
+}  // namespace
+}  // namespace mculab::agent
