@@ -23,8 +23,8 @@ const std::map<std::string, std::set<std::string>> kBackendKeys = {
     {"host", {"runner", "allow_custom_runners"}},
     {"pyocd", {"firmware", "serial", "target", "console", "baud", "workload_addr", "pyocd"}},
     {"gdb",
-     {"firmware", "gdb_server", "gdb_port", "gdb_host", "link", "baud", "serial", "target",
-      "workload_addr", "vector_table", "reset_command", "emulated"}},
+     {"firmware", "gdb_server", "gdb_link", "gdb_port", "gdb_host", "link", "baud", "serial",
+      "target", "workload_addr", "vector_table", "reset_command", "emulated"}},
     {"fake", {"fault", "fault_case", "sample_delay_ms"}},
 };
 
@@ -198,6 +198,11 @@ Status ParseBoard(Reader& r, const toml::table& t, BoardConfig& b,
   if (auto s = r.String(t, "gdb_server", b.gdb_server); !s) return s;
   if (auto s = r.Integer(t, "gdb_port", b.gdb_port, 0, 65535); !s) return s;
   if (auto s = r.String(t, "gdb_host", b.gdb_host); !s) return s;
+  if (auto s = r.String(t, "gdb_link", b.gdb_link); !s) return s;
+  if (b.gdb_link != "tcp" && b.gdb_link != "unix") {
+    return r.Fail(t.get("gdb_link"), "gdb_link",
+                  "must be \"tcp\" or \"unix\", got \"" + b.gdb_link + "\"");
+  }
   if (auto s = r.String(t, "link", b.link); !s) return s;
   if (auto s = r.Integer(t, "vector_table", b.vector_table, 0, UINT32_MAX); !s) return s;
   if (auto s = r.String(t, "reset_command", b.reset_command); !s) return s;

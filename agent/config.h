@@ -8,9 +8,9 @@
 //                    plugin; default: ../lib/libmculab-qemu-counters.so beside mculab-agent)
 //             host:  runner
 //             pyocd: firmware, serial, target, console, baud, workload_addr, pyocd
-//             gdb:   firmware, gdb_server (command template: {port} {serial} {target} {link}
-//                    {firmware}), gdb_port, gdb_host, link, baud, serial, target, workload_addr,
-//                    vector_table, reset_command, emulated
+//             gdb:   firmware, gdb_server (command template: {port} {gdb} {serial} {target}
+//                    {link} {firmware}), gdb_link, gdb_port, gdb_host, link, baud, serial, target,
+//                    workload_addr, vector_table, reset_command, emulated
 //             fake:  fault, fault_case, sample_delay_ms
 //
 // Errors name the file, the board and the key. Relative paths are relative to the file's folder.
@@ -50,6 +50,7 @@ struct BoardConfig {
   std::uint32_t baud = 115200;               // pyocd, gdb
   std::string pyocd = "pyocd";               // pyocd
   std::string gdb_server;                    // gdb: the server command template
+  std::string gdb_link = "tcp";              // gdb: tcp ({port}) | unix ({gdb}: a socket path)
   std::uint16_t gdb_port = 0;                // gdb: 0 picks a free port
   std::string gdb_host = "127.0.0.1";        // gdb
   std::string link = "unix";                 // gdb: unix | unix:PATH | tcp:HOST:PORT | tty path

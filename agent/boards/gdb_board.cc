@@ -328,6 +328,7 @@ Result<std::unique_ptr<RunnerProcess>> GdbBoard::Start(const RunSpec& spec) {
     if (!p) return p.error();
     port = *p;
   }
+  const std::filesystem::path gdb_socket = (*dir)->path() / "gdb.sock";
   std::filesystem::path link_socket;
   if (options_.link == "unix") {
     link_socket = (*dir)->path() / "link.sock";
@@ -335,6 +336,7 @@ Result<std::unique_ptr<RunnerProcess>> GdbBoard::Start(const RunSpec& spec) {
     link_socket = options_.link.substr(5);
   }
   auto argv = ExpandCommandTemplate(options_.server_command, {{"port", std::to_string(port)},
+                                                              {"gdb", gdb_socket.string()},
                                                               {"serial", options_.serial},
                                                               {"target", options_.target},
                                                               {"link", link_socket.string()},
@@ -392,8 +394,15 @@ Result<std::unique_ptr<RunnerProcess>> GdbBoard::Start(const RunSpec& spec) {
   UniqueFd write_fd(::fcntl(link.get(), F_DUPFD_CLOEXEC, 0));
   if (!write_fd.valid()) return MakeError(ErrorCode::kInternal, ErrnoMessage("dup", errno));
 
-  auto gdb = ConnectGdbWhenUp(options_.host, port, options_.start_timeout, options_.call_timeout,
-                              clock_, alive);
+  Result<std::unique_ptr<GdbRemote>> gdb = MakeError(ErrorCode::kInternal, "not connected");
+  if (options_.gdb_link == "unix") {
+    auto fd = ConnectUnixSocket(gdb_socket, options_.start_timeout, clock_, alive);
+    if (!fd) return fail("no GDB connection on " + gdb_socket.string(), fd.error());
+    gdb = GdbRemote::Adopt(std::move(*fd), options_.call_timeout, clock_);
+  } else {
+    gdb = ConnectGdbWhenUp(options_.host, port, options_.start_timeout, options_.call_timeout,
+                           clock_, alive);
+  }
   if (!gdb) return fail("no GDB connection", gdb.error());
   GdbRemote& g = **gdb;
   if (!options_.reset_command.empty()) {

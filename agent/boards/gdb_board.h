@@ -31,10 +31,14 @@
 namespace mculab::agent {
 
 struct GdbBoardOptions {
-  // The GDB server command; placeholders {port} {serial} {target} {link} {firmware}.
+  // The GDB server command; placeholders {port} {gdb} {serial} {target} {link} {firmware}.
   std::string server_command;
+  // How the agent reaches the server: "tcp" (host:port; port 0 picks a free local port, passed as
+  // {port}) or "unix" (a socket in the run's folder, passed as {gdb}: for a server inside the
+  // job sandbox, which has no network).
+  std::string gdb_link = "tcp";
   std::string host = "127.0.0.1";
-  std::uint16_t port = 0;  // 0: a free local port, passed as {port}
+  std::uint16_t port = 0;
   // The runner's link: "unix" (a socket in the run's folder, passed as {link}; the server listens),
   // "unix:PATH", "tcp:HOST:PORT", or a serial port path (opened at `baud`).
   std::string link = "unix";

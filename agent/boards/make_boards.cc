@@ -47,6 +47,7 @@ Result<std::vector<std::unique_ptr<Board>>> MakeBoards(const AgentConfig& config
       info.emulated = b.emulated;
       GdbBoardOptions o;
       o.server_command = b.gdb_server;
+      o.gdb_link = b.gdb_link;
       o.host = b.gdb_host;
       o.port = b.gdb_port;
       o.link = b.link;

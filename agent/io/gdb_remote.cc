@@ -1,5 +1,6 @@
 #include "agent/io/gdb_remote.h"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <sys/socket.h>
 
@@ -278,48 +279,55 @@ Result<GdbStopReply> GdbParseStopReply(std::string_view p) {
 // ---- transport ----
 
 struct GdbRemote::Transport {
-  boost::asio::io_context io;
-  boost::asio::ip::tcp::socket socket{io};
+  UniqueFd socket;
   std::vector<std::uint8_t> rx;
   std::size_t rx_pos = 0;
-  int fd() { return socket.native_handle(); }
+  int fd() const { return socket.get(); }
 };
 
 GdbRemote::GdbRemote(std::unique_ptr<Transport> t, std::chrono::milliseconds timeout, Clock& clock)
     : t_(std::move(t)), timeout_(timeout), clock_(clock) {}
 
-GdbRemote::~GdbRemote() {
-  boost::system::error_code ec;
-  t_->socket.shutdown(boost::asio::ip::tcp::socket::shutdown_both, ec);
-  t_->socket.close(ec);
-}
+GdbRemote::~GdbRemote() { ::shutdown(t_->fd(), SHUT_RDWR); }
 
 Result<std::unique_ptr<GdbRemote>> GdbRemote::Connect(const std::string& host, std::uint16_t port,
                                                       std::chrono::milliseconds timeout,
                                                       Clock& clock) {
-  auto t = std::make_unique<Transport>();
+  namespace asio = boost::asio;
+  asio::io_context io;
+  asio::ip::tcp::socket socket(io);
   const std::string where = host + ":" + std::to_string(port);
   boost::system::error_code ec;
-  boost::asio::ip::tcp::resolver resolver(t->io);
+  asio::ip::tcp::resolver resolver(io);
   auto endpoints = resolver.resolve(host, std::to_string(port), ec);
   if (ec) return MakeError(ErrorCode::kUnavailable, "GDB server " + where + ": " + ec.message());
   bool done = false;
-  boost::asio::async_connect(t->socket, endpoints,
-                             [&](const boost::system::error_code& e, const auto&) {
-                               ec = e;
-                               done = true;
-                             });
-  t->io.run_for(timeout);
+  asio::async_connect(socket, endpoints, [&](const boost::system::error_code& e, const auto&) {
+    ec = e;
+    done = true;
+  });
+  io.run_for(timeout);
   if (!done) {
-    t->socket.close(ec);
-    t->io.restart();
-    t->io.run();
+    socket.close(ec);
+    io.restart();
+    io.run();
     return MakeError(ErrorCode::kDeadlineExceeded, "GDB server " + where + ": no connection in " +
                                                        std::to_string(timeout.count()) + " ms");
   }
   if (ec) return MakeError(ErrorCode::kUnavailable, "GDB server " + where + ": " + ec.message());
-  t->socket.set_option(boost::asio::ip::tcp::no_delay(true), ec);
-  t->socket.non_blocking(true, ec);
+  socket.set_option(asio::ip::tcp::no_delay(true), ec);
+  // The connection outlives the io_context: keep a duplicate of the descriptor.
+  UniqueFd fd(::fcntl(socket.native_handle(), F_DUPFD_CLOEXEC, 0));
+  if (!fd.valid()) return MakeError(ErrorCode::kInternal, ErrnoMessage("dup", errno));
+  socket.close(ec);
+  return Adopt(std::move(fd), timeout, clock);
+}
+
+Result<std::unique_ptr<GdbRemote>> GdbRemote::Adopt(UniqueFd fd, std::chrono::milliseconds timeout,
+                                                    Clock& clock) {
+  if (auto s = SetNonBlocking(fd.get()); !s) return s.error();
+  auto t = std::make_unique<Transport>();
+  t->socket = std::move(fd);
   std::unique_ptr<GdbRemote> g(new GdbRemote(std::move(t), timeout, clock));
   if (auto s = g->Handshake(); !s) return s.error();
   return g;

@@ -1,5 +1,5 @@
-// GdbRemote: a client of the GDB remote serial protocol over TCP (Boost.Asio), for every GDB server
-// a lab meets: pyOCD, OpenOCD, J-Link's, QEMU's gdbstub. No gdb binary.
+// GdbRemote: a client of the GDB remote serial protocol over TCP (Boost.Asio) or a unix socket, for
+// every GDB server a lab meets: pyOCD, OpenOCD, J-Link's, QEMU's gdbstub. No gdb binary.
 //
 // The wire: packets `$payload#cs` (cs: the payload's byte sum mod 256 in two hex digits), each
 // acknowledged with `+` (or `-`: send again) until QStartNoAckMode is accepted. Replies may be
@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "agent/io/clock.h"
+#include "agent/io/fd.h"
 #include "common/result.h"
 
 namespace mculab::agent {
@@ -91,6 +92,10 @@ class GdbRemote {
   static Result<std::unique_ptr<GdbRemote>> Connect(const std::string& host, std::uint16_t port,
                                                     std::chrono::milliseconds timeout,
                                                     Clock& clock);
+  // Takes a connected stream socket (e.g. a unix socket to QEMU's `-gdb chardev:...`) and does
+  // the handshake.
+  static Result<std::unique_ptr<GdbRemote>> Adopt(UniqueFd fd, std::chrono::milliseconds timeout,
+                                                  Clock& clock);
   ~GdbRemote();
   GdbRemote(const GdbRemote&) = delete;
   GdbRemote& operator=(const GdbRemote&) = delete;

@@ -255,13 +255,18 @@ class GdbBoardQemuTest : public ::testing::Test {
     if (An547Elf().empty()) GTEST_SKIP() << "the an547 runner ELF is not built";
     if (!HaveQemu()) GTEST_SKIP() << "qemu-system-arm is not installed";
   }
-  GdbBoard Board() {
+  GdbBoard Board(bool gdb_over_unix_socket = false) {
     GdbBoardOptions o;
     // The UART on a unix socket exactly as QemuBoard has it; no -kernel: GDB loads everything.
     o.server_command =
-        "qemu-system-arm -M mps3-an547 -S -gdb tcp:127.0.0.1:{port} -icount shift=5,sleep=off "
-        "-display none -monitor none "
-        "-chardev socket,id=link,path={link},server=on,wait=on -serial chardev:link";
+        "qemu-system-arm -M mps3-an547 -S -icount shift=5,sleep=off -display none -monitor none "
+        "-chardev socket,id=link,path={link},server=on,wait=on -serial chardev:link ";
+    if (gdb_over_unix_socket) {
+      o.gdb_link = "unix";
+      o.server_command += "-chardev socket,id=gdb,path={gdb},server=on,wait=off -gdb chardev:gdb";
+    } else {
+      o.server_command += "-gdb tcp:127.0.0.1:{port}";
+    }
     o.link = "unix";
     o.firmware = An547Elf();
     o.workload_addr = 0x60000000;
@@ -312,6 +317,14 @@ TEST_F(GdbBoardQemuTest, GivesTheSameCountsAndChecksumsAsTheDirectQemuBoard) {
             << " ms, wall " << via_gdb.wall.count() << " ms; direct QEMU board: Start "
             << direct.start.count() << " ms, HELLO at +" << direct.result.stats.to_hello.count()
             << " ms, wall " << direct.wall.count() << " ms\n";
+}
+
+TEST_F(GdbBoardQemuTest, RunsWithTheGdbConnectionOnAUnixSocket) {
+  auto board = Board(/*gdb_over_unix_socket=*/true);
+  auto run = testing::RunOnBoard(board, 3);
+  ASSERT_EQ(run.result.outcome, RunOutcome::kSucceeded) << run.result.message;
+  EXPECT_EQ(run.listener.samples.size(), 9u);
+  for (const auto& c : run.listener.cases) EXPECT_TRUE(c.checksum_ok) << c.case_index;
 }
 
 TEST_F(GdbBoardQemuTest, ACancelledRunHaltsAndStopsTheServer) {
