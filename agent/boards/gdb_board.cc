@@ -15,6 +15,7 @@
 #include <optional>
 
 #include "agent/boards/child_runner_process.h"
+#include "agent/boards/gdb_rtt.h"
 #include "agent/io/fd.h"
 #include "agent/io/gdb_remote.h"
 #include "agent/io/serial_port.h"
@@ -89,11 +90,12 @@ Result<UniqueFd> ConnectTcp(const std::string& host, const std::string& port,
 class GdbRunnerProcess final : public RunnerProcess {
  public:
   GdbRunnerProcess(std::unique_ptr<TempDir> dir, std::unique_ptr<Subprocess> server,
-                   std::unique_ptr<GdbRemote> gdb, UniqueFd read_fd, UniqueFd write_fd,
-                   std::filesystem::path stderr_file, RunProvenance prov)
+                   std::unique_ptr<GdbRemote> gdb, std::unique_ptr<RttPump> rtt, UniqueFd read_fd,
+                   UniqueFd write_fd, std::filesystem::path stderr_file, RunProvenance prov)
       : dir_(std::move(dir)),
         server_(std::move(server)),
         gdb_(std::move(gdb)),
+        rtt_(std::move(rtt)),
         read_fd_(std::move(read_fd)),
         write_fd_(std::move(write_fd)),
         stderr_file_(std::move(stderr_file)),
@@ -102,12 +104,14 @@ class GdbRunnerProcess final : public RunnerProcess {
     Kill();
     read_fd_.Reset();
     write_fd_.Reset();
+    rtt_.reset();
     gdb_.reset();
     server_.reset();  // kills the group and reaps
   }
 
   Result<std::size_t> Read(std::span<std::uint8_t> buf,
                            std::chrono::milliseconds timeout) override {
+    if (rtt_) return rtt_->Read(buf, timeout);
     if (!read_fd_.valid()) return MakeError(ErrorCode::kUnavailable, "link closed");
     auto n = ReadSome(read_fd_.get(), buf, timeout);
     if (n.ok() && *n > 0) return n;
@@ -119,6 +123,7 @@ class GdbRunnerProcess final : public RunnerProcess {
     return n;
   }
   Status Write(std::span<const std::uint8_t> bytes) override {
+    if (rtt_) return rtt_->Write(bytes);
     if (!write_fd_.valid()) return MakeError(ErrorCode::kUnavailable, "link closed");
     return WriteAll(write_fd_.get(), bytes, std::chrono::seconds(2));
   }
@@ -127,7 +132,15 @@ class GdbRunnerProcess final : public RunnerProcess {
     if (killed_) return;
     killed_ = true;
     // Halt the core first (a real board keeps running otherwise), then stop the server.
-    if (gdb_) {
+    if (rtt_) {
+      rtt_->Stop();  // ends the pump's thread and halts the core
+      const auto st = rtt_->stats();
+      rtt_note_ = "RTT link: " + std::to_string(st.stops) + " stops, " +
+                  std::to_string(st.stopped.count()) + " us halted outside input waits, " +
+                  std::to_string(st.bytes_up) + " bytes up, " + std::to_string(st.bytes_down) +
+                  " down";
+      if (auto e = rtt_->error(); !e.empty()) diagnostics_ = e;
+    } else if (gdb_) {
       gdb_->set_timeout(std::chrono::seconds(2));
       if (auto stop = gdb_->Halt(); !stop) {
         diagnostics_ = "halting over GDB failed: " + stop.error().message;
@@ -152,6 +165,7 @@ class GdbRunnerProcess final : public RunnerProcess {
     {
       std::lock_guard lock(mu_);
       d = diagnostics_;
+      if (!rtt_note_.empty()) d += (d.empty() ? "" : "; ") + rtt_note_;
     }
     if (auto tail = FileTail(stderr_file_); !tail.empty()) {
       d += (d.empty() ? "" : "; ") + std::string("GDB server stderr: ") + tail;
@@ -163,6 +177,8 @@ class GdbRunnerProcess final : public RunnerProcess {
   std::unique_ptr<TempDir> dir_;  // declared first: removed last
   std::unique_ptr<Subprocess> server_;
   std::unique_ptr<GdbRemote> gdb_;
+  std::unique_ptr<RttPump> rtt_;  // the link when it is RTT; uses gdb_
+  std::string rtt_note_;
   UniqueFd read_fd_;
   UniqueFd write_fd_;
   std::filesystem::path stderr_file_;
@@ -370,8 +386,18 @@ Result<std::unique_ptr<RunnerProcess>> GdbBoard::Start(const RunSpec& spec) {
 
   // The link first: a server may wait for it before it starts (QEMU's chardev with wait=on), and
   // the runner's first bytes must find it open.
+  const bool rtt = options_.link == "rtt";
+  std::optional<RttSymbols> rtt_symbols;
+  if (rtt) {
+    auto syms = FindRttSymbols(
+        std::span(reinterpret_cast<const std::uint8_t*>(elf_bytes->data()), elf_bytes->size()));
+    if (!syms) return syms.error();
+    rtt_symbols = *syms;
+  }
   UniqueFd link;
-  if (!link_socket.empty()) {
+  if (rtt) {
+    // The link is the GDB connection itself.
+  } else if (!link_socket.empty()) {
     auto fd = ConnectUnixSocket(link_socket, options_.start_timeout, clock_, alive);
     if (!fd) return fail("the runner link " + link_socket.string() + " did not open", fd.error());
     link = std::move(*fd);
@@ -391,8 +417,11 @@ Result<std::unique_ptr<RunnerProcess>> GdbBoard::Start(const RunSpec& spec) {
     if (!fd) return fail("the runner's serial port did not open", fd.error());
     link = std::move(*fd);
   }
-  UniqueFd write_fd(::fcntl(link.get(), F_DUPFD_CLOEXEC, 0));
-  if (!write_fd.valid()) return MakeError(ErrorCode::kInternal, ErrnoMessage("dup", errno));
+  UniqueFd write_fd;
+  if (link.valid()) {
+    write_fd = UniqueFd(::fcntl(link.get(), F_DUPFD_CLOEXEC, 0));
+    if (!write_fd.valid()) return MakeError(ErrorCode::kInternal, ErrnoMessage("dup", errno));
+  }
 
   Result<std::unique_ptr<GdbRemote>> gdb = MakeError(ErrorCode::kInternal, "not connected");
   if (options_.gdb_link == "unix") {
@@ -460,7 +489,13 @@ Result<std::unique_ptr<RunnerProcess>> GdbBoard::Start(const RunSpec& spec) {
   if (auto w = g.WriteRegister("sp", *initial_sp); !w) return fail("setting SP", w.error());
   if (auto w = g.WriteRegister("pc", *reset_pc & ~1u); !w) return fail("setting PC", w.error());
   if (auto w = g.WriteRegister("xpsr", kXpsrThumb); !w) return fail("setting xPSR", w.error());
+  std::unique_ptr<RttPump> pump;
+  if (rtt_symbols) {
+    pump = std::make_unique<RttPump>(g, *rtt_symbols);
+    if (auto a = pump->Arm(); !a) return fail("setting the RTT breakpoint", a.error());
+  }
   if (auto c = g.Continue(); !c) return fail("starting the runner", c.error());
+  if (pump) pump->Start();
 
   RunProvenance prov;
   prov.firmware_sha256 = id->sha256;
@@ -472,8 +507,8 @@ Result<std::unique_ptr<RunnerProcess>> GdbBoard::Start(const RunSpec& spec) {
   prov.workload_addr = options_.workload_addr;
   prov.firmware_path = firmware.string();
   return std::unique_ptr<RunnerProcess>(
-      new GdbRunnerProcess(std::move(*dir), std::move(*proc), std::move(*gdb), std::move(link),
-                           std::move(write_fd), stderr_file, std::move(prov)));
+      new GdbRunnerProcess(std::move(*dir), std::move(*proc), std::move(*gdb), std::move(pump),
+                           std::move(link), std::move(write_fd), stderr_file, std::move(prov)));
 }
 
 }  // namespace mculab::agent

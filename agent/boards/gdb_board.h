@@ -40,7 +40,8 @@ struct GdbBoardOptions {
   std::string host = "127.0.0.1";
   std::uint16_t port = 0;
   // The runner's link: "unix" (a socket in the run's folder, passed as {link}; the server listens),
-  // "unix:PATH", "tcp:HOST:PORT", or a serial port path (opened at `baud`).
+  // "unix:PATH", "tcp:HOST:PORT", a serial port path (opened at `baud`), or "rtt": the runner's
+  // RTT buffers read over the GDB connection itself (gdb_rtt.h).
   std::string link = "unix";
   std::uint32_t baud = 115200;
   std::string serial;

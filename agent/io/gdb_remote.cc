@@ -446,6 +446,8 @@ Result<std::string> GdbRemote::ReadPacket(Clock::TimePoint deadline) {
       if (!b) return b.error();
       if (*b == '$') break;
     }
+    // A packet that has begun is read whole: a short wait (WaitForStop's) must not cut it.
+    deadline = std::max(deadline, clock_.Now() + timeout_);
     std::string raw;
     while (true) {
       auto b = ReadByte(deadline);

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "agent/boards/gdb_rtt.h"
 #include "agent/boards/qemu_board.h"
 #include "agent/io/subprocess.h"
 #include "agent/io/temp_dir.h"
@@ -39,6 +40,21 @@ TEST(GdbBoardTemplateTest, SplitsLikeAShellAndSubstitutes) {
   ASSERT_FALSE(unknown.ok());
   EXPECT_THAT(unknown.error().message, HasSubstr("{uid}"));
   EXPECT_FALSE(ExpandCommandTemplate("qemu \"-S", {}).ok());
+}
+
+TEST(GdbBoardElfTest, FindsTheRunnersRttSymbols) {
+  const std::string elf = MCULAB_AN547_ELF;
+  if (elf.empty() || !std::filesystem::exists(elf)) GTEST_SKIP() << "no an547 runner ELF";
+  auto bytes = ReadFile(elf);
+  ASSERT_TRUE(bytes.ok());
+  auto syms = FindRttSymbols(
+      std::span(reinterpret_cast<const std::uint8_t*>(bytes->data()), bytes->size()));
+  ASSERT_TRUE(syms.ok()) << syms.error().message;
+  EXPECT_GE(syms->flush, 0x10000000u);  // code in ITCM
+  EXPECT_LT(syms->flush, 0x10080000u);
+  EXPECT_EQ(syms->flush & 1u, 0u);
+  EXPECT_GE(syms->control_block, 0x30000000u);  // data in DTCM
+  EXPECT_GE(syms->enabled, 0x30000000u);
 }
 
 TEST(GdbBoardElfTest, RejectsWhatIsNotA32BitElf) {
@@ -255,19 +271,22 @@ class GdbBoardQemuTest : public ::testing::Test {
     if (An547Elf().empty()) GTEST_SKIP() << "the an547 runner ELF is not built";
     if (!HaveQemu()) GTEST_SKIP() << "qemu-system-arm is not installed";
   }
-  GdbBoard Board(bool gdb_over_unix_socket = false) {
+  GdbBoard Board(bool gdb_over_unix_socket = false, bool rtt = false) {
     GdbBoardOptions o;
     // The UART on a unix socket exactly as QemuBoard has it; no -kernel: GDB loads everything.
     o.server_command =
-        "qemu-system-arm -M mps3-an547 -S -icount shift=5,sleep=off -display none -monitor none "
-        "-chardev socket,id=link,path={link},server=on,wait=on -serial chardev:link ";
+        "qemu-system-arm -M mps3-an547 -S -icount shift=5,sleep=off -display none -monitor none ";
+    o.server_command += rtt ? "-serial null "
+                            : "-chardev socket,id=link,path={link},server=on,wait=on "
+                              "-serial chardev:link ";
+    if (rtt) o.link = "rtt";
     if (gdb_over_unix_socket) {
       o.gdb_link = "unix";
       o.server_command += "-chardev socket,id=gdb,path={gdb},server=on,wait=off -gdb chardev:gdb";
     } else {
       o.server_command += "-gdb tcp:127.0.0.1:{port}";
     }
-    o.link = "unix";
+    if (!rtt) o.link = "unix";
     o.firmware = An547Elf();
     o.workload_addr = 0x60000000;
     auto info = testing::Info("an547-gdb-0", "corstone300-qemu");
@@ -275,6 +294,88 @@ class GdbBoardQemuTest : public ::testing::Test {
     return GdbBoard(info, o, RealClock());
   }
 };
+
+void ExpectSameResults(const testing::RealRun& via_gdb, const testing::RealRun& direct) {
+  ASSERT_TRUE(via_gdb.listener.hello.has_value());
+  EXPECT_EQ(via_gdb.listener.hello->port, "an547");
+  EXPECT_EQ(via_gdb.result.stats.bad_frames, 0u);
+  EXPECT_EQ(via_gdb.provenance.firmware_sha256, direct.provenance.firmware_sha256);
+  ASSERT_EQ(via_gdb.listener.cases.size(), direct.listener.cases.size());
+  for (std::size_t i = 0; i < direct.listener.cases.size(); ++i) {
+    EXPECT_TRUE(via_gdb.listener.cases[i].checksum_ok) << "case " << i;
+    EXPECT_EQ(via_gdb.listener.cases[i].case_index, direct.listener.cases[i].case_index);
+  }
+  ASSERT_EQ(via_gdb.listener.samples.size(), direct.listener.samples.size());
+  for (std::size_t i = 0; i < direct.listener.samples.size(); ++i) {
+    EXPECT_EQ(via_gdb.listener.samples[i].iteration, direct.listener.samples[i].iteration);
+    EXPECT_EQ(via_gdb.listener.samples[i].timer, direct.listener.samples[i].timer)
+        << "sample " << i;
+  }
+}
+
+TEST_F(GdbBoardQemuTest, OverRttGivesTheSameCountsAndChecksumsAsTheDirectQemuBoard) {
+  auto gdb_board = Board(/*gdb_over_unix_socket=*/true, /*rtt=*/true);
+  auto via_rtt = testing::RunOnBoard(gdb_board, 5);
+  ASSERT_EQ(via_rtt.result.outcome, RunOutcome::kSucceeded)
+      << via_rtt.result.message << " (HELLO " << via_rtt.listener.hello.has_value() << ", "
+      << via_rtt.listener.samples.size() << " samples)";
+  QemuOptions qo;
+  qo.firmware = An547Elf();
+  QemuBoard qemu_board(testing::Info("an547-0", "corstone300-qemu"), qo, RealClock());
+  auto direct = testing::RunOnBoard(qemu_board, 5);
+  ASSERT_EQ(direct.result.outcome, RunOutcome::kSucceeded) << direct.result.message;
+  ASSERT_EQ(direct.listener.samples.size(), 15u);
+  ExpectSameResults(via_rtt, direct);
+  std::cout << "an547 over RTT through QEMU's gdbstub: Start " << via_rtt.start.count()
+            << " ms, HELLO at +" << via_rtt.result.stats.to_hello.count() << " ms, DONE at +"
+            << via_rtt.result.stats.to_done.count() << " ms, wall " << via_rtt.wall.count()
+            << " ms (direct QEMU board: wall " << direct.wall.count() << " ms)\n";
+}
+
+// 3 cases x 120 iterations: far more than the 4 KiB up buffer holds, so the runner stops on a
+// full buffer mid-run; the counts still equal the direct board's.
+TEST_F(GdbBoardQemuTest, OverRttAFullBufferFlushesWithoutChangingTheCounts) {
+  auto gdb_board = Board(/*gdb_over_unix_socket=*/true, /*rtt=*/true);
+  auto workload = BuildWorkload(MCULAB_OP_CONV2D_S8, testing::ConvCases(), testing::kSeed);
+  ASSERT_TRUE(workload.ok());
+  RunSpec spec;
+  spec.workload = *workload;
+  auto proc = gdb_board.Start(spec);
+  ASSERT_TRUE(proc.ok()) << proc.error().message;
+  SessionConfig c;
+  c.op = MCULAB_OP_CONV2D_S8;
+  c.cases = testing::ConvCases();
+  c.seed = testing::kSeed;
+  c.iterations = 120;
+  c.warmup = 1;
+  c.workload_len = static_cast<std::uint32_t>(spec.workload.size());
+  c.run_timeout = std::chrono::seconds(120);
+  c.log_prefix = "an547-gdb-rtt";
+  testing::CollectingListener listener;
+  CancelToken none;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto result = RunSession(**proc, RealClock(), c, listener, none);
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::steady_clock::now() - t0);
+  ASSERT_EQ(result.outcome, RunOutcome::kSucceeded) << result.message;
+  (*proc)->Kill();
+  const std::string diag = (*proc)->Diagnostics();
+  EXPECT_THAT(diag, HasSubstr("RTT link: "));
+  ASSERT_EQ(listener.samples.size(), 360u);
+  for (const auto& cs : listener.cases) EXPECT_TRUE(cs.checksum_ok) << cs.case_index;
+
+  QemuOptions qo;
+  qo.firmware = An547Elf();
+  QemuBoard qemu_board(testing::Info("an547-0", "corstone300-qemu"), qo, RealClock());
+  auto direct = testing::RunOnBoard(qemu_board, 120, std::chrono::seconds(120));
+  ASSERT_EQ(direct.result.outcome, RunOutcome::kSucceeded) << direct.result.message;
+  ASSERT_EQ(direct.listener.samples.size(), 360u);
+  for (std::size_t i = 0; i < 360; ++i) {
+    EXPECT_EQ(listener.samples[i].timer, direct.listener.samples[i].timer) << "sample " << i;
+  }
+  std::cout << "an547 over RTT, 360 samples: session " << ms.count() << " ms; " << diag
+            << " (direct QEMU board: " << direct.wall.count() << " ms)\n";
+}
 
 TEST_F(GdbBoardQemuTest, GivesTheSameCountsAndChecksumsAsTheDirectQemuBoard) {
   auto gdb_board = Board();
