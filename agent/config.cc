@@ -204,6 +204,13 @@ Status ParseBoard(Reader& r, const toml::table& t, BoardConfig& b,
                   "must be \"tcp\" or \"unix\", got \"" + b.gdb_link + "\"");
   }
   if (auto s = r.String(t, "link", b.link); !s) return s;
+  if (!(b.link == "unix" || b.link == "rtt" || b.link.starts_with("unix:") ||
+        b.link.starts_with("tcp:") || b.link.starts_with("/"))) {
+    return r.Fail(t.get("link"), "link",
+                  "must be \"unix\", \"unix:PATH\", \"tcp:HOST:PORT\", \"rtt\" or a serial "
+                  "port path, got \"" +
+                      b.link + "\"");
+  }
   if (auto s = r.Integer(t, "vector_table", b.vector_table, 0, UINT32_MAX); !s) return s;
   if (auto s = r.String(t, "reset_command", b.reset_command); !s) return s;
   if (const toml::node* e = t.get("emulated")) {

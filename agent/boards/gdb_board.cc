@@ -148,15 +148,8 @@ class GdbRunnerProcess final : public RunnerProcess {
     }
     server_->Kill();
   }
+  // The runner has no process of its own: the server's is the one that can end.
   Result<ExitStatus> Wait(std::chrono::milliseconds timeout) override {
-    {
-      std::lock_guard lock(mu_);
-      if (!killed_) {
-        // The runner has no process: it parks after DONE. Only the server can have ended.
-        if (auto st = server_->Wait(std::chrono::milliseconds(0)); st.ok()) return st;
-        return ExitStatus{};
-      }
-    }
     return server_->Wait(timeout);
   }
   const RunProvenance& provenance() const override { return prov_; }

@@ -12,8 +12,7 @@
 //      (xPSR's Thumb bit), and continue.
 // The returned RunnerProcess reads the link. Kill() halts the core over GDB, then stops the server
 // process; the destructor does the same. A server that dies is an infrastructure failure (the link
-// read reports it). The runner has no process of its own: Wait() reports the server's exit if it
-// ended, and success otherwise.
+// read reports it). The runner has no process of its own: Wait() waits for the server's.
 // Thread-safety: as Board.
 #pragma once
 

@@ -145,6 +145,11 @@ TEST(AgentConfig, GdbBoardKeys) {
       "gdb_server = \"x\"\n");
   ASSERT_FALSE(wrong.ok());
   EXPECT_THAT(wrong.error().message, HasSubstr("does not apply to backend qemu"));
+  auto bad_link = Parse(
+      "[[board]]\nname = \"g\"\nkind = \"k\"\nbackend = \"gdb\"\nfirmware = \"/f.elf\"\n"
+      "workload_addr = 0\ngdb_server = \"x\"\nlink = \"uart\"\n");
+  ASSERT_FALSE(bad_link.ok());
+  EXPECT_THAT(bad_link.error().message, HasSubstr("key link"));
 }
 
 TEST(AgentConfig, BadTypeNamesKeyAndTypes) {

@@ -6,6 +6,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 
@@ -355,8 +356,8 @@ TEST_F(GdbBoardQemuTest, OverRttAFullBufferFlushesWithoutChangingTheCounts) {
   CancelToken none;
   const auto t0 = std::chrono::steady_clock::now();
   auto result = RunSession(**proc, RealClock(), c, listener, none);
-  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-      std::chrono::steady_clock::now() - t0);
+  const auto ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0);
   ASSERT_EQ(result.outcome, RunOutcome::kSucceeded) << result.message;
   (*proc)->Kill();
   const std::string diag = (*proc)->Diagnostics();
@@ -426,6 +427,34 @@ TEST_F(GdbBoardQemuTest, RunsWithTheGdbConnectionOnAUnixSocket) {
   ASSERT_EQ(run.result.outcome, RunOutcome::kSucceeded) << run.result.message;
   EXPECT_EQ(run.listener.samples.size(), 9u);
   for (const auto& c : run.listener.cases) EXPECT_TRUE(c.checksum_ok) << c.case_index;
+}
+
+TEST_F(GdbBoardQemuTest, AServerThatDiesMidRunIsAnInfrastructureFailure) {
+  auto dir = TempDir::Create("gdb-board-kill-");
+  ASSERT_TRUE(dir.ok());
+  const auto pid_file = (*dir)->path() / "server.pid";
+  GdbBoardOptions o;
+  // The server writes its pid where the test can find it, then becomes QEMU.
+  o.server_command =
+      "sh -c 'echo $$ > " + pid_file.string() +
+      "; exec qemu-system-arm -M mps3-an547 -S -icount shift=5,sleep=off -display none "
+      "-monitor none -chardev socket,id=link,path={link},server=on,wait=on -serial chardev:link "
+      "-gdb tcp:127.0.0.1:{port}'";
+  o.firmware = An547Elf();
+  o.workload_addr = 0x60000000;
+  GdbBoard board(testing::Info("an547-gdb-0", "corstone300-qemu"), o, RealClock());
+  bool killed = false;
+  auto run =
+      testing::RunOnBoard(board, 200, std::chrono::seconds(60), nullptr, [&](const SampleMsg&) {
+        if (killed) return;
+        auto pid = ReadFile(pid_file);
+        ASSERT_TRUE(pid.ok());
+        ::kill(std::stoi(*pid), SIGKILL);
+        killed = true;
+      });
+  ASSERT_TRUE(killed);
+  EXPECT_EQ(run.result.outcome, RunOutcome::kInfraFailed) << run.result.message;
+  EXPECT_THAT(run.result.message, HasSubstr("killed by signal 9")) << run.result.message;
 }
 
 TEST_F(GdbBoardQemuTest, ACancelledRunHaltsAndStopsTheServer) {
