@@ -452,14 +452,30 @@ Result<std::unique_ptr<RunnerProcess>> GdbBoard::Start(const RunSpec& spec) {
     std::filesystem::create_directories(options_.state_dir, ec);
     std::filesystem::remove(StateFile(), ec);  // unknown content until the flash is confirmed
     g.set_timeout(options_.flash_timeout);
+    // Every block the segments touch is erased once, before any write: segments that share a
+    // block (code and the .data image) must not erase each other.
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> erase;  // [start, end), block-aligned
     for (const auto& s : *segments) {
       const GdbMemoryRegion* r = flash_region(s.paddr);
       if (!r) continue;
       const std::uint64_t block = r->blocksize ? r->blocksize : 1;
-      const std::uint64_t start = s.paddr / block * block;
-      const std::uint64_t end =
-          (std::uint64_t{s.paddr} + s.data.size() + block - 1) / block * block;
+      erase.emplace_back(s.paddr / block * block,
+                         (std::uint64_t{s.paddr} + s.data.size() + block - 1) / block * block);
+    }
+    std::sort(erase.begin(), erase.end());
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> merged;
+    for (const auto& e : erase) {
+      if (!merged.empty() && e.first <= merged.back().second) {
+        merged.back().second = std::max(merged.back().second, e.second);
+      } else {
+        merged.push_back(e);
+      }
+    }
+    for (const auto& [start, end] : merged) {
       if (auto e = g.FlashErase(start, end - start); !e) return fail("erasing flash", e.error());
+    }
+    for (const auto& s : *segments) {
+      if (!flash_region(s.paddr)) continue;
       if (auto w = g.FlashWrite(s.paddr, s.data); !w) return fail("writing flash", w.error());
     }
     if (auto d = g.FlashDone(); !d) return fail("finishing the flash write", d.error());

@@ -130,7 +130,14 @@ struct FakeProbe {
     if (p == "\x03") return {{"S02"}};
     if (p.starts_with("vFlashErase:")) {
       log.push_back(p);
-      return {{fail_erase ? "E03" : "OK"}};
+      if (fail_erase) return {{"E03"}};
+      // Erased flash reads 0xff: an erase after a write would show.
+      const auto comma = p.find(',');
+      const std::uint64_t addr = std::stoull(p.substr(12, comma - 12), nullptr, 16);
+      const std::uint64_t len = std::stoull(p.substr(comma + 1), nullptr, 16);
+      if (addr % 0x1000 != 0 || len % 0x1000 != 0) return {{"E01"}};  // not block-aligned
+      std::fill_n(flash.bytes.begin() + static_cast<std::ptrdiff_t>(addr - flash.base), len, 0xff);
+      return {{"OK"}};
     }
     if (p.starts_with("vFlashWrite:")) {
       log.push_back("vFlashWrite");
@@ -202,13 +209,16 @@ TEST_F(GdbBoardFlashTest, FlashesOnlyWhenTheRunnerChangedAndStartsAtTheResetVect
     EXPECT_THAT(server.packets(), ::testing::Contains(std::string("\x03")));
   }
   ASSERT_GE(first.log.size(), 4u);
-  EXPECT_EQ(
-      first.log[0], "vFlashErase:10000000," + [&] {
-        char b[16];
-        std::snprintf(b, sizeof(b), "%x",
-                      static_cast<unsigned>(((*segs)[0].data.size() + 0xfff) / 0x1000 * 0x1000));
-        return std::string(b);
-      }());
+  // One erase of every block the segments touch (they share a block), then the writes.
+  const auto& last = segs->back();
+  char erase[64];
+  std::snprintf(erase, sizeof(erase), "vFlashErase:10000000,%x",
+                static_cast<unsigned>((last.paddr - 0x10000000 + last.data.size() + 0xfff) /
+                                      0x1000 * 0x1000));
+  EXPECT_EQ(first.log[0], erase);
+  EXPECT_EQ(std::count_if(first.log.begin(), first.log.end(),
+                          [](const std::string& l) { return l.starts_with("vFlashErase:"); }),
+            1);
   EXPECT_THAT(first.log, ::testing::Contains(std::string("vFlashDone")));
   for (const auto& s : *segs) {
     EXPECT_TRUE(std::equal(s.data.begin(), s.data.end(),
