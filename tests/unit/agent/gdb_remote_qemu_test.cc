@@ -118,6 +118,15 @@ TEST_F(GdbRemoteQemuTest, HaltsARunningTarget) {
   EXPECT_EQ(*pc, 0x10000100u);
 }
 
+TEST_F(GdbRemoteQemuTest, MonitorCommandsGoToQemusMonitor) {
+  auto out = gdb_->Monitor("info version");
+  ASSERT_TRUE(out.ok()) << out.error().message;
+  EXPECT_THAT(*out, ::testing::MatchesRegex("[0-9]+\\.[0-9]+\\.[0-9]+(.|\n|\r)*"));
+  auto unknown = gdb_->Monitor("frobnicate");
+  ASSERT_TRUE(unknown.ok()) << unknown.error().message;  // QEMU says so in its output
+  EXPECT_THAT(*unknown, HasSubstr("unknown command"));
+}
+
 TEST_F(GdbRemoteQemuTest, UnmappedMemoryIsAnEReply) {
   auto r = gdb_->ReadMemory(0xf0000000, 4);
   ASSERT_FALSE(r.ok());
