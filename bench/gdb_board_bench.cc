@@ -112,9 +112,15 @@ int Main(int argc, char** argv) {
   info.emulated = true;
   QemuOptions qo;
   qo.firmware = elf;
-  QemuBoard direct(info, qo, RealClock());
-  GdbBoard uart(info, GdbOptions(elf, false), RealClock());
-  GdbBoard rtt(info, GdbOptions(elf, true), RealClock());
+  // Both boards as an agent runs them: QEMU in the job sandbox.
+  auto sandbox = Sandbox::Create(MakeSandboxConfig("auto"));
+  if (!sandbox) {
+    std::fprintf(stderr, "sandbox: %s\n", sandbox.error().message.c_str());
+    return 1;
+  }
+  QemuBoard direct(info, qo, RealClock(), *sandbox);
+  GdbBoard uart(info, GdbOptions(elf, false), RealClock(), *sandbox);
+  GdbBoard rtt(info, GdbOptions(elf, true), RealClock(), *sandbox);
   struct Named {
     const char* name;
     Board* board;

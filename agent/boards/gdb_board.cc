@@ -16,6 +16,7 @@
 
 #include "agent/boards/child_runner_process.h"
 #include "agent/boards/gdb_rtt.h"
+#include "agent/boards/qemu_board.h"
 #include "agent/io/fd.h"
 #include "agent/io/gdb_remote.h"
 #include "agent/io/serial_port.h"
@@ -153,6 +154,8 @@ class GdbRunnerProcess final : public RunnerProcess {
     return server_->Wait(timeout);
   }
   const RunProvenance& provenance() const override { return prov_; }
+  // The runner parks its core after DONE; the session stops the board.
+  bool ExitsAfterDone() const override { return false; }
   std::string Diagnostics() override {
     std::string d;
     {
@@ -276,13 +279,23 @@ Result<std::vector<std::string>> ExpandCommandTemplate(
   return words;
 }
 
-GdbBoard::GdbBoard(BoardInfo info, GdbBoardOptions options, Clock& clock)
+bool IsQemuServer(const std::vector<std::string>& argv) {
+  return !argv.empty() &&
+         std::filesystem::path(argv[0]).filename().string().starts_with("qemu-system-");
+}
+
+GdbBoard::GdbBoard(BoardInfo info, GdbBoardOptions options, Clock& clock, Sandbox sandbox)
     : info_(std::move(info)),
       options_(std::move(options)),
       clock_(clock),
+      sandbox_(std::move(sandbox)),
       firmware_(options_.firmware) {
   info_.serial = options_.serial;
-  info_.custom_runners = true;  // any runner ELF loads the same way
+  info_.custom_runners = options_.allow_custom_runners;
+  info_.custom_runners_off =
+      "board " + info_.name +
+      " does not load uploaded runner ELFs: the agent's configuration must set "
+      "allow_custom_runners = true for this board (docs/writing-a-runner.md)";
 }
 
 std::filesystem::path GdbBoard::StateFile() const {
@@ -298,6 +311,9 @@ std::string GdbBoard::FlashedSha256() const {
 }
 
 Result<std::unique_ptr<RunnerProcess>> GdbBoard::Start(const RunSpec& spec) {
+  if (!spec.firmware.empty() && !info_.custom_runners) {
+    return MakeError(ErrorCode::kPermissionDenied, info_.custom_runners_off);
+  }
   const std::filesystem::path firmware = spec.firmware.empty() ? options_.firmware : spec.firmware;
   auto id = spec.firmware.empty() ? firmware_.Identify() : IdentifyFirmware(spec.firmware);
   if (!id) return id.error();
@@ -354,6 +370,25 @@ Result<std::unique_ptr<RunnerProcess>> GdbBoard::Start(const RunSpec& spec) {
   SpawnOptions so;
   so.argv = *argv;
   so.stderr_file = stderr_file;
+  const std::vector<std::string> server_argv = *argv;  // for messages
+  if (IsQemuServer(so.argv) && sandbox_.enabled()) {
+    // The sandbox has no network: the agent reaches QEMU through sockets in the run's folder.
+    if (options_.gdb_link != "unix" || options_.link.starts_with("tcp:")) {
+      return MakeError(ErrorCode::kFailedPrecondition,
+                       "board " + info_.name +
+                           ": a QEMU GDB server runs in the job sandbox, which has no network; "
+                           "set gdb_link = \"unix\" (-gdb chardev:... on a socket at {gdb}) and "
+                           "a unix or rtt link");
+    }
+    if (std::find(so.argv.begin(), so.argv.end(), "-sandbox") == so.argv.end()) {
+      so.argv.push_back("-sandbox");
+      so.argv.push_back(kQemuSandboxOption);
+    }
+    if (auto s = sandbox_.PrepareWorkDir((*dir)->path()); !s) return s.error();
+    auto wrapped = sandbox_.Wrap(so.argv, {}, (*dir)->path());
+    if (!wrapped) return wrapped.error();
+    so.argv = std::move(*wrapped);
+  }
   auto proc = Subprocess::Spawn(so);
   if (!proc)
     return MakeError(ErrorCode::kUnavailable, "starting the GDB server: " + proc.error().message);
@@ -371,7 +406,7 @@ Result<std::unique_ptr<RunnerProcess>> GdbBoard::Start(const RunSpec& spec) {
     }
     if (died) msg += "; the GDB server " + died->ToString();
     if (auto tail = FileTail(stderr_file); !tail.empty()) msg += "; stderr: " + tail;
-    msg += " (command: " + JoinArgv(so.argv) + ")";
+    msg += " (command: " + JoinArgv(server_argv) + ")";
     return MakeError(e.code == ErrorCode::kDeadlineExceeded ? ErrorCode::kDeadlineExceeded
                                                             : ErrorCode::kUnavailable,
                      msg);
@@ -512,7 +547,7 @@ Result<std::unique_ptr<RunnerProcess>> GdbBoard::Start(const RunSpec& spec) {
   prov.board_serial = options_.serial;
   prov.note =
       (info_.emulated ? "emulated board behind GDB server " : "silicon behind GDB server ") +
-      so.argv[0] + " (loaded over the GDB remote protocol)";
+      server_argv[0] + " (loaded over the GDB remote protocol)";
   prov.workload_addr = options_.workload_addr;
   prov.firmware_path = firmware.string();
   return std::unique_ptr<RunnerProcess>(

@@ -11,9 +11,10 @@
 //   3. write the workload to RAM at `workload_addr`, set VTOR, SP and PC from the vector table
 //      (xPSR's Thumb bit), and continue.
 // The returned RunnerProcess reads the link. Kill() halts the core over GDB, then stops the server
-// process; the destructor does the same. A server that dies is an infrastructure failure (the link
-// read reports it). The runner has no process of its own: Wait() waits for the server's.
-// Thread-safety: as Board.
+// process; the destructor does the same, and so does the session after DONE (the runner parks its
+// core). A server that dies is an infrastructure failure (the link read reports it). A QEMU server
+// runs in the job sandbox (no network: its GDB and UART connections must be unix sockets). The
+// runner has no process of its own: Wait() waits for the server's. Thread-safety: as Board.
 #pragma once
 
 #include <chrono>
@@ -26,6 +27,7 @@
 #include "agent/boards/board.h"
 #include "agent/boards/firmware_identity.h"
 #include "agent/io/clock.h"
+#include "agent/io/sandbox.h"
 
 namespace mculab::agent {
 
@@ -53,7 +55,13 @@ struct GdbBoardOptions {
   std::chrono::seconds start_timeout{20};  // server start to GDB connection
   std::chrono::seconds call_timeout{10};   // each GDB request
   std::chrono::seconds flash_timeout{180};
+  // Load a job's own runner ELF (RunSpec::firmware) onto the board; off unless the config allows.
+  bool allow_custom_runners = false;
 };
+
+// Whether the server command is QEMU (argv[0] named qemu-system-*): then it runs in the job
+// sandbox like every emulator the agent starts, with QEMU's own seccomp filter added.
+bool IsQemuServer(const std::vector<std::string>& argv);
 
 // One PT_LOAD segment of an ELF32 little-endian file.
 struct ElfLoadSegment {
@@ -71,7 +79,9 @@ Result<std::vector<std::string>> ExpandCommandTemplate(
 
 class GdbBoard final : public Board {
  public:
-  GdbBoard(BoardInfo info, GdbBoardOptions options, Clock& clock);
+  // `sandbox` confines a QEMU server (a probe server needs the USB devices and runs unconfined).
+  GdbBoard(BoardInfo info, GdbBoardOptions options, Clock& clock,
+           Sandbox sandbox = Sandbox::None());
   const BoardInfo& Info() const override { return info_; }
   Result<std::unique_ptr<RunnerProcess>> Start(const RunSpec& spec) override;
 
@@ -84,6 +94,7 @@ class GdbBoard final : public Board {
   BoardInfo info_;
   GdbBoardOptions options_;
   Clock& clock_;
+  Sandbox sandbox_;
   FirmwareFile firmware_;
 };
 

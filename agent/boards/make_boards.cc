@@ -26,10 +26,12 @@ Result<std::vector<std::unique_ptr<Board>>> MakeBoards(const AgentConfig& config
       o.icount_shift = b.icount_shift;
       o.workload_addr = b.workload_addr;
       o.plugin = b.qemu_plugin;
-      boards.push_back(std::make_unique<QemuBoard>(std::move(info), std::move(o), deps.clock));
-    } else if (b.backend == "host") {
+      o.allow_custom_runners = b.allow_custom_runners;
       boards.push_back(
-          std::make_unique<HostBoard>(std::move(info), b.runner, b.allow_custom_runners));
+          std::make_unique<QemuBoard>(std::move(info), std::move(o), deps.clock, deps.sandbox));
+    } else if (b.backend == "host") {
+      boards.push_back(std::make_unique<HostBoard>(std::move(info), b.runner,
+                                                   b.allow_custom_runners, deps.sandbox));
     } else if (b.backend == "pyocd") {
       info.serial = b.serial;
       PyocdOptions o;
@@ -59,7 +61,9 @@ Result<std::vector<std::unique_ptr<Board>>> MakeBoards(const AgentConfig& config
       o.vector_table = b.vector_table;
       o.reset_command = b.reset_command;
       o.state_dir = deps.state_dir;
-      boards.push_back(std::make_unique<GdbBoard>(std::move(info), std::move(o), deps.clock));
+      o.allow_custom_runners = b.allow_custom_runners;
+      boards.push_back(
+          std::make_unique<GdbBoard>(std::move(info), std::move(o), deps.clock, deps.sandbox));
     } else if (b.backend == "fake") {
       info.emulated = true;
       auto fault = ParseFakeFault(b.fault);

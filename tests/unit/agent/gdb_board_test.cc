@@ -282,7 +282,9 @@ class GdbBoardQemuTest : public ::testing::Test {
     if (An547Elf().empty()) GTEST_SKIP() << "the an547 runner ELF is not built";
     if (!HaveQemu()) GTEST_SKIP() << "qemu-system-arm is not installed";
   }
-  GdbBoard Board(bool gdb_over_unix_socket = false, bool rtt = false) {
+  // Default: as an agent runs it, the GDB connection on a unix socket and QEMU in the job sandbox.
+  // `tcp`: GDB on a TCP port, which needs the network, so no sandbox.
+  GdbBoard Board(bool tcp = false, bool rtt = false, bool sandbox = true) {
     GdbBoardOptions o;
     // The UART on a unix socket exactly as QemuBoard has it; no -kernel: GDB loads everything.
     o.server_command =
@@ -291,7 +293,7 @@ class GdbBoardQemuTest : public ::testing::Test {
                             : "-chardev socket,id=link,path={link},server=on,wait=on "
                               "-serial chardev:link ";
     if (rtt) o.link = "rtt";
-    if (gdb_over_unix_socket) {
+    if (!tcp) {
       o.gdb_link = "unix";
       o.server_command += "-chardev socket,id=gdb,path={gdb},server=on,wait=off -gdb chardev:gdb";
     } else {
@@ -302,7 +304,8 @@ class GdbBoardQemuTest : public ::testing::Test {
     o.workload_addr = 0x60000000;
     auto info = testing::Info("an547-gdb-0", "corstone300-qemu");
     info.emulated = true;
-    return GdbBoard(info, o, RealClock());
+    return GdbBoard(info, o, RealClock(),
+                    sandbox && !tcp ? testing::DefaultSandbox() : Sandbox::None());
   }
 };
 
@@ -325,14 +328,15 @@ void ExpectSameResults(const testing::RealRun& via_gdb, const testing::RealRun& 
 }
 
 TEST_F(GdbBoardQemuTest, OverRttGivesTheSameCountsAndChecksumsAsTheDirectQemuBoard) {
-  auto gdb_board = Board(/*gdb_over_unix_socket=*/true, /*rtt=*/true);
+  auto gdb_board = Board(/*tcp=*/false, /*rtt=*/true);
   auto via_rtt = testing::RunOnBoard(gdb_board, 5);
   ASSERT_EQ(via_rtt.result.outcome, RunOutcome::kSucceeded)
       << via_rtt.result.message << " (HELLO " << via_rtt.listener.hello.has_value() << ", "
       << via_rtt.listener.samples.size() << " samples)";
   QemuOptions qo;
   qo.firmware = An547Elf();
-  QemuBoard qemu_board(testing::Info("an547-0", "corstone300-qemu"), qo, RealClock());
+  QemuBoard qemu_board(testing::Info("an547-0", "corstone300-qemu"), qo, RealClock(),
+                       testing::DefaultSandbox());
   auto direct = testing::RunOnBoard(qemu_board, 5);
   ASSERT_EQ(direct.result.outcome, RunOutcome::kSucceeded) << direct.result.message;
   ASSERT_EQ(direct.listener.samples.size(), 15u);
@@ -346,7 +350,7 @@ TEST_F(GdbBoardQemuTest, OverRttGivesTheSameCountsAndChecksumsAsTheDirectQemuBoa
 // 3 cases x 120 iterations: far more than the 4 KiB up buffer holds, so the runner stops on a
 // full buffer mid-run; the counts still equal the direct board's.
 TEST_F(GdbBoardQemuTest, OverRttAFullBufferFlushesWithoutChangingTheCounts) {
-  auto gdb_board = Board(/*gdb_over_unix_socket=*/true, /*rtt=*/true);
+  auto gdb_board = Board(/*tcp=*/false, /*rtt=*/true);
   auto workload = BuildWorkload(MCULAB_OP_CONV2D_S8, testing::ConvCases(), testing::kSeed);
   ASSERT_TRUE(workload.ok());
   RunSpec spec;
@@ -377,7 +381,8 @@ TEST_F(GdbBoardQemuTest, OverRttAFullBufferFlushesWithoutChangingTheCounts) {
 
   QemuOptions qo;
   qo.firmware = An547Elf();
-  QemuBoard qemu_board(testing::Info("an547-0", "corstone300-qemu"), qo, RealClock());
+  QemuBoard qemu_board(testing::Info("an547-0", "corstone300-qemu"), qo, RealClock(),
+                       testing::DefaultSandbox());
   auto direct = testing::RunOnBoard(qemu_board, 120, std::chrono::seconds(120));
   ASSERT_EQ(direct.result.outcome, RunOutcome::kSucceeded) << direct.result.message;
   ASSERT_EQ(direct.listener.samples.size(), 360u);
@@ -395,7 +400,8 @@ TEST_F(GdbBoardQemuTest, GivesTheSameCountsAndChecksumsAsTheDirectQemuBoard) {
 
   QemuOptions qo;
   qo.firmware = An547Elf();
-  QemuBoard qemu_board(testing::Info("an547-0", "corstone300-qemu"), qo, RealClock());
+  QemuBoard qemu_board(testing::Info("an547-0", "corstone300-qemu"), qo, RealClock(),
+                       testing::DefaultSandbox());
   auto direct = testing::RunOnBoard(qemu_board, 5);
   ASSERT_EQ(direct.result.outcome, RunOutcome::kSucceeded) << direct.result.message;
 
@@ -431,8 +437,8 @@ TEST_F(GdbBoardQemuTest, GivesTheSameCountsAndChecksumsAsTheDirectQemuBoard) {
             << " ms, wall " << direct.wall.count() << " ms\n";
 }
 
-TEST_F(GdbBoardQemuTest, RunsWithTheGdbConnectionOnAUnixSocket) {
-  auto board = Board(/*gdb_over_unix_socket=*/true);
+TEST_F(GdbBoardQemuTest, RunsWithTheGdbConnectionOnATcpPortOutsideTheSandbox) {
+  auto board = Board(/*tcp=*/true);
   auto run = testing::RunOnBoard(board, 3);
   ASSERT_EQ(run.result.outcome, RunOutcome::kSucceeded) << run.result.message;
   EXPECT_EQ(run.listener.samples.size(), 9u);
@@ -465,6 +471,32 @@ TEST_F(GdbBoardQemuTest, AServerThatDiesMidRunIsAnInfrastructureFailure) {
   ASSERT_TRUE(killed);
   EXPECT_EQ(run.result.outcome, RunOutcome::kInfraFailed) << run.result.message;
   EXPECT_THAT(run.result.message, HasSubstr("killed by signal 9")) << run.result.message;
+}
+
+TEST_F(GdbBoardQemuTest, ASandboxedQemuServerNeedsUnixSockets) {
+  GdbBoardOptions o;
+  o.server_command = "qemu-system-arm -M mps3-an547 -S -gdb tcp:127.0.0.1:{port}";
+  o.firmware = An547Elf();
+  o.workload_addr = 0x60000000;
+  GdbBoard board(testing::Info("an547-gdb-0", "corstone300-qemu"), o, RealClock(),
+                 testing::DefaultSandbox());
+  RunSpec spec;
+  spec.workload = {1};
+  auto run = board.Start(spec);
+  ASSERT_FALSE(run.ok());
+  EXPECT_EQ(run.error().code, ErrorCode::kFailedPrecondition);
+  EXPECT_THAT(run.error().message, HasSubstr("gdb_link = \"unix\""));
+}
+
+TEST_F(GdbBoardQemuTest, ACustomRunnerNeedsTheConfigsPermission) {
+  auto board = Board();
+  RunSpec spec;
+  spec.workload = {1};
+  spec.firmware = An547Elf();
+  auto run = board.Start(spec);
+  ASSERT_FALSE(run.ok());
+  EXPECT_EQ(run.error().code, ErrorCode::kPermissionDenied);
+  EXPECT_THAT(run.error().message, HasSubstr("allow_custom_runners"));
 }
 
 TEST_F(GdbBoardQemuTest, ACancelledRunHaltsAndStopsTheServer) {
