@@ -362,7 +362,7 @@ Result<AgentConfig> LoadAgentConfig(const std::filesystem::path& path,
       }
       return {};
     };
-    if (b.backend == "qemu" || b.backend == "pyocd") {
+    if (b.backend == "qemu" || b.backend == "pyocd" || b.backend == "gdb") {
       if (auto s = check(b.firmware, "firmware"); !s) return s.error();
     }
     if (b.backend == "qemu" && !b.qemu_plugin.empty()) {
