@@ -2,8 +2,8 @@
 // "time from assignment to the runner's HELLO through the gdb backend, next to the direct QEMU
 // board, and the RTT link's throughput"). Measured, never asserted.
 //
-//   gdb_board_bench [ELF]     MCULAB_BENCH_RUNS (default 20) runs per board; ELF defaults to the
-//                             an547 runner of this build.
+//   gdb_board_bench           MCULAB_BENCH_RUNS (default 20) runs per board: the an547 runner
+//                             (direct and over GDB with its UART) and the an500 RTT runner.
 // Per board: Start() (spawn, connect, load) + HELLO, median and p90 over the runs; for the RTT
 // link also the bytes per second of a long run's session and the stops' cost.
 #include <algorithm>
@@ -89,9 +89,9 @@ double Pct(std::vector<double> v, double p) {
 
 GdbBoardOptions GdbOptions(const std::string& elf, bool rtt) {
   GdbBoardOptions o;
-  o.server_command =
-      "qemu-system-arm -M mps3-an547 -S -icount shift=5,sleep=off -display none -monitor none "
-      "-chardev socket,id=gdb,path={gdb},server=on,wait=off -gdb chardev:gdb ";
+  o.server_command = std::string("qemu-system-arm -M ") + (rtt ? "mps2-an500" : "mps3-an547") +
+                     " -S -icount shift=5,sleep=off -display none -monitor none "
+                     "-chardev socket,id=gdb,path={gdb},server=on,wait=off -gdb chardev:gdb ";
   o.server_command += rtt ? "-serial null"
                           : "-chardev socket,id=link,path={link},server=on,wait=on "
                             "-serial chardev:link";
@@ -102,8 +102,8 @@ GdbBoardOptions GdbOptions(const std::string& elf, bool rtt) {
   return o;
 }
 
-int Main(int argc, char** argv) {
-  std::string elf = argc > 1 ? argv[1] : MCULAB_AN547_ELF;
+int Main() {
+  const std::string elf = MCULAB_AN547_ELF;
   const char* runs_env = std::getenv("MCULAB_BENCH_RUNS");
   const int runs = runs_env ? std::atoi(runs_env) : 20;
   BoardInfo info;
@@ -120,13 +120,13 @@ int Main(int argc, char** argv) {
   }
   QemuBoard direct(info, qo, RealClock(), *sandbox);
   GdbBoard uart(info, GdbOptions(elf, false), RealClock(), *sandbox);
-  GdbBoard rtt(info, GdbOptions(elf, true), RealClock(), *sandbox);
+  GdbBoard rtt(info, GdbOptions(MCULAB_AN500_RTT_ELF, true), RealClock(), *sandbox);
   struct Named {
     const char* name;
     Board* board;
   } boards[] = {{"qemu (direct, -kernel)", &direct},
                 {"gdb: QEMU gdbstub, UART socket", &uart},
-                {"gdb: QEMU gdbstub, RTT over GDB", &rtt}};
+                {"gdb: QEMU gdbstub, RTT over GDB (an500-rtt)", &rtt}};
   std::printf("Start() + HELLO, %d runs each (2 conv2d cases x 5 iterations)\n", runs);
   std::printf("| board | median ms | p90 ms |\n|---|---|---|\n");
   for (auto& b : boards) {
@@ -165,4 +165,4 @@ int Main(int argc, char** argv) {
 }  // namespace
 }  // namespace mculab::agent
 
-int main(int argc, char** argv) { return mculab::agent::Main(argc, argv); }
+int main() { return mculab::agent::Main(); }

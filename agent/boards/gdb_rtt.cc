@@ -5,10 +5,8 @@
 namespace mculab::agent {
 namespace {
 
-constexpr std::uint32_t kRttStart = 2;    // MCULAB_RTT_START
-constexpr std::uint32_t kRttWaiting = 1;  // MCULAB_RTT_WAITING
-constexpr std::uint32_t kUpDesc = 24;     // offsetof(mculab_rtt_control_block, up)
-constexpr std::uint32_t kDownDesc = 48;   // offsetof(mculab_rtt_control_block, down)
+constexpr std::uint32_t kUpDesc = 24;    // offsetof(mculab_rtt_control_block, up)
+constexpr std::uint32_t kDownDesc = 48;  // offsetof(mculab_rtt_control_block, down)
 // Within a buffer descriptor: name, buf, size, wr, rd, flags.
 constexpr std::uint32_t kBuf = 4, kWr = 12, kRd = 16;
 constexpr std::chrono::milliseconds kPollSlice{50};
@@ -66,17 +64,18 @@ Result<std::map<std::string, std::uint32_t>> ElfSymbols(std::span<const std::uin
 }
 
 Result<RttSymbols> FindRttSymbols(std::span<const std::uint8_t> elf) {
-  auto syms = ElfSymbols(elf, {"_SEGGER_RTT", "mculab_rtt_flush", "mculab_rtt_enabled"});
+  auto syms = ElfSymbols(elf, {"_SEGGER_RTT", "mculab_rtt_flush", "mculab_rtt_waiting"});
   if (!syms) return syms.error();
-  for (const char* n : {"_SEGGER_RTT", "mculab_rtt_flush", "mculab_rtt_enabled"}) {
+  for (const char* n : {"_SEGGER_RTT", "mculab_rtt_flush", "mculab_rtt_waiting"}) {
     if (!syms->count(n)) {
-      return MakeError(ErrorCode::kFailedPrecondition,
-                       std::string("the runner ELF has no RTT link (no symbol ") + n +
-                           "; runners built from firmware_stub have one)");
+      return MakeError(
+          ErrorCode::kFailedPrecondition,
+          std::string("the runner ELF has no RTT link (no symbol ") + n +
+              "; build the port with -DMCULAB_LINK=rtt, e.g. mculab-runner-an500-rtt)");
     }
   }
   return RttSymbols{(*syms)["_SEGGER_RTT"], (*syms)["mculab_rtt_flush"] & ~1u,
-                    (*syms)["mculab_rtt_enabled"]};
+                    (*syms)["mculab_rtt_waiting"]};
 }
 
 Status RttPump::Arm() {
@@ -209,11 +208,9 @@ Status RttPump::ServiceStop(bool& waiting) {
                   static_cast<unsigned long long>(*pc));
     return MakeError(ErrorCode::kUnavailable, buf);
   }
-  auto r0 = gdb_.ReadRegister("r0");
-  if (!r0) return r0.error();
   auto lr = gdb_.ReadRegister("lr");
   if (!lr) return lr.error();
-  if (!enabled_) {
+  if (!have_layout_) {
     auto cb = gdb_.ReadMemory(sym_.control_block, 72);
     if (!cb) return cb.error();
     if (std::memcmp(cb->data(), "SEGGER RTT", 10) != 0) {
@@ -223,21 +220,22 @@ Status RttPump::ServiceStop(bool& waiting) {
     up_size_ = Le32(*cb, kUpDesc + 8);
     down_buf_ = Le32(*cb, kDownDesc + kBuf);
     down_size_ = Le32(*cb, kDownDesc + 8);
-    if (up_size_ < 2 || down_size_ < 2)
-      return MakeError(ErrorCode::kDataLoss, "RTT buffers too small");
-    if (auto w = gdb_.WriteMemory(sym_.enabled, ToLe32(1)); !w) return w.error();
-    enabled_ = true;
+    if (up_size_ < 2 || down_size_ < 2) {
+      return MakeError(ErrorCode::kDataLoss, "RTT rings too small");
+    }
+    have_layout_ = true;
   }
-  if (*r0 != kRttStart) {
-    if (auto s = Drain(); !s) return s;
-  }
+  auto flag = gdb_.ReadMemory(sym_.waiting, 4);
+  if (!flag) return flag.error();
+  const bool runner_waits = Le32(*flag, 0) != 0;
+  if (auto s = Drain(); !s) return s;
   const std::uint64_t fed_before = stats_.bytes_down;
   if (auto s = Feed(); !s) return s;
   // Return from the flush function without running it: no step over the breakpoint.
   if (auto w = gdb_.WriteRegister("pc", *lr & ~1ull); !w) return w;
   std::lock_guard lock(mu_);
   // Input that came while the core was stopped has been fed: then it does not wait any more.
-  waiting = *r0 == kRttWaiting && stats_.bytes_down == fed_before;
+  waiting = runner_waits && stats_.bytes_down == fed_before;
   return {};
 }
 

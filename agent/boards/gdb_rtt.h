@@ -1,10 +1,11 @@
 // RttPump: the runner's link over RTT, read by the agent through its GDB connection (the firmware
-// side is firmware_stub/core/rtt.h). A GDB server cannot read memory while the core runs, so the
-// runner calls mculab_rtt_flush() outside every timed region; the pump has a hardware breakpoint
-// there. At each stop it takes the new bytes of the up buffer (advancing its read offset), puts
-// pending input into the down buffer, returns from the flush function itself (PC = LR: no step
-// over the breakpoint needed) and continues. When the runner waits for input and there is none,
-// the core stays halted until Write() brings some.
+// side is firmware_stub/core/rtt.h, built into a port's `-rtt` ELF). A GDB server cannot read
+// memory while the core runs, so the runner calls mculab_rtt_flush() outside every timed region;
+// the pump has a hardware breakpoint there. At each stop it takes the new bytes of the up ring
+// (advancing RdOff), puts pending input into the down ring (advancing WrOff), returns from the
+// flush function itself (PC = LR: no step over the breakpoint needed) and continues. When the
+// runner waits for input (mculab_rtt_waiting) and there is none, the core stays halted until
+// Write() brings some.
 //
 // Thread-safety: Read() and Write() from the run's thread, Stop() from any thread; the pump's own
 // thread owns the GDB connection between Start() and Stop().
@@ -33,7 +34,7 @@ Result<std::map<std::string, std::uint32_t>> ElfSymbols(std::span<const std::uin
 struct RttSymbols {
   std::uint32_t control_block = 0;  // _SEGGER_RTT
   std::uint32_t flush = 0;          // mculab_rtt_flush (Thumb bit cleared)
-  std::uint32_t enabled = 0;        // mculab_rtt_enabled
+  std::uint32_t waiting = 0;        // mculab_rtt_waiting: 1 while the runner waits for input
 };
 // kFailedPrecondition naming the missing symbol when the runner has no RTT link.
 Result<RttSymbols> FindRttSymbols(std::span<const std::uint8_t> elf);
@@ -85,7 +86,7 @@ class RttPump {
   RttStats stats_;
   // The buffers' places, read at the first stop.
   std::uint32_t up_buf_ = 0, up_size_ = 0, down_buf_ = 0, down_size_ = 0;
-  bool enabled_ = false;
+  bool have_layout_ = false;
 };
 
 }  // namespace mculab::agent

@@ -1,18 +1,20 @@
-/* The runner's link over RTT read by the agent through GDB (no UART wiring needed).
+/* The runner's link over RTT: SEGGER's RTT control block layout ("SEGGER RTT", one up and one down
+ * ring), so J-Link, OpenOCD and pyOCD RTT readers find it as well as mculab's agent, which reads it
+ * over the GDB connection and needs no UART wiring.
  *
- * A SEGGER-RTT-layout control block (`_SEGGER_RTT`: id "SEGGER RTT", one up buffer runner ->
- * agent, one down buffer agent -> runner) in RAM. A GDB server cannot read memory while the core
- * runs (all-stop mode), so the runner calls mculab_rtt_flush() where a stop costs nothing measured:
- * when the up buffer is full, when it waits for input, at the end of the session, and once at
- * start. The agent has a breakpoint on mculab_rtt_flush: at each stop it sets mculab_rtt_enabled
- * (first stop), takes the new up bytes and advances the up read offset, puts pending input into
- * the down buffer, and continues. Without a debugger the breakpoint is absent, the call returns at
- * once, mculab_rtt_enabled stays 0 and the port keeps its UART.
+ * A GDB server cannot read memory while the core runs (all-stop), so the runner makes the stops
+ * itself, always outside measured regions: mculab_rtt_flush() is an ordinary function the agent
+ * sets a breakpoint on (its address from the runner ELF's symbol table). When the core stops
+ * there the agent reads up[0] from RdOff to WrOff and advances RdOff, writes what it has for the
+ * runner into down[0] and advances WrOff, then continues. The runner calls it when a frame does
+ * not fit the up ring, when it waits for input with the down ring empty, and before it parks. An
+ * up ring never overflows: a writer that finds it full flushes and waits.
  *
- * Never called inside a timed region (the core writes frames only between them).
- * Single-threaded, like the rest of the port seam. */
-#ifndef MCULAB_RTT_H_
-#define MCULAB_RTT_H_
+ * Rings: the writer owns WrOff, the reader RdOff; empty when they are equal, full when WrOff + 1
+ * == RdOff (mod size), as SEGGER's. Single-threaded on the target; the agent touches the block
+ * only while the core is halted. */
+#ifndef MCULAB_CORE_RTT_H_
+#define MCULAB_CORE_RTT_H_
 
 #include <stddef.h>
 #include <stdint.h>
@@ -21,43 +23,62 @@
 extern "C" {
 #endif
 
-typedef struct {
-  const char* name;
-  uint8_t* buf;
-  uint32_t size;
-  volatile uint32_t wr; /* written by the producer */
-  volatile uint32_t rd; /* written by the consumer */
-  uint32_t flags;
-} mculab_rtt_buffer;
+#ifndef MCULAB_RTT_UP_BYTES
+#define MCULAB_RTT_UP_BYTES 4096u
+#endif
+#ifndef MCULAB_RTT_DOWN_BYTES
+#define MCULAB_RTT_DOWN_BYTES 512u
+#endif
 
 typedef struct {
-  char id[16]; /* "SEGGER RTT" */
-  int32_t max_up;
-  int32_t max_down;
-  mculab_rtt_buffer up;   /* offset 24 */
-  mculab_rtt_buffer down; /* offset 48 */
+  const char* sName;       /* "mculab" */
+  uint8_t* pBuffer;        /* the ring */
+  uint32_t SizeOfBuffer;   /* bytes in the ring */
+  volatile uint32_t WrOff; /* next byte the writer writes */
+  volatile uint32_t RdOff; /* next byte the reader reads */
+  uint32_t Flags;          /* 0: the target never drops or trims (it flushes instead) */
+} mculab_rtt_ring;
+
+typedef struct {
+  char acID[16];             /* "SEGGER RTT", NUL padded */
+  int32_t MaxNumUpBuffers;   /* 1 */
+  int32_t MaxNumDownBuffers; /* 1 */
+  mculab_rtt_ring aUp[1];    /* runner -> agent */
+  mculab_rtt_ring aDown[1];  /* agent -> runner */
 } mculab_rtt_control_block;
 
-/* Why the runner stopped in mculab_rtt_flush (its argument, in r0). */
-#define MCULAB_RTT_FLUSH 0u   /* up data to take (buffer full, session end) */
-#define MCULAB_RTT_WAITING 1u /* the runner waits for input: continue once there is some */
-#define MCULAB_RTT_START 2u   /* once at start: the agent sets mculab_rtt_enabled */
+#if defined(__arm__)
+_Static_assert(sizeof(mculab_rtt_ring) == 24, "SEGGER RTT ring: 24 bytes on a 32-bit target");
+_Static_assert(offsetof(mculab_rtt_control_block, aUp) == 24, "SEGGER RTT: aUp at 24");
+_Static_assert(offsetof(mculab_rtt_control_block, aDown) == 48, "SEGGER RTT: aDown at 48");
+#endif
 
+/* The control block, by SEGGER's symbol name. */
 extern mculab_rtt_control_block _SEGGER_RTT;
-extern volatile uint32_t mculab_rtt_enabled;
 
-/* The agent's breakpoint. Neither inlined nor cloned. */
-void mculab_rtt_flush(uint32_t reason);
-
-/* Offers the agent the link (MCULAB_RTT_START); afterwards mculab_rtt_enabled says whether it took
- * it. */
-void mculab_rtt_start(void);
+/* Sets the block up (rings empty, then the ID last, so a reader never finds a half-made block). */
+void mculab_rtt_init(void);
+/* Copies `len` bytes into the up ring, flushing whenever it is full. Returns 0. */
 int mculab_rtt_write(const uint8_t* data, size_t len);
-int mculab_rtt_poll_byte(void);
-int mculab_rtt_read_byte(void);
+/* The next byte of the down ring, or -1 when it is empty (no stop). */
+int mculab_rtt_poll(void);
+/* The next byte of the down ring, flushing (stopping for the agent) while it is empty. */
+int mculab_rtt_read(void);
+/* Stops for the agent: makes the rings visible in RAM (D-cache), calls mculab_rtt_flush(), and
+ * re-reads them afterwards. What the ports call before they park. */
+void mculab_rtt_stop(void);
+/* The agent's breakpoint: the agent drains up[0] and fills down[0] while the core stops here.
+ * Never inlined; reached only through mculab_rtt_stop(), never inside a measured region. */
+void mculab_rtt_flush(void);
+
+/* 1 while mculab_rtt_read() waits for input (the agent may keep the core stopped at
+ * mculab_rtt_flush() until it has bytes for the down ring), 0 otherwise. */
+extern volatile uint32_t mculab_rtt_waiting;
+
+/* Host tests only: called by mculab_rtt_flush() in place of the agent's stop (NULL on targets). */
+extern void (*volatile mculab_rtt_flush_hook)(void);
 
 #ifdef __cplusplus
 }
 #endif
-
-#endif /* MCULAB_RTT_H_ */
+#endif /* MCULAB_CORE_RTT_H_ */

@@ -25,7 +25,6 @@
 #include "an547_regs.h"
 #include "armv81m_pmu.h"
 #include "ethosu_pmu.h"
-#include "rtt.h"
 
 extern uint8_t __arena_start[], __arena_size[], __workload_start[], __workload_size[];
 extern uint8_t __stack_bottom[], __stack_top[];
@@ -142,11 +141,9 @@ void mculab_port_init(mculab_port_info* info) {
   info->arena_bytes = (size_t)(uintptr_t)__arena_size;
   info->stack_low = __stack_bottom;
   info->stack_bytes = (size_t)(__stack_top - __stack_bottom);
-  mculab_rtt_start(); /* an agent reading RTT over GDB takes the link here (rtt.h) */
 }
 
 int mculab_port_write(const uint8_t* data, size_t len) {
-  if (mculab_rtt_enabled) return mculab_rtt_write(data, len);
   for (size_t i = 0; i < len; ++i) {
     while (UART0->STATE & CMSDK_UART_STATE_TXBF_Msk) {
     }
@@ -156,13 +153,11 @@ int mculab_port_write(const uint8_t* data, size_t len) {
 }
 
 int mculab_port_poll_byte(void) {
-  if (mculab_rtt_enabled) return mculab_rtt_poll_byte();
   if (!(UART0->STATE & CMSDK_UART_STATE_RXBF_Msk)) return -1;
   return (int)(UART0->DATA & 0xFFu);
 }
 
 int mculab_port_read_byte(void) {
-  if (mculab_rtt_enabled) return mculab_rtt_read_byte();
   while (!(UART0->STATE & CMSDK_UART_STATE_RXBF_Msk)) {
   }
   return (int)(UART0->DATA & 0xFFu);
@@ -197,7 +192,6 @@ uint64_t mculab_port_timer_now(void) {
 }
 
 void mculab_port_exit(int status) {
-  if (mculab_rtt_enabled) mculab_rtt_flush(MCULAB_RTT_FLUSH); /* the session's last frames */
   /* No semihosting (it would let a runner run commands on the agent's machine): the session has
    * ended with DONE, so the core parks with interrupts masked and the agent stops the board. */
   (void)status;

@@ -43,34 +43,41 @@ TEST(GdbBoardTemplateTest, SplitsLikeAShellAndSubstitutes) {
   EXPECT_FALSE(ExpandCommandTemplate("qemu \"-S", {}).ok());
 }
 
-TEST(GdbBoardElfTest, FindsTheRunnersRttSymbols) {
-  const std::string elf = MCULAB_AN547_ELF;
-  if (elf.empty() || !std::filesystem::exists(elf)) GTEST_SKIP() << "no an547 runner ELF";
-  auto bytes = ReadFile(elf);
-  ASSERT_TRUE(bytes.ok());
-  auto syms = FindRttSymbols(
-      std::span(reinterpret_cast<const std::uint8_t*>(bytes->data()), bytes->size()));
-  ASSERT_TRUE(syms.ok()) << syms.error().message;
-  EXPECT_GE(syms->flush, 0x10000000u);  // code in ITCM
-  EXPECT_LT(syms->flush, 0x10080000u);
-  EXPECT_EQ(syms->flush & 1u, 0u);
-  EXPECT_GE(syms->control_block, 0x30000000u);  // data in DTCM
-  EXPECT_GE(syms->enabled, 0x30000000u);
-}
-
 TEST(GdbBoardElfTest, RejectsWhatIsNotA32BitElf) {
   const std::vector<std::uint8_t> junk(64, 0x7f);
   EXPECT_FALSE(ElfLoadSegments(junk).ok());
 }
 
-std::string An547Elf() {
-  const std::string elf = MCULAB_AN547_ELF;
+std::string Existing(const std::string& elf) {
   return !elf.empty() && std::filesystem::exists(elf) ? elf : std::string();
 }
+std::string An547Elf() { return Existing(MCULAB_AN547_ELF); }
+// The Cortex-M7 port under QEMU mps2-an500: its UART build and its RTT build (MCULAB_LINK=rtt).
+std::string An500Elf() { return Existing(MCULAB_AN500_ELF); }
+std::string An500RttElf() { return Existing(MCULAB_AN500_RTT_ELF); }
 
 bool HaveQemu() {
   auto probe = RealProcessRunner().Run({"qemu-system-arm", "--version"}, std::chrono::seconds(10));
   return probe.ok() && probe->status.success();
+}
+
+TEST(GdbBoardElfTest, FindsTheRttRunnersSymbolsAndNotTheUartRunners) {
+  if (An500RttElf().empty() || An547Elf().empty()) GTEST_SKIP() << "no an500-rtt or an547 ELF";
+  auto bytes = ReadFile(An500RttElf());
+  ASSERT_TRUE(bytes.ok());
+  auto syms = FindRttSymbols(
+      std::span(reinterpret_cast<const std::uint8_t*>(bytes->data()), bytes->size()));
+  ASSERT_TRUE(syms.ok()) << syms.error().message;
+  EXPECT_LT(syms->flush, 0x00400000u);  // code in SSRAM1
+  EXPECT_EQ(syms->flush & 1u, 0u);
+  EXPECT_GE(syms->control_block, 0x20000000u);  // data in SSRAM23
+  EXPECT_GE(syms->waiting, 0x20000000u);
+  auto uart = ReadFile(An547Elf());
+  ASSERT_TRUE(uart.ok());
+  auto none =
+      FindRttSymbols(std::span(reinterpret_cast<const std::uint8_t*>(uart->data()), uart->size()));
+  ASSERT_FALSE(none.ok());
+  EXPECT_THAT(none.error().message, HasSubstr("MCULAB_LINK=rtt"));
 }
 
 TEST(GdbBoardElfTest, TheAn547RunnerLoadsIntoItcmWithItsVectorTableFirst) {
@@ -287,8 +294,9 @@ class GdbBoardQemuTest : public ::testing::Test {
   GdbBoard Board(bool tcp = false, bool rtt = false, bool sandbox = true) {
     GdbBoardOptions o;
     // The UART on a unix socket exactly as QemuBoard has it; no -kernel: GDB loads everything.
-    o.server_command =
-        "qemu-system-arm -M mps3-an547 -S -icount shift=5,sleep=off -display none -monitor none ";
+    // RTT: the Cortex-M7 an500 port's RTT build (the an547 port has only its UART).
+    o.server_command = std::string("qemu-system-arm -M ") + (rtt ? "mps2-an500" : "mps3-an547") +
+                       " -S -icount shift=5,sleep=off -display none -monitor none ";
     o.server_command += rtt ? "-serial null "
                             : "-chardev socket,id=link,path={link},server=on,wait=on "
                               "-serial chardev:link ";
@@ -300,7 +308,7 @@ class GdbBoardQemuTest : public ::testing::Test {
       o.server_command += "-gdb tcp:127.0.0.1:{port}";
     }
     if (!rtt) o.link = "unix";
-    o.firmware = An547Elf();
+    o.firmware = rtt ? An500RttElf() : An547Elf();
     o.workload_addr = 0x60000000;
     auto info = testing::Info("an547-gdb-0", "corstone300-qemu");
     info.emulated = true;
@@ -311,9 +319,10 @@ class GdbBoardQemuTest : public ::testing::Test {
 
 void ExpectSameResults(const testing::RealRun& via_gdb, const testing::RealRun& direct) {
   ASSERT_TRUE(via_gdb.listener.hello.has_value());
-  EXPECT_EQ(via_gdb.listener.hello->port, "an547");
+  ASSERT_TRUE(direct.listener.hello.has_value());
+  EXPECT_EQ(via_gdb.listener.hello->port, direct.listener.hello->port);
+  EXPECT_EQ(via_gdb.listener.hello->cpu, direct.listener.hello->cpu);
   EXPECT_EQ(via_gdb.result.stats.bad_frames, 0u);
-  EXPECT_EQ(via_gdb.provenance.firmware_sha256, direct.provenance.firmware_sha256);
   ASSERT_EQ(via_gdb.listener.cases.size(), direct.listener.cases.size());
   for (std::size_t i = 0; i < direct.listener.cases.size(); ++i) {
     EXPECT_TRUE(via_gdb.listener.cases[i].checksum_ok) << "case " << i;
@@ -327,21 +336,29 @@ void ExpectSameResults(const testing::RealRun& via_gdb, const testing::RealRun& 
   }
 }
 
+// The direct QEMU board with the an500's UART build: what the RTT build must equal.
+QemuBoard DirectAn500() {
+  QemuOptions qo;
+  qo.machine = "mps2-an500";
+  qo.firmware = An500Elf();
+  return QemuBoard(testing::Info("an500-0", "cm7-qemu"), qo, RealClock(),
+                   testing::DefaultSandbox());
+}
+
 TEST_F(GdbBoardQemuTest, OverRttGivesTheSameCountsAndChecksumsAsTheDirectQemuBoard) {
+  if (An500Elf().empty() || An500RttElf().empty()) GTEST_SKIP() << "no an500 ELFs";
   auto gdb_board = Board(/*tcp=*/false, /*rtt=*/true);
   auto via_rtt = testing::RunOnBoard(gdb_board, 5);
   ASSERT_EQ(via_rtt.result.outcome, RunOutcome::kSucceeded)
       << via_rtt.result.message << " (HELLO " << via_rtt.listener.hello.has_value() << ", "
       << via_rtt.listener.samples.size() << " samples)";
-  QemuOptions qo;
-  qo.firmware = An547Elf();
-  QemuBoard qemu_board(testing::Info("an547-0", "corstone300-qemu"), qo, RealClock(),
-                       testing::DefaultSandbox());
+  auto qemu_board = DirectAn500();
   auto direct = testing::RunOnBoard(qemu_board, 5);
   ASSERT_EQ(direct.result.outcome, RunOutcome::kSucceeded) << direct.result.message;
   ASSERT_EQ(direct.listener.samples.size(), 15u);
+  EXPECT_EQ(via_rtt.listener.hello->cpu, "cortex-m7");
   ExpectSameResults(via_rtt, direct);
-  std::cout << "an547 over RTT through QEMU's gdbstub: Start " << via_rtt.start.count()
+  std::cout << "an500 over RTT through QEMU's gdbstub: Start " << via_rtt.start.count()
             << " ms, HELLO at +" << via_rtt.result.stats.to_hello.count() << " ms, DONE at +"
             << via_rtt.result.stats.to_done.count() << " ms, wall " << via_rtt.wall.count()
             << " ms (direct QEMU board: wall " << direct.wall.count() << " ms)\n";
@@ -350,6 +367,7 @@ TEST_F(GdbBoardQemuTest, OverRttGivesTheSameCountsAndChecksumsAsTheDirectQemuBoa
 // 3 cases x 120 iterations: far more than the 4 KiB up buffer holds, so the runner stops on a
 // full buffer mid-run; the counts still equal the direct board's.
 TEST_F(GdbBoardQemuTest, OverRttAFullBufferFlushesWithoutChangingTheCounts) {
+  if (An500Elf().empty() || An500RttElf().empty()) GTEST_SKIP() << "no an500 ELFs";
   auto gdb_board = Board(/*tcp=*/false, /*rtt=*/true);
   auto workload = BuildWorkload(MCULAB_OP_CONV2D_S8, testing::ConvCases(), testing::kSeed);
   ASSERT_TRUE(workload.ok());
@@ -365,7 +383,7 @@ TEST_F(GdbBoardQemuTest, OverRttAFullBufferFlushesWithoutChangingTheCounts) {
   c.warmup = 1;
   c.workload_len = static_cast<std::uint32_t>(spec.workload.size());
   c.run_timeout = std::chrono::seconds(120);
-  c.log_prefix = "an547-gdb-rtt";
+  c.log_prefix = "an500-gdb-rtt";
   testing::CollectingListener listener;
   CancelToken none;
   const auto t0 = std::chrono::steady_clock::now();
@@ -379,17 +397,14 @@ TEST_F(GdbBoardQemuTest, OverRttAFullBufferFlushesWithoutChangingTheCounts) {
   ASSERT_EQ(listener.samples.size(), 360u);
   for (const auto& cs : listener.cases) EXPECT_TRUE(cs.checksum_ok) << cs.case_index;
 
-  QemuOptions qo;
-  qo.firmware = An547Elf();
-  QemuBoard qemu_board(testing::Info("an547-0", "corstone300-qemu"), qo, RealClock(),
-                       testing::DefaultSandbox());
+  auto qemu_board = DirectAn500();
   auto direct = testing::RunOnBoard(qemu_board, 120, std::chrono::seconds(120));
   ASSERT_EQ(direct.result.outcome, RunOutcome::kSucceeded) << direct.result.message;
   ASSERT_EQ(direct.listener.samples.size(), 360u);
   for (std::size_t i = 0; i < 360; ++i) {
     EXPECT_EQ(listener.samples[i].timer, direct.listener.samples[i].timer) << "sample " << i;
   }
-  std::cout << "an547 over RTT, 360 samples: session " << ms.count() << " ms; " << diag
+  std::cout << "an500 over RTT, 360 samples: session " << ms.count() << " ms; " << diag
             << " (direct QEMU board: " << direct.wall.count() << " ms)\n";
 }
 
