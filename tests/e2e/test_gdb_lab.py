@@ -1,8 +1,8 @@
 """End to end: real server + real agent, QEMU's gdbstub as the GDB server of `gdb` boards (runner
-loaded over GDB only, QEMU in the job sandbox). The an547 (Cortex-M55) runner on the direct QEMU
-board and on a gdb board (link: QEMU's UART socket); the an500 (Cortex-M7) runner's UART build and
-its RTT build (link: RTT read by the agent over GDB) on gdb boards. Each pair must give identical
-per-iteration counts and verified checksums for the same job."""
+loaded over GDB only, QEMU in the job sandbox). The an547 (Cortex-M55) and an500 (Cortex-M7)
+runners on the direct QEMU boards and on gdb boards (link: QEMU's UART socket), and the an500's RTT
+build on a gdb board (link: RTT read by the agent over GDB, no UART). Every gdb board must give the
+direct board's per-iteration counts and verified checksums for the same job."""
 import os
 import sys
 import unittest
@@ -14,7 +14,7 @@ SWEEP = ("id,N,C,H,W,K,kernel_shape_0,kernel_shape_1,pads_0,pads_1,strides_0,str
          "0,1,4,8,8,4,3,3,1,1,1,1\n"
          "1,1,8,8,8,8,1,1,0,0,1,1\n")
 ITER = 20
-AN500_ELF = os.environ.get("MCULAB_AN500_ELF", "")
+AN500_ELF = lablib.AN500_ELF
 AN500_RTT_ELF = os.path.join(os.path.dirname(AN500_ELF), "mculab-runner-an500-rtt.elf") \
     if AN500_ELF else ""
 
@@ -42,9 +42,10 @@ class GdbLabTest(unittest.TestCase):
     def setUpClass(cls):
         cls.lab = lablib.Lab("gdb-lab", [
             lablib.qemu_board(),
+            lablib.an500_board(),
             gdb_board("an547-gdb-0", "corstone300-qemu-gdb", "mps3-an547", lablib.AN547_ELF,
                       "cortex-m55", rtt=False),
-            gdb_board("an500-gdb-0", "cm7-qemu", "mps2-an500", AN500_ELF, "cortex-m7",
+            gdb_board("an500-gdb-0", "cm7-qemu-gdb", "mps2-an500", AN500_ELF, "cortex-m7",
                       rtt=False),
             gdb_board("an500-rtt-0", "cm7-qemu-rtt", "mps2-an500", AN500_RTT_ELF, "cortex-m7",
                       rtt=True),
@@ -79,13 +80,17 @@ class GdbLabTest(unittest.TestCase):
                          direct["provenance"]["firmware_sha256"])
         self.assert_same(job, direct, "corstone300-qemu-gdb")
 
-    def test_an500_over_rtt_equals_the_an500_over_its_uart(self):
-        uart = self.submit("cm7-qemu")
-        self.assertEqual(uart["provenance"]["cpu"], "cortex-m7")
+    def test_an500_over_gdb_and_over_rtt_equal_the_direct_qemu_board(self):
+        direct = self.submit("cm7-qemu")
+        self.assertEqual(direct["provenance"]["cpu"], "cortex-m7")
+        uart = self.submit("cm7-qemu-gdb")
+        self.assertEqual(uart["provenance"]["firmware_sha256"],
+                         direct["provenance"]["firmware_sha256"])
+        self.assert_same(uart, direct, "cm7-qemu-gdb")
         rtt = self.submit("cm7-qemu-rtt")
         self.assertNotEqual(rtt["provenance"]["firmware_sha256"],
-                            uart["provenance"]["firmware_sha256"])
-        self.assert_same(rtt, uart, "cm7-qemu-rtt")
+                            direct["provenance"]["firmware_sha256"])
+        self.assert_same(rtt, direct, "cm7-qemu-rtt")
 
 
 if __name__ == "__main__":
