@@ -276,6 +276,16 @@ Result<GdbStopReply> GdbParseStopReply(std::string_view p) {
   return r;
 }
 
+// The start of a packet for messages: at most 40 characters, binary bytes shown as '.'.
+std::string Printable(std::string_view payload) {
+  std::string s(payload.substr(0, std::min<std::size_t>(payload.size(), 40)));
+  for (char& c : s) {
+    if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) > 0x7e) c = '.';
+  }
+  if (payload.size() > 40) s += "...";
+  return s;
+}
+
 // ---- transport ----
 
 struct GdbRemote::Transport {
@@ -433,7 +443,7 @@ Status GdbRemote::SendPacket(std::string_view payload, Clock::TimePoint deadline
     if (attempt + 1 >= kMaxRetransmits) {
       return MakeError(ErrorCode::kDataLoss, "the GDB server rejected our packet " +
                                                  std::to_string(kMaxRetransmits) +
-                                                 " times: " + std::string(payload.substr(0, 40)));
+                                                 " times: " + Printable(payload));
     }
   }
 }
@@ -483,22 +493,25 @@ Result<std::string> GdbRemote::ReadPacket(Clock::TimePoint deadline) {
 }
 
 Result<std::string> GdbRemote::Request(std::string_view payload) {
+  if (!broken_.empty()) return MakeError(ErrorCode::kUnavailable, broken_);
   const auto deadline = clock_.Now() + timeout_;
-  if (auto s = SendPacket(payload, deadline); !s) return s.error();
-  while (true) {
-    auto reply = ReadPacket(deadline);
-    if (!reply) {
-      Error e = reply.error();
-      e.message += " (request " + std::string(payload.substr(0, 40)) + ")";
-      return e;
-    }
-    // Console output of a monitor command comes before its reply; Monitor() collects it itself.
-    if (reply->size() == 3 && (*reply)[0] == 'E' && HexDigit((*reply)[1]) >= 0 &&
-        HexDigit((*reply)[2]) >= 0) {
-      return ReplyError(payload, *reply);
-    }
-    return reply;
+  if (auto s = SendPacket(payload, deadline); !s) {
+    broken_ = "the GDB connection is unusable after: " + s.error().message;
+    return s.error();
   }
+  auto reply = ReadPacket(deadline);
+  if (!reply) {
+    Error e = reply.error();
+    e.message += " (request " + Printable(payload) + ")";
+    // A reply that may still come would answer the next request: the connection is done.
+    broken_ = "the GDB connection is unusable after: " + e.message;
+    return e;
+  }
+  if (reply->size() == 3 && (*reply)[0] == 'E' && HexDigit((*reply)[1]) >= 0 &&
+      HexDigit((*reply)[2]) >= 0) {
+    return ReplyError(payload, *reply);
+  }
+  return reply;
 }
 
 Status GdbRemote::Send(std::string_view payload) {
@@ -506,12 +519,8 @@ Status GdbRemote::Send(std::string_view payload) {
 }
 
 Error GdbRemote::ReplyError(std::string_view request, std::string_view reply) const {
-  std::string req(request.substr(0, std::min<std::size_t>(request.size(), 40)));
-  for (char& c : req) {
-    if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) > 0x7e) c = '.';
-  }
   return MakeError(ErrorCode::kFailedPrecondition,
-                   "the GDB server answered " + std::string(reply) + " to " + req);
+                   "the GDB server answered " + std::string(reply) + " to " + Printable(request));
 }
 
 Status GdbRemote::ExpectOk(std::string_view request) {

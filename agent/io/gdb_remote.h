@@ -71,6 +71,8 @@ Result<std::vector<GdbRegister>> GdbParseRegisters(
     std::string_view xml, const std::function<Result<std::string>(const std::string&)>& include);
 Result<std::vector<GdbMemoryRegion>> GdbParseMemoryMap(std::string_view xml);
 Result<GdbStopReply> GdbParseStopReply(std::string_view payload);
+// The start of a packet for messages (40 characters, binary bytes as '.').
+std::string Printable(std::string_view payload);
 
 class GdbRemote;
 
@@ -173,6 +175,7 @@ class GdbRemote {
   std::optional<bool> x_supported_;
   std::optional<bool> p_supported_;
   std::optional<bool> vcont_c_;
+  std::string broken_;  // set when a request failed mid-way: every later request fails with it
   std::optional<std::vector<GdbRegister>> registers_;
 };
 

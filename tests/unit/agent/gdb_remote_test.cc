@@ -157,6 +157,11 @@ TEST(GdbRemoteTest, SilenceIsATimeout) {
   auto r = g->QueryStop();
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, ErrorCode::kDeadlineExceeded);
+  // A late reply would answer the next request: the connection refuses further requests.
+  auto again = g->ReadMemory(0, 4);
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(again.error().code, ErrorCode::kUnavailable);
+  EXPECT_THAT(again.error().message, HasSubstr("unusable"));
 }
 
 TEST(GdbRemoteTest, ALostConnectionIsUnavailable) {
