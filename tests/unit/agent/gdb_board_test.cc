@@ -201,9 +201,14 @@ TEST_F(GdbBoardFlashTest, FlashesOnlyWhenTheRunnerChangedAndStartsAtTheResetVect
       std::span(reinterpret_cast<const std::uint8_t*>(bytes->data()), bytes->size()));
   ASSERT_TRUE(segs.ok());
   const auto& vectors = (*segs)[0].data;
-  const std::uint32_t sp = vectors[0] | vectors[1] << 8 | vectors[2] << 16 | vectors[3] << 24;
-  const std::uint32_t pc =
-      (vectors[4] | vectors[5] << 8 | vectors[6] << 16 | vectors[7] << 24) & ~1u;
+  auto word = [&](std::size_t i) {
+    return static_cast<std::uint32_t>(vectors[i]) |
+           static_cast<std::uint32_t>(vectors[i + 1]) << 8 |
+           static_cast<std::uint32_t>(vectors[i + 2]) << 16 |
+           static_cast<std::uint32_t>(vectors[i + 3]) << 24;
+  };
+  const std::uint32_t sp = word(0);
+  const std::uint32_t pc = word(4) & ~1u;
 
   FakeProbe first;
   {
