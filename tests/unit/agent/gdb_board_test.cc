@@ -519,6 +519,16 @@ TEST_F(GdbBoardQemuTest, ACustomRunnerNeedsTheConfigsPermission) {
   EXPECT_THAT(run.error().message, HasSubstr("allow_custom_runners"));
 }
 
+TEST_F(GdbBoardQemuTest, ACancelledRttRunEnds) {
+  if (An500RttElf().empty()) GTEST_SKIP() << "no an500-rtt ELF";
+  auto board = Board(/*tcp=*/false, /*rtt=*/true);
+  CancelToken cancel;
+  auto run = testing::RunOnBoard(board, 2000, std::chrono::seconds(60), &cancel,
+                                 [&](const SampleMsg&) { cancel.Cancel(CancelReason::kByServer); });
+  EXPECT_EQ(run.result.outcome, RunOutcome::kCancelled) << run.result.message;
+  EXPECT_LT(run.listener.samples.size(), 6000u);
+}
+
 TEST_F(GdbBoardQemuTest, ACancelledRunHaltsAndStopsTheServer) {
   auto board = Board();
   CancelToken cancel;
