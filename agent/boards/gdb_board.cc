@@ -482,7 +482,26 @@ Result<std::unique_ptr<RunnerProcess>> GdbBoard::Start(const RunSpec& spec) {
   };
   bool any_flash = false;
   for (const auto& s : *segments) any_flash |= flash_region(s.paddr) != nullptr;
-  if (any_flash && FlashedSha256() != id->sha256) {
+  // Whether the flash holds the segments, by the server's CRCs (qCRC, GDB's compare-sections):
+  // true/false, or nullopt when the server cannot say.
+  auto flash_matches = [&]() -> Result<std::optional<bool>> {
+    for (const auto& s : *segments) {
+      if (!flash_region(s.paddr)) continue;
+      auto crc = g.Crc32(s.paddr, s.data.size());
+      if (!crc) return crc.error();
+      if (!*crc) return std::optional<bool>{};
+      if (**crc != GdbCrc32(s.data)) return std::optional<bool>(false);
+    }
+    return std::optional<bool>(true);
+  };
+  bool program = any_flash && FlashedSha256() != id->sha256;
+  if (any_flash && !program) {
+    // The state file says the board has this runner; someone may have flashed it since.
+    auto same = flash_matches();
+    if (!same) return fail("comparing the flash with the runner", same.error());
+    program = *same == std::optional<bool>(false);
+  }
+  if (program) {
     std::error_code ec;
     std::filesystem::create_directories(options_.state_dir, ec);
     std::filesystem::remove(StateFile(), ec);  // unknown content until the flash is confirmed
@@ -515,6 +534,12 @@ Result<std::unique_ptr<RunnerProcess>> GdbBoard::Start(const RunSpec& spec) {
     }
     if (auto d = g.FlashDone(); !d) return fail("finishing the flash write", d.error());
     g.set_timeout(options_.call_timeout);
+    auto same = flash_matches();
+    if (!same) return fail("verifying the flash", same.error());
+    if (*same == std::optional<bool>(false)) {
+      return fail("verifying the flash",
+                  MakeError(ErrorCode::kDataLoss, "its CRC differs from the runner ELF's"));
+    }
     if (auto w = WriteFileAtomically(StateFile(), id->sha256 + "\n"); !w) return w.error();
   }
   for (const auto& s : *segments) {

@@ -6,8 +6,9 @@
 //   2. optionally send a monitor command (`reset halt`); program the runner ELF's PT_LOAD segments:
 //      those in a flash region of the server's memory map through vFlashErase/Write/Done, and only
 //      when the ELF's SHA-256 differs from what this agent last flashed there (remembered under the
-//      state dir); the others (RAM, which does not outlive a reset or a server restart) over `X`
-//      every run;
+//      state dir) or the server's CRCs (qCRC) say the flash holds something else, and verified by
+//      CRC after writing; the others (RAM, which does not outlive a reset or a server restart) over
+//      `X` every run;
 //   3. write the workload to RAM at `workload_addr`, set VTOR, SP and PC from the vector table
 //      (xPSR's Thumb bit), and continue.
 // The returned RunnerProcess reads the link. Kill() halts the core over GDB, then stops the server

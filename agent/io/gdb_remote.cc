@@ -200,6 +200,15 @@ std::string GdbHex(std::span<const std::uint8_t> data) {
   return s;
 }
 
+std::uint32_t GdbCrc32(std::span<const std::uint8_t> data) {
+  std::uint32_t crc = 0xffffffffu;
+  for (std::uint8_t b : data) {
+    crc ^= static_cast<std::uint32_t>(b) << 24;
+    for (int i = 0; i < 8; ++i) crc = crc & 0x80000000u ? (crc << 1) ^ 0x04c11db7u : crc << 1;
+  }
+  return crc;
+}
+
 Result<std::vector<std::uint8_t>> GdbUnhex(std::string_view hex) {
   if (hex.size() % 2 != 0) return MakeError(ErrorCode::kDataLoss, "odd-length hex data");
   std::vector<std::uint8_t> out(hex.size() / 2);
@@ -801,6 +810,17 @@ Result<std::string> GdbRemote::Monitor(const std::string& command) {
     if (text) output.append(text->begin(), text->end());
     return output;
   }
+}
+
+Result<std::optional<std::uint32_t>> GdbRemote::Crc32(std::uint64_t addr, std::uint64_t length) {
+  const std::string req = "qCRC:" + HexNum(addr) + "," + HexNum(length);
+  auto r = Request(req);
+  if (!r) return r.error();
+  if (r->empty()) return std::optional<std::uint32_t>{};
+  if ((*r)[0] != 'C') return ReplyError(req, *r);
+  auto v = ParseHexNum(std::string_view(*r).substr(1));
+  if (!v) return v.error();
+  return std::optional<std::uint32_t>(static_cast<std::uint32_t>(*v));
 }
 
 Status GdbRemote::FlashErase(std::uint64_t addr, std::uint64_t length) {

@@ -65,6 +65,9 @@ std::string GdbEscapeBinary(std::span<const std::uint8_t> data);
 // Undoes run-length encoding and binary escapes of a received payload.
 Result<std::string> GdbDecodePayload(std::string_view raw);
 std::string GdbHex(std::span<const std::uint8_t> data);
+// The CRC-32 of `qCRC` (GDB's compare-sections): polynomial 0x04c11db7, MSB first, initial value
+// 0xffffffff, no final inversion.
+std::uint32_t GdbCrc32(std::span<const std::uint8_t> data);
 Result<std::vector<std::uint8_t>> GdbUnhex(std::string_view hex);
 // Registers of a target description document in order; `include` fetches an xi:include'd file.
 Result<std::vector<GdbRegister>> GdbParseRegisters(
@@ -143,6 +146,9 @@ class GdbRemote {
 
   // qRcmd (`monitor reset halt`): the command's console output.
   Result<std::string> Monitor(const std::string& command);
+
+  // The target's CRC of a memory range (`qCRC`); nullopt when the server does not offer it.
+  Result<std::optional<std::uint32_t>> Crc32(std::uint64_t addr, std::uint64_t length);
 
   Status FlashErase(std::uint64_t addr, std::uint64_t length);
   Status FlashWrite(std::uint64_t addr, std::span<const std::uint8_t> data);

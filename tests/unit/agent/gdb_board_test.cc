@@ -127,6 +127,8 @@ constexpr const char* kMemoryMap =
 struct FakeProbe {
   testing::FakeTargetMemory flash{0x10000000, 0x80000};
   bool fail_erase = false;
+  bool corrupt_writes = false;   // flash keeps a wrong byte
+  bool crc = true;               // offers qCRC
   std::vector<std::string> log;  // flash operations and register writes
   FakeGdbAction Handle(const std::string& p) {
     if (auto x = testing::ServeXfer(p, "features", "target.xml", kTargetXml)) return {{*x}};
@@ -150,7 +152,18 @@ struct FakeProbe {
       log.push_back("vFlashWrite");
       std::string reply;
       flash.Apply(p, reply);
+      if (corrupt_writes) flash.bytes[0x10] ^= 0x01;
       return {{reply}};
+    }
+    if (p.starts_with("qCRC:")) {
+      if (!crc) return {{""}};
+      const auto comma = p.find(',');
+      const std::uint64_t addr = std::stoull(p.substr(5, comma - 5), nullptr, 16);
+      const std::uint64_t len = std::stoull(p.substr(comma + 1), nullptr, 16);
+      char out[16];
+      std::snprintf(out, sizeof(out), "C%08x",
+                    GdbCrc32(std::span(flash.bytes).subspan(addr - flash.base, len)));
+      return {{out}};
     }
     if (p == "vFlashDone") {
       log.push_back(p);
@@ -247,8 +260,9 @@ TEST_F(GdbBoardFlashTest, FlashesOnlyWhenTheRunnerChangedAndStartsAtTheResetVect
   EXPECT_THAT(first.log, ::testing::Contains("Pf=" + std::string(pc_p)));
   EXPECT_THAT(first.log, ::testing::Contains(std::string("P19=00000001")));
 
-  // Same runner again: no flash operation at all.
+  // Same runner again, the board's flash as the first run left it: no flash operation at all.
   FakeProbe second;
+  second.flash = first.flash;
   {
     FakeGdbServer server([&](const std::string& p) { return second.Handle(p); });
     auto board = BoardFor(server);
@@ -256,6 +270,47 @@ TEST_F(GdbBoardFlashTest, FlashesOnlyWhenTheRunnerChangedAndStartsAtTheResetVect
     ASSERT_TRUE(run.ok()) << run.error().message;
   }
   for (const auto& l : second.log) EXPECT_FALSE(l.starts_with("vFlash")) << l;
+}
+
+TEST_F(GdbBoardFlashTest, AFlashSomeoneElseReprogrammedIsProgrammedAgain) {
+  FakeProbe first;
+  {
+    FakeGdbServer server([&](const std::string& p) { return first.Handle(p); });
+    ASSERT_TRUE(BoardFor(server)->Start(Spec()).ok());
+  }
+  FakeProbe changed;
+  changed.flash = first.flash;
+  changed.flash.bytes[0x100] ^= 0xff;  // another tool wrote the board since
+  {
+    FakeGdbServer server([&](const std::string& p) { return changed.Handle(p); });
+    auto board = BoardFor(server);
+    auto run = board->Start(Spec());
+    ASSERT_TRUE(run.ok()) << run.error().message;
+  }
+  EXPECT_THAT(changed.log, ::testing::Contains(std::string("vFlashDone")));
+  EXPECT_TRUE(
+      std::equal(first.flash.bytes.begin(), first.flash.bytes.end(), changed.flash.bytes.begin()));
+  // Without qCRC the state file is all there is: trusted.
+  FakeProbe blind;
+  blind.crc = false;
+  blind.flash.bytes.assign(blind.flash.bytes.size(), 0);
+  {
+    FakeGdbServer server([&](const std::string& p) { return blind.Handle(p); });
+    ASSERT_TRUE(BoardFor(server)->Start(Spec()).ok());
+  }
+  for (const auto& l : blind.log) EXPECT_FALSE(l.starts_with("vFlash")) << l;
+}
+
+TEST_F(GdbBoardFlashTest, AFlashThatDoesNotVerifyIsABoardError) {
+  FakeProbe probe;
+  probe.corrupt_writes = true;
+  FakeGdbServer server([&](const std::string& p) { return probe.Handle(p); });
+  auto board = BoardFor(server);
+  auto run = board->Start(Spec());
+  ASSERT_FALSE(run.ok());
+  EXPECT_EQ(run.error().code, ErrorCode::kUnavailable);
+  EXPECT_THAT(run.error().message, HasSubstr("verifying the flash"));
+  EXPECT_EQ(board->FlashedSha256(), "");
 }
 
 TEST_F(GdbBoardFlashTest, AFailedEraseIsABoardErrorAndForgetsTheFlashedHash) {

@@ -42,6 +42,13 @@ TEST(GdbPacketTest, EscapesTheFourSpecialBytes) {
   EXPECT_EQ(*back, std::string("}#$*a\0", 6));
 }
 
+TEST(GdbPacketTest, Crc32IsGdbsCompareSectionsCrc) {
+  // CRC-32/MPEG-2 (poly 0x04c11db7, init 0xffffffff, MSB first, no final xor) of "123456789".
+  const std::string check = "123456789";
+  EXPECT_EQ(GdbCrc32(std::span(reinterpret_cast<const std::uint8_t*>(check.data()), check.size())),
+            0x0376e6e7u);
+}
+
 TEST(GdbPacketTest, DecodesRunLengthEncoding) {
   // '0' then "*" with ' ' (32 - 29 = 3 more): "0000".
   auto d = GdbDecodePayload("0* 1");
