@@ -385,7 +385,7 @@ Result<std::unique_ptr<RunnerProcess>> GdbBoard::Start(const RunSpec& spec) {
       so.argv.push_back(kQemuSandboxOption);
     }
     if (auto s = sandbox_.PrepareWorkDir((*dir)->path()); !s) return s.error();
-    auto wrapped = sandbox_.Wrap(so.argv, {}, (*dir)->path());
+    auto wrapped = sandbox_.Wrap(so.argv, {firmware}, (*dir)->path());  // {firmware} readable
     if (!wrapped) return wrapped.error();
     so.argv = std::move(*wrapped);
   }
