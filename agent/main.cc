@@ -41,6 +41,15 @@ std::filesystem::path DefaultQemuPlugin() {
   return std::filesystem::is_regular_file(p, ec) ? p : std::filesystem::path();
 }
 
+// mculab-fvp-relay where the build and the install put it: beside the binary.
+std::filesystem::path DefaultFvpRelay() {
+  std::error_code ec;
+  auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) return {};
+  auto p = exe.parent_path() / "mculab-fvp-relay";
+  return std::filesystem::is_regular_file(p, ec) ? p : std::filesystem::path();
+}
+
 std::string HostName() {
   char buf[256] = {};
   if (::gethostname(buf, sizeof(buf) - 1) != 0 || buf[0] == '\0') return "agent";
@@ -101,6 +110,7 @@ int main(int argc, char** argv) {
   if (cfg->spool_dir.empty()) cfg->spool_dir = DefaultSpoolDir(cfg->name);
   for (auto& b : cfg->boards) {
     if (b.backend == "qemu" && b.qemu_plugin.empty()) b.qemu_plugin = DefaultQemuPlugin();
+    if (b.backend == "fvp" && b.fvp_relay.empty()) b.fvp_relay = DefaultFvpRelay();
   }
 
   std::string token;
