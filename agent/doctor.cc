@@ -291,9 +291,8 @@ class Doctor {
     if (port.empty() || port.rfind("tcp:", 0) == 0) return;
     if (!env_.access(port, F_OK)) {
       Fail(subject, key + " " + port + " does not exist",
-           "plug the board in; with the udev rules its port is "
-           "/dev/mculab/tty-<probe serial>-<interface> (ls -l /dev/mculab/); " +
-               std::string(kUdevFix));
+           "plug the board in and install deploy/udev/60-mculab-probes.rules: its port is then "
+           "/dev/mculab/tty-<probe serial>-<interface> (ls -l /dev/mculab/)");
     } else if (!env_.access(port, R_OK | W_OK)) {
       Fail(subject, key + " " + port + " is not readable and writable by the agent's user",
            "put the agent's user in dialout (usermod -aG dialout mculab) and install the udev "
