@@ -148,11 +148,23 @@ class Doctor {
     std::string path;
     if (Program(b.name, qemu, "apt-get install qemu-system-arm", &path)) {
       if (auto v = Version(b.name, {path, "--version"}); !v.empty()) Ok(b.name, v);
+      const std::string machine = b.Get("machine", "mps3-an547");
+      auto machines = env_.runner->Run({path, "-M", "help"}, kVersionTimeout);
+      if (!machines || !machines->status.success()) {
+        Fail(b.name, "`" + qemu + " -M help` failed, so machine " + machine + " is unchecked",
+             "run it by hand as the agent's user");
+      } else if (machines->output.find(machine + " ") == std::string::npos) {
+        Fail(b.name, qemu + " has no machine " + machine,
+             "Debian 12's qemu-system-arm 7.2 has mps3-an547 and mps2-an500: correct machine, or "
+             "install that QEMU");
+      } else {
+        Ok(b.name, "QEMU machine " + machine);
+      }
     }
     const std::string plugin = b.Get("qemu_plugin");
     if (!plugin.empty()) {
       File(b.name, "qemu_plugin", plugin,
-           "build it (cmake --build build --target mculab-qemu-counters) or correct qemu_plugin");
+           "build it (cmake --build build --target mculab_qemu_counters) or correct qemu_plugin");
     } else if (env_.default_qemu_plugin.empty() || !env_.access(env_.default_qemu_plugin, R_OK)) {
       Fail(b.name,
            "no QEMU counting plugin (lib/libmculab-qemu-counters.so beside the agent): jobs "

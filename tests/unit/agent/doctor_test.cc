@@ -264,6 +264,15 @@ TEST_F(DoctorTest, MissingQemuSaysAptGet) {
   EXPECT_NE(Find(fs, false, "no QEMU counting plugin"), nullptr) << All(fs);
 }
 
+TEST_F(DoctorTest, AQemuWithoutTheBoardsMachineIsAProblem) {
+  Program("qemu-system-arm", "/usr/bin/qemu-system-arm");
+  runner_.outputs["/usr/bin/qemu-system-arm --version"] = "QEMU emulator version 5.2.0\n";
+  runner_.outputs["/usr/bin/qemu-system-arm -M help"] = "mps2-an500           ARM MPS2\n";
+  auto fs = Run(kQemuBoard);
+  EXPECT_NE(Find(fs, true, "QEMU emulator version 5.2.0"), nullptr) << All(fs);
+  EXPECT_NE(Find(fs, false, "qemu-system-arm has no machine mps3-an547"), nullptr) << All(fs);
+}
+
 TEST_F(DoctorTest, ASandboxThatDoesNotWorkIsAProblemWithItsReason) {
   sandbox_ = MakeError(ErrorCode::kFailedPrecondition, "bwrap: setting up uid map: Permission");
   auto fs = Run(kQemuBoard);
@@ -275,6 +284,9 @@ TEST_F(DoctorTest, ASandboxThatDoesNotWorkIsAProblemWithItsReason) {
 TEST_F(DoctorTest, AWellSetUpMachineHasNoProblems) {
   Program("qemu-system-arm", "/usr/bin/qemu-system-arm");
   runner_.outputs["/usr/bin/qemu-system-arm --version"] = "QEMU emulator version 7.2.0\n";
+  runner_.outputs["/usr/bin/qemu-system-arm -M help"] =
+      "Supported machines are:\nmps2-an500           ARM MPS2 with AN500\n"
+      "mps3-an547           ARM MPS3 with AN547 FPGA image for Cortex-M55\n";
   const std::string plugin = (dir_->path() / "libmculab-qemu-counters.so").string();
   std::ofstream(plugin) << "so";
   Grant(plugin, R_OK);
