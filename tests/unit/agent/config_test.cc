@@ -230,16 +230,21 @@ TEST(AgentConfig, TheShippedExampleParses) {
         line.rfind("# workload_addr", 0) == 0 || line.rfind("# console", 0) == 0 ||
         line.rfind("# baud", 0) == 0 || line.rfind("# pyocd", 0) == 0 ||
         line.rfind("# timeout_s", 0) == 0 || line.rfind("# ram_bytes", 0) == 0 ||
-        line.rfind("# fault", 0) == 0) {
+        line.rfind("# fault", 0) == 0 || line.rfind("# fvp", 0) == 0 ||
+        line.rfind("# num_macs", 0) == 0 || line.rfind("# start_timeout_s", 0) == 0 ||
+        line.rfind("# allow_custom_runners", 0) == 0) {
       line = line.substr(2);
     }
     all += line + "\n";
   }
   auto full = ParseAgentConfig(all, example.string(), example.parent_path());
   ASSERT_TRUE(full.ok()) << full.error().message;
-  ASSERT_EQ(full->boards.size(), 4u);
+  ASSERT_EQ(full->boards.size(), 5u);
   EXPECT_EQ(full->boards[2].backend, "pyocd");
-  EXPECT_EQ(full->boards[3].backend, "fake");
+  EXPECT_EQ(full->boards[3].backend, "fvp");
+  EXPECT_EQ(full->boards[3].num_macs, 128);
+  EXPECT_EQ(full->boards[3].fvp_options.size(), 2u);
+  EXPECT_EQ(full->boards[4].backend, "fake");
 }
 
 TEST(AgentConfig, HostBoardFallsBackToTheDefaultRunner) {

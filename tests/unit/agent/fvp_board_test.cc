@@ -6,6 +6,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 
@@ -233,6 +234,22 @@ TEST_F(FvpBoardTest, AMissingFvpIsABoardErrorNamingIt) {
   auto proc = board.Start(spec);
   ASSERT_FALSE(proc.ok());
   EXPECT_THAT(proc.error().message, HasSubstr("/nonexistent/FVP_Corstone_SSE-300_Ethos-U55"));
+}
+
+TEST_F(FvpBoardTest, UnderTheNamespacesSandboxTheLoopbackDecides) {
+  // `unshare --net` leaves loopback down. A non-root agent's sandbox may bring it up (the relay
+  // does); a root agent's runs as nobody without that capability, and the run says why it fails.
+  auto sandbox = Sandbox::Create(MakeSandboxConfig("namespaces"));
+  if (!sandbox) GTEST_SKIP() << "no namespaces sandbox here: " << sandbox.error().message;
+  FvpBoard board(testing::Info("fvp-0", "corstone300-fvp"), options_, RealClock(), *sandbox);
+  auto run = testing::RunOnBoard(board, 1);
+  if (::geteuid() == 0) {
+    EXPECT_EQ(run.result.outcome, RunOutcome::kInfraFailed);
+    EXPECT_THAT(run.result.message, HasSubstr("loopback is down in this sandbox"));
+    EXPECT_THAT(run.result.message, HasSubstr("mode = \"bwrap\""));
+  } else {
+    EXPECT_EQ(run.result.outcome, RunOutcome::kSucceeded) << run.result.message;
+  }
 }
 
 TEST(FakeFvpTest, RefusesACommandLineWithoutRawUart) {
