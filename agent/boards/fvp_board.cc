@@ -159,6 +159,7 @@ Result<std::unique_ptr<RunnerProcess>> FvpBoard::Start(const RunSpec& spec) {
   prov.toolchain = id->toolchain;
   prov.board_serial = info_.serial;
   prov.note = FvpNote(options_);
+  prov.emulated = true;  // the Corstone-300 runner cannot tell the FVP's cycle model from silicon
   prov.workload_addr = options_.workload_addr;
   prov.firmware_path = firmware.string();
   auto runner =

@@ -157,6 +157,7 @@ TEST_F(FvpBoardTest, RunsTheRunnerBehindTheFvpsUartAndLabelsItEmulated) {
   for (const auto& c : run.listener.cases) EXPECT_TRUE(c.checksum_ok) << c.case_index;
   EXPECT_EQ(run.result.stats.bad_frames, 0u);
   EXPECT_THAT(run.provenance.note, HasSubstr("emulated (FVP)"));
+  EXPECT_TRUE(run.provenance.emulated);
   EXPECT_EQ(run.provenance.workload_addr, 0x60000000u);
   EXPECT_FALSE(run.provenance.firmware_sha256.empty());
 }
