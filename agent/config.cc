@@ -8,11 +8,12 @@
 #include <sstream>
 
 #include "agent/boards/fake_board.h"
+#include "agent/boards/fvp_board.h"
 
 namespace mculab::agent {
 namespace {
 
-constexpr const char* kBackends[] = {"qemu", "host", "pyocd", "gdb", "fake"};
+constexpr const char* kBackends[] = {"qemu", "host", "pyocd", "gdb", "fake", "fvp"};
 
 const std::set<std::string> kAgentKeys = {"name", "server", "spool_dir", "heartbeat_ms",
                                           "token_file"};
@@ -29,6 +30,9 @@ const std::map<std::string, std::set<std::string>> kBackendKeys = {
      {"firmware", "gdb_server", "gdb_link", "gdb_port", "gdb_host", "link", "baud", "serial",
       "target", "workload_addr", "vector_table", "reset_command", "emulated"}},
     {"fake", {"fault", "fault_case", "sample_delay_ms"}},
+    {"fvp",
+     {"firmware", "fvp", "fvp_relay", "workload_addr", "num_macs", "fvp_options", "start_timeout_s",
+      "allow_custom_runners"}},
 };
 
 std::string Join(const std::set<std::string>& s) {
@@ -135,6 +139,34 @@ class Reader {
   std::string ctx_;
 };
 
+// The fvp backend's own keys (agent/boards/fvp_board.h).
+Status ParseFvpKeys(Reader& r, const toml::table& t, BoardConfig& b) {
+  if (auto s = r.String(t, "fvp", b.fvp); !s) return s;
+  if (auto s = r.Path(t, "fvp_relay", b.fvp_relay); !s) return s;
+  if (auto s = r.Integer(t, "num_macs", b.num_macs, 0, 4096); !s) return s;
+  if (t.contains("num_macs") && !ValidEthosU55Macs(b.num_macs)) {
+    return r.Fail(t.get("num_macs"), "num_macs",
+                  "the Ethos-U55 has 32, 64, 128 or 256 MACs, got " + std::to_string(b.num_macs));
+  }
+  if (auto s = r.Integer(t, "start_timeout_s", b.start_timeout_s, 1, 3600); !s) return s;
+  if (const toml::node* opts = t.get("fvp_options")) {
+    const toml::array* a = opts->as_array();
+    if (!a) {
+      return r.Fail(opts, "fvp_options",
+                    std::string("must be an array of strings like [\"-C\", \"a.b=1\"], got ") +
+                        Reader::TypeName(*opts));
+    }
+    for (const auto& v : *a) {
+      if (!v.is_string()) {
+        return r.Fail(&v, "fvp_options",
+                      std::string("must hold strings, got ") + Reader::TypeName(v));
+      }
+      b.fvp_options.push_back(**v.as_string());
+    }
+  }
+  return {};
+}
+
 Status ParseBoard(Reader& r, const toml::table& t, BoardConfig& b,
                   const std::filesystem::path& default_runner) {
   if (auto s = r.Required(t, &t, "name", "every board needs a unique name"); !s) return s;
@@ -233,6 +265,7 @@ Status ParseBoard(Reader& r, const toml::table& t, BoardConfig& b,
   if (auto s = r.String(t, "fault", b.fault); !s) return s;
   if (auto s = r.Integer(t, "fault_case", b.fault_case, 0, 65535); !s) return s;
   if (auto s = r.Integer(t, "sample_delay_ms", b.sample_delay_ms, 0, 60'000); !s) return s;
+  if (auto s = ParseFvpKeys(r, t, b); !s) return s;
 
   if (b.backend == "qemu") {
     if (auto s = r.Required(t, &t, "firmware", "the runner ELF QEMU boots"); !s) return s;
@@ -261,6 +294,8 @@ Status ParseBoard(Reader& r, const toml::table& t, BoardConfig& b,
         !s) {
       return s;
     }
+  } else if (b.backend == "fvp") {
+    if (auto s = r.Required(t, &t, "firmware", "the runner ELF the FVP loads"); !s) return s;
   } else if (b.backend == "fake") {
     if (auto f = ParseFakeFault(b.fault); !f)
       return r.Fail(t.get("fault"), "fault", f.error().message);
@@ -370,7 +405,7 @@ Result<AgentConfig> LoadAgentConfig(const std::filesystem::path& path,
       }
       return {};
     };
-    if (b.backend == "qemu" || b.backend == "pyocd" || b.backend == "gdb") {
+    if (b.backend == "qemu" || b.backend == "pyocd" || b.backend == "gdb" || b.backend == "fvp") {
       if (auto s = check(b.firmware, "firmware"); !s) return s.error();
     }
     if (b.backend == "qemu" && !b.qemu_plugin.empty()) {

@@ -15,6 +15,8 @@
 //                    {link} {firmware}), gdb_link, gdb_port, gdb_host, link, baud, serial, target,
 //                    workload_addr, vector_table, reset_command, emulated, allow_custom_runners
 //             fake:  fault, fault_case, sample_delay_ms
+//             fvp:   firmware, fvp, fvp_relay, workload_addr, num_macs, fvp_options,
+//                    start_timeout_s, allow_custom_runners (agent/boards/fvp_board.h)
 //
 // Errors name the file, the board and the key. Relative paths are relative to the file's folder.
 // ParseAgentConfig only parses and checks values; LoadAgentConfig also reads the file and checks
@@ -65,6 +67,11 @@ struct BoardConfig {
   std::string fault = "none";                // fake
   std::uint16_t fault_case = 0;              // fake
   std::uint32_t sample_delay_ms = 0;         // fake: wait before each sample (a slow runner)
+  std::string fvp = "FVP_Corstone_SSE-300_Ethos-U55";  // fvp: the model's executable
+  std::filesystem::path fvp_relay;       // fvp: default mculab-fvp-relay beside mculab-agent
+  int num_macs = 128;                    // fvp: the Ethos-U55's MAC count
+  std::vector<std::string> fvp_options;  // fvp: more FVP arguments, e.g. ["-C", "a.b=1"]
+  std::uint32_t start_timeout_s = 60;    // fvp: until the FVP's UART is listening
 };
 
 struct AgentConfig {

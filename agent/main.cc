@@ -14,6 +14,7 @@
 
 #include "agent/boards/make_boards.h"
 #include "agent/config.h"
+#include "agent/doctor.h"
 #include "agent/io/clock.h"
 #include "agent/io/probe_lister.h"
 #include "agent/io/subprocess.h"
@@ -41,6 +42,15 @@ std::filesystem::path DefaultQemuPlugin() {
   return std::filesystem::is_regular_file(p, ec) ? p : std::filesystem::path();
 }
 
+// mculab-fvp-relay where the build and the install put it: beside the binary.
+std::filesystem::path DefaultFvpRelay() {
+  std::error_code ec;
+  auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) return {};
+  auto p = exe.parent_path() / "mculab-fvp-relay";
+  return std::filesystem::is_regular_file(p, ec) ? p : std::filesystem::path();
+}
+
 std::string HostName() {
   char buf[256] = {};
   if (::gethostname(buf, sizeof(buf) - 1) != 0 || buf[0] == '\0') return "agent";
@@ -64,13 +74,31 @@ int Fail(const std::string& message) {
   return 2;
 }
 
+// `mculab-agent doctor`: one line per finding on stdout; exit 1 when any is a problem.
+int Doctor(const std::string& config_path) {
+  DoctorEnv env = RealDoctorEnv();
+  auto probes = MakeLibusbProbeLister();
+  env.probes = probes.get();
+  env.default_fvp_relay = DefaultFvpRelay();
+  env.default_qemu_plugin = DefaultQemuPlugin();
+  env.default_host_runner = DefaultRunner();
+  int problems = 0;
+  for (const auto& f : RunDoctor(config_path, env)) {
+    std::cout << FormatFinding(f) << "\n";
+    if (!f.ok) ++problems;
+  }
+  std::cout << (problems == 0 ? "no problems found"
+                              : std::to_string(problems) + " problem(s) found")
+            << "\n";
+  return problems == 0 ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"mculab-agent: runs mculab benchmark jobs on this machine's boards"};
   std::string config_path, server, name, spool_dir, ca_file, log_level = "info";
-  app.add_option("--config", config_path, "agent config file (TOML, see agent.example.toml)")
-      ->required();
+  app.add_option("--config", config_path, "agent config file (TOML, see agent.example.toml)");
   app.add_option("--server", server, "server address host:port (overrides [agent] server)");
   app.add_option("--name", name, "agent name (overrides [agent] name)");
   app.add_option("--spool-dir", spool_dir, "spool directory (overrides [agent] spool_dir)");
@@ -79,7 +107,16 @@ int main(int argc, char** argv) {
   app.add_option("--log-level", log_level, "trace, debug, info, warn or error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}));
   app.set_version_flag("--version", std::string("mculab-agent ") + MCULAB_VERSION);
+  std::string doctor_config;
+  auto* doctor = app.add_subcommand(
+      "doctor",
+      "check the config against what this machine has installed and plugged in (GDB servers, "
+      "probes and their permissions, serial ports, QEMU, the FVP, the job sandbox): one line "
+      "per finding, each problem with its fix");
+  doctor->add_option("--config", doctor_config, "agent config file")->required();
   CLI11_PARSE(app, argc, argv);
+  if (*doctor) return Doctor(doctor_config);
+  if (config_path.empty()) return Fail("--config is required (see --help)");
 
   spdlog::set_default_logger(spdlog::stderr_color_mt("agent"));
   spdlog::set_level(spdlog::level::from_str(log_level));
@@ -111,6 +148,7 @@ int main(int argc, char** argv) {
             b.name);
       }
     }
+    if (b.backend == "fvp" && b.fvp_relay.empty()) b.fvp_relay = DefaultFvpRelay();
   }
 
   std::string token;

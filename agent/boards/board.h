@@ -69,6 +69,9 @@ struct RunProvenance {
   std::string toolchain;        // compiler that built it (the ELF's .comment)
   std::string board_serial;
   std::string note;  // what the numbers mean on this backend
+  // The backend emulates the board (an FVP): results are labelled emulated even when the runner's
+  // HELLO says silicon (a runner cannot always tell a cycle model from silicon).
+  bool emulated = false;
   // Where the backend put the workload; 0 when it does not apply (host runner reads a file).
   std::uint32_t workload_addr = 0;
   std::string firmware_path;  // the runner ELF, for the memory report ("" when not an ELF)

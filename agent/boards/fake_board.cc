@@ -55,10 +55,11 @@ class FakeRunnerProcess final : public RunnerProcess {
         custom_ ? custom_sha256 : Sha256Hex(std::string("mculab fake runner 1.0.0"));
     prov_.toolchain = "none (in-process fake runner)";
     prov_.note = "fake board: a simulated runner, the values are synthetic";
+    prov_.emulated = o_.board_emulates;
     if (o_.fault != FakeFault::kNoHello) {
       Hello h;
       h.runner_major = 1;
-      h.emulated = true;
+      h.emulated = o_.hello_emulated;
       h.clock_hz = 32'000'000;
       h.timer_unit = "cycles";
       h.max_counters = o_.max_counters;

@@ -63,6 +63,8 @@ struct FakeOptions {
   std::uint32_t emulated_max = 2;
   // Waited (on the Clock) before each SAMPLE: a slow runner, so tests can kill things mid-run.
   std::chrono::milliseconds sample_delay{0};
+  bool hello_emulated = true;   // what the fake runner's HELLO says
+  bool board_emulates = false;  // RunProvenance::emulated (a backend like the FVP's)
 };
 
 // What the last run's fake runner received and suffered: for tests.

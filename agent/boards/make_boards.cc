@@ -2,6 +2,7 @@
 
 #include "agent/boards/fake_board.h"
 #include "agent/boards/gdb_board.h"
+#include "agent/boards/fvp_board.h"
 #include "agent/boards/host_board.h"
 #include "agent/boards/pyocd_board.h"
 #include "agent/boards/qemu_board.h"
@@ -65,6 +66,18 @@ Result<std::vector<std::unique_ptr<Board>>> MakeBoards(const AgentConfig& config
       o.allow_custom_runners = b.allow_custom_runners;
       boards.push_back(
           std::make_unique<GdbBoard>(std::move(info), std::move(o), deps.clock, deps.sandbox));
+    } else if (b.backend == "fvp") {
+      FvpOptions o;
+      o.fvp = b.fvp;
+      o.relay = b.fvp_relay;
+      o.firmware = b.firmware;
+      o.workload_addr = b.workload_addr;
+      o.num_macs = b.num_macs;
+      o.extra_options = b.fvp_options;
+      o.start_timeout = std::chrono::seconds(b.start_timeout_s);
+      o.allow_custom_runners = b.allow_custom_runners;
+      boards.push_back(
+          std::make_unique<FvpBoard>(std::move(info), std::move(o), deps.clock, deps.sandbox));
     } else if (b.backend == "fake") {
       info.emulated = true;
       auto fault = ParseFakeFault(b.fault);

@@ -172,7 +172,7 @@ class RunReporter final : public SessionListener {
     rs.set_port(h.port);
     rs.set_cpu(h.cpu);
     rs.set_clock_hz(h.clock_hz);
-    rs.set_emulated(h.emulated);
+    rs.set_emulated(h.emulated || prov_.emulated);
     rs.set_timer_unit(h.timer_unit);
     for (const auto& c : plan_.counters) rs.add_counters(c);
     rs.set_firmware_sha256(prov_.firmware_sha256);

@@ -263,20 +263,25 @@ TEST(AgentConfig, TheShippedExampleParses) {
         line.rfind("# timeout_s", 0) == 0 || line.rfind("# ram_bytes", 0) == 0 ||
         line.rfind("# fault", 0) == 0 || line.rfind("# gdb_server", 0) == 0 ||
         line.rfind("# link", 0) == 0 || line.rfind("# reset_command", 0) == 0 ||
-        line.rfind("# emulated", 0) == 0) {
+        line.rfind("# emulated", 0) == 0 || line.rfind("# fvp", 0) == 0 ||
+        line.rfind("# num_macs", 0) == 0 || line.rfind("# start_timeout_s", 0) == 0 ||
+        line.rfind("# allow_custom_runners", 0) == 0) {
       line = line.substr(2);
     }
     all += line + "\n";
   }
   auto full = ParseAgentConfig(all, example.string(), example.parent_path());
   ASSERT_TRUE(full.ok()) << full.error().message;
-  ASSERT_EQ(full->boards.size(), 5u);
+  ASSERT_EQ(full->boards.size(), 6u);
   EXPECT_EQ(full->boards[2].backend, "pyocd");
   EXPECT_EQ(full->boards[3].backend, "gdb");
   EXPECT_EQ(full->boards[3].link, "/dev/ttyACM0");
   EXPECT_EQ(full->boards[3].reset_command, "reset halt");
   EXPECT_EQ(full->boards[3].workload_addr, 0x24040000u);
-  EXPECT_EQ(full->boards[4].backend, "fake");
+  EXPECT_EQ(full->boards[4].backend, "fvp");
+  EXPECT_EQ(full->boards[4].num_macs, 128);
+  EXPECT_EQ(full->boards[4].fvp_options.size(), 2u);
+  EXPECT_EQ(full->boards[5].backend, "fake");
 }
 
 TEST(AgentConfig, HostBoardFallsBackToTheDefaultRunner) {

@@ -131,6 +131,25 @@ TEST_F(RunExecutorTest, SendsProvenanceSequencedBatchesCaseResultsAndTheEnd) {
   EXPECT_TRUE(spool_->HasFinished(42));
 }
 
+TEST_F(RunExecutorTest, ABoardThatEmulatesLabelsTheRunEmulatedWhateverTheRunnerSays) {
+  FakeOptions fake;
+  fake.hello_emulated = false;  // e.g. the Corstone-300 runner on the FVP: its DWT counts
+  fake.board_emulates = true;
+  Execute(Assignment(2), fake);
+  auto started = sink_.Where([](auto& m) { return m.has_run_started(); });
+  ASSERT_EQ(started.size(), 1u);
+  EXPECT_TRUE(started[0].run_started().emulated());
+
+  sink_.sent.clear();
+  fake.board_emulates = false;  // silicon behind a probe: the runner's word stands
+  auto a = Assignment(2);
+  a.set_run_id(43);
+  Execute(a, fake);
+  started = sink_.Where([](auto& m) { return m.has_run_started(); });
+  ASSERT_EQ(started.size(), 1u);
+  EXPECT_FALSE(started[0].run_started().emulated());
+}
+
 TEST_F(RunExecutorTest, SequenceNumbersContinueFromTheSpool) {
   // A run id whose batches 0..2 were spooled by an earlier attempt never reuses them.
   ASSERT_TRUE(spool_->BeginRun(42).ok());
