@@ -58,6 +58,7 @@ Result<Board> Lab::Reserve(const Caller& caller, const ReserveRequest& request) 
   if (Status s = RequireRole(caller, Role::kMember, "reserving a board"); !s.ok()) {
     return s.error();
   }
+  if (Status s = Serving(); !s.ok()) return s.error();
   const std::int64_t max_ms = static_cast<std::int64_t>(config_.max_reservation_s) * 1000;
   if (request.duration_ms <= 0 || request.duration_ms > max_ms) {
     return MakeError(ErrorCode::kInvalidArgument,
@@ -116,6 +117,7 @@ Result<Board> Lab::RenewReservation(const Caller& caller, const std::string& boa
   if (Status s = RequireRole(caller, Role::kMember, "renewing a reservation"); !s.ok()) {
     return s.error();
   }
+  if (Status s = Serving(); !s.ok()) return s.error();
   const std::int64_t max_ms = static_cast<std::int64_t>(config_.max_reservation_s) * 1000;
   if (duration_ms <= 0 || duration_ms > max_ms) {
     return MakeError(ErrorCode::kInvalidArgument,
@@ -150,6 +152,7 @@ Result<Board> Lab::Release(const Caller& caller, const std::string& board) {
   if (Status s = RequireRole(caller, Role::kMember, "releasing a board"); !s.ok()) {
     return s.error();
   }
+  if (Status s = Serving(); !s.ok()) return s.error();
   std::unique_lock l(mu_);
   auto it = boards_.find(board);
   if (it == boards_.end()) return NoBoard(board, boards_);
@@ -224,6 +227,7 @@ void Lab::ExpireCancelGraceLocked(Tx& tx) {
 Result<Board> Lab::SetMaintenance(const Caller& caller, const std::string& board, bool on,
                                   const std::string& reason) {
   if (Status s = RequireRole(caller, Role::kAdmin, "maintenance mode"); !s.ok()) return s.error();
+  if (Status s = Serving(); !s.ok()) return s.error();
   std::unique_lock l(mu_);
   auto it = boards_.find(board);
   if (it == boards_.end()) return NoBoard(board, boards_);
@@ -265,9 +269,7 @@ Result<std::vector<BoardTransition>> Lab::BoardHistory(const Caller& caller,
 // ---------------------------------------------------------------------------------------------
 // Health checks
 
-bool Lab::IsHealthCheck(const Job& job) {
-  return job.user == kHealthCheckUser && !job.board.empty();
-}
+bool Lab::IsHealthCheck(const Job& job) { return job.origin == JobOrigin::kHealthCheck; }
 
 JobId Lab::CreateJobLocked(Job job, std::vector<CaseSpec> cases, const std::string& actor, Tx& tx) {
   job.id = next_job_id_++;
@@ -293,6 +295,7 @@ void Lab::QueueHealthCheckLocked(Board& b, Tx& tx) {
   // reference, its median timer value against the board's calibration.
   Job job;
   job.user = kHealthCheckUser;
+  job.origin = JobOrigin::kHealthCheck;
   job.kind = b.kind;
   job.board = b.name;
   job.op = "fully_connected_s8";
