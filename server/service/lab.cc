@@ -376,6 +376,19 @@ void Lab::CommitLocked(Tx& tx, db::WriteDone done) {
   tx.writes = db::WriteSet{};
 }
 
+Status Lab::CommitAndWait(std::unique_lock<std::mutex>& l, Tx& tx) {
+  auto committed = std::make_shared<std::promise<Status>>();
+  auto future = committed->get_future();
+  CommitLocked(tx, [committed](const db::WriteOutcome& o) { committed->set_value(o.status); });
+  l.unlock();
+  Deliver(tx);
+  if (Status s = future.get(); !s.ok()) {
+    return MakeError(ErrorCode::kUnavailable,
+                     "the change could not be stored: " + s.error().message);
+  }
+  return {};
+}
+
 void Lab::FailStop(const std::string& what, const Status& status) {
   const std::string why = what + " failed: " + status.error().message;
   {

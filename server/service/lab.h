@@ -301,6 +301,9 @@ class Lab {
   // events) and then runs `done`. A failed commit says nothing, stops the Lab (FailStop) and runs
   // `done` with the failure.
   void CommitLocked(Tx& tx, db::WriteDone done = nullptr);
+  // CommitLocked, unlock, then wait for the commit: for a reply that reports the change.
+  // kUnavailable when the commit failed (the Lab has stopped).
+  Status CommitAndWait(std::unique_lock<std::mutex>& l, Tx& tx);
   // The Tx's job and board changes as feed events (called by CommitLocked).
   std::vector<LabEvent> FeedEventsLocked(Tx& tx);
   // A write failed: log it and stop accepting work. Never takes mu_ (a closed store runs write

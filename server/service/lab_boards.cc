@@ -106,9 +106,7 @@ Result<Board> Lab::Reserve(const Caller& caller, const ReserveRequest& request) 
   spdlog::info("board {} {} by {}", b.name, what, caller.user);
   ScheduleLocked(tx);  // the holder's queued jobs for it may start
   Board out = b;
-  CommitLocked(tx);
-  l.unlock();
-  Deliver(tx);
+  if (Status s = CommitAndWait(l, tx); !s.ok()) return s.error();
   return out;
 }
 
@@ -124,7 +122,7 @@ Result<Board> Lab::RenewReservation(const Caller& caller, const std::string& boa
                      fmt::format("a lease lasts between 1 ms and {} s, got {} ms",
                                  config_.max_reservation_s, duration_ms));
   }
-  std::lock_guard l(mu_);
+  std::unique_lock l(mu_);
   auto it = boards_.find(board);
   if (it == boards_.end()) return NoBoard(board, boards_);
   Board& b = it->second;
@@ -144,7 +142,7 @@ Result<Board> Lab::RenewReservation(const Caller& caller, const std::string& boa
   tx.feed_boards.insert(b.name);
   bg_cv_.notify_all();
   Board out = b;
-  CommitLocked(tx);
+  if (Status s = CommitAndWait(l, tx); !s.ok()) return s.error();
   return out;
 }
 
@@ -171,9 +169,7 @@ Result<Board> Lab::Release(const Caller& caller, const std::string& board) {
   spdlog::info("board {} released by {}", board, caller.user);
   ScheduleLocked(tx);
   Board out = b;
-  CommitLocked(tx);
-  l.unlock();
-  Deliver(tx);
+  if (Status s = CommitAndWait(l, tx); !s.ok()) return s.error();
   return out;
 }
 
@@ -248,9 +244,7 @@ Result<Board> Lab::SetMaintenance(const Caller& caller, const std::string& board
   }
   ScheduleLocked(tx);
   Board out = b;
-  CommitLocked(tx);
-  l.unlock();
-  Deliver(tx);
+  if (Status s = CommitAndWait(l, tx); !s.ok()) return s.error();
   return out;
 }
 
