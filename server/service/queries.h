@@ -38,7 +38,7 @@ struct JobDetail {
   db::JobRow job;
   std::optional<Run> run;  // the latest run, once it has started measuring (its provenance)
   std::vector<std::string> param_names;
-  std::vector<CaseView> cases;       // in case order
+  std::vector<CaseView> cases;  // in case order
   std::vector<OpProfileRow> ops;     // the run's per-op profiles (issue 5)
   std::vector<MemoryFigure> memory;  // the run's memory figures (issue 5)
 };
