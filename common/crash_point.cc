@@ -57,4 +57,20 @@ void CrashPoint(std::string_view point) {
 
 }  // namespace mculab
 
+#else
+
+namespace mculab {
+void CrashPoint(std::string_view) {}
+}  // namespace mculab
+
 #endif  // MCULAB_CRASH_POINTS
+
+namespace mculab {
+bool CrashPointsCompiledIn() {
+#ifdef MCULAB_CRASH_POINTS
+  return true;
+#else
+  return false;
+#endif
+}
+}  // namespace mculab

@@ -3,7 +3,8 @@
 // reused).
 //
 // Compiled in only when the build sets MCULAB_CRASH_POINTS (CMake option of the same name, OFF by
-// default); otherwise CrashPoint() is an empty inline function and the environment is never read.
+// default, defined for crash_point.cc alone so that switching it rebuilds one file); otherwise
+// CrashPoint() does nothing and the environment is never read.
 // When compiled in, the environment variable MCULAB_CRASH_AT selects the crash:
 //   MCULAB_CRASH_AT=<point>[:<count>]   _exit(77) at the count-th time (default 1) the process
 //                                       passes <point>
@@ -33,17 +34,15 @@ inline constexpr std::string_view kBeforeSendCancel = "before-send-cancel";
 inline constexpr std::string_view kAfterSendCancel = "after-send-cancel";
 inline constexpr std::string_view kBeforeReply = "before-reply";  // Submit, Cancel: committed
 inline constexpr std::string_view kAll[] = {
-    kBeforeCommit,        kAfterCommit,         kBeforeSendAssignment, kAfterSendAssignment,
-    kBeforeSendAck,       kAfterSendAck,        kBeforeSendRunClosed,  kAfterSendRunClosed,
-    kBeforeSendCancel,    kAfterSendCancel,     kBeforeReply};
+    kBeforeCommit,     kAfterCommit,     kBeforeSendAssignment, kAfterSendAssignment,
+    kBeforeSendAck,    kAfterSendAck,    kBeforeSendRunClosed,  kAfterSendRunClosed,
+    kBeforeSendCancel, kAfterSendCancel, kBeforeReply};
 }  // namespace crash_points
 
 inline constexpr int kCrashExitCode = 77;
 
-#ifdef MCULAB_CRASH_POINTS
 void CrashPoint(std::string_view point);
-#else
-inline void CrashPoint(std::string_view) {}
-#endif
+// Whether this build has the hook (tests that need it skip otherwise).
+bool CrashPointsCompiledIn();
 
 }  // namespace mculab

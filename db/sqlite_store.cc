@@ -13,6 +13,8 @@
 #include <nlohmann/json.hpp>
 #include <tuple>
 
+#include "common/crash_point.h"
+
 namespace mculab::db {
 namespace {
 
@@ -686,8 +688,10 @@ void SqliteStore::CommitBatch(std::vector<Op>& ops) {
       }
       results[i] = s;
     }
+    CrashPoint(crash_points::kBeforeCommit);
     txn = Use(w_->commit).Exec("COMMIT");
     if (!txn.ok()) (void)Use(w_->rollback).Exec("ROLLBACK");
+    if (txn.ok()) CrashPoint(crash_points::kAfterCommit);
   }
   if (!txn.ok()) {
     for (auto& r : results) r = txn;
