@@ -230,6 +230,9 @@ void Lab::Stop() {
   bg_cv_.notify_all();
   if (background_.joinable()) background_.join();
   Deliver(tx);
+  // Commit callbacks call into the Lab (acknowledgements, a failed write): none may be pending
+  // once it is gone.
+  store_.Flush();
 }
 
 // ---------------------------------------------------------------------------------------------

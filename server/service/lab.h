@@ -130,7 +130,8 @@ class Lab {
   // it, or the grace ends, the job is requeued as an infrastructure failure. Starts the
   // background thread. Call once, before serving.
   Status Start();
-  // Ends every watch, stops the background thread. Queued store writes are left to the store.
+  // Ends every watch, stops the background thread, and waits until the store has committed what
+  // the Lab queued (and run its callbacks).
   void Stop();
 
   // ---- clients ----
