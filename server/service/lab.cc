@@ -337,6 +337,14 @@ std::string_view SendPoint(const mculab::v1::ServerMessage& m, bool before) {
 }  // namespace
 
 void Lab::CommitLocked(Tx& tx, db::WriteDone done) {
+  if (failed_) {
+    // Stopped: memory may be ahead of the database, so nothing more is written or said; the
+    // database keeps a prefix of what was decided, as after a crash, and a restart resumes there.
+    bg_cv_.notify_all();
+    tx = Tx{};
+    if (done) done(db::WriteOutcome{Serving()});
+    return;
+  }
   // What the writes let the Lab say, said by the commit callback (see the class comment).
   struct Said {
     std::vector<std::pair<std::shared_ptr<AgentChannel>, mculab::v1::ServerMessage>> sends;
@@ -356,7 +364,6 @@ void Lab::CommitLocked(Tx& tx, db::WriteDone done) {
   tx.sends.clear();
   tx.events.clear();
   const bool says = !said->sends.empty() || !said->events.empty() || !said->feeds.empty();
-  if (failed_) bg_cv_.notify_all();
   if (tx.writes.Rows() == 0 && !says && !done) return;
   store_.Write(std::move(tx.writes),
                [this, said, done = std::move(done)](const db::WriteOutcome& o) {

@@ -415,6 +415,7 @@ void Lab::OnBatch(const std::string& agent, const mculab::v1::SampleBatch& m) {
     CommitLocked(tx);
     return;
   }
+  if (failed_) return;  // stopped (CommitLocked): not stored, not acknowledged
   // Queued under the lock so the batch is ordered with the run's other writes.
   store_.Write(std::move(ws), [this, agent, run, sequence, iterations](const db::WriteOutcome& o) {
     OnBatchCommitted(agent, run, sequence, iterations, o);

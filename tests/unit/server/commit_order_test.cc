@@ -268,6 +268,13 @@ TEST_F(CommitOrderTest, FailedCommitWithoutAReplyStopsTheLabAndHangsUpItsAgents)
   ASSERT_FALSE(boards.ok());
   EXPECT_EQ(boards.error().code, ErrorCode::kUnavailable);
   EXPECT_NE(boards.error().message.find("restart"), std::string::npos) << boards.error().message;
+  // Nothing more is written: the database keeps what was committed, as after a crash.
+  lab_->DisconnectAgent(session, "the stream ended");
+  Settle();
+  auto job = store_->GetJob(static_cast<JobId>(a->assign().job_id()));
+  ASSERT_TRUE(job.ok());
+  EXPECT_EQ(job->state, JobState::kAssigned);
+  EXPECT_EQ(job->attempts, 1u);
   // The background thread hangs the agents up (they keep their spools and reconnect later).
   for (int i = 0; i < 1000 && !agent_->hung_up(); ++i) {
     clock_.Advance(std::chrono::milliseconds(1));
