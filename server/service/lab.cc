@@ -540,8 +540,6 @@ void Lab::SendToAgentLocked(const std::string& agent, const mculab::v1::ServerMe
   if (s != sessions_.end() && s->second.channel) tx.sends.emplace_back(s->second.channel, m);
 }
 
-Job Lab::SnapshotLocked(const ActiveJob& aj) const { return aj.job; }
-
 // ---------------------------------------------------------------------------------------------
 // Scheduling
 
@@ -959,11 +957,8 @@ Result<std::vector<BoardView>> Lab::ListBoards(const Caller& caller) {
 Result<Job> Lab::GetJob(const Caller& caller, JobId id) {
   if (Status s = RequireRole(caller, Role::kViewer, "reading a job"); !s.ok()) return s.error();
   if (Status s = Serving(); !s.ok()) return s.error();
-  {
-    std::lock_guard l(mu_);
-    auto it = jobs_.find(id);
-    if (it != jobs_.end()) return SnapshotLocked(it->second);
-  }
+  // From the store, never from memory: the reply reports only what is committed (the read waits
+  // for the writes queued before it, so it shows every change decided so far).
   return store_.GetJob(id);
 }
 

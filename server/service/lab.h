@@ -319,7 +319,6 @@ class Lab {
   static void Deliver(Tx& tx);
 
   ActiveRun* FindRunLocked(RunId id, const std::string& agent);
-  Job SnapshotLocked(const ActiveJob& aj) const;
   Status ValidateSubmit(const SubmitRequest& r) const;
   // A custom-runner job's artifacts against the boards that could run it (custom_firmware.h).
   Status AdmitCustomLocked(const SubmitRequest& r, const CustomFirmwareFiles& files) const;

@@ -217,6 +217,23 @@ TEST_F(CommitOrderTest, WatchAndFeedEventsArePublishedOnlyAfterTheirCommit) {
   EXPECT_TRUE(cancelled);
 }
 
+TEST_F(CommitOrderTest, GetJobReportsOnlyWhatIsCommitted) {
+  Connect(agent_);
+  Submit();
+  const JobId job = Submit();  // queued behind the first
+  faulty_->SetMode(Mode::kHold);
+  auto reply = std::async(std::launch::async, [&] { return lab_->Cancel(caller_, job); });
+  ASSERT_TRUE(faulty_->WaitHeld(1));
+  auto seen = lab_->GetJob(caller_, job);
+  ASSERT_TRUE(seen.ok()) << seen.error().message;
+  EXPECT_EQ(seen->state, JobState::kQueued) << "a state that is not committed was reported";
+  faulty_->Release();
+  ASSERT_TRUE(reply.get().ok());
+  auto after = lab_->GetJob(caller_, job);
+  ASSERT_TRUE(after.ok());
+  EXPECT_EQ(after->state, JobState::kCancelled);
+}
+
 // ---- failed commits: nothing is said, the Lab stops ----
 
 TEST_F(CommitOrderTest, SubmitWhoseCommitFailsIsRefusedAndTheJobNeverRuns) {
