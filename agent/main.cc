@@ -100,7 +100,17 @@ int main(int argc, char** argv) {
   if (cfg->name.empty()) cfg->name = HostName();
   if (cfg->spool_dir.empty()) cfg->spool_dir = DefaultSpoolDir(cfg->name);
   for (auto& b : cfg->boards) {
-    if (b.backend == "qemu" && b.qemu_plugin.empty()) b.qemu_plugin = DefaultQemuPlugin();
+    if (b.backend == "qemu" && b.qemu_plugin.empty()) {
+      b.qemu_plugin = DefaultQemuPlugin();
+      if (b.qemu_plugin.empty()) {
+        spdlog::warn(
+            "board {}: NO QEMU COUNTING PLUGIN: libmculab-qemu-counters.so is not in ../lib beside "
+            "mculab-agent, so this board counts cycles only (no instructions, loads, stores, "
+            "branches, mve_instructions); build it (cmake --build build --target "
+            "mculab_qemu_counters) or set qemu_plugin in the board's config",
+            b.name);
+      }
+    }
   }
 
   std::string token;
@@ -126,9 +136,22 @@ int main(int argc, char** argv) {
 
   auto spool = Spool::Open(cfg->spool_dir);
   if (!spool) return Fail(spool.error().message);
+  auto sandbox = Sandbox::Create(cfg->sandbox);
+  if (!sandbox) return Fail(config_path + ": [sandbox]: " + sandbox.error().message);
+  if (!sandbox->enabled()) {
+    spdlog::warn(
+        "job sandbox OFF ([sandbox] mode = \"off\"): QEMU and host runners, including "
+        "jobs' uploaded runners, run unconfined as {}",
+        geteuid() == 0 ? "root" : "the agent's user");
+  } else if (!sandbox->fallback_reason().empty()) {
+    spdlog::warn("job sandbox WITHOUT a private file system view: {}; falling back to {}",
+                 sandbox->fallback_reason(), sandbox->Describe());
+  } else {
+    spdlog::info("job sandbox: {}", sandbox->Describe());
+  }
   auto probes = MakeLibusbProbeLister();
-  BoardDeps deps{RealClock(), *probes, RealProcessRunner(),
-                 cfg->spool_dir.parent_path() / "boards"};
+  BoardDeps deps{RealClock(), *probes, RealProcessRunner(), cfg->spool_dir.parent_path() / "boards",
+                 *sandbox};
   auto boards = MakeBoards(*cfg, deps);
   if (!boards) return Fail(boards.error().message);
   std::vector<Board*> board_ptrs;

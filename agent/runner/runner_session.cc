@@ -11,6 +11,7 @@
 #include "common/frame_stream.h"
 #include "common/reference.h"
 #include "mculab/ops.h"
+#include "mculab/runner.h"
 
 namespace mculab::agent {
 namespace {
@@ -38,6 +39,12 @@ bool IsInfraError(std::uint16_t code) {
 }
 
 constexpr int kMaxBadFrameLogs = 10;
+
+// What one case may report besides its samples: the runner library aggregates at most
+// MCULAB_MAX_OPS operators per case and sends one MEMORY report per case. More is a runner that
+// floods the link (it would grow the agent's batches and spool without bound): the job's failure.
+constexpr std::uint32_t kMaxOpSamplesPerCase = MCULAB_MAX_OPS;
+constexpr std::uint32_t kMaxMemoryReportsPerCase = 4;
 
 std::string Seconds(std::chrono::milliseconds ms) {
   char buf[32];
@@ -93,6 +100,12 @@ class Session {
   std::chrono::milliseconds SinceStart() const {
     return std::chrono::duration_cast<std::chrono::milliseconds>(clock_.Now() - start_);
   }
+  // How a runner that breaks the protocol (no HELLO, an early exit, link errors) fails the run: the
+  // board's fault for the lab's own runner, the job's for a job's own runner.
+  RunOutcome RunnerMisbehaved() const {
+    return cfg_.custom_runner ? RunOutcome::kWorkloadFailed : RunOutcome::kInfraFailed;
+  }
+  std::string Whose() const { return cfg_.custom_runner ? "the job's own runner" : "the runner"; }
   std::string WithDiagnostics(std::string msg) {
     if (auto d = runner_.Diagnostics(); !d.empty()) msg += "; the board said: " + d;
     return msg;
@@ -126,6 +139,8 @@ class Session {
   std::size_t counters_per_sample_ = 0;
   int bad_frames_logged_ = 0;
   std::uint32_t mismatches_ = 0;
+  std::uint32_t op_samples_in_case_ = 0;
+  std::uint32_t memory_reports_in_case_ = 0;
 };
 
 SessionResult Session::Run() {
@@ -158,8 +173,8 @@ SessionResult Session::Run() {
         break;
       }
       if (phase_ == Phase::kAwaitHello && hello_deadline < run_deadline) {
-        Fatal(RunOutcome::kInfraFailed,
-              WithDiagnostics("no HELLO from the runner within " +
+        Fatal(RunnerMisbehaved(),
+              WithDiagnostics("no HELLO from " + Whose() + " within " +
                               std::to_string(cfg_.hello_timeout.count()) + " ms"));
         break;
       }
@@ -191,11 +206,17 @@ SessionResult Session::Run() {
   if (link_closed && phase_ != Phase::kDone) {
     if (auto st = runner_.Wait(std::chrono::seconds(1))) result_.exit = *st;
     std::string how = result_.exit ? " (runner " + result_.exit->ToString() + ")" : "";
-    Fail(RunOutcome::kInfraFailed,
-         WithDiagnostics("the runner's link closed before DONE" + Where() + how));
+    Fail(RunnerMisbehaved(),
+         WithDiagnostics(Whose() + "'s link closed before DONE" + Where() + how));
   }
-  if (phase_ == Phase::kDone && !aborting_ && !fatal_) {
-    // The runner ends by itself after DONE (QEMU through semihosting, the host runner by exiting).
+  if (phase_ == Phase::kDone && !aborting_ && !fatal_ && !runner_.ExitsAfterDone()) {
+    // The runner parked its core after DONE (QEMU has no semihosting to exit with): stop it.
+    runner_.Kill();
+    if (auto st = runner_.Wait(std::chrono::seconds(2))) {
+      result_.exit = ExitStatus{true, 0, 0};  // stopped by the agent, as planned
+    }
+  } else if (phase_ == Phase::kDone && !aborting_ && !fatal_) {
+    // The runner ends by itself after DONE (the host runner exits).
     if (auto st = runner_.Wait(cfg_.exit_grace)) {
       result_.exit = *st;
       if (!st->success()) {
@@ -284,8 +305,14 @@ void Session::HandleEvent(const FrameEvent& ev) {
     case OpSample::kType:
       if (auto m = DecodeOpSample(ev.payload)) {
         if (open_case_ < 0 || m->case_index != open_case_) {
-          Fatal(RunOutcome::kInfraFailed, "an op profile of case " + std::to_string(m->case_index) +
-                                              " arrived outside that case" + Where());
+          Fatal(RunnerMisbehaved(), "an op profile of case " + std::to_string(m->case_index) +
+                                        " arrived outside that case" + Where());
+        } else if (++op_samples_in_case_ > kMaxOpSamplesPerCase) {
+          Fatal(RunOutcome::kWorkloadFailed,
+                "the runner sent more than " + std::to_string(kMaxOpSamplesPerCase) +
+                    " operator profiles (OP_SAMPLE) for one case" + Where() +
+                    ": a runner aggregates at most " + std::to_string(MCULAB_MAX_OPS) +
+                    " operators per case");
         } else {
           listener_.OnOpSample(*m);
         }
@@ -296,9 +323,12 @@ void Session::HandleEvent(const FrameEvent& ev) {
     case MemoryReport::kType:
       if (auto m = DecodeMemory(ev.payload)) {
         if (open_case_ < 0 || m->case_index != open_case_) {
-          Fatal(RunOutcome::kInfraFailed, "a memory report of case " +
-                                              std::to_string(m->case_index) +
-                                              " arrived outside that case" + Where());
+          Fatal(RunnerMisbehaved(), "a memory report of case " + std::to_string(m->case_index) +
+                                        " arrived outside that case" + Where());
+        } else if (++memory_reports_in_case_ > kMaxMemoryReportsPerCase) {
+          Fatal(RunOutcome::kWorkloadFailed, "the runner sent more than " +
+                                                 std::to_string(kMaxMemoryReportsPerCase) +
+                                                 " memory reports (MEMORY) for one case" + Where());
         } else {
           listener_.OnMemory(*m);
         }
@@ -314,12 +344,12 @@ void Session::HandleEvent(const FrameEvent& ev) {
 
 void Session::OnHello(const FrameEvent& ev) {
   if (phase_ != Phase::kAwaitHello) {
-    Fatal(RunOutcome::kInfraFailed, "the runner said HELLO again" + Where() + " (it restarted)");
+    Fatal(RunnerMisbehaved(), "the runner said HELLO again" + Where() + " (it restarted)");
     return;
   }
   auto hello = DecodeHello(ev.payload);
   if (!hello) {
-    Fatal(RunOutcome::kInfraFailed, "malformed HELLO from the runner: " + hello.error().message);
+    Fatal(RunnerMisbehaved(), "malformed HELLO from the runner: " + hello.error().message);
     return;
   }
   std::uint32_t mask = 0;
@@ -374,9 +404,9 @@ void Session::OnHello(const FrameEvent& ev) {
   counters_per_sample_ = names.size();
   const std::uint32_t placed = runner_.provenance().workload_addr;
   if (placed != 0 && hello->workload_addr != 0 && placed != hello->workload_addr) {
-    Fatal(RunOutcome::kInfraFailed, "the runner reads its workload at " +
-                                        Hex32(hello->workload_addr) + " but the board put it at " +
-                                        Hex32(placed) + " (wrong firmware or workload_addr?)");
+    Fatal(RunnerMisbehaved(), "the runner reads its workload at " + Hex32(hello->workload_addr) +
+                                  " but the board put it at " + Hex32(placed) +
+                                  " (wrong firmware or workload_addr?)");
     return;
   }
   if (hello->workload_max != 0 && cfg_.workload_len > hello->workload_max) {
@@ -406,45 +436,46 @@ void Session::OnHello(const FrameEvent& ev) {
 
 void Session::OnCaseStart(const CaseStart& m) {
   if (open_case_ >= 0) {
-    Fatal(RunOutcome::kInfraFailed,
-          "the end of " + CaseName(static_cast<std::uint16_t>(open_case_)) +
-              " was lost (CASE_START of case " + std::to_string(m.case_index) + " came first)");
+    Fatal(RunnerMisbehaved(), "the end of " + CaseName(static_cast<std::uint16_t>(open_case_)) +
+                                  " was lost (CASE_START of case " + std::to_string(m.case_index) +
+                                  " came first)");
     return;
   }
   if (m.case_index != next_case_) {
-    Fatal(RunOutcome::kInfraFailed, "expected the start of " + CaseName(next_case_) +
-                                        ", the runner started case " +
-                                        std::to_string(m.case_index) + ": frames were lost");
+    Fatal(RunnerMisbehaved(), "expected the start of " + CaseName(next_case_) +
+                                  ", the runner started case " + std::to_string(m.case_index) +
+                                  ": frames were lost");
     return;
   }
   if (m.case_index >= cfg_.cases.size()) {
-    Fatal(RunOutcome::kInfraFailed, "the runner started case " + std::to_string(m.case_index) +
-                                        " but the workload has " +
-                                        std::to_string(cfg_.cases.size()) + " cases");
+    Fatal(RunnerMisbehaved(), "the runner started case " + std::to_string(m.case_index) +
+                                  " but the workload has " + std::to_string(cfg_.cases.size()) +
+                                  " cases");
     return;
   }
   open_case_ = m.case_index;
   next_iteration_ = 0;
+  op_samples_in_case_ = 0;
+  memory_reports_in_case_ = 0;
 }
 
 void Session::OnSample(const SampleMsg& m) {
   if (open_case_ < 0 || m.case_index != open_case_) {
-    Fatal(RunOutcome::kInfraFailed, "a sample of case " + std::to_string(m.case_index) +
-                                        " arrived outside that case" + Where() +
-                                        ": frames were lost");
+    Fatal(RunnerMisbehaved(), "a sample of case " + std::to_string(m.case_index) +
+                                  " arrived outside that case" + Where() + ": frames were lost");
     return;
   }
   if (m.iteration != next_iteration_) {
-    Fatal(RunOutcome::kInfraFailed, "lost samples in " + CaseName(m.case_index) +
-                                        ": expected iteration " + std::to_string(next_iteration_) +
-                                        ", got " + std::to_string(m.iteration) +
-                                        " (the link dropped data; not storing a hole)");
+    Fatal(RunnerMisbehaved(), "lost samples in " + CaseName(m.case_index) +
+                                  ": expected iteration " + std::to_string(next_iteration_) +
+                                  ", got " + std::to_string(m.iteration) +
+                                  " (the link dropped data; not storing a hole)");
     return;
   }
   if (m.counters.size() != counters_per_sample_) {
-    Fatal(RunOutcome::kInfraFailed, "a sample of " + CaseName(m.case_index) + " carries " +
-                                        std::to_string(m.counters.size()) + " counters, expected " +
-                                        std::to_string(counters_per_sample_));
+    Fatal(RunnerMisbehaved(), "a sample of " + CaseName(m.case_index) + " carries " +
+                                  std::to_string(m.counters.size()) + " counters, expected " +
+                                  std::to_string(counters_per_sample_));
     return;
   }
   listener_.OnSample(m);
@@ -454,14 +485,14 @@ void Session::OnSample(const SampleMsg& m) {
 
 void Session::OnCaseEnd(const CaseEnd& m) {
   if (open_case_ < 0 || m.case_index != open_case_) {
-    Fatal(RunOutcome::kInfraFailed, "the end of case " + std::to_string(m.case_index) + " arrived" +
-                                        Where() + ": frames were lost");
+    Fatal(RunnerMisbehaved(), "the end of case " + std::to_string(m.case_index) + " arrived" +
+                                  Where() + ": frames were lost");
     return;
   }
   if (next_iteration_ != cfg_.iterations) {
-    Fatal(RunOutcome::kInfraFailed,
-          CaseName(m.case_index) + " ended after " + std::to_string(next_iteration_) + " of " +
-              std::to_string(cfg_.iterations) + " samples: samples were lost");
+    Fatal(RunnerMisbehaved(), CaseName(m.case_index) + " ended after " +
+                                  std::to_string(next_iteration_) + " of " +
+                                  std::to_string(cfg_.iterations) + " samples: samples were lost");
     return;
   }
   const auto& c = cfg_.cases[m.case_index];
@@ -500,7 +531,7 @@ void Session::OnError(const ErrorMsg& m) {
   listener_.OnError(m);
   if (aborting_ && m.code == MCULAB_ERR_ABORTED) return;
   std::string where = m.case_index == MCULAB_NO_CASE ? "" : " in " + CaseName(m.case_index);
-  Fail(IsInfraError(m.code) ? RunOutcome::kInfraFailed : RunOutcome::kWorkloadFailed,
+  Fail(IsInfraError(m.code) ? RunnerMisbehaved() : RunOutcome::kWorkloadFailed,
        std::string("runner error ") + m.code_name() + where + ": " + m.text);
 }
 
@@ -514,7 +545,7 @@ void Session::OnDone(const Done& m) {
          std::string("the runner stopped (") + mculab_error_name(m.status) + ") after " +
              std::to_string(m.cases_run) + " of " + std::to_string(cfg_.cases.size()) + " cases");
   } else if (result_.stats.cases_done != cfg_.cases.size()) {
-    Fail(RunOutcome::kInfraFailed, "the runner said DONE" + Where());
+    Fail(RunnerMisbehaved(), Whose() + " said DONE" + Where());
   }
 }
 
