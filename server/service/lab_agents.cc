@@ -258,7 +258,13 @@ Lab::ActiveRun* Lab::FindRunLocked(RunId id, const std::string& agent) {
 }
 
 void Lab::OnAgentMessage(AgentSessionId session, const mculab::v1::AgentMessage& message) {
-  if (failed_) return;  // stopped: nothing more is stored or acknowledged (the agent keeps it)
+  if (failed_) {
+    // Stopped: nothing more is stored or acknowledged (the agent keeps it). The background thread
+    // hangs the agents up too; this makes sure of it by the next heartbeat at the latest.
+    std::lock_guard l(mu_);
+    ShutDownAfterFailureLocked();
+    return;
+  }
   std::string agent;
   {
     std::lock_guard l(mu_);
