@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "common/crash_point.h"
 #include "server/service/lab.h"
 
 namespace mculab::server {
@@ -34,6 +35,7 @@ Result<AgentSessionId> Lab::ConnectAgent(const Caller& caller, const mculab::v1:
     }
   }
 
+  if (Status s = Serving(); !s.ok()) return s.error();
   std::unique_lock l(mu_);
   if (stopping_) return MakeError(ErrorCode::kUnavailable, "the server is shutting down");
   for (const auto& b : reg.boards()) {
@@ -98,7 +100,7 @@ Result<AgentSessionId> Lab::ConnectAgent(const Caller& caller, const mculab::v1:
     mculab::v1::ServerMessage m;
     m.mutable_registered()->set_agent(reg.agent());
     m.mutable_registered()->set_heartbeat_ms(config_.heartbeat_ms);
-    SendToAgentLocked(reg.agent(), m);
+    SendToAgentLocked(reg.agent(), m, tx);
   }
   ReconcileRunsLocked(reg.agent(), active_runs, tx);
   // Runs the agent still holds that the server has closed (requeued, finished): it may drop them.
@@ -106,7 +108,7 @@ Result<AgentSessionId> Lab::ConnectAgent(const Caller& caller, const mculab::v1:
     if (runs_.contains(static_cast<RunId>(run))) continue;
     mculab::v1::ServerMessage m;
     m.mutable_run_closed()->set_run_id(run);
-    SendToAgentLocked(reg.agent(), m);
+    SendToAgentLocked(reg.agent(), m, tx);
   }
   spdlog::info("agent {} connected from {} with {} board(s)", reg.agent(),
                caller.peer.empty() ? "?" : caller.peer, reg.boards_size());
@@ -151,7 +153,7 @@ void Lab::ReconcileRunsLocked(const std::string& agent, const std::set<std::uint
       mculab::v1::ServerMessage m;
       m.mutable_cancel()->set_run_id(static_cast<std::uint64_t>(run_id));
       m.mutable_cancel()->set_reason(fmt::format("the job ended while the server was down"));
-      SendToAgentLocked(agent, m);
+      SendToAgentLocked(agent, m, tx);
     }
   }
 }
@@ -256,6 +258,13 @@ Lab::ActiveRun* Lab::FindRunLocked(RunId id, const std::string& agent) {
 }
 
 void Lab::OnAgentMessage(AgentSessionId session, const mculab::v1::AgentMessage& message) {
+  if (failed_) {
+    // Stopped: nothing more is stored or acknowledged (the agent keeps it). The background thread
+    // hangs the agents up too; this makes sure of it by the next heartbeat at the latest.
+    std::lock_guard l(mu_);
+    ShutDownAfterFailureLocked();
+    return;
+  }
   std::string agent;
   {
     std::lock_guard l(mu_);
@@ -394,19 +403,25 @@ void Lab::OnBatch(const std::string& agent, const mculab::v1::SampleBatch& m) {
   std::lock_guard l(mu_);
   ActiveRun* r = FindRunLocked(run, agent);
   if (r == nullptr) {
-    // Unknown or closed run (requeued, finished): nothing to store; the agent may drop it.
+    // Unknown or closed run (requeued, finished): nothing to store; the agent may drop it once
+    // the run's end is committed.
     mculab::v1::ServerMessage closed;
     closed.mutable_run_closed()->set_run_id(m.run_id());
-    SendToAgentLocked(agent, closed);
+    Tx tx;
+    SendToAgentLocked(agent, closed, tx);
+    CommitLocked(tx);
     return;
   }
   if (r->committed.contains(sequence)) {
     mculab::v1::ServerMessage ack;
     ack.mutable_ack()->set_run_id(m.run_id());
     ack.mutable_ack()->set_sequence(sequence);
-    SendToAgentLocked(agent, ack);
+    Tx tx;
+    SendToAgentLocked(agent, ack, tx);
+    CommitLocked(tx);
     return;
   }
+  if (failed_) return;  // stopped (CommitLocked): not stored, not acknowledged
   // Queued under the lock so the batch is ordered with the run's other writes.
   store_.Write(std::move(ws), [this, agent, run, sequence, iterations](const db::WriteOutcome& o) {
     OnBatchCommitted(agent, run, sequence, iterations, o);
@@ -420,13 +435,23 @@ void Lab::OnBatchCommitted(const std::string& agent, RunId run, std::uint64_t se
     // a closed store runs this on the thread that queued the batch, which holds the lock.
     spdlog::error("batch {} of run {} was not stored: {}", sequence, run,
                   outcome.status.error().message);
+    FailStop(fmt::format("storing batch {} of run {}", sequence, run), outcome.status);
     return;
   }
   std::unique_lock l(mu_);
-  mculab::v1::ServerMessage ack;
-  ack.mutable_ack()->set_run_id(static_cast<std::uint64_t>(run));
-  ack.mutable_ack()->set_sequence(sequence);
-  SendToAgentLocked(agent, ack);
+  {
+    // Committed: acknowledged at once (this runs after every earlier write's messages went).
+    auto a = agent_sessions_.find(agent);
+    auto s = a == agent_sessions_.end() ? sessions_.end() : sessions_.find(a->second);
+    if (s != sessions_.end() && s->second.channel) {
+      mculab::v1::ServerMessage ack;
+      ack.mutable_ack()->set_run_id(static_cast<std::uint64_t>(run));
+      ack.mutable_ack()->set_sequence(sequence);
+      CrashPoint(crash_points::kBeforeSendAck);
+      s->second.channel->Send(ack);
+      CrashPoint(crash_points::kAfterSendAck);
+    }
+  }
 
   auto r = runs_.find(run);
   if (r == runs_.end()) return;
@@ -468,7 +493,9 @@ void Lab::OnRunFinished(const std::string& agent, const mculab::v1::RunFinished&
   if (r == nullptr) {
     mculab::v1::ServerMessage closed;
     closed.mutable_run_closed()->set_run_id(m.run_id());
-    SendToAgentLocked(agent, closed);
+    Tx tx;
+    SendToAgentLocked(agent, closed, tx);
+    CommitLocked(tx);
     return;
   }
   Tx tx;
