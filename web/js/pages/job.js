@@ -193,7 +193,7 @@ function renderCases() {
   const head = h('tr', {},
       h('th', { scope: 'col' }, 'case'), h('th', { scope: 'col', class: 'num' }, 'n'),
       ...['min', 'median', 'mean', 'p90', 'p99', 'stddev', 'max', 'overhead']
-          .map((s) => h('th', { scope: 'col', class: 'num' }, u(s))),
+          .map((s) => h('th', { scope: 'col', class: ['num', `stat-${s}`] }, u(s))),
       h('th', { scope: 'col', class: 'num' }, 'cv'), h('th', { scope: 'col' }, 'checksum'));
   const body = h('tbody', {});
   for (const c of cases) {
@@ -210,8 +210,9 @@ function renderCases() {
                 String(c.id)),
             h('span', { class: 'params' }, paramsText(detail.param_names, c.params))),
         h('td', { class: 'num' }, formatCount(c.n)),
-        ...[c.min, c.median, c.mean, c.p90, c.p99, c.stddev, c.max, c.overhead]
-            .map((v) => h('td', { class: 'num' }, formatNumber(v))),
+        ...[['min', c.min], ['median', c.median], ['mean', c.mean], ['p90', c.p90], ['p99', c.p99],
+          ['stddev', c.stddev], ['max', c.max], ['overhead', c.overhead]]
+            .map(([s, v]) => h('td', { class: ['num', `stat-${s}`] }, formatNumber(v))),
         h('td', { class: 'num' }, formatPercent(c.cv)),
         c.checksum_verified === false
           ? h('td', { class: 'checksum-unverified' }, 'not verified (custom firmware)')
@@ -229,7 +230,8 @@ function renderCases() {
       scrollTable(table, 'per-case statistics'));
 }
 
-function cellText(v) {
+function cellText(v, column) {
+  if (column === 'share' && typeof v === 'number') return `${formatNumber(Math.round(v * 1000) / 10)} %`;
   if (typeof v === 'number') return formatNumber(v);
   if (typeof v === 'string') return v;
   if (typeof v === 'boolean') return v ? 'yes' : 'no';
@@ -247,7 +249,7 @@ function renderOps() {
   const table = h('table', { class: 'data', id: 'ops-table' },
       h('thead', {}, h('tr', {}, columns.map((c) => h('th', { scope: 'col' }, c)))),
       h('tbody', {}, ops.map((row) => h('tr', {},
-          columns.map((c) => h('td', { class: typeof row[c] === 'number' ? 'num' : null }, cellText(row[c])))))));
+          columns.map((c) => h('td', { class: typeof row[c] === 'number' ? 'num' : null }, cellText(row[c], c)))))));
   replaceChildren(opsSection, h('h2', {}, 'Per-operator breakdown'), scrollTable(table, 'per-operator breakdown'));
 }
 
