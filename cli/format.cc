@@ -457,14 +457,28 @@ std::string ResultsJson(const mculab::v1::Results& r) {
                           {"min", o.min()},
                           {"max", o.max()}});
   }
-  out["memory"] = json::array();
+  // The memory report as GET /api/v1/jobs/{id} gives it (docs/http-api.md): the ELF's sections
+  // grouped ({"flash": {"text_bytes": ...}, "ram": {...}}), the runner's reports as the largest
+  // over the cases ({"runner": {"arena_used_bytes": ..., "arena_reserved_bytes": ...}}); null
+  // when there is none.
+  json memory = nullptr;
   for (const auto& m : r.memory()) {
-    out["memory"].push_back({{"case", m.case_index()},
-                             {"source", m.source()},
-                             {"category", m.category()},
-                             {"used", m.used()},
-                             {"reserved", m.reserved()}});
+    if (memory.is_null()) memory = json::object();
+    if (m.source() == "elf") {
+      const auto dot = m.category().find('.');
+      const std::string group = dot == std::string::npos ? "firmware" : m.category().substr(0, dot);
+      const std::string name =
+          dot == std::string::npos ? m.category() : m.category().substr(dot + 1);
+      memory[group][name + "_bytes"] = m.used();
+    } else {
+      for (const auto& [suffix, v] :
+           {std::pair{"_used_bytes", m.used()}, std::pair{"_reserved_bytes", m.reserved()}}) {
+        json& slot = memory["runner"][m.category() + suffix];
+        slot = std::max<std::uint64_t>(slot.is_null() ? 0 : slot.get<std::uint64_t>(), v);
+      }
+    }
   }
+  out["memory"] = std::move(memory);
   return out.dump(2);
 }
 

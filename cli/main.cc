@@ -402,8 +402,8 @@ int CmdSubmit(Client& c, const SubmitOptions& o) {
   v1::Results res = GetResults(c, rep.id(), o.json);
   if (o.json)
     std::cout << ResultsJson(res) << "\n";
-  else
-    std::cout << RenderResults(res);
+  else  // what `mculab show` prints: statistics, events and memory
+    std::cout << RenderResults(res) << RenderEventStats(res) << RenderMemory(res);
   return final_state == "succeeded" ? 0 : 1;
 }
 

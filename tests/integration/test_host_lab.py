@@ -66,7 +66,7 @@ class HostLabTest(unittest.TestCase):
                         full[0])
         self.assertTrue(full[0].endswith(",checksum"), full[0])
         self.assertEqual([l.split(",")[-1] for l in full[1:]], ["ok", "ok"])
-        medians = {l.split(",")[0]: l.split(",")[5] for l in full[1:]}
+        medians = {l.split(",")[0]: l.split(",")[6] for l in full[1:]}
         self.assertEqual(medians, {l.split(",")[0]: l.split(",")[1] for l in csv[1:]})
 
         # every raw sample is in SQLite
@@ -119,7 +119,7 @@ class HostLabTest(unittest.TestCase):
                          self.fc, "--tag", "cpu=cortex-m7", check=False)
         self.assertEqual(r.returncode, 1, r.stderr)
         self.assertIn("no board of kind host has tag cpu=cortex-m7; its boards have: "
-                      "host-0 {cpu=host-cpu,timing=host}", r.stderr)
+                      "host-0 {cpu=host-cpu, timing=host}", r.stderr)
 
         r = self.lab.cli("submit", "--kind", "host", "--op", "fully_connected_s8", "--cases",
                          self.fc, "--tag", "cpu", check=False)

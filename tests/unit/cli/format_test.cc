@@ -218,3 +218,30 @@ TEST(RenderOpDescription, ListsParametersSynonymsDefaultsAndLimits) {
 
 }  // namespace
 }  // namespace mculab::cli
+
+namespace mculab::cli {
+namespace {
+
+TEST(ResultsJson, MemoryIsTheApisObjectNotAList) {
+  v1::Results r = TwoCaseResults("cycles");
+  EXPECT_TRUE(nlohmann::json::parse(ResultsJson(r))["memory"].is_null());
+  auto add = [&](int c, const char* source, const char* category, int used, int reserved) {
+    auto* m = r.add_memory();
+    m->set_case_index(c);
+    m->set_source(source);
+    m->set_category(category);
+    m->set_used(used);
+    m->set_reserved(reserved);
+  };
+  add(-1, "elf", "flash.text", 4096, 0);
+  add(-1, "elf", "ram.bss", 512, 0);
+  add(0, "runner", "arena", 100, 1000);
+  add(1, "runner", "arena", 300, 1000);
+  const auto j = nlohmann::json::parse(ResultsJson(r))["memory"];
+  EXPECT_EQ(j, nlohmann::json::parse(R"({"flash": {"text_bytes": 4096}, "ram": {"bss_bytes": 512},
+      "runner": {"arena_used_bytes": 300, "arena_reserved_bytes": 1000}})"))
+      << j.dump();
+}
+
+}  // namespace
+}  // namespace mculab::cli
