@@ -12,7 +12,7 @@
 namespace mculab::agent {
 namespace {
 
-constexpr const char* kBackends[] = {"qemu", "host", "pyocd", "fake"};
+constexpr const char* kBackends[] = {"qemu", "host", "pyocd", "gdb", "fake"};
 
 const std::set<std::string> kAgentKeys = {"name", "server", "spool_dir", "heartbeat_ms",
                                           "token_file"};
@@ -21,9 +21,13 @@ const std::set<std::string> kCommonBoardKeys = {"name", "kind",      "backend",
                                                 "tags", "timeout_s", "ram_bytes"};
 const std::map<std::string, std::set<std::string>> kBackendKeys = {
     {"qemu",
-     {"firmware", "qemu", "icount_shift", "workload_addr", "qemu_plugin", "allow_custom_runners"}},
+     {"firmware", "qemu", "machine", "icount_shift", "workload_addr", "qemu_plugin",
+      "allow_custom_runners"}},
     {"host", {"runner", "allow_custom_runners"}},
     {"pyocd", {"firmware", "serial", "target", "console", "baud", "workload_addr", "pyocd"}},
+    {"gdb",
+     {"firmware", "gdb_server", "gdb_link", "gdb_port", "gdb_host", "link", "baud", "serial",
+      "target", "workload_addr", "vector_table", "reset_command", "emulated"}},
     {"fake", {"fault", "fault_case", "sample_delay_ms"}},
 };
 
@@ -186,6 +190,13 @@ Status ParseBoard(Reader& r, const toml::table& t, BoardConfig& b,
     b.allow_custom_runners = **allow->as_boolean();
   }
   if (auto s = r.String(t, "qemu", b.qemu); !s) return s;
+  if (auto s = r.String(t, "machine", b.machine); !s) return s;
+  if (b.machine != "mps3-an547" && b.machine != "mps2-an500") {
+    return r.Fail(t.get("machine"), "machine",
+                  "\"" + b.machine +
+                      "\" is not a machine the runner has a port for (mps3-an547: Cortex-M55, "
+                      "mps2-an500: Cortex-M7)");
+  }
   if (auto s = r.Path(t, "qemu_plugin", b.qemu_plugin); !s) return s;
   if (auto s = r.Integer(t, "icount_shift", b.icount_shift, 0, 10); !s) return s;
   if (auto s = r.Integer(t, "workload_addr", b.workload_addr, 0, UINT32_MAX); !s) return s;
@@ -194,6 +205,31 @@ Status ParseBoard(Reader& r, const toml::table& t, BoardConfig& b,
   if (auto s = r.Path(t, "console", b.console); !s) return s;
   if (auto s = r.Integer(t, "baud", b.baud, 1, 20'000'000); !s) return s;
   if (auto s = r.String(t, "pyocd", b.pyocd); !s) return s;
+  if (auto s = r.String(t, "gdb_server", b.gdb_server); !s) return s;
+  if (auto s = r.Integer(t, "gdb_port", b.gdb_port, 0, 65535); !s) return s;
+  if (auto s = r.String(t, "gdb_host", b.gdb_host); !s) return s;
+  if (auto s = r.String(t, "gdb_link", b.gdb_link); !s) return s;
+  if (b.gdb_link != "tcp" && b.gdb_link != "unix") {
+    return r.Fail(t.get("gdb_link"), "gdb_link",
+                  "must be \"tcp\" or \"unix\", got \"" + b.gdb_link + "\"");
+  }
+  if (auto s = r.String(t, "link", b.link); !s) return s;
+  if (!(b.link == "unix" || b.link == "rtt" || b.link.starts_with("unix:") ||
+        b.link.starts_with("tcp:") || b.link.starts_with("/"))) {
+    return r.Fail(t.get("link"), "link",
+                  "must be \"unix\", \"unix:PATH\", \"tcp:HOST:PORT\", \"rtt\" or a serial "
+                  "port path, got \"" +
+                      b.link + "\"");
+  }
+  if (auto s = r.Integer(t, "vector_table", b.vector_table, 0, UINT32_MAX); !s) return s;
+  if (auto s = r.String(t, "reset_command", b.reset_command); !s) return s;
+  if (const toml::node* e = t.get("emulated")) {
+    if (!e->is_boolean()) {
+      return r.Fail(e, "emulated",
+                    std::string("must be true or false, got ") + Reader::TypeName(*e));
+    }
+    b.emulated = **e->as_boolean();
+  }
   if (auto s = r.String(t, "fault", b.fault); !s) return s;
   if (auto s = r.Integer(t, "fault_case", b.fault_case, 0, 65535); !s) return s;
   if (auto s = r.Integer(t, "sample_delay_ms", b.sample_delay_ms, 0, 60'000); !s) return s;
@@ -209,6 +245,18 @@ Status ParseBoard(Reader& r, const toml::table& t, BoardConfig& b,
     if (auto s = r.Required(t, &t, "firmware", "the runner ELF to flash"); !s) return s;
     if (auto s = r.Required(t, &t, "serial", "the debug probe's USB serial number"); !s) return s;
     if (auto s = r.Required(t, &t, "target", "the pyOCD target name"); !s) return s;
+    if (auto s = r.Required(t, &t, "workload_addr", "where in RAM the runner reads its workload");
+        !s) {
+      return s;
+    }
+  } else if (b.backend == "gdb") {
+    if (auto s = r.Required(t, &t, "firmware", "the runner ELF to load"); !s) return s;
+    if (auto s = r.Required(t, &t, "gdb_server",
+                            "the GDB server command, e.g. \"pyocd gdbserver -t {target} --uid "
+                            "{serial} --port {port}\"");
+        !s) {
+      return s;
+    }
     if (auto s = r.Required(t, &t, "workload_addr", "where in RAM the runner reads its workload");
         !s) {
       return s;
@@ -322,7 +370,7 @@ Result<AgentConfig> LoadAgentConfig(const std::filesystem::path& path,
       }
       return {};
     };
-    if (b.backend == "qemu" || b.backend == "pyocd") {
+    if (b.backend == "qemu" || b.backend == "pyocd" || b.backend == "gdb") {
       if (auto s = check(b.firmware, "firmware"); !s) return s.error();
     }
     if (b.backend == "qemu" && !b.qemu_plugin.empty()) {

@@ -2,13 +2,18 @@
 //
 //   [agent]   name, server, spool_dir, heartbeat_ms, token_file
 //   [sandbox] enabled, bwrap, user (agent/io/sandbox.h: how jobs' runners are confined)
-//   [[board]] name, kind, backend = "qemu" | "host" | "pyocd" | "fake", tags = {cpu = "..."},
+//   [[board]] name, kind, backend = "qemu" | "host" | "pyocd" | "gdb" | "fake",
+//             tags = {cpu = "..."},
 //             timeout_s, ram_bytes, and per backend:
-//             qemu:  firmware, qemu, icount_shift, workload_addr, qemu_plugin (the counting
+//             qemu:  firmware, qemu, machine, icount_shift, workload_addr, qemu_plugin (the
+//             counting
 //                    plugin; default: ../lib/libmculab-qemu-counters.so beside mculab-agent),
 //                    allow_custom_runners
 //             host:  runner, allow_custom_runners
 //             pyocd: firmware, serial, target, console, baud, workload_addr, pyocd
+//             gdb:   firmware, gdb_server (command template: {port} {gdb} {serial} {target}
+//                    {link} {firmware}), gdb_link, gdb_port, gdb_host, link, baud, serial, target,
+//                    workload_addr, vector_table, reset_command, emulated, allow_custom_runners
 //             fake:  fault, fault_case, sample_delay_ms
 //
 // Errors name the file, the board and the key. Relative paths are relative to the file's folder.
@@ -40,14 +45,23 @@ struct BoardConfig {
   std::filesystem::path runner;       // host
   bool allow_custom_runners = false;  // qemu, host: run jobs' uploaded runners (in the sandbox)
   std::string qemu = "qemu-system-arm";
-  std::filesystem::path qemu_plugin;  // qemu: the QEMU counting plugin (emulated events)
+  std::string machine = "mps3-an547";  // qemu: -M (mps3-an547 Cortex-M55, mps2-an500 Cortex-M7)
+  std::filesystem::path qemu_plugin;   // qemu: the QEMU counting plugin (emulated events)
   int icount_shift = 5;
   std::uint32_t workload_addr = 0x60000000;  // qemu default; pyocd must set it
-  std::string serial;                        // pyocd
-  std::string target;                        // pyocd
+  std::string serial;                        // pyocd, gdb
+  std::string target;                        // pyocd, gdb
   std::filesystem::path console;             // pyocd
-  std::uint32_t baud = 115200;               // pyocd
+  std::uint32_t baud = 115200;               // pyocd, gdb
   std::string pyocd = "pyocd";               // pyocd
+  std::string gdb_server;                    // gdb: the server command template
+  std::string gdb_link = "tcp";              // gdb: tcp ({port}) | unix ({gdb}: a socket path)
+  std::uint16_t gdb_port = 0;                // gdb: 0 picks a free port
+  std::string gdb_host = "127.0.0.1";        // gdb
+  std::string link = "unix";                 // gdb: unix | unix:PATH | tcp:HOST:PORT | tty path
+  std::uint32_t vector_table = 0;            // gdb: 0: the lowest executable segment
+  std::string reset_command;                 // gdb: monitor command after connecting
+  bool emulated = false;                     // gdb: the server is an emulator (QEMU)
   std::string fault = "none";                // fake
   std::uint16_t fault_case = 0;              // fake
   std::uint32_t sample_delay_ms = 0;         // fake: wait before each sample (a slow runner)
@@ -63,7 +77,7 @@ struct AgentConfig {
   std::vector<BoardConfig> boards;
 };
 
-// The backends a board may use, for messages: "qemu, host, pyocd, fake".
+// The backends a board may use, for messages: "qemu, host, pyocd, gdb, fake".
 std::string KnownBackends();
 
 // `source` names the file in messages; `base_dir` resolves relative paths; `default_runner` is

@@ -1,6 +1,7 @@
 #include "agent/boards/make_boards.h"
 
 #include "agent/boards/fake_board.h"
+#include "agent/boards/gdb_board.h"
 #include "agent/boards/host_board.h"
 #include "agent/boards/pyocd_board.h"
 #include "agent/boards/qemu_board.h"
@@ -21,6 +22,7 @@ Result<std::vector<std::unique_ptr<Board>>> MakeBoards(const AgentConfig& config
       info.emulated = true;
       QemuOptions o;
       o.qemu_binary = b.qemu;
+      o.machine = b.machine;
       o.firmware = b.firmware;
       o.icount_shift = b.icount_shift;
       o.workload_addr = b.workload_addr;
@@ -47,6 +49,25 @@ Result<std::vector<std::unique_ptr<Board>>> MakeBoards(const AgentConfig& config
       o.state_dir = deps.state_dir;
       boards.push_back(
           std::make_unique<PyocdBoard>(std::move(info), std::move(o), deps.probes, deps.runner));
+    } else if (b.backend == "gdb") {
+      info.emulated = b.emulated;
+      GdbBoardOptions o;
+      o.server_command = b.gdb_server;
+      o.gdb_link = b.gdb_link;
+      o.host = b.gdb_host;
+      o.port = b.gdb_port;
+      o.link = b.link;
+      o.baud = b.baud;
+      o.serial = b.serial;
+      o.target = b.target;
+      o.firmware = b.firmware;
+      o.workload_addr = b.workload_addr;
+      o.vector_table = b.vector_table;
+      o.reset_command = b.reset_command;
+      o.state_dir = deps.state_dir;
+      o.allow_custom_runners = b.allow_custom_runners;
+      boards.push_back(
+          std::make_unique<GdbBoard>(std::move(info), std::move(o), deps.clock, deps.sandbox));
     } else if (b.backend == "fake") {
       info.emulated = true;
       auto fault = ParseFakeFault(b.fault);

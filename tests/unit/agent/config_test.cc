@@ -100,7 +100,7 @@ TEST(AgentConfig, UnknownBackendNamesFileBoardKeyAndKnownBackends) {
   EXPECT_THAT(cfg.error().message, HasSubstr("board \"b1\""));
   EXPECT_THAT(cfg.error().message, HasSubstr("key backend"));
   EXPECT_THAT(cfg.error().message, HasSubstr("jlink"));
-  EXPECT_THAT(cfg.error().message, HasSubstr("qemu, host, pyocd, fake"));
+  EXPECT_THAT(cfg.error().message, HasSubstr("qemu, host, pyocd, gdb, fake"));
 }
 
 TEST(AgentConfig, MissingKeyNamesBoardAndKey) {
@@ -119,6 +119,37 @@ TEST(AgentConfig, MissingKeyNamesBoardAndKey) {
       "serial = \"123\"\ntarget = \"t\"\n");
   ASSERT_FALSE(pyocd.ok());
   EXPECT_THAT(pyocd.error().message, HasSubstr("key workload_addr: missing"));
+
+  auto gdb = Parse(
+      "[[board]]\nname = \"g\"\nkind = \"k\"\nbackend = \"gdb\"\nfirmware = \"/f.elf\"\n"
+      "workload_addr = 0x60000000\n");
+  ASSERT_FALSE(gdb.ok());
+  EXPECT_THAT(gdb.error().message, HasSubstr("key gdb_server: missing"));
+}
+
+TEST(AgentConfig, GdbBoardKeys) {
+  auto cfg = Parse(
+      "[[board]]\nname = \"g\"\nkind = \"corstone300-qemu\"\nbackend = \"gdb\"\n"
+      "firmware = \"/f.elf\"\nworkload_addr = \"0x60000000\"\nemulated = true\n"
+      "gdb_server = \"qemu-system-arm -S -gdb tcp:127.0.0.1:{port}\"\ngdb_port = 3333\n"
+      "link = \"tcp:127.0.0.1:4444\"\nvector_table = 0x10000000\n");
+  ASSERT_TRUE(cfg.ok()) << cfg.error().message;
+  const auto& b = cfg->boards[0];
+  EXPECT_EQ(b.gdb_server, "qemu-system-arm -S -gdb tcp:127.0.0.1:{port}");
+  EXPECT_EQ(b.gdb_port, 3333);
+  EXPECT_EQ(b.link, "tcp:127.0.0.1:4444");
+  EXPECT_EQ(b.vector_table, 0x10000000u);
+  EXPECT_TRUE(b.emulated);
+  auto wrong = Parse(
+      "[[board]]\nname = \"q\"\nkind = \"k\"\nbackend = \"qemu\"\nfirmware = \"/f.elf\"\n"
+      "gdb_server = \"x\"\n");
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_THAT(wrong.error().message, HasSubstr("does not apply to backend qemu"));
+  auto bad_link = Parse(
+      "[[board]]\nname = \"g\"\nkind = \"k\"\nbackend = \"gdb\"\nfirmware = \"/f.elf\"\n"
+      "workload_addr = 0\ngdb_server = \"x\"\nlink = \"uart\"\n");
+  ASSERT_FALSE(bad_link.ok());
+  EXPECT_THAT(bad_link.error().message, HasSubstr("key link"));
 }
 
 TEST(AgentConfig, BadTypeNamesKeyAndTypes) {
@@ -230,16 +261,22 @@ TEST(AgentConfig, TheShippedExampleParses) {
         line.rfind("# workload_addr", 0) == 0 || line.rfind("# console", 0) == 0 ||
         line.rfind("# baud", 0) == 0 || line.rfind("# pyocd", 0) == 0 ||
         line.rfind("# timeout_s", 0) == 0 || line.rfind("# ram_bytes", 0) == 0 ||
-        line.rfind("# fault", 0) == 0) {
+        line.rfind("# fault", 0) == 0 || line.rfind("# gdb_server", 0) == 0 ||
+        line.rfind("# link", 0) == 0 || line.rfind("# reset_command", 0) == 0 ||
+        line.rfind("# emulated", 0) == 0) {
       line = line.substr(2);
     }
     all += line + "\n";
   }
   auto full = ParseAgentConfig(all, example.string(), example.parent_path());
   ASSERT_TRUE(full.ok()) << full.error().message;
-  ASSERT_EQ(full->boards.size(), 4u);
+  ASSERT_EQ(full->boards.size(), 5u);
   EXPECT_EQ(full->boards[2].backend, "pyocd");
-  EXPECT_EQ(full->boards[3].backend, "fake");
+  EXPECT_EQ(full->boards[3].backend, "gdb");
+  EXPECT_EQ(full->boards[3].link, "/dev/ttyACM0");
+  EXPECT_EQ(full->boards[3].reset_command, "reset halt");
+  EXPECT_EQ(full->boards[3].workload_addr, 0x24040000u);
+  EXPECT_EQ(full->boards[4].backend, "fake");
 }
 
 TEST(AgentConfig, HostBoardFallsBackToTheDefaultRunner) {

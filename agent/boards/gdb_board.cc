@@ -1,0 +1,583 @@
+#include "agent/boards/gdb_board.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+#include <optional>
+
+#include "agent/boards/child_runner_process.h"
+#include "agent/boards/gdb_rtt.h"
+#include "agent/boards/qemu_board.h"
+#include "agent/io/fd.h"
+#include "agent/io/gdb_remote.h"
+#include "agent/io/serial_port.h"
+#include "agent/io/subprocess.h"
+#include "agent/io/temp_dir.h"
+#include "agent/io/unix_socket.h"
+
+namespace mculab::agent {
+namespace {
+
+constexpr std::uint32_t kVtorAddr = 0xE000ED08;  // SCB->VTOR on every Armv7-M/v8-M core
+constexpr std::uint32_t kXpsrThumb = 0x01000000;
+
+std::string Hex(std::uint64_t v) {
+  char buf[24];
+  std::snprintf(buf, sizeof(buf), "0x%08llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+std::uint32_t Le32(std::span<const std::uint8_t> b, std::size_t off) {
+  return static_cast<std::uint32_t>(b[off]) | static_cast<std::uint32_t>(b[off + 1]) << 8 |
+         static_cast<std::uint32_t>(b[off + 2]) << 16 |
+         static_cast<std::uint32_t>(b[off + 3]) << 24;
+}
+std::uint16_t Le16(std::span<const std::uint8_t> b, std::size_t off) {
+  return static_cast<std::uint16_t>(b[off] | b[off + 1] << 8);
+}
+
+// Connects to a TCP listener that may not be up yet (retrying while refused).
+Result<UniqueFd> ConnectTcp(const std::string& host, const std::string& port,
+                            std::chrono::milliseconds timeout, Clock& clock,
+                            const std::function<bool()>& keep_trying) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* res = nullptr;
+  if (int rc = ::getaddrinfo(host.c_str(), port.c_str(), &hints, &res); rc != 0) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "link tcp:" + host + ":" + port + ": " + ::gai_strerror(rc));
+  }
+  std::unique_ptr<addrinfo, decltype(&::freeaddrinfo)> guard(res, ::freeaddrinfo);
+  const auto deadline = clock.Now() + timeout;
+  while (true) {
+    UniqueFd fd(::socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    if (!fd.valid()) return MakeError(ErrorCode::kInternal, ErrnoMessage("socket", errno));
+    int r;
+    do {
+      r = ::connect(fd.get(), res->ai_addr, res->ai_addrlen);
+    } while (r < 0 && errno == EINTR);
+    if (r == 0) {
+      if (auto s = SetNonBlocking(fd.get()); !s) return s.error();
+      return fd;
+    }
+    const int err = errno;
+    if (err != ECONNREFUSED) {
+      return MakeError(ErrorCode::kUnavailable,
+                       ErrnoMessage("connect tcp:" + host + ":" + port, err));
+    }
+    if (keep_trying && !keep_trying()) {
+      return MakeError(ErrorCode::kUnavailable,
+                       "gave up connecting to tcp:" + host + ":" + port + ": the server is gone");
+    }
+    if (clock.Now() >= deadline) {
+      return MakeError(ErrorCode::kDeadlineExceeded, "no listener on tcp:" + host + ":" + port +
+                                                         " after " +
+                                                         std::to_string(timeout.count()) + " ms");
+    }
+    clock.SleepFor(std::chrono::milliseconds(5));
+  }
+}
+
+class GdbRunnerProcess final : public RunnerProcess {
+ public:
+  GdbRunnerProcess(std::unique_ptr<TempDir> dir, std::unique_ptr<Subprocess> server,
+                   std::unique_ptr<GdbRemote> gdb, std::unique_ptr<RttPump> rtt, UniqueFd read_fd,
+                   UniqueFd write_fd, std::filesystem::path stderr_file, RunProvenance prov)
+      : dir_(std::move(dir)),
+        server_(std::move(server)),
+        gdb_(std::move(gdb)),
+        rtt_(std::move(rtt)),
+        read_fd_(std::move(read_fd)),
+        write_fd_(std::move(write_fd)),
+        stderr_file_(std::move(stderr_file)),
+        prov_(std::move(prov)) {}
+  ~GdbRunnerProcess() override {
+    Kill();
+    read_fd_.Reset();
+    write_fd_.Reset();
+    rtt_.reset();
+    gdb_.reset();
+    server_.reset();  // kills the group and reaps
+  }
+
+  Result<std::size_t> Read(std::span<std::uint8_t> buf,
+                           std::chrono::milliseconds timeout) override {
+    if (rtt_) return rtt_->Read(buf, timeout);
+    if (!read_fd_.valid()) return MakeError(ErrorCode::kUnavailable, "link closed");
+    auto n = ReadSome(read_fd_.get(), buf, timeout);
+    if (n.ok() && *n > 0) return n;
+    // Nothing came: a dead GDB server (or probe) is an infrastructure failure, said as such.
+    if (auto st = server_->Wait(std::chrono::milliseconds(0)); st.ok()) {
+      return MakeError(ErrorCode::kUnavailable,
+                       "the GDB server ended (" + st->ToString() + ") during the run");
+    }
+    return n;
+  }
+  Status Write(std::span<const std::uint8_t> bytes) override {
+    if (rtt_) return rtt_->Write(bytes);
+    if (!write_fd_.valid()) return MakeError(ErrorCode::kUnavailable, "link closed");
+    return WriteAll(write_fd_.get(), bytes, std::chrono::seconds(2));
+  }
+  void Kill() override {
+    std::lock_guard lock(mu_);
+    if (killed_) return;
+    killed_ = true;
+    // Halt the core first (a real board keeps running otherwise), then stop the server.
+    if (rtt_) {
+      rtt_->Stop();  // ends the pump's thread and halts the core
+      const auto st = rtt_->stats();
+      rtt_note_ = "RTT link: " + std::to_string(st.stops) + " stops, " +
+                  std::to_string(st.stopped.count()) + " us halted outside input waits, " +
+                  std::to_string(st.bytes_up) + " bytes up, " + std::to_string(st.bytes_down) +
+                  " down";
+      if (auto e = rtt_->error(); !e.empty()) diagnostics_ = e;
+    } else if (gdb_) {
+      gdb_->set_timeout(std::chrono::seconds(2));
+      if (auto stop = gdb_->Halt(); !stop) {
+        diagnostics_ = "halting over GDB failed: " + stop.error().message;
+      }
+    }
+    server_->Kill();
+  }
+  // The runner has no process of its own: the server's is the one that can end.
+  Result<ExitStatus> Wait(std::chrono::milliseconds timeout) override {
+    return server_->Wait(timeout);
+  }
+  const RunProvenance& provenance() const override { return prov_; }
+  // The runner parks its core after DONE; the session stops the board.
+  bool ExitsAfterDone() const override { return false; }
+  std::string Diagnostics() override {
+    std::string d;
+    {
+      std::lock_guard lock(mu_);
+      d = diagnostics_;
+      if (!rtt_note_.empty()) d += (d.empty() ? "" : "; ") + rtt_note_;
+    }
+    if (auto tail = FileTail(stderr_file_); !tail.empty()) {
+      d += (d.empty() ? "" : "; ") + std::string("GDB server stderr: ") + tail;
+    }
+    return d;
+  }
+
+ private:
+  std::unique_ptr<TempDir> dir_;  // declared first: removed last
+  std::unique_ptr<Subprocess> server_;
+  std::unique_ptr<GdbRemote> gdb_;
+  std::unique_ptr<RttPump> rtt_;  // the link when it is RTT; uses gdb_
+  std::string rtt_note_;
+  UniqueFd read_fd_;
+  UniqueFd write_fd_;
+  std::filesystem::path stderr_file_;
+  RunProvenance prov_;
+  std::mutex mu_;
+  bool killed_ = false;
+  std::string diagnostics_;
+};
+
+}  // namespace
+
+Result<std::vector<ElfLoadSegment>> ElfLoadSegments(std::span<const std::uint8_t> elf) {
+  auto bad = [](const std::string& what) {
+    return MakeError(ErrorCode::kInvalidArgument, "runner ELF: " + what);
+  };
+  if (elf.size() < 52 || std::memcmp(elf.data(),
+                                     "\x7f"
+                                     "ELF",
+                                     4) != 0)
+    return bad("not an ELF file");
+  if (elf[4] != 1 || elf[5] != 1) return bad("not a 32-bit little-endian ELF");
+  const std::uint32_t phoff = Le32(elf, 28);
+  const std::uint16_t phentsize = Le16(elf, 42), phnum = Le16(elf, 44);
+  if (phentsize < 32 || std::uint64_t{phoff} + std::uint64_t{phentsize} * phnum > elf.size()) {
+    return bad("program headers beyond the end of the file");
+  }
+  std::vector<ElfLoadSegment> out;
+  for (std::uint16_t i = 0; i < phnum; ++i) {
+    const std::size_t h = phoff + std::size_t{phentsize} * i;
+    if (Le32(elf, h) != 1) continue;  // PT_LOAD
+    const std::uint32_t offset = Le32(elf, h + 4), paddr = Le32(elf, h + 12),
+                        filesz = Le32(elf, h + 16), memsz = Le32(elf, h + 20),
+                        flags = Le32(elf, h + 24);
+    if (filesz == 0) continue;  // .bss: the runner's startup zeroes it
+    if (std::uint64_t{offset} + filesz > elf.size()) {
+      return bad("segment " + std::to_string(i) + " beyond the end of the file");
+    }
+    ElfLoadSegment s;
+    s.paddr = paddr;
+    s.memsz = memsz;
+    s.executable = (flags & 1) != 0;
+    s.data.assign(elf.begin() + offset, elf.begin() + offset + filesz);
+    out.push_back(std::move(s));
+  }
+  if (out.empty()) return bad("no loadable segment");
+  return out;
+}
+
+Result<std::vector<std::string>> ExpandCommandTemplate(
+    const std::string& templ, const std::map<std::string, std::string>& values) {
+  std::vector<std::string> words;
+  std::string cur;
+  bool in_word = false;
+  char quote = 0;
+  for (std::size_t i = 0; i < templ.size(); ++i) {
+    const char c = templ[i];
+    if (quote) {
+      if (c == quote) {
+        quote = 0;
+      } else if (c == '\\' && quote == '"' && i + 1 < templ.size()) {
+        cur += templ[++i];
+      } else {
+        cur += c;
+      }
+    } else if (c == '\'' || c == '"') {
+      quote = c;
+      in_word = true;
+    } else if (c == '\\' && i + 1 < templ.size()) {
+      cur += templ[++i];
+      in_word = true;
+    } else if (c == ' ' || c == '\t' || c == '\n') {
+      if (in_word) words.push_back(std::move(cur));
+      cur.clear();
+      in_word = false;
+    } else {
+      cur += c;
+      in_word = true;
+    }
+  }
+  if (quote) return MakeError(ErrorCode::kInvalidArgument, "unterminated quote in: " + templ);
+  if (in_word) words.push_back(std::move(cur));
+  if (words.empty()) return MakeError(ErrorCode::kInvalidArgument, "empty GDB server command");
+  for (auto& w : words) {
+    std::string out;
+    std::size_t pos = 0;
+    while (true) {
+      const auto open = w.find('{', pos);
+      if (open == std::string::npos) break;
+      const auto close = w.find('}', open);
+      if (close == std::string::npos) break;
+      const std::string name = w.substr(open + 1, close - open - 1);
+      auto v = values.find(name);
+      if (v == values.end()) {
+        return MakeError(ErrorCode::kInvalidArgument,
+                         "unknown placeholder {" + name + "} in the GDB server command");
+      }
+      out += w.substr(pos, open - pos) + v->second;
+      pos = close + 1;
+    }
+    w = out + w.substr(pos);
+  }
+  return words;
+}
+
+bool IsQemuServer(const std::vector<std::string>& argv) {
+  return !argv.empty() &&
+         std::filesystem::path(argv[0]).filename().string().starts_with("qemu-system-");
+}
+
+GdbBoard::GdbBoard(BoardInfo info, GdbBoardOptions options, Clock& clock, Sandbox sandbox)
+    : info_(std::move(info)),
+      options_(std::move(options)),
+      clock_(clock),
+      sandbox_(std::move(sandbox)),
+      firmware_(options_.firmware) {
+  info_.serial = options_.serial;
+  info_.custom_runners = options_.allow_custom_runners;
+  info_.custom_runners_off =
+      "board " + info_.name +
+      " does not load uploaded runner ELFs: the agent's configuration must set "
+      "allow_custom_runners = true for this board (docs/writing-a-runner.md)";
+}
+
+std::filesystem::path GdbBoard::StateFile() const {
+  return options_.state_dir / (info_.name + ".flashed-sha256");
+}
+
+std::string GdbBoard::FlashedSha256() const {
+  auto s = ReadFile(StateFile());
+  if (!s) return {};
+  std::string v = *s;
+  while (!v.empty() && (v.back() == '\n' || v.back() == ' ')) v.pop_back();
+  return v;
+}
+
+Result<std::unique_ptr<RunnerProcess>> GdbBoard::Start(const RunSpec& spec) {
+  if (!spec.firmware.empty() && !info_.custom_runners) {
+    return MakeError(ErrorCode::kPermissionDenied, info_.custom_runners_off);
+  }
+  const std::filesystem::path firmware = spec.firmware.empty() ? options_.firmware : spec.firmware;
+  auto id = spec.firmware.empty() ? firmware_.Identify() : IdentifyFirmware(spec.firmware);
+  if (!id) return id.error();
+  auto elf_bytes = ReadFile(firmware);
+  if (!elf_bytes) return elf_bytes.error();
+  auto segments = ElfLoadSegments(
+      std::span(reinterpret_cast<const std::uint8_t*>(elf_bytes->data()), elf_bytes->size()));
+  if (!segments) return segments.error();
+
+  // The vector table: its first two words are the initial SP and the reset handler.
+  std::uint32_t vtor = options_.vector_table;
+  if (vtor == 0) {
+    std::uint32_t lowest = UINT32_MAX;
+    for (const auto& s : *segments) {
+      if (s.executable) lowest = std::min(lowest, s.paddr);
+    }
+    vtor = lowest;
+  }
+  std::optional<std::uint32_t> initial_sp, reset_pc;
+  for (const auto& s : *segments) {
+    if (vtor >= s.paddr && std::uint64_t{vtor} + 8 <= std::uint64_t{s.paddr} + s.data.size()) {
+      initial_sp = Le32(s.data, vtor - s.paddr);
+      reset_pc = Le32(s.data, vtor - s.paddr + 4);
+    }
+  }
+  if (!initial_sp) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "runner ELF " + firmware.string() + ": no vector table at " + Hex(vtor));
+  }
+
+  auto dir = TempDir::Create("mculab-gdb-");
+  if (!dir) return dir.error();
+  const auto stderr_file = (*dir)->path() / "gdb-server.stderr";
+  std::uint16_t port = options_.port;
+  if (port == 0) {
+    auto p = FreeLocalTcpPort();
+    if (!p) return p.error();
+    port = *p;
+  }
+  const std::filesystem::path gdb_socket = (*dir)->path() / "gdb.sock";
+  std::filesystem::path link_socket;
+  if (options_.link == "unix") {
+    link_socket = (*dir)->path() / "link.sock";
+  } else if (options_.link.starts_with("unix:")) {
+    link_socket = options_.link.substr(5);
+  }
+  auto argv = ExpandCommandTemplate(options_.server_command, {{"port", std::to_string(port)},
+                                                              {"gdb", gdb_socket.string()},
+                                                              {"serial", options_.serial},
+                                                              {"target", options_.target},
+                                                              {"link", link_socket.string()},
+                                                              {"firmware", firmware.string()}});
+  if (!argv) return argv.error();
+  SpawnOptions so;
+  so.argv = *argv;
+  so.stderr_file = stderr_file;
+  const std::vector<std::string> server_argv = *argv;  // for messages
+  if (IsQemuServer(so.argv) && sandbox_.enabled()) {
+    // The sandbox has no network: the agent reaches QEMU through sockets in the run's folder.
+    if (options_.gdb_link != "unix" || options_.link.starts_with("tcp:")) {
+      return MakeError(ErrorCode::kFailedPrecondition,
+                       "board " + info_.name +
+                           ": a QEMU GDB server runs in the job sandbox, which has no network; "
+                           "set gdb_link = \"unix\" (-gdb chardev:... on a socket at {gdb}) and "
+                           "a unix or rtt link");
+    }
+    if (std::find(so.argv.begin(), so.argv.end(), "-sandbox") == so.argv.end()) {
+      so.argv.push_back("-sandbox");
+      so.argv.push_back(kQemuSandboxOption);
+    }
+    if (auto s = sandbox_.PrepareWorkDir((*dir)->path()); !s) return s.error();
+    auto wrapped = sandbox_.Wrap(so.argv, {firmware}, (*dir)->path());  // {firmware} readable
+    if (!wrapped) return wrapped.error();
+    so.argv = std::move(*wrapped);
+  }
+  auto proc = Subprocess::Spawn(so);
+  if (!proc)
+    return MakeError(ErrorCode::kUnavailable, "starting the GDB server: " + proc.error().message);
+  Subprocess* server = proc->get();
+  std::optional<ExitStatus> died;
+  auto alive = [&] {
+    auto st = server->Wait(std::chrono::milliseconds(0));
+    if (st) died = *st;
+    return !st.ok();
+  };
+  auto fail = [&](const std::string& what, const Error& e) -> Error {
+    std::string msg = what + ": " + e.message;
+    if (!died) {
+      if (auto st = server->Wait(std::chrono::milliseconds(0)); st.ok()) died = *st;
+    }
+    if (died) msg += "; the GDB server " + died->ToString();
+    if (auto tail = FileTail(stderr_file); !tail.empty()) msg += "; stderr: " + tail;
+    msg += " (command: " + JoinArgv(server_argv) + ")";
+    return MakeError(e.code == ErrorCode::kDeadlineExceeded ? ErrorCode::kDeadlineExceeded
+                                                            : ErrorCode::kUnavailable,
+                     msg);
+  };
+
+  // The link first: a server may wait for it before it starts (QEMU's chardev with wait=on), and
+  // the runner's first bytes must find it open.
+  const bool rtt = options_.link == "rtt";
+  std::optional<RttSymbols> rtt_symbols;
+  if (rtt) {
+    auto syms = FindRttSymbols(
+        std::span(reinterpret_cast<const std::uint8_t*>(elf_bytes->data()), elf_bytes->size()));
+    if (!syms) return syms.error();
+    rtt_symbols = *syms;
+  }
+  UniqueFd link;
+  if (rtt) {
+    // The link is the GDB connection itself.
+  } else if (!link_socket.empty()) {
+    auto fd = ConnectUnixSocket(link_socket, options_.start_timeout, clock_, alive);
+    if (!fd) return fail("the runner link " + link_socket.string() + " did not open", fd.error());
+    link = std::move(*fd);
+  } else if (options_.link.starts_with("tcp:")) {
+    const std::string hp = options_.link.substr(4);
+    const auto colon = hp.rfind(':');
+    if (colon == std::string::npos) {
+      return MakeError(ErrorCode::kInvalidArgument,
+                       "link " + options_.link + ": want tcp:HOST:PORT");
+    }
+    auto fd = ConnectTcp(hp.substr(0, colon), hp.substr(colon + 1), options_.start_timeout, clock_,
+                         alive);
+    if (!fd) return fail("the runner link " + options_.link + " did not open", fd.error());
+    link = std::move(*fd);
+  } else {
+    auto fd = OpenSerialPort(options_.link, options_.baud);
+    if (!fd) return fail("the runner's serial port did not open", fd.error());
+    link = std::move(*fd);
+  }
+  UniqueFd write_fd;
+  if (link.valid()) {
+    write_fd = UniqueFd(::fcntl(link.get(), F_DUPFD_CLOEXEC, 0));
+    if (!write_fd.valid()) return MakeError(ErrorCode::kInternal, ErrnoMessage("dup", errno));
+  }
+
+  Result<std::unique_ptr<GdbRemote>> gdb = MakeError(ErrorCode::kInternal, "not connected");
+  if (options_.gdb_link == "unix") {
+    auto fd = ConnectUnixSocket(gdb_socket, options_.start_timeout, clock_, alive);
+    if (!fd) return fail("no GDB connection on " + gdb_socket.string(), fd.error());
+    gdb = GdbRemote::Adopt(std::move(*fd), options_.call_timeout, clock_);
+  } else {
+    gdb = ConnectGdbWhenUp(options_.host, port, options_.start_timeout, options_.call_timeout,
+                           clock_, alive);
+  }
+  if (!gdb) return fail("no GDB connection", gdb.error());
+  GdbRemote& g = **gdb;
+  if (!options_.reset_command.empty()) {
+    if (auto out = g.Monitor(options_.reset_command); !out) {
+      return fail("monitor " + options_.reset_command, out.error());
+    }
+  }
+  // GDB servers halt the core when a debugger attaches; `?` confirms it.
+  if (auto stop = g.QueryStop(); !stop)
+    return fail("asking why the target is stopped", stop.error());
+
+  // Program: flash segments (only when the ELF changed), RAM segments (every run).
+  auto map = g.MemoryMap();
+  if (!map) return fail("reading the memory map", map.error());
+  auto flash_region = [&](std::uint32_t addr) -> const GdbMemoryRegion* {
+    for (const auto& r : *map) {
+      if (r.type == GdbMemoryRegion::Type::kFlash && r.Contains(addr)) return &r;
+    }
+    return nullptr;
+  };
+  bool any_flash = false;
+  for (const auto& s : *segments) any_flash |= flash_region(s.paddr) != nullptr;
+  // Whether the flash holds the segments, by the server's CRCs (qCRC, GDB's compare-sections):
+  // true/false, or nullopt when the server cannot say.
+  auto flash_matches = [&]() -> Result<std::optional<bool>> {
+    for (const auto& s : *segments) {
+      if (!flash_region(s.paddr)) continue;
+      auto crc = g.Crc32(s.paddr, s.data.size());
+      if (!crc) return crc.error();
+      if (!*crc) return std::optional<bool>{};
+      if (**crc != GdbCrc32(s.data)) return std::optional<bool>(false);
+    }
+    return std::optional<bool>(true);
+  };
+  bool program = any_flash && FlashedSha256() != id->sha256;
+  if (any_flash && !program) {
+    // The state file says the board has this runner; someone may have flashed it since.
+    auto same = flash_matches();
+    if (!same) return fail("comparing the flash with the runner", same.error());
+    program = *same == std::optional<bool>(false);
+  }
+  if (program) {
+    std::error_code ec;
+    std::filesystem::create_directories(options_.state_dir, ec);
+    std::filesystem::remove(StateFile(), ec);  // unknown content until the flash is confirmed
+    g.set_timeout(options_.flash_timeout);
+    // Every block the segments touch is erased once, before any write: segments that share a
+    // block (code and the .data image) must not erase each other.
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> erase;  // [start, end), block-aligned
+    for (const auto& s : *segments) {
+      const GdbMemoryRegion* r = flash_region(s.paddr);
+      if (!r) continue;
+      const std::uint64_t block = r->blocksize ? r->blocksize : 1;
+      erase.emplace_back(s.paddr / block * block,
+                         (std::uint64_t{s.paddr} + s.data.size() + block - 1) / block * block);
+    }
+    std::sort(erase.begin(), erase.end());
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> merged;
+    for (const auto& e : erase) {
+      if (!merged.empty() && e.first <= merged.back().second) {
+        merged.back().second = std::max(merged.back().second, e.second);
+      } else {
+        merged.push_back(e);
+      }
+    }
+    for (const auto& [start, end] : merged) {
+      if (auto e = g.FlashErase(start, end - start); !e) return fail("erasing flash", e.error());
+    }
+    for (const auto& s : *segments) {
+      if (!flash_region(s.paddr)) continue;
+      if (auto w = g.FlashWrite(s.paddr, s.data); !w) return fail("writing flash", w.error());
+    }
+    if (auto d = g.FlashDone(); !d) return fail("finishing the flash write", d.error());
+    g.set_timeout(options_.call_timeout);
+    auto same = flash_matches();
+    if (!same) return fail("verifying the flash", same.error());
+    if (*same == std::optional<bool>(false)) {
+      return fail("verifying the flash",
+                  MakeError(ErrorCode::kDataLoss, "its CRC differs from the runner ELF's"));
+    }
+    if (auto w = WriteFileAtomically(StateFile(), id->sha256 + "\n"); !w) return w.error();
+  }
+  for (const auto& s : *segments) {
+    if (flash_region(s.paddr)) continue;
+    if (auto w = g.WriteMemory(s.paddr, s.data); !w) {
+      return fail("loading the runner at " + Hex(s.paddr), w.error());
+    }
+  }
+  if (auto w = g.WriteMemory(options_.workload_addr, spec.workload); !w) {
+    return fail("writing the workload at " + Hex(options_.workload_addr), w.error());
+  }
+  const std::uint8_t vt[4] = {static_cast<std::uint8_t>(vtor), static_cast<std::uint8_t>(vtor >> 8),
+                              static_cast<std::uint8_t>(vtor >> 16),
+                              static_cast<std::uint8_t>(vtor >> 24)};
+  if (auto w = g.WriteMemory(kVtorAddr, vt); !w) return fail("setting VTOR", w.error());
+  if (auto w = g.WriteRegister("sp", *initial_sp); !w) return fail("setting SP", w.error());
+  if (auto w = g.WriteRegister("pc", *reset_pc & ~1u); !w) return fail("setting PC", w.error());
+  if (auto w = g.WriteRegister("xpsr", kXpsrThumb); !w) return fail("setting xPSR", w.error());
+  std::unique_ptr<RttPump> pump;
+  if (rtt_symbols) {
+    pump = std::make_unique<RttPump>(g, *rtt_symbols);
+    if (auto a = pump->Arm(); !a) return fail("setting the RTT breakpoint", a.error());
+  }
+  if (auto c = g.Continue(); !c) return fail("starting the runner", c.error());
+  if (pump) pump->Start();
+
+  RunProvenance prov;
+  prov.firmware_sha256 = id->sha256;
+  prov.toolchain = id->toolchain;
+  prov.board_serial = options_.serial;
+  prov.note =
+      (info_.emulated ? "emulated board behind GDB server " : "silicon behind GDB server ") +
+      server_argv[0] + " (loaded over the GDB remote protocol)";
+  prov.workload_addr = options_.workload_addr;
+  prov.firmware_path = firmware.string();
+  return std::unique_ptr<RunnerProcess>(
+      new GdbRunnerProcess(std::move(*dir), std::move(*proc), std::move(*gdb), std::move(pump),
+                           std::move(link), std::move(write_fd), stderr_file, std::move(prov)));
+}
+
+}  // namespace mculab::agent
