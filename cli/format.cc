@@ -1,11 +1,11 @@
 #include "cli/format.h"
 
-#include <nlohmann/json.hpp>
-
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <ctime>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 namespace mculab::cli {
@@ -42,6 +42,25 @@ std::string ParamsText(const mculab::v1::Results& r, const mculab::v1::CaseStats
 
 }  // namespace
 
+std::string MeasuredKind(const mculab::v1::Provenance& p) {
+  if (p.emulated()) return "emulated";
+  if (p.port() == "host" || p.timer_unit() == "ns") return "host";
+  return "silicon";
+}
+
+std::string BoardTiming(const mculab::v1::Board& b) {
+  if (b.emulated()) return "emulated";
+  const auto it = b.tags().find("timing");
+  if (it != b.tags().end() && it->second == "host") return "host";
+  return "silicon";
+}
+
+std::string MeasuredLabel(const std::string& kind) {
+  if (kind == "emulated") return "EMULATED";
+  if (kind == "host") return "HOST (native)";
+  return "silicon";
+}
+
 std::string RenderTable(const std::vector<std::string>& header,
                         const std::vector<std::vector<std::string>>& rows) {
   std::vector<size_t> width(header.size(), 0);
@@ -56,9 +75,12 @@ std::string RenderTable(const std::vector<std::string>& header,
       const size_t pad = width[i] - cell.size();
       const bool right = !is_header && LooksNumeric(cell);
       if (i) out << "  ";
-      if (right) out << std::string(pad, ' ') << cell;
-      else if (i + 1 == width.size()) out << cell;
-      else out << cell << std::string(pad, ' ');
+      if (right)
+        out << std::string(pad, ' ') << cell;
+      else if (i + 1 == width.size())
+        out << cell;
+      else
+        out << cell << std::string(pad, ' ');
     }
     out << "\n";
   };
@@ -70,7 +92,8 @@ std::string RenderTable(const std::vector<std::string>& header,
 std::string ProgressBar(unsigned done, unsigned total, int width) {
   if (width < 1) width = 1;
   const unsigned shown = total == 0 ? 0 : std::min(done, total);
-  const int filled = total == 0 ? 0 : static_cast<int>((static_cast<uint64_t>(shown) * width) / total);
+  const int filled =
+      total == 0 ? 0 : static_cast<int>((static_cast<uint64_t>(shown) * width) / total);
   return "[" + std::string(filled, '#') + std::string(width - filled, '.') + "] " +
          std::to_string(done) + "/" + std::to_string(total);
 }
@@ -84,9 +107,12 @@ std::string FormatNumber(double v) {
   }
   char buf[64];
   const double a = std::fabs(v);
-  if (a >= 100) std::snprintf(buf, sizeof buf, "%.1f", v);
-  else if (a >= 1) std::snprintf(buf, sizeof buf, "%.3f", v);
-  else std::snprintf(buf, sizeof buf, "%.3g", v);
+  if (a >= 100)
+    std::snprintf(buf, sizeof buf, "%.1f", v);
+  else if (a >= 1)
+    std::snprintf(buf, sizeof buf, "%.3f", v);
+  else
+    std::snprintf(buf, sizeof buf, "%.3g", v);
   std::string s = buf;
   if (s.find('.') != std::string::npos && s.find('e') == std::string::npos) {
     while (!s.empty() && s.back() == '0') s.pop_back();
@@ -117,6 +143,88 @@ std::string ExportCsv(const mculab::v1::Results& r) {
   return out;
 }
 
+namespace {
+
+std::string CsvNumber(double v, double divide_by = 1.0) {
+  if (!std::isfinite(v)) return "";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.6f", v / divide_by);
+  std::string s = buf;
+  while (s.back() == '0') s.pop_back();
+  if (s.back() == '.') s.pop_back();
+  return s == "-0" ? "0" : s;
+}
+
+std::string CsvCell(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+}  // namespace
+
+std::string ExportFullCsv(const mculab::v1::Results& r) {
+  const ExportUnit u = ExportUnitFor(r.provenance().timer_unit());
+  const bool custom = !r.job().firmware_artifact().empty();
+  // The counted events, in the order they first appear.
+  std::vector<std::string> events;
+  for (const auto& c : r.counters()) {
+    if (std::find(events.begin(), events.end(), c.metric()) == events.end())
+      events.push_back(c.metric());
+  }
+  std::string out = "id";
+  for (const auto& p : r.param_names()) out += "," + CsvCell(p);
+  out += ",n";
+  for (const char* s : {"min", "median", "mean", "p90", "p99", "stddev"})
+    out += "," + std::string(s) + "_" + u.unit;
+  out += ",cv_percent,overhead_" + u.unit;
+  for (const auto& e : events) out += "," + CsvCell(e + "_median_count");
+  out += ",checksum\n";
+  for (const auto& c : r.cases()) {
+    out += std::to_string(c.case_id());
+    for (int i = 0; i < r.param_names_size(); ++i)
+      out += "," + (i < c.params_size() ? std::to_string(c.params(i)) : std::string());
+    const bool ran = CaseRan(c);
+    out += "," + (ran ? std::to_string(c.n()) : std::string());
+    for (double v : {c.min(), c.median(), c.mean(), c.p90(), c.p99(), c.stddev()})
+      out += "," + (ran ? CsvNumber(v, u.divide_by) : std::string());
+    out += "," + (ran ? CsvNumber(c.cv() * 100.0) : std::string());
+    out += "," + (ran ? CsvNumber(c.overhead(), u.divide_by) : std::string());
+    for (const auto& e : events) {
+      std::string cell;
+      for (const auto& k : r.counters())
+        if (k.index() == c.index() && k.metric() == e && k.n() > 0) cell = CsvNumber(k.median());
+      out += "," + cell;
+    }
+    out += std::string(",") + (!ran              ? "not run"
+                               : custom          ? "not verified"
+                               : c.checksum_ok() ? "ok"
+                                                 : "mismatch");
+    out += "\n";
+  }
+  return out;
+}
+
+std::string RenderOpDescription(const OpInfo& op) {
+  std::ostringstream out;
+  out << op.name << ": " << op.description << "\n\n";
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& p : op.params) {
+    std::string synonyms;
+    for (const auto& s : p.synonyms) synonyms += (synonyms.empty() ? "" : ", ") + s;
+    rows.push_back({p.name, p.default_value ? "no" : "yes",
+                    p.default_value ? std::to_string(*p.default_value) : "-",
+                    std::to_string(p.min_value) + ".." + std::to_string(p.max_value), synonyms});
+  }
+  out << RenderTable({"parameter", "required", "default", "range", "CSV header synonyms"}, rows);
+  if (!op.limits.empty()) out << "limits: " << op.limits << "\n";
+  out << "\nCSV: a header line, first column the case id, then one column per parameter in any "
+         "order (names\nor synonyms, any case); optional parameters may be left out. A board "
+         "with ram_bytes set also\nrefuses at submit a case whose buffers do not fit.\n";
+  return out.str();
+}
+
 std::string RenderResults(const mculab::v1::Results& r) {
   const auto& j = r.job();
   const auto& p = r.provenance();
@@ -127,11 +235,12 @@ std::string RenderResults(const mculab::v1::Results& r) {
   out << "\n";
   if (!j.message().empty()) out << "message: " << j.message() << "\n";
   out << "submitted " << TimeText(j.created_ms()) << " by " << j.user() << ", " << j.num_cases()
-      << " cases x " << j.iterations() << " iterations (+" << j.warmup() << " warm-up)\n";
+      << (j.num_cases() == 1 ? " case x " : " cases x ") << j.iterations()
+      << (j.iterations() == 1 ? " iteration" : " iterations") << " (+" << j.warmup()
+      << " warm-up)\n";
   if (!j.tags().empty()) out << "tags: " << FormatTags(j.tags()) << "\n";
   if (!p.runner_version().empty()) {
-    out << "measured: " << (p.emulated() ? "EMULATED" : "silicon") << ", unit "
-        << p.timer_unit();
+    out << "measured: " << MeasuredLabel(MeasuredKind(p)) << ", unit " << p.timer_unit();
     if (p.clock_hz()) out << ", clock " << FormatNumber(p.clock_hz() / 1e6) << " MHz";
     out << "\n";
     if (!p.note().empty()) out << "note: " << p.note() << "\n";
@@ -146,12 +255,23 @@ std::string RenderResults(const mculab::v1::Results& r) {
     if (!p.toolchain().empty()) out << "  toolchain " << p.toolchain() << "\n";
   }
   if (r.cases_size() == 0) return out.str();
-  const std::string unit = r.cases(0).unit().empty() ? p.timer_unit() : r.cases(0).unit();
+  std::string unit = p.timer_unit();
+  int ran = 0;
+  for (const auto& c : r.cases()) {
+    if (!CaseRan(c)) continue;
+    ++ran;
+    if (!c.unit().empty()) unit = c.unit();
+  }
   // A custom runner's output has no reference in the lab: say so rather than "ok".
   const bool custom = !j.firmware_artifact().empty();
   out << "\n";
   std::vector<std::vector<std::string>> rows;
   for (const auto& c : r.cases()) {
+    if (!CaseRan(c)) {
+      rows.push_back({std::to_string(c.case_id()), ParamsText(r, c), "-", "-", "-", "-", "-", "-",
+                      "-", "-", "-", "not run"});
+      continue;
+    }
     rows.push_back({std::to_string(c.case_id()), ParamsText(r, c), std::to_string(c.n()),
                     FormatNumber(c.min()), FormatNumber(c.median()), FormatNumber(c.mean()),
                     FormatNumber(c.p90()), FormatNumber(c.p99()), FormatNumber(c.stddev()),
@@ -163,8 +283,16 @@ std::string RenderResults(const mculab::v1::Results& r) {
   out << RenderTable({"case", "params", "n", "min", "median", "mean", "p90", "p99", "stddev", "cv",
                       "overhead", "checksum"},
                      rows);
-  out << "(" << unit << (p.emulated() ? ", emulated" : "")
-      << "; overhead = the runner's empty measured region, shown, not subtracted)\n";
+  if (ran == 0) {
+    out << "(no case ran: the job " << (j.state().empty() ? "ended" : "is " + j.state())
+        << " before any case finished)\n";
+    return out.str();
+  }
+  const std::string kind = MeasuredKind(p);
+  out << "(" << unit << (kind == "silicon" || p.runner_version().empty() ? "" : ", " + kind)
+      << "; overhead = the runner's empty measured region, shown, not subtracted";
+  if (ran < r.cases_size()) out << "; " << r.cases_size() - ran << " not run";
+  out << ")\n";
   return out.str();
 }
 
@@ -215,7 +343,7 @@ std::string RenderBoards(const mculab::v1::ListBoardsReply& boards) {
     rows.push_back({b.name(), b.kind(), b.state(), b.health(), holder, until, b.agent(),
                     b.current_job() ? std::to_string(b.current_job()) : "-",
                     std::to_string(b.queue_length()) + "/" + std::to_string(b.kind_queue_length()),
-                    b.emulated() ? "emulated" : "silicon", tags});
+                    BoardTiming(b), tags});
   }
   return RenderTable({"board", "kind", "state", "health", "holder", "until", "agent", "job",
                       "queue board/kind", "timing", "tags"},
@@ -257,6 +385,7 @@ std::string ResultsJson(const mculab::v1::Results& r) {
         {"port", p.port()},
         {"cpu", p.cpu()},
         {"emulated", p.emulated()},
+        {"measured", MeasuredKind(p)},
         {"timer_unit", p.timer_unit()},
         {"counters", p.counters()},
         {"note", p.note()}}},
@@ -282,6 +411,14 @@ std::string ResultsJson(const mculab::v1::Results& r) {
                {"checksum_ok", c.checksum_ok()},
                {"overhead", c.overhead()},
                {"checksum_verified", r.job().firmware_artifact().empty()}};
+    // As the HTTP API: no checksum verdict for a case that never ran or a custom runner's.
+    if (!CaseRan(c)) {
+      jc["checksum"] = nullptr;
+      jc["checksum_ok"] = nullptr;
+      jc["overhead"] = nullptr;
+    } else if (!r.job().firmware_artifact().empty()) {
+      jc["checksum_ok"] = nullptr;
+    }
     for (auto v : c.params()) jc["params"].push_back(v);
     for (const auto& s : r.samples()) {
       if (s.case_index() != c.index()) continue;
@@ -320,14 +457,28 @@ std::string ResultsJson(const mculab::v1::Results& r) {
                           {"min", o.min()},
                           {"max", o.max()}});
   }
-  out["memory"] = json::array();
+  // The memory report as GET /api/v1/jobs/{id} gives it (docs/http-api.md): the ELF's sections
+  // grouped ({"flash": {"text_bytes": ...}, "ram": {...}}), the runner's reports as the largest
+  // over the cases ({"runner": {"arena_used_bytes": ..., "arena_reserved_bytes": ...}}); null
+  // when there is none.
+  json memory = nullptr;
   for (const auto& m : r.memory()) {
-    out["memory"].push_back({{"case", m.case_index()},
-                             {"source", m.source()},
-                             {"category", m.category()},
-                             {"used", m.used()},
-                             {"reserved", m.reserved()}});
+    if (memory.is_null()) memory = json::object();
+    if (m.source() == "elf") {
+      const auto dot = m.category().find('.');
+      const std::string group = dot == std::string::npos ? "firmware" : m.category().substr(0, dot);
+      const std::string name =
+          dot == std::string::npos ? m.category() : m.category().substr(dot + 1);
+      memory[group][name + "_bytes"] = m.used();
+    } else {
+      for (const auto& [suffix, v] :
+           {std::pair{"_used_bytes", m.used()}, std::pair{"_reserved_bytes", m.reserved()}}) {
+        json& slot = memory["runner"][m.category() + suffix];
+        slot = std::max<std::uint64_t>(slot.is_null() ? 0 : slot.get<std::uint64_t>(), v);
+      }
+    }
   }
+  out["memory"] = std::move(memory);
   return out.dump(2);
 }
 

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "common/op_catalog.h"
 #include "lab.pb.h"
 
 namespace mculab::cli {
@@ -27,8 +28,30 @@ struct ExportUnit {
 };
 ExportUnit ExportUnitFor(const std::string& timer_unit);
 
-// DESIGN.md §1 output: "id,<unit>" then "id,median" per case.
+// The operator-benchmark layout (`export --format ops-csv`, DESIGN.md section 1): "id,<unit>"
+// then "id,median" per case.
 std::string ExportCsv(const mculab::v1::Results& results);
+// The full table (`export --csv`, the default): id, the op's parameters, n, min, median, mean,
+// p90, p99, stddev, cv, overhead, the median of each counted event, and the checksum state, one
+// row per case; every figure's column names its unit ("median_us", "cv_percent"). A case that
+// never ran has empty figures and checksum "not run".
+std::string ExportFullCsv(const mculab::v1::Results& results);
+
+// How a result was measured (DESIGN.md section 7: never mixed in a verdict): "emulated" (QEMU),
+// "host" (the runner as a native Linux process: port "host", a timer in ns) or "silicon".
+std::string MeasuredKind(const mculab::v1::Provenance& provenance);
+// A board's timing: "emulated", "host" (the agent's tag timing=host) or "silicon".
+std::string BoardTiming(const mculab::v1::Board& board);
+// The label shown for a measured kind: "EMULATED", "HOST (native)" or "silicon".
+std::string MeasuredLabel(const std::string& kind);
+
+// A case that never ran (its job queued, cancelled, timed out or refused before it): no
+// statistics, and no checksum to call ok or MISMATCH.
+inline bool CaseRan(const mculab::v1::CaseStats& c) { return c.n() > 0; }
+
+// `mculab ops describe OP`: the op's parameters in the runner's order, whether each is required,
+// its default, its limit and the CSV header synonyms it accepts.
+std::string RenderOpDescription(const OpInfo& op);
 
 // Human-readable results: header lines (state, board, provenance) and the per-case table.
 std::string RenderResults(const mculab::v1::Results& results);

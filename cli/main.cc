@@ -369,7 +369,11 @@ int CmdSubmit(Client& c, const SubmitOptions& o) {
   auto ctx = c.Context();
   grpc::Status s = c.stub().SubmitJob(ctx.get(), req, &rep);
   if (!s.ok()) c.Fail(s, "submit");
-  std::string queue = "queue position " + std::to_string(rep.queue_position());
+  // Position 0: no queued job is ahead of this one.
+  std::string queue = rep.queue_position() == 0
+                          ? std::string("next in the queue")
+                          : "queue position " + std::to_string(rep.queue_position());
+  if (!o.priority.empty() && o.priority != "normal") queue += ", priority " + o.priority;
   if (rep.estimated_start_ms() > 0) {
     const auto wait_ms =
         rep.estimated_start_ms() - std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -398,8 +402,8 @@ int CmdSubmit(Client& c, const SubmitOptions& o) {
   v1::Results res = GetResults(c, rep.id(), o.json);
   if (o.json)
     std::cout << ResultsJson(res) << "\n";
-  else
-    std::cout << RenderResults(res);
+  else  // what `mculab show` prints: statistics, events and memory
+    std::cout << RenderResults(res) << RenderEventStats(res) << RenderMemory(res);
   return final_state == "succeeded" ? 0 : 1;
 }
 
@@ -459,19 +463,24 @@ int CmdEvents(Client& c, const std::string& kind, const std::string& board) {
   return 0;
 }
 
-int CmdExport(Client& c, uint64_t id, const std::string& out_path) {
-  v1::Results res = GetResults(c, id, false);
+int CmdExport(Client& c, uint64_t id, const std::string& out_path, const std::string& format) {
+  if (format != "csv" && format != "ops-csv" && format != "json")
+    throw UsageError{"--format must be csv, ops-csv or json, got '" + format + "'"};
+  v1::Results res = GetResults(c, id, format == "json");
   if (res.job().state() != "succeeded")
     throw UsageError{"job " + std::to_string(id) + " is " + res.job().state() +
                      "; only a succeeded job has results to export"};
-  const std::string csv = ExportCsv(res);
+  const std::string csv = format == "json"      ? ResultsJson(res) + "\n"
+                          : format == "ops-csv" ? ExportCsv(res)
+                                                : ExportFullCsv(res);
   if (out_path.empty() || out_path == "-") {
     std::cout << csv;
   } else {
     std::ofstream out(out_path, std::ios::binary);
     if (!out) throw UsageError{"cannot write " + out_path};
     out << csv;
-    std::cerr << "wrote " << out_path << " (" << res.cases_size() << " cases)\n";
+    std::cerr << "wrote " << out_path << " (" << res.cases_size()
+              << (res.cases_size() == 1 ? " case)\n" : " cases)\n");
   }
   return 0;
 }
@@ -535,7 +544,8 @@ int CmdRelease(Client& c, const std::string& board) {
   auto ctx = c.Context();
   grpc::Status s = c.stub().Release(ctx.get(), req, &b);
   if (!s.ok()) c.Fail(s, "release " + board);
-  std::cout << BoardLine(b) << "\n";
+  // The board may still run a job it started for the holder: "released", then its state.
+  std::cout << "released " << b.name() << "; " << BoardLine(b) << "\n";
   return 0;
 }
 
@@ -712,11 +722,23 @@ int Main(int argc, char** argv) {
   events->add_option("--board", ev_board, "one board by name");
 
   bool csv_flag = false;
-  std::string out_path;
-  auto* exp = app.add_subcommand("export", "a job's medians in the operator-benchmark CSV layout");
+  std::string out_path, export_format = "csv";
+  auto* exp = app.add_subcommand("export", "a job's results as a file: the full table by default");
   exp->add_option("id", id, "job id")->required();
-  exp->add_flag("--csv", csv_flag, "CSV output (the default and only format)");
+  exp->add_flag("--csv", csv_flag,
+                "the full CSV table (the default): parameters, n, min, median, "
+                "mean, p90, p99, stddev, cv, overhead, events, checksum; units in column names");
+  exp->add_option("--format", export_format,
+                  "csv (the full table), ops-csv (the operator-benchmark layout id,<unit> with "
+                  "the medians) or json (the document of `show --json`)")
+      ->capture_default_str();
   exp->add_option("-o,--output", out_path, "file to write (default: standard output)");
+
+  std::string describe_op;
+  auto* ops = app.add_subcommand("ops", "the built-in operator benchmarks (no server needed)");
+  auto* ops_describe =
+      ops->add_subcommand("describe", "an op's parameters, CSV synonyms, defaults and limits");
+  ops_describe->add_option("op", describe_op, "op name: " + OpNames())->required();
 
   auto* cancel = app.add_subcommand("cancel", "cancel a job in any state");
   cancel->add_option("id", id, "job id")->required();
@@ -760,6 +782,22 @@ int Main(int argc, char** argv) {
     }
   }
 
+  if (*ops) {
+    if (!*ops_describe) {
+      for (const auto& op : AllOps()) std::cout << op.name << "  " << op.description << "\n";
+      std::cout << "(`mculab ops describe OP` lists an op's parameters)\n";
+      return 0;
+    }
+    const OpInfo* op = FindOp(describe_op);
+    if (!op) {
+      std::cerr << "mculab: error: unknown op '" << describe_op << "'; built-in ops: " << OpNames()
+                << "\n";
+      return 2;
+    }
+    std::cout << RenderOpDescription(*op);
+    return 0;
+  }
+
   try {
     ConfigInputs in;
     if (!server.empty()) in.server_flag = server;
@@ -788,7 +826,7 @@ int Main(int argc, char** argv) {
     }
     if (*show) return CmdShow(client, id, json, show_ops);
     if (*events) return CmdEvents(client, ev_kind, ev_board);
-    if (*exp) return CmdExport(client, id, out_path);
+    if (*exp) return CmdExport(client, id, out_path, export_format);
     if (*cancel) return CmdCancel(client, id);
     if (*reserve) {
       return hold ? CmdHold(client, board_name, lease, note, hold_signals)

@@ -11,7 +11,7 @@
 namespace mculab::cli {
 namespace {
 
-std::string Label(bool emulated) { return emulated ? "EMULATED" : "silicon"; }
+std::string Label(const mculab::v1::Provenance& p) { return MeasuredLabel(MeasuredKind(p)); }
 
 std::string Bytes(std::uint64_t b) {
   std::string s = std::to_string(b);
@@ -37,7 +37,7 @@ std::string RenderEventStats(const mculab::v1::Results& r) {
   const bool emulated = r.provenance().emulated();
   const auto pass_of = PassOfEvent(r);
   std::ostringstream out;
-  out << "\nevents (" << Label(emulated)
+  out << "\nevents (" << Label(r.provenance())
       << (emulated ? ": counted by the emulator, not a silicon PMU" : "") << "; "
       << std::max(1, r.passes_size()) << (r.passes_size() > 1 ? " passes" : " pass")
       << ", cycles in every pass)\n";
@@ -127,7 +127,7 @@ std::string RenderOps(const mculab::v1::Results& r) {
   std::stable_sort(order.begin(), order.end(),
                    [](const auto& x, const auto& y) { return x.second->total > y.second->total; });
   std::ostringstream out;
-  out << "per-op profile of job " << r.job().id() << " (" << Label(emulated) << ", " << timer
+  out << "per-op profile of job " << r.job().id() << " (" << Label(r.provenance()) << ", " << timer
       << ", summed over " << r.cases_size() << (r.cases_size() == 1 ? " case" : " cases") << ")\n";
   std::vector<std::string> header = {"share", "total", "calls", "mean", "min",
                                      "max",   "op",    "type",  "name"};
@@ -158,7 +158,7 @@ std::string RenderEventUnits(const mculab::v1::ListEventsReply& rep) {
   std::ostringstream out;
   out << "boards: ";
   for (int i = 0; i < rep.boards_size(); ++i) out << (i ? ", " : "") << rep.boards(i);
-  out << " (" << Label(rep.emulated()) << ")\n";
+  out << " (" << (rep.emulated() ? "EMULATED" : "silicon") << ")\n";
   out << "cycles: the runner's timer, in every pass\n";
   if (rep.units_size() == 0) {
     out << "no counter units: these boards count nothing besides cycles\n";

@@ -24,7 +24,9 @@ const std::vector<OpInfo>& AllOps() {
            {"pad_w", {"pads_1", "padding_w", "pw"}, 0, 0},
            {"stride_h", {"strides_0", "sh"}, 1, 1},
            {"stride_w", {"strides_1", "sw"}, 1, 1},
-       }},
+       },
+       "kernel_h * kernel_w * C <= " + std::to_string(MCULAB_MAX_DEPTH) +
+           " (the accumulation depth); kernel_h <= H + 2 * pad_h and kernel_w <= W + 2 * pad_w"},
       {"fully_connected_s8",
        MCULAB_OP_FULLY_CONNECTED_S8,
        "int8 fully connected layer, per-tensor requantization (TFLite reference semantics)",
@@ -38,7 +40,8 @@ const std::vector<OpInfo>& AllOps() {
             {"out", "output_size", "output_features", "units", "k", "m"},
             std::nullopt,
             1},
-       }},
+       },
+       "in_features <= " + std::to_string(MCULAB_MAX_DEPTH) + " (the accumulation depth)"},
       // The loop of known length and instruction mix (ops.h table): for checking counters and
       // passes against an independent count (`mculab submit --op calibrate --events ...`).
       {"calibrate",
@@ -46,9 +49,10 @@ const std::vector<OpInfo>& AllOps() {
        "a loop of known length and instruction mix (kind 0 alu, 1 ldst, 2 mve, 3 mve_tp, 4 ldm) "
        "for checking counters",
        {
-           {"kind", {"cal_kind", "loop_kind"}, std::nullopt, 0},
-           {"loops", {"passes", "count"}, std::nullopt, 1},
-       }},
+           {"kind", {"cal_kind", "loop_kind"}, std::nullopt, 0, MCULAB_CAL_NUM_KINDS - 1},
+           {"loops", {"passes", "count"}, std::nullopt, 1, MCULAB_CAL_MAX_LOOPS},
+       },
+       ""},
   };
   return kOps;
 }
@@ -83,9 +87,15 @@ Status ValidateCaseParams(const OpInfo& op, const std::vector<std::int32_t>& par
   for (size_t i = 0; i < params.size(); ++i) {
     if (params[i] < op.params[i].min_value) {
       return MakeError(ErrorCode::kInvalidArgument,
-                       op.name + " parameter " + op.params[i].name + " must be >= " +
-                           std::to_string(op.params[i].min_value) + ", got " +
+                       op.name + " parameter " + op.params[i].name +
+                           " must be >= " + std::to_string(op.params[i].min_value) + ", got " +
                            std::to_string(params[i]));
+    }
+    if (params[i] > op.params[i].max_value) {
+      return MakeError(ErrorCode::kInvalidArgument,
+                       op.name + " parameter " + op.params[i].name +
+                           " must be <= " + std::to_string(op.params[i].max_value) +
+                           " (the kernel's limit), got " + std::to_string(params[i]));
     }
   }
   return {};

@@ -14,10 +14,11 @@
 namespace mculab {
 
 struct OpParam {
-  std::string name;                   // canonical name, as shown and exported
-  std::vector<std::string> synonyms;  // lowercase; matched case-insensitively
+  std::string name;                           // canonical name, as shown and exported
+  std::vector<std::string> synonyms;          // lowercase; matched case-insensitively
   std::optional<std::int32_t> default_value;  // optional parameter when set
   std::int32_t min_value = 1;
+  std::int32_t max_value = 65535;  // MCULAB_MAX_DIM (mculab/ops.h)
 };
 
 struct OpInfo {
@@ -25,6 +26,7 @@ struct OpInfo {
   std::uint16_t id;  // mculab_op_id
   std::string description;
   std::vector<OpParam> params;
+  std::string limits;  // the kernel's limits across parameters, in words ("" when none)
 };
 
 const std::vector<OpInfo>& AllOps();

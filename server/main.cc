@@ -21,8 +21,8 @@
 
 #include "common/crash_point.h"
 #include "db/sqlite_store.h"
-#include "server/admin/board_command.h"
 #include "server/admin/admin.h"
+#include "server/admin/board_command.h"
 #include "server/http/router.h"
 #include "server/http/server.h"
 #include "server/http/static_files.h"
@@ -70,8 +70,30 @@ int main(int argc, char** argv) {
                  "Folder of the web page; default the source tree's web/ beside the build "
                  "(<exe>/../../web), else <exe>/../share/mculab/web, else /usr/share/mculab/web");
   app.add_option("--config", config_path,
-                 "TOML file: max_artifact_bytes, default_timeout_s, max_attempts, heartbeat_ms, "
-                 "tls_cert, tls_key");
+                 "TOML file of the server's tunables (every key is optional; listed below)");
+  // Every key LoadLabConfig accepts (server/service/config.h documents each);
+  // tests/unit/server/check_server_help.py keeps this list complete.
+  app.footer(
+      "--config keys (TOML):\n"
+      "  max_artifact_bytes = 67108864   largest upload accepted\n"
+      "  default_timeout_s = 600         a job's timeout when its submitter gives none\n"
+      "  max_attempts = 3                runs a job gets before infrastructure failures fail it\n"
+      "  heartbeat_ms = 5000             how often agents send a heartbeat\n"
+      "  heartbeat_timeout_ms = 0        an agent silent this long is dropped (0: 3 x "
+      "heartbeat_ms)\n"
+      "  reconnect_grace_s = 30          after a restart, how long a run waits for its agent\n"
+      "  cancel_grace_ms = 10000         a cancelled run's agent must confirm within this\n"
+      "  max_reservation_s = 604800      longest `mculab reserve --for`\n"
+      "  pass_cycles_tolerance = 0.02    how far passes may disagree on cycles before a flag\n"
+      "  tls_cert = \"server.pem\"         TLS for gRPC: certificate chain and key (PEM), both or\n"
+      "  tls_key = \"server.key\"          neither; relative to the config file's folder\n"
+      "  [health]\n"
+      "  checks = true                   run a health check when a board's health is unknown\n"
+      "  max_failures = 3                failed checks in a row that make a board bad\n"
+      "  tolerance = 0.0                 allowed relative difference from the calibration\n"
+      "  [health.expected]               the health check's value per board kind\n"
+      "  corstone300-qemu = 12345\n"
+      "Unknown keys are an error.");
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}));
   app.add_flag("--version", version, "Print the version and exit");

@@ -32,6 +32,9 @@ Result<std::vector<std::unique_ptr<Board>>> MakeBoards(const AgentConfig& config
       boards.push_back(
           std::make_unique<QemuBoard>(std::move(info), std::move(o), deps.clock, deps.sandbox));
     } else if (b.backend == "host") {
+      // The runner as a native Linux process: neither emulated nor an MCU's silicon. The server,
+      // the CLI and the page label its results "host" from this tag (a config may not override it).
+      info.tags["timing"] = "host";
       boards.push_back(std::make_unique<HostBoard>(std::move(info), b.runner,
                                                    b.allow_custom_runners, deps.sandbox));
     } else if (b.backend == "pyocd") {

@@ -7,11 +7,6 @@
 #include "kernels.h"
 #include "mculab/runner_protocol.h"
 
-/* Largest value of any size parameter, and of the accumulation depth (kh * kw * C, or the FC
- * input size): 65536 * 127 * 136 plus the bias stays within int32, so the accumulator never
- * overflows. */
-#define MCULAB_MAX_DIM 65535
-#define MCULAB_MAX_DEPTH 65536
 #define MCULAB_TENSOR_ALIGN 16u
 
 typedef struct {

@@ -14,6 +14,11 @@ Admin::Admin(CLI::App& app) {
   admin_->require_subcommand(1);
   admin_->fallthrough();  // --home may come after the command
   AddAccountCommands(*admin_, action_);
+  // `admin board` is parsed on its own (server/admin/board_command.h): list it here too.
+  admin_->footer(
+      "Also:\n  board BOARD --maintenance on|off [--reason TEXT] | --history  [--server "
+      "HOST:PORT] [--token T]\n      a board's maintenance mode and audit trail, through the "
+      "running server\n      (mculab-server admin board --help)");
   // More groups register here, each from its own file (e.g. boards: maintenance on|off).
 }
 

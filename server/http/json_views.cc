@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 #include <tuple>
 
 namespace mculab::server::http {
@@ -32,6 +33,7 @@ Json ProvenanceJson(const Job& job, const Run& run) {
   j["port"] = p.port;
   j["cpu"] = p.cpu;
   j["emulated"] = p.emulated;
+  j["measured"] = MeasuredKind(p.emulated, IsHostRun(p));
   j["timer_unit"] = p.timer_unit;
   j["counters"] = JoinComma(p.counters);
   j["note"] = p.note;
@@ -124,7 +126,36 @@ Json MemoryJson(const std::vector<MemoryFigure>& memory) {
 
 }  // namespace
 
-Json JobJson(const db::JobRow& row) {
+bool IsHostBoard(const Board& board) {
+  const auto it = board.tags.find("timing");
+  return it != board.tags.end() && it->second == kMeasuredHost;
+}
+
+bool IsHostRun(const Provenance& p) {
+  return !p.emulated && (p.port == "host" || p.timer_unit == "ns");
+}
+
+std::string_view MeasuredKind(bool emulated, bool host) {
+  return emulated ? kMeasuredEmulated : host ? kMeasuredHost : kMeasuredSilicon;
+}
+
+bool HostBoards::Has(const Job& job) const {
+  if (!job.assigned_board.empty()) return names.contains(job.assigned_board);
+  if (!job.board.empty()) return names.contains(job.board);
+  return kinds.contains(job.kind);
+}
+
+HostBoards HostBoardsOf(const std::vector<BoardView>& boards) {
+  HostBoards out;
+  for (const BoardView& b : boards) {
+    if (!IsHostBoard(b.board)) continue;
+    out.names.insert(b.board.name);
+    out.kinds.insert(b.board.kind);
+  }
+  return out;
+}
+
+Json JobJson(const db::JobRow& row, const HostBoards& host) {
   const Job& job = row.job;
   Json j;
   j["id"] = job.id;
@@ -142,26 +173,31 @@ Json JobJson(const db::JobRow& row) {
   j["iterations"] = job.iterations;
   j["warmup"] = job.warmup;
   j["emulated"] = row.emulated;
+  j["measured"] = MeasuredKind(row.emulated, host.Has(job));
   j["message"] = job.message;
   j["progress_done"] = std::min(job.progress_done, job.ProgressTotal());
   j["progress_total"] = job.ProgressTotal();
   return j;
 }
 
-Json JobPageJson(const db::JobPage& page, std::uint64_t offset, std::uint32_t limit) {
+Json JobPageJson(const db::JobPage& page, std::uint64_t offset, std::uint32_t limit,
+                 const HostBoards& host) {
   Json j;
   j["total"] = page.total;
   j["offset"] = offset;
   j["limit"] = limit;
   Json jobs = Json::array();
-  for (const auto& row : page.jobs) jobs.push_back(JobJson(row));
+  for (const auto& row : page.jobs) jobs.push_back(JobJson(row, host));
   j["jobs"] = std::move(jobs);
   return j;
 }
 
-Json JobDetailJson(const JobDetail& d) {
+Json JobDetailJson(const JobDetail& d, const HostBoards& host) {
   Json j;
-  j["job"] = JobJson(d.job);
+  j["job"] = JobJson(d.job, host);
+  // Once the run started, its runner's HELLO says how it measures.
+  if (d.run)
+    j["job"]["measured"] = MeasuredKind(d.run->provenance.emulated, IsHostRun(d.run->provenance));
   j["provenance"] = d.run ? ProvenanceJson(d.job.job, *d.run) : Json(nullptr);
   j["param_names"] = d.param_names;
   Json cases = Json::array();
@@ -199,10 +235,16 @@ Json CaseSamplesJson(const CaseSamples& s) {
   return j;
 }
 
-Json ComparisonJson(const Comparison& c) {
+Json ComparisonJson(const Comparison& c, const HostBoards& host) {
   Json j;
   Json jobs = Json::array();
+  std::set<std::string> units;
+  std::set<std::string_view> kinds;
   for (const ComparedJob& job : c.jobs) {
+    const std::string_view measured =
+        MeasuredKind(job.emulated, job.unit == "ns" || host.names.contains(job.board));
+    units.insert(job.unit);
+    kinds.insert(measured);
     Json o;
     o["id"] = job.id;
     o["label"] = job.label;
@@ -210,9 +252,20 @@ Json ComparisonJson(const Comparison& c) {
     o["board"] = job.board;
     o["unit"] = job.unit;
     o["emulated"] = job.emulated;
+    o["measured"] = measured;
     jobs.push_back(std::move(o));
   }
   j["jobs"] = std::move(jobs);
+  std::string refused;
+  if (units.size() > 1) {
+    refused = "the jobs are measured in different units (" +
+              JoinComma({units.begin(), units.end()}) + "): a ratio of their medians means nothing";
+  } else if (kinds.size() > 1) {
+    refused = "the jobs are of different kinds (" + JoinComma({kinds.begin(), kinds.end()}) +
+              "): emulated, host and silicon figures measure different things, so a ratio "
+              "between them means nothing";
+  }
+  j["ratio_refused"] = refused.empty() ? Json(nullptr) : Json(refused);
   j["param_names"] = c.param_names;
   Json cases = Json::array();
   for (const ComparedCase& cc : c.cases) {
@@ -224,7 +277,7 @@ Json ComparisonJson(const Comparison& c) {
     o["medians"] = std::move(medians);
     Json ratios = Json::array();
     for (const auto& r : cc.ratios) {
-      if (!r) {
+      if (!r || !refused.empty()) {
         ratios.push_back(nullptr);
         continue;
       }
@@ -250,6 +303,7 @@ Json BoardJson(const Board& b, std::uint32_t queue_length) {
   j["state"] = std::string(BoardStateName(b.state));
   j["health"] = std::string(BoardHealthName(b.health));
   j["emulated"] = b.emulated;
+  j["measured"] = MeasuredKind(b.emulated, IsHostBoard(b));
   Json tags = Json::object();
   for (const auto& [k, v] : b.tags) tags[k] = v;
   j["tags"] = std::move(tags);

@@ -282,6 +282,11 @@ Router::Reply Router::Api(const Request& req, const std::string& path, const Que
       reply.response = JsonResponse(status::ok, render(*result), req);
     }
   };
+  // The lab's host boards label the jobs that ran (or will run) on them "host".
+  auto host_boards = [&] {
+    auto boards = queries_.ListBoards(caller);
+    return boards.ok() ? HostBoardsOf(*boards) : HostBoards{};
+  };
   constexpr std::string_view kJobs = "/api/v1/jobs/";
   if (path == "/api/v1/jobs") {
     auto query = ParseJobQuery(q);
@@ -289,8 +294,9 @@ Router::Reply Router::Api(const Request& req, const std::string& path, const Que
       reply.response = ErrorOf(query.error(), req);
       return reply;
     }
-    json(queries_.ListJobs(caller, *query),
-         [&](const db::JobPage& p) { return JobPageJson(p, query->offset, query->limit); });
+    json(queries_.ListJobs(caller, *query), [&](const db::JobPage& p) {
+      return JobPageJson(p, query->offset, query->limit, host_boards());
+    });
   } else if (path.starts_with(kJobs)) {
     std::string_view rest = std::string_view(path).substr(kJobs.size());
     const std::size_t slash = rest.find('/');
@@ -311,7 +317,8 @@ Router::Reply Router::Api(const Request& req, const std::string& path, const Que
       return reply;
     }
     if (sub.empty()) {
-      json(queries_.GetJobDetail(caller, *id), JobDetailJson);
+      json(queries_.GetJobDetail(caller, *id),
+           [&](const JobDetail& d) { return JobDetailJson(d, host_boards()); });
     } else {
       SamplesRequest r;
       auto c = q.Int("case", 0, 1'000'000'000, 0);
@@ -334,7 +341,8 @@ Router::Reply Router::Api(const Request& req, const std::string& path, const Que
       reply.response = ErrorOf(ids.error(), req);
       return reply;
     }
-    json(queries_.Compare(caller, *ids), ComparisonJson);
+    json(queries_.Compare(caller, *ids),
+         [&](const Comparison& c) { return ComparisonJson(c, host_boards()); });
   } else if (path == "/api/v1/boards") {
     json(queries_.ListBoards(caller), [](const std::vector<BoardView>& boards) {
       Json list = Json::array();

@@ -84,11 +84,11 @@ class CustomRunnerQemuTest(unittest.TestCase):
         self.assertGreater(by_op["conv1"]["sum"], by_op["fc1"]["sum"])
         self.assertIn("memory (EMULATED board", text)
         self.assertIn("runner reports", text)
-        mem = {(m["source"], m["category"]): m for m in res["memory"]}
-        self.assertGreater(mem[("runner", "arena")]["used"], 0)
-        self.assertGreater(mem[("runner", "stack")]["used"], 0)
+        mem = res["memory"]  # the API's object (docs/http-api.md)
+        self.assertGreater(mem["runner"]["arena_used_bytes"], 0)
+        self.assertGreater(mem["runner"]["stack_used_bytes"], 0)
         # The ELF figures are the custom runner's, not the board's own runner's.
-        self.assertEqual(mem[("elf", "flash.text")]["used"], elf_section_size(ELF, ".text"))
+        self.assertEqual(mem["flash"]["text_bytes"], elf_section_size(ELF, ".text"))
 
     def test_the_generic_runner_elf_is_not_an_x86_host_binary(self):
         # The host example runner is refused for the QEMU board at submit time.

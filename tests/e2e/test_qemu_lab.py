@@ -67,7 +67,7 @@ class QemuLabTest(unittest.TestCase):
                 medians[case_id] = statistics.median(vals)
         finally:
             db.close()
-        csv = self.lab.cli("export", str(first["id"]), "--csv").stdout.splitlines()
+        csv = self.lab.cli("export", str(first["id"]), "--format", "ops-csv").stdout.splitlines()
         self.assertEqual(csv[0], "id,cycles")
         exported = {int(l.split(",")[0]): float(l.split(",")[1]) for l in csv[1:]}
         self.assertEqual(exported, {k: float(v) for k, v in medians.items()})

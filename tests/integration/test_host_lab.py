@@ -58,9 +58,16 @@ class HostLabTest(unittest.TestCase):
         text = self.lab.cli("show", str(res["id"])).stdout
         self.assertIn("succeeded", text)
         self.assertIn("fc host", text)
-        csv = self.lab.cli("export", str(res["id"]), "--csv").stdout.splitlines()
+        csv = self.lab.cli("export", str(res["id"]), "--format", "ops-csv").stdout.splitlines()
         self.assertEqual(csv[0], "id,us")
         self.assertEqual([l.split(",")[0] for l in csv[1:]], ["0", "1"])
+        full = self.lab.cli("export", str(res["id"]), "--csv").stdout.splitlines()
+        self.assertTrue(full[0].startswith("id,N,in_features,out_features,n,min_us,median_us,"),
+                        full[0])
+        self.assertTrue(full[0].endswith(",checksum"), full[0])
+        self.assertEqual([l.split(",")[-1] for l in full[1:]], ["ok", "ok"])
+        medians = {l.split(",")[0]: l.split(",")[6] for l in full[1:]}
+        self.assertEqual(medians, {l.split(",")[0]: l.split(",")[1] for l in csv[1:]})
 
         # every raw sample is in SQLite
         db = sqlite3.connect(f"file:{self.lab.db_path}?mode=ro", uri=True)
@@ -112,7 +119,7 @@ class HostLabTest(unittest.TestCase):
                          self.fc, "--tag", "cpu=cortex-m7", check=False)
         self.assertEqual(r.returncode, 1, r.stderr)
         self.assertIn("no board of kind host has tag cpu=cortex-m7; its boards have: "
-                      "host-0 {cpu=host-cpu}", r.stderr)
+                      "host-0 {cpu=host-cpu, timing=host}", r.stderr)
 
         r = self.lab.cli("submit", "--kind", "host", "--op", "fully_connected_s8", "--cases",
                          self.fc, "--tag", "cpu", check=False)

@@ -351,10 +351,15 @@ HOSTILE_RUNNER_AN547_ELF = (os.path.join(os.path.dirname(AN547_ELF), "mculab-hos
 
 
 def example_model_blob(conv=(1, 4, 8, 8, 4, 3, 3, 1, 1, 1, 1), fc_out=10):
-    """The example runner's "model" (examples/custom_runner/main.c): MCXM, version 1, conv2d's 11
-    parameters, the fully connected layer's output features; 56 bytes, little-endian."""
-    import struct
-    return struct.pack("<II11ii", 0x4D58434D, 1, *conv, fc_out)
+    """The example runner's "model" (examples/custom_runner/main.c), made by the writer the
+    example ships (examples/custom_runner/write_model.py), so the tests use what users use."""
+    import importlib.util
+    path = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "custom_runner",
+                        "write_model.py")
+    spec = importlib.util.spec_from_file_location("write_model", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.model_blob(conv, fc_out)
 
 
 def qemu_board(name="an547-0", allow_custom_runners=False):

@@ -73,11 +73,11 @@ export const OPS = {
 };
 
 export const BOARD_KINDS = {
-  'corstone300-qemu': { emulated: true, unit: 'cycles', board: 'an547-0', cpu: 'cortex-m55', port: 'an547',
+  'corstone300-qemu': { emulated: true, measured: 'emulated', unit: 'cycles', board: 'an547-0', cpu: 'cortex-m55', port: 'an547',
     clock_hz: 32_000_000, note: 'QEMU -icount shift=5: emulated time, not silicon cycles', perMac: 1.9, base: 800 },
-  host: { emulated: false, unit: 'ns', board: 'host-0', cpu: 'x86_64', port: 'host', clock_hz: 0,
+  host: { emulated: false, measured: 'host', unit: 'ns', board: 'host-0', cpu: 'x86_64', port: 'host', clock_hz: 0,
     note: 'Linux process, CLOCK_MONOTONIC', perMac: 0.45, base: 300 },
-  'stm32h743-nucleo': { emulated: false, unit: 'cycles', board: 'h743-0', cpu: 'cortex-m7', port: 'stm32h7',
+  'stm32h743-nucleo': { emulated: false, measured: 'silicon', unit: 'cycles', board: 'h743-0', cpu: 'cortex-m7', port: 'stm32h7',
     clock_hz: 480_000_000, note: '', perMac: 1.15, base: 400 },
 };
 
@@ -95,7 +95,8 @@ function makeJob(id, r, createdMs, overrides = {}) {
   const job = {
     id, user: pick(r, USERS), kind, board: '', assigned_board: BOARD_KINDS[kind].board, op,
     label: pick(r, LABELS), state, created_ms: createdMs, started_ms: createdMs + 2000 + Math.floor(r() * 30_000),
-    finished_ms: 0, num_cases, iterations, warmup: 2, emulated: BOARD_KINDS[kind].emulated, message: '',
+    finished_ms: 0, num_cases, iterations, warmup: 2, emulated: BOARD_KINDS[kind].emulated,
+    measured: BOARD_KINDS[kind].measured, message: '',
     progress_done: 0, progress_total: num_cases * iterations,
   };
   job.finished_ms = job.started_ms + 5000 + Math.floor(r() * 120_000);
@@ -144,12 +145,16 @@ function specialJobs(firstId) {
     state: 'queued', iterations: 50, emulated: false, message: '', started_ms: 0, finished_ms: 0, progress_done: 0, user: 'chen' });
   add('live', { kind: 'host', assigned_board: 'host-0', op: 'fully_connected_s8', label: 'live run',
     state: 'succeeded', iterations: 40, emulated: false, message: '', _version: 0, user: 'ana' });
+  add('cancelledMidway', { kind: 'stm32h743-nucleo', assigned_board: 'h743-0', op: 'fully_connected_s8',
+    label: 'cancelled midway', state: 'cancelled', iterations: 30, emulated: false, message: 'cancelled by the user',
+    _casesDone: 2, _noChecksum: [1], user: 'chen' });
   for (const j of jobs) {
+    j.measured = BOARD_KINDS[j.kind].measured;
     j.num_cases = OPS[j.op].cases.length;
     j.progress_total = j.num_cases * j.iterations;
     if (j.state === 'succeeded') j.progress_done = j.progress_total;
     if (j.state === 'queued') { j.started_ms = 0; j.finished_ms = 0; j.progress_done = 0; }
-    if (j.state === 'failed') j.progress_done = j.iterations * (j._casesDone || 0);
+    if (j.state === 'failed' || j._casesDone) j.progress_done = j.iterations * (j._casesDone || 0);
   }
   return { jobs, ids };
 }
@@ -201,7 +206,7 @@ export function provenanceOf(job) {
     agent: 'lab-1', runner_version: '0.1.0',
     firmware_sha256: shaLike(job.id * 3 + (job._version || 0)), workload_sha256: shaLike(job.id * 7 + 1),
     toolchain: k.emulated || job.kind !== 'host' ? 'arm-none-eabi-gcc 12.2.1 -O2' : 'gcc 12.2.0 -O2',
-    clock_hz: k.clock_hz, port: k.port, cpu: k.cpu, emulated: k.emulated, timer_unit: k.unit,
+    clock_hz: k.clock_hz, port: k.port, cpu: k.cpu, emulated: k.emulated, measured: k.measured, timer_unit: k.unit,
     counters: job.kind === 'stm32h743-nucleo' ? 'DWT_CYCCNT' : '', note: k.note,
   };
   return Object.assign(p, job._provenance || {});
@@ -231,8 +236,10 @@ export function jobDetail(job) {
     if (progress[index] < job.iterations) return;  // statistics once a case is complete
     const values = caseSamples(job, index);
     const s = summarize(values);
-    cases.push({ index, id, params, metric: unit, unit, ...s, checksum: (id * 2654435761) >>> 0,
-      checksum_ok: !(job.state === 'failed' && index === (job._casesDone || 0)), overhead: unit === 'ns' ? 38 : 12 });
+    const reported = !(job._noChecksum || []).includes(index);  // cancelled before the case's checksum
+    cases.push({ index, id, params, metric: unit, unit, ...s, checksum: reported ? (id * 2654435761) >>> 0 : null,
+      checksum_ok: reported ? !(job.state === 'failed' && index === (job._casesDone || 0)) : null,
+      overhead: reported ? (unit === 'ns' ? 38 : 12) : null });
   });
   const detail = { job: publicJob(job), provenance: prov, param_names: opDef.params, cases, ops: [], memory: null };
   if (job._ops && cases.length) {
@@ -359,14 +366,14 @@ const BOARD_NOTE_HTML = '<b>USB hub</b> resets under load <script>alert("board")
 
 export function makeBoards(nowMs) {
   return [
-    { name: 'an547-0', kind: 'corstone300-qemu', agent: 'lab-1', state: 'idle', health: 'good', emulated: true,
+    { name: 'an547-0', kind: 'corstone300-qemu', agent: 'lab-1', state: 'idle', health: 'good', emulated: true, measured: 'emulated',
       tags: { cpu: 'cortex-m55', npu: 'ethos-u55' }, current_job: 0, queue_length: 0, holder: '', lease_until_ms: 0, note: '' },
-    { name: 'host-0', kind: 'host', agent: 'lab-1', state: 'idle', health: 'good', emulated: false,
-      tags: { cpu: 'x86_64' }, current_job: 0, queue_length: 0, holder: '', lease_until_ms: 0, note: '' },
-    { name: 'h743-0', kind: 'stm32h743-nucleo', agent: 'lab-2', state: 'reserved', health: 'good', emulated: false,
+    { name: 'host-0', kind: 'host', agent: 'lab-1', state: 'idle', health: 'good', emulated: false, measured: 'host',
+      tags: { cpu: 'x86_64', timing: 'host' }, current_job: 0, queue_length: 0, holder: '', lease_until_ms: 0, note: '' },
+    { name: 'h743-0', kind: 'stm32h743-nucleo', agent: 'lab-2', state: 'reserved', health: 'good', emulated: false, measured: 'silicon',
       tags: { cpu: 'cortex-m7', 'flash': '2MB', '<i>rack</i>': 'A<3>' }, current_job: 0, queue_length: 1,
       holder: 'chen', lease_until_ms: nowMs + 47 * 60_000, note: 'reserved for the H7 profiling week' },
-    { name: 'f746-1', kind: 'stm32f746-disco', agent: 'lab-2', state: 'offline', health: 'maintenance', emulated: false,
+    { name: 'f746-1', kind: 'stm32f746-disco', agent: 'lab-2', state: 'offline', health: 'maintenance', emulated: false, measured: 'silicon',
       tags: { cpu: 'cortex-m7' }, current_job: 0, queue_length: 0, holder: '', lease_until_ms: 0, note: BOARD_NOTE_HTML },
   ];
 }

@@ -188,10 +188,22 @@ export function createLab(options) {
       };
     });
     const out = {
-      jobs: jobs.map((j) => ({ id: j.id, label: j.label, op: j.op, board: j.assigned_board, unit: BOARD_KINDS[j.kind].unit, emulated: BOARD_KINDS[j.kind].emulated })),
+      jobs: jobs.map((j) => ({ id: j.id, label: j.label, op: j.op, board: j.assigned_board, unit: BOARD_KINDS[j.kind].unit,
+        emulated: BOARD_KINDS[j.kind].emulated, measured: BOARD_KINDS[j.kind].measured })),
       param_names: OPS[jobs[0].op].params,
       cases,
+      ratio_refused: null,
     };
+    // As the server (server/http/json_views.cc): no ratio between units or kinds of measurement.
+    const units = [...new Set(out.jobs.map((j) => j.unit))].sort();
+    const kinds = [...new Set(out.jobs.map((j) => j.measured))].sort();
+    if (units.length > 1) {
+      out.ratio_refused = `the jobs are measured in different units (${units.join(',')}): a ratio of their medians means nothing`;
+    } else if (kinds.length > 1) {
+      out.ratio_refused = `the jobs are of different kinds (${kinds.join(',')}): emulated, host and silicon figures ` +
+          'measure different things, so a ratio between them means nothing';
+    }
+    if (out.ratio_refused) for (const c of cases) c.ratios = c.ratios.map(() => null);
     if (jobs.every((j) => ['succeeded', 'failed', 'cancelled', 'timed_out'].includes(j.state))) compareCache.set(key, out);
     return out;
   }

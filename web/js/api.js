@@ -45,7 +45,11 @@ export function takeTokenFromFragment(loc = window.location, hist = window.histo
   return Boolean(token);
 }
 
-if (typeof window !== 'undefined' && window.location) takeTokenFromFragment();
+if (typeof window !== 'undefined' && window.location) {
+  takeTokenFromFragment();
+  // The link opened in a tab that already shows the page changes only the fragment: no reload.
+  window.addEventListener('hashchange', () => takeTokenFromFragment());
+}
 
 export function authHeaders() {
   const t = getToken();

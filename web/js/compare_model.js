@@ -1,4 +1,5 @@
 // What the compare page concludes from GET /api/v1/compare. Pure.
+import { measuredKind } from './format.js';
 
 // A ratio cell: median(job)/median(first job) for latency-like units, so bigger is slower.
 //   'regression'  ratio > 1 and the 95% interval excludes 1
@@ -25,14 +26,17 @@ export const VERDICT_TEXT = {
 // Warnings for jobs that should not be read side by side without thought.
 export function compareWarnings(jobs) {
   const warnings = [];
-  const emulated = jobs.filter((j) => j.emulated);
-  if (emulated.length > 0 && emulated.length < jobs.length) {
-    const ids = (list) => list.map((j) => `#${j.id}`).join(', ');
+  const ids = (list) => list.map((j) => `#${j.id}`).join(', ');
+  const kinds = ['emulated', 'host', 'silicon'].filter((k) => jobs.some((j) => measuredKind(j) === k));
+  if (kinds.length > 1) {
+    const where = { emulated: 'on an emulator (instruction counts)', host: 'as a native host process',
+      silicon: 'on MCU hardware' };
     warnings.push({
       kind: 'mixed-measurement',
-      text: `Emulated and silicon results are mixed: ${ids(emulated)} ran on an emulator ` +
-          `(instruction counts), ${ids(jobs.filter((j) => !j.emulated))} on hardware. ` +
-          'Their ratios compare different things.',
+      text: `${kinds.join(' and ').replace(/^./, (c) => c.toUpperCase())} ` +
+          'results are mixed: ' +
+          kinds.map((k) => `${ids(jobs.filter((j) => measuredKind(j) === k))} ran ${where[k]}`).join(', ') +
+          '. Their ratios compare different things.',
     });
   }
   const units = [...new Set(jobs.map((j) => j.unit).filter(Boolean))];
@@ -46,6 +50,24 @@ export function compareWarnings(jobs) {
       text: `The jobs run different operators (${ops.join(', ')}); cases are matched by id only.` });
   }
   return warnings;
+}
+
+// Why no ratio may be shown between these jobs (different units or different kinds: emulated,
+// host, silicon), or '' when the ratios stand. The server says so in `ratio_refused`; the page
+// checks the jobs itself too, so it never puts a verdict under a warning.
+export function ratioRefusal(res) {
+  if (res && typeof res.ratio_refused === 'string' && res.ratio_refused) return res.ratio_refused;
+  const jobs = (res && res.jobs) || [];
+  const units = [...new Set(jobs.map((j) => j.unit).filter(Boolean))];
+  if (units.length > 1) {
+    return `the jobs are measured in different units (${units.join(', ')}): a ratio of their medians means nothing`;
+  }
+  const kinds = [...new Set(jobs.map(measuredKind))];
+  if (kinds.length > 1) {
+    return `the jobs are of different kinds (${kinds.join(', ')}): emulated, host and silicon figures ` +
+        'measure different things, so a ratio between them means nothing';
+  }
+  return '';
 }
 
 // Per job column (index >= 1): how many cases got slower, faster, stayed, were missing.

@@ -3,6 +3,8 @@
 // tests/web/unit/no_html_sinks.test.mjs checks the sources). Styles come from css/app.css or the
 // CSSOM, never from style="" (the Content-Security-Policy forbids inline styles).
 
+import { measuredKind, measuredLabel } from './format.js';
+
 // Attributes h() refuses: event handlers and inline styles would bypass both rules above.
 export function isForbiddenAttribute(name) {
   const n = String(name).toLowerCase();
@@ -86,13 +88,18 @@ export function badge(kind, value) {
   return h('span', { class: ['badge', `${kind}-${cssToken(value)}`] }, String(value || '-'));
 }
 
-// The emulated/silicon badge; `emulated` is the API's flag.
-export function measuredBadge(emulated) {
+const MEASURED_TITLE = {
+  emulated: 'Emulated: instruction counts from QEMU, not silicon timing',
+  host: 'Host: the runner as a native Linux process, timed by the host clock; not an MCU',
+  silicon: 'Measured on real hardware',
+};
+
+// The emulated / host / silicon badge of an API object (its `measured`), a kind or a boolean.
+export function measuredBadge(x) {
+  const kind = measuredKind(x);
   return h('span', {
-    class: ['badge', 'measured', emulated ? 'measured-emulated' : 'measured-silicon'],
-    title: emulated ? 'Emulated: instruction counts from QEMU, not silicon timing'
-      : 'Measured on real hardware',
-  }, emulated ? 'EMULATED' : 'SILICON');
+    class: ['badge', 'measured', `measured-${kind}`], title: MEASURED_TITLE[kind],
+  }, measuredLabel(kind));
 }
 
 // A click-to-download link for text made in the page (CSV, JSON).

@@ -161,7 +161,17 @@ export function formatProgress(done, total) {
   return `${formatCount(done)} / ${formatCount(total)} (${pct}%)`;
 }
 
-// The emulated/silicon wording used everywhere, from the API's `emulated` flag.
-export function measuredLabel(emulated) {
-  return emulated ? 'EMULATED' : 'SILICON';
+// How a result was measured: 'emulated' (QEMU), 'host' (the runner as a native Linux process) or
+// 'silicon'; from the API's `measured` field, else its older `emulated` flag. Accepts an API object
+// (job, board, provenance, compared job), a kind string or a boolean.
+export function measuredKind(x) {
+  if (typeof x === 'string') return ['emulated', 'host', 'silicon'].includes(x) ? x : 'silicon';
+  if (typeof x === 'boolean') return x ? 'emulated' : 'silicon';
+  if (x && typeof x.measured === 'string') return measuredKind(x.measured);
+  return x && x.emulated === true ? 'emulated' : 'silicon';
+}
+
+// The wording used everywhere: three different things, never mixed in a verdict.
+export function measuredLabel(x) {
+  return { emulated: 'EMULATED', host: 'HOST (native)', silicon: 'SILICON' }[measuredKind(x)];
 }

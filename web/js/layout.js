@@ -1,6 +1,6 @@
 // The frame every page shares: site header with navigation, the live-updates indicator and the
 // token box. Pages call initLayout() once and render into the returned <main>.
-import { getToken, setToken } from './api.js';
+import { ApiError, apiGet, getToken, setToken } from './api.js';
 import { h, replaceChildren } from './dom.js';
 
 const PAGES = [
@@ -17,11 +17,31 @@ function tokenBox() {
   const summaryText = h('span', {});
   const details = h('details', { class: 'token-box' },
       h('summary', {}, summaryText));
-  const refresh = () => {
-    const has = getToken() !== '';
-    summaryText.textContent = has ? 'Token ✓' : 'Token: none';
-    details.classList.toggle('token-missing', !has);
+  // "Token ✓" only once the server accepted the token (an authenticated request answered 2xx);
+  // a refused token says so. A later check wins over an earlier one still in flight.
+  let check = 0;
+  const show = (state, text) => {
+    summaryText.textContent = text;
+    details.dataset.token = state;
+    details.classList.toggle('token-missing', state === 'none' || state === 'refused');
+  };
+  const refresh = async () => {
     input.value = '';
+    const token = getToken();
+    const mine = ++check;
+    if (token === '') {
+      show('none', 'Token: none');
+      return;
+    }
+    show('checking', 'Token: checking…');
+    try {
+      await apiGet('boards');
+      if (mine === check) show('ok', 'Token ✓');
+    } catch (err) {
+      if (mine !== check) return;
+      if (err instanceof ApiError && err.status === 401) show('refused', 'Token ✗ refused by the server');
+      else show('unchecked', 'Token: not checked (server unreachable)');
+    }
   };
   const form = h('form', { class: 'token-form', id: 'token-form' },
       h('label', { for: 'token-input' }, 'API token'),

@@ -24,6 +24,31 @@ function axisStyle() {
   return { stroke: text, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid, width: 1 } };
 }
 
+// Tick labels: "75k", "1.25M" beyond 10,000 (so they fit under a narrow plot), with as many
+// decimals as it takes to show each tick exactly (and so keep neighbouring ticks apart).
+export function compactLabels(splits) {
+  const vals = splits.filter((v) => v !== null && v !== undefined);
+  const top = Math.max(0, ...vals.map((v) => Math.abs(v)));
+  const [div, suffix] = top >= 1e10 ? [1e9, 'G'] : top >= 1e7 ? [1e6, 'M'] : top >= 1e4 ? [1e3, 'k'] : [1, ''];
+  for (let decimals = 0; decimals <= 6; decimals++) {
+    const labels = splits.map((v) => (v === null || v === undefined ? '' : v === 0 ? '0'
+      : `${(v / div).toFixed(decimals).replace(/\.0+$|(\.\d*?)0+$/, '$1')}${suffix}`));
+    const exact = splits.every((v, i) => v === null || v === undefined || v === 0 ||
+        Math.abs(parseFloat(labels[i]) * div - v) <= 1e-9 * Math.abs(v));
+    if (exact && new Set(labels.filter(Boolean)).size === vals.length) return labels;
+  }
+  return splits.map((v) => (v === null || v === undefined ? '' : String(v)));
+}
+function compactValues(u, splits) {
+  return compactLabels(splits);
+}
+
+// The y axis as wide as its longest tick label plus the rotated axis label, so they never overlap.
+function yAxisSize(u, values) {
+  const longest = Math.max(3, ...(values || []).map((v) => String(v).length));
+  return Math.ceil(longest * 7.5) + 34;
+}
+
 function chartHeight(container) {
   return container.clientWidth < 500 ? 200 : 260;
 }
@@ -46,15 +71,15 @@ export async function drawLineChart(container, { x, y, unit }) {
     width: Math.max(container.clientWidth, 200),
     height: chartHeight(container),
     scales: { x: { time: false } },
-    legend: { show: true },
+    legend: { show: false },  // an empty legend ("iteration: --") says nothing; axes are labelled
     cursor: { drag: { x: true, y: false } },
     series: [
       { label: 'iteration' },
       { label: unit, stroke, width: 1.5, points: { show: x.length <= 200, size: 4, fill: stroke } },
     ],
     axes: [
-      { ...axisStyle(), label: 'iteration' },
-      { ...axisStyle(), label: unit, size: 70 },
+      { ...axisStyle(), label: 'iteration', space: 60 },
+      { ...axisStyle(), label: unit, values: compactValues, size: yAxisSize, gap: 6 },
     ],
   };
   const u = new uPlot(opts, [x, y], container);
@@ -79,7 +104,7 @@ export async function drawHistogram(container, hist, { unit }) {
       x: { time: false, range: () => [lo - pad, hi + pad] },
       y: { range: (u, min, max) => [0, Math.max(1, max) * 1.1] },
     },
-    legend: { show: true },
+    legend: { show: false },
     cursor: { drag: { x: false, y: false } },
     series: [
       { label: unit },
@@ -93,8 +118,10 @@ export async function drawHistogram(container, hist, { unit }) {
       },
     ],
     axes: [
-      { ...axisStyle(), label: unit },
-      { ...axisStyle(), label: 'iterations', size: 60 },
+      { ...axisStyle(), label: unit, values: compactValues, space: 70 },
+      // Counts: whole-number ticks only.
+      { ...axisStyle(), label: 'iterations', values: compactValues, size: yAxisSize, gap: 6,
+        incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1e3, 2e3, 5e3, 1e4, 2e4, 5e4, 1e5, 2e5, 5e5, 1e6] },
     ],
   };
   const u = new uPlot(opts, [hist.centers, hist.counts], container);

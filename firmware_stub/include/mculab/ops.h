@@ -66,6 +66,12 @@ enum {
 
 #define MCULAB_MAX_PARAMS 16u
 
+/* Largest value of any size parameter, and of the accumulation depth (kh * kw * C, or the FC
+ * input size): 65536 * 127 * 136 plus the bias stays within int32, so the accumulator never
+ * overflows. */
+#define MCULAB_MAX_DIM 65535
+#define MCULAB_MAX_DEPTH 65536
+
 /* Parameter count of an op, or 0 for an unknown op. */
 uint16_t mculab_op_param_count(uint16_t op);
 

@@ -15,10 +15,12 @@ v1::Results TwoCaseResults(const std::string& unit) {
   r.mutable_provenance()->set_emulated(unit == "cycles");
   auto* a = r.add_cases();
   a->set_case_id(0);
+  a->set_n(5);
   a->set_median(12345);
   a->set_unit(unit);
   auto* b = r.add_cases();
   b->set_case_id(7);
+  b->set_n(5);
   b->set_median(2500.5);
   b->set_unit(unit);
   return r;
@@ -94,6 +96,64 @@ TEST(RenderResults, FlagsAChecksumMismatch) {
   EXPECT_NE(text.find("MISMATCH"), std::string::npos);
 }
 
+TEST(RenderResults, LabelsTheHostRunnerHostNotSilicon) {
+  v1::Results r = TwoCaseResults("ns");
+  r.mutable_provenance()->set_runner_version("0.1.0");
+  r.mutable_provenance()->set_port("host");
+  const std::string text = RenderResults(r);
+  EXPECT_NE(text.find("measured: HOST (native), unit ns"), std::string::npos) << text;
+  EXPECT_NE(text.find("(ns, host;"), std::string::npos) << text;
+  EXPECT_EQ(text.find("silicon"), std::string::npos) << text;
+  EXPECT_EQ(nlohmann::json::parse(ResultsJson(r))["provenance"]["measured"], "host");
+  r.mutable_provenance()->set_port("stm32h7");
+  r.mutable_provenance()->set_timer_unit("cycles");
+  EXPECT_NE(RenderResults(r).find("measured: silicon"), std::string::npos);
+  EXPECT_EQ(nlohmann::json::parse(ResultsJson(r))["provenance"]["measured"], "silicon");
+}
+
+TEST(RenderBoards, TheTimingColumnSaysHostForTheHostBoard) {
+  v1::ListBoardsReply boards;
+  auto* host = boards.add_boards();
+  host->set_name("host-0");
+  (*host->mutable_tags())["timing"] = "host";
+  auto* qemu = boards.add_boards();
+  qemu->set_name("an547-0");
+  qemu->set_emulated(true);
+  auto* h743 = boards.add_boards();
+  h743->set_name("h743-0");
+  const std::string text = RenderBoards(boards);
+  EXPECT_NE(text.find("  host  "), std::string::npos) << text;
+  EXPECT_NE(text.find("  emulated  "), std::string::npos) << text;
+  EXPECT_NE(text.find("  silicon  "), std::string::npos) << text;
+}
+
+TEST(RenderResults, CasesThatNeverRanShowAsNotRunNotZerosAndMismatch) {
+  v1::Results r = TwoCaseResults("cycles");
+  r.mutable_job()->set_state("cancelled");
+  r.mutable_cases(0)->set_checksum_ok(true);
+  r.mutable_cases(1)->set_n(0);  // never ran
+  r.mutable_cases(1)->set_median(0);
+  const std::string text = RenderResults(r);
+  EXPECT_EQ(text.find("MISMATCH"), std::string::npos) << text;
+  EXPECT_NE(text.find("not run"), std::string::npos) << text;
+  EXPECT_NE(text.find("1 not run"), std::string::npos) << text;
+  auto j = nlohmann::json::parse(ResultsJson(r));
+  EXPECT_EQ(j["cases"][0]["checksum_ok"], true);
+  EXPECT_TRUE(j["cases"][1]["checksum_ok"].is_null()) << j["cases"][1];
+}
+
+TEST(RenderResults, ARefusedJobPrintsNoEmptyUnit) {
+  v1::Results r = TwoCaseResults("");
+  r.mutable_job()->set_state("failed");
+  r.mutable_job()->set_firmware_artifact("abc");
+  for (auto& c : *r.mutable_cases()) c.set_n(0);
+  const std::string text = RenderResults(r);
+  EXPECT_EQ(text.find("(;"), std::string::npos) << text;
+  EXPECT_NE(text.find("no case ran"), std::string::npos) << text;
+  auto j = nlohmann::json::parse(ResultsJson(r));
+  EXPECT_TRUE(j["cases"][0]["checksum_ok"].is_null());
+}
+
 TEST(ResultsJson, HoldsRawSamplesPerCase) {
   v1::Results r = TwoCaseResults("cycles");
   r.mutable_cases(1)->set_index(1);
@@ -106,6 +166,81 @@ TEST(ResultsJson, HoldsRawSamplesPerCase) {
   EXPECT_EQ(j["id"], 42);
   EXPECT_EQ(j["cases"][1]["samples"]["cycles"], nlohmann::json::array({10, 11}));
   EXPECT_FALSE(j["cases"][0].contains("samples"));
+}
+
+}  // namespace
+}  // namespace mculab::cli
+
+namespace mculab::cli {
+namespace {
+
+TEST(ExportFullCsv, HasEveryStatisticWithItsUnitInTheColumnNameAndNotRunCasesEmpty) {
+  v1::Results r = TwoCaseResults("ns");
+  r.add_param_names("N");
+  r.add_param_names("C");
+  auto* a = r.mutable_cases(0);
+  a->add_params(1);
+  a->add_params(16);
+  a->set_min(12000);
+  a->set_mean(12500);
+  a->set_p90(13000);
+  a->set_p99(14000);
+  a->set_stddev(500);
+  a->set_cv(0.04);
+  a->set_overhead(38);
+  a->set_checksum_ok(true);
+  a->set_index(0);
+  auto* b = r.mutable_cases(1);
+  b->add_params(2);
+  b->add_params(32);
+  b->set_index(1);
+  b->set_n(0);  // never ran
+  auto* ev = r.add_counters();
+  ev->set_index(0);
+  ev->set_metric("instructions");
+  ev->set_n(5);
+  ev->set_median(777);
+  EXPECT_EQ(ExportFullCsv(r),
+            "id,N,C,n,min_us,median_us,mean_us,p90_us,p99_us,stddev_us,cv_percent,overhead_us,"
+            "instructions_median_count,checksum\n"
+            "0,1,16,5,12,12.345,12.5,13,14,0.5,4,0.038,777,ok\n"
+            "7,2,32,,,,,,,,,,,not run\n");
+}
+
+TEST(RenderOpDescription, ListsParametersSynonymsDefaultsAndLimits) {
+  const std::string text = RenderOpDescription(*FindOp("conv2d_s8"));
+  EXPECT_NE(text.find("conv2d_s8: int8 2-D convolution"), std::string::npos) << text;
+  EXPECT_NE(text.find("limits: kernel_h * kernel_w * C <= 65536"), std::string::npos) << text;
+  EXPECT_NE(text.find("kernel_shape_0"), std::string::npos) << "synonyms are listed";
+  EXPECT_NE(text.find("stride_h   no              1  1..65535"), std::string::npos) << text;
+  EXPECT_NE(text.find("pad_h      no              0  0..65535"), std::string::npos) << text;
+}
+
+}  // namespace
+}  // namespace mculab::cli
+
+namespace mculab::cli {
+namespace {
+
+TEST(ResultsJson, MemoryIsTheApisObjectNotAList) {
+  v1::Results r = TwoCaseResults("cycles");
+  EXPECT_TRUE(nlohmann::json::parse(ResultsJson(r))["memory"].is_null());
+  auto add = [&](int c, const char* source, const char* category, int used, int reserved) {
+    auto* m = r.add_memory();
+    m->set_case_index(c);
+    m->set_source(source);
+    m->set_category(category);
+    m->set_used(used);
+    m->set_reserved(reserved);
+  };
+  add(-1, "elf", "flash.text", 4096, 0);
+  add(-1, "elf", "ram.bss", 512, 0);
+  add(0, "runner", "arena", 100, 1000);
+  add(1, "runner", "arena", 300, 1000);
+  const auto j = nlohmann::json::parse(ResultsJson(r))["memory"];
+  EXPECT_EQ(j, nlohmann::json::parse(R"({"flash": {"text_bytes": 4096}, "ram": {"bss_bytes": 512},
+      "runner": {"arena_used_bytes": 300, "arena_reserved_bytes": 1000}})"))
+      << j.dump();
 }
 
 }  // namespace

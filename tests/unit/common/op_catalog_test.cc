@@ -27,5 +27,18 @@ TEST(OpCatalog, ValidateNamesTheWrongParameter) {
   EXPECT_FALSE(ValidateCaseParams(fc, {1, 2}).ok());
 }
 
+TEST(OpCatalog, AParameterAboveTheKernelsLimitIsRefusedNamingTheLimit) {
+  const OpInfo& conv = *FindOp("conv2d_s8");
+  auto s = ValidateCaseParams(conv, {1, 3, MCULAB_MAX_DIM + 1, 8, 4, 3, 3, 0, 0, 1, 1});
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().message,
+            "conv2d_s8 parameter H must be <= 65535 (the kernel's limit), got 65536");
+  EXPECT_TRUE(ValidateCaseParams(conv, {1, 3, MCULAB_MAX_DIM, 8, 4, 3, 3, 0, 0, 1, 1}).ok());
+  const OpInfo& cal = *FindOp("calibrate");
+  EXPECT_FALSE(ValidateCaseParams(cal, {MCULAB_CAL_NUM_KINDS, 10}).ok());
+  EXPECT_FALSE(ValidateCaseParams(cal, {0, MCULAB_CAL_MAX_LOOPS + 1}).ok());
+  EXPECT_NE(conv.limits.find("kernel_h * kernel_w * C <= 65536"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace mculab

@@ -287,7 +287,7 @@ TEST(FormatEvents, OneRecordPerEventWithOneDataLine) {
             "event: job\ndata: {\"id\":3,\"state\":\"running\",\"progress_done\":4,"
             "\"progress_total\":10,\"board\":\"host-0\",\"message\":\"line one\\nline <two>\"}\n\n"
             "event: board\ndata: {\"name\":\"an547-0\",\"kind\":\"\",\"agent\":\"\","
-            "\"state\":\"offline\",\"health\":\"good\",\"emulated\":false,"
+            "\"state\":\"offline\",\"health\":\"good\",\"emulated\":false,\"measured\":\"silicon\","
             "\"tags\":{\"cpu\":\"cortex-m55\"},\"current_job\":0,\"queue_length\":0,"
             "\"holder\":\"\",\"lease_until_ms\":0,\"note\":\"\"}\n\n");
 }

@@ -15,6 +15,7 @@
 #include "fakes.h"
 #include "server/http/auth.h"
 #include "server/http/event_stream.h"
+#include "server/http/json_views.h"
 #include "server/http/router.h"
 
 namespace mculab::server::http {
@@ -92,6 +93,8 @@ class HttpRouterTest : public ::testing::Test {
       b->set_name(name);
       b->set_kind(kind);
       b->set_emulated(emulated);
+      // As the agent tags every board of backend "host" (agent/boards/make_boards.cc).
+      if (std::string_view(kind) == "host") (*b->mutable_tags())["timing"] = "host";
     }
     auto session = lab_->ConnectAgent(testing::AgentCaller(reg.agent()), reg, agent_);
     ASSERT_TRUE(session.ok());
@@ -874,6 +877,68 @@ TEST_F(HttpRouterTest, CompareMatchesCasesByIdAndShowsMissingOnesAsNull) {
   EXPECT_EQ(c["cases"][2]["id"], 20) << "cases only a later job has come last";
   EXPECT_EQ(c["cases"][2]["medians"], Json::parse("[null, 200.0]"));
   EXPECT_EQ(c["cases"][2]["params"], Json::parse("[1, 9, 4]"));
+}
+
+TEST_F(HttpRouterTest, HostResultsAreLabelledHostNeitherSiliconNorEmulated) {
+  lab_->DisconnectAgent(session_, "test");
+  const JobId queued = Submit(Conv(1, 3));  // host-0 is offline now: not started
+  Json page = GetJson("/api/v1/jobs");
+  ASSERT_EQ(page["jobs"][0]["id"], queued);
+  EXPECT_EQ(page["jobs"][0]["measured"], "host") << "labelled by the host board of its kind";
+  EXPECT_EQ(GetJson("/api/v1/jobs/" + std::to_string(queued))["job"]["measured"], "host");
+  Json boards = GetJson("/api/v1/boards")["boards"];
+  EXPECT_EQ(boards[0]["measured"], "emulated");
+  EXPECT_EQ(boards[1]["measured"], "host");
+}
+
+TEST_F(HttpRouterTest, ARunOnTheHostRunnerIsLabelledHostFromItsHello) {
+  const JobId host = RunJob(Conv(1, 3), Constant(100, 3));
+  Json d = GetJson("/api/v1/jobs/" + std::to_string(host));
+  EXPECT_EQ(d["job"]["measured"], "host");
+  EXPECT_EQ(d["provenance"]["measured"], "host");
+  EXPECT_EQ(d["provenance"]["emulated"], false);
+  const JobId qemu = RunJob(Conv(1, 3), Constant(100, 3), /*emulated=*/true);
+  EXPECT_EQ(GetJson("/api/v1/jobs/" + std::to_string(qemu))["provenance"]["measured"], "emulated");
+}
+
+TEST_F(HttpRouterTest, CompareRefusesARatioBetweenJobsInDifferentUnits) {
+  const JobId ns = RunJob(Conv(1, 3), Constant(100, 3));
+  const JobId cycles = RunJob(Conv(1, 3), Constant(300, 3), /*emulated=*/true);
+  Json c = GetJson("/api/v1/compare?jobs=" + std::to_string(ns) + "," + std::to_string(cycles));
+  EXPECT_EQ(c["jobs"][0]["measured"], "host");
+  EXPECT_EQ(c["jobs"][1]["measured"], "emulated");
+  ASSERT_TRUE(c["ratio_refused"].is_string()) << c.dump();
+  EXPECT_NE(c["ratio_refused"].get<std::string>().find("different units (cycles,ns)"),
+            std::string::npos)
+      << c["ratio_refused"];
+  EXPECT_EQ(c["cases"][0]["medians"], Json::parse("[100.0, 300.0]")) << "medians still shown";
+  EXPECT_EQ(c["cases"][0]["ratios"], Json::parse("[null, null]")) << "no verdict";
+  const JobId ns2 = RunJob(Conv(1, 3), Constant(200, 3));
+  Json same = GetJson("/api/v1/compare?jobs=" + std::to_string(ns) + "," + std::to_string(ns2));
+  EXPECT_TRUE(same["ratio_refused"].is_null());
+  EXPECT_DOUBLE_EQ(same["cases"][0]["ratios"][1]["ratio"].get<double>(), 2.0);
+}
+
+TEST(ComparisonJson, RefusesARatioBetweenEmulatedAndSiliconJobsInTheSameUnit) {
+  Comparison c;
+  c.jobs = {ComparedJob{1, "", "conv2d_s8", "an547-0", "cycles", /*emulated=*/true},
+            ComparedJob{2, "", "conv2d_s8", "h743-0", "cycles", /*emulated=*/false}};
+  ComparedCase cc;
+  cc.medians = {100.0, 50.0};
+  cc.ratios = {std::nullopt, RatioInterval{0.5, 0.4, 0.6, true}};
+  c.cases = {cc};
+  auto view = [](const Comparison& cmp) { return Json::parse(Dump(ComparisonJson(cmp))); };
+  Json j = view(c);
+  EXPECT_EQ(j["jobs"][0]["measured"], "emulated");
+  EXPECT_EQ(j["jobs"][1]["measured"], "silicon");
+  ASSERT_TRUE(j["ratio_refused"].is_string());
+  EXPECT_NE(j["ratio_refused"].get<std::string>().find("different kinds (emulated,silicon)"),
+            std::string::npos)
+      << j["ratio_refused"];
+  EXPECT_TRUE(j["cases"][0]["ratios"][1].is_null());
+  c.jobs[0].emulated = false;
+  EXPECT_TRUE(view(c)["ratio_refused"].is_null());
+  EXPECT_EQ(view(c)["cases"][0]["ratios"][1]["significant"], true);
 }
 
 // ---- boards, events, metrics ----

@@ -168,8 +168,9 @@ test('a job page draws its plot and histogram and shows its statistics with unit
   assert.match(await page.locator('#cases-table thead').textContent(), new RegExp(`median \\(${unit}\\)`));
 
   const label = await page.locator('#measured-label .measure-word').textContent();
-  const emulated = detail.provenance ? detail.provenance.emulated : job.emulated;
-  assert.equal(label, emulated ? 'EMULATED RESULTS' : 'SILICON RESULTS');
+  const measured = (detail.provenance && detail.provenance.measured) || job.measured ||
+      (job.emulated ? 'emulated' : 'silicon');
+  assert.equal(label, { emulated: 'EMULATED RESULTS', host: 'HOST RESULTS (native)', silicon: 'SILICON RESULTS' }[measured]);
   assert.ok(await page.locator('#measured-label').isVisible());
 
   await page.locator('#plot-line canvas').waitFor();
@@ -251,12 +252,13 @@ test('compare shows a ratio with its interval and a verdict for every case', asy
 test('compare warns when emulated and silicon results are mixed', async () => {
   let pair;
   if (FIXTURE) {
-    pair = [ids.hostBaseline, ids.emulated];
+    pair = [ids.emulated, ids.silicon];
   } else {
     const jobs = await succeededJobs();
     const em = jobs.find((j) => j.emulated);
-    const si = em && jobs.find((j) => !j.emulated && j.op === em.op);
-    if (!em || !si) return;  // a real lab with one kind of board: nothing to mix
+    // Silicon, not the host board: a host process has its own label (HOST) and warning.
+    const si = em && jobs.find((j) => j.measured === 'silicon' && j.op === em.op);
+    if (!em || !si) return;  // a real lab without silicon boards: nothing to mix
     pair = [si.id, em.id];
   }
   const { page, w } = await openPage(desktop.context, `compare.html?jobs=${pair.join(',')}`);

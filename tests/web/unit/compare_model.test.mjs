@@ -46,3 +46,20 @@ test('verdicts are counted per compared job', () => {
   assert.deepEqual(verdictCounts(cases, 1), { regression: 1, improvement: 1, unchanged: 0, missing: 0 });
   assert.deepEqual(verdictCounts(cases, 2), { regression: 0, improvement: 0, unchanged: 1, missing: 1 });
 });
+
+test('no ratio between jobs of different kinds or units; the server\'s reason wins', async () => {
+  const { ratioRefusal } = await import('../../../web/js/compare_model.js');
+  assert.equal(ratioRefusal({ jobs: [{ unit: 'ns', measured: 'host' }, { unit: 'ns', measured: 'host' }] }), '');
+  assert.match(ratioRefusal({ jobs: [{ unit: 'cycles', emulated: true }, { unit: 'cycles', measured: 'silicon' }] }),
+      /different kinds \(emulated, silicon\)/);
+  assert.match(ratioRefusal({ jobs: [{ unit: 'ns', measured: 'host' }, { unit: 'cycles', measured: 'host' }] }),
+      /different units \(ns, cycles\)/);
+  assert.equal(ratioRefusal({ ratio_refused: 'because', jobs: [] }), 'because');
+});
+
+test('host, emulated and silicon jobs mixed are named in one warning', () => {
+  const w = compareWarnings([{ id: 1, measured: 'host', unit: 'ns', op: 'a' },
+    { id: 2, emulated: true, unit: 'ns', op: 'a' }]);
+  assert.equal(w.length, 1);
+  assert.match(w[0].text, /^Emulated and host results are mixed: #2 ran on an emulator.*#1 ran as a native host process/);
+});

@@ -42,7 +42,7 @@ function boardRow(b) {
       h('td', {}, lease(b)),
       h('td', {}, b.current_job > 0 ? h('a', { href: `job.html?id=${b.current_job}` }, `#${b.current_job}`) : '-'),
       h('td', { class: 'num' }, formatCount(b.queue_length || 0)),
-      h('td', {}, measuredBadge(b.emulated)),
+      h('td', {}, measuredBadge(b)),
       h('td', { class: 'col-kind' }, b.kind || '-'),
       h('td', {}, b.agent || '-'),
       h('td', {}, tags(b.tags)),

@@ -1,7 +1,7 @@
 // Compare page: two or more jobs, per case the ratio of medians to the first job with its 95%
 // interval; significant regressions and improvements marked by class and by words.
 import { apiGet, describeApiError } from '../api.js';
-import { VERDICT_TEXT, classifyRatio, compareWarnings, verdictCounts } from '../compare_model.js';
+import { VERDICT_TEXT, classifyRatio, compareWarnings, ratioRefusal, verdictCounts } from '../compare_model.js';
 import { h, measuredBadge, messageBox, replaceChildren, scrollTable } from '../dom.js';
 import { formatNumber, formatRatio, paramsText } from '../format.js';
 import { initLayout, setTitle } from '../layout.js';
@@ -49,7 +49,7 @@ function jobsTable(jobs) {
           h('td', {}, j.op || '-'),
           h('td', {}, j.board || '-'),
           h('td', {}, j.unit || '-'),
-          h('td', {}, measuredBadge(j.emulated))))));
+          h('td', {}, measuredBadge(j))))));
   return scrollTable(table, 'compared jobs');
 }
 
@@ -66,7 +66,7 @@ function summaryList(res) {
   return list;
 }
 
-function casesTable(res) {
+function casesTable(res, refused) {
   const base = res.jobs[0];
   const others = res.jobs.slice(1);
   // Ratios first (what the page is for, and what a phone shows without scrolling), medians after.
@@ -82,6 +82,10 @@ function casesTable(res) {
         h('th', { scope: 'row', class: 'case-cell' }, h('span', { class: 'case-id' }, String(c.id)),
             h('span', { class: 'params' }, paramsText(res.param_names, c.params))));
     for (let k = 1; k < res.jobs.length; k++) {
+      if (refused) {
+        tr.append(h('td', { class: ['ratio', 'ratio-refused'], dataset: { verdict: 'refused' } }, 'no ratio'));
+        continue;
+      }
       const r = ratios[k];
       const verdict = classifyRatio(r);
       tr.append(h('td', { class: ['ratio', `verdict-${verdict}`], dataset: { verdict } },
@@ -93,7 +97,7 @@ function casesTable(res) {
   }
   const table = h('table', { class: 'data compare', id: 'compare-table' }, h('thead', {}, head), body);
   return [
-    h('p', { class: 'table-note' }, 'Ratio = median of the job / median of the baseline (above 1 is slower), ' +
+    refused ? h('p', { class: 'table-note' }, 'Medians side by side; no ratio (see above).') : h('p', { class: 'table-note' }, 'Ratio = median of the job / median of the baseline (above 1 is slower), ' +
         'with a bootstrap 95% interval; significant when the interval excludes 1.'),
     scrollTable(table, 'per-case ratios'),
   ];
@@ -134,10 +138,13 @@ async function load() {
   replaceChildren(messages, compareWarnings(res.jobs).map((w) =>
     messageBox('warning', h('strong', {}, 'Careful: '), w.text)));
   for (const box of messages.querySelectorAll('.message-warning')) box.classList.add('compare-warning');
+  const refused = ratioRefusal(res);
   replaceChildren(results,
       jobsTable(res.jobs),
-      summaryList(res),
-      res.cases.length ? casesTable(res) : messageBox('info', 'These jobs have no cases in common.'));
+      refused
+        ? h('div', { id: 'compare-refused' }, messageBox('error', h('strong', {}, 'No ratio: '), refused, '.'))
+        : summaryList(res),
+      res.cases.length ? casesTable(res, refused) : messageBox('info', 'These jobs have no cases in common.'));
 }
 
 load();

@@ -222,7 +222,7 @@ function jobRow(job) {
     created: h('td', { class: 'col-created nowrap' }, formatTime(job.created_ms)),
     progress: progressCell(job),
     size: h('td', { class: 'col-size num' }, `${job.num_cases} × ${job.iterations}`),
-    measured: h('td', { class: 'col-measured' }, measuredBadge(job.emulated)),
+    measured: h('td', { class: 'col-measured' }, measuredBadge(job)),
   };
   return h('tr', { dataset: { jobId: job.id } }, COLUMNS.map(([key]) => cells[key]));
 }

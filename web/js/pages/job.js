@@ -7,7 +7,7 @@ import {
   badge, downloadLink, h, measuredBadge, messageBox, replaceChildren, scrollTable,
 } from '../dom.js';
 import {
-  formatCount, formatNumber, formatPercent, formatProgress, formatTime, jobDuration, paramsText,
+  formatCount, formatNumber, formatPercent, formatProgress, formatTime, jobDuration, measuredKind, paramsText,
 } from '../format.js';
 import { histogramBins, histogramFromServer } from '../histogram.js';
 import { initLayout, setTitle } from '../layout.js';
@@ -74,15 +74,26 @@ function rememberCase() {
 }
 
 // ---- sections ---------------------------------------------------------------------------------
-function isEmulated() {
+// 'emulated', 'host' or 'silicon': the runner's HELLO once the run started, else the board's.
+function measured() {
   const p = detail.provenance;
-  if (p && p.runner_version) return p.emulated === true;
-  return detail.job.emulated === true;
+  return measuredKind(p && p.runner_version ? p : detail.job);
+}
+function isEmulated() {
+  return measured() === 'emulated';
 }
 
 function renderBanner() {
   const p = detail.provenance || {};
-  if (isEmulated()) {
+  if (measured() === 'host') {
+    const where = [p.board || detail.job.assigned_board, p.cpu].filter(Boolean).join(', ');
+    replaceChildren(banner, h('div', { class: 'measure-banner host', role: 'note', id: 'measured-label' },
+        h('strong', { class: 'measure-word' }, 'HOST RESULTS (native)'),
+        h('span', {}, ` The runner ran as a native Linux process${where ? ` (${where})` : ''}, timed by ` +
+            "the host's clock: neither an MCU nor an emulator. Use it to check a workload, not to " +
+            'predict a microcontroller.'),
+        p.note ? h('span', { class: 'measure-note' }, ` Run note: ${p.note}`) : null));
+  } else if (isEmulated()) {
     replaceChildren(banner, h('div', { class: 'measure-banner emulated', role: 'note', id: 'measured-label' },
         h('strong', { class: 'measure-word' }, 'EMULATED RESULTS'),
         h('span', {}, ' These figures come from an emulator: they count executed instructions in ' +
@@ -111,7 +122,7 @@ function dl(pairs, cls) {
 function renderSummary() {
   const j = detail.job;
   setTitle(`job #${j.id}${j.label ? ` · ${j.label}` : ''}`);
-  replaceChildren(title, `Job #${j.id} `, badge('state', j.state), ' ', measuredBadge(isEmulated()));
+  replaceChildren(title, `Job #${j.id} `, badge('state', j.state), ' ', measuredBadge(measured()));
   replaceChildren(summary,
       j.label ? h('p', { class: 'job-label' }, h('span', { class: 'muted' }, 'label: '), h('span', { id: 'job-label' }, j.label)) : null,
       j.message ? messageBox(j.state === 'failed' || j.state === 'timed_out' ? 'error' : 'info',
@@ -174,40 +185,53 @@ function renderCases() {
   replaceChildren(caseSelect, cases.map((c) => h('option', { value: String(c.index) }, caseName(c))));
   caseSelect.value = String(caseIndex);
 
-  const unit = unitOf(cases[0]);
-  const emulated = isEmulated();
+  // A case that never ran (the job was queued, cancelled, timed out or refused before it) has no
+  // statistics and no checksum verdict: "not run", never zeros and MISMATCH.
+  const ran = (c) => c.n > 0;
+  const unit = unitOf(cases.find(ran) || cases[0]);
   const u = (name) => [name, h('span', { class: 'unit' }, ` (${unit})`)];
   const head = h('tr', {},
       h('th', { scope: 'col' }, 'case'), h('th', { scope: 'col', class: 'num' }, 'n'),
       ...['min', 'median', 'mean', 'p90', 'p99', 'stddev', 'max', 'overhead']
-          .map((s) => h('th', { scope: 'col', class: 'num' }, u(s))),
+          .map((s) => h('th', { scope: 'col', class: ['num', `stat-${s}`] }, u(s))),
       h('th', { scope: 'col', class: 'num' }, 'cv'), h('th', { scope: 'col' }, 'checksum'));
   const body = h('tbody', {});
   for (const c of cases) {
+    if (!ran(c)) {
+      body.append(h('tr', { dataset: { caseIndex: c.index }, class: ['not-run', c.index === caseIndex ? 'selected' : null] },
+          h('th', { scope: 'row', class: 'case-cell' }, h('span', { class: 'case-id' }, String(c.id)),
+              h('span', { class: 'params' }, paramsText(detail.param_names, c.params))),
+          h('td', { class: 'not-run-cell', colspan: '11' }, 'not run')));
+      continue;
+    }
     const tr = h('tr', { dataset: { caseIndex: c.index }, class: c.index === caseIndex ? 'selected' : null },
         h('th', { scope: 'row', class: 'case-cell' },
             h('button', { type: 'button', class: 'linkish case-id', title: 'plot this case', on: { click: () => selectCase(c.index) } },
                 String(c.id)),
             h('span', { class: 'params' }, paramsText(detail.param_names, c.params))),
         h('td', { class: 'num' }, formatCount(c.n)),
-        ...[c.min, c.median, c.mean, c.p90, c.p99, c.stddev, c.max, c.overhead]
-            .map((v) => h('td', { class: 'num' }, formatNumber(v))),
+        ...[['min', c.min], ['median', c.median], ['mean', c.mean], ['p90', c.p90], ['p99', c.p99],
+          ['stddev', c.stddev], ['max', c.max], ['overhead', c.overhead]]
+            .map(([s, v]) => h('td', { class: ['num', `stat-${s}`] }, formatNumber(v))),
         h('td', { class: 'num' }, formatPercent(c.cv)),
         c.checksum_verified === false
           ? h('td', { class: 'checksum-unverified' }, 'not verified (custom firmware)')
-          : h('td', { class: c.checksum_ok ? 'checksum-ok' : 'checksum-bad' }, c.checksum_ok ? 'ok' : 'MISMATCH'));
+          : c.checksum_ok === null || c.checksum_ok === undefined
+            ? h('td', { class: 'checksum-pending' }, 'not reported yet')
+            : h('td', { class: c.checksum_ok ? 'checksum-ok' : 'checksum-bad' }, c.checksum_ok ? 'ok' : 'MISMATCH'));
     body.append(tr);
   }
   const table = h('table', { class: 'data cases', id: 'cases-table' },
-      h('caption', {}, measuredBadge(emulated), ` ${unit}`),
+      h('caption', {}, measuredBadge(measured()), ` ${unit}`),
       h('thead', {}, head), body);
   replaceChildren(casesSection, h('h2', {}, 'Per-case statistics'),
-      h('p', { class: 'table-note' }, `All figures in ${unit}${emulated ? ' (emulated)' : ''}. Overhead is the ` +
+      h('p', { class: 'table-note' }, `All figures in ${unit}${measured() === 'silicon' ? '' : ` (${measured()})`}. Overhead is the ` +
           "runner's empty measured region, shown beside the figures and never subtracted. cv = stddev / mean."),
       scrollTable(table, 'per-case statistics'));
 }
 
-function cellText(v) {
+function cellText(v, column) {
+  if (column === 'share' && typeof v === 'number') return `${formatNumber(Math.round(v * 1000) / 10)} %`;
   if (typeof v === 'number') return formatNumber(v);
   if (typeof v === 'string') return v;
   if (typeof v === 'boolean') return v ? 'yes' : 'no';
@@ -225,7 +249,7 @@ function renderOps() {
   const table = h('table', { class: 'data', id: 'ops-table' },
       h('thead', {}, h('tr', {}, columns.map((c) => h('th', { scope: 'col' }, c)))),
       h('tbody', {}, ops.map((row) => h('tr', {},
-          columns.map((c) => h('td', { class: typeof row[c] === 'number' ? 'num' : null }, cellText(row[c])))))));
+          columns.map((c) => h('td', { class: typeof row[c] === 'number' ? 'num' : null }, cellText(row[c], c)))))));
   replaceChildren(opsSection, h('h2', {}, 'Per-operator breakdown'), scrollTable(table, 'per-operator breakdown'));
 }
 
@@ -261,7 +285,7 @@ function renderProvenance() {
   provenanceSection.hidden = !present;
   if (!present) return;
   replaceChildren(provenanceSection, h('h2', {}, 'Provenance'), dl([
-    ['measured', measuredBadge(p.emulated)],
+    ['measured', measuredBadge(p)],
     ['board', p.board ? `${p.board} (${p.board_kind})` : ''],
     ['board serial', p.board_serial],
     ['agent', p.agent],
