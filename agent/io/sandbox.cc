@@ -20,6 +20,10 @@ namespace fs = std::filesystem;
 // program needs besides /usr.
 constexpr const char* kSystemRoots[] = {"/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"};
 
+// The namespaces mode copies the run's files into its folder up to this size (runners, ELFs,
+// plugins); a larger file (an FVP installation) is used in place.
+constexpr std::uintmax_t kMaxCopiedFile = 64u << 20;
+
 bool Under(const fs::path& p, const fs::path& dir) {
   auto rel = p.lexically_relative(dir);
   return !rel.empty() && *rel.begin() != "..";
@@ -147,9 +151,42 @@ Result<std::vector<std::string>> Sandbox::Wrap(const std::vector<std::string>& a
     if (!uid_) out.push_back("--user");
     out.push_back("--");
     out.insert(out.end(), drop_privileges.begin(), drop_privileges.end());
+    // Without a mount namespace the unprivileged user sees the host's files as they are: the
+    // files the run needs may sit where it cannot read them (a build under /root). Copies in the
+    // run's folder, owned by the user, take their place on the command line.
+    std::vector<std::string> args(argv.begin(), argv.end());
+    args[0] = program_path.string();
+    if (uid_) {
+      std::vector<fs::path> files = {program_path};
+      files.insert(files.end(), read_only.begin(), read_only.end());
+      const fs::path copies = work_dir / ".sandbox-files";
+      int n = 0;
+      for (const auto& f : files) {
+        const fs::path abs = fs::absolute(f, ec).lexically_normal();
+        if (ec || Under(abs, "/usr") || !fs::is_regular_file(abs, ec)) continue;
+        if (fs::file_size(abs, ec) > kMaxCopiedFile || ec) continue;
+        fs::create_directories(copies, ec);
+        const fs::path copy = copies / (std::to_string(n++) + "-" + abs.filename().string());
+        if (!fs::copy_file(abs, copy, fs::copy_options::overwrite_existing, ec) || ec) {
+          return MakeError(ErrorCode::kInternal,
+                           "copying " + abs.string() + " into the run's folder: " + ec.message());
+        }
+        for (const fs::path& p : {copies, copy}) {
+          if (::chown(p.c_str(), *uid_, *gid_) != 0) {
+            return MakeError(ErrorCode::kInternal, ErrnoMessage("chown " + p.string(), errno));
+          }
+        }
+        for (auto& a : args) {
+          for (std::size_t at = a.find(abs.string()); at != std::string::npos;
+               at = a.find(abs.string(), at + copy.string().size())) {
+            a.replace(at, abs.string().size(), copy.string());
+          }
+        }
+      }
+    }
     out.insert(out.end(), {"/usr/bin/env", "-i", "PATH=/usr/bin:/bin", "HOME=" + work_dir.string(),
-                           "LC_ALL=C", program_path.string()});
-    out.insert(out.end(), argv.begin() + 1, argv.end());
+                           "LC_ALL=C"});
+    out.insert(out.end(), args.begin(), args.end());
     return out;
   }
 

@@ -15,7 +15,8 @@
 // capabilities), `mode = "namespaces"` (or "auto", which falls back to it and says why) keeps
 // everything above except the private view of the file system: util-linux's `unshare` gives the
 // process no network, no other process, no IPC, and `setpriv` an unprivileged user, so it reads
-// only what that user may read.
+// only what that user may read. The files a run is given are copied into its folder (owned by
+// that user) and the command line names the copies, since the originals may be out of its reach.
 //
 // Thread-safety: a value type; Wrap() and PrepareWorkDir() may be called from any thread.
 #pragma once

@@ -177,6 +177,32 @@ TEST_F(SandboxTest, CannotReadTheAgentsPrivateFilesInAnyMode) {
   }
 }
 
+// Without a mount namespace the runner runs as nobody over the host's files: a runner or ELF built
+// under /root (0700) must still be usable, through copies in the run's folder.
+TEST_F(SandboxTest, NamespacesModeRunsFilesFromAFolderOnlyRootCanEnter) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root (the sandbox then drops to nobody)";
+  auto ns = Sandbox::Create(MakeSandboxConfig("namespaces"));
+  ASSERT_TRUE(ns.ok()) << ns.error().message;
+  fs::permissions(secret_->path(), fs::perms::owner_all);  // 0700, like /root
+  const fs::path program = secret_->path() / "runner.sh";
+  std::ofstream(program) << "#!/bin/sh\nid -u\ncat \"$1\"\n";
+  fs::permissions(program, fs::perms::owner_all);
+  const fs::path data = secret_->path() / "firmware.elf";
+  std::ofstream(data) << "ELF-CONTENT\n";
+  ASSERT_TRUE(ns->PrepareWorkDir(work_->path()).ok());
+  auto argv = ns->Wrap({program.string(), data.string()}, {data}, work_->path());
+  ASSERT_TRUE(argv.ok()) << argv.error().message;
+  auto r = RealProcessRunner().Run(*argv, std::chrono::seconds(20));
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_TRUE(r->status.success()) << r->output;
+  EXPECT_THAT(r->output, HasSubstr("ELF-CONTENT"));
+  EXPECT_THAT(r->output, Not(HasSubstr("\n0\n")));
+  EXPECT_NE(r->output.rfind("0\n", 0), 0u) << "ran as root: " << r->output;
+  // The token next to them stays out of reach: it was not given.
+  auto t = RunInside(*ns, "cat " + token_.string(), work_->path());
+  EXPECT_THAT(t.out, Not(HasSubstr("mcl_a_secret")));
+}
+
 TEST(SandboxConfig, OffMeansTheCommandLineIsUnchanged) {
   auto s = Sandbox::Create(MakeSandboxConfig("off"));
   ASSERT_TRUE(s.ok());
