@@ -307,6 +307,23 @@ TEST_F(HttpServerTest, ConnectionsFromOneAddressAreCapped) {
   }));
 }
 
+TEST_F(HttpServerTest, AStreamWhoseUnwrittenEventsPassTheBoundIsEnded) {
+  server_->Stop();
+  HttpServerOptions options;
+  options.max_stream_pending_bytes = 100;  // less than one job event
+  auto server = HttpServer::Start(*router_, "127.0.0.1:0", options);
+  ASSERT_TRUE(server.ok());
+  server_ = std::move(*server);
+  Client c(server_->address());
+  c.Send(GetRequest("/api/v1/events"));
+  ASSERT_TRUE(c.ReadUntil(": connected\n\n"));
+  ASSERT_TRUE(Eventually([&] { return server_->event_streams() == 1; }));
+  Submit();
+  EXPECT_TRUE(c.ReadToEnd());
+  EXPECT_TRUE(c.received().ends_with("0\r\n\r\n")) << "the last chunk ends the stream";
+  EXPECT_EQ(c.received().find("event: job"), std::string::npos) << "the events were dropped";
+}
+
 TEST_F(HttpServerTest, RevokingTheTokenOfAnOpenEventStreamEndsIt) {
   auto member = lab_->accounts().AddUser("mia", "member");
   ASSERT_TRUE(member.ok());

@@ -1894,6 +1894,22 @@ TEST_F(LabAbuseTest, RevokingAUsersTokenEndsTheirWatchesAndFeeds) {
   EXPECT_TRUE(feed->ended());
 }
 
+TEST_F(LabAbuseTest, ARevocationByAnotherProcessEndsAWatchAtTheNextPeriodicCheck) {
+  ConnectHostAgent();
+  JobId job = Submit(FcJob());
+  const Caller viewer = WithToken("vera", "viewer");
+  auto watch = lab_->Watch(viewer, job);
+  ASSERT_TRUE(watch.ok());
+  ASSERT_TRUE((*watch)->TryNext().has_value());
+  // `mculab-server admin token revoke` is another process: its Accounts shares only the store.
+  Accounts admin(*store_, clock_);
+  ASSERT_TRUE(admin.Revoke(token_).ok());
+  // The Lab's checker (every kRevocationCheckPeriod) ends the watch; Next waits at most 10 s.
+  EXPECT_FALSE((*watch)->Next(std::chrono::seconds(10)).has_value());
+  EXPECT_TRUE((*watch)->Ended());
+  EXPECT_NE((*watch)->failure().find("revoked"), std::string::npos);
+}
+
 TEST_F(LabAbuseTest, QueuedJobsPerUserAreCappedNamingTheConfigKey) {
   config_.max_queued_jobs_per_user = 2;
   RestartLab();
