@@ -16,10 +16,12 @@ constexpr const char* kBackends[] = {"qemu", "host", "pyocd", "fake"};
 
 const std::set<std::string> kAgentKeys = {"name", "server", "spool_dir", "heartbeat_ms",
                                           "token_file"};
+const std::set<std::string> kSandboxKeys = {"mode", "bwrap", "user"};
 const std::set<std::string> kCommonBoardKeys = {"name", "kind",      "backend",
                                                 "tags", "timeout_s", "ram_bytes"};
 const std::map<std::string, std::set<std::string>> kBackendKeys = {
-    {"qemu", {"firmware", "qemu", "icount_shift", "workload_addr", "qemu_plugin"}},
+    {"qemu",
+     {"firmware", "qemu", "icount_shift", "workload_addr", "qemu_plugin", "allow_custom_runners"}},
     {"host", {"runner", "allow_custom_runners"}},
     {"pyocd", {"firmware", "serial", "target", "console", "baud", "workload_addr", "pyocd"}},
     {"fake", {"fault", "fault_case", "sample_delay_ms"}},
@@ -240,8 +242,9 @@ Result<AgentConfig> ParseAgentConfig(std::string_view text, const std::string& s
   Reader r(source, base_dir);
   AgentConfig cfg;
   for (const auto& [k, v] : root) {
-    if (k.str() != "agent" && k.str() != "board") {
-      return r.Fail(&v, std::string(k.str()), "unknown section (expected [agent] and [[board]])");
+    if (k.str() != "agent" && k.str() != "board" && k.str() != "sandbox") {
+      return r.Fail(&v, std::string(k.str()),
+                    "unknown section (expected [agent], [sandbox] and [[board]])");
     }
   }
   if (const toml::node* a = root.get("agent")) {
@@ -258,6 +261,24 @@ Result<AgentConfig> ParseAgentConfig(std::string_view text, const std::string& s
     if (auto s = r.Path(t, "spool_dir", cfg.spool_dir); !s) return s.error();
     if (auto s = r.Integer(t, "heartbeat_ms", cfg.heartbeat_ms, 100, 600'000); !s) return s.error();
     if (auto s = r.Path(t, "token_file", cfg.token_file); !s) return s.error();
+  }
+  if (const toml::node* sb = root.get("sandbox")) {
+    if (!sb->is_table()) return r.Fail(sb, "sandbox", "must be a table: [sandbox]");
+    const toml::table& t = *sb->as_table();
+    r.SetContext("[sandbox]");
+    for (const auto& [k, v] : t) {
+      if (!kSandboxKeys.count(std::string(k.str()))) {
+        return r.Fail(&v, std::string(k.str()), "unknown key (known: " + Join(kSandboxKeys) + ")");
+      }
+    }
+    if (auto s = r.String(t, "mode", cfg.sandbox.mode); !s) return s.error();
+    const std::string& m = cfg.sandbox.mode;
+    if (m != "bwrap" && m != "auto" && m != "namespaces" && m != "off") {
+      return r.Fail(t.get("mode"), "mode",
+                    "\"" + m + "\" is not one of: " + std::string(SandboxModes()));
+    }
+    if (auto s = r.String(t, "bwrap", cfg.sandbox.bwrap); !s) return s.error();
+    if (auto s = r.String(t, "user", cfg.sandbox.user); !s) return s.error();
   }
   const toml::node* boards = root.get("board");
   if (!boards) {

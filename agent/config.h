@@ -1,11 +1,13 @@
 // The agent's configuration file (TOML; every key is documented in deploy/agent.example.toml):
 //
 //   [agent]   name, server, spool_dir, heartbeat_ms, token_file
+//   [sandbox] enabled, bwrap, user (agent/io/sandbox.h: how jobs' runners are confined)
 //   [[board]] name, kind, backend = "qemu" | "host" | "pyocd" | "fake", tags = {cpu = "..."},
 //             timeout_s, ram_bytes, and per backend:
 //             qemu:  firmware, qemu, icount_shift, workload_addr, qemu_plugin (the counting
-//                    plugin; default: ../lib/libmculab-qemu-counters.so beside mculab-agent)
-//             host:  runner
+//                    plugin; default: ../lib/libmculab-qemu-counters.so beside mculab-agent),
+//                    allow_custom_runners
+//             host:  runner, allow_custom_runners
 //             pyocd: firmware, serial, target, console, baud, workload_addr, pyocd
 //             fake:  fault, fault_case, sample_delay_ms
 //
@@ -22,6 +24,7 @@
 #include <string_view>
 #include <vector>
 
+#include "agent/io/sandbox.h"
 #include "common/result.h"
 
 namespace mculab::agent {
@@ -35,7 +38,7 @@ struct BoardConfig {
   std::uint64_t ram_bytes = 0;
   std::filesystem::path firmware;     // qemu, pyocd
   std::filesystem::path runner;       // host
-  bool allow_custom_runners = false;  // host: run jobs' uploaded executables (not sandboxed)
+  bool allow_custom_runners = false;  // qemu, host: run jobs' uploaded runners (in the sandbox)
   std::string qemu = "qemu-system-arm";
   std::filesystem::path qemu_plugin;  // qemu: the QEMU counting plugin (emulated events)
   int icount_shift = 5;
@@ -56,6 +59,7 @@ struct AgentConfig {
   std::filesystem::path spool_dir;  // default: $MCULAB_HOME/agent/<name>/spool
   std::uint32_t heartbeat_ms = 2000;
   std::filesystem::path token_file;  // optional: bearer token sent to the server
+  SandboxConfig sandbox;
   std::vector<BoardConfig> boards;
 };
 

@@ -126,9 +126,22 @@ int main(int argc, char** argv) {
 
   auto spool = Spool::Open(cfg->spool_dir);
   if (!spool) return Fail(spool.error().message);
+  auto sandbox = Sandbox::Create(cfg->sandbox);
+  if (!sandbox) return Fail(config_path + ": [sandbox]: " + sandbox.error().message);
+  if (!sandbox->enabled()) {
+    spdlog::warn(
+        "job sandbox OFF ([sandbox] mode = \"off\"): QEMU and host runners, including "
+        "jobs' uploaded runners, run unconfined as {}",
+        geteuid() == 0 ? "root" : "the agent's user");
+  } else if (!sandbox->fallback_reason().empty()) {
+    spdlog::warn("job sandbox WITHOUT a private file system view: {}; falling back to {}",
+                 sandbox->fallback_reason(), sandbox->Describe());
+  } else {
+    spdlog::info("job sandbox: {}", sandbox->Describe());
+  }
   auto probes = MakeLibusbProbeLister();
-  BoardDeps deps{RealClock(), *probes, RealProcessRunner(),
-                 cfg->spool_dir.parent_path() / "boards"};
+  BoardDeps deps{RealClock(), *probes, RealProcessRunner(), cfg->spool_dir.parent_path() / "boards",
+                 *sandbox};
   auto boards = MakeBoards(*cfg, deps);
   if (!boards) return Fail(boards.error().message);
   std::vector<Board*> board_ptrs;

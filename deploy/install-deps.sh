@@ -12,7 +12,7 @@ packages=(
   libtomlplusplus-dev libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   gcc-arm-none-eabi libnewlib-arm-none-eabi binutils-arm-none-eabi qemu-system-arm
-  python3 procps iproute2 chromium openssl
+  python3 procps iproute2 chromium openssl bubblewrap util-linux
 )
 
 missing=()

@@ -124,11 +124,18 @@ server = "127.0.0.1:$grpc_port"
 spool_dir = "$home/agent-spool"
 token_file = "$agent_token_file"
 
+# Every runner runs confined (README "Team set-up"): bubblewrap, or where it cannot work (a chroot,
+# a container) namespaces without a private file view; the agent's log says which.
+[sandbox]
+mode = "auto"
+
 [[board]]
 name = "an547-0"
 kind = "corstone300-qemu"
 backend = "qemu"
 firmware = "$elf"
+# Jobs' own runner ELFs (mculab submit --firmware): inside QEMU, without semihosting, sandboxed.
+allow_custom_runners = true
 icount_shift = 5
 timeout_s = 300
 tags = { cpu = "cortex-m55" }

@@ -90,6 +90,9 @@ class RunnerProcess {
   virtual Result<ExitStatus> Wait(std::chrono::milliseconds timeout) = 0;
 
   virtual const RunProvenance& provenance() const = 0;
+  // Whether the runner's process ends by itself after DONE (a host runner exits). An emulator or a
+  // board whose runner parks its core after DONE returns false, and the session stops it.
+  virtual bool ExitsAfterDone() const { return true; }
   // What the backend saw besides the link (e.g. the tail of QEMU's stderr), for failure messages.
   virtual std::string Diagnostics() { return {}; }
   // After the runner ended: the board backend's output for RunSpec::emulated_events (the QEMU

@@ -33,6 +33,8 @@ class ChildRunnerProcess final : public RunnerProcess {
   Result<std::string> EmulatedCounts() override;
   // Where the board backend's emulated counts go (inside the run's temp dir).
   void set_counts_file(std::filesystem::path path) { counts_file_ = std::move(path); }
+  bool ExitsAfterDone() const override { return exits_after_done_; }
+  void set_exits_after_done(bool exits) { exits_after_done_ = exits; }
 
  private:
   std::unique_ptr<TempDir> dir_;  // declared first: removed last
@@ -42,6 +44,7 @@ class ChildRunnerProcess final : public RunnerProcess {
   std::filesystem::path stderr_file_;
   RunProvenance provenance_;
   std::filesystem::path counts_file_;
+  bool exits_after_done_ = true;
 };
 
 // The last `max_bytes` of a text file, trimmed, for error messages ("" if absent or empty).

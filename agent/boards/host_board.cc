@@ -5,14 +5,15 @@
 
 namespace mculab::agent {
 
-HostBoard::HostBoard(BoardInfo info, std::filesystem::path runner, bool allow_custom_runners)
-    : info_(std::move(info)), runner_(std::move(runner)) {
+HostBoard::HostBoard(BoardInfo info, std::filesystem::path runner, bool allow_custom_runners,
+                     Sandbox sandbox)
+    : info_(std::move(info)), runner_(std::move(runner)), sandbox_(std::move(sandbox)) {
   info_.custom_runners = allow_custom_runners;
   info_.custom_runners_off =
       "host board " + info_.name +
-      " does not run uploaded executables: a custom host runner is native code running as the "
-      "agent's user, so it is off unless the agent's configuration sets allow_custom_runners = "
-      "true for this board (docs/writing-a-runner.md)";
+      " does not run uploaded executables: a custom host runner is native code on the agent's "
+      "machine, so it is off unless the agent's configuration sets allow_custom_runners = true "
+      "for this board (it then runs in the job sandbox; docs/writing-a-runner.md)";
 }
 
 Result<std::unique_ptr<RunnerProcess>> HostBoard::Start(const RunSpec& spec) {
@@ -31,9 +32,12 @@ Result<std::unique_ptr<RunnerProcess>> HostBoard::Start(const RunSpec& spec) {
       !s) {
     return s.error();
   }
+  if (auto s = sandbox_.PrepareWorkDir((*dir)->path()); !s) return s.error();
+  const std::filesystem::path program = spec.firmware.empty() ? runner_.path() : spec.firmware;
+  auto argv = sandbox_.Wrap({program.string(), workload.string()}, {}, (*dir)->path());
+  if (!argv) return argv.error();
   SpawnOptions so;
-  so.argv = {spec.firmware.empty() ? runner_.path().string() : spec.firmware.string(),
-             workload.string()};
+  so.argv = std::move(*argv);
   so.pipe_stdin = true;
   so.pipe_stdout = true;
   so.stderr_file = stderr_file;

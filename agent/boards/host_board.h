@@ -14,19 +14,23 @@
 
 #include "agent/boards/board.h"
 #include "agent/boards/firmware_identity.h"
+#include "agent/io/sandbox.h"
 
 namespace mculab::agent {
 
 class HostBoard final : public Board {
  public:
   // allow_custom_runners: run a job's uploaded executable (RunSpec::firmware) instead of `runner`.
-  HostBoard(BoardInfo info, std::filesystem::path runner, bool allow_custom_runners = false);
+  // Every runner runs inside `sandbox`.
+  HostBoard(BoardInfo info, std::filesystem::path runner, bool allow_custom_runners,
+            Sandbox sandbox);
   const BoardInfo& Info() const override { return info_; }
   Result<std::unique_ptr<RunnerProcess>> Start(const RunSpec& spec) override;
 
  private:
   BoardInfo info_;
   FirmwareFile runner_;
+  Sandbox sandbox_;
 };
 
 }  // namespace mculab::agent

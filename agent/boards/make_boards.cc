@@ -25,10 +25,12 @@ Result<std::vector<std::unique_ptr<Board>>> MakeBoards(const AgentConfig& config
       o.icount_shift = b.icount_shift;
       o.workload_addr = b.workload_addr;
       o.plugin = b.qemu_plugin;
-      boards.push_back(std::make_unique<QemuBoard>(std::move(info), std::move(o), deps.clock));
-    } else if (b.backend == "host") {
+      o.allow_custom_runners = b.allow_custom_runners;
       boards.push_back(
-          std::make_unique<HostBoard>(std::move(info), b.runner, b.allow_custom_runners));
+          std::make_unique<QemuBoard>(std::move(info), std::move(o), deps.clock, deps.sandbox));
+    } else if (b.backend == "host") {
+      boards.push_back(std::make_unique<HostBoard>(std::move(info), b.runner,
+                                                   b.allow_custom_runners, deps.sandbox));
     } else if (b.backend == "pyocd") {
       info.serial = b.serial;
       PyocdOptions o;

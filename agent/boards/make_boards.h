@@ -10,6 +10,7 @@
 #include "agent/config.h"
 #include "agent/io/clock.h"
 #include "agent/io/probe_lister.h"
+#include "agent/io/sandbox.h"
 #include "agent/io/subprocess.h"
 
 namespace mculab::agent {
@@ -19,6 +20,7 @@ struct BoardDeps {
   ProbeLister& probes;              // pyocd boards
   ProcessRunner& runner;            // pyocd boards
   std::filesystem::path state_dir;  // pyocd boards remember what they flashed here
+  const Sandbox& sandbox;           // qemu and host boards run their runners inside it
 };
 
 Result<std::vector<std::unique_ptr<Board>>> MakeBoards(const AgentConfig& config, BoardDeps& deps);

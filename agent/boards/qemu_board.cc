@@ -45,8 +45,11 @@ std::vector<std::string> QemuArgv(const QemuOptions& o, const std::filesystem::p
       o.firmware.string(),
       "-icount",
       "shift=" + std::to_string(o.icount_shift) + ",sleep=off",
-      "-semihosting-config",
-      "enable=on,target=native",
+      "-sandbox",
+      kQemuSandboxOption,
+      // Only what this command line says: no config files from the host's /etc (the sandbox
+      // does not show them).
+      "-no-user-config",
       "-display",
       "none",
       "-monitor",
@@ -72,16 +75,25 @@ std::string QemuNote(const QemuOptions& o) {
          ": emulated instruction-driven time, not silicon cycles";
 }
 
-QemuBoard::QemuBoard(BoardInfo info, QemuOptions options, Clock& clock)
+QemuBoard::QemuBoard(BoardInfo info, QemuOptions options, Clock& clock, Sandbox sandbox)
     : info_(std::move(info)),
       options_(std::move(options)),
       clock_(clock),
+      sandbox_(std::move(sandbox)),
       firmware_(options_.firmware) {
   info_.counter_units = QemuCounterUnits(options_);
-  info_.custom_runners = true;
+  info_.custom_runners = options_.allow_custom_runners;
+  info_.custom_runners_off =
+      "QEMU board " + info_.name +
+      " does not run uploaded runner ELFs: the agent's configuration must set "
+      "allow_custom_runners = true for this board (the runner then runs in QEMU inside the job "
+      "sandbox; docs/writing-a-runner.md)";
 }
 
 Result<std::unique_ptr<RunnerProcess>> QemuBoard::Start(const RunSpec& spec) {
+  if (!spec.firmware.empty() && !info_.custom_runners) {
+    return MakeError(ErrorCode::kPermissionDenied, info_.custom_runners_off);
+  }
   // A job's own runner ELF (already verified against its SHA-256) replaces the board's.
   QemuOptions options = options_;
   if (!spec.firmware.empty()) options.firmware = spec.firmware;
@@ -98,6 +110,7 @@ Result<std::unique_ptr<RunnerProcess>> QemuBoard::Start(const RunSpec& spec) {
       !s) {
     return s.error();
   }
+  if (auto s = sandbox_.PrepareWorkDir((*dir)->path()); !s) return s.error();
   SpawnOptions so;
   so.argv = QemuArgv(options, socket, workload);
   const auto counts = (*dir)->path() / "counts.txt";
@@ -112,6 +125,11 @@ Result<std::unique_ptr<RunnerProcess>> QemuBoard::Start(const RunSpec& spec) {
         QemuPluginArg(options_.plugin.string(), counts.string(), spec.emulated_events));
   }
   so.stderr_file = stderr_file;
+  std::vector<std::filesystem::path> read_only = {options.firmware};
+  if (!spec.emulated_events.empty()) read_only.push_back(options_.plugin);
+  auto wrapped = sandbox_.Wrap(so.argv, read_only, (*dir)->path());
+  if (!wrapped) return wrapped.error();
+  so.argv = std::move(*wrapped);
   auto proc = Subprocess::Spawn(so);
   if (!proc) return proc.error();
   Subprocess* p = proc->get();
@@ -141,6 +159,8 @@ Result<std::unique_ptr<RunnerProcess>> QemuBoard::Start(const RunSpec& spec) {
       std::make_unique<ChildRunnerProcess>(std::move(*dir), std::move(*proc), std::move(*fd),
                                            std::move(write_fd), stderr_file, std::move(prov));
   if (!spec.emulated_events.empty()) runner->set_counts_file(counts);
+  // The runner parks its core after DONE (no semihosting to exit QEMU with): the agent ends QEMU.
+  runner->set_exits_after_done(false);
   return std::unique_ptr<RunnerProcess>(std::move(runner));
 }
 

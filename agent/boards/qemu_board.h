@@ -15,6 +15,7 @@
 #include "agent/boards/board.h"
 #include "agent/boards/firmware_identity.h"
 #include "agent/io/clock.h"
+#include "agent/io/sandbox.h"
 
 namespace mculab::agent {
 
@@ -26,7 +27,14 @@ struct QemuOptions {
   std::uint32_t workload_addr = 0x60000000;  // an547 DDR, where the runner looks
   // The QEMU counting plugin (libmculab-qemu-counters.so); empty: the board counts no events.
   std::filesystem::path plugin;
+  // Run a job's own runner ELF (RunSpec::firmware); off unless the agent's config allows it.
+  bool allow_custom_runners = false;
 };
+
+// QEMU's own seccomp filter, on every QEMU the agent starts: no obsolete system calls, no
+// privilege changes, no fork/exec, no scheduler or resource changes.
+inline constexpr const char* kQemuSandboxOption =
+    "on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny";
 
 // The QEMU command line for one run (pure; unit-tested).
 std::vector<std::string> QemuArgv(const QemuOptions& options,
@@ -41,7 +49,7 @@ std::string QemuNote(const QemuOptions& options);
 
 class QemuBoard final : public Board {
  public:
-  QemuBoard(BoardInfo info, QemuOptions options, Clock& clock);
+  QemuBoard(BoardInfo info, QemuOptions options, Clock& clock, Sandbox sandbox);
   const BoardInfo& Info() const override { return info_; }
   Result<std::unique_ptr<RunnerProcess>> Start(const RunSpec& spec) override;
 
@@ -49,6 +57,7 @@ class QemuBoard final : public Board {
   BoardInfo info_;
   QemuOptions options_;
   Clock& clock_;
+  Sandbox sandbox_;
   FirmwareFile firmware_;
 };
 

@@ -46,28 +46,6 @@ ExitStatus FromWaitStatus(int ws) {
   return s;
 }
 
-// The program's path: argv0 itself when it has a '/', else the first executable match in PATH.
-Result<std::string> ResolveProgram(const std::string& argv0) {
-  if (argv0.find('/') != std::string::npos) {
-    if (::access(argv0.c_str(), X_OK) != 0) {
-      return MakeError(ErrorCode::kNotFound, ErrnoMessage("cannot start " + argv0, errno));
-    }
-    return argv0;
-  }
-  const char* path_env = std::getenv("PATH");
-  std::string path = path_env ? path_env : "/usr/local/bin:/usr/bin:/bin";
-  std::size_t pos = 0;
-  while (pos <= path.size()) {
-    std::size_t end = path.find(':', pos);
-    if (end == std::string::npos) end = path.size();
-    std::string dir = path.substr(pos, end - pos);
-    std::string candidate = (dir.empty() ? "." : dir) + "/" + argv0;
-    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
-    pos = end + 1;
-  }
-  return MakeError(ErrorCode::kNotFound, "cannot start " + argv0 + ": not found in PATH");
-}
-
 [[noreturn]] void ChildFail(int status_fd, int err) {
   (void)!::write(status_fd, &err, sizeof(err));
   ::_exit(127);
@@ -108,6 +86,27 @@ Result<std::string> ResolveProgram(const std::string& argv0) {
 }
 
 }  // namespace
+
+Result<std::string> ResolveProgram(const std::string& argv0) {
+  if (argv0.find('/') != std::string::npos) {
+    if (::access(argv0.c_str(), X_OK) != 0) {
+      return MakeError(ErrorCode::kNotFound, ErrnoMessage("cannot start " + argv0, errno));
+    }
+    return argv0;
+  }
+  const char* path_env = std::getenv("PATH");
+  std::string path = path_env ? path_env : "/usr/local/bin:/usr/bin:/bin";
+  std::size_t pos = 0;
+  while (pos <= path.size()) {
+    std::size_t end = path.find(':', pos);
+    if (end == std::string::npos) end = path.size();
+    std::string dir = path.substr(pos, end - pos);
+    std::string candidate = (dir.empty() ? "." : dir) + "/" + argv0;
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+    pos = end + 1;
+  }
+  return MakeError(ErrorCode::kNotFound, "cannot start " + argv0 + ": not found in PATH");
+}
 
 std::string ExitStatus::ToString() const {
   if (exited) return "exit status " + std::to_string(code);

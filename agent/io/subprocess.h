@@ -92,6 +92,10 @@ class ProcessRunner {
 
 ProcessRunner& RealProcessRunner();
 
+// A program's path: `argv0` itself when it has a '/', else the first executable match in PATH.
+// kNotFound names what was looked for.
+Result<std::string> ResolveProgram(const std::string& argv0);
+
 // Joins argv for logs and messages, quoting arguments with spaces.
 std::string JoinArgv(const std::vector<std::string>& argv);
 

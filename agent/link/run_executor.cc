@@ -604,6 +604,7 @@ v1::RunFinished ExecuteRun(const v1::Assignment& a, Board& board, Spool& spool, 
     sc.events = pass.runner_events;
     sc.profile_ops = a.profile_ops();
     sc.report_memory = a.report_memory();
+    sc.custom_runner = !spec.firmware.empty();
     sc.hello_timeout = options.hello_timeout;
     sc.run_timeout = std::chrono::duration_cast<std::chrono::milliseconds>(spec.timeout) -
                      std::chrono::duration_cast<std::chrono::milliseconds>(clock.Now() - started);

@@ -93,6 +93,12 @@ class Session {
   std::chrono::milliseconds SinceStart() const {
     return std::chrono::duration_cast<std::chrono::milliseconds>(clock_.Now() - start_);
   }
+  // How a runner that breaks the protocol (no HELLO, an early exit, link errors) fails the run: the
+  // board's fault for the lab's own runner, the job's for a job's own runner.
+  RunOutcome RunnerMisbehaved() const {
+    return cfg_.custom_runner ? RunOutcome::kWorkloadFailed : RunOutcome::kInfraFailed;
+  }
+  std::string Whose() const { return cfg_.custom_runner ? "the job's own runner" : "the runner"; }
   std::string WithDiagnostics(std::string msg) {
     if (auto d = runner_.Diagnostics(); !d.empty()) msg += "; the board said: " + d;
     return msg;
@@ -158,8 +164,8 @@ SessionResult Session::Run() {
         break;
       }
       if (phase_ == Phase::kAwaitHello && hello_deadline < run_deadline) {
-        Fatal(RunOutcome::kInfraFailed,
-              WithDiagnostics("no HELLO from the runner within " +
+        Fatal(RunnerMisbehaved(),
+              WithDiagnostics("no HELLO from " + Whose() + " within " +
                               std::to_string(cfg_.hello_timeout.count()) + " ms"));
         break;
       }
@@ -191,11 +197,17 @@ SessionResult Session::Run() {
   if (link_closed && phase_ != Phase::kDone) {
     if (auto st = runner_.Wait(std::chrono::seconds(1))) result_.exit = *st;
     std::string how = result_.exit ? " (runner " + result_.exit->ToString() + ")" : "";
-    Fail(RunOutcome::kInfraFailed,
-         WithDiagnostics("the runner's link closed before DONE" + Where() + how));
+    Fail(RunnerMisbehaved(),
+         WithDiagnostics(Whose() + "'s link closed before DONE" + Where() + how));
   }
-  if (phase_ == Phase::kDone && !aborting_ && !fatal_) {
-    // The runner ends by itself after DONE (QEMU through semihosting, the host runner by exiting).
+  if (phase_ == Phase::kDone && !aborting_ && !fatal_ && !runner_.ExitsAfterDone()) {
+    // The runner parked its core after DONE (QEMU has no semihosting to exit with): stop it.
+    runner_.Kill();
+    if (auto st = runner_.Wait(std::chrono::seconds(2))) {
+      result_.exit = ExitStatus{true, 0, 0};  // stopped by the agent, as planned
+    }
+  } else if (phase_ == Phase::kDone && !aborting_ && !fatal_) {
+    // The runner ends by itself after DONE (the host runner exits).
     if (auto st = runner_.Wait(cfg_.exit_grace)) {
       result_.exit = *st;
       if (!st->success()) {
@@ -500,7 +512,7 @@ void Session::OnError(const ErrorMsg& m) {
   listener_.OnError(m);
   if (aborting_ && m.code == MCULAB_ERR_ABORTED) return;
   std::string where = m.case_index == MCULAB_NO_CASE ? "" : " in " + CaseName(m.case_index);
-  Fail(IsInfraError(m.code) ? RunOutcome::kInfraFailed : RunOutcome::kWorkloadFailed,
+  Fail(IsInfraError(m.code) ? RunnerMisbehaved() : RunOutcome::kWorkloadFailed,
        std::string("runner error ") + m.code_name() + where + ": " + m.text);
 }
 
@@ -514,7 +526,7 @@ void Session::OnDone(const Done& m) {
          std::string("the runner stopped (") + mculab_error_name(m.status) + ") after " +
              std::to_string(m.cases_run) + " of " + std::to_string(cfg_.cases.size()) + " cases");
   } else if (result_.stats.cases_done != cfg_.cases.size()) {
-    Fail(RunOutcome::kInfraFailed, "the runner said DONE" + Where());
+    Fail(RunnerMisbehaved(), Whose() + " said DONE" + Where());
   }
 }
 

@@ -50,6 +50,9 @@ struct SessionConfig {
   std::vector<std::string> events;
   bool profile_ops = false;    // CONFIGURE OP_PROFILE: OP_SAMPLE frames to OnOpSample
   bool report_memory = false;  // CONFIGURE MEMORY: MEMORY frames to OnMemory
+  // The job's own runner (uploaded): whatever it does wrong on the link (no HELLO, exits or closes
+  // the link early, garbage) is the job's failure, never the board's.
+  bool custom_runner = false;
   std::chrono::milliseconds hello_timeout{10'000};
   std::chrono::milliseconds run_timeout{300'000};  // from the start of the session
   std::chrono::milliseconds abort_grace{1'000};

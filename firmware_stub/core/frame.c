@@ -149,6 +149,8 @@ const char* mculab_error_name(uint16_t code) {
       return "aborted";
     case MCULAB_ERR_BAD_STATE:
       return "bad state";
+    case MCULAB_ERR_FAULT:
+      return "fault";
   }
   return "unknown error";
 }

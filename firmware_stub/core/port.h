@@ -72,8 +72,15 @@ void mculab_port_timer_align(void);
 /* Free-running timer in mculab_port_info.timer_unit; monotonic between two aligns. */
 uint64_t mculab_port_timer_now(void);
 
-/* Ends the process / the emulation with `status` (0: the session completed). */
+/* Ends the session with `status` (0: the session completed): the host runner exits; an embedded
+ * port masks interrupts and parks the core (the agent stops the board after DONE). No port may use
+ * semihosting: it would hand the runner the agent's machine. */
 void mculab_port_exit(int status);
+
+/* For a port's fault handlers: reports ERROR(MCULAB_ERR_FAULT, `what`) and DONE on the link when a
+ * session is open (nothing before HELLO), so the agent fails the job as a workload failure. The
+ * caller then parks the core (mculab_port_exit). */
+void mculab_core_fault(const char* what);
 
 /* The core's entry point: runs one session (HELLO ... DONE) with the workload `ops` (NULL: the
  * built-in operator benchmarks) and returns the exit status. The port's mculab_runner_main()

@@ -46,6 +46,8 @@ static struct {
   uint8_t num_sel, num_counters;
   int running;
   int in_session;
+  uint16_t cases_run;  /* of the RUN in progress, for a fault's DONE */
+  uint16_t open_case;  /* the case in progress, MCULAB_NO_CASE outside one */
   mculab_case current; /* built-in ops */
   char error_text[128];
 } g;
@@ -643,6 +645,7 @@ static void run_workload(void) {
   }
 
   g.running = 1;
+  g.cases_run = 0;
   mculab_profile_configure((g.flags & MCULAB_CONFIGURE_OP_PROFILE) != 0);
   uint16_t cases_run = 0;
   uint16_t status = MCULAB_ERR_NONE;
@@ -652,6 +655,7 @@ static void run_workload(void) {
       mculab_memory_stack_paint(g.info.stack_low, g.info.stack_bytes);
     }
     mculab_profile_case_begin(g.num_counters);
+    g.open_case = i;
     int64_t case_id = 0;
     text why = {.n = 0};
     status = prepare_case(&w, i, &case_id, &why);
@@ -704,14 +708,28 @@ static void run_workload(void) {
     }
     send_frame(MCULAB_MSG_CASE_END, e, MCULAB_CASE_END_FIXED_LEN + 8u * g.num_counters);
     ++cases_run;
+    g.cases_run = cases_run;
+    g.open_case = MCULAB_NO_CASE;
   }
   g.running = 0;
+  g.open_case = MCULAB_NO_CASE;
   send_done(cases_run, status);
+}
+
+void mculab_core_fault(const char* what) {
+  if (!g.in_session) return; /* before HELLO nobody listens: the agent's HELLO timeout reports it */
+  g.in_session = 0;          /* a fault while reporting this one must not report again */
+  /* A lone delimiter ends whatever frame the fault interrupted, as one bad frame. */
+  static const uint8_t kDelimiter = 0;
+  (void)mculab_port_write(&kDelimiter, 1);
+  send_error_str(MCULAB_ERR_FAULT, g.running ? g.open_case : MCULAB_NO_CASE, what);
+  send_done(g.cases_run, MCULAB_ERR_FAULT);
 }
 
 int mculab_core_run(const mculab_workload_ops* ops) {
   for (size_t i = 0; i < sizeof g; ++i) ((volatile uint8_t*)&g)[i] = 0;
   g.ops = ops;
+  g.open_case = MCULAB_NO_CASE;
   mculab_port_init(&g.info);
   mculab_memory_session_begin();
   mculab_memory_stack_paint(g.info.stack_low, g.info.stack_bytes);

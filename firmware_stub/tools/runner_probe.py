@@ -38,7 +38,8 @@ TYPES = {0x01: "HELLO", 0x02: "CASE_START", 0x03: "SAMPLE", 0x04: "OP_SAMPLE", 0
 OPS = {"conv2d_s8": (1, 11), "fully_connected_s8": (2, 3), "calibrate": (100, 2)}
 OP_CUSTOM = 0xFFFF
 QEMU_ARGS = ["-M", "mps3-an547", "-icount", "shift=5,sleep=off",
-             "-semihosting-config", "enable=on,target=native", "-display", "none",
+             "-sandbox", "on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny",
+             "-display", "none",
              "-monitor", "none"]
 
 
@@ -285,7 +286,11 @@ def probe(tmp: str) -> int:
             except (FileNotFoundError, ConnectionRefusedError):
                 time.sleep(0.002)
         rc = session(Link(lambda: sock.recv(4096), sock.sendall), args, start)
-        exit_status = proc.wait(timeout=30) if proc else None
+        exit_status = None
+        if proc:
+            # The runner parks its core after DONE (no semihosting): stop QEMU as the agent does.
+            proc.kill()
+            proc.wait(timeout=30)
         sock.close()
     elapsed = time.monotonic() - start
     print(f"runner exit status {exit_status}, wall {elapsed:.3f} s", file=sys.stderr)

@@ -35,7 +35,7 @@ def sha256_file(path):
 class CustomRunnerQemuTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        board = lablib.qemu_board()
+        board = lablib.qemu_board(allow_custom_runners=True)
         board["ram_bytes"] = 1048576
         cls.lab = lablib.Lab("custom-qemu", [board])
         cls.lab.__enter__()

@@ -183,7 +183,10 @@ class Lab:
         os.chmod(token_file, 0o600)
         lines = ["[agent]", f'name = "{agent_name}"', f'server = "{self.address}"',
                  f'spool_dir = "{os.path.join(self.home, spool)}"', "heartbeat_ms = 1000",
-                 f'token_file = "{token_file}"', ""]
+                 f'token_file = "{token_file}"', "",
+                 # bubblewrap where it works, else namespaces (a chroot such as the fresh-machine
+                 # check): every runner still runs confined and unprivileged.
+                 "[sandbox]", 'mode = "auto"', ""]
         for b in boards:
             lines.append("[[board]]")
             for k, v in b.items():
@@ -341,6 +344,10 @@ def custom_host_board(name="host-custom", **extra):
 
 EXAMPLE_RUNNER_HOST = os.path.join(BIN, "mculab-example-runner-host")
 EXAMPLE_RUNNER_AN547_ELF = os.environ.get("MCULAB_EXAMPLE_RUNNER_AN547_ELF", "")
+# The sandbox tests' hostile runner (tests/hostile_runner/main.c).
+HOSTILE_RUNNER_HOST = os.path.join(BIN, "mculab-hostile-runner-host")
+HOSTILE_RUNNER_AN547_ELF = (os.path.join(os.path.dirname(AN547_ELF), "mculab-hostile-runner-an547.elf")
+                            if AN547_ELF else "")
 
 
 def example_model_blob(conv=(1, 4, 8, 8, 4, 3, 3, 1, 1, 1, 1), fc_out=10):
@@ -350,9 +357,11 @@ def example_model_blob(conv=(1, 4, 8, 8, 4, 3, 3, 1, 1, 1, 1), fc_out=10):
     return struct.pack("<II11ii", 0x4D58434D, 1, *conv, fc_out)
 
 
-def qemu_board(name="an547-0"):
+def qemu_board(name="an547-0", allow_custom_runners=False):
     board = {"name": name, "kind": "corstone300-qemu", "backend": "qemu", "firmware": AN547_ELF,
              "icount_shift": 5, "timeout_s": 300, "tags": {"cpu": "cortex-m55"}}
+    if allow_custom_runners:
+        board["allow_custom_runners"] = True
     if QEMU_PLUGIN:
         board["qemu_plugin"] = QEMU_PLUGIN
     return board

@@ -77,6 +77,7 @@ typedef enum {
   MCULAB_ERR_UNSUPPORTED_EVENT = 6,
   MCULAB_ERR_ABORTED = 7,
   MCULAB_ERR_BAD_STATE = 8, /* e.g. RUN before CONFIGURE */
+  MCULAB_ERR_FAULT = 9,     /* the core took a fault (HardFault, UsageFault, ...) and stopped */
 } mculab_error_code;
 
 /* ---- payload layouts (offsets in bytes, little-endian); docs/runner-protocol.md has the tables
@@ -115,8 +116,9 @@ typedef enum {
  * A valid CONFIGURE is not acknowledged; an invalid one gets an ERROR and leaves the runner
  * unconfigured.
  * RUN (agent -> runner): empty. The runner answers CASE_START/SAMPLE/[OP_SAMPLE][MEMORY]/CASE_END
- *   per case, then DONE, and exits (RUN always ends the session, with ERROR + DONE when something
- *   failed).
+ *   per case, then DONE, and stops (RUN always ends the session, with ERROR + DONE when something
+ *   failed): the host runner exits, an embedded port parks the core until the agent stops the
+ *   board. A fault on the core is reported the same way: ERROR(MCULAB_ERR_FAULT) + DONE.
  * ABORT (agent -> runner): empty. The runner stops after the current iteration and sends
  *   ERROR(MCULAB_ERR_ABORTED) then DONE.
  *

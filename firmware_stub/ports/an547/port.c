@@ -13,6 +13,9 @@
  * QEMU neither exists (the PMU reads 0, the NPU is not modelled), so the port lists only the
  * external unit "qemu-plugin": the events mculab's QEMU plugin counts between the region markers.
  *
+ * Ending: no semihosting. After DONE the core parks (mculab_port_exit) and the agent stops QEMU;
+ * a fault reports ERROR(fault) + DONE on the link first (startup.c).
+ *
  * Library use: mculab_runner_main() is here; the generic runner's main() is main.c, a custom
  * runner brings its own (mculab/runner.h). */
 #include "port.h"
@@ -26,7 +29,6 @@
 extern uint8_t __arena_start[], __arena_size[], __workload_start[], __workload_size[];
 extern uint8_t __stack_bottom[], __stack_top[];
 void SysTick_Handler(void);
-void mculab_an547_semihosting_exit(int status);
 
 #define SYSTICK_PERIOD (SysTick_RVR_RELOAD_Msk + 1u) /* 2^24 ticks per wrap */
 
@@ -50,19 +52,6 @@ static mculab_counter_unit qemu_unit = {
 };
 
 void SysTick_Handler(void) { systick_wraps = systick_wraps + 1u; }
-
-void mculab_an547_semihosting_exit(int status) {
-  /* SYS_EXIT_EXTENDED (0x20) with {ADP_Stopped_ApplicationExit, status}: QEMU exits with status
-   * when started with -semihosting-config enable=on,target=native. */
-  static volatile uint32_t block[2];
-  block[0] = 0x20026u;
-  block[1] = (uint32_t)status;
-  register uint32_t r0 __asm__("r0") = 0x20u;
-  register volatile uint32_t* r1 __asm__("r1") = block;
-  __asm__ volatile("bkpt 0xAB" : "+r"(r0) : "r"(r1) : "memory");
-  for (;;) {
-  }
-}
 
 static uint32_t irq_save(void) {
   uint32_t primask;
@@ -202,7 +191,13 @@ uint64_t mculab_port_timer_now(void) {
   return t;
 }
 
-void mculab_port_exit(int status) { mculab_an547_semihosting_exit(status); }
+void mculab_port_exit(int status) {
+  /* No semihosting (it would let a runner run commands on the agent's machine): the session has
+   * ended with DONE, so the core parks with interrupts masked and the agent stops the board. */
+  (void)status;
+  __asm__ volatile("cpsid i" ::: "memory");
+  for (;;) __asm__ volatile("wfi");
+}
 
 int mculab_runner_main(int argc, char** argv, const mculab_workload_ops* ops) {
   (void)argc;

@@ -1,18 +1,31 @@
 /* Cortex-M55 startup for the an547 port: vector table, .data copy, .bss zeroing, FPU/MVE access,
- * then main(). Faults end the emulation with exit status 3 through semihosting. */
+ * then main(). A fault is reported on the runner link (ERROR "fault" + DONE) and parks the core;
+ * nothing uses semihosting. */
 #include <stdint.h>
 
 #include "an547_regs.h"
+#include "port.h"
 
 extern uint32_t __stack_top, __data_load, __data_start, __data_end, __bss_start, __bss_end;
 extern int main(int argc, char** argv);
 void Reset_Handler(void);
 void SysTick_Handler(void);
-void mculab_an547_semihosting_exit(int status);
 
 #define EXIT_FAULT 3
 
-static void Fault_Handler(void) { mculab_an547_semihosting_exit(EXIT_FAULT); }
+static const char* const kExceptionNames[16] = {
+    "thread mode",  "reset",        "NMI",         "HardFault",   "MemManage",    "BusFault",
+    "UsageFault",   "SecureFault",  "exception 8", "exception 9", "exception 10", "SVCall",
+    "DebugMonitor", "exception 13", "PendSV",      "SysTick",
+};
+
+static void Fault_Handler(void) {
+  uint32_t ipsr;
+  __asm__ volatile("mrs %0, ipsr" : "=r"(ipsr));
+  ipsr &= 0x1FFu;
+  mculab_core_fault(ipsr < 16 ? kExceptionNames[ipsr] : "external interrupt");
+  mculab_port_exit(EXIT_FAULT);
+}
 
 typedef void (*vector)(void);
 
@@ -48,5 +61,5 @@ void Reset_Handler(void) {
   for (volatile uint32_t* dst = &__bss_start; dst < &__bss_end;) *dst++ = 0;
 
   main(0, 0);
-  mculab_an547_semihosting_exit(EXIT_FAULT); /* main() never returns */
+  mculab_port_exit(EXIT_FAULT); /* main() never returns */
 }

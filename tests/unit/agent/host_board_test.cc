@@ -11,7 +11,10 @@ namespace {
 
 using ::testing::HasSubstr;
 
-HostBoard Board() { return HostBoard(testing::Info("host-0", "host"), MCULAB_RUNNER_HOST); }
+HostBoard Board() {
+  return HostBoard(testing::Info("host-0", "host"), MCULAB_RUNNER_HOST, false,
+                   testing::DefaultSandbox());
+}
 
 TEST(HostBoard, RunsTheRealHostRunnerWithVerifiedChecksums) {
   auto board = Board();
@@ -45,7 +48,8 @@ TEST(HostBoard, CancelAbortsTheRealRunner) {
 }
 
 TEST(HostBoard, MissingRunnerBinaryIsABoardError) {
-  HostBoard board(testing::Info("host-0", "host"), "/nonexistent/mculab-runner-host");
+  HostBoard board(testing::Info("host-0", "host"), "/nonexistent/mculab-runner-host", false,
+                  testing::DefaultSandbox());
   RunSpec spec;
   spec.workload = {1, 2, 3};
   auto proc = board.Start(spec);

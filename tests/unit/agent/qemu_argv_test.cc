@@ -65,8 +65,19 @@ TEST(QemuArgv, NeverNographicAndNoMonitorOrDisplay) {
   EXPECT_EQ(After(argv, "-monitor"), "none");
 }
 
-TEST(QemuArgv, EnablesSemihostingSoTheRunnerCanExit) {
-  EXPECT_EQ(After(Argv(), "-semihosting-config"), "enable=on,target=native");
+// Semihosting would hand a runner (a job's own ELF included) the agent's machine: SYS_SYSTEM runs
+// a shell command, SYS_OPEN reads any file.
+TEST(QemuArgv, NeverEnablesSemihosting) {
+  QemuOptions o;
+  o.plugin = "/lib/libmculab-qemu-counters.so";
+  o.allow_custom_runners = true;
+  EXPECT_FALSE(AnyContains(Argv(), "semihosting"));
+  EXPECT_FALSE(AnyContains(QemuArgv(o, "s", "w"), "semihosting"));
+}
+
+TEST(QemuArgv, TurnsOnQemusOwnSeccompSandbox) {
+  EXPECT_EQ(After(Argv(), "-sandbox"),
+            "on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny");
 }
 
 TEST(QemuNote, SaysTheTimeIsEmulated) {

@@ -32,7 +32,8 @@ class QemuBoardTest : public ::testing::Test {
     options_.firmware = elf;
   }
   QemuBoard Board() {
-    return QemuBoard(testing::Info("an547-0", "corstone300-qemu"), options_, RealClock());
+    return QemuBoard(testing::Info("an547-0", "corstone300-qemu"), options_, RealClock(),
+                     testing::DefaultSandbox());
   }
   QemuOptions options_;
 };

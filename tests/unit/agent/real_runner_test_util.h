@@ -3,9 +3,11 @@
 #pragma once
 
 #include <chrono>
+#include <stdexcept>
 
 #include "agent/boards/board.h"
 #include "agent/io/clock.h"
+#include "agent/io/sandbox.h"
 #include "agent/runner/runner_session.h"
 #include "test_workloads.h"
 
@@ -27,6 +29,14 @@ struct CollectingListener : SessionListener {
   void OnError(const ErrorMsg&) override {}
   void OnDone(const Done&) override {}
 };
+
+// The job sandbox as the agent makes it (bubblewrap, or namespaces where bubblewrap cannot work,
+// e.g. in a chroot; "nobody" when the tests run as root): the real runners are tested inside it.
+inline Sandbox DefaultSandbox() {
+  auto s = Sandbox::Create(MakeSandboxConfig("auto"));
+  if (!s) throw std::runtime_error("cannot make the job sandbox: " + s.error().message);
+  return *s;
+}
 
 struct RealRun {
   SessionResult result;

@@ -210,6 +210,23 @@ TEST_F(RunnerSessionTest, NoHelloIsAnInfrastructureFailure) {
   EXPECT_TRUE(board_->last_run()->killed);
 }
 
+// A job's own runner that never says HELLO, or dies mid-run, fails the job, not the board: the
+// board did nothing wrong, so its health must not suffer and the job must not be retried elsewhere.
+TEST_F(RunnerSessionTest, ACustomRunnerWithoutHelloIsTheJobsFailure) {
+  config_.custom_runner = true;
+  auto r = Run({.fault = FakeFault::kNoHello});
+  EXPECT_EQ(r.outcome, RunOutcome::kWorkloadFailed);
+  EXPECT_THAT(r.message, HasSubstr("no HELLO from the job's own runner within 10000 ms"));
+  EXPECT_TRUE(board_->last_run()->killed);
+}
+
+TEST_F(RunnerSessionTest, ACustomRunnerThatCrashesIsTheJobsFailure) {
+  config_.custom_runner = true;
+  auto r = Run({.fault = FakeFault::kCrash, .fault_case = 1});
+  EXPECT_EQ(r.outcome, RunOutcome::kWorkloadFailed);
+  EXPECT_THAT(r.message, HasSubstr("the job's own runner's link closed before DONE in case 1"));
+}
+
 TEST_F(RunnerSessionTest, CancelSendsAbortThenKills) {
   rec_.on_sample = [&](const SampleMsg& s) {
     if (s.case_index == 1 && s.iteration == 2) cancel_.Cancel(CancelReason::kByServer);

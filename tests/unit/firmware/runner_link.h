@@ -65,8 +65,9 @@ class RunnerLink {
                                   elf,
                                   "-icount",
                                   "shift=" + std::to_string(icount_shift) + ",sleep=off",
-                                  "-semihosting-config",
-                                  "enable=on,target=native",
+                                  "-sandbox",
+                                  "on,obsolete=deny,elevateprivileges=deny,spawn=deny,"
+                                  "resourcecontrol=deny",
                                   "-display",
                                   "none",
                                   "-monitor",
@@ -141,6 +142,22 @@ class RunnerLink {
   }
 
   // Exit status (128 + signal when killed), -1 after the timeout.
+  // For an emulated board: after DONE the runner parks its core (no semihosting to exit with), so
+  // QEMU must still be running; then it is stopped as the agent stops it. True when it was.
+  bool StopParked() {
+    int status = 0;
+    if (waitpid(pid_, &status, WNOHANG) == pid_) {
+      exited_ = true;
+      ADD_FAILURE() << "QEMU exited by itself after DONE (status " << status
+                    << "): the runner must park, not exit the emulation";
+      return false;
+    }
+    kill(pid_, SIGKILL);
+    waitpid(pid_, &status, 0);
+    exited_ = true;
+    return true;
+  }
+
   int Wait() {
     int status = 0;
     const auto deadline =

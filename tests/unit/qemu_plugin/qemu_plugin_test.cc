@@ -39,7 +39,7 @@ struct PluginRun {
   std::vector<CaseEnd> case_ends;
   std::vector<Region> regions;
   std::string text;  // the plugin's whole output
-  int exit_status = -1;
+  bool parked = false;
 };
 
 bool Available(std::string* why) {
@@ -105,7 +105,7 @@ PluginRun RunUnderPlugin(std::uint16_t op, const std::vector<WorkloadCase>& case
     if (ev->type == MCULAB_MSG_ERROR) ADD_FAILURE() << DecodeError(ev->payload)->text;
     if (ev->type == MCULAB_MSG_DONE) break;
   }
-  r.exit_status = link->Wait();
+  r.parked = link->StopParked();
   std::ifstream f(out);
   std::stringstream ss;
   ss << f.rdbuf();
@@ -139,7 +139,7 @@ TEST(QemuPlugin, CountsOfALoopOfKnownLengthMatchItsMixExactly) {
     cases.push_back({kind * 10 + 1, {kind, 3000}});
   }
   const PluginRun r = RunUnderPlugin(MCULAB_OP_CALIBRATE, cases, 2, "", "calibrate");
-  ASSERT_EQ(r.exit_status, 0) << r.text;
+  ASSERT_TRUE(r.parked) << r.text;
   unsigned c = 0;
   for (const auto& [kind, mix] : kPerLoop) {
     const Counts small = Iteration(r, c), large = Iteration(r, c + 1);
@@ -153,8 +153,9 @@ TEST(QemuPlugin, CountsOfALoopOfKnownLengthMatchItsMixExactly) {
     }
     c += 2;
   }
-  EXPECT_NE(r.text.find("# end regions=" + std::to_string(cases.size() * (2 + 8))),
-            std::string::npos)
+  // Every region is written (and flushed) as it ends, before the runner's CASE_END and DONE: the
+  // agent stops QEMU after DONE, so QEMU's exit (the "# end" summary) is not waited for.
+  EXPECT_EQ(r.regions.size(), cases.size() * (2 + 8))
       << "two iterations and eight empty regions per case:\n"
       << r.text;
 }
@@ -266,7 +267,7 @@ TEST(QemuPlugin, SelectedEventsCountExactlyWhatTheFullRunCounts) {
   // asked for.
   const PluginRun some =
       RunUnderPlugin(MCULAB_OP_CALIBRATE, cases, 2, ",events=mve_instructions+loads", "sel-some");
-  ASSERT_EQ(some.exit_status, 0) << some.text;
+  ASSERT_TRUE(some.parked) << some.text;
   std::string header;
   const auto cols = selected::IterColumns(some.text, &header);
   EXPECT_EQ(header, "# kind case index loads mve_instructions");
