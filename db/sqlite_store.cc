@@ -1,12 +1,19 @@
 #include "db/sqlite_store.h"
 
+#include <fcntl.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
+#include <cstring>
 #include <future>
 #include <nlohmann/json.hpp>
 #include <tuple>
+
+#include "common/crash_point.h"
 
 namespace mculab::db {
 namespace {
@@ -185,7 +192,7 @@ constexpr const char* kJobCols =
     "j.id, j.user_name, j.kind, j.board, j.op, j.label, j.state, j.iterations, j.warmup, "
     "j.num_cases, j.cases_artifact, j.timeout_s, j.attempts, j.created_ms, j.started_ms, "
     "j.finished_ms, j.message, j.assigned_board, j.last_run_id, COALESCE(r.progress_done, 0), "
-    "j.priority, j.firmware_artifact, j.blob_artifact, j.tags "
+    "j.priority, j.firmware_artifact, j.blob_artifact, j.tags, j.origin "
     "FROM jobs j LEFT JOIN runs r ON r.id = j.last_run_id ";
 
 Result<Job> ReadJob(Use& u) {
@@ -220,6 +227,7 @@ Result<Job> ReadJob(Use& u) {
   j.firmware_artifact = u.Text(21);
   j.blob_artifact = u.Text(22);
   j.tags = TagsFromJson(u.Text(23));
+  j.origin = server::ParseJobOrigin(u.Text(24)).value_or(server::JobOrigin::kUser);
   return j;
 }
 
@@ -317,7 +325,7 @@ class SqliteStore::Statements {
   Stmt begin, commit, rollback, savepoint, release, rollback_to;
   Stmt insert_artifact, upsert_board, upsert_run, update_job, insert_transition,
       insert_board_transition, upsert_case_result, upsert_case_stats, insert_batch, insert_sample,
-      insert_samples_multi, add_progress, insert_job, insert_case;
+      insert_samples_multi, add_progress, insert_job, insert_case, reserve_ids;
   // Reads.
   Stmt get_job, list_jobs, list_active_jobs, get_cases, get_transitions, list_boards,
       get_board_transitions, get_run, list_runs, max_job, max_run, get_samples, count_samples,
@@ -394,7 +402,10 @@ class SqliteStore::Statements {
          "INSERT INTO jobs(id, user_name, kind, board, op, label, state, iterations, warmup, "
          "num_cases, cases_artifact, timeout_s, attempts, created_ms, started_ms, finished_ms, "
          "message, assigned_board, last_run_id, priority, firmware_artifact, blob_artifact, "
-         "tags) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"},
+         "tags, origin) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"},
+        {&reserve_ids,
+         "INSERT INTO id_reservations(name, last) VALUES(?, ?) "
+         "ON CONFLICT(name) DO UPDATE SET last = MAX(last, excluded.last)"},
         {&insert_case,
          "INSERT INTO job_cases(job_id, case_index, case_id, params) VALUES(?,?,?,?)"},
     };
@@ -435,7 +446,9 @@ class SqliteStore::Statements {
         {&get_run, run_one.c_str()},
         {&list_runs, run_list.c_str()},
         {&max_job, "SELECT COALESCE(MAX(id), 0) FROM jobs"},
-        {&max_run, "SELECT COALESCE(MAX(id), 0) FROM runs"},
+        {&max_run,
+         "SELECT MAX(COALESCE((SELECT MAX(id) FROM runs), 0), "
+         "COALESCE((SELECT last FROM id_reservations WHERE name = 'run'), 0))"},
         {&get_samples,
          "SELECT pass, case_index, iteration, metric, value FROM samples WHERE run_id = ?"},
         {&count_samples, "SELECT COUNT(*) FROM samples WHERE run_id = ?"},
@@ -465,6 +478,32 @@ class SqliteStore::Statements {
 };
 
 namespace {
+
+// The database holds token hashes and every result: owner only. The file is created 0600 (SQLite
+// gives its -wal and -shm files the database file's mode); one made looser by an older server is
+// tightened, with its -wal and -shm.
+Status RestrictToOwner(const std::filesystem::path& path) {
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    return MakeError(ErrorCode::kUnavailable,
+                     "cannot open database " + path.string() + ": " + std::strerror(errno));
+  }
+  const int rc = ::fchmod(fd, 0600);
+  const int err = errno;
+  ::close(fd);
+  if (rc != 0) {
+    return MakeError(
+        ErrorCode::kPermissionDenied,
+        "cannot make database " + path.string() + " private (mode 0600): " + std::strerror(err));
+  }
+  for (const char* suffix : {"-wal", "-shm"}) {
+    const std::string side = path.string() + suffix;
+    struct stat st {};
+    if (::stat(side.c_str(), &st) == 0 && (st.st_mode & 0077) != 0)
+      (void)::chmod(side.c_str(), 0600);
+  }
+  return {};
+}
 
 Result<sqlite3*> OpenConnection(const std::filesystem::path& path) {
   sqlite3* db = nullptr;
@@ -546,6 +585,7 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::filesystem::pa
 }
 
 Status SqliteStore::Init(const std::filesystem::path& path) {
+  if (Status s = RestrictToOwner(path); !s.ok()) return s;
   auto w = OpenConnection(path);
   if (!w.ok()) return w.error();
   wdb_ = *w;
@@ -654,8 +694,10 @@ void SqliteStore::CommitBatch(std::vector<Op>& ops) {
       }
       results[i] = s;
     }
+    CrashPoint(crash_points::kBeforeCommit);
     txn = Use(w_->commit).Exec("COMMIT");
     if (!txn.ok()) (void)Use(w_->rollback).Exec("ROLLBACK");
+    if (txn.ok()) CrashPoint(crash_points::kAfterCommit);
   }
   if (!txn.ok()) {
     for (auto& r : results) r = txn;
@@ -692,6 +734,7 @@ Status SqliteStore::ApplyWriteSet(const WriteSet& ws, bool* duplicate_batch) {
       u.Bind(job.created_ms).Bind(job.started_ms).Bind(job.finished_ms).Bind(job.message);
       u.Bind(job.assigned_board).Bind(job.last_run_id).Bind(server::JobPriorityName(job.priority));
       u.Bind(job.firmware_artifact).Bind(job.blob_artifact).Bind(TagsToJson(job.tags));
+      u.Bind(server::JobOriginName(job.origin));
       if (Status s = u.Exec("storing job"); !s.ok()) return s;
     }
     for (std::size_t i = 0; i < n.cases.size(); ++i) {
@@ -700,6 +743,11 @@ Status SqliteStore::ApplyWriteSet(const WriteSet& ws, bool* duplicate_batch) {
       u.Bind(JoinInts(n.cases[i].params));
       if (Status s = u.Exec("storing job case"); !s.ok()) return s;
     }
+  }
+  if (ws.reserve_run_ids_to != 0) {
+    Use u(w.reserve_ids);
+    u.Bind(std::string("run")).Bind(ws.reserve_run_ids_to);
+    if (Status s = u.Exec("reserving run ids"); !s.ok()) return s;
   }
   for (const Artifact& a : ws.artifacts) {
     Use u(w.insert_artifact);
@@ -1696,6 +1744,5 @@ Result<std::vector<TokenRecord>> SqliteStore::ListTokens() {
   if (!u.status().ok()) return u.status().error();
   return out;
 }
-
 
 }  // namespace mculab::db

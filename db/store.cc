@@ -13,6 +13,7 @@ std::size_t WriteSet::Rows() const {
   rows += job_events.size() + run_passes.size() + op_profiles.size() + memory.size() +
           deleted_artifacts.size();
   for (const BoardUnits& b : board_units) rows += 1 + b.units.size();
+  if (reserve_run_ids_to != 0) ++rows;
   return rows;
 }
 

@@ -76,6 +76,8 @@ struct WriteSet {
   std::vector<MemoryFigure> memory;       // upserted by (run, case, source, category)
   // Artifact rows deleted by sha256, last (their files are the caller's to remove).
   std::vector<std::string> deleted_artifacts;
+  // Non-zero: the highest reserved run id grows to at least this (MaxRunId() reports it).
+  RunId reserve_run_ids_to = 0;
 
   std::size_t Rows() const;
 };
@@ -171,7 +173,8 @@ class Store {
   virtual Result<Run> GetRun(RunId id) = 0;  // kNotFound when absent
   virtual Result<std::vector<Run>> ListRuns(JobId job) = 0;
   virtual Result<JobId> MaxJobId() = 0;  // 0 when there are no jobs
-  virtual Result<RunId> MaxRunId() = 0;  // 0 when there are no runs
+  // The highest run id stored or reserved (WriteSet::reserve_run_ids_to); 0 when neither.
+  virtual Result<RunId> MaxRunId() = 0;
   // Every sample of a run, ordered by (pass, case_index, metric, iteration).
   virtual Result<std::vector<Sample>> GetSamples(RunId run) = 0;
   virtual Result<std::uint64_t> CountSamples(RunId run) = 0;

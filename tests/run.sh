@@ -35,7 +35,9 @@ mkdir -p "$MCULAB_TEST_OUTPUT"
 status=0
 if [ "$main" = 1 ]; then
   step "build (Release) in build/"
-  cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
+  # MCULAB_CRASH_POINTS: the crash-point test hook (common/crash_point.h) for
+  # integration_crash_points; installed servers are built without it.
+  cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DMCULAB_CRASH_POINTS=ON >/dev/null
   cmake --build build -j "$jobs"
   step "tests: unit, integration, e2e"
   (cd build && ctest --output-on-failure -j "$jobs" --timeout 600 "${filter[@]}") || status=1

@@ -30,6 +30,16 @@ std::optional<JobState> ParseJobState(std::string_view name) {
   return std::nullopt;
 }
 
+std::string_view JobOriginName(JobOrigin origin) {
+  return origin == JobOrigin::kHealthCheck ? "health_check" : "user";
+}
+
+std::optional<JobOrigin> ParseJobOrigin(std::string_view name) {
+  if (name == "user") return JobOrigin::kUser;
+  if (name == "health_check") return JobOrigin::kHealthCheck;
+  return std::nullopt;
+}
+
 bool IsFinal(JobState state) {
   return state == JobState::kSucceeded || state == JobState::kFailed ||
          state == JobState::kCancelled || state == JobState::kTimedOut;

@@ -50,6 +50,13 @@ enum class JobPriority { kLow, kNormal, kHigh };
 std::string_view JobPriorityName(JobPriority priority);  // "low", "normal", "high"
 std::optional<JobPriority> ParseJobPriority(std::string_view name);
 
+// Who made a job: a user's submit, or the server's own health check of a board (identity is
+// this field, never the user name the job shows).
+enum class JobOrigin { kUser, kHealthCheck };
+
+std::string_view JobOriginName(JobOrigin origin);  // "user", "health_check"
+std::optional<JobOrigin> ParseJobOrigin(std::string_view name);
+
 // One row of the parameter sweep: the CSV's case id and the op's parameters in catalog order.
 struct CaseSpec {
   std::int64_t id = 0;
@@ -66,6 +73,7 @@ struct Job {
   std::string label;
   JobState state = JobState::kQueued;
   JobPriority priority = JobPriority::kNormal;
+  JobOrigin origin = JobOrigin::kUser;
   std::uint32_t iterations = 0;
   std::uint32_t warmup = 0;
   std::uint32_t num_cases = 0;

@@ -28,7 +28,10 @@ std::optional<JobPriority> ParseJobPriority(std::string_view name) {
 }
 
 QueuedJob QueuedOf(const Job& job) {
-  QueuedJob q{job.id, job.kind, job.board, job.user, job.priority};
+  // A health check competes (and holds boards) as kHealthCheckHolder, whatever user it shows.
+  QueuedJob q{job.id, job.kind, job.board,
+              job.origin == JobOrigin::kHealthCheck ? std::string(kHealthCheckHolder) : job.user,
+              job.priority};
   q.tags = job.tags;
   return q;
 }

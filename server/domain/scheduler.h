@@ -91,6 +91,11 @@ struct BoardSlot {
 };
 
 // The scheduler's view of a job and of a board (every field the scheduler reads, tags included).
+// The scheduling identity of health-check jobs: the holder the Lab gives a board of unknown
+// health so that only its health check runs there. Not a valid user name, so no user's job can
+// ever match it.
+inline constexpr std::string_view kHealthCheckHolder = "(health check)";
+
 QueuedJob QueuedOf(const Job& job);
 BoardSlot SlotOf(const Board& board);
 

@@ -287,6 +287,12 @@ Result<IssuedToken> Accounts::Issue(std::string_view prefix, std::string kind, s
 
 Result<IssuedToken> Accounts::AddUser(const std::string& name, std::string_view role) {
   if (Status s = CheckName("user", name); !s.ok()) return s.error();
+  if (name == kHealthCheckUser) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "user name '" + name +
+                         "' is reserved: the server's health-check jobs show it as their user; "
+                         "choose another name");
+  }
   auto parsed = ParseUserRole(role);
   if (!parsed.ok()) return parsed.error();
   auto issued = Issue(kUserTokenPrefix, "user", name);

@@ -42,6 +42,11 @@ namespace mculab::server {
 inline constexpr std::string_view kUserTokenPrefix = "mcl_u_";
 inline constexpr std::string_view kAgentTokenPrefix = "mcl_a_";
 
+// The user name health-check jobs show in the history. Reserved: no account may take it, so the
+// history never mixes a person's jobs with the server's (health checks are known by
+// Job::origin, not by this name).
+inline constexpr const char* kHealthCheckUser = "lab";
+
 // "viewer" | "member" | "admin" -> the role; anything else is kInvalidArgument naming the roles.
 Result<Role> ParseUserRole(std::string_view name);
 

@@ -3,9 +3,10 @@
 // fake that records messages.
 //
 // Contract: Send() queues the message and returns at once; it never blocks on the network and never
-// calls back into the Lab. The Lab calls it with its own lock held, which is what keeps the
-// messages to one agent in the order the Lab decided them. After the stream is gone Send() drops
-// messages. Thread-safety: Send() may be called from any thread.
+// calls back into the Lab. The Lab calls it only once the state the message reports is committed:
+// from the store's commit callbacks (on the store's writer thread, in commit order, which is the
+// order the Lab decided them). After the stream is gone Send() drops messages.
+// Thread-safety: Send() may be called from any thread.
 #pragma once
 
 #include "agent.pb.h"

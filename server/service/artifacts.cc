@@ -1,5 +1,6 @@
 #include "server/service/artifacts.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -25,6 +26,17 @@ std::string HumanBytes(std::uint64_t bytes) {
   return fmt::format("{:.1f} {}", v, units[u]);
 }
 
+namespace {
+
+// Uploaded runners and data are the users' own: directories 0700, files 0600.
+void MakeOwnerOnly(const std::filesystem::path& dir) {
+  std::error_code ec;
+  std::filesystem::permissions(dir, std::filesystem::perms::owner_all,
+                               std::filesystem::perm_options::replace, ec);
+}
+
+}  // namespace
+
 ArtifactStore::ArtifactStore(std::filesystem::path root, Limits limits, db::Store& store,
                              Clock& clock)
     : root_(std::move(root)), limits_(limits), store_(store), clock_(clock) {}
@@ -36,6 +48,8 @@ Status ArtifactStore::Init() {
     return MakeError(ErrorCode::kUnavailable,
                      "cannot create " + (root_ / "tmp").string() + ": " + ec.message());
   }
+  MakeOwnerOnly(root_);
+  MakeOwnerOnly(root_ / "tmp");
   for (const auto& entry : std::filesystem::directory_iterator(root_ / "tmp", ec)) {
     std::filesystem::remove(entry.path(), ec);
   }
@@ -86,8 +100,10 @@ Result<std::unique_ptr<ArtifactUpload>> ArtifactStore::Begin(const Caller& calle
   std::random_device rd;
   const std::filesystem::path temp =
       root_ / "tmp" / fmt::format("{}-{:x}.part", ++counter, static_cast<unsigned>(rd()));
-  std::FILE* f = std::fopen(temp.c_str(), "wbx");
+  const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  std::FILE* f = fd < 0 ? nullptr : ::fdopen(fd, "wb");
   if (f == nullptr) {
+    if (fd >= 0) ::close(fd);
     return MakeError(ErrorCode::kUnavailable,
                      "cannot create " + temp.string() + ": " + std::strerror(errno));
   }
@@ -166,6 +182,7 @@ Result<Artifact> ArtifactUpload::Finish() {
   const std::filesystem::path final_path = owner_.PathOf(a.sha256);
   std::error_code ec;
   std::filesystem::create_directories(final_path.parent_path(), ec);
+  MakeOwnerOnly(final_path.parent_path());
   if (std::filesystem::exists(final_path, ec)) {
     std::filesystem::remove(temp_, ec);  // the same content is already stored
   } else {

@@ -1,8 +1,9 @@
 // JobWatch: one subscriber's stream of a job's events (Lab::Watch). The first event is the job's
 // state when the watch began; the stream ends after an event with a final state.
 //
-// The Lab pushes events with its lock held (Push only queues) and calls Notify() after releasing
-// it; Notify runs the consumer's listener, which is where a gRPC reactor starts a write. A
+// The Lab pushes an event once the change it reports is committed (from the store's commit
+// callback, on its writer thread, with no lock held) and then calls Notify(), which runs the
+// consumer's listener: where a gRPC reactor starts a write. The listener must not block. A
 // consumer either sets a listener and calls TryNext() when told, or blocks in Next(timeout).
 // Progress events coalesce: a new event with the same state replaces a queued one that has not
 // been taken, so a slow reader costs no memory.

@@ -9,6 +9,7 @@
 #include <future>
 #include <limits>
 
+#include "common/crash_point.h"
 #include "common/op_catalog.h"
 #include "server/domain/admission.h"
 #include "server/domain/scheduler.h"
@@ -181,7 +182,11 @@ Status Lab::Start() {
         aj, to, fmt::format("server restarted while {}", JobStateName(job.state)), "server", tx);
   }
   next_job_id_ = *max_job + 1;
+  // Past every id stored or reserved by an earlier server (a crash may have lost the row of a run
+  // it numbered); this server's block is committed before Start returns.
   next_run_id_ = *max_run + 1;
+  reserved_run_ids_ = *max_run + kRunIdBlock;
+  tx.writes.reserve_run_ids_to = reserved_run_ids_;
   for (auto& [name, b] : boards_) {
     if (!b.holder.empty()) lease_deadlines_.insert({b.lease_until_ms, name});
     if (b.health == BoardHealth::kUnknown) QueueHealthCheckLocked(b, tx);
@@ -323,17 +328,117 @@ void Lab::EmitLocked(const Job& job, Tx& tx) {
   if (list.empty()) watchers_.erase(it);
 }
 
+namespace {
+
+std::string_view SendPoint(const mculab::v1::ServerMessage& m, bool before) {
+  namespace cp = crash_points;
+  if (m.has_assign()) return before ? cp::kBeforeSendAssignment : cp::kAfterSendAssignment;
+  if (m.has_ack()) return before ? cp::kBeforeSendAck : cp::kAfterSendAck;
+  if (m.has_run_closed()) return before ? cp::kBeforeSendRunClosed : cp::kAfterSendRunClosed;
+  if (m.has_cancel()) return before ? cp::kBeforeSendCancel : cp::kAfterSendCancel;
+  return {};
+}
+
+}  // namespace
+
 void Lab::CommitLocked(Tx& tx, db::WriteDone done) {
-  if (tx.writes.Rows() != 0 || done) {
-    store_.Write(std::move(tx.writes), std::move(done));
-    tx.writes = db::WriteSet{};
+  // What the writes let the Lab say, said by the commit callback (see the class comment).
+  struct Said {
+    std::vector<std::pair<std::shared_ptr<AgentChannel>, mculab::v1::ServerMessage>> sends;
+    std::vector<std::pair<std::shared_ptr<JobWatch>, JobEvent>> events;
+    std::vector<std::shared_ptr<LabFeed>> feeds;
+    std::vector<LabEvent> feed_events;
+  };
+  auto said = std::make_shared<Said>();
+  said->sends = std::move(tx.sends);
+  said->events = std::move(tx.events);
+  said->feed_events = FeedEventsLocked(tx);
+  if (!said->feed_events.empty()) {
+    for (const auto& weak : feeds_) {
+      if (auto feed = weak.lock()) said->feeds.push_back(std::move(feed));
+    }
   }
-  for (auto& [watch, event] : tx.events) {
-    watch->Push(event);
-    tx.notify.push_back(std::move(watch));
-  }
+  tx.sends.clear();
   tx.events.clear();
-  PublishLocked(tx);
+  const bool says = !said->sends.empty() || !said->events.empty() || !said->feeds.empty();
+  if (failed_) bg_cv_.notify_all();
+  if (tx.writes.Rows() == 0 && !says && !done) return;
+  store_.Write(std::move(tx.writes),
+               [this, said, done = std::move(done)](const db::WriteOutcome& o) {
+                 if (!o.status.ok()) {
+                   FailStop("a database write", o.status);
+                 } else {
+                   for (auto& [channel, message] : said->sends) {
+                     CrashPoint(SendPoint(message, true));
+                     channel->Send(message);
+                     CrashPoint(SendPoint(message, false));
+                   }
+                   for (auto& [watch, event] : said->events) watch->Push(event);
+                   for (auto& [watch, event] : said->events) watch->Notify();
+                   for (const auto& feed : said->feeds) {
+                     for (const LabEvent& ev : said->feed_events) feed->Push(ev);
+                   }
+                 }
+                 if (done) done(o);
+               });
+  tx.writes = db::WriteSet{};
+}
+
+Status Lab::CommitAndWait(std::unique_lock<std::mutex>& l, Tx& tx) {
+  auto committed = std::make_shared<std::promise<Status>>();
+  auto future = committed->get_future();
+  CommitLocked(tx, [committed](const db::WriteOutcome& o) { committed->set_value(o.status); });
+  l.unlock();
+  Deliver(tx);
+  if (Status s = future.get(); !s.ok()) {
+    return MakeError(ErrorCode::kUnavailable,
+                     "the change could not be stored: " + s.error().message);
+  }
+  return {};
+}
+
+void Lab::FailStop(const std::string& what, const Status& status) {
+  const std::string why = what + " failed: " + status.error().message;
+  {
+    std::lock_guard l(failure_mu_);
+    if (failure_.empty()) failure_ = why;
+  }
+  if (!failed_.exchange(true)) {
+    spdlog::critical(
+        "{}. mculab-server stops accepting work now (every request answers UNAVAILABLE) so that "
+        "what it holds in memory cannot drift from the database; fix the cause (e.g. free disk "
+        "space) and restart it: the restart resumes from what was committed",
+        why);
+  } else {
+    spdlog::error("{} (already stopped after an earlier failed write)", why);
+  }
+  bg_cv_.notify_all();
+}
+
+Status Lab::Serving() const {
+  if (!failed_) return {};
+  std::lock_guard l(failure_mu_);
+  return MakeError(ErrorCode::kUnavailable,
+                   "mculab-server stopped accepting work after " + failure_ +
+                       "; an administrator must fix the cause and restart the server");
+}
+
+void Lab::ShutDownAfterFailureLocked() {
+  if (failure_handled_) return;
+  failure_handled_ = true;
+  for (auto& [id, session] : sessions_) {
+    if (session.channel) session.channel->Hangup();
+  }
+  for (auto& [id, list] : watchers_) {
+    for (auto& weak : list) {
+      if (auto w = weak.lock()) w->End();
+    }
+  }
+  watchers_.clear();
+  for (auto& weak : feeds_) {
+    if (auto feed = weak.lock()) feed->End();
+  }
+  feeds_.clear();
 }
 
 std::map<std::string, std::uint32_t> Lab::QueueLengthsLocked() const {
@@ -365,18 +470,18 @@ std::map<std::string, std::uint32_t> Lab::QueueLengthsLocked() const {
   return out;
 }
 
-void Lab::PublishLocked(Tx& tx) {
+std::vector<LabEvent> Lab::FeedEventsLocked(Tx& tx) {
   std::erase_if(feeds_, [](const std::weak_ptr<LabFeed>& w) {
     auto f = w.lock();
     return !f || f->closed();
   });
+  std::vector<LabEvent> events;
   if (feeds_.empty()) {
     tx.feed_jobs.clear();
     tx.feed_boards.clear();
     tx.queue_changed = false;
-    return;
+    return events;
   }
-  std::vector<LabEvent> events;
   for (JobEvent& e : tx.feed_jobs) {
     LabEvent ev;
     ev.kind = LabEvent::Kind::kJob;
@@ -404,11 +509,7 @@ void Lab::PublishLocked(Tx& tx) {
   tx.feed_jobs.clear();
   tx.feed_boards.clear();
   tx.queue_changed = false;
-  for (const auto& weak : feeds_) {
-    if (auto feed = weak.lock()) {
-      for (const LabEvent& ev : events) feed->Push(ev);
-    }
-  }
+  return events;
 }
 
 std::shared_ptr<LabFeed> Lab::Subscribe(std::size_t capacity) {
@@ -439,11 +540,11 @@ void Lab::Deliver(Tx& tx) {
   tx.notify.clear();
 }
 
-void Lab::SendToAgentLocked(const std::string& agent, const mculab::v1::ServerMessage& m) {
+void Lab::SendToAgentLocked(const std::string& agent, const mculab::v1::ServerMessage& m, Tx& tx) {
   auto it = agent_sessions_.find(agent);
   if (it == agent_sessions_.end()) return;
   auto s = sessions_.find(it->second);
-  if (s != sessions_.end() && s->second.channel) s->second.channel->Send(m);
+  if (s != sessions_.end() && s->second.channel) tx.sends.emplace_back(s->second.channel, m);
 }
 
 Job Lab::SnapshotLocked(const ActiveJob& aj) const { return aj.job; }
@@ -452,7 +553,7 @@ Job Lab::SnapshotLocked(const ActiveJob& aj) const { return aj.job; }
 // Scheduling
 
 void Lab::ScheduleLocked(Tx& tx) {
-  if (stopping_) return;
+  if (stopping_ || failed_) return;
   std::vector<QueuedJob> queued;
   std::map<std::string, UserShare> shares;
   for (const auto& [id, aj] : jobs_) {
@@ -476,7 +577,7 @@ void Lab::ScheduleLocked(Tx& tx) {
     BoardSlot slot = SlotOf(b);
     if (config_.health_checks && b.health == BoardHealth::kUnknown) {
       // Only its health check runs on a board of unknown health.
-      slot.holder = kHealthCheckUser;
+      slot.holder = std::string(kHealthCheckHolder);
       slot.lease_until_ms = kNoDeadline;
       if (slot.state == BoardState::kIdle) slot.state = BoardState::kReserved;
     }
@@ -495,6 +596,11 @@ void Lab::AssignLocked(ActiveJob& aj, Board& board, Tx& tx) {
   const std::int64_t now = clock_.NowMs();
   Run run;
   run.id = next_run_id_++;
+  if (run.id + kRunIdBlock / 2 > reserved_run_ids_) {
+    // Committed before (or with) the first run that needs it, long before the block runs out.
+    reserved_run_ids_ = std::max(reserved_run_ids_, run.id) + kRunIdBlock;
+    tx.writes.reserve_run_ids_to = reserved_run_ids_;
+  }
   run.job_id = aj.job.id;
   run.board = board.name;
   run.agent = board.agent;
@@ -540,7 +646,7 @@ void Lab::AssignLocked(ActiveJob& aj, Board& board, Tx& tx) {
   PlanPassesLocked(aj, board, runs_.at(run.id), *a, tx);
   a->set_firmware_sha256(aj.job.firmware_artifact);
   a->set_blob_sha256(aj.job.blob_artifact);
-  SendToAgentLocked(board.agent, m);
+  SendToAgentLocked(board.agent, m, tx);
   spdlog::info("job {} -> board {} (run {}, attempt {})", aj.job.id, board.name, run.id,
                run.attempt);
 }
@@ -588,7 +694,7 @@ void Lab::CloseRunLocked(ActiveRun& r, RunState state, const std::string& messag
   if (!board_offline) {
     mculab::v1::ServerMessage m;
     m.mutable_run_closed()->set_run_id(static_cast<std::uint64_t>(id));
-    SendToAgentLocked(r.run.agent, m);
+    SendToAgentLocked(r.run.agent, m, tx);
   }
   runs_.erase(id);  // r is gone
 }
@@ -716,6 +822,7 @@ Result<SubmitReply> Lab::Submit(const Caller& caller, SubmitRequest request) {
 
   std::unique_lock l(mu_);
   if (stopping_) return MakeError(ErrorCode::kUnavailable, "the server is shutting down");
+  if (Status s = Serving(); !s.ok()) return s.error();
   {
     std::uint32_t queued = 0;
     for (const auto& [id, aj] : jobs_) {
@@ -846,14 +953,22 @@ Result<SubmitReply> Lab::Submit(const Caller& caller, SubmitRequest request) {
   l.unlock();
   Deliver(tx);
   if (Status s = future.get(); !s.ok()) {
+    // Not stored, so it must not run: the Lab has stopped (FailStop) and the job leaves memory.
     spdlog::error("job {} could not be stored: {}", job.id, s.error().message);
-    return MakeError(ErrorCode::kInternal, "the job could not be stored: " + s.error().message);
+    {
+      std::lock_guard relock(mu_);
+      jobs_.erase(job.id);
+    }
+    return MakeError(ErrorCode::kUnavailable, "the job could not be stored (" + s.error().message +
+                                                  "); it was not accepted and will not run");
   }
+  CrashPoint(crash_points::kBeforeReply);
   return reply;
 }
 
 Result<std::vector<BoardView>> Lab::ListBoards(const Caller& caller) {
   if (Status s = RequireRole(caller, Role::kViewer, "listing boards"); !s.ok()) return s.error();
+  if (Status s = Serving(); !s.ok()) return s.error();
   std::lock_guard l(mu_);
   std::vector<QueuedJob> queued;
   for (const auto& [id, aj] : jobs_) {
@@ -875,6 +990,7 @@ Result<std::vector<BoardView>> Lab::ListBoards(const Caller& caller) {
 
 Result<Job> Lab::GetJob(const Caller& caller, JobId id) {
   if (Status s = RequireRole(caller, Role::kViewer, "reading a job"); !s.ok()) return s.error();
+  if (Status s = Serving(); !s.ok()) return s.error();
   {
     std::lock_guard l(mu_);
     auto it = jobs_.find(id);
@@ -906,6 +1022,7 @@ Result<Job> Lab::Cancel(const Caller& caller, JobId id) {
         ErrorCode::kPermissionDenied,
         fmt::format("job {} belongs to {}: only they or an admin can cancel it", id, owner));
   };
+  if (Status s = Serving(); !s.ok()) return s.error();
   std::unique_lock l(mu_);
   auto it = jobs_.find(id);
   if (it == jobs_.end()) {
@@ -927,7 +1044,7 @@ Result<Job> Lab::Cancel(const Caller& caller, JobId id) {
       mculab::v1::ServerMessage m;
       m.mutable_cancel()->set_run_id(static_cast<std::uint64_t>(r->first));
       m.mutable_cancel()->set_reason(reason);
-      SendToAgentLocked(r->second.run.agent, m);
+      SendToAgentLocked(r->second.run.agent, m, tx);
       r->second.job_ended = true;
       r->second.end_state = RunState::kCancelled;
       if (!r->second.finish_received) ArmCancelGraceLocked(r->first);
@@ -947,32 +1064,46 @@ Result<Job> Lab::Cancel(const Caller& caller, JobId id) {
     freed_board = true;
   }
   if (freed_board) ScheduleLocked(tx);
-  CommitLocked(tx);
+  auto committed = std::make_shared<std::promise<Status>>();
+  auto future = committed->get_future();
+  CommitLocked(tx, [committed](const db::WriteOutcome& o) { committed->set_value(o.status); });
   l.unlock();
   Deliver(tx);
+  if (Status s = future.get(); !s.ok()) {
+    return MakeError(
+        ErrorCode::kUnavailable,
+        fmt::format("the cancellation of job {} could not be stored ({})", id, s.error().message));
+  }
   spdlog::info("job {} {}", id, reason);
+  CrashPoint(crash_points::kBeforeReply);
   return out;
 }
 
 Result<std::shared_ptr<JobWatch>> Lab::Watch(const Caller& caller, JobId id) {
   if (Status s = RequireRole(caller, Role::kViewer, "watching a job"); !s.ok()) return s.error();
+  if (Status s = Serving(); !s.ok()) return s.error();
   auto watch = std::make_shared<JobWatch>(id);
   {
     std::lock_guard l(mu_);
     auto it = jobs_.find(id);
     if (it != jobs_.end()) {
-      const Job& j = it->second.job;
-      watch->Push(JobEvent{j.id, j.state, j.message, std::min(j.progress_done, j.ProgressTotal()),
-                           j.ProgressTotal(), j.assigned_board, clock_.NowMs()});
-      if (!stopping_) {
-        watchers_[id].push_back(watch);
-        // A revoked token ends the watch (Accounts runs this without locks held).
-        watch->Hold(accounts_.WatchToken(caller.token, [weak = std::weak_ptr<JobWatch>(watch)] {
-          if (auto w = weak.lock()) w->Fail("the watcher's token was revoked");
-        }));
-      } else {
+      if (stopping_) {
         watch->End();
+        return watch;
       }
+      // The current state, told once every write queued so far (the state's own) is committed;
+      // later changes follow in commit order.
+      const Job& j = it->second.job;
+      Tx tx;
+      tx.events.emplace_back(
+          watch, JobEvent{j.id, j.state, j.message, std::min(j.progress_done, j.ProgressTotal()),
+                          j.ProgressTotal(), j.assigned_board, clock_.NowMs()});
+      watchers_[id].push_back(watch);
+      // A revoked token ends the watch (Accounts runs this without locks held).
+      watch->Hold(accounts_.WatchToken(caller.token, [weak = std::weak_ptr<JobWatch>(watch)] {
+        if (auto w = weak.lock()) w->Fail("the watcher's token was revoked");
+      }));
+      CommitLocked(tx);
       return watch;
     }
   }
@@ -989,6 +1120,7 @@ Result<std::shared_ptr<JobWatch>> Lab::Watch(const Caller& caller, JobId id) {
 Result<std::unique_ptr<ArtifactUpload>> Lab::BeginUpload(const Caller& caller, std::string name,
                                                          std::uint64_t declared_size) {
   if (Status s = RequireRole(caller, Role::kMember, "uploading a file"); !s.ok()) return s.error();
+  if (Status s = Serving(); !s.ok()) return s.error();
   return artifacts_.Begin(caller, std::move(name), declared_size);
 }
 
@@ -1053,7 +1185,7 @@ void Lab::ExpireDeadlinesLocked(Tx& tx) {
       mculab::v1::ServerMessage m;
       m.mutable_cancel()->set_run_id(static_cast<std::uint64_t>(r->first));
       m.mutable_cancel()->set_reason(why);
-      SendToAgentLocked(r->second.run.agent, m);
+      SendToAgentLocked(r->second.run.agent, m, tx);
       r->second.job_ended = true;
       r->second.end_state = RunState::kTimedOut;
       close_run = r->second.finish_received;
@@ -1073,6 +1205,12 @@ void Lab::ExpireDeadlinesLocked(Tx& tx) {
 void Lab::BackgroundLoop() {
   std::unique_lock l(mu_);
   while (!stopping_) {
+    if (failed_) {
+      // Stopped after a failed write: no more timeouts, finalizing or scheduling.
+      ShutDownAfterFailureLocked();
+      bg_cv_.wait(l);
+      continue;
+    }
     if (!to_finalize_.empty()) {
       const RunId run = to_finalize_.front();
       to_finalize_.pop_front();

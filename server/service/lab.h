@@ -9,8 +9,14 @@
 // - One background thread ends jobs whose timeout passed (it sleeps until the next deadline on
 //   the injected Clock; nothing polls) and computes statistics of finished runs (it reads the
 //   store, which must not happen on the writer thread or under the Lab's lock).
-// - Under the lock the Lab only queues: store writes (in decision order), agent messages
-//   (AgentChannel::Send never blocks) and watch events; watch listeners run after unlocking.
+// - Under the lock the Lab only decides and queues: store writes (in decision order) with, for
+//   each write, what it lets the Lab say: agent messages, watch and feed events. Nothing is said
+//   before the state it reports is committed: those are handed out by the write's commit callback
+//   (on the store's writer thread, in commit order, so in decision order), and dropped if the
+//   commit fails. Replies that report a change (Submit, Cancel) wait for its commit.
+// - A failed write stops the Lab (fail-stop): memory would no longer match the database. It is
+//   logged, agents are hung up, watches and feeds end, and every use case answers kUnavailable
+//   until the server is restarted (which reloads the state from the database).
 //
 // Scheduling is event driven: a submit, a run that ends, a board that registers or comes free
 // runs the pure scheduler (domain/scheduler.h) at once.
@@ -58,6 +64,8 @@ inline constexpr std::uint32_t kMaxTimeoutS = 7 * 24 * 3600;
 // `mculab-server admin`, another process, ends them within this).
 inline constexpr std::chrono::milliseconds kRevocationCheckPeriod{1000};
 inline constexpr std::int64_t kArtifactCollectionPeriodMs = 3'600'000;
+// Run ids reserved at a time (Lab::reserved_run_ids_): a restart skips at most this many.
+inline constexpr RunId kRunIdBlock = 1000;
 
 struct SubmitRequest {
   std::string kind;
@@ -103,9 +111,6 @@ struct ReserveRequest {
   std::string note;
   bool hold = false;
 };
-
-// The user health-check jobs run as (they are ordinary jobs in the history).
-inline constexpr const char* kHealthCheckUser = "lab";
 
 struct BoardView {
   Board board;
@@ -250,14 +255,16 @@ class Lab {
     bool stopping = false;  // Heartbeat.stopping: its boards get no new work
     std::shared_ptr<TokenSubscription> token_watch;  // ends the session when revoked
   };
-  // What one operation changed under the lock. CommitLocked() queues the writes and only then
-  // hands the events to their watches, so whoever sees an event can read its effects; Deliver()
-  // (after unlocking) runs the watches' listeners.
+  // What one operation changed under the lock. CommitLocked() queues the writes; their commit
+  // callback then sends the messages and hands the events to their watches and feeds, so whoever
+  // hears of a change can read it and a crash never leaves a change announced but not stored.
   struct Tx {
     db::WriteSet writes;
+    // Messages for agents, sent once `writes` (and every write queued before) is committed.
+    std::vector<std::pair<std::shared_ptr<AgentChannel>, mculab::v1::ServerMessage>> sends;
     std::vector<std::pair<std::shared_ptr<JobWatch>, JobEvent>> events;
     std::vector<std::shared_ptr<JobWatch>> notify;
-    // For the feeds (PublishLocked): job events in order, boards that changed, and whether a job
+    // For the feeds (FeedEventsLocked): job events in order, boards that changed, and whether a job
     // entered or left the queue (which changes boards' queue lengths).
     std::vector<JobEvent> feed_jobs;
     std::set<std::string> feed_boards;
@@ -306,7 +313,8 @@ class Lab {
   void FailJobOfRunLocked(ActiveRun& r, JobState to, const std::string& message,
                           const std::string& actor, Tx& tx);
   void DropSessionLocked(AgentSession& s, const std::string& reason, Tx& tx);
-  void SendToAgentLocked(const std::string& agent, const mculab::v1::ServerMessage& m);
+  // Queues a message for the agent's current session, sent after the Tx commits.
+  void SendToAgentLocked(const std::string& agent, const mculab::v1::ServerMessage& m, Tx& tx);
   void MaybeFinalizeLocked(ActiveRun& r);
   void ExpireDeadlinesLocked(Tx& tx);
   // Silent agents and restored runs whose agent did not come back (background thread).
@@ -317,9 +325,22 @@ class Lab {
   void ReconcileRunsLocked(const std::string& agent, const std::set<std::uint64_t>& active_runs,
                            Tx& tx);
   std::uint32_t QueuePositionLocked(const ActiveJob& aj) const;
+  // Queues the Tx's writes; once they commit, says what they changed (messages, watch and feed
+  // events) and then runs `done`. A failed commit says nothing, stops the Lab (FailStop) and runs
+  // `done` with the failure.
   void CommitLocked(Tx& tx, db::WriteDone done = nullptr);
-  // Hands the Tx's job and board changes to the feeds (called by CommitLocked).
-  void PublishLocked(Tx& tx);
+  // CommitLocked, unlock, then wait for the commit: for a reply that reports the change.
+  // kUnavailable when the commit failed (the Lab has stopped).
+  Status CommitAndWait(std::unique_lock<std::mutex>& l, Tx& tx);
+  // The Tx's job and board changes as feed events (called by CommitLocked).
+  std::vector<LabEvent> FeedEventsLocked(Tx& tx);
+  // A write failed: log it and stop accepting work. Never takes mu_ (a closed store runs write
+  // callbacks on the writing thread, which holds it).
+  void FailStop(const std::string& what, const Status& status);
+  // kUnavailable (naming the failed write) once FailStop ran; ok otherwise.
+  Status Serving() const;
+  // Background thread, after FailStop: hang up agents, end watches and feeds.
+  void ShutDownAfterFailureLocked();
   // Queued jobs that could run on each board, by board name (ListBoards' queue_length).
   std::map<std::string, std::uint32_t> QueueLengthsLocked() const;
   static void Deliver(Tx& tx);
@@ -378,6 +399,13 @@ class Lab {
   bool stopping_ = false;
   JobId next_job_id_ = 1;
   RunId next_run_id_ = 1;
+  // Run ids up to this are reserved in the store; AssignLocked extends the reservation ahead of
+  // use so that a run id never repeats, even after a crash (kRunIdBlock at a time).
+  RunId reserved_run_ids_ = 0;
+  std::atomic<bool> failed_{false};
+  bool failure_handled_ = false;  // ShutDownAfterFailureLocked ran
+  mutable std::mutex failure_mu_;
+  std::string failure_;  // what failed, for kUnavailable answers (failure_mu_)
   AgentSessionId next_session_id_ = 1;
   std::map<JobId, ActiveJob> jobs_;  // every job not in a final state; id order = submit order
   std::map<std::string, Board> boards_;

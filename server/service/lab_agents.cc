@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "common/crash_point.h"
 #include "server/service/lab.h"
 
 namespace mculab::server {
@@ -51,6 +52,7 @@ Result<AgentSessionId> Lab::ConnectAgent(const Caller& caller, const mculab::v1:
     }
   }
 
+  if (Status s = Serving(); !s.ok()) return s.error();
   std::unique_lock l(mu_);
   if (stopping_) return MakeError(ErrorCode::kUnavailable, "the server is shutting down");
   // A board belongs to the agent that first registered it (the boards table keeps the owner
@@ -124,7 +126,7 @@ Result<AgentSessionId> Lab::ConnectAgent(const Caller& caller, const mculab::v1:
     mculab::v1::ServerMessage m;
     m.mutable_registered()->set_agent(reg.agent());
     m.mutable_registered()->set_heartbeat_ms(config_.heartbeat_ms);
-    SendToAgentLocked(reg.agent(), m);
+    SendToAgentLocked(reg.agent(), m, tx);
   }
   ReconcileRunsLocked(reg.agent(), active_runs, tx);
   // Runs the agent still holds that the server has closed (requeued, finished): it may drop them.
@@ -132,7 +134,7 @@ Result<AgentSessionId> Lab::ConnectAgent(const Caller& caller, const mculab::v1:
     if (runs_.contains(static_cast<RunId>(run))) continue;
     mculab::v1::ServerMessage m;
     m.mutable_run_closed()->set_run_id(run);
-    SendToAgentLocked(reg.agent(), m);
+    SendToAgentLocked(reg.agent(), m, tx);
   }
   spdlog::info("agent {} connected from {} with {} board(s)", reg.agent(),
                caller.peer.empty() ? "?" : caller.peer, reg.boards_size());
@@ -177,7 +179,7 @@ void Lab::ReconcileRunsLocked(const std::string& agent, const std::set<std::uint
       mculab::v1::ServerMessage m;
       m.mutable_cancel()->set_run_id(static_cast<std::uint64_t>(run_id));
       m.mutable_cancel()->set_reason(fmt::format("the job ended while the server was down"));
-      SendToAgentLocked(agent, m);
+      SendToAgentLocked(agent, m, tx);
     }
   }
 }
@@ -307,6 +309,7 @@ Lab::ActiveRun* Lab::FindRunLocked(RunId id, const std::string& agent) {
 }
 
 void Lab::OnAgentMessage(AgentSessionId session, const mculab::v1::AgentMessage& message) {
+  if (failed_) return;  // stopped: nothing more is stored or acknowledged (the agent keeps it)
   std::string agent;
   {
     std::lock_guard l(mu_);
@@ -445,17 +448,22 @@ void Lab::OnBatch(const std::string& agent, const mculab::v1::SampleBatch& m) {
   std::lock_guard l(mu_);
   ActiveRun* r = FindRunLocked(run, agent);
   if (r == nullptr) {
-    // Unknown or closed run (requeued, finished): nothing to store; the agent may drop it.
+    // Unknown or closed run (requeued, finished): nothing to store; the agent may drop it once
+    // the run's end is committed.
     mculab::v1::ServerMessage closed;
     closed.mutable_run_closed()->set_run_id(m.run_id());
-    SendToAgentLocked(agent, closed);
+    Tx tx;
+    SendToAgentLocked(agent, closed, tx);
+    CommitLocked(tx);
     return;
   }
   if (r->committed.contains(sequence)) {
     mculab::v1::ServerMessage ack;
     ack.mutable_ack()->set_run_id(m.run_id());
     ack.mutable_ack()->set_sequence(sequence);
-    SendToAgentLocked(agent, ack);
+    Tx tx;
+    SendToAgentLocked(agent, ack, tx);
+    CommitLocked(tx);
     return;
   }
   // Queued under the lock so the batch is ordered with the run's other writes.
@@ -471,13 +479,23 @@ void Lab::OnBatchCommitted(const std::string& agent, RunId run, std::uint64_t se
     // a closed store runs this on the thread that queued the batch, which holds the lock.
     spdlog::error("batch {} of run {} was not stored: {}", sequence, run,
                   outcome.status.error().message);
+    FailStop(fmt::format("storing batch {} of run {}", sequence, run), outcome.status);
     return;
   }
   std::unique_lock l(mu_);
-  mculab::v1::ServerMessage ack;
-  ack.mutable_ack()->set_run_id(static_cast<std::uint64_t>(run));
-  ack.mutable_ack()->set_sequence(sequence);
-  SendToAgentLocked(agent, ack);
+  {
+    // Committed: acknowledged at once (this runs after every earlier write's messages went).
+    auto a = agent_sessions_.find(agent);
+    auto s = a == agent_sessions_.end() ? sessions_.end() : sessions_.find(a->second);
+    if (s != sessions_.end() && s->second.channel) {
+      mculab::v1::ServerMessage ack;
+      ack.mutable_ack()->set_run_id(static_cast<std::uint64_t>(run));
+      ack.mutable_ack()->set_sequence(sequence);
+      CrashPoint(crash_points::kBeforeSendAck);
+      s->second.channel->Send(ack);
+      CrashPoint(crash_points::kAfterSendAck);
+    }
+  }
 
   auto r = runs_.find(run);
   if (r == runs_.end()) return;
@@ -519,7 +537,9 @@ void Lab::OnRunFinished(const std::string& agent, const mculab::v1::RunFinished&
   if (r == nullptr) {
     mculab::v1::ServerMessage closed;
     closed.mutable_run_closed()->set_run_id(m.run_id());
-    SendToAgentLocked(agent, closed);
+    Tx tx;
+    SendToAgentLocked(agent, closed, tx);
+    CommitLocked(tx);
     return;
   }
   Tx tx;

@@ -58,6 +58,7 @@ Result<Board> Lab::Reserve(const Caller& caller, const ReserveRequest& request) 
   if (Status s = RequireRole(caller, Role::kMember, "reserving a board"); !s.ok()) {
     return s.error();
   }
+  if (Status s = Serving(); !s.ok()) return s.error();
   const std::int64_t max_ms = static_cast<std::int64_t>(config_.max_reservation_s) * 1000;
   if (request.duration_ms <= 0 || request.duration_ms > max_ms) {
     return MakeError(ErrorCode::kInvalidArgument,
@@ -105,9 +106,7 @@ Result<Board> Lab::Reserve(const Caller& caller, const ReserveRequest& request) 
   spdlog::info("board {} {} by {}", b.name, what, caller.user);
   ScheduleLocked(tx);  // the holder's queued jobs for it may start
   Board out = b;
-  CommitLocked(tx);
-  l.unlock();
-  Deliver(tx);
+  if (Status s = CommitAndWait(l, tx); !s.ok()) return s.error();
   return out;
 }
 
@@ -116,13 +115,14 @@ Result<Board> Lab::RenewReservation(const Caller& caller, const std::string& boa
   if (Status s = RequireRole(caller, Role::kMember, "renewing a reservation"); !s.ok()) {
     return s.error();
   }
+  if (Status s = Serving(); !s.ok()) return s.error();
   const std::int64_t max_ms = static_cast<std::int64_t>(config_.max_reservation_s) * 1000;
   if (duration_ms <= 0 || duration_ms > max_ms) {
     return MakeError(ErrorCode::kInvalidArgument,
                      fmt::format("a lease lasts between 1 ms and {} s, got {} ms",
                                  config_.max_reservation_s, duration_ms));
   }
-  std::lock_guard l(mu_);
+  std::unique_lock l(mu_);
   auto it = boards_.find(board);
   if (it == boards_.end()) return NoBoard(board, boards_);
   Board& b = it->second;
@@ -142,7 +142,7 @@ Result<Board> Lab::RenewReservation(const Caller& caller, const std::string& boa
   tx.feed_boards.insert(b.name);
   bg_cv_.notify_all();
   Board out = b;
-  CommitLocked(tx);
+  if (Status s = CommitAndWait(l, tx); !s.ok()) return s.error();
   return out;
 }
 
@@ -150,6 +150,7 @@ Result<Board> Lab::Release(const Caller& caller, const std::string& board) {
   if (Status s = RequireRole(caller, Role::kMember, "releasing a board"); !s.ok()) {
     return s.error();
   }
+  if (Status s = Serving(); !s.ok()) return s.error();
   std::unique_lock l(mu_);
   auto it = boards_.find(board);
   if (it == boards_.end()) return NoBoard(board, boards_);
@@ -168,9 +169,7 @@ Result<Board> Lab::Release(const Caller& caller, const std::string& board) {
   spdlog::info("board {} released by {}", board, caller.user);
   ScheduleLocked(tx);
   Board out = b;
-  CommitLocked(tx);
-  l.unlock();
-  Deliver(tx);
+  if (Status s = CommitAndWait(l, tx); !s.ok()) return s.error();
   return out;
 }
 
@@ -224,6 +223,7 @@ void Lab::ExpireCancelGraceLocked(Tx& tx) {
 Result<Board> Lab::SetMaintenance(const Caller& caller, const std::string& board, bool on,
                                   const std::string& reason) {
   if (Status s = RequireRole(caller, Role::kAdmin, "maintenance mode"); !s.ok()) return s.error();
+  if (Status s = Serving(); !s.ok()) return s.error();
   std::unique_lock l(mu_);
   auto it = boards_.find(board);
   if (it == boards_.end()) return NoBoard(board, boards_);
@@ -244,9 +244,7 @@ Result<Board> Lab::SetMaintenance(const Caller& caller, const std::string& board
   }
   ScheduleLocked(tx);
   Board out = b;
-  CommitLocked(tx);
-  l.unlock();
-  Deliver(tx);
+  if (Status s = CommitAndWait(l, tx); !s.ok()) return s.error();
   return out;
 }
 
@@ -285,9 +283,7 @@ Result<Board> Lab::AssignBoard(const Caller& caller, const std::string& board,
   }
   ScheduleLocked(tx);
   Board out = b;
-  CommitLocked(tx);
-  l.unlock();
-  Deliver(tx);
+  if (Status s = CommitAndWait(l, tx); !s.ok()) return s.error();
   return out;
 }
 
@@ -306,9 +302,7 @@ Result<std::vector<BoardTransition>> Lab::BoardHistory(const Caller& caller,
 // ---------------------------------------------------------------------------------------------
 // Health checks
 
-bool Lab::IsHealthCheck(const Job& job) {
-  return job.user == kHealthCheckUser && !job.board.empty();
-}
+bool Lab::IsHealthCheck(const Job& job) { return job.origin == JobOrigin::kHealthCheck; }
 
 JobId Lab::CreateJobLocked(Job job, std::vector<CaseSpec> cases, const std::string& actor, Tx& tx) {
   job.id = next_job_id_++;
@@ -334,6 +328,7 @@ void Lab::QueueHealthCheckLocked(Board& b, Tx& tx) {
   // reference, its median timer value against the board's calibration.
   Job job;
   job.user = kHealthCheckUser;
+  job.origin = JobOrigin::kHealthCheck;
   job.kind = b.kind;
   job.board = b.name;
   job.op = "fully_connected_s8";

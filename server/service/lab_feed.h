@@ -1,18 +1,18 @@
 // LabFeed: one subscriber's stream of every job and board change in the lab (Lab::Subscribe);
 // the web page's event stream (GET /api/v1/events) reads one.
 //
-// The Lab pushes events with its own lock held, in the order it decided them and after their store
-// writes are queued, so a reader that sees an event can read its effects. Push never waits for the
+// The Lab pushes events in the order it decided them, once their store writes are committed (from
+// the store's commit callback), so a reader that sees an event can read its effects and a crash
+// never leaves an announced change unstored. Push never waits for the
 // consumer: the queue is bounded and coalesces (a job's progress event replaces a queued one of
 // the same job and state; a board's event replaces a queued one of the same board). When a slow
 // consumer lets it fill up anyway, the queued events are dropped and the feed is marked
 // overflowed: the consumer should end its stream, and its client refetch what it shows.
 //
-// The listener runs on the producer's thread, with the feed's lock (and the Lab's) held, whenever
-// the queue turns non-empty, on overflow and at the end. It must only schedule work (e.g. post to
-// an executor) and return; it must not call the feed or the Lab. After Close() returns it never
-// runs again.
-// Thread-safety: every method may be called from any thread.
+// The listener runs on the producer's thread (the store's writer), with the feed's lock held,
+// whenever the queue turns non-empty, on overflow and at the end. It must only schedule work (e.g.
+// post to an executor) and return; it must not call the feed or the Lab. After Close() returns it
+// never runs again. Thread-safety: every method may be called from any thread.
 #pragma once
 
 #include <cstdint>

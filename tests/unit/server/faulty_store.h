@@ -1,0 +1,158 @@
+// FaultyStore: a Store in front of a real one that a test can make hold or fail its writes, to
+// see what the Lab says before, after or without a commit. Reads and account writes go straight
+// to the real store.
+//
+// Modes for Write():
+// - kPass: forwarded at once.
+// - kHold: kept, in order, until Release() forwards them all (a commit that has not happened yet).
+// - kFail: the write is dropped and its callback runs on the real store's writer thread, in queue
+//   order, with kUnavailable (a commit that failed, e.g. a full disk).
+// Thread-safety: every method may be called from any thread.
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <utility>
+
+#include "db/store.h"
+
+namespace mculab::server::testing {
+
+class FaultyStore final : public db::Store {
+ public:
+  enum class Mode { kPass, kHold, kFail };
+
+  explicit FaultyStore(db::Store& inner) : inner_(inner) {}
+
+  void SetMode(Mode mode) {
+    std::lock_guard l(mu_);
+    mode_ = mode;
+  }
+  // Forwards every held write, in order, and passes later ones.
+  void Release() {
+    std::deque<std::pair<db::WriteSet, db::WriteDone>> held;
+    {
+      std::lock_guard l(mu_);
+      held.swap(held_);
+      mode_ = Mode::kPass;
+    }
+    for (auto& [ws, done] : held) inner_.Write(std::move(ws), std::move(done));
+  }
+  // Waits until at least `n` writes are held (the Lab has decided and queued them).
+  bool WaitHeld(std::size_t n) {
+    std::unique_lock l(mu_);
+    return cv_.wait_for(l, std::chrono::seconds(10), [&] { return held_.size() >= n; });
+  }
+  std::size_t failed_writes() {
+    std::lock_guard l(mu_);
+    return failed_;
+  }
+
+  void Write(db::WriteSet ws, db::WriteDone done = nullptr) override {
+    std::unique_lock l(mu_);
+    if (mode_ == Mode::kHold) {
+      held_.emplace_back(std::move(ws), std::move(done));
+      l.unlock();
+      cv_.notify_all();
+      return;
+    }
+    if (mode_ == Mode::kFail) {
+      ++failed_;
+      l.unlock();
+      inner_.Write(db::WriteSet{}, [done = std::move(done)](const db::WriteOutcome&) {
+        if (done) {
+          done(db::WriteOutcome{MakeError(ErrorCode::kUnavailable,
+                                          "database or disk is full (injected by the test)")});
+        }
+      });
+      return;
+    }
+    l.unlock();
+    inner_.Write(std::move(ws), std::move(done));
+  }
+  void WaitForRoom() override { inner_.WaitForRoom(); }
+  void Flush() override { inner_.Flush(); }
+
+  Result<db::Job> GetJob(db::JobId id) override { return inner_.GetJob(id); }
+  Result<std::vector<db::Job>> ListJobs(const db::JobFilter& f) override {
+    return inner_.ListJobs(f);
+  }
+  Result<std::vector<db::Job>> ListActiveJobs() override { return inner_.ListActiveJobs(); }
+  Result<std::vector<db::CaseSpec>> GetJobCases(db::JobId id) override {
+    return inner_.GetJobCases(id);
+  }
+  Result<std::vector<db::JobTransition>> GetTransitions(db::JobId id) override {
+    return inner_.GetTransitions(id);
+  }
+  Result<std::vector<db::Board>> ListBoards() override { return inner_.ListBoards(); }
+  Result<std::vector<db::BoardTransition>> GetBoardTransitions(const std::string& b) override {
+    return inner_.GetBoardTransitions(b);
+  }
+  Result<db::Run> GetRun(db::RunId id) override { return inner_.GetRun(id); }
+  Result<std::vector<db::Run>> ListRuns(db::JobId job) override { return inner_.ListRuns(job); }
+  Result<db::JobId> MaxJobId() override { return inner_.MaxJobId(); }
+  Result<db::RunId> MaxRunId() override { return inner_.MaxRunId(); }
+  Result<std::vector<db::Sample>> GetSamples(db::RunId run) override {
+    return inner_.GetSamples(run);
+  }
+  Result<std::uint64_t> CountSamples(db::RunId run) override { return inner_.CountSamples(run); }
+  Result<std::vector<std::uint64_t>> ListBatchSequences(db::RunId run) override {
+    return inner_.ListBatchSequences(run);
+  }
+  Result<std::vector<db::CaseResult>> GetCaseResults(db::RunId run) override {
+    return inner_.GetCaseResults(run);
+  }
+  Result<std::vector<db::CaseStats>> GetCaseStats(db::JobId job) override {
+    return inner_.GetCaseStats(job);
+  }
+  Result<std::optional<db::Artifact>> GetArtifact(const std::string& sha256) override {
+    return inner_.GetArtifact(sha256);
+  }
+  Result<db::JobPage> QueryJobs(const db::JobQuery& q) override { return inner_.QueryJobs(q); }
+  Result<std::vector<db::SeriesPoint>> GetCaseSeries(db::RunId run, std::uint32_t pass,
+                                                     std::uint32_t case_index,
+                                                     std::uint32_t metric) override {
+    return inner_.GetCaseSeries(run, pass, case_index, metric);
+  }
+  Result<std::vector<std::pair<std::string, std::uint64_t>>> CountJobsByState() override {
+    return inner_.CountJobsByState();
+  }
+  Result<std::uint64_t> SamplesStored() override { return inner_.SamplesStored(); }
+  Result<db::JobEvents> GetJobEvents(db::JobId job) override { return inner_.GetJobEvents(job); }
+  Result<std::vector<db::BoardUnits>> ListBoardUnits() override { return inner_.ListBoardUnits(); }
+  Result<std::vector<db::RunPass>> GetRunPasses(db::RunId run) override {
+    return inner_.GetRunPasses(run);
+  }
+  Result<std::vector<db::OpProfileRow>> GetOpProfiles(db::RunId run) override {
+    return inner_.GetOpProfiles(run);
+  }
+  Result<std::vector<db::MemoryFigure>> GetMemory(db::RunId run) override {
+    return inner_.GetMemory(run);
+  }
+  Status AddUser(const db::User& user, const db::TokenRecord& token) override {
+    return inner_.AddUser(user, token);
+  }
+  Status AddToken(const db::TokenRecord& token) override { return inner_.AddToken(token); }
+  Status RevokeToken(const std::string& hash, std::int64_t revoked_ms) override {
+    return inner_.RevokeToken(hash, revoked_ms);
+  }
+  Result<std::optional<db::User>> GetUser(const std::string& name) override {
+    return inner_.GetUser(name);
+  }
+  Result<std::vector<db::User>> ListUsers() override { return inner_.ListUsers(); }
+  Result<std::optional<db::TokenRecord>> FindToken(const std::string& hash) override {
+    return inner_.FindToken(hash);
+  }
+  Result<std::vector<db::TokenRecord>> ListTokens() override { return inner_.ListTokens(); }
+
+ private:
+  db::Store& inner_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  Mode mode_ = Mode::kPass;
+  std::deque<std::pair<db::WriteSet, db::WriteDone>> held_;
+  std::size_t failed_ = 0;
+};
+
+}  // namespace mculab::server::testing
