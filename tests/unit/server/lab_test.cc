@@ -1884,7 +1884,7 @@ TEST_F(LabAbuseTest, RevokingAUsersTokenEndsTheirWatchesAndFeeds) {
   const Caller viewer = WithToken("vera", "viewer");
   auto watch = lab_->Watch(viewer, job);
   ASSERT_TRUE(watch.ok());
-  ASSERT_TRUE((*watch)->TryNext().has_value());
+  ASSERT_TRUE((*watch)->Next(std::chrono::seconds(10)).has_value());
   auto feed = lab_->Subscribe(viewer);
   EXPECT_FALSE(feed->ended());
   EXPECT_FALSE((*watch)->Ended());
@@ -1900,7 +1900,7 @@ TEST_F(LabAbuseTest, ARevocationByAnotherProcessEndsAWatchAtTheNextPeriodicCheck
   const Caller viewer = WithToken("vera", "viewer");
   auto watch = lab_->Watch(viewer, job);
   ASSERT_TRUE(watch.ok());
-  ASSERT_TRUE((*watch)->TryNext().has_value());
+  ASSERT_TRUE((*watch)->Next(std::chrono::seconds(10)).has_value());
   // `mculab-server admin token revoke` is another process: its Accounts shares only the store.
   Accounts admin(*store_, clock_);
   ASSERT_TRUE(admin.Revoke(token_).ok());
