@@ -1,6 +1,7 @@
 #include "db/sqlite_store.h"
 
 #include <fcntl.h>
+#include <spdlog/spdlog.h>
 #include <sqlite3.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -852,6 +853,11 @@ void SqliteStore::Write(WriteSet ws, WriteDone done) {
   if (done) {
     op.after_commit = [done = std::move(done), duplicate](const Status& s) {
       done(WriteOutcome{s, s.ok() && *duplicate});
+    };
+  } else {
+    // Nobody hears of this write's outcome: a failure is at least logged, never dropped silently.
+    op.after_commit = [](const Status& s) {
+      if (!s.ok()) spdlog::error("a database write failed and was lost: {}", s.error().message);
     };
   }
   Enqueue(std::move(op));

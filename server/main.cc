@@ -19,6 +19,7 @@
 #include <filesystem>
 #include <string>
 
+#include "common/crash_point.h"
 #include "db/sqlite_store.h"
 #include "server/admin/board_command.h"
 #include "server/admin/admin.h"
@@ -166,6 +167,11 @@ int main(int argc, char** argv) {
     spdlog::warn(
         "no users yet: every call needs a token; `mculab-server admin user add NAME --role admin` "
         "makes one");
+  }
+  if (mculab::CrashPointsCompiledIn()) {
+    spdlog::warn(
+        "this build has the crash-point test hook (MCULAB_CRASH_POINTS): MCULAB_CRASH_AT in the "
+        "environment ends the server at a named point; do not use it in production");
   }
   spdlog::info("mculab-server ready: gRPC on {}{}, {}, home {}", (*rpc)->address(),
                (*rpc)->tls() ? " (TLS)" : "", http_text, home);

@@ -238,6 +238,9 @@ void Lab::Stop() {
   bg_cv_.notify_all();
   if (background_.joinable()) background_.join();
   Deliver(tx);
+  // Commit callbacks call into the Lab (acknowledgements, a failed write): none may be pending
+  // once it is gone.
+  store_.Flush();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -342,6 +345,14 @@ std::string_view SendPoint(const mculab::v1::ServerMessage& m, bool before) {
 }  // namespace
 
 void Lab::CommitLocked(Tx& tx, db::WriteDone done) {
+  if (failed_) {
+    // Stopped: memory may be ahead of the database, so nothing more is written or said; the
+    // database keeps a prefix of what was decided, as after a crash, and a restart resumes there.
+    bg_cv_.notify_all();
+    tx = Tx{};
+    if (done) done(db::WriteOutcome{Serving()});
+    return;
+  }
   // What the writes let the Lab say, said by the commit callback (see the class comment).
   struct Said {
     std::vector<std::pair<std::shared_ptr<AgentChannel>, mculab::v1::ServerMessage>> sends;
@@ -361,7 +372,6 @@ void Lab::CommitLocked(Tx& tx, db::WriteDone done) {
   tx.sends.clear();
   tx.events.clear();
   const bool says = !said->sends.empty() || !said->events.empty() || !said->feeds.empty();
-  if (failed_) bg_cv_.notify_all();
   if (tx.writes.Rows() == 0 && !says && !done) return;
   store_.Write(std::move(tx.writes),
                [this, said, done = std::move(done)](const db::WriteOutcome& o) {
@@ -546,8 +556,6 @@ void Lab::SendToAgentLocked(const std::string& agent, const mculab::v1::ServerMe
   auto s = sessions_.find(it->second);
   if (s != sessions_.end() && s->second.channel) tx.sends.emplace_back(s->second.channel, m);
 }
-
-Job Lab::SnapshotLocked(const ActiveJob& aj) const { return aj.job; }
 
 // ---------------------------------------------------------------------------------------------
 // Scheduling
@@ -991,11 +999,8 @@ Result<std::vector<BoardView>> Lab::ListBoards(const Caller& caller) {
 Result<Job> Lab::GetJob(const Caller& caller, JobId id) {
   if (Status s = RequireRole(caller, Role::kViewer, "reading a job"); !s.ok()) return s.error();
   if (Status s = Serving(); !s.ok()) return s.error();
-  {
-    std::lock_guard l(mu_);
-    auto it = jobs_.find(id);
-    if (it != jobs_.end()) return SnapshotLocked(it->second);
-  }
+  // From the store, never from memory: the reply reports only what is committed (the read waits
+  // for the writes queued before it, so it shows every change decided so far).
   return store_.GetJob(id);
 }
 

@@ -135,7 +135,8 @@ class Lab {
   // it, or the grace ends, the job is requeued as an infrastructure failure. Starts the
   // background thread. Call once, before serving.
   Status Start();
-  // Ends every watch, stops the background thread. Queued store writes are left to the store.
+  // Ends every watch, stops the background thread, and waits until the store has committed what
+  // the Lab queued (and run its callbacks).
   void Stop();
 
   // ---- clients ----
@@ -350,7 +351,6 @@ class Lab {
   ActiveRun* FindRunLocked(RunId id, const std::string& agent);
   // The token of session `id` was revoked: drop it and hang up its stream.
   void OnAgentTokenRevoked(AgentSessionId id);
-  Job SnapshotLocked(const ActiveJob& aj) const;
   Status ValidateSubmit(const SubmitRequest& r) const;
   // A custom-runner job's artifacts against the boards that could run it (custom_firmware.h).
   Status AdmitCustomLocked(const SubmitRequest& r, const CustomFirmwareFiles& files) const;

@@ -309,7 +309,13 @@ Lab::ActiveRun* Lab::FindRunLocked(RunId id, const std::string& agent) {
 }
 
 void Lab::OnAgentMessage(AgentSessionId session, const mculab::v1::AgentMessage& message) {
-  if (failed_) return;  // stopped: nothing more is stored or acknowledged (the agent keeps it)
+  if (failed_) {
+    // Stopped: nothing more is stored or acknowledged (the agent keeps it). The background thread
+    // hangs the agents up too; this makes sure of it by the next heartbeat at the latest.
+    std::lock_guard l(mu_);
+    ShutDownAfterFailureLocked();
+    return;
+  }
   std::string agent;
   {
     std::lock_guard l(mu_);
@@ -466,6 +472,7 @@ void Lab::OnBatch(const std::string& agent, const mculab::v1::SampleBatch& m) {
     CommitLocked(tx);
     return;
   }
+  if (failed_) return;  // stopped (CommitLocked): not stored, not acknowledged
   // Queued under the lock so the batch is ordered with the run's other writes.
   store_.Write(std::move(ws), [this, agent, run, sequence, iterations](const db::WriteOutcome& o) {
     OnBatchCommitted(agent, run, sequence, iterations, o);

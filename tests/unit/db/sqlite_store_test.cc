@@ -2,6 +2,7 @@
 #include "db/sqlite_store.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <atomic>
 #include <filesystem>
@@ -592,6 +593,80 @@ TEST_F(SqliteStoreTest, ProfileTablesRoundTripAndReplaceByKey) {
   ASSERT_TRUE(ops.ok());
   ASSERT_EQ(ops->size(), 2u);
   EXPECT_EQ((*ops)[1].sum, 2000u);
+}
+
+}  // namespace
+}  // namespace mculab::db
+
+namespace mculab::db {
+namespace {
+
+// Health checks used to be known by their user name "lab"; the migration that adds jobs.origin
+// marks the ones the server made (user lab, a named board, "health check of <board>") and no
+// other job, whoever its user.
+TEST_F(SqliteStoreTest, OriginMigrationMarksOnlyTheServersOldHealthChecks) {
+  SqliteOptions options;
+  options.migrations.clear();
+  int shift = 0;
+  for (const Migration& m : EmbeddedMigrations()) {
+    if (m.name.find("job_origin") != std::string::npos) {
+      // Rows as a server before the origin column wrote them.
+      options.migrations.push_back(
+          {m.version, "old_rows.sql",
+           "INSERT INTO jobs(id, user_name, kind, board, op, label, state, iterations, warmup, "
+           "num_cases, timeout_s, created_ms) VALUES "
+           "(1, 'lab', 'host', 'host-0', 'fully_connected_s8', 'health check of host-0', "
+           "'succeeded', 5, 1, 1, 300, 1),"
+           "(2, 'lab', 'host', 'host-0', 'fully_connected_s8', 'my run', 'succeeded', 5, 1, 1, "
+           "300, 2),"
+           "(3, 'ana', 'host', 'host-0', 'fully_connected_s8', 'health check of host-0', "
+           "'succeeded', 5, 1, 1, 300, 3);"});
+      shift = 1;
+    }
+    options.migrations.push_back({m.version + shift, m.name, m.sql});
+  }
+  auto store = Open(options);
+  ASSERT_TRUE(store);
+  auto check = store->GetJob(1);
+  ASSERT_TRUE(check.ok()) << check.error().message;
+  EXPECT_EQ(check->origin, server::JobOrigin::kHealthCheck);
+  for (JobId id : {2, 3}) {
+    auto job = store->GetJob(id);
+    ASSERT_TRUE(job.ok());
+    EXPECT_EQ(job->origin, server::JobOrigin::kUser) << "job " << id;
+  }
+}
+
+TEST_F(SqliteStoreTest, ReservedRunIdsCountAsUsedAndNeverShrink) {
+  auto store = Open();
+  ASSERT_TRUE(store);
+  WriteSet ws;
+  ws.reserve_run_ids_to = 1000;
+  ASSERT_TRUE(store->WriteAndWait(std::move(ws)).ok());
+  WriteSet lower;
+  lower.reserve_run_ids_to = 10;
+  ASSERT_TRUE(store->WriteAndWait(std::move(lower)).ok());
+  auto max = store->MaxRunId();
+  ASSERT_TRUE(max.ok());
+  EXPECT_EQ(*max, 1000);
+  WriteSet run;
+  run.runs.push_back(NewRun(1500, Insert(*store, NewJob())));
+  ASSERT_TRUE(store->WriteAndWait(std::move(run)).ok());
+  EXPECT_EQ(*store->MaxRunId(), 1500);
+}
+
+TEST_F(SqliteStoreTest, DatabaseFilesAreCreatedForTheOwnerOnly) {
+  const mode_t old_umask = ::umask(022);  // what a default service would run with
+  auto store = Open();
+  ::umask(old_umask);
+  ASSERT_TRUE(store);
+  Insert(*store, NewJob());
+  for (const char* suffix : {"", "-wal", "-shm"}) {
+    const auto path = db_path().string() + suffix;
+    const auto perms = std::filesystem::status(path).permissions();
+    EXPECT_EQ(perms, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write)
+        << path;
+  }
 }
 
 }  // namespace

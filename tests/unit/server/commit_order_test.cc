@@ -217,6 +217,23 @@ TEST_F(CommitOrderTest, WatchAndFeedEventsArePublishedOnlyAfterTheirCommit) {
   EXPECT_TRUE(cancelled);
 }
 
+TEST_F(CommitOrderTest, GetJobReportsOnlyWhatIsCommitted) {
+  Connect(agent_);
+  Submit();
+  const JobId job = Submit();  // queued behind the first
+  faulty_->SetMode(Mode::kHold);
+  auto reply = std::async(std::launch::async, [&] { return lab_->Cancel(caller_, job); });
+  ASSERT_TRUE(faulty_->WaitHeld(1));
+  auto seen = lab_->GetJob(caller_, job);
+  ASSERT_TRUE(seen.ok()) << seen.error().message;
+  EXPECT_EQ(seen->state, JobState::kQueued) << "a state that is not committed was reported";
+  faulty_->Release();
+  ASSERT_TRUE(reply.get().ok());
+  auto after = lab_->GetJob(caller_, job);
+  ASSERT_TRUE(after.ok());
+  EXPECT_EQ(after->state, JobState::kCancelled);
+}
+
 // ---- failed commits: nothing is said, the Lab stops ----
 
 TEST_F(CommitOrderTest, SubmitWhoseCommitFailsIsRefusedAndTheJobNeverRuns) {
@@ -268,12 +285,19 @@ TEST_F(CommitOrderTest, FailedCommitWithoutAReplyStopsTheLabAndHangsUpItsAgents)
   ASSERT_FALSE(boards.ok());
   EXPECT_EQ(boards.error().code, ErrorCode::kUnavailable);
   EXPECT_NE(boards.error().message.find("restart"), std::string::npos) << boards.error().message;
-  // The background thread hangs the agents up (they keep their spools and reconnect later).
-  for (int i = 0; i < 1000 && !agent_->hung_up(); ++i) {
-    clock_.Advance(std::chrono::milliseconds(1));
-    std::this_thread::yield();
-  }
+  // The agents are hung up (they keep their spools and reconnect later), by the next message of
+  // theirs at the latest.
+  v1::AgentMessage heartbeat;
+  heartbeat.mutable_heartbeat();
+  lab_->OnAgentMessage(session, heartbeat);
   EXPECT_TRUE(agent_->hung_up());
+  // Nothing more is written: the database keeps what was committed, as after a crash.
+  lab_->DisconnectAgent(session, "the stream ended");
+  Settle();
+  auto job = store_->GetJob(static_cast<JobId>(a->assign().job_id()));
+  ASSERT_TRUE(job.ok());
+  EXPECT_EQ(job->state, JobState::kAssigned);
+  EXPECT_EQ(job->attempts, 1u);
 }
 
 // ---- run ids ----

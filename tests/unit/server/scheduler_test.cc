@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <limits>
 #include <random>
 #include <set>
 #include <string>
@@ -476,6 +477,42 @@ TEST(Scheduler, SameAnswerForEveryPermutationOfASmallQueue) {
       std::next_permutation(jobs.begin(), jobs.end(),
                             [](const QueuedJob& x, const QueuedJob& y) { return x.id < y.id; }));
   EXPECT_EQ(permutations, 5040);
+}
+
+}  // namespace
+}  // namespace mculab::server
+
+namespace mculab::server {
+namespace {
+
+// A board of unknown health is held for its health check (holder kHealthCheckHolder): a health
+// check may run there, a user's job may not, even one of a user whose name is the one health
+// checks show ("lab").
+TEST(Scheduler, BoardHeldForItsHealthCheckTakesTheCheckAndNoUsersJobWhateverTheirName) {
+  Board board;
+  board.name = "host-0";
+  board.kind = "host";
+  board.state = BoardState::kReserved;
+  board.health = BoardHealth::kUnknown;
+  board.holder = std::string(kHealthCheckHolder);
+  board.lease_until_ms = std::numeric_limits<std::int64_t>::max();
+  const BoardSlot slot = SlotOf(board);
+  Job check;
+  check.id = 1;
+  check.user = "lab";
+  check.kind = "host";
+  check.board = "host-0";
+  check.origin = JobOrigin::kHealthCheck;
+  Job lab_user = check;
+  lab_user.id = 2;
+  lab_user.origin = JobOrigin::kUser;
+  EXPECT_TRUE(MayRun(QueuedOf(check), slot, 0));
+  EXPECT_FALSE(MayRun(QueuedOf(lab_user), slot, 0));
+  const std::vector<QueuedJob> queued = {QueuedOf(lab_user), QueuedOf(check)};
+  const std::vector<BoardSlot> slots = {slot};
+  const auto placed = Schedule(queued, slots, 0, {});
+  ASSERT_EQ(placed.size(), 1u);
+  EXPECT_EQ(placed[0].job, 1);
 }
 
 }  // namespace
