@@ -21,7 +21,8 @@ const std::set<std::string> kCommonBoardKeys = {"name", "kind",      "backend",
                                                 "tags", "timeout_s", "ram_bytes"};
 const std::map<std::string, std::set<std::string>> kBackendKeys = {
     {"qemu",
-     {"firmware", "qemu", "icount_shift", "workload_addr", "qemu_plugin", "allow_custom_runners"}},
+     {"firmware", "qemu", "machine", "icount_shift", "workload_addr", "qemu_plugin",
+      "allow_custom_runners"}},
     {"host", {"runner", "allow_custom_runners"}},
     {"pyocd", {"firmware", "serial", "target", "console", "baud", "workload_addr", "pyocd"}},
     {"fake", {"fault", "fault_case", "sample_delay_ms"}},
@@ -186,6 +187,13 @@ Status ParseBoard(Reader& r, const toml::table& t, BoardConfig& b,
     b.allow_custom_runners = **allow->as_boolean();
   }
   if (auto s = r.String(t, "qemu", b.qemu); !s) return s;
+  if (auto s = r.String(t, "machine", b.machine); !s) return s;
+  if (b.machine != "mps3-an547" && b.machine != "mps2-an500") {
+    return r.Fail(t.get("machine"), "machine",
+                  "\"" + b.machine +
+                      "\" is not a machine the runner has a port for (mps3-an547: Cortex-M55, "
+                      "mps2-an500: Cortex-M7)");
+  }
   if (auto s = r.Path(t, "qemu_plugin", b.qemu_plugin); !s) return s;
   if (auto s = r.Integer(t, "icount_shift", b.icount_shift, 0, 10); !s) return s;
   if (auto s = r.Integer(t, "workload_addr", b.workload_addr, 0, UINT32_MAX); !s) return s;

@@ -4,7 +4,8 @@
 //   [sandbox] enabled, bwrap, user (agent/io/sandbox.h: how jobs' runners are confined)
 //   [[board]] name, kind, backend = "qemu" | "host" | "pyocd" | "fake", tags = {cpu = "..."},
 //             timeout_s, ram_bytes, and per backend:
-//             qemu:  firmware, qemu, icount_shift, workload_addr, qemu_plugin (the counting
+//             qemu:  firmware, qemu, machine, icount_shift, workload_addr, qemu_plugin (the
+//             counting
 //                    plugin; default: ../lib/libmculab-qemu-counters.so beside mculab-agent),
 //                    allow_custom_runners
 //             host:  runner, allow_custom_runners
@@ -40,7 +41,8 @@ struct BoardConfig {
   std::filesystem::path runner;       // host
   bool allow_custom_runners = false;  // qemu, host: run jobs' uploaded runners (in the sandbox)
   std::string qemu = "qemu-system-arm";
-  std::filesystem::path qemu_plugin;  // qemu: the QEMU counting plugin (emulated events)
+  std::string machine = "mps3-an547";  // qemu: -M (mps3-an547 Cortex-M55, mps2-an500 Cortex-M7)
+  std::filesystem::path qemu_plugin;   // qemu: the QEMU counting plugin (emulated events)
   int icount_shift = 5;
   std::uint32_t workload_addr = 0x60000000;  // qemu default; pyocd must set it
   std::string serial;                        // pyocd

@@ -100,7 +100,17 @@ int main(int argc, char** argv) {
   if (cfg->name.empty()) cfg->name = HostName();
   if (cfg->spool_dir.empty()) cfg->spool_dir = DefaultSpoolDir(cfg->name);
   for (auto& b : cfg->boards) {
-    if (b.backend == "qemu" && b.qemu_plugin.empty()) b.qemu_plugin = DefaultQemuPlugin();
+    if (b.backend == "qemu" && b.qemu_plugin.empty()) {
+      b.qemu_plugin = DefaultQemuPlugin();
+      if (b.qemu_plugin.empty()) {
+        spdlog::warn(
+            "board {}: NO QEMU COUNTING PLUGIN: libmculab-qemu-counters.so is not in ../lib beside "
+            "mculab-agent, so this board counts cycles only (no instructions, loads, stores, "
+            "branches, mve_instructions); build it (cmake --build build --target "
+            "mculab_qemu_counters) or set qemu_plugin in the board's config",
+            b.name);
+      }
+    }
   }
 
   std::string token;

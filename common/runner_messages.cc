@@ -75,6 +75,27 @@ Result<Hello> DecodeHello(Payload p) {
   m.runner_patch = p[2];
   m.emulated = (p[3] & MCULAB_HELLO_EMULATED) != 0;
   m.custom_workload = (p[3] & MCULAB_HELLO_CUSTOM_WORKLOAD) != 0;
+  m.icache = (p[3] & MCULAB_HELLO_ICACHE) != 0;
+  m.dcache = (p[3] & MCULAB_HELLO_DCACHE) != 0;
+  switch (p[10]) {
+    case MCULAB_MEMORY_UNSPECIFIED:
+      break;
+    case MCULAB_MEMORY_TCM:
+      m.arena_memory = "tcm";
+      break;
+    case MCULAB_MEMORY_SRAM:
+      m.arena_memory = "sram";
+      break;
+    case MCULAB_MEMORY_AXI_SRAM:
+      m.arena_memory = "axi-sram";
+      break;
+    case MCULAB_MEMORY_DDR:
+      m.arena_memory = "ddr";
+      break;
+    default:
+      return MakeError(ErrorCode::kDataLoss,
+                       "HELLO arena_memory " + std::to_string(p[10]) + " is not a known memory");
+  }
   m.clock_hz = mculab_get_u32(&p[4]);
   switch (p[8]) {
     case MCULAB_TIMER_CYCLES:
@@ -150,7 +171,14 @@ Bytes EncodeHello(const Hello& m) {
   b[1] = m.runner_minor;
   b[2] = m.runner_patch;
   b[3] = static_cast<std::uint8_t>((m.emulated ? MCULAB_HELLO_EMULATED : 0) |
-                                   (m.custom_workload ? MCULAB_HELLO_CUSTOM_WORKLOAD : 0));
+                                   (m.custom_workload ? MCULAB_HELLO_CUSTOM_WORKLOAD : 0) |
+                                   (m.icache ? MCULAB_HELLO_ICACHE : 0) |
+                                   (m.dcache ? MCULAB_HELLO_DCACHE : 0));
+  b[10] = m.arena_memory == "tcm"        ? MCULAB_MEMORY_TCM
+          : m.arena_memory == "sram"     ? MCULAB_MEMORY_SRAM
+          : m.arena_memory == "axi-sram" ? MCULAB_MEMORY_AXI_SRAM
+          : m.arena_memory == "ddr"      ? MCULAB_MEMORY_DDR
+                                         : MCULAB_MEMORY_UNSPECIFIED;
   mculab_put_u32(&b[4], m.clock_hz);
   b[8] = m.timer_unit == "ns" ? MCULAB_TIMER_NANOSECONDS : MCULAB_TIMER_CYCLES;
   mculab_put_u32(&b[12], m.workload_addr);

@@ -38,8 +38,12 @@ struct Hello {
   std::uint8_t runner_major = 0, runner_minor = 0, runner_patch = 0;
   bool emulated = false;         // MCULAB_HELLO_EMULATED: timer/counters are QEMU's, not silicon
   bool custom_workload = false;  // MCULAB_HELLO_CUSTOM_WORKLOAD: runs a blob with its own runtime
-  std::uint32_t clock_hz = 0;    // 0 if unknown
-  std::string timer_unit;        // "cycles" or "ns"
+  bool icache = false;           // MCULAB_HELLO_ICACHE: the core's instruction cache is on
+  bool dcache = false;           // MCULAB_HELLO_DCACHE: the core's data cache is on
+  // Where the case arena lives: "" (unspecified), "tcm", "sram", "axi-sram", "ddr".
+  std::string arena_memory;
+  std::uint32_t clock_hz = 0;  // 0 if unknown
+  std::string timer_unit;      // "cycles" or "ns"
   std::uint32_t workload_addr = 0;
   std::uint32_t workload_max = 0;
   std::uint32_t arena_bytes = 0;

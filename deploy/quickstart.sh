@@ -83,10 +83,16 @@ say "==> dependencies"
 
 say "==> build (Release)"
 cmake -S "$root" -B "$root/build" -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build "$root/build" -j "$(nproc)" --target mculab-server mculab-agent mculab mculab-runner-host mculab_firmware_an547
+# What the README's commands use: the programs, both runners, the QEMU counting plugin (emulated
+# events), the example runner (bring your own runtime) and the Cortex-M55 and Cortex-M7 firmware.
+cmake --build "$root/build" -j "$(nproc)" --target mculab-server mculab-agent mculab \
+  mculab-runner-host mculab-example-runner-host mculab_qemu_counters mculab_firmware_an547 \
+  mculab_firmware_an500
 
 elf="$root/build/firmware/mculab-runner-an547.elf"
 [ -f "$elf" ] || die "the an547 runner firmware was not built ($elf); is gcc-arm-none-eabi installed?"
+elf_m7="$root/build/firmware/mculab-runner-an500.elf"
+[ -f "$elf_m7" ] || die "the an500 runner firmware was not built ($elf_m7)"
 
 mkdir -p "$run_dir" "$log_dir"
 if stop_lab; then say "==> stopped the lab that was running"; fi
@@ -141,6 +147,16 @@ timeout_s = 300
 tags = { cpu = "cortex-m55" }
 
 [[board]]
+name = "an500-0"
+kind = "cm7-qemu"
+backend = "qemu"
+machine = "mps2-an500"
+firmware = "$elf_m7"
+icount_shift = 5
+timeout_s = 300
+tags = { cpu = "cortex-m7" }
+
+[[board]]
 name = "host-0"
 kind = "host"
 backend = "host"
@@ -155,7 +171,7 @@ nohup "$bin/mculab-server" --home "$home" --grpc-listen "127.0.0.1:$grpc_port" \
 echo $! > "$run_dir/server.pid"
 wait_ready mculab-server "$(cat "$run_dir/server.pid")" "$log_dir/server.log" "mculab-server ready"
 
-say "==> starting mculab-agent (boards an547-0, host-0)"
+say "==> starting mculab-agent (boards an547-0, an500-0, host-0)"
 : > "$log_dir/agent.log"
 nohup "$bin/mculab-agent" --config "$home/agent.toml" >>"$log_dir/agent.log" 2>&1 &
 echo $! > "$run_dir/agent.pid"

@@ -30,6 +30,7 @@ constexpr FaultName kFaultNames[] = {
     {FakeFault::kHang, "hang"},
     {FakeFault::kNoHello, "no_hello"},
     {FakeFault::kIgnoreAbort, "ignore_abort"},
+    {FakeFault::kFloodOps, "flood_ops"},
 };
 
 // Flips one bit inside an encoded frame (never the delimiter) so that its CRC no longer matches.
@@ -259,6 +260,19 @@ class FakeRunnerProcess final : public RunnerProcess {
         return;
       }
       case Step::kCaseEnd: {
+        if (o_.fault == FakeFault::kFloodOps && AtFaultCase() && !flooded_) {
+          flooded_ = true;
+          for (std::uint16_t i = 0; i < 5000; ++i) {
+            OpSample op;
+            op.case_index = case_;
+            op.op_index = i;
+            op.count = 1;
+            op.type = "FLOOD";
+            op.name = "op" + std::to_string(i);
+            Append(ToWire(op));
+          }
+          return;
+        }
         // A custom runner digests its own output: here the blob's CRC-32.
         auto expected =
             custom_ ? Result<std::uint32_t>(mculab_crc32(0, wl_.blob, wl_.blob_len))
@@ -303,6 +317,7 @@ class FakeRunnerProcess final : public RunnerProcess {
   bool finished_ = false;
   bool crashed_ = false;
   bool hung_ = false;
+  bool flooded_ = false;
   std::atomic<bool> killed_{false};
   mculab_workload wl_{};
   Step step_ = Step::kCaseStart;

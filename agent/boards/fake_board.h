@@ -42,6 +42,7 @@ enum class FakeFault {
   kHang,
   kNoHello,
   kIgnoreAbort,
+  kFloodOps,  // thousands of OP_SAMPLE frames at the end of the fault case (a hostile runner)
 };
 
 const char* FakeFaultName(FakeFault f);

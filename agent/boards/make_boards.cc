@@ -21,6 +21,7 @@ Result<std::vector<std::unique_ptr<Board>>> MakeBoards(const AgentConfig& config
       info.emulated = true;
       QemuOptions o;
       o.qemu_binary = b.qemu;
+      o.machine = b.machine;
       o.firmware = b.firmware;
       o.icount_shift = b.icount_shift;
       o.workload_addr = b.workload_addr;

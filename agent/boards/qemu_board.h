@@ -21,8 +21,8 @@ namespace mculab::agent {
 
 struct QemuOptions {
   std::string qemu_binary = "qemu-system-arm";
-  std::string machine = "mps3-an547";
-  std::filesystem::path firmware;  // the runner ELF
+  std::string machine = "mps3-an547";  // or "mps2-an500" (Cortex-M7, the an500 runner port)
+  std::filesystem::path firmware;      // the runner ELF
   int icount_shift = 5;
   std::uint32_t workload_addr = 0x60000000;  // an547 DDR, where the runner looks
   // The QEMU counting plugin (libmculab-qemu-counters.so); empty: the board counts no events.

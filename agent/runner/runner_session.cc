@@ -11,6 +11,7 @@
 #include "common/frame_stream.h"
 #include "common/reference.h"
 #include "mculab/ops.h"
+#include "mculab/runner.h"
 
 namespace mculab::agent {
 namespace {
@@ -38,6 +39,12 @@ bool IsInfraError(std::uint16_t code) {
 }
 
 constexpr int kMaxBadFrameLogs = 10;
+
+// What one case may report besides its samples: the runner library aggregates at most
+// MCULAB_MAX_OPS operators per case and sends one MEMORY report per case. More is a runner that
+// floods the link (it would grow the agent's batches and spool without bound): the job's failure.
+constexpr std::uint32_t kMaxOpSamplesPerCase = MCULAB_MAX_OPS;
+constexpr std::uint32_t kMaxMemoryReportsPerCase = 4;
 
 std::string Seconds(std::chrono::milliseconds ms) {
   char buf[32];
@@ -132,6 +139,8 @@ class Session {
   std::size_t counters_per_sample_ = 0;
   int bad_frames_logged_ = 0;
   std::uint32_t mismatches_ = 0;
+  std::uint32_t op_samples_in_case_ = 0;
+  std::uint32_t memory_reports_in_case_ = 0;
 };
 
 SessionResult Session::Run() {
@@ -296,8 +305,14 @@ void Session::HandleEvent(const FrameEvent& ev) {
     case OpSample::kType:
       if (auto m = DecodeOpSample(ev.payload)) {
         if (open_case_ < 0 || m->case_index != open_case_) {
-          Fatal(RunOutcome::kInfraFailed, "an op profile of case " + std::to_string(m->case_index) +
-                                              " arrived outside that case" + Where());
+          Fatal(RunnerMisbehaved(), "an op profile of case " + std::to_string(m->case_index) +
+                                        " arrived outside that case" + Where());
+        } else if (++op_samples_in_case_ > kMaxOpSamplesPerCase) {
+          Fatal(RunOutcome::kWorkloadFailed,
+                "the runner sent more than " + std::to_string(kMaxOpSamplesPerCase) +
+                    " operator profiles (OP_SAMPLE) for one case" + Where() +
+                    ": a runner aggregates at most " + std::to_string(MCULAB_MAX_OPS) +
+                    " operators per case");
         } else {
           listener_.OnOpSample(*m);
         }
@@ -308,9 +323,12 @@ void Session::HandleEvent(const FrameEvent& ev) {
     case MemoryReport::kType:
       if (auto m = DecodeMemory(ev.payload)) {
         if (open_case_ < 0 || m->case_index != open_case_) {
-          Fatal(RunOutcome::kInfraFailed, "a memory report of case " +
-                                              std::to_string(m->case_index) +
-                                              " arrived outside that case" + Where());
+          Fatal(RunnerMisbehaved(), "a memory report of case " + std::to_string(m->case_index) +
+                                        " arrived outside that case" + Where());
+        } else if (++memory_reports_in_case_ > kMaxMemoryReportsPerCase) {
+          Fatal(RunOutcome::kWorkloadFailed, "the runner sent more than " +
+                                                 std::to_string(kMaxMemoryReportsPerCase) +
+                                                 " memory reports (MEMORY) for one case" + Where());
         } else {
           listener_.OnMemory(*m);
         }
@@ -326,12 +344,12 @@ void Session::HandleEvent(const FrameEvent& ev) {
 
 void Session::OnHello(const FrameEvent& ev) {
   if (phase_ != Phase::kAwaitHello) {
-    Fatal(RunOutcome::kInfraFailed, "the runner said HELLO again" + Where() + " (it restarted)");
+    Fatal(RunnerMisbehaved(), "the runner said HELLO again" + Where() + " (it restarted)");
     return;
   }
   auto hello = DecodeHello(ev.payload);
   if (!hello) {
-    Fatal(RunOutcome::kInfraFailed, "malformed HELLO from the runner: " + hello.error().message);
+    Fatal(RunnerMisbehaved(), "malformed HELLO from the runner: " + hello.error().message);
     return;
   }
   std::uint32_t mask = 0;
@@ -386,9 +404,9 @@ void Session::OnHello(const FrameEvent& ev) {
   counters_per_sample_ = names.size();
   const std::uint32_t placed = runner_.provenance().workload_addr;
   if (placed != 0 && hello->workload_addr != 0 && placed != hello->workload_addr) {
-    Fatal(RunOutcome::kInfraFailed, "the runner reads its workload at " +
-                                        Hex32(hello->workload_addr) + " but the board put it at " +
-                                        Hex32(placed) + " (wrong firmware or workload_addr?)");
+    Fatal(RunnerMisbehaved(), "the runner reads its workload at " + Hex32(hello->workload_addr) +
+                                  " but the board put it at " + Hex32(placed) +
+                                  " (wrong firmware or workload_addr?)");
     return;
   }
   if (hello->workload_max != 0 && cfg_.workload_len > hello->workload_max) {
@@ -418,45 +436,46 @@ void Session::OnHello(const FrameEvent& ev) {
 
 void Session::OnCaseStart(const CaseStart& m) {
   if (open_case_ >= 0) {
-    Fatal(RunOutcome::kInfraFailed,
-          "the end of " + CaseName(static_cast<std::uint16_t>(open_case_)) +
-              " was lost (CASE_START of case " + std::to_string(m.case_index) + " came first)");
+    Fatal(RunnerMisbehaved(), "the end of " + CaseName(static_cast<std::uint16_t>(open_case_)) +
+                                  " was lost (CASE_START of case " + std::to_string(m.case_index) +
+                                  " came first)");
     return;
   }
   if (m.case_index != next_case_) {
-    Fatal(RunOutcome::kInfraFailed, "expected the start of " + CaseName(next_case_) +
-                                        ", the runner started case " +
-                                        std::to_string(m.case_index) + ": frames were lost");
+    Fatal(RunnerMisbehaved(), "expected the start of " + CaseName(next_case_) +
+                                  ", the runner started case " + std::to_string(m.case_index) +
+                                  ": frames were lost");
     return;
   }
   if (m.case_index >= cfg_.cases.size()) {
-    Fatal(RunOutcome::kInfraFailed, "the runner started case " + std::to_string(m.case_index) +
-                                        " but the workload has " +
-                                        std::to_string(cfg_.cases.size()) + " cases");
+    Fatal(RunnerMisbehaved(), "the runner started case " + std::to_string(m.case_index) +
+                                  " but the workload has " + std::to_string(cfg_.cases.size()) +
+                                  " cases");
     return;
   }
   open_case_ = m.case_index;
   next_iteration_ = 0;
+  op_samples_in_case_ = 0;
+  memory_reports_in_case_ = 0;
 }
 
 void Session::OnSample(const SampleMsg& m) {
   if (open_case_ < 0 || m.case_index != open_case_) {
-    Fatal(RunOutcome::kInfraFailed, "a sample of case " + std::to_string(m.case_index) +
-                                        " arrived outside that case" + Where() +
-                                        ": frames were lost");
+    Fatal(RunnerMisbehaved(), "a sample of case " + std::to_string(m.case_index) +
+                                  " arrived outside that case" + Where() + ": frames were lost");
     return;
   }
   if (m.iteration != next_iteration_) {
-    Fatal(RunOutcome::kInfraFailed, "lost samples in " + CaseName(m.case_index) +
-                                        ": expected iteration " + std::to_string(next_iteration_) +
-                                        ", got " + std::to_string(m.iteration) +
-                                        " (the link dropped data; not storing a hole)");
+    Fatal(RunnerMisbehaved(), "lost samples in " + CaseName(m.case_index) +
+                                  ": expected iteration " + std::to_string(next_iteration_) +
+                                  ", got " + std::to_string(m.iteration) +
+                                  " (the link dropped data; not storing a hole)");
     return;
   }
   if (m.counters.size() != counters_per_sample_) {
-    Fatal(RunOutcome::kInfraFailed, "a sample of " + CaseName(m.case_index) + " carries " +
-                                        std::to_string(m.counters.size()) + " counters, expected " +
-                                        std::to_string(counters_per_sample_));
+    Fatal(RunnerMisbehaved(), "a sample of " + CaseName(m.case_index) + " carries " +
+                                  std::to_string(m.counters.size()) + " counters, expected " +
+                                  std::to_string(counters_per_sample_));
     return;
   }
   listener_.OnSample(m);
@@ -466,14 +485,14 @@ void Session::OnSample(const SampleMsg& m) {
 
 void Session::OnCaseEnd(const CaseEnd& m) {
   if (open_case_ < 0 || m.case_index != open_case_) {
-    Fatal(RunOutcome::kInfraFailed, "the end of case " + std::to_string(m.case_index) + " arrived" +
-                                        Where() + ": frames were lost");
+    Fatal(RunnerMisbehaved(), "the end of case " + std::to_string(m.case_index) + " arrived" +
+                                  Where() + ": frames were lost");
     return;
   }
   if (next_iteration_ != cfg_.iterations) {
-    Fatal(RunOutcome::kInfraFailed,
-          CaseName(m.case_index) + " ended after " + std::to_string(next_iteration_) + " of " +
-              std::to_string(cfg_.iterations) + " samples: samples were lost");
+    Fatal(RunnerMisbehaved(), CaseName(m.case_index) + " ended after " +
+                                  std::to_string(next_iteration_) + " of " +
+                                  std::to_string(cfg_.iterations) + " samples: samples were lost");
     return;
   }
   const auto& c = cfg_.cases[m.case_index];

@@ -21,9 +21,12 @@ extern "C" {
 
 /* What the port tells the core (and the agent, through HELLO). Filled by mculab_port_init(). */
 typedef struct {
-  const char* port; /* "an547", "host": at most 15 characters */
-  const char* cpu;  /* "cortex-m55", uname machine on host: at most 15 characters */
-  uint8_t flags;    /* MCULAB_HELLO_* (MCULAB_HELLO_EMULATED) */
+  const char* port;     /* "an547", "host": at most 15 characters */
+  const char* cpu;      /* "cortex-m55", uname machine on host: at most 15 characters */
+  uint8_t flags;        /* MCULAB_HELLO_*: EMULATED, ICACHE, DCACHE */
+  uint8_t arena_memory; /* mculab_memory_kind: where `arena` lives */
+  /* NULL, or one line sent as LOG right after HELLO: clock source, silicon revision, options. */
+  const char* detail;
   mculab_timer_unit timer_unit;
   uint32_t clock_hz;          /* core clock, 0 if unknown */
   const uint8_t* workload;    /* the workload region (NULL if there is none) */

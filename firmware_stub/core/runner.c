@@ -139,7 +139,10 @@ static void send_hello(void) {
     ++units;
   }
   p[9] = units;
+  p[10] = g.info.arena_memory;
   send_frame(MCULAB_MSG_HELLO, p, len);
+  /* What HELLO has no field for (clock source, silicon revision, build options): one LOG line. */
+  if (g.info.detail != NULL) mculab_core_log(1 /* info */, g.info.detail);
 }
 
 static void send_text(uint8_t type, const uint8_t* fixed, size_t fixed_len, const text* t) {

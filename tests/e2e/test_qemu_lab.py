@@ -76,5 +76,28 @@ class QemuLabTest(unittest.TestCase):
             f.write(self.lab.cli("show", str(first["id"])).stdout)
 
 
+@unittest.skipUnless(lablib.AN500_ELF and os.path.exists(lablib.AN500_ELF),
+                     "the an500 runner firmware was not built (arm-none-eabi-gcc missing)")
+class CortexM7QemuLabTest(unittest.TestCase):
+    """The emulated Cortex-M7 board kind (QEMU mps2-an500, the an500 port) through the real lab."""
+
+    def test_conv2d_sweep_on_the_m7(self):
+        with lablib.Lab("m7-lab", [lablib.an500_board()]) as lab:
+            boards = lab.cli_json("boards")
+            self.assertEqual([b["kind"] for b in boards], ["cm7-qemu"])
+            csv = lablib.write_csv(lab.home, "sweep.csv", SWEEP)
+            res = lab.cli_json("submit", "--kind", "cm7-qemu", "--op", "conv2d_s8", "--cases", csv,
+                               "--iterations", "3", "--wait", timeout=600)
+            self.assertEqual(res["state"], "succeeded", res.get("message"))
+            prov = res["provenance"]
+            self.assertTrue(prov["emulated"])
+            self.assertEqual(prov["cpu"], "cortex-m7")
+            self.assertEqual(prov["port"], "an500")
+            self.assertIn("mps2-an500", prov["note"])
+            for c in res["cases"]:
+                self.assertTrue(c["checksum_ok"], f"case {c['id']}: checksum not verified")
+                self.assertEqual(len(set(c["samples"])), 1, "emulated counts must repeat exactly")
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)

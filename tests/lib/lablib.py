@@ -367,6 +367,19 @@ def qemu_board(name="an547-0", allow_custom_runners=False):
     return board
 
 
+AN500_ELF = os.environ.get("MCULAB_AN500_ELF", "")
+
+
+def an500_board(name="an500-0"):
+    """The emulated Cortex-M7: the an500 runner port on QEMU mps2-an500."""
+    board = {"name": name, "kind": "cm7-qemu", "backend": "qemu", "machine": "mps2-an500",
+             "firmware": AN500_ELF, "icount_shift": 5, "timeout_s": 300,
+             "tags": {"cpu": "cortex-m7"}}
+    if QEMU_PLUGIN:
+        board["qemu_plugin"] = QEMU_PLUGIN
+    return board
+
+
 def fake_board(name="fake-0", sample_delay_ms=0, kind="fake", fault="none"):
     """The in-agent simulated runner (agent/boards/fake_board.h); `sample_delay_ms` makes it slow
     enough to kill mid-run, `fault` makes it misbehave."""

@@ -50,6 +50,19 @@ typedef enum {
 #define MCULAB_HELLO_EMULATED 0x01u /* the timer and counters are emulated (QEMU), not silicon */
 /* The runner runs its own runtime over a blob workload (MCULAB_OP_CUSTOM), not the built-in ops. */
 #define MCULAB_HELLO_CUSTOM_WORKLOAD 0x02u
+/* The core's instruction / data cache is on (Cortex-M7 ports: a build option; it changes the
+ * numbers). */
+#define MCULAB_HELLO_ICACHE 0x04u
+#define MCULAB_HELLO_DCACHE 0x08u
+
+/* HELLO byte 10: the memory the case arena lives in (it changes the numbers too). */
+typedef enum {
+  MCULAB_MEMORY_UNSPECIFIED = 0,
+  MCULAB_MEMORY_TCM = 1,      /* tightly coupled memory (DTCM) */
+  MCULAB_MEMORY_SRAM = 2,     /* on-chip or board SRAM on the system bus */
+  MCULAB_MEMORY_AXI_SRAM = 3, /* SRAM behind the Cortex-M7's AXI master (STM32H7 D1) */
+  MCULAB_MEMORY_DDR = 4,      /* external DRAM */
+} mculab_memory_kind;
 
 /* Counter unit flags (HELLO unit record) */
 /* Counted outside the runner by the board backend (the QEMU plugin): never selected in CONFIGURE's
@@ -88,7 +101,8 @@ typedef enum {
  *   4  u32 clock_hz          core clock (0 if unknown)
  *   8  u8  timer_unit        mculab_timer_unit
  *   9  u8  num_units         counter units (records below), at most MCULAB_MAX_UNITS
- *   10 u16 reserved (0)
+ *   10 u8  arena_memory      mculab_memory_kind: where the case arena lives
+ *   11 u8  reserved (0)
  *   12 u32 workload_addr     where the board backend must place the workload (0 on host)
  *   16 u32 workload_max      the most bytes the workload region holds
  *   20 u32 arena_bytes       scratch memory for a case's tensors

@@ -86,5 +86,26 @@ TEST_F(QemuBoardTest, MissingQemuBinaryIsABoardError) {
   EXPECT_THAT(proc.error().message, HasSubstr("/nonexistent/qemu-system-arm"));
 }
 
+// The Cortex-M7 board kind: the an500 runner port on QEMU mps2-an500, through the same backend.
+TEST(QemuBoardAn500, RunsTheCortexM7RunnerWithVerifiedChecksums) {
+  const std::string elf = MCULAB_AN500_ELF;
+  if (elf.empty() || !std::filesystem::exists(elf)) {
+    GTEST_SKIP() << "the an500 runner ELF is not built (" << (elf.empty() ? "no path" : elf) << ")";
+  }
+  QemuOptions o;
+  o.machine = "mps2-an500";
+  o.firmware = elf;
+  QemuBoard board(testing::Info("an500-0", "cm7-qemu"), o, RealClock(), testing::DefaultSandbox());
+  auto run = testing::RunOnBoard(board, 3);
+  ASSERT_EQ(run.result.outcome, RunOutcome::kSucceeded) << run.result.message;
+  ASSERT_TRUE(run.listener.hello.has_value());
+  EXPECT_EQ(run.listener.hello->port, "an500");
+  EXPECT_EQ(run.listener.hello->cpu, "cortex-m7");
+  EXPECT_TRUE(run.listener.hello->emulated);
+  ASSERT_EQ(run.listener.cases.size(), 3u);
+  for (const auto& c : run.listener.cases) EXPECT_TRUE(c.checksum_ok) << c.case_index;
+  EXPECT_THAT(run.provenance.note, HasSubstr("mps2-an500"));
+}
+
 }  // namespace
 }  // namespace mculab::agent

@@ -37,6 +37,8 @@ struct Recorder : SessionListener {
   void OnLog(const LogMsg&) override {}
   void OnError(const ErrorMsg& e) override { errors.push_back(e); }
   void OnDone(const Done& d) override { done = d; }
+  void OnOpSample(const OpSample& op) override { ops.push_back(op); }
+  std::vector<OpSample> ops;
 };
 
 class RunnerSessionTest : public ::testing::Test {
@@ -225,6 +227,18 @@ TEST_F(RunnerSessionTest, ACustomRunnerThatCrashesIsTheJobsFailure) {
   auto r = Run({.fault = FakeFault::kCrash, .fault_case = 1});
   EXPECT_EQ(r.outcome, RunOutcome::kWorkloadFailed);
   EXPECT_THAT(r.message, HasSubstr("the job's own runner's link closed before DONE in case 1"));
+}
+
+// A runner that floods OP_SAMPLE frames cannot grow the agent's batches and spool without bound:
+// the run stops at the per-case cap and the job fails (workload), not the board.
+TEST_F(RunnerSessionTest, ARunnerFloodingOperatorProfilesIsStoppedAndTheJobFails) {
+  config_.custom_runner = true;
+  config_.profile_ops = true;
+  auto r = Run({.fault = FakeFault::kFloodOps, .fault_case = 1});
+  EXPECT_EQ(r.outcome, RunOutcome::kWorkloadFailed);
+  EXPECT_THAT(r.message, HasSubstr("more than 64 operator profiles (OP_SAMPLE) for one case"));
+  EXPECT_LE(rec_.ops.size(), 64u);
+  EXPECT_TRUE(board_->last_run()->killed);
 }
 
 TEST_F(RunnerSessionTest, CancelSendsAbortThenKills) {

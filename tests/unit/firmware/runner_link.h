@@ -14,6 +14,7 @@
 #include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <memory>
@@ -88,6 +89,57 @@ class RunnerLink {
     link->from_runner_ = sv[0];
     link->shared_fd_ = true;
     return link;
+  }
+
+  // qemu-system-arm -M `machine` (mps2-an500, ...) with the runner ELF, the workload at
+  // `workload_addr`, UART0 on a socketpair, no semihosting (the runner parks its core after DONE)
+  // and QEMU's seccomp sandbox.
+  static std::unique_ptr<RunnerLink> SpawnQemuMachine(
+      const std::string& qemu, const std::string& machine, const std::string& elf,
+      const std::string& workload, std::uint32_t workload_addr, int icount_shift) {
+    int sv[2];
+    EXPECT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+    std::vector<std::string> argv{
+        qemu,
+        "-M",
+        machine,
+        "-kernel",
+        elf,
+        "-icount",
+        "shift=" + std::to_string(icount_shift) + ",sleep=off",
+        "-sandbox",
+        "on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny",
+        "-display",
+        "none",
+        "-monitor",
+        "none",
+        "-chardev",
+        "socket,id=link,fd=3",
+        "-serial",
+        "chardev:link"};
+    if (!workload.empty()) {
+      char addr[16];
+      snprintf(addr, sizeof addr, "0x%08x", workload_addr);
+      argv.push_back("-device");
+      argv.push_back("loader,file=" + workload + ",addr=" + addr);
+    }
+    auto link = std::unique_ptr<RunnerLink>(new RunnerLink());
+    link->Spawn(argv, {{sv[1], 3}});
+    close(sv[1]);
+    link->to_runner_ = sv[0];
+    link->from_runner_ = sv[0];
+    link->shared_fd_ = true;
+    return link;
+  }
+
+  // True while the runner process has not exited (a parked emulated core keeps QEMU running).
+  bool Running() {
+    int status = 0;
+    if (exited_ || waitpid(pid_, &status, WNOHANG) == pid_) {
+      exited_ = true;
+      return false;
+    }
+    return true;
   }
 
   ~RunnerLink() {

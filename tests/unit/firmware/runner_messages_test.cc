@@ -58,6 +58,30 @@ TEST(RunnerMessages, HelloWithoutCountersAndInNanoseconds) {
   EXPECT_FALSE(d->emulated);
 }
 
+TEST(RunnerMessages, HelloCarriesCachesAndArenaMemory) {
+  Hello h = SampleHello();
+  h.icache = true;
+  h.dcache = false;
+  h.arena_memory = "axi-sram";
+  const Bytes p = EncodeHello(h);
+  EXPECT_EQ(p[3], MCULAB_HELLO_EMULATED | MCULAB_HELLO_ICACHE);
+  EXPECT_EQ(p[10], MCULAB_MEMORY_AXI_SRAM);
+  auto d = DecodeHello(p);
+  ASSERT_TRUE(d.ok()) << d.error().message;
+  EXPECT_TRUE(d->icache);
+  EXPECT_FALSE(d->dcache);
+  EXPECT_EQ(d->arena_memory, "axi-sram");
+  EXPECT_EQ(DecodeHello(EncodeHello(SampleHello()))->arena_memory, "");
+}
+
+TEST(RunnerMessages, HelloRejectsAnUnknownArenaMemory) {
+  Bytes p = EncodeHello(SampleHello());
+  p[10] = 9;
+  auto d = DecodeHello(p);
+  ASSERT_FALSE(d.ok());
+  EXPECT_NE(d.error().message.find("arena_memory 9"), std::string::npos) << d.error().message;
+}
+
 TEST(RunnerMessages, HelloLayoutIsTheHeaders) {
   Hello h = SampleHello();
   h.runtime = "tflite-micro";
