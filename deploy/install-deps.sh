@@ -51,3 +51,16 @@ if [ -f "$here/web/package-lock.json" ] && [ "${MCULAB_SKIP_NPM:-0}" != 1 ]; the
     echo "install-deps: web/node_modules up to date"
   fi
 fi
+
+# TFLite's own interpreter (npm @tensorflow/tfjs-tflite, wasm) for the tests that compare the
+# runner's int8 interpreter with it, layer by layer (tools/tflite_reference).
+ref="$here/tools/tflite_reference"
+if [ -f "$ref/package-lock.json" ] && [ "${MCULAB_SKIP_NPM:-0}" != 1 ] && command -v npm >/dev/null 2>&1; then
+  stamp="$ref/node_modules/.mculab-lock-stamp"
+  if [ ! -f "$stamp" ] || ! cmp -s "$ref/package-lock.json" "$stamp"; then
+    (cd "$ref" && npm ci --no-audit --no-fund)
+    cp "$ref/package-lock.json" "$stamp"
+  else
+    echo "install-deps: tools/tflite_reference/node_modules up to date"
+  fi
+fi

@@ -1,26 +1,42 @@
 /* fully_connected_s8: TFLite's reference_integer_ops::FullyConnected (filter offset 0, per-tensor
- * requantization, activation range [-128, 127]). Input [N][in], filter [out][in], output [N][out].
- */
+ * requantization). Input [N][in], filter [out][in], output [N][out]. */
 #include "kernels.h"
+#include "mculab/kernels_s8.h"
 
-void mculab_fully_connected_s8(const mculab_case* c) {
-  const int32_t batches = c->params[MCULAB_FC_N];
-  const int32_t depth = c->params[MCULAB_FC_IN], out_c = c->params[MCULAB_FC_OUT];
-  const int32_t input_offset = c->input_offset, output_offset = c->output_offset;
-  const int32_t multiplier = c->out_multiplier[0];
-  const int shift = c->out_shift[0];
-  for (int32_t b = 0; b < batches; ++b) {
-    const int8_t* in = c->input + (uint32_t)b * depth;
+void mculab_fully_connected_s8_run(const mculab_fc_s8_params* p, const int8_t* input,
+                                   const int8_t* filter, const int32_t* bias, int8_t* output) {
+  const int32_t depth = p->depth, out_c = p->out_c;
+  const int32_t input_offset = p->input_offset, output_offset = p->output_offset;
+  const int32_t multiplier = p->out_multiplier;
+  const int shift = p->out_shift;
+  for (int32_t b = 0; b < p->batches; ++b) {
+    const int8_t* in = input + (uint32_t)b * depth;
     for (int32_t oc = 0; oc < out_c; ++oc) {
-      const int8_t* f = c->filter + (uint32_t)oc * depth;
+      const int8_t* f = filter + (uint32_t)oc * depth;
       int32_t acc = 0;
       for (int32_t d = 0; d < depth; ++d) acc += f[d] * (in[d] + input_offset);
-      acc += c->bias[oc];
+      /* Wrap-around, as in conv2d_s8.c. */
+      if (bias != NULL) acc = (int32_t)((uint32_t)acc + (uint32_t)bias[oc]);
       acc = mculab_mbqm(acc, multiplier, shift);
       acc += output_offset;
-      if (acc < -128) acc = -128;
-      if (acc > 127) acc = 127;
-      c->output[(uint32_t)b * out_c + oc] = (int8_t)acc;
+      if (acc < p->act_min) acc = p->act_min;
+      if (acc > p->act_max) acc = p->act_max;
+      output[(uint32_t)b * out_c + oc] = (int8_t)acc;
     }
   }
+}
+
+/* The operator benchmark: no fused activation. */
+void mculab_fully_connected_s8(const mculab_case* c) {
+  mculab_fc_s8_params p;
+  p.batches = c->params[MCULAB_FC_N];
+  p.depth = c->params[MCULAB_FC_IN];
+  p.out_c = c->params[MCULAB_FC_OUT];
+  p.input_offset = c->input_offset;
+  p.output_offset = c->output_offset;
+  p.out_multiplier = c->out_multiplier[0];
+  p.out_shift = c->out_shift[0];
+  p.act_min = -128;
+  p.act_max = 127;
+  mculab_fully_connected_s8_run(&p, c->input, c->filter, c->bias, c->output);
 }

@@ -1,0 +1,104 @@
+/* The int8 kernels with TFLite's reference semantics (tensorflow/lite/kernels/internal/
+ * reference/integer_ops/), over explicit shapes and quantization parameters: what the built-in
+ * operator benchmarks (ops.h) and the TFLite interpreter (tflite.h) both call.
+ *
+ * Layouts are TFLite's: activations NHWC, conv filters [out_c][kh][kw][in_c], depthwise filters
+ * [1][kh][kw][out_c], fully connected filters [out][in]. Filter zero points are 0 (TFLite's int8
+ * quantization spec). Contracts the caller keeps (the interpreter checks them when it prepares a
+ * model): every size >= 1, the output sizes follow from the input, the filter, the strides and
+ * the padding, an accumulation depth (kh * kw * in_c, or the fully connected depth) of at most
+ * 65536 so that the sum of products cannot overflow int32, and requantization shifts <= 0. A
+ * bias is added with wrap-around, so no model can make the arithmetic undefined.
+ *
+ * Thread-safety: none needed; the kernels only read their inputs and write their output. */
+#ifndef MCULAB_KERNELS_S8_H_
+#define MCULAB_KERNELS_S8_H_
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MCULAB_KERNEL_MAX_DEPTH 65536
+
+/* CONV_2D and DEPTHWISE_CONV_2D (reference_integer_ops::ConvPerChannel,
+ * DepthwiseConvPerChannel). pad_h/pad_w are the top/left padding; a SAME padding's extra row or
+ * column at the bottom/right follows from out_h/out_w. */
+typedef struct {
+  int32_t batches, in_h, in_w, in_c;
+  int32_t out_h, out_w, out_c;
+  int32_t filter_h, filter_w;
+  int32_t stride_h, stride_w, pad_h, pad_w, dilation_h, dilation_w;
+  int32_t depth_multiplier; /* depthwise only: out_c == in_c * depth_multiplier */
+  int32_t input_offset;     /* -input zero point */
+  int32_t output_offset;    /* output zero point */
+  int32_t act_min, act_max;
+  const int32_t* out_multiplier; /* per output channel */
+  const int32_t* out_shift;      /* per output channel, <= 0 */
+} mculab_conv_s8_params;
+
+void mculab_conv2d_s8_nhwc(const mculab_conv_s8_params* p, const int8_t* input,
+                           const int8_t* filter, const int32_t* bias /* NULL: none */,
+                           int8_t* output);
+void mculab_depthwise_conv2d_s8_nhwc(const mculab_conv_s8_params* p, const int8_t* input,
+                                     const int8_t* filter, const int32_t* bias /* NULL: none */,
+                                     int8_t* output);
+
+/* FULLY_CONNECTED (reference_integer_ops::FullyConnected): input [batches][depth], filter
+ * [out_c][depth], per-tensor requantization. */
+typedef struct {
+  int32_t batches, depth, out_c;
+  int32_t input_offset, output_offset;
+  int32_t out_multiplier, out_shift;
+  int32_t act_min, act_max;
+} mculab_fc_s8_params;
+
+void mculab_fully_connected_s8_run(const mculab_fc_s8_params* p, const int8_t* input,
+                                   const int8_t* filter, const int32_t* bias /* NULL: none */,
+                                   int8_t* output);
+
+/* AVERAGE_POOL_2D and MAX_POOL_2D (reference_integer_ops::AveragePool, MaxPool); input and output
+ * share their quantization. */
+typedef struct {
+  int32_t batches, in_h, in_w, channels, out_h, out_w;
+  int32_t filter_h, filter_w, stride_h, stride_w, pad_h, pad_w;
+  int32_t act_min, act_max;
+} mculab_pool_s8_params;
+
+/* Returns 0 when a window holds no input value (TFLite fails the op then), else 1. */
+int mculab_average_pool_s8(const mculab_pool_s8_params* p, const int8_t* input, int8_t* output);
+void mculab_max_pool_s8(const mculab_pool_s8_params* p, const int8_t* input, int8_t* output);
+
+/* ADD of two tensors of one shape (reference_integer_ops::AddElementwise). */
+typedef struct {
+  int32_t input1_offset, input2_offset, output_offset, left_shift;
+  int32_t input1_multiplier, input1_shift, input2_multiplier, input2_shift;
+  int32_t output_multiplier, output_shift;
+  int32_t act_min, act_max;
+} mculab_add_s8_params;
+
+void mculab_add_s8(const mculab_add_s8_params* p, const int8_t* input1, const int8_t* input2,
+                   int8_t* output, uint32_t n);
+
+/* SOFTMAX over the last dimension, int8 in, int8 out with zero point -128 and scale 1/256
+ * (reference_ops::Softmax: gemmlowp's fixed-point exp and reciprocal). */
+typedef struct {
+  int32_t input_multiplier, input_left_shift, diff_min;
+} mculab_softmax_s8_params;
+
+#define MCULAB_SOFTMAX_MAX_DEPTH 4095 /* the sum of exps stays within int32 */
+void mculab_softmax_s8(const mculab_softmax_s8_params* p, const int8_t* input, int8_t* output,
+                       uint32_t outer, uint32_t depth);
+
+/* TFLite's QuantizeMultiplier (quantization_util.cc): m = multiplier * 2^shift / 2^31, with
+ * multiplier in [2^30, 2^31) or 0. Double arithmetic, no libm. */
+void mculab_quantize_multiplier(double m, int32_t* multiplier, int* shift);
+/* TFLite's PreprocessSoftmaxScaling + CalculateInputRadius for int8 input with `beta` and
+ * `input_scale`. Returns 0 when the scaling is out of the range TFLite accepts. */
+int mculab_softmax_s8_prepare(double beta, double input_scale, mculab_softmax_s8_params* p);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* MCULAB_KERNELS_S8_H_ */

@@ -1,0 +1,169 @@
+/* The runner's own int8 TFLite interpreter: a bounds-checked reader of the .tflite flatbuffer
+ * (written from the public schema's field ids), TFLite's reference kernels bit for bit, a greedy
+ * arena planner over tensor lifetimes and an interpreter that marks every operator as an op
+ * region. C11, no heap: every table has a fixed capacity and a model beyond it is refused.
+ *
+ *   static mculab_tfl_model m;
+ *   if (mculab_tfl_load(&m, blob, blob_len) != MCULAB_TFL_OK) -> m.error says why
+ *   if (mculab_tfl_prepare(&m, arena, arena_len) != MCULAB_TFL_OK) -> m.error; m.plan sizes
+ *   fill mculab_tfl_input(&m), mculab_tfl_invoke(&m, &hooks), read mculab_tfl_output(&m)
+ *
+ * Contract: the model bytes stay in place and unchanged from load to the last invoke (weights
+ * are read where they lie); a corrupt or hostile model is refused by load or prepare with a
+ * status and a message, and nothing reads outside the model or the arena.
+ * Thread-safety: one model per thread; the functions keep no global state. */
+#ifndef MCULAB_TFLITE_H_
+#define MCULAB_TFLITE_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mculab/kernels_s8.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MCULAB_TFL_MAX_TENSORS 256u
+#define MCULAB_TFL_MAX_OPERATORS 128u
+#define MCULAB_TFL_MAX_OPCODES 64u
+#define MCULAB_TFL_MAX_DIMS 6u
+#define MCULAB_TFL_MAX_OP_INPUTS 4u
+/* Largest tensor, in elements (64 MiB of int8 activations: more than any board holds). */
+#define MCULAB_TFL_MAX_ELEMENTS (1u << 26)
+#define MCULAB_TFL_ERROR_LEN 160u
+#define MCULAB_TFL_NAME_LEN 32u
+/* Planned tensors start at multiples of this (TFLite Micro's alignment). */
+#define MCULAB_TFL_ALIGN 16u
+
+/* TFLite's BuiltinOperator codes the interpreter runs. */
+enum {
+  MCULAB_TFL_ADD = 0,
+  MCULAB_TFL_AVERAGE_POOL_2D = 1,
+  MCULAB_TFL_CONV_2D = 3,
+  MCULAB_TFL_DEPTHWISE_CONV_2D = 4,
+  MCULAB_TFL_DEQUANTIZE = 6,
+  MCULAB_TFL_FULLY_CONNECTED = 9,
+  MCULAB_TFL_MAX_POOL_2D = 17,
+  MCULAB_TFL_RESHAPE = 22,
+  MCULAB_TFL_SOFTMAX = 25,
+  MCULAB_TFL_QUANTIZE = 114,
+};
+
+/* TFLite's TensorType codes the interpreter knows. */
+enum {
+  MCULAB_TFL_FLOAT32 = 0,
+  MCULAB_TFL_INT32 = 2,
+  MCULAB_TFL_INT64 = 4,
+  MCULAB_TFL_INT8 = 9,
+};
+
+typedef enum {
+  MCULAB_TFL_OK = 0,
+  MCULAB_TFL_NOT_A_MODEL = 1,   /* too short for a flatbuffer, or no "TFL3" identifier */
+  MCULAB_TFL_OUT_OF_BOUNDS = 2, /* an offset or a length points outside the model */
+  MCULAB_TFL_MALFORMED = 3,     /* a required field is missing, an index or a value is absurd */
+  MCULAB_TFL_TOO_LARGE = 4,     /* more tensors, operators or dimensions than the capacities */
+  MCULAB_TFL_UNSUPPORTED_OP = 5,
+  MCULAB_TFL_UNSUPPORTED = 6, /* a type, a quantization or an option the interpreter lacks */
+  MCULAB_TFL_BAD_SHAPE = 7,   /* an operator's tensors do not fit together */
+  MCULAB_TFL_NO_MEMORY = 8,   /* the arena is smaller than the plan */
+} mculab_tfl_status;
+
+const char* mculab_tfl_status_name(mculab_tfl_status s);
+/* The interpreter's operator names ("CONV_2D"), "UNKNOWN" for other codes. */
+const char* mculab_tfl_op_name(int32_t builtin_code);
+
+typedef struct {
+  int32_t dims[MCULAB_TFL_MAX_DIMS];
+  uint8_t num_dims;
+  uint8_t type;       /* TensorType */
+  uint8_t is_const;   /* data in the model (weights, bias, shapes) */
+  uint8_t is_planned; /* lives in the arena (read or written by an operator) */
+  uint32_t elements;
+  uint32_t bytes;
+  const uint8_t* const_data; /* is_const: in the model */
+  uint8_t* data;             /* planned: in the arena, after prepare */
+  float scale;               /* the first (or only) scale; 0 when not quantized */
+  int32_t zero_point;
+  uint32_t num_scales;         /* per-channel scales: how many (1 per tensor, 0 none) */
+  uint32_t scales_pos;         /* offset of the first scale (float32 LE) in the model */
+  int32_t quantized_dim;       /* per-channel: the channel dimension */
+  int16_t first_use, last_use; /* operator indices; -1: unused */
+  uint32_t arena_offset;
+} mculab_tfl_tensor;
+
+typedef struct {
+  int32_t builtin;
+  uint8_t num_inputs;
+  int16_t inputs[MCULAB_TFL_MAX_OP_INPUTS]; /* -1: an omitted optional input */
+  int16_t output;
+  /* builtin options (TFLite's defaults when absent) */
+  uint8_t padding; /* 0 SAME, 1 VALID */
+  uint8_t activation;
+  int32_t stride_w, stride_h, filter_w, filter_h, depth_multiplier, dilation_w, dilation_h;
+  float beta;
+  /* prepared kernel parameters */
+  union {
+    mculab_conv_s8_params conv;
+    mculab_fc_s8_params fc;
+    mculab_pool_s8_params pool;
+    mculab_add_s8_params add;
+    mculab_softmax_s8_params softmax;
+  } k;
+  uint32_t softmax_outer, softmax_depth;
+  uint64_t macs;                  /* multiply-accumulates per invocation */
+  char name[MCULAB_TFL_NAME_LEN]; /* the output tensor's name, cut */
+} mculab_tfl_op;
+
+typedef struct {
+  uint32_t arena_bytes;      /* planned activations (greedy by size over lifetimes) */
+  uint32_t persistent_bytes; /* per-channel requantization parameters, at the arena's end */
+  uint32_t scratch_bytes;    /* kernel scratch (the reference kernels need none) */
+  uint32_t naive_bytes;      /* every planned tensor apart: what the plan saves against */
+} mculab_tfl_plan;
+
+typedef struct {
+  const uint8_t* model;
+  uint32_t model_len;
+  uint32_t version;
+  uint16_t num_tensors, num_ops;
+  int16_t input, output;
+  mculab_tfl_tensor tensors[MCULAB_TFL_MAX_TENSORS];
+  mculab_tfl_op ops[MCULAB_TFL_MAX_OPERATORS];
+  mculab_tfl_plan plan;
+  uint8_t* arena;
+  uint32_t arena_len;
+  int prepared;
+  char error[MCULAB_TFL_ERROR_LEN];
+} mculab_tfl_model;
+
+/* Reads the model: the first subgraph's tensors and operators, with every offset and length
+ * checked against [data, data + len). One input, one output. Unsupported operators are refused
+ * here, naming them. */
+mculab_tfl_status mculab_tfl_load(mculab_tfl_model* m, const uint8_t* data, size_t len);
+
+/* Checks each operator's shapes and quantization, computes its kernel parameters, plans the
+ * arena and lays the tensors out in `arena` (any alignment; NULL with 0 bytes only plans).
+ * m->plan holds the sizes even when the arena is too small (MCULAB_TFL_NO_MEMORY). */
+mculab_tfl_status mculab_tfl_prepare(mculab_tfl_model* m, uint8_t* arena, size_t arena_len);
+
+/* Called around each operator by invoke (NULL hooks: none). */
+typedef struct {
+  void (*op_begin)(uint16_t index, const char* type, const char* name);
+  void (*op_end)(void);
+} mculab_tfl_hooks;
+
+/* Runs the graph once. MCULAB_TFL_MALFORMED if a kernel finds an empty pooling window. */
+mculab_tfl_status mculab_tfl_invoke(mculab_tfl_model* m, const mculab_tfl_hooks* hooks);
+
+int8_t* mculab_tfl_input(mculab_tfl_model* m, uint32_t* bytes);
+const int8_t* mculab_tfl_output(const mculab_tfl_model* m, uint32_t* bytes);
+
+/* Fills the input from `seed` with xorshift32 (the same bytes on every platform). */
+void mculab_tfl_seed_input(mculab_tfl_model* m, uint32_t seed);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* MCULAB_TFLITE_H_ */

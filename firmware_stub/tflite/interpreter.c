@@ -1,0 +1,94 @@
+/* Running a prepared model: the operators in the model's order, each one an op region
+ * (mculab_tfl_hooks: the runner passes mculab_op_begin/mculab_op_end). */
+#include <stdint.h>
+
+#include "mculab/kernels_s8.h"
+#include "mculab/tflite.h"
+#include "tflite_internal.h"
+
+static const int8_t* tensor_in(const mculab_tfl_model* m, int16_t i) {
+  if (i < 0) return NULL;
+  const mculab_tfl_tensor* t = &m->tensors[i];
+  return t->is_const ? (const int8_t*)t->const_data : (const int8_t*)t->data;
+}
+
+static const int32_t* bias_of(const mculab_tfl_model* m, const mculab_tfl_op* op) {
+  if (op->num_inputs < 3 || op->inputs[2] < 0) return NULL;
+  return (const int32_t*)(const void*)m->tensors[op->inputs[2]].const_data;
+}
+
+mculab_tfl_status mculab_tfl_invoke(mculab_tfl_model* m, const mculab_tfl_hooks* hooks) {
+  if (!m->prepared) return mculab_tfl_fail(m, MCULAB_TFL_MALFORMED, "not prepared", -1, NULL);
+  for (uint16_t i = 0; i < m->num_ops; ++i) {
+    const mculab_tfl_op* op = &m->ops[i];
+    const int8_t* in = tensor_in(m, op->inputs[0]);
+    int8_t* out = (int8_t*)m->tensors[op->output].data;
+    if (hooks != NULL && hooks->op_begin != NULL) {
+      hooks->op_begin(i, mculab_tfl_op_name(op->builtin), op->name);
+    }
+    int ok = 1;
+    switch (op->builtin) {
+      case MCULAB_TFL_CONV_2D:
+        mculab_conv2d_s8_nhwc(&op->k.conv, in, tensor_in(m, op->inputs[1]), bias_of(m, op), out);
+        break;
+      case MCULAB_TFL_DEPTHWISE_CONV_2D:
+        mculab_depthwise_conv2d_s8_nhwc(&op->k.conv, in, tensor_in(m, op->inputs[1]),
+                                        bias_of(m, op), out);
+        break;
+      case MCULAB_TFL_FULLY_CONNECTED:
+        mculab_fully_connected_s8_run(&op->k.fc, in, tensor_in(m, op->inputs[1]), bias_of(m, op),
+                                      out);
+        break;
+      case MCULAB_TFL_AVERAGE_POOL_2D:
+        ok = mculab_average_pool_s8(&op->k.pool, in, out);
+        break;
+      case MCULAB_TFL_MAX_POOL_2D:
+        mculab_max_pool_s8(&op->k.pool, in, out);
+        break;
+      case MCULAB_TFL_ADD:
+        mculab_add_s8(&op->k.add, in, tensor_in(m, op->inputs[1]), out,
+                      m->tensors[op->output].elements);
+        break;
+      case MCULAB_TFL_RESHAPE: {
+        const uint32_t n = m->tensors[op->output].bytes;
+        if (out != in) {
+          for (uint32_t k = 0; k < n; ++k) out[k] = in[k];
+        }
+        break;
+      }
+      case MCULAB_TFL_SOFTMAX:
+        mculab_softmax_s8(&op->k.softmax, in, out, op->softmax_outer, op->softmax_depth);
+        break;
+    }
+    if (hooks != NULL && hooks->op_end != NULL) hooks->op_end();
+    if (!ok) {
+      return mculab_tfl_fail(m, MCULAB_TFL_MALFORMED, "operator ", i,
+                             ": a pooling window holds no input value");
+    }
+  }
+  return MCULAB_TFL_OK;
+}
+
+int8_t* mculab_tfl_input(mculab_tfl_model* m, uint32_t* bytes) {
+  if (!m->prepared) return NULL;
+  if (bytes != NULL) *bytes = m->tensors[m->input].bytes;
+  return (int8_t*)m->tensors[m->input].data;
+}
+
+const int8_t* mculab_tfl_output(const mculab_tfl_model* m, uint32_t* bytes) {
+  if (!m->prepared) return NULL;
+  if (bytes != NULL) *bytes = m->tensors[m->output].bytes;
+  return (const int8_t*)m->tensors[m->output].data;
+}
+
+void mculab_tfl_seed_input(mculab_tfl_model* m, uint32_t seed) {
+  uint32_t bytes = 0;
+  int8_t* in = mculab_tfl_input(m, &bytes);
+  uint32_t x = seed != 0 ? seed : 0x6D2B79F5u; /* xorshift32 must not start at 0 */
+  for (uint32_t i = 0; in != NULL && i < bytes; ++i) {
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    in[i] = (int8_t)(x >> 24);
+  }
+}

@@ -1,0 +1,556 @@
+/* Loading a .tflite model: the schema's tables read through the bounds-checked reader
+ * (flatbuffer.h) into the fixed tables of mculab_tfl_model. Field ids are those of
+ * tensorflow/lite/schema/schema.fbs. */
+#include <stdint.h>
+
+#include "flatbuffer.h"
+#include "mculab/tflite.h"
+#include "tflite_internal.h"
+
+/* Field ids (schema.fbs). */
+enum { MODEL_VERSION = 0, MODEL_OPERATOR_CODES = 1, MODEL_SUBGRAPHS = 2, MODEL_BUFFERS = 4 };
+enum { OPCODE_DEPRECATED_BUILTIN = 0, OPCODE_BUILTIN = 3 };
+enum { SUBGRAPH_TENSORS = 0, SUBGRAPH_INPUTS = 1, SUBGRAPH_OUTPUTS = 2, SUBGRAPH_OPERATORS = 3 };
+enum { TENSOR_SHAPE = 0, TENSOR_TYPE = 1, TENSOR_BUFFER = 2, TENSOR_NAME = 3, TENSOR_QUANT = 4 };
+enum { QUANT_SCALE = 2, QUANT_ZERO_POINT = 3, QUANT_DIMENSION = 6 };
+enum { BUFFER_DATA = 0, BUFFER_OFFSET = 1 };
+enum { OP_OPCODE_INDEX = 0, OP_INPUTS = 1, OP_OUTPUTS = 2, OP_OPTIONS_TYPE = 3, OP_OPTIONS = 4 };
+/* BuiltinOptions union members. */
+enum {
+  OPTIONS_CONV2D = 1,
+  OPTIONS_DEPTHWISE_CONV2D = 2,
+  OPTIONS_POOL2D = 5,
+  OPTIONS_FULLY_CONNECTED = 8,
+  OPTIONS_SOFTMAX = 9,
+  OPTIONS_ADD = 11,
+  OPTIONS_RESHAPE = 17,
+};
+
+static uint32_t type_size(uint8_t type) {
+  switch (type) {
+    case MCULAB_TFL_INT8:
+      return 1;
+    case MCULAB_TFL_INT32:
+    case MCULAB_TFL_FLOAT32:
+      return 4;
+    case MCULAB_TFL_INT64:
+      return 8;
+  }
+  return 0;
+}
+
+static int supported(int32_t code) {
+  switch (code) {
+    case MCULAB_TFL_ADD:
+    case MCULAB_TFL_AVERAGE_POOL_2D:
+    case MCULAB_TFL_CONV_2D:
+    case MCULAB_TFL_DEPTHWISE_CONV_2D:
+    case MCULAB_TFL_FULLY_CONNECTED:
+    case MCULAB_TFL_MAX_POOL_2D:
+    case MCULAB_TFL_RESHAPE:
+    case MCULAB_TFL_SOFTMAX:
+      return 1;
+  }
+  return 0;
+}
+
+static int expected_options(int32_t code) {
+  switch (code) {
+    case MCULAB_TFL_CONV_2D:
+      return OPTIONS_CONV2D;
+    case MCULAB_TFL_DEPTHWISE_CONV_2D:
+      return OPTIONS_DEPTHWISE_CONV2D;
+    case MCULAB_TFL_AVERAGE_POOL_2D:
+    case MCULAB_TFL_MAX_POOL_2D:
+      return OPTIONS_POOL2D;
+    case MCULAB_TFL_FULLY_CONNECTED:
+      return OPTIONS_FULLY_CONNECTED;
+    case MCULAB_TFL_SOFTMAX:
+      return OPTIONS_SOFTMAX;
+    case MCULAB_TFL_ADD:
+      return OPTIONS_ADD;
+    case MCULAB_TFL_RESHAPE:
+      return OPTIONS_RESHAPE;
+  }
+  return 0;
+}
+
+const char* mculab_tfl_op_name(int32_t code) {
+  switch (code) {
+    case MCULAB_TFL_ADD:
+      return "ADD";
+    case MCULAB_TFL_AVERAGE_POOL_2D:
+      return "AVERAGE_POOL_2D";
+    case MCULAB_TFL_CONV_2D:
+      return "CONV_2D";
+    case MCULAB_TFL_DEPTHWISE_CONV_2D:
+      return "DEPTHWISE_CONV_2D";
+    case MCULAB_TFL_DEQUANTIZE:
+      return "DEQUANTIZE";
+    case MCULAB_TFL_FULLY_CONNECTED:
+      return "FULLY_CONNECTED";
+    case MCULAB_TFL_MAX_POOL_2D:
+      return "MAX_POOL_2D";
+    case MCULAB_TFL_RESHAPE:
+      return "RESHAPE";
+    case MCULAB_TFL_SOFTMAX:
+      return "SOFTMAX";
+    case MCULAB_TFL_QUANTIZE:
+      return "QUANTIZE";
+  }
+  return "UNKNOWN";
+}
+
+const char* mculab_tfl_status_name(mculab_tfl_status s) {
+  switch (s) {
+    case MCULAB_TFL_OK:
+      return "ok";
+    case MCULAB_TFL_NOT_A_MODEL:
+      return "not a TFLite model";
+    case MCULAB_TFL_OUT_OF_BOUNDS:
+      return "offset or length out of bounds";
+    case MCULAB_TFL_MALFORMED:
+      return "malformed model";
+    case MCULAB_TFL_TOO_LARGE:
+      return "model exceeds the interpreter's capacities";
+    case MCULAB_TFL_UNSUPPORTED_OP:
+      return "unsupported operator";
+    case MCULAB_TFL_UNSUPPORTED:
+      return "unsupported type, quantization or option";
+    case MCULAB_TFL_BAD_SHAPE:
+      return "inconsistent shapes";
+    case MCULAB_TFL_NO_MEMORY:
+      return "arena too small";
+  }
+  return "unknown status";
+}
+
+/* ---- error messages: "<what><number><detail>" without a formatting library ---- */
+
+static size_t append(char* dst, size_t at, const char* s) {
+  while (s != NULL && *s != 0 && at + 1 < MCULAB_TFL_ERROR_LEN) dst[at++] = *s++;
+  dst[at] = 0;
+  return at;
+}
+
+static size_t append_int(char* dst, size_t at, int64_t v) {
+  char digits[24];
+  int n = 0;
+  uint64_t u = v < 0 ? (uint64_t)(-(v + 1)) + 1u : (uint64_t)v;
+  do {
+    digits[n++] = (char)('0' + u % 10u);
+    u /= 10u;
+  } while (u != 0);
+  if (v < 0 && at + 1 < MCULAB_TFL_ERROR_LEN) dst[at++] = '-';
+  while (n > 0 && at + 1 < MCULAB_TFL_ERROR_LEN) dst[at++] = digits[--n];
+  dst[at] = 0;
+  return at;
+}
+
+mculab_tfl_status mculab_tfl_fail(mculab_tfl_model* m, mculab_tfl_status st, const char* what,
+                                  int64_t index, const char* detail) {
+  size_t at = append(m->error, 0, what);
+  if (index >= 0) at = append_int(m->error, at, index);
+  if (detail != NULL) at = append(m->error, at, detail);
+  return st;
+}
+
+mculab_tfl_status mculab_tfl_fail2(mculab_tfl_model* m, mculab_tfl_status st, const char* what,
+                                   int64_t index, const char* detail, int64_t value,
+                                   const char* tail) {
+  size_t at = append(m->error, 0, what);
+  if (index >= 0) at = append_int(m->error, at, index);
+  at = append(m->error, at, detail);
+  at = append_int(m->error, at, value);
+  append(m->error, at, tail);
+  return st;
+}
+
+static mculab_tfl_status reader_failed(mculab_tfl_model* m, const fb_reader* r, const char* what,
+                                       int64_t index) {
+  size_t at = append(m->error, 0, what);
+  if (index >= 0) at = append_int(m->error, at, index);
+  at = append(m->error, at, ": ");
+  append(m->error, at, r->why);
+  return r->status;
+}
+
+/* ---- tensors ---- */
+
+static mculab_tfl_status load_tensor(mculab_tfl_model* m, fb_reader* r, fb_table* t, fb_vec buffers,
+                                     uint32_t i) {
+  mculab_tfl_tensor* x = &m->tensors[i];
+  const fb_vec shape = fb_vector(r, t, TENSOR_SHAPE, 4);
+  x->type = fb_u8(r, t, TENSOR_TYPE, MCULAB_TFL_FLOAT32);
+  const uint32_t buffer = fb_u32(r, t, TENSOR_BUFFER, 0);
+  const fb_vec name = fb_vector(r, t, TENSOR_NAME, 1);
+  fb_table q;
+  const int has_quant = fb_subtable(r, t, TENSOR_QUANT, &q);
+  if (r->status != MCULAB_TFL_OK) return reader_failed(m, r, "tensor ", i);
+
+  if (shape.count > MCULAB_TFL_MAX_DIMS) {
+    return mculab_tfl_fail2(m, MCULAB_TFL_TOO_LARGE, "tensor ", i, ": ", shape.count,
+                            " dimensions (at most 6)");
+  }
+  x->num_dims = (uint8_t)shape.count;
+  uint64_t elements = 1;
+  for (uint32_t d = 0; d < shape.count; ++d) {
+    const int32_t dim = (int32_t)fb_vec_u32(r, shape, d);
+    if (dim < 1) {
+      return mculab_tfl_fail2(m, MCULAB_TFL_MALFORMED, "tensor ", i, ": dimension of ", dim,
+                              " (each must be >= 1)");
+    }
+    x->dims[d] = dim;
+    elements *= (uint64_t)dim;
+    if (elements > MCULAB_TFL_MAX_ELEMENTS) {
+      return mculab_tfl_fail(m, MCULAB_TFL_TOO_LARGE, "tensor ", i, ": more than 2^26 elements");
+    }
+  }
+  const uint32_t size = type_size(x->type);
+  if (size == 0) {
+    return mculab_tfl_fail2(m, MCULAB_TFL_UNSUPPORTED, "tensor ", i, ": tensor type ", x->type,
+                            " (the interpreter knows int8, int32, int64, float32)");
+  }
+  x->elements = (uint32_t)elements;
+  x->bytes = (uint32_t)elements * size;
+
+  /* Name: the first MCULAB_TFL_NAME_LEN - 1 bytes are kept by the operators that write it. */
+  x->first_use = x->last_use = -1;
+  x->is_const = 0;
+  x->is_planned = 0;
+  x->const_data = NULL;
+  x->data = NULL;
+  x->arena_offset = 0;
+  (void)name;
+
+  if (buffer >= buffers.count) {
+    return mculab_tfl_fail2(m, MCULAB_TFL_MALFORMED, "tensor ", i, ": buffer index ", buffer,
+                            " out of range");
+  }
+  if (buffer != 0) {
+    fb_table b;
+    fb_vec_table(r, buffers, buffer, &b);
+    const fb_vec data = fb_vector(r, &b, BUFFER_DATA, 1);
+    const uint32_t offset_field = fb_field(r, &b, BUFFER_OFFSET, 8);
+    if (r->status != MCULAB_TFL_OK) return reader_failed(m, r, "buffer of tensor ", i);
+    if (offset_field != 0 &&
+        (fb_u32_at(r->b + offset_field) | fb_u32_at(r->b + offset_field + 4))) {
+      return mculab_tfl_fail(m, MCULAB_TFL_UNSUPPORTED, "tensor ", i,
+                             ": data outside the flatbuffer (models over 2 GiB)");
+    }
+    if (data.count != 0) {
+      if (data.count != x->bytes) {
+        return mculab_tfl_fail2(m, MCULAB_TFL_MALFORMED, "tensor ", i, ": buffer holds ",
+                                data.count, " bytes, the shape and type need another size");
+      }
+      x->is_const = 1;
+      x->const_data = r->b + data.pos;
+    }
+  }
+
+  x->scale = 0.0f;
+  x->zero_point = 0;
+  x->num_scales = 0;
+  x->scales_pos = 0;
+  x->quantized_dim = 0;
+  if (has_quant) {
+    const fb_vec scales = fb_vector(r, &q, QUANT_SCALE, 4);
+    const fb_vec zps = fb_vector(r, &q, QUANT_ZERO_POINT, 8);
+    const int32_t qdim = fb_i32(r, &q, QUANT_DIMENSION, 0);
+    if (r->status != MCULAB_TFL_OK) return reader_failed(m, r, "quantization of tensor ", i);
+    if (zps.count != 0 && zps.count != scales.count) {
+      return mculab_tfl_fail(m, MCULAB_TFL_MALFORMED, "tensor ", i,
+                             ": scales and zero points differ in number");
+    }
+    if (scales.count > 0) {
+      const uint32_t bits = fb_u32_at(r->b + scales.pos);
+      __builtin_memcpy(&x->scale, &bits, sizeof x->scale);
+      x->num_scales = scales.count;
+      x->scales_pos = scales.pos;
+    }
+    for (uint32_t z = 0; z < zps.count; ++z) {
+      const uint32_t lo = fb_u32_at(r->b + zps.pos + 8u * z);
+      const uint32_t hi = fb_u32_at(r->b + zps.pos + 8u * z + 4u);
+      const int64_t zp = (int64_t)(((uint64_t)hi << 32) | lo);
+      if (zp < -128 || zp > 127) {
+        return mculab_tfl_fail2(m, MCULAB_TFL_UNSUPPORTED, "tensor ", i, ": zero point ", zp,
+                                " outside int8");
+      }
+      if (z == 0) x->zero_point = (int32_t)zp;
+      if (scales.count > 1 && zp != 0) {
+        return mculab_tfl_fail(m, MCULAB_TFL_UNSUPPORTED, "tensor ", i,
+                               ": per-channel quantization with a zero point other than 0");
+      }
+    }
+    if (scales.count > 1) {
+      if (qdim < 0 || (uint32_t)qdim >= x->num_dims || (uint32_t)x->dims[qdim] != scales.count) {
+        return mculab_tfl_fail(m, MCULAB_TFL_MALFORMED, "tensor ", i,
+                               ": per-channel scales do not match the quantized dimension");
+      }
+      x->quantized_dim = qdim;
+    }
+  }
+  return MCULAB_TFL_OK;
+}
+
+static void copy_name(fb_reader* r, const fb_table* t, char* dst) {
+  const fb_vec name = fb_vector(r, t, TENSOR_NAME, 1);
+  uint32_t n = 0;
+  for (; n < name.count && n + 1 < MCULAB_TFL_NAME_LEN; ++n) {
+    const uint8_t c = r->b[name.pos + n];
+    dst[n] = (char)(c >= 32 && c < 127 ? c : '?');
+  }
+  for (; n < MCULAB_TFL_NAME_LEN; ++n) dst[n] = 0;
+}
+
+/* ---- operators ---- */
+
+static mculab_tfl_status load_options(mculab_tfl_model* m, fb_reader* r, const fb_table* o,
+                                      mculab_tfl_op* op, uint32_t i) {
+  op->padding = 0;
+  op->activation = 0;
+  op->stride_w = op->stride_h = 0;
+  op->filter_w = op->filter_h = 0;
+  op->depth_multiplier = 0;
+  op->dilation_w = op->dilation_h = 1;
+  op->beta = 0.0f;
+  const uint8_t type = fb_u8(r, o, OP_OPTIONS_TYPE, 0);
+  fb_table t;
+  const int present = fb_subtable(r, o, OP_OPTIONS, &t);
+  if (r->status != MCULAB_TFL_OK) return reader_failed(m, r, "options of operator ", i);
+  if (!present) return MCULAB_TFL_OK; /* defaults throughout */
+  if (type != expected_options(op->builtin)) {
+    return mculab_tfl_fail2(m, MCULAB_TFL_MALFORMED, "operator ", i, ": options of type ", type,
+                            " do not belong to its operator");
+  }
+  switch (op->builtin) {
+    case MCULAB_TFL_CONV_2D:
+      op->padding = fb_u8(r, &t, 0, 0);
+      op->stride_w = fb_i32(r, &t, 1, 0);
+      op->stride_h = fb_i32(r, &t, 2, 0);
+      op->activation = fb_u8(r, &t, 3, 0);
+      op->dilation_w = fb_i32(r, &t, 4, 1);
+      op->dilation_h = fb_i32(r, &t, 5, 1);
+      break;
+    case MCULAB_TFL_DEPTHWISE_CONV_2D:
+      op->padding = fb_u8(r, &t, 0, 0);
+      op->stride_w = fb_i32(r, &t, 1, 0);
+      op->stride_h = fb_i32(r, &t, 2, 0);
+      op->depth_multiplier = fb_i32(r, &t, 3, 0);
+      op->activation = fb_u8(r, &t, 4, 0);
+      op->dilation_w = fb_i32(r, &t, 5, 1);
+      op->dilation_h = fb_i32(r, &t, 6, 1);
+      break;
+    case MCULAB_TFL_AVERAGE_POOL_2D:
+    case MCULAB_TFL_MAX_POOL_2D:
+      op->padding = fb_u8(r, &t, 0, 0);
+      op->stride_w = fb_i32(r, &t, 1, 0);
+      op->stride_h = fb_i32(r, &t, 2, 0);
+      op->filter_w = fb_i32(r, &t, 3, 0);
+      op->filter_h = fb_i32(r, &t, 4, 0);
+      op->activation = fb_u8(r, &t, 5, 0);
+      break;
+    case MCULAB_TFL_FULLY_CONNECTED:
+      op->activation = fb_u8(r, &t, 0, 0);
+      if (fb_u8(r, &t, 1, 0) != 0) {
+        return mculab_tfl_fail(m, MCULAB_TFL_UNSUPPORTED, "operator ", i,
+                               ": shuffled fully connected weights");
+      }
+      break;
+    case MCULAB_TFL_SOFTMAX:
+      op->beta = fb_f32(r, &t, 0, 0.0f);
+      break;
+    case MCULAB_TFL_ADD:
+      op->activation = fb_u8(r, &t, 0, 0);
+      break;
+  }
+  if (r->status != MCULAB_TFL_OK) return reader_failed(m, r, "options of operator ", i);
+  return MCULAB_TFL_OK;
+}
+
+static mculab_tfl_status check_index(mculab_tfl_model* m, int32_t t, uint32_t op, int optional) {
+  if ((optional && t == -1) || (t >= 0 && (uint32_t)t < m->num_tensors)) return MCULAB_TFL_OK;
+  return mculab_tfl_fail2(m, MCULAB_TFL_MALFORMED, "operator ", op, ": tensor index ", t,
+                          " out of range");
+}
+
+mculab_tfl_status mculab_tfl_load(mculab_tfl_model* m, const uint8_t* data, size_t len) {
+  m->model = data;
+  m->model_len = 0;
+  m->num_tensors = m->num_ops = 0;
+  m->input = m->output = -1;
+  m->prepared = 0;
+  m->arena = NULL;
+  m->arena_len = 0;
+  m->plan.arena_bytes = m->plan.persistent_bytes = m->plan.scratch_bytes = 0;
+  m->plan.naive_bytes = 0;
+  m->error[0] = 0;
+  if (data == NULL || len < 8) {
+    return mculab_tfl_fail(m, MCULAB_TFL_NOT_A_MODEL, "the model is shorter than 8 bytes", -1,
+                           NULL);
+  }
+  if (len > 0x7FFFFFF0u) {
+    return mculab_tfl_fail(m, MCULAB_TFL_TOO_LARGE, "the model is over 2 GiB", -1, NULL);
+  }
+  if (data[4] != 'T' || data[5] != 'F' || data[6] != 'L' || data[7] != '3') {
+    return mculab_tfl_fail(m, MCULAB_TFL_NOT_A_MODEL,
+                           "no TFLite file identifier (\"TFL3\" at byte 4)", -1, NULL);
+  }
+  m->model_len = (uint32_t)len;
+  fb_reader r = {data, (uint32_t)len, MCULAB_TFL_OK, NULL};
+  fb_table root, sg;
+  fb_table_at(&r, fb_u32_at(data), &root);
+  m->version = fb_u32(&r, &root, MODEL_VERSION, 0);
+  const fb_vec opcodes = fb_vector(&r, &root, MODEL_OPERATOR_CODES, 4);
+  const fb_vec subgraphs = fb_vector(&r, &root, MODEL_SUBGRAPHS, 4);
+  const fb_vec buffers = fb_vector(&r, &root, MODEL_BUFFERS, 4);
+  if (r.status != MCULAB_TFL_OK) return reader_failed(m, &r, "model", -1);
+  if (m->version != 3) {
+    return mculab_tfl_fail2(m, MCULAB_TFL_UNSUPPORTED, "model", -1, ": schema version ", m->version,
+                            " (the interpreter reads version 3)");
+  }
+  /* Every buffer is checked, used or not, as flatbuffers' verifier would: a model cut short is
+   * refused even where it only loses buffers no tensor names. */
+  for (uint32_t i = 0; i < buffers.count; ++i) {
+    fb_table b;
+    fb_vec_table(&r, buffers, i, &b);
+    (void)fb_vector(&r, &b, BUFFER_DATA, 1);
+    if (r.status != MCULAB_TFL_OK) return reader_failed(m, &r, "buffer ", i);
+  }
+  if (subgraphs.count != 1) {
+    return mculab_tfl_fail2(m, subgraphs.count == 0 ? MCULAB_TFL_MALFORMED : MCULAB_TFL_UNSUPPORTED,
+                            "model", -1, ": ", subgraphs.count,
+                            " subgraphs (the interpreter runs one)");
+  }
+  if (opcodes.count > MCULAB_TFL_MAX_OPCODES) {
+    return mculab_tfl_fail2(m, MCULAB_TFL_TOO_LARGE, "model", -1, ": ", opcodes.count,
+                            " operator codes (at most 64)");
+  }
+  int32_t codes[MCULAB_TFL_MAX_OPCODES];
+  for (uint32_t i = 0; i < opcodes.count; ++i) {
+    fb_table c;
+    fb_vec_table(&r, opcodes, i, &c);
+    const int32_t deprecated = (int8_t)fb_u8(&r, &c, OPCODE_DEPRECATED_BUILTIN, 0);
+    const int32_t builtin = fb_i32(&r, &c, OPCODE_BUILTIN, 0);
+    if (r.status != MCULAB_TFL_OK) return reader_failed(m, &r, "operator code ", i);
+    codes[i] = builtin > deprecated ? builtin : deprecated;
+  }
+
+  fb_vec_table(&r, subgraphs, 0, &sg);
+  const fb_vec tensors = fb_vector(&r, &sg, SUBGRAPH_TENSORS, 4);
+  const fb_vec inputs = fb_vector(&r, &sg, SUBGRAPH_INPUTS, 4);
+  const fb_vec outputs = fb_vector(&r, &sg, SUBGRAPH_OUTPUTS, 4);
+  const fb_vec operators = fb_vector(&r, &sg, SUBGRAPH_OPERATORS, 4);
+  if (r.status != MCULAB_TFL_OK) return reader_failed(m, &r, "subgraph", -1);
+  if (tensors.count > MCULAB_TFL_MAX_TENSORS) {
+    return mculab_tfl_fail2(m, MCULAB_TFL_TOO_LARGE, "model", -1, ": ", tensors.count,
+                            " tensors (at most 256)");
+  }
+  if (operators.count > MCULAB_TFL_MAX_OPERATORS) {
+    return mculab_tfl_fail2(m, MCULAB_TFL_TOO_LARGE, "model", -1, ": ", operators.count,
+                            " operators (at most 128)");
+  }
+  if (operators.count == 0) {
+    return mculab_tfl_fail(m, MCULAB_TFL_MALFORMED, "model: no operators", -1, NULL);
+  }
+  m->num_tensors = (uint16_t)tensors.count;
+  for (uint32_t i = 0; i < tensors.count; ++i) {
+    fb_table t;
+    fb_vec_table(&r, tensors, i, &t);
+    if (r.status != MCULAB_TFL_OK) return reader_failed(m, &r, "tensor ", i);
+    const mculab_tfl_status st = load_tensor(m, &r, &t, buffers, i);
+    if (st != MCULAB_TFL_OK) return st;
+  }
+  if (inputs.count != 1 || outputs.count != 1) {
+    return mculab_tfl_fail(m, MCULAB_TFL_UNSUPPORTED,
+                           "model: the interpreter runs graphs of one input and one output", -1,
+                           NULL);
+  }
+  const int32_t in = (int32_t)fb_vec_u32(&r, inputs, 0), out = (int32_t)fb_vec_u32(&r, outputs, 0);
+  if (in < 0 || (uint32_t)in >= m->num_tensors || out < 0 || (uint32_t)out >= m->num_tensors) {
+    return mculab_tfl_fail(m, MCULAB_TFL_MALFORMED,
+                           "model: graph input or output index out of range", -1, NULL);
+  }
+  m->input = (int16_t)in;
+  m->output = (int16_t)out;
+  if (m->tensors[in].is_const || m->tensors[out].is_const || in == out) {
+    return mculab_tfl_fail(m, MCULAB_TFL_MALFORMED,
+                           "model: the graph's input or output is a constant", -1, NULL);
+  }
+  m->tensors[in].is_planned = 1;
+  m->tensors[in].first_use = 0;
+
+  m->num_ops = (uint16_t)operators.count;
+  for (uint32_t i = 0; i < operators.count; ++i) {
+    mculab_tfl_op* op = &m->ops[i];
+    fb_table o;
+    fb_vec_table(&r, operators, i, &o);
+    const uint32_t opcode = fb_u32(&r, &o, OP_OPCODE_INDEX, 0);
+    const fb_vec op_in = fb_vector(&r, &o, OP_INPUTS, 4);
+    const fb_vec op_out = fb_vector(&r, &o, OP_OUTPUTS, 4);
+    if (r.status != MCULAB_TFL_OK) return reader_failed(m, &r, "operator ", i);
+    if (opcode >= opcodes.count) {
+      return mculab_tfl_fail2(m, MCULAB_TFL_MALFORMED, "operator ", i, ": operator code index ",
+                              opcode, " out of range");
+    }
+    op->builtin = codes[opcode];
+    if (!supported(op->builtin)) {
+      return mculab_tfl_fail2(
+          m, MCULAB_TFL_UNSUPPORTED_OP, "operator ", i, ": builtin operator ", op->builtin,
+          " is not supported (the interpreter runs ADD, AVERAGE_POOL_2D, CONV_2D, "
+          "DEPTHWISE_CONV_2D, FULLY_CONNECTED, MAX_POOL_2D, RESHAPE, SOFTMAX)");
+    }
+    if (op_in.count == 0 || op_in.count > MCULAB_TFL_MAX_OP_INPUTS || op_out.count != 1) {
+      return mculab_tfl_fail(m, MCULAB_TFL_MALFORMED, "operator ", i,
+                             ": wrong number of inputs or outputs");
+    }
+    op->num_inputs = (uint8_t)op_in.count;
+    for (uint32_t k = 0; k < op_in.count; ++k) {
+      const int32_t t = (int32_t)fb_vec_u32(&r, op_in, k);
+      const mculab_tfl_status st = check_index(m, t, i, k > 0);
+      if (st != MCULAB_TFL_OK) return st;
+      op->inputs[k] = (int16_t)t;
+    }
+    const int32_t t_out = (int32_t)fb_vec_u32(&r, op_out, 0);
+    mculab_tfl_status st = check_index(m, t_out, i, 0);
+    if (st != MCULAB_TFL_OK) return st;
+    op->output = (int16_t)t_out;
+    st = load_options(m, &r, &o, op, i);
+    if (st != MCULAB_TFL_OK) return st;
+    fb_table t;
+    fb_vec_table(&r, tensors, (uint32_t)t_out, &t);
+    copy_name(&r, &t, op->name);
+    if (r.status != MCULAB_TFL_OK) return reader_failed(m, &r, "operator ", i);
+
+    /* Operators run in the model's order: each reads what the input or an earlier operator
+     * wrote, and writes a tensor nothing else writes. */
+    for (uint32_t k = 0; k < op->num_inputs; ++k) {
+      if (op->inputs[k] < 0) continue;
+      mculab_tfl_tensor* x = &m->tensors[op->inputs[k]];
+      if (x->is_const) continue;
+      if (x->first_use < 0 || x->first_use > (int16_t)i ||
+          (x->first_use == (int16_t)i && op->inputs[k] != in)) {
+        return mculab_tfl_fail(m, MCULAB_TFL_MALFORMED, "operator ", i,
+                               ": reads a tensor before any operator writes it");
+      }
+      x->last_use = (int16_t)i;
+    }
+    mculab_tfl_tensor* y = &m->tensors[t_out];
+    if (y->is_const || y->first_use >= 0) {
+      return mculab_tfl_fail(m, MCULAB_TFL_MALFORMED, "operator ", i,
+                             ": writes a constant, the input or a tensor already written");
+    }
+    y->is_planned = 1;
+    y->first_use = (int16_t)i;
+    if (y->last_use < (int16_t)i) y->last_use = (int16_t)i;
+  }
+  if (m->tensors[out].first_use < 0) {
+    return mculab_tfl_fail(m, MCULAB_TFL_MALFORMED, "model: no operator writes the graph's output",
+                           -1, NULL);
+  }
+  /* The output and the input live to the end: the input so that repeated inferences (warm-up,
+   * measured iterations) all read the input that was filled once. */
+  m->tensors[out].last_use = (int16_t)(m->num_ops - 1);
+  m->tensors[in].last_use = (int16_t)(m->num_ops - 1);
+  return MCULAB_TFL_OK;
+}

@@ -1,0 +1,88 @@
+/* The TFLite runner: the runner library around the int8 interpreter (mculab/tflite.h). The
+ * workload is a custom one whose blob is a .tflite model; each case loads and prepares it (not
+ * measured), fills the input from the workload's seed, and each measured iteration is one
+ * inference with every operator an op region (index, TFLite operator type, output tensor name).
+ * CASE_END's checksum is the CRC-32 of the output tensor. MEMORY reports the plan: "arena"
+ * (planned activations), "persistent" (the interpreter's tables and the per-channel
+ * requantization parameters), "scratch" and "model".
+ *
+ * The interpreter's tables (mculab_tfl_model, ~45 KiB) live at the start of the port's arena,
+ * not in .bss: the small-RAM ports keep their tightly coupled memory for the stack and the
+ * runner core. */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mculab/runner.h"
+#include "mculab/runner_protocol.h"
+#include "mculab/tflite.h"
+
+typedef struct {
+  mculab_tfl_model* model; /* in the arena, from prepare() on */
+  mculab_tfl_status last;
+} tflite_runner;
+
+static tflite_runner the_runner;
+
+static void set_error(const mculab_case_info* info, const char* a, const char* b) {
+  size_t n = 0;
+  for (const char* s = a; s != NULL && *s != 0 && n + 1 < info->error_text_len; ++s) {
+    info->error_text[n++] = *s;
+  }
+  for (const char* s = b; s != NULL && *s != 0 && n + 1 < info->error_text_len; ++s) {
+    info->error_text[n++] = *s;
+  }
+  if (info->error_text_len > 0) info->error_text[n] = 0;
+}
+
+static uint16_t prepare(void* user, const mculab_case_info* info) {
+  tflite_runner* r = (tflite_runner*)user;
+  r->model = NULL;
+  const size_t align = _Alignof(mculab_tfl_model);
+  const size_t pad = (align - (uintptr_t)info->arena % align) % align;
+  const size_t tables = pad + sizeof(mculab_tfl_model);
+  if (info->arena == NULL || info->arena_bytes < tables) {
+    set_error(info, "tflite: the arena cannot hold the interpreter's tables", NULL);
+    return MCULAB_ERR_NO_MEMORY;
+  }
+  r->model = (mculab_tfl_model*)(void*)(info->arena + pad);
+  mculab_tfl_model* m = r->model;
+  mculab_tfl_status st = mculab_tfl_load(m, info->blob, info->blob_len);
+  if (st == MCULAB_TFL_OK) {
+    st = mculab_tfl_prepare(m, info->arena + tables, info->arena_bytes - tables);
+  }
+  if (st != MCULAB_TFL_OK) {
+    set_error(info, "tflite: ", m->error);
+    return st == MCULAB_TFL_NO_MEMORY ? MCULAB_ERR_NO_MEMORY : MCULAB_ERR_BAD_WORKLOAD;
+  }
+  mculab_tfl_seed_input(m, info->seed);
+  r->last = MCULAB_TFL_OK;
+  const uint32_t reserved =
+      (uint32_t)(info->arena_bytes > UINT32_MAX ? UINT32_MAX : info->arena_bytes);
+  mculab_memory_report("arena", m->plan.arena_bytes, reserved);
+  mculab_memory_report("persistent", (uint32_t)(tables + m->plan.persistent_bytes), reserved);
+  mculab_memory_report("scratch", m->plan.scratch_bytes, reserved);
+  mculab_memory_report("model", (uint32_t)info->blob_len, (uint32_t)info->blob_len);
+  return MCULAB_ERR_NONE;
+}
+
+static const mculab_tfl_hooks kOpRegions = {mculab_op_begin, mculab_op_end};
+
+static void invoke(void* user) {
+  tflite_runner* r = (tflite_runner*)user;
+  const mculab_tfl_status st = mculab_tfl_invoke(r->model, &kOpRegions);
+  if (st != MCULAB_TFL_OK) r->last = st;
+}
+
+static uint32_t checksum(void* user) {
+  tflite_runner* r = (tflite_runner*)user;
+  uint32_t bytes = 0;
+  const int8_t* out = r->model != NULL ? mculab_tfl_output(r->model, &bytes) : NULL;
+  /* A failed inference digests to 0, which no output is promised to have. */
+  if (out == NULL || r->last != MCULAB_TFL_OK) return 0;
+  return mculab_crc32(0, (const uint8_t*)out, bytes);
+}
+
+static const mculab_workload_ops kTflite = {"mculab-tflite", prepare, invoke, checksum,
+                                            &the_runner};
+
+int main(int argc, char** argv) { return mculab_runner_main(argc, argv, &kTflite); }

@@ -1,0 +1,83 @@
+// The int8 TFLite interpreter over the four MLPerf Tiny reference models (../shared/models):
+// each loads, prepares within a planned arena and runs on a seeded input to a recorded output
+// checksum. The checksums pin the kernels' arithmetic bit for bit: a change in any operator's
+// rounding changes them.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "mculab/runner_protocol.h"
+#include "mculab/tflite.h"
+
+namespace {
+
+std::string ModelsDir() { return MCULAB_SHARED_MODELS_DIR; }
+
+std::vector<uint8_t> ReadFile(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return {};
+  return std::vector<uint8_t>(std::istreambuf_iterator<char>(f), {});
+}
+
+struct ModelCase {
+  const char* file;
+  uint32_t input_bytes;
+  uint32_t output_bytes;
+  int num_ops;
+  uint32_t crc;  // CRC-32 of the output for mculab_tfl_seed_input(seed 1)
+};
+
+class MlperfTinyModel : public testing::TestWithParam<ModelCase> {};
+
+TEST_P(MlperfTinyModel, LoadsPreparesAndRuns) {
+  const ModelCase& mc = GetParam();
+  const std::string path = ModelsDir() + "/mlperf-tiny/" + mc.file;
+  std::vector<uint8_t> bytes = ReadFile(path);
+  if (bytes.empty()) GTEST_SKIP() << path << " is absent (MCULAB_SHARED_MODELS_DIR)";
+  auto m = std::make_unique<mculab_tfl_model>();
+  ASSERT_EQ(mculab_tfl_load(m.get(), bytes.data(), bytes.size()), MCULAB_TFL_OK) << m->error;
+  EXPECT_EQ(m->num_ops, mc.num_ops);
+  ASSERT_EQ(mculab_tfl_prepare(m.get(), nullptr, 0), MCULAB_TFL_NO_MEMORY);
+  const uint32_t need = m->plan.arena_bytes + m->plan.persistent_bytes + MCULAB_TFL_ALIGN;
+  std::vector<uint8_t> arena(need);
+  ASSERT_EQ(mculab_tfl_prepare(m.get(), arena.data(), arena.size()), MCULAB_TFL_OK) << m->error;
+  uint32_t in_bytes = 0, out_bytes = 0;
+  ASSERT_NE(mculab_tfl_input(m.get(), &in_bytes), nullptr);
+  EXPECT_EQ(in_bytes, mc.input_bytes);
+  mculab_tfl_seed_input(m.get(), 1);
+  ASSERT_EQ(mculab_tfl_invoke(m.get(), nullptr), MCULAB_TFL_OK) << m->error;
+  const int8_t* out = mculab_tfl_output(m.get(), &out_bytes);
+  EXPECT_EQ(out_bytes, mc.output_bytes);
+  const uint32_t crc = mculab_crc32(0, reinterpret_cast<const uint8_t*>(out), out_bytes);
+  EXPECT_EQ(crc, mc.crc) << std::hex << crc;
+  if (m->ops[m->num_ops - 1].builtin == MCULAB_TFL_SOFTMAX) {
+    // Probabilities with scale 1/256 and zero point -128 add up to ~1.
+    int sum = 0;
+    for (uint32_t i = 0; i < out_bytes; ++i) sum += out[i] + 128;
+    EXPECT_NEAR(sum, 256, out_bytes);
+  }
+  uint64_t macs = 0;
+  for (unsigned i = 0; i < m->num_ops; ++i) macs += m->ops[i].macs;
+  std::printf("%s: %u ops, %llu MACs, planned arena %u bytes (naive %u), persistent %u\n", mc.file,
+              m->num_ops, static_cast<unsigned long long>(macs), m->plan.arena_bytes,
+              m->plan.naive_bytes, m->plan.persistent_bytes);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    All, MlperfTinyModel,
+    testing::Values(ModelCase{"kws_ref_model.tflite", 490, 12, 13, 0xfc17dc01u},
+                    ModelCase{"ic_resnet8_int8.tflite", 3072, 10, 16, 0x74f9d306u},
+                    ModelCase{"vww_96_int8.tflite", 27648, 2, 31, 0xccf8c6c3u},
+                    ModelCase{"ad01_int8.tflite", 640, 640, 10, 0x3c8bb83fu}),
+    [](const testing::TestParamInfo<ModelCase>& i) {
+      std::string n = i.param.file;
+      return n.substr(0, n.find('_'));
+    });
+
+}  // namespace

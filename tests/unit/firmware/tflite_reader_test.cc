@@ -1,0 +1,494 @@
+// The TFLite interpreter's reader, planner and op regions, over models the writer
+// (tools/tflite_writer) builds and, where present, the MLPerf Tiny models: each way a model's
+// bytes can be wrong is refused with a status and a message, and no corruption makes the reader,
+// the planner or the kernels touch memory outside the model and the arena (this file also builds
+// as firmware_tflite_asan_test, under AddressSanitizer and UBSan).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "mculab/runner_protocol.h"
+#include "mculab/tflite.h"
+#include "tflite_writer.h"
+
+namespace {
+
+namespace tw = mculab::tflite_writer;
+
+std::vector<uint8_t> ReadFile(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return {};
+  return std::vector<uint8_t>(std::istreambuf_iterator<char>(f), {});
+}
+
+const char* const kSharedModels[] = {"kws_ref_model.tflite", "ic_resnet8_int8.tflite",
+                                     "vww_96_int8.tflite", "ad01_int8.tflite"};
+
+std::string SharedModel(const char* file) {
+  return std::string(MCULAB_SHARED_MODELS_DIR) + "/mlperf-tiny/" + file;
+}
+
+// Loads, prepares in an arena of exactly the planned size (on the heap, so ASan sees its ends)
+// and runs a model held in a buffer of exactly its size.
+struct ModelRun {
+  std::vector<uint8_t> bytes;  // the model stays in place while it is used
+  std::unique_ptr<mculab_tfl_model> m = std::make_unique<mculab_tfl_model>();
+  std::vector<uint8_t> arena;
+  mculab_tfl_status load = MCULAB_TFL_OK, prepare = MCULAB_TFL_OK, invoke = MCULAB_TFL_OK;
+  std::vector<int8_t> output;
+
+  explicit ModelRun(std::vector<uint8_t> model, uint32_t seed = 1) : bytes(std::move(model)) {
+    load = mculab_tfl_load(m.get(), bytes.data(), bytes.size());
+    if (load != MCULAB_TFL_OK) return;
+    prepare = mculab_tfl_prepare(m.get(), nullptr, 0);
+    if (prepare != MCULAB_TFL_NO_MEMORY) return;
+    // Aligned start, so the arena is exactly the plan.
+    arena.resize(m->plan.arena_bytes + m->plan.persistent_bytes);
+    prepare = mculab_tfl_prepare(m.get(), arena.data(), arena.size());
+    if (prepare != MCULAB_TFL_OK) return;
+    mculab_tfl_seed_input(m.get(), seed);
+    invoke = mculab_tfl_invoke(m.get(), nullptr);
+    uint32_t n = 0;
+    const int8_t* out = mculab_tfl_output(m.get(), &n);
+    output.assign(out, out + n);
+  }
+  bool Ok() const {
+    return load == MCULAB_TFL_OK && prepare == MCULAB_TFL_OK && invoke == MCULAB_TFL_OK;
+  }
+  mculab_tfl_status First() const {
+    return load != MCULAB_TFL_OK ? load : prepare != MCULAB_TFL_OK ? prepare : invoke;
+  }
+};
+
+uint32_t Crc(const std::vector<int8_t>& v) {
+  return mculab_crc32(0, reinterpret_cast<const uint8_t*>(v.data()), v.size());
+}
+
+// ---- the writer's sample network ----
+
+TEST(TfliteSampleNet, RunsEveryOperatorToAPinnedChecksum) {
+  const std::vector<uint8_t> bytes = tw::Serialize(tw::SampleNet(1));
+  ModelRun r(bytes);
+  ASSERT_TRUE(r.Ok()) << mculab_tfl_status_name(r.First()) << ": " << r.m->error;
+  ASSERT_EQ(r.m->num_ops, 9);
+  const int32_t expected_ops[9] = {
+      MCULAB_TFL_CONV_2D, MCULAB_TFL_DEPTHWISE_CONV_2D, MCULAB_TFL_CONV_2D,
+      MCULAB_TFL_ADD,     MCULAB_TFL_MAX_POOL_2D,       MCULAB_TFL_AVERAGE_POOL_2D,
+      MCULAB_TFL_RESHAPE, MCULAB_TFL_FULLY_CONNECTED,   MCULAB_TFL_SOFTMAX};
+  for (int i = 0; i < 9; ++i) EXPECT_EQ(r.m->ops[i].builtin, expected_ops[i]) << i;
+  ASSERT_EQ(r.output.size(), 10u);
+  // A softmax with output scale 1/256, zero point -128: the probabilities add up to ~1.
+  int sum = 0;
+  for (int8_t v : r.output) sum += v + 128;
+  EXPECT_NEAR(sum, 256, 6);
+  EXPECT_EQ(Crc(r.output), 2003406745u);
+}
+
+TEST(TfliteSampleNet, SoftmaxIsWithinOneStepOfTheRealSoftmax) {
+  ModelRun r(tw::Serialize(tw::SampleNet(1)));
+  ASSERT_TRUE(r.Ok()) << r.m->error;
+  const mculab_tfl_op& op = r.m->ops[8];
+  ASSERT_EQ(op.builtin, MCULAB_TFL_SOFTMAX);
+  const mculab_tfl_tensor& logits = r.m->tensors[op.inputs[0]];
+  double sum = 0, max = -1e9;
+  std::vector<double> x;
+  for (uint32_t i = 0; i < logits.elements; ++i) {
+    x.push_back(op.beta * logits.scale * (static_cast<int8_t>(logits.data[i]) - logits.zero_point));
+    max = std::max(max, x.back());
+  }
+  for (double& v : x) sum += (v = std::exp(v - max));
+  int distinct_probabilities = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double want = std::clamp(std::round(x[i] / sum * 256.0) - 128.0, -128.0, 127.0);
+    EXPECT_NEAR(r.output[i], want, 1.0) << i;
+    if (r.output[i] > -128) ++distinct_probabilities;
+  }
+  EXPECT_GE(distinct_probabilities, 5) << "the logits are too far apart to test the exp";
+}
+
+TEST(TfliteSampleNet, RepeatedInferencesReadTheSameInputAndGiveTheSameOutput) {
+  ModelRun r(tw::Serialize(tw::SampleNet(1)));
+  ASSERT_TRUE(r.Ok()) << r.m->error;
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_EQ(mculab_tfl_invoke(r.m.get(), nullptr), MCULAB_TFL_OK);
+    uint32_t n = 0;
+    const int8_t* out = mculab_tfl_output(r.m.get(), &n);
+    EXPECT_EQ(std::vector<int8_t>(out, out + n), r.output) << "inference " << i + 2;
+  }
+}
+
+TEST(TfliteSampleNet, SeedsGiveDifferentWeightsAndTheSameSeedTheSameBytes) {
+  EXPECT_EQ(tw::Serialize(tw::SampleNet(7)), tw::Serialize(tw::SampleNet(7)));
+  EXPECT_NE(tw::Serialize(tw::SampleNet(7)), tw::Serialize(tw::SampleNet(8)));
+}
+
+TEST(TfliteSampleNet, EveryOperatorIsAnOpRegionNamedByItsOutput) {
+  static std::vector<std::string> events;
+  events.clear();
+  const mculab_tfl_hooks hooks = {
+      [](uint16_t index, const char* type, const char* name) {
+        events.push_back("begin " + std::to_string(index) + " " + type + " " + name);
+      },
+      [] { events.push_back("end"); }};
+  const std::vector<uint8_t> bytes = tw::Serialize(tw::SampleNet(1));
+  ModelRun r(bytes);
+  ASSERT_TRUE(r.Ok()) << r.m->error;
+  ASSERT_EQ(mculab_tfl_invoke(r.m.get(), &hooks), MCULAB_TFL_OK);
+  const std::vector<std::string> want = {"begin 0 CONV_2D conv1",
+                                         "end",
+                                         "begin 1 DEPTHWISE_CONV_2D dw",
+                                         "end",
+                                         "begin 2 CONV_2D pw",
+                                         "end",
+                                         "begin 3 ADD add",
+                                         "end",
+                                         "begin 4 MAX_POOL_2D maxpool",
+                                         "end",
+                                         "begin 5 AVERAGE_POOL_2D avgpool",
+                                         "end",
+                                         "begin 6 RESHAPE reshape",
+                                         "end",
+                                         "begin 7 FULLY_CONNECTED fc",
+                                         "end",
+                                         "begin 8 SOFTMAX softmax",
+                                         "end"};
+  EXPECT_EQ(events, want);
+}
+
+// ---- the planner ----
+
+void ExpectPlanSound(const mculab_tfl_model& m) {
+  uint32_t high = 0;
+  for (unsigned i = 0; i < m.num_tensors; ++i) {
+    const mculab_tfl_tensor& a = m.tensors[i];
+    if (!a.is_planned) continue;
+    EXPECT_EQ(a.arena_offset % MCULAB_TFL_ALIGN, 0u);
+    high = std::max(high, a.arena_offset + a.bytes);
+    for (unsigned j = i + 1; j < m.num_tensors; ++j) {
+      const mculab_tfl_tensor& b = m.tensors[j];
+      if (!b.is_planned) continue;
+      const bool live_together = a.first_use <= b.last_use && b.first_use <= a.last_use;
+      const bool share_bytes =
+          a.arena_offset < b.arena_offset + b.bytes && b.arena_offset < a.arena_offset + a.bytes;
+      EXPECT_FALSE(live_together && share_bytes) << "tensors " << i << " and " << j;
+    }
+  }
+  EXPECT_LE(high, m.plan.arena_bytes);
+  EXPECT_LT(m.plan.arena_bytes, m.plan.naive_bytes) << "the plan reuses no memory";
+}
+
+TEST(TflitePlanner, TensorsLiveTogetherNeverShareBytesAndMemoryIsReused) {
+  ModelRun r(tw::Serialize(tw::SampleNet(1)));
+  ASSERT_TRUE(r.Ok()) << r.m->error;
+  ExpectPlanSound(*r.m);
+  // The largest activations (conv1, dw, pw, add: 512 bytes) cannot all be live at once: the plan
+  // is smaller than their sum.
+  EXPECT_LT(r.m->plan.arena_bytes, 4u * 512u + 768u);
+  EXPECT_EQ(r.m->plan.scratch_bytes, 0u);
+  EXPECT_EQ(r.m->plan.persistent_bytes, 3u * (8u * 8u + 2u * MCULAB_TFL_ALIGN));
+}
+
+TEST(TflitePlanner, SharedModelPlansAreSound) {
+  for (const char* file : kSharedModels) {
+    const std::vector<uint8_t> bytes = ReadFile(SharedModel(file));
+    if (bytes.empty()) GTEST_SKIP() << SharedModel(file) << " is absent (MCULAB_SHARED_MODELS_DIR)";
+    ModelRun r(bytes);
+    ASSERT_TRUE(r.Ok()) << file << ": " << r.m->error;
+    SCOPED_TRACE(file);
+    ExpectPlanSound(*r.m);
+  }
+}
+
+TEST(TflitePlanner, ArenaSmallerThanThePlanIsRefusedNamingBothSizes) {
+  const std::vector<uint8_t> bytes = tw::Serialize(tw::SampleNet(1));
+  auto m = std::make_unique<mculab_tfl_model>();
+  ASSERT_EQ(mculab_tfl_load(m.get(), bytes.data(), bytes.size()), MCULAB_TFL_OK);
+  ASSERT_EQ(mculab_tfl_prepare(m.get(), nullptr, 0), MCULAB_TFL_NO_MEMORY);
+  const size_t need = m->plan.arena_bytes + m->plan.persistent_bytes;
+  alignas(16) static uint8_t arena[1 << 16];
+  ASSERT_EQ(mculab_tfl_prepare(m.get(), arena, need - 1), MCULAB_TFL_NO_MEMORY);
+  EXPECT_NE(std::string(m->error).find(std::to_string(need - 1)), std::string::npos) << m->error;
+  EXPECT_NE(std::string(m->error).find(std::to_string(need)), std::string::npos) << m->error;
+  EXPECT_EQ(mculab_tfl_prepare(m.get(), arena, need), MCULAB_TFL_OK) << m->error;
+}
+
+// ---- models refused, by the way they are wrong ----
+
+mculab_tfl_status LoadAndPrepare(const tw::Model& model, std::string* error = nullptr) {
+  ModelRun r(tw::Serialize(model));
+  if (error != nullptr) *error = r.m->error;
+  return r.First();
+}
+
+TEST(TfliteRefuses, ShorterThanAFlatbufferHeader) {
+  const std::vector<uint8_t> bytes = tw::Serialize(tw::SampleNet(1));
+  auto m = std::make_unique<mculab_tfl_model>();
+  for (size_t n = 0; n < 8; ++n) {
+    std::vector<uint8_t> cut(bytes.begin(), bytes.begin() + n);
+    EXPECT_EQ(mculab_tfl_load(m.get(), cut.data(), cut.size()), MCULAB_TFL_NOT_A_MODEL) << n;
+  }
+}
+
+TEST(TfliteRefuses, MissingFileIdentifier) {
+  std::vector<uint8_t> bytes = tw::Serialize(tw::SampleNet(1));
+  bytes[7] = '2';
+  auto m = std::make_unique<mculab_tfl_model>();
+  EXPECT_EQ(mculab_tfl_load(m.get(), bytes.data(), bytes.size()), MCULAB_TFL_NOT_A_MODEL);
+  EXPECT_NE(std::string(m->error).find("TFL3"), std::string::npos) << m->error;
+}
+
+TEST(TfliteRefuses, EveryTruncation) {
+  const std::vector<uint8_t> bytes = tw::Serialize(tw::SampleNet(1));
+  auto m = std::make_unique<mculab_tfl_model>();
+  for (size_t n = 0; n < bytes.size(); ++n) {
+    std::vector<uint8_t> cut(bytes.begin(), bytes.begin() + n);  // exactly n bytes on the heap
+    EXPECT_NE(mculab_tfl_load(m.get(), cut.data(), cut.size()), MCULAB_TFL_OK) << n;
+    EXPECT_NE(m->error[0], 0) << n;
+  }
+}
+
+TEST(TfliteRefuses, RootOffsetPastTheEnd) {
+  std::vector<uint8_t> bytes = tw::Serialize(tw::SampleNet(1));
+  for (uint32_t root : {0xFFFFFFF0u, static_cast<uint32_t>(bytes.size()),
+                        static_cast<uint32_t>(bytes.size() - 2)}) {
+    std::memcpy(bytes.data(), &root, 4);
+    auto m = std::make_unique<mculab_tfl_model>();
+    EXPECT_EQ(mculab_tfl_load(m.get(), bytes.data(), bytes.size()), MCULAB_TFL_OUT_OF_BOUNDS)
+        << root;
+  }
+}
+
+// Position of the root table and of its vtable entry for field `id` (the writer's layout).
+uint32_t U32At(const std::vector<uint8_t>& b, size_t at) {
+  uint32_t v;
+  std::memcpy(&v, &b[at], 4);
+  return v;
+}
+
+TEST(TfliteRefuses, VtableOutsideTheModel) {
+  std::vector<uint8_t> bytes = tw::Serialize(tw::SampleNet(1));
+  const uint32_t root = U32At(bytes, 0);
+  for (int32_t soffset : {static_cast<int32_t>(root + 1), -0x40000000, INT32_MIN, INT32_MAX}) {
+    std::memcpy(&bytes[root], &soffset, 4);
+    auto m = std::make_unique<mculab_tfl_model>();
+    EXPECT_EQ(mculab_tfl_load(m.get(), bytes.data(), bytes.size()), MCULAB_TFL_OUT_OF_BOUNDS)
+        << soffset;
+  }
+}
+
+TEST(TfliteRefuses, VtableThatIsTheTableItself) {
+  // A signed vtable offset of 0 makes the table its own vtable: a cycle of sorts, whose "fields"
+  // are the table's bytes. It must be refused or read as harmless garbage, never out of bounds.
+  std::vector<uint8_t> bytes = tw::Serialize(tw::SampleNet(1));
+  const uint32_t root = U32At(bytes, 0);
+  std::memset(&bytes[root], 0, 4);
+  ModelRun r(bytes);
+  EXPECT_FALSE(r.Ok());
+}
+
+TEST(TfliteRefuses, HugeVectorCounts) {
+  const std::vector<uint8_t> good = tw::Serialize(tw::SampleNet(1));
+  // Every u32 in the model that could be a vector's length, made huge: each such model is
+  // refused or harmless, and at least the real lengths among them are refused as out of bounds.
+  int out_of_bounds = 0;
+  for (size_t at = 8; at + 4 <= good.size(); at += 4) {
+    std::vector<uint8_t> bytes = good;
+    const uint32_t huge = 0x7FFFFFFFu;
+    std::memcpy(&bytes[at], &huge, 4);
+    ModelRun r(bytes);
+    if (r.load == MCULAB_TFL_OUT_OF_BOUNDS) ++out_of_bounds;
+  }
+  EXPECT_GT(out_of_bounds, 20);
+}
+
+TEST(TfliteRefuses, RandomBitFlipsAndByteNoiseNeverReachOutside) {
+  // Corrupted copies of the sample net and of the shared models go through load, prepare and
+  // invoke; under ASan any read outside the model or the arena fails the test.
+  std::vector<std::vector<uint8_t>> models = {tw::Serialize(tw::SampleNet(3))};
+  for (const char* file : {"kws_ref_model.tflite", "ad01_int8.tflite"}) {
+    std::vector<uint8_t> b = ReadFile(SharedModel(file));
+    if (!b.empty()) models.push_back(std::move(b));
+  }
+  uint32_t rng = 12345;
+  auto next = [&rng] {
+    rng ^= rng << 13;
+    rng ^= rng >> 17;
+    rng ^= rng << 5;
+    return rng;
+  };
+  int refused = 0, ran = 0;
+  for (const std::vector<uint8_t>& good : models) {
+    // The structure (everything before the first buffer's data) is where flips matter: the
+    // sample net's first 2 KiB, the models' first 8 KiB.
+    const size_t span = std::min<size_t>(good.size(), good.size() < 8192 ? 2048 : 8192);
+    for (int k = 0; k < 300; ++k) {
+      std::vector<uint8_t> bytes = good;
+      const int flips = 1 + static_cast<int>(next() % 4);
+      for (int f = 0; f < flips; ++f) {
+        const size_t at = next() % span;
+        if (next() % 4 == 0) {
+          bytes[at] = static_cast<uint8_t>(next());
+        } else {
+          bytes[at] ^= static_cast<uint8_t>(1u << (next() % 8));
+        }
+      }
+      ModelRun r(bytes);
+      if (r.Ok()) {
+        ++ran;
+      } else {
+        ++refused;
+        EXPECT_NE(r.m->error[0], 0);
+      }
+    }
+  }
+  EXPECT_GT(refused, 50);
+  std::printf("corrupted models: %d refused, %d ran\n", refused, ran);
+}
+
+TEST(TfliteRefuses, TensorIndexOutOfRange) {
+  for (int32_t bad : {999, -2, 256}) {
+    tw::Model m = tw::SampleNet(1);
+    m.operators[1].inputs[0] = bad;
+    std::string error;
+    EXPECT_EQ(LoadAndPrepare(m, &error), MCULAB_TFL_MALFORMED) << bad;
+    EXPECT_NE(error.find("tensor index"), std::string::npos) << error;
+  }
+}
+
+TEST(TfliteRefuses, GraphInputOrOutputOutOfRange) {
+  tw::Model m = tw::SampleNet(1);
+  m.outputs = {4000};
+  EXPECT_EQ(LoadAndPrepare(m), MCULAB_TFL_MALFORMED);
+  m = tw::SampleNet(1);
+  m.inputs = {0, 1};
+  EXPECT_EQ(LoadAndPrepare(m), MCULAB_TFL_UNSUPPORTED);
+}
+
+TEST(TfliteRefuses, UnsupportedOperatorNamingItAndTheSupportedOnes) {
+  tw::Model m = tw::SampleNet(1);
+  m.operators[3].builtin = 18;  // MUL
+  m.operators[3].options_type = 0;
+  std::string error;
+  EXPECT_EQ(LoadAndPrepare(m, &error), MCULAB_TFL_UNSUPPORTED_OP);
+  EXPECT_NE(error.find("operator 3: builtin operator 18"), std::string::npos) << error;
+  EXPECT_NE(error.find("DEPTHWISE_CONV_2D"), std::string::npos) << error;
+}
+
+TEST(TfliteRefuses, OptionsOfAnotherOperator) {
+  tw::Model m = tw::SampleNet(1);
+  m.operators[0].options_type = 5;  // Pool2DOptions on a CONV_2D
+  EXPECT_EQ(LoadAndPrepare(m), MCULAB_TFL_MALFORMED);
+}
+
+TEST(TfliteRefuses, ReadingATensorBeforeItIsWritten) {
+  tw::Model m = tw::SampleNet(1);
+  std::swap(m.operators[0], m.operators[1]);
+  std::string error;
+  EXPECT_EQ(LoadAndPrepare(m, &error), MCULAB_TFL_MALFORMED);
+  EXPECT_NE(error.find("before any operator writes it"), std::string::npos) << error;
+}
+
+TEST(TfliteRefuses, AnOperatorWritingItsOwnInputOrAConstant) {
+  tw::Model m = tw::SampleNet(1);
+  m.operators[4].outputs[0] = m.operators[4].inputs[0];  // a cycle: maxpool writes its input
+  EXPECT_EQ(LoadAndPrepare(m), MCULAB_TFL_MALFORMED);
+  m = tw::SampleNet(1);
+  m.operators[4].outputs[0] = m.operators[0].inputs[1];  // a weight
+  EXPECT_EQ(LoadAndPrepare(m), MCULAB_TFL_MALFORMED);
+}
+
+TEST(TfliteRefuses, BufferSizeDisagreeingWithShapeAndType) {
+  tw::Model m = tw::SampleNet(1);
+  m.tensors[1].data.pop_back();
+  std::string error;
+  EXPECT_EQ(LoadAndPrepare(m, &error), MCULAB_TFL_MALFORMED);
+  EXPECT_NE(error.find("tensor 1: buffer holds"), std::string::npos) << error;
+}
+
+TEST(TfliteRefuses, AbsurdShapes) {
+  tw::Model m = tw::SampleNet(1);
+  m.tensors[0].shape = {1, 65536, 65536, 3};
+  EXPECT_EQ(LoadAndPrepare(m), MCULAB_TFL_TOO_LARGE);
+  m.tensors[0].shape = {1, 16, 0, 3};
+  EXPECT_EQ(LoadAndPrepare(m), MCULAB_TFL_MALFORMED);
+  m.tensors[0].shape = {1, -16, 16, 3};
+  EXPECT_EQ(LoadAndPrepare(m), MCULAB_TFL_MALFORMED);
+  m.tensors[0].shape = {1, 1, 1, 1, 1, 1, 1};
+  EXPECT_EQ(LoadAndPrepare(m), MCULAB_TFL_TOO_LARGE);
+}
+
+TEST(TfliteRefuses, ShapesAnOperatorCannotProduce) {
+  tw::Model m = tw::SampleNet(1);
+  m.tensors[0].shape = {1, 17, 16, 3};  // conv1 would give 9 rows, its output has 8
+  std::string error;
+  EXPECT_EQ(LoadAndPrepare(m, &error), MCULAB_TFL_BAD_SHAPE);
+  EXPECT_NE(error.find("operator 0 (CONV_2D)"), std::string::npos) << error;
+  m = tw::SampleNet(1);
+  m.tensors[m.operators[3].outputs[0]].shape = {1, 8, 8, 4};  // ADD output half the size
+  EXPECT_NE(LoadAndPrepare(m), MCULAB_TFL_OK);
+  m = tw::SampleNet(1);
+  m.tensors[m.operators[6].outputs[0]].shape = {1, 33};  // RESHAPE changing the size
+  EXPECT_EQ(LoadAndPrepare(m), MCULAB_TFL_BAD_SHAPE);
+}
+
+TEST(TfliteRefuses, ScalesThatAreZeroNegativeOrNotANumber) {
+  for (float s : {0.0f, -0.5f, std::nanf(""), 1e38f}) {
+    tw::Model m = tw::SampleNet(1);
+    m.tensors[1].scales[2] = s;  // one per-channel filter scale
+    EXPECT_EQ(LoadAndPrepare(m), MCULAB_TFL_UNSUPPORTED) << s;
+    m = tw::SampleNet(1);
+    m.tensors[0].scales[0] = s;  // the input's scale
+    EXPECT_EQ(LoadAndPrepare(m), MCULAB_TFL_UNSUPPORTED) << s;
+  }
+}
+
+TEST(TfliteRefuses, SoftmaxOutputNotQuantizedAsTfliteRequires) {
+  tw::Model m = tw::SampleNet(1);
+  m.tensors[m.outputs[0]].zero_points = {0};
+  std::string error;
+  EXPECT_EQ(LoadAndPrepare(m, &error), MCULAB_TFL_UNSUPPORTED);
+  EXPECT_NE(error.find("SOFTMAX"), std::string::npos) << error;
+}
+
+TEST(TfliteRefuses, ZeroPointOutsideInt8) {
+  tw::Model m = tw::SampleNet(1);
+  m.tensors[0].zero_points = {300};
+  EXPECT_EQ(LoadAndPrepare(m), MCULAB_TFL_UNSUPPORTED);
+}
+
+TEST(TfliteRefuses, OtherSchemaVersions) {
+  tw::Model m = tw::SampleNet(1);
+  m.version = 2;
+  std::string error;
+  EXPECT_EQ(LoadAndPrepare(m, &error), MCULAB_TFL_UNSUPPORTED);
+  EXPECT_NE(error.find("schema version 2"), std::string::npos) << error;
+}
+
+TEST(TfliteRefuses, StridesOfZeroOrAbsurd) {
+  for (int32_t stride : {0, -1, 1 << 30}) {
+    tw::Model m = tw::SampleNet(1);
+    m.operators[0].options[1].i = stride;
+    EXPECT_NE(LoadAndPrepare(m), MCULAB_TFL_OK) << stride;
+  }
+}
+
+TEST(TfliteRefuses, MoreTensorsThanTheCapacity) {
+  tw::Model m = tw::SampleNet(1);
+  while (m.tensors.size() <= MCULAB_TFL_MAX_TENSORS) {
+    m.tensors.push_back(tw::Tensor{{1}, 9, {}, {}, {}, 0, "spare"});
+  }
+  std::string error;
+  EXPECT_EQ(LoadAndPrepare(m, &error), MCULAB_TFL_TOO_LARGE);
+  EXPECT_NE(error.find("257 tensors"), std::string::npos) << error;
+}
+
+}  // namespace

@@ -1,0 +1,39 @@
+// mculab-tflite-writer: writes the sample int8 network (tflite_writer.h, SampleNet) as a .tflite
+// file, e.g. for a quick-start job.
+//   mculab-tflite-writer [--seed N] OUT.tflite
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <string>
+
+#include "tflite_writer.h"
+
+int main(int argc, char** argv) {
+  uint32_t seed = 1;
+  const char* out = nullptr;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--seed") == 0 && i + 1 < argc) {
+      seed = static_cast<uint32_t>(std::strtoul(argv[++i], nullptr, 0));
+    } else if (argv[i][0] != '-' && out == nullptr) {
+      out = argv[i];
+    } else {
+      out = nullptr;
+      break;
+    }
+  }
+  if (out == nullptr) {
+    std::fprintf(stderr, "usage: mculab-tflite-writer [--seed N] OUT.tflite\n");
+    return 2;
+  }
+  const std::vector<uint8_t> bytes =
+      mculab::tflite_writer::Serialize(mculab::tflite_writer::SampleNet(seed));
+  std::ofstream f(out, std::ios::binary);
+  f.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  if (!f) {
+    std::fprintf(stderr, "mculab-tflite-writer: cannot write %s\n", out);
+    return 1;
+  }
+  std::printf("wrote %s (%zu bytes, seed %u)\n", out, bytes.size(), seed);
+  return 0;
+}

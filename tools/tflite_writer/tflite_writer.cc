@@ -1,0 +1,330 @@
+#include "tflite_writer.h"
+
+#include <algorithm>
+#include <cstring>
+#include <functional>
+#include <utility>
+
+namespace mculab::tflite_writer {
+namespace {
+
+class Builder {
+ public:
+  std::vector<uint8_t> buf;
+
+  size_t Pad(size_t align, size_t extra = 0) {
+    while ((buf.size() + extra) % align != 0) buf.push_back(0);
+    return buf.size();
+  }
+  void PutU16(size_t at, uint16_t v) {
+    buf[at] = static_cast<uint8_t>(v);
+    buf[at + 1] = static_cast<uint8_t>(v >> 8);
+  }
+  void PutU32(size_t at, uint32_t v) {
+    for (int i = 0; i < 4; ++i) buf[at + i] = static_cast<uint8_t>(v >> (8 * i));
+  }
+  void AppendU32(uint32_t v) {
+    buf.resize(buf.size() + 4);
+    PutU32(buf.size() - 4, v);
+  }
+  // Points the offset slot at `slot` to `target` (after it).
+  void Link(size_t slot, size_t target) { PutU32(slot, static_cast<uint32_t>(target - slot)); }
+};
+
+// A table field: a scalar, or a reference to something written after the table.
+struct Field {
+  int id;
+  std::vector<uint8_t> scalar;                // little-endian bytes
+  std::function<size_t(Builder&)> reference;  // writes the target, returns its position
+};
+
+Field U8(int id, uint8_t v) { return {id, {v}, nullptr}; }
+Field U32(int id, uint32_t v) {
+  return {id,
+          {static_cast<uint8_t>(v), static_cast<uint8_t>(v >> 8), static_cast<uint8_t>(v >> 16),
+           static_cast<uint8_t>(v >> 24)},
+          nullptr};
+}
+Field F32(int id, float f) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, 4);
+  return U32(id, bits);
+}
+Field Ref(int id, std::function<size_t(Builder&)> f) { return {id, {}, std::move(f)}; }
+
+size_t WriteTable(Builder& b, const std::vector<Field>& fields) {
+  int num = 0;
+  for (const Field& f : fields) num = std::max(num, f.id + 1);
+  b.Pad(2);
+  const size_t vt = b.buf.size();
+  b.buf.resize(vt + 4 + 2 * num, 0);
+  b.PutU16(vt, static_cast<uint16_t>(4 + 2 * num));
+  const size_t table = b.Pad(4);
+  b.AppendU32(static_cast<uint32_t>(table - vt));  // soffset: vtable = table - soffset
+  std::vector<std::pair<size_t, const Field*>> refs;
+  for (const Field& f : fields) {
+    const size_t size = f.reference ? 4 : f.scalar.size();
+    b.Pad(size);
+    const size_t at = b.buf.size();
+    b.PutU16(vt + 4 + 2 * f.id, static_cast<uint16_t>(at - table));
+    if (f.reference) {
+      b.AppendU32(0);
+      refs.emplace_back(at, &f);
+    } else {
+      b.buf.insert(b.buf.end(), f.scalar.begin(), f.scalar.end());
+    }
+  }
+  b.PutU16(vt + 2, static_cast<uint16_t>(b.buf.size() - table));
+  for (auto& [slot, f] : refs) b.Link(slot, f->reference(b));
+  return table;
+}
+
+// A vector of `count` elements of `size` bytes, its data aligned to `align`.
+size_t WriteVector(Builder& b, const void* data, size_t count, size_t size, size_t align = 4) {
+  b.Pad(align, 4);
+  const size_t at = b.buf.size();
+  b.AppendU32(static_cast<uint32_t>(count));
+  const auto* p = static_cast<const uint8_t*>(data);
+  b.buf.insert(b.buf.end(), p, p + count * size);
+  return at;
+}
+
+size_t WriteString(Builder& b, const std::string& s) {
+  const size_t at = WriteVector(b, s.data(), s.size(), 1);
+  b.buf.push_back(0);
+  return at;
+}
+
+size_t WriteTables(Builder& b, size_t count, const std::function<size_t(Builder&, size_t)>& one) {
+  b.Pad(4);
+  const size_t at = b.buf.size();
+  b.AppendU32(static_cast<uint32_t>(count));
+  const size_t slots = b.buf.size();
+  b.buf.resize(slots + 4 * count, 0);
+  for (size_t i = 0; i < count; ++i) b.Link(slots + 4 * i, one(b, i));
+  return at;
+}
+
+std::function<size_t(Builder&)> Ints(const std::vector<int32_t>& v) {
+  return [v](Builder& b) { return WriteVector(b, v.data(), v.size(), 4); };
+}
+
+}  // namespace
+
+std::vector<uint8_t> Serialize(const Model& m) {
+  // Operator codes: one per distinct builtin.
+  std::vector<int32_t> codes;
+  for (const Operator& op : m.operators) {
+    if (std::find(codes.begin(), codes.end(), op.builtin) == codes.end()) {
+      codes.push_back(op.builtin);
+    }
+  }
+  Builder b;
+  b.buf = {0, 0, 0, 0, 'T', 'F', 'L', '3'};
+  const size_t root = WriteTable(
+      b,
+      {U32(0, m.version),
+       Ref(1,
+           [&](Builder& b) {
+             return WriteTables(b, codes.size(), [&](Builder& b, size_t i) {
+               const int32_t c = codes[i];
+               return WriteTable(b, {U8(0, static_cast<uint8_t>(c < 127 ? c : 127)), U32(2, 1),
+                                     U32(3, static_cast<uint32_t>(c))});
+             });
+           }),
+       Ref(2,
+           [&](Builder& b) {
+             return WriteTables(b, 1, [&](Builder& b, size_t) {
+               return WriteTable(
+                   b, {Ref(0,
+                           [&](Builder& b) {
+                             return WriteTables(b, m.tensors.size(), [&](Builder& b, size_t i) {
+                               const Tensor& t = m.tensors[i];
+                               std::vector<Field> f = {
+                                   Ref(0, Ints(t.shape)), U8(1, t.type),
+                                   U32(2, t.data.empty() ? 0u : static_cast<uint32_t>(i + 1)),
+                                   Ref(3, [&](Builder& b) { return WriteString(b, t.name); })};
+                               if (!t.scales.empty()) {
+                                 f.push_back(Ref(4, [&](Builder& b) {
+                                   return WriteTable(
+                                       b, {Ref(2,
+                                               [&](Builder& b) {
+                                                 return WriteVector(b, t.scales.data(),
+                                                                    t.scales.size(), 4);
+                                               }),
+                                           Ref(3,
+                                               [&](Builder& b) {
+                                                 return WriteVector(b, t.zero_points.data(),
+                                                                    t.zero_points.size(), 8, 8);
+                                               }),
+                                           U32(6, static_cast<uint32_t>(t.quantized_dimension))});
+                                 }));
+                               }
+                               return WriteTable(b, f);
+                             });
+                           }),
+                       Ref(1, Ints(m.inputs)), Ref(2, Ints(m.outputs)), Ref(3, [&](Builder& b) {
+                         return WriteTables(b, m.operators.size(), [&](Builder& b, size_t i) {
+                           const Operator& op = m.operators[i];
+                           const auto code = static_cast<uint32_t>(
+                               std::find(codes.begin(), codes.end(), op.builtin) - codes.begin());
+                           std::vector<Field> f = {U32(0, code), Ref(1, Ints(op.inputs)),
+                                                   Ref(2, Ints(op.outputs))};
+                           if (op.options_type != 0) {
+                             f.push_back(U8(3, op.options_type));
+                             f.push_back(Ref(4, [&](Builder& b) {
+                               std::vector<Field> o;
+                               for (const Option& x : op.options) {
+                                 o.push_back(x.kind == Option::kU8
+                                                 ? U8(x.id, static_cast<uint8_t>(x.i))
+                                             : x.kind == Option::kI32
+                                                 ? U32(x.id, static_cast<uint32_t>(x.i))
+                                                 : F32(x.id, x.f));
+                               }
+                               return WriteTable(b, o);
+                             }));
+                           }
+                           return WriteTable(b, f);
+                         });
+                       })});
+             });
+           }),
+       Ref(4, [&](Builder& b) {
+         // Buffer 0 is the empty sentinel; tensor i's data is buffer i + 1.
+         return WriteTables(b, m.tensors.size() + 1, [&](Builder& b, size_t i) {
+           if (i == 0 || m.tensors[i - 1].data.empty()) return WriteTable(b, {});
+           const std::vector<uint8_t>& d = m.tensors[i - 1].data;
+           return WriteTable(
+               b, {Ref(0, [&](Builder& b) { return WriteVector(b, d.data(), d.size(), 1, 16); })});
+         });
+       })});
+  b.PutU32(0, static_cast<uint32_t>(root));
+  return b.buf;
+}
+
+namespace {
+
+class Rng {
+ public:
+  explicit Rng(uint32_t seed) : x_(seed != 0 ? seed : 0x6D2B79F5u) {}
+  uint32_t Next() {
+    x_ ^= x_ << 13;
+    x_ ^= x_ >> 17;
+    x_ ^= x_ << 5;
+    return x_;
+  }
+  // Symmetric int8 weight in [-127, 127].
+  int8_t Weight() { return static_cast<int8_t>(static_cast<int32_t>(Next() % 255u) - 127); }
+  // A scale in [lo, 2 lo).
+  float Scale(float lo) { return lo * (1.0f + static_cast<float>(Next() % 1024u) / 1024.0f); }
+
+ private:
+  uint32_t x_;
+};
+
+std::vector<uint8_t> Weights(Rng& r, size_t n) {
+  std::vector<uint8_t> w(n);
+  for (auto& v : w) v = static_cast<uint8_t>(r.Weight());
+  return w;
+}
+
+std::vector<uint8_t> Bias(Rng& r, size_t n, int32_t bound) {
+  std::vector<uint8_t> out(4 * n);
+  for (size_t i = 0; i < n; ++i) {
+    const int32_t v = static_cast<int32_t>(r.Next() % (2u * bound + 1u)) - bound;
+    std::memcpy(&out[4 * i], &v, 4);
+  }
+  return out;
+}
+
+Tensor Activation(std::vector<int32_t> shape, float scale, int64_t zp, std::string name) {
+  return Tensor{std::move(shape), 9, {}, {scale}, {zp}, 0, std::move(name)};
+}
+
+Option Pad(int id, int v) { return {id, Option::kU8, v}; }
+Option I32(int id, int v) { return {id, Option::kI32, v}; }
+
+}  // namespace
+
+Model SampleNet(uint32_t seed) {
+  Rng r(seed);
+  Model m;
+  auto add = [&](Tensor t) {
+    m.tensors.push_back(std::move(t));
+    return static_cast<int32_t>(m.tensors.size() - 1);
+  };
+  auto per_channel = [&](size_t n, float lo) {
+    std::vector<float> s(n);
+    for (auto& v : s) v = r.Scale(lo);
+    return s;
+  };
+  const int32_t in = add(Activation({1, 16, 16, 3}, 0.02f, -3, "input"));
+  // CONV_2D 3x3 stride 2 SAME, 8 channels, RELU6.
+  const int32_t w1 = add(Tensor{{8, 3, 3, 3},
+                                9,
+                                Weights(r, 8 * 27),
+                                per_channel(8, 0.004f),
+                                std::vector<int64_t>(8, 0),
+                                0,
+                                "conv1/weights"});
+  const int32_t b1 = add(Tensor{{8}, 2, Bias(r, 8, 2000), {}, {}, 0, "conv1/bias"});
+  const int32_t a1 = add(Activation({1, 8, 8, 8}, 0.05f, -128, "conv1"));
+  m.operators.push_back({3, {in, w1, b1}, {a1}, 1, {Pad(0, 0), I32(1, 2), I32(2, 2), Pad(3, 3)}});
+  // DEPTHWISE_CONV_2D 3x3 stride 1 SAME, RELU.
+  const int32_t w2 = add(Tensor{{1, 3, 3, 8},
+                                9,
+                                Weights(r, 72),
+                                per_channel(8, 0.01f),
+                                std::vector<int64_t>(8, 0),
+                                3,
+                                "dw/weights"});
+  const int32_t b2 = add(Tensor{{8}, 2, Bias(r, 8, 1000), {}, {}, 0, "dw/bias"});
+  const int32_t a2 = add(Activation({1, 8, 8, 8}, 0.12f, -128, "dw"));
+  m.operators.push_back(
+      {4, {a1, w2, b2}, {a2}, 2, {Pad(0, 0), I32(1, 1), I32(2, 1), I32(3, 1), Pad(4, 1)}});
+  // CONV_2D 1x1, 8 channels, no activation, per-tensor filter scale.
+  const int32_t w3 = add(Tensor{{8, 1, 1, 8}, 9, Weights(r, 64), {0.006f}, {0}, 0, "pw/weights"});
+  const int32_t b3 = add(Tensor{{8}, 2, Bias(r, 8, 1000), {}, {}, 0, "pw/bias"});
+  const int32_t a3 = add(Activation({1, 8, 8, 8}, 0.1f, 5, "pw"));
+  m.operators.push_back({3, {a2, w3, b3}, {a3}, 1, {Pad(0, 1), I32(1, 1), I32(2, 1)}});
+  // ADD of the depthwise and pointwise outputs.
+  const int32_t a4 = add(Activation({1, 8, 8, 8}, 0.15f, -10, "add"));
+  m.operators.push_back({0, {a2, a3}, {a4}, 11, {Pad(0, 0)}});
+  // MAX_POOL_2D 2x2 stride 2, AVERAGE_POOL_2D 2x2 stride 2 VALID (same quantization).
+  const int32_t a5 = add(Activation({1, 4, 4, 8}, 0.15f, -10, "maxpool"));
+  m.operators.push_back(
+      {17, {a4}, {a5}, 5, {Pad(0, 0), I32(1, 2), I32(2, 2), I32(3, 2), I32(4, 2)}});
+  const int32_t a6 = add(Activation({1, 2, 2, 8}, 0.15f, -10, "avgpool"));
+  m.operators.push_back(
+      {1, {a5}, {a6}, 5, {Pad(0, 1), I32(1, 2), I32(2, 2), I32(3, 2), I32(4, 2)}});
+  // RESHAPE to 1x32 (shape given as a constant input).
+  const int32_t shape_data[2] = {1, 32};
+  std::vector<uint8_t> shape_bytes(8);
+  std::memcpy(shape_bytes.data(), shape_data, 8);
+  const int32_t s7 = add(Tensor{{2}, 2, shape_bytes, {}, {}, 0, "reshape/shape"});
+  const int32_t a7 = add(Activation({1, 32}, 0.15f, -10, "reshape"));
+  m.operators.push_back({22, {a6, s7}, {a7}, 0, {}});
+  // FULLY_CONNECTED 32 -> 10.
+  const int32_t w8 = add(Tensor{{10, 32}, 9, Weights(r, 320), {0.01f}, {0}, 0, "fc/weights"});
+  const int32_t b8 = add(Tensor{{10}, 2, Bias(r, 10, 3000), {}, {}, 0, "fc/bias"});
+  const int32_t a8 = add(Activation({1, 10}, 0.6f, 3, "fc"));
+  m.operators.push_back({9, {a7, w8, b8}, {a8}, 8, {Pad(0, 0)}});
+  // SOFTMAX, beta 0.05 (a spread of probabilities).
+  const int32_t a9 = add(Activation({1, 10}, 1.0f / 256.0f, -128, "softmax"));
+  m.operators.push_back({25, {a8}, {a9}, 9, {{0, Option::kF32, 0, 0.05f}}});
+  // Biases are quantized as TFLite's converter does: input scale x filter scale, zero point 0.
+  for (const Operator& op : m.operators) {
+    if (op.inputs.size() < 3) continue;
+    const Tensor& x = m.tensors[op.inputs[0]];
+    const Tensor& w = m.tensors[op.inputs[1]];
+    Tensor& b = m.tensors[op.inputs[2]];
+    b.scales.clear();
+    for (float ws : w.scales) b.scales.push_back(x.scales[0] * ws);
+    b.zero_points.assign(b.scales.size(), 0);
+  }
+  m.inputs = {in};
+  m.outputs = {a9};
+  return m;
+}
+
+}  // namespace mculab::tflite_writer

@@ -1,0 +1,57 @@
+// A small writer of TFLite flatbuffers (schema version 3, identifier "TFL3"): int8 models of the
+// operators the runner's interpreter runs, with seeded weights, for tests and the quick start
+// that must not depend on files outside the repository. Only the fields the interpreter reads
+// are written, with the schema's field ids. Not a general flatbuffer builder: tables are laid out
+// front to back (each child after its parent, so every offset points forward).
+#ifndef MCULAB_TOOLS_TFLITE_WRITER_H_
+#define MCULAB_TOOLS_TFLITE_WRITER_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace mculab::tflite_writer {
+
+struct Tensor {
+  std::vector<int32_t> shape;
+  uint8_t type = 9;           // TensorType: 9 int8, 2 int32
+  std::vector<uint8_t> data;  // empty: an activation (buffer 0)
+  std::vector<float> scales;  // empty: no quantization
+  std::vector<int64_t> zero_points;
+  int32_t quantized_dimension = 0;
+  std::string name;
+};
+
+// One scalar field of an options table.
+struct Option {
+  int id;
+  enum Kind { kU8, kI32, kF32 } kind;
+  int32_t i = 0;
+  float f = 0.0f;
+};
+
+struct Operator {
+  int32_t builtin = 0;  // BuiltinOperator
+  std::vector<int32_t> inputs, outputs;
+  uint8_t options_type = 0;  // BuiltinOptions union member; 0: none
+  std::vector<Option> options;
+};
+
+struct Model {
+  uint32_t version = 3;
+  std::vector<Tensor> tensors;
+  std::vector<Operator> operators;
+  std::vector<int32_t> inputs, outputs;
+};
+
+std::vector<uint8_t> Serialize(const Model& m);
+
+// A network of every operator the interpreter runs: input 1x16x16x3 int8 -> CONV_2D 3x3/2 SAME
+// RELU6 (8, per-channel) -> DEPTHWISE_CONV_2D 3x3 RELU -> CONV_2D 1x1 (8) and ADD of the two ->
+// MAX_POOL_2D 2x2 -> AVERAGE_POOL_2D 2x2 VALID -> RESHAPE 1x32 -> FULLY_CONNECTED 10 -> SOFTMAX
+// (beta 0.05). Weights, biases and scales come from `seed` (xorshift32).
+Model SampleNet(uint32_t seed);
+
+}  // namespace mculab::tflite_writer
+
+#endif  // MCULAB_TOOLS_TFLITE_WRITER_H_
