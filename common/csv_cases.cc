@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <limits>
 #include <optional>
 #include <set>
 
@@ -17,7 +18,8 @@ std::string Lower(std::string_view s) {
 
 std::string_view Trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
+    s.remove_suffix(1);
   return s;
 }
 
@@ -69,6 +71,11 @@ std::optional<T> ParseInt(std::string_view s) {
     double d = 0;
     auto [p2, ec2] = std::from_chars(s.data(), s.data() + s.size(), d);
     if (ec2 != std::errc() || p2 != s.data() + s.size() || s.empty()) return std::nullopt;
+    // In range first: converting a double outside T's range is undefined (found by fuzzing).
+    if (!(d >= static_cast<double>(std::numeric_limits<T>::min()) &&
+          d <= static_cast<double>(std::numeric_limits<T>::max()))) {
+      return std::nullopt;
+    }
     if (d != static_cast<double>(static_cast<T>(d))) return std::nullopt;
     return static_cast<T>(d);
   }
@@ -79,7 +86,9 @@ std::optional<T> ParseInt(std::string_view s) {
 
 Result<CaseTable> ParseCasesCsv(std::string_view text, const OpInfo& op, std::string_view source) {
   const std::string src(source);
-  auto fail = [&](std::string msg) { return MakeError(ErrorCode::kInvalidArgument, src + ": " + msg); };
+  auto fail = [&](std::string msg) {
+    return MakeError(ErrorCode::kInvalidArgument, src + ": " + msg);
+  };
   if (text.size() > kMaxCsvBytes)
     return fail("file is larger than " + std::to_string(kMaxCsvBytes) + " bytes");
   if (text.size() >= 3 && static_cast<unsigned char>(text[0]) == 0xEF &&
@@ -118,8 +127,9 @@ Result<CaseTable> ParseCasesCsv(std::string_view text, const OpInfo& op, std::st
         if (name.empty()) return fail("line 1: column " + std::to_string(c + 1) + " has no name");
         for (size_t p = 0; p < op.params.size(); ++p) {
           const auto& prm = op.params[p];
-          bool match = Lower(prm.name) == name ||
-                       std::find(prm.synonyms.begin(), prm.synonyms.end(), name) != prm.synonyms.end();
+          bool match =
+              Lower(prm.name) == name ||
+              std::find(prm.synonyms.begin(), prm.synonyms.end(), name) != prm.synonyms.end();
           if (!match) continue;
           if (param_to_column[p] >= 0) {
             return fail("line 1: columns '" + header[param_to_column[p]] + "' and '" + header[c] +
@@ -162,7 +172,8 @@ Result<CaseTable> ParseCasesCsv(std::string_view text, const OpInfo& op, std::st
                   ((*fields)[0].empty() ? std::string("missing case id")
                                         : "case id '" + (*fields)[0] + "' is not an integer"));
     }
-    if (!ids.insert(*id).second) return fail(where + ": case id " + std::to_string(*id) + " repeats");
+    if (!ids.insert(*id).second)
+      return fail(where + ": case id " + std::to_string(*id) + " repeats");
     row.id = *id;
     row.params.resize(op.params.size());
     for (size_t p = 0; p < op.params.size(); ++p) {
@@ -189,7 +200,8 @@ Result<CaseTable> ParseCasesCsv(std::string_view text, const OpInfo& op, std::st
       return fail("more than " + std::to_string(kMaxCsvCases) + " cases; split the sweep");
     if (end == text.size()) break;
   }
-  if (header.empty()) return fail("empty file: expected a header line such as id," + table.param_names[0] + ",...");
+  if (header.empty())
+    return fail("empty file: expected a header line such as id," + table.param_names[0] + ",...");
   if (table.rows.empty()) return fail("no cases after the header line");
   return table;
 }

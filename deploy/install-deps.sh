@@ -13,6 +13,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   gcc-arm-none-eabi libnewlib-arm-none-eabi binutils-arm-none-eabi qemu-system-arm
   python3 procps iproute2 chromium openssl bubblewrap util-linux
+  clang libclang-rt-14-dev libfuzzer-14-dev
 )
 
 missing=()

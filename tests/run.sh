@@ -2,22 +2,27 @@
 # Installs what is missing, builds, and runs every test through ctest:
 #   1. build/       Release build (programs, firmware), all tests: unit, integration, e2e (QEMU)
 #   2. build-asan/  the unit tests again under AddressSanitizer + UBSan
-# Options: --no-asan (skip 2), --only-asan (skip 1), -R REGEX (ctest filter), -j N.
+#   3. build-fuzz/  each libFuzzer target for a short slot ($MCULAB_FUZZ_SECONDS, default 10 s;
+#                   tests/fuzz/run.sh SECONDS runs them longer by hand)
+# Options: --no-asan (skip 2), --only-asan (skip 1 and 3), --no-fuzz (skip 3), -R REGEX (ctest
+# filter; skips 3), -j N.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 
 asan=1
 main=1
+fuzz=1
 filter=()
 jobs=$(nproc 2>/dev/null || echo 2)
 while [ $# -gt 0 ]; do
   case "$1" in
     --no-asan) asan=0 ;;
-    --only-asan) main=0 ;;
+    --only-asan) main=0; fuzz=0 ;;
+    --no-fuzz) fuzz=0 ;;
     -R) filter=(-R "$2"); shift ;;
     -j) jobs="$2"; shift ;;
-    -h|--help) sed -n '2,7p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
     *) echo "tests/run.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -57,6 +62,11 @@ if [ "$asan" = 1 ]; then
   export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
   export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$root/tests/lsan.supp}
   (cd build-asan && ctest --output-on-failure -j "$jobs" --timeout 600 -L unit "${filter[@]}") || status=1
+fi
+
+if [ "$fuzz" = 1 ] && [ ${#filter[@]} -eq 0 ]; then
+  step "fuzzing: each libFuzzer target for ${MCULAB_FUZZ_SECONDS:-10} s (clang, ASan + UBSan)"
+  ./tests/fuzz/run.sh "${MCULAB_FUZZ_SECONDS:-10}" || status=1
 fi
 
 if [ "$status" = 0 ]; then step "all tests passed"; else step "SOME TESTS FAILED"; fi

@@ -98,6 +98,11 @@ Result<ElfFile> ReadElfSections(std::span<const std::uint8_t> b) {
                    std::to_string(raw.size()));
   }
   const Raw& strtab = raw[shstrndx];
+  if (strtab.s.type == kShtNobits || strtab.offset > b.size() ||
+      strtab.s.size > b.size() - strtab.offset) {
+    return Corrupt("the section name table (section " + std::to_string(shstrndx) +
+                   ") is not in the file");
+  }
   for (std::size_t i = 0; i < raw.size(); ++i) {
     Raw& r = raw[i];
     if (r.name >= strtab.s.size) {

@@ -3,6 +3,7 @@
 #include <toml++/toml.h>
 
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 
@@ -19,8 +20,9 @@ Status ReadInt(const toml::table& t, std::string_view key, std::int64_t min, std
                std::string_view origin, T& out) {
   const toml::node* node = t.get(key);
   if (node == nullptr) return {};
-  auto v = node->value<std::int64_t>();
-  if (!node->is_integer() || !v) {
+  // is_integer() first: value<int64_t>() converts a float, and a large one does not fit.
+  auto v = node->is_integer() ? node->value<std::int64_t>() : std::nullopt;
+  if (!v) {
     return ConfigError(origin, std::string(key) + " must be an integer");
   }
   if (*v < min || *v > max) {
@@ -148,7 +150,7 @@ Result<LabConfig> ParseLabConfig(std::string_view toml_text, std::string_view or
       return s.error();
     if (const toml::node* n = ht->get("tolerance")) {
       auto v = n->value<double>();
-      if (!v || *v < 0 || *v > 1) {
+      if (!v || !(*v >= 0 && *v <= 1)) {  // NaN too
         return ConfigError(origin, "health.tolerance must be a number between 0 and 1");
       }
       c.health_tolerance = *v;
@@ -159,8 +161,8 @@ Result<LabConfig> ParseLabConfig(std::string_view toml_text, std::string_view or
         return ConfigError(origin, "health.expected must be a table of board kind = value");
       }
       for (const auto& [kind, value] : *et) {
-        auto v = value.value<std::int64_t>();
-        if (!value.is_integer() || !v || *v <= 0) {
+        auto v = value.is_integer() ? value.value<std::int64_t>() : std::nullopt;
+        if (!v || *v <= 0) {
           return ConfigError(
               origin, "health.expected." + std::string(kind.str()) + " must be a positive integer");
         }

@@ -125,6 +125,19 @@ TEST(ElfMemory, BigEndianIsRefused) {
   EXPECT_THAT(r.error().message, HasSubstr("big-endian"));
 }
 
+// Found by fuzzing: a name table of type NOBITS has no bytes in the file, whatever its offset says.
+TEST(ElfMemory, NameTableWithoutBytesInTheFile) {
+  auto b = Elf32(RunnerSections());
+  const std::size_t shoff = b[32] | (b[33] << 8) | (b[34] << 16) | (b[35] << 24);
+  const std::size_t shnum = b[48] | (b[49] << 8);
+  const std::size_t strtab_header = shoff + (shnum - 1) * 40;
+  Put(b, strtab_header + 4, 8, 4);            // SHT_NOBITS
+  Put(b, strtab_header + 16, 0x7fff0000, 4);  // an offset far past the end
+  auto r = ReadElfSections(b);
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.error().message, HasSubstr("section name table"));
+}
+
 TEST(ElfMemory, SectionTableBeyondTheFile) {
   auto b = Elf32(RunnerSections());
   Put(b, 32, b.size() + 100, 4);

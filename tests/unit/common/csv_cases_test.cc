@@ -23,6 +23,14 @@ TEST(CsvCases, DesignExampleHeaderMatchesBySynonym) {
   EXPECT_TRUE(t->warnings.empty());
 }
 
+// Found by fuzzing: a spreadsheet-style float beyond int32 is an error naming the cell, not an
+// undefined conversion.
+TEST(CsvCases, AFloatBeyondTheIntegerRangeIsAnError) {
+  auto t = ParseCasesCsv("id,batch,in_features,out_features\n3,1,5.5e14,4\n", Fc());
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.error().message.find("in_features"), std::string::npos) << t.error().message;
+}
+
 TEST(CsvCases, ColumnsAreReorderedIntoTheOpsOrder) {
   auto t = ParseCasesCsv("case,out_features,batch,in_features\n3,10,2,64\n", Fc());
   ASSERT_TRUE(t.ok()) << t.error().message;
@@ -71,7 +79,8 @@ TEST(CsvCases, NonNumericValueNamesLineAndColumn) {
 TEST(CsvCases, ShortRowIsAnError) {
   auto t = ParseCasesCsv("id,in,out\n1,4\n", Fc());
   ASSERT_FALSE(t.ok());
-  EXPECT_NE(t.error().message.find("line 2: 2 values, the header has 3 columns"), std::string::npos);
+  EXPECT_NE(t.error().message.find("line 2: 2 values, the header has 3 columns"),
+            std::string::npos);
 }
 
 TEST(CsvCases, RepeatedCaseIdIsAnError) {

@@ -51,6 +51,19 @@ TEST(LabConfig, KeysOverrideTheDefaults) {
   EXPECT_EQ(c->max_attempts, 5u);
 }
 
+// Found by fuzzing: a float where an integer belongs, however large, is refused (converting it was
+// undefined), and so is a tolerance that is not a number.
+TEST(LabConfig, FloatsAndNanAreRefusedWhereTheyDoNotBelong) {
+  auto big = ParseLabConfig("heartbeat_ms = 1e23\n", "server.toml");
+  ASSERT_FALSE(big.ok());
+  EXPECT_NE(big.error().message.find("heartbeat_ms must be an integer"), std::string::npos);
+  auto expected = ParseLabConfig("[health.expected]\ncorstone300-qemu = 1e42\n", "server.toml");
+  EXPECT_FALSE(expected.ok());
+  auto nan = ParseLabConfig("[health]\ntolerance = nan\n", "server.toml");
+  ASSERT_FALSE(nan.ok());
+  EXPECT_NE(nan.error().message.find("between 0 and 1"), std::string::npos);
+}
+
 TEST(LabConfig, DurabilityKeys) {
   auto d = ParseLabConfig("", "server.toml");
   ASSERT_TRUE(d.ok());
