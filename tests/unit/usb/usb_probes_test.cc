@@ -1,17 +1,25 @@
 // The agent's libusb ProbeLister, ProbePresence and `mculab-agent probes` against USB devices
 // played by umockdev from hand-written recordings (tests/data/usb, written from the probes' public
 // descriptor values: no real probe is attached). libusb enumerates them for real (sysfs, the
-// device nodes, libusb_open); the serial numbers come from the sysfs attributes.
+// device nodes, libusb_open); the serial numbers come from the sysfs attributes, or, with those
+// removed, from string descriptors answered over USBDEVFS_CONTROL by an ioctl handler.
 // UsbProbes.*: run under umockdev-wrapper, each test builds its testbed with libumockdev and adds
 // and removes devices. UmockdevRun.*: run under `umockdev-run --device ...` with all three.
 #include <gtest/gtest.h>
+#include <linux/usbdevice_fs.h>
+#include <sys/ioctl.h>
 #include <umockdev.h>
 
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -118,6 +126,119 @@ bool UnderUmockdev() {
       GTEST_SKIP() << "not under " how;                                              \
     }                                                                                \
   } while (false)
+
+// The recording without the serial, product and manufacturer sysfs attributes: libusb must then
+// open the device and ask for its string descriptors.
+std::string WithoutSysfsStrings(const std::string& file) {
+  std::istringstream in(ReadAll(kData + "/" + file));
+  std::string out, line;
+  while (std::getline(in, line)) {
+    if (line.rfind("A: serial=", 0) == 0 || line.rfind("A: product=", 0) == 0 ||
+        line.rfind("A: manufacturer=", 0) == 0) {
+      continue;
+    }
+    out += line + "\n";
+  }
+  return out;
+}
+
+// Answers GET_DESCRIPTOR(STRING) control transfers on an emulated usbfs node, as the probe's
+// firmware would: index 0 the language list (en-US), 1 manufacturer, 2 product, 3 serial. libusb
+// sends control transfers as URBs (USBDEVFS_SUBMITURB) and reaps them (USBDEVFS_REAPURBNDELAY)
+// when the node polls writable; the handler completes each URB at once.
+struct StringDescriptors {
+  std::vector<std::string> strings;  // by index, [0] unused
+  std::atomic<int> answered{0};
+  std::mutex mu;
+  std::vector<UMockdevIoctlData*> completed;  // URBs waiting to be reaped (one reference each)
+
+  ~StringDescriptors() {
+    for (auto* d : completed) g_object_unref(d);
+  }
+
+  // The descriptor for a setup packet, or false for a request a probe would stall.
+  bool Reply(const guint8* setup, std::vector<guint8>* reply) const {
+    unsigned value = setup[2] | (setup[3] << 8);
+    unsigned index = value & 0xff;
+    if (setup[0] != 0x80 || setup[1] != 6 || (value >> 8) != 3 || index >= strings.size()) {
+      return false;
+    }
+    if (index == 0) {
+      *reply = {4, 3, 0x09, 0x04};
+      return true;
+    }
+    *reply = {0, 3};
+    for (char c : strings[index]) {
+      reply->push_back(static_cast<guint8>(c));
+      reply->push_back(0);
+    }
+    (*reply)[0] = static_cast<guint8>(reply->size());
+    return true;
+  }
+
+  static gboolean OnIoctl(UMockdevIoctlBase*, UMockdevIoctlClient* client, gpointer self_ptr) {
+    auto* self = static_cast<StringDescriptors*>(self_ptr);
+    gulong request = umockdev_ioctl_client_get_request(client);
+    UMockdevIoctlData* arg = umockdev_ioctl_client_get_arg(client);
+    if (request == USBDEVFS_SUBMITURB) {
+      // The argument is the URB's address in the client: fetch the URB, then its buffer.
+      GError* error = nullptr;
+      UMockdevIoctlData* urb_data =
+          umockdev_ioctl_data_resolve(arg, 0, sizeof(usbdevfs_urb), &error);
+      auto* urb = urb_data != nullptr ? reinterpret_cast<usbdevfs_urb*>(urb_data->data) : nullptr;
+      UMockdevIoctlData* buf =
+          urb != nullptr && urb->type == USBDEVFS_URB_TYPE_CONTROL && urb->buffer_length >= 8
+              ? umockdev_ioctl_data_resolve(urb_data, offsetof(usbdevfs_urb, buffer),
+                                            static_cast<gsize>(urb->buffer_length), &error)
+              : nullptr;
+      if (buf == nullptr) {
+        if (error != nullptr) g_error_free(error);
+        umockdev_ioctl_client_complete(client, -1, EINVAL);
+        return TRUE;
+      }
+      std::vector<guint8> reply;
+      if (self->Reply(buf->data, &reply)) {
+        std::size_t wlength = buf->data[6] | (buf->data[7] << 8);
+        std::size_t len =
+            std::min({reply.size(), wlength, static_cast<std::size_t>(urb->buffer_length - 8)});
+        std::memcpy(buf->data + 8, reply.data(), len);
+        urb->actual_length = static_cast<int>(len);
+        urb->status = 0;
+        ++self->answered;
+      } else {
+        urb->actual_length = 0;
+        urb->status = -EPIPE;  // a stall
+      }
+      {
+        std::lock_guard lock(self->mu);
+        self->completed.push_back(static_cast<UMockdevIoctlData*>(g_object_ref(urb_data)));
+      }
+      umockdev_ioctl_client_complete(client, 0, 0);
+      return TRUE;
+    }
+    if (request == USBDEVFS_REAPURB || request == USBDEVFS_REAPURBNDELAY) {
+      UMockdevIoctlData* urb = nullptr;
+      {
+        std::lock_guard lock(self->mu);
+        if (!self->completed.empty()) {
+          urb = self->completed.front();
+          self->completed.erase(self->completed.begin());
+        }
+      }
+      if (urb == nullptr) {
+        umockdev_ioctl_client_complete(client, -1, EAGAIN);
+        return TRUE;
+      }
+      // The argument is the address of the client's URB pointer: point it at the reaped URB.
+      UMockdevIoctlData* slot = umockdev_ioctl_data_resolve(arg, 0, sizeof(void*), nullptr);
+      if (slot != nullptr) umockdev_ioctl_data_set_ptr(slot, 0, urb);
+      g_object_unref(urb);
+      umockdev_ioctl_client_complete(client, 0, 0);
+      return TRUE;
+    }
+    return FALSE;  // ENOTTY: libusb does without the capabilities query
+  }
+};
 
 class UsbProbes : public ::testing::Test {
  protected:
@@ -328,6 +449,47 @@ TEST_F(UsbProbes, AgentProbesSaysWhenNoneIsPluggedIn) {
   std::string out = Capture(std::string(MCULAB_AGENT) + " probes", &status);
   EXPECT_EQ(status, 0);
   EXPECT_EQ(out, "no debug probe is plugged in\n");
+}
+
+TEST_F(UsbProbes, StringsComeFromTheDeviceWhenSysfsHasNone) {
+  GError* error = nullptr;
+  ASSERT_TRUE(umockdev_testbed_add_from_string(
+      testbed_, WithoutSysfsStrings("stlink-v2-1.umockdev").c_str(), &error))
+      << (error != nullptr ? error->message : "?");
+  StringDescriptors device;
+  device.strings = {"", "STMicroelectronics", "STM32 STLink", kV21Serial};
+  UMockdevIoctlBase* handler = UMOCKDEV_IOCTL_BASE(g_object_new(UMOCKDEV_TYPE_IOCTL_BASE, nullptr));
+  g_signal_connect(handler, "handle-ioctl", G_CALLBACK(&StringDescriptors::OnIoctl), &device);
+  ASSERT_TRUE(umockdev_testbed_attach_ioctl(testbed_, "/dev/bus/usb/001/005", handler, &error))
+      << (error != nullptr ? error->message : "?");
+  auto probes = MakeLibusbProbeLister()->List();
+  umockdev_testbed_detach_ioctl(testbed_, "/dev/bus/usb/001/005", nullptr);
+  g_object_unref(handler);
+  ASSERT_TRUE(probes) << probes.error().message;
+  ASSERT_EQ(probes->size(), 1u);
+  EXPECT_EQ((*probes)[0].serial, kV21Serial);
+  EXPECT_EQ((*probes)[0].product, "STM32 STLink");
+  EXPECT_EQ((*probes)[0].manufacturer, "STMicroelectronics");
+  EXPECT_GE(device.answered.load(), 3);
+}
+
+TEST_F(UsbProbes, AProbeWhoseSerialCannotBeReadGetsNoSnippet) {
+  // No sysfs strings and a device node that answers no control transfer.
+  GError* error = nullptr;
+  ASSERT_TRUE(umockdev_testbed_add_from_string(
+      testbed_, WithoutSysfsStrings("daplink.umockdev").c_str(), &error));
+  auto probes = MakeLibusbProbeLister()->List();
+  ASSERT_TRUE(probes) << probes.error().message;
+  ASSERT_EQ(probes->size(), 1u);  // known by its ids
+  EXPECT_EQ((*probes)[0].serial, "");
+  int status = -1;
+  std::string out = Capture(std::string(MCULAB_AGENT) + " probes", &status);
+  EXPECT_EQ(status, 0);
+  EXPECT_NE(out.find("CMSIS-DAP  0d28:0204  serial (unreadable)  bus 2 address 3"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("# no snippet: its serial number cannot be read"), std::string::npos) << out;
+  EXPECT_EQ(out.find("[[board]]"), std::string::npos) << out;
 }
 
 // Under `umockdev-run --device stlink-v2-1.umockdev --device stlink-v3.umockdev --device
