@@ -1,5 +1,7 @@
 #include "common/op_catalog.h"
 
+#include <algorithm>
+
 #include "mculab/ops.h"
 
 namespace mculab {
@@ -96,6 +98,34 @@ Status ValidateCaseParams(const OpInfo& op, const std::vector<std::int32_t>& par
                        op.name + " parameter " + op.params[i].name +
                            " must be <= " + std::to_string(op.params[i].max_value) +
                            " (the kernel's limit), got " + std::to_string(params[i]));
+    }
+  }
+  // The kernel's own limits (firmware_stub/kernels/ops.c): a case it would refuse is refused here.
+  if (params.size() <= MCULAB_MAX_PARAMS) {
+    std::int32_t p[MCULAB_MAX_PARAMS] = {};
+    std::copy(params.begin(), params.end(), p);
+    if (mculab_case_arena_bytes(op.id, p) == 0) {
+      std::string limits;
+      switch (op.id) {
+        case MCULAB_OP_CONV2D_S8:
+          limits =
+              "every size at most 65535, kernel_h x kernel_w x C (the accumulation depth) at most "
+              "65536, and the kernel no larger than the padded input";
+          break;
+        case MCULAB_OP_FULLY_CONNECTED_S8:
+          limits =
+              "every size at most 65535 and in_features (the accumulation depth) at most 65536";
+          break;
+        case MCULAB_OP_CALIBRATE:
+          limits = "kind 0 to " + std::to_string(MCULAB_CAL_NUM_KINDS - 1) + " and loops at most " +
+                   std::to_string(MCULAB_CAL_MAX_LOOPS);
+          break;
+        default:
+          limits = "the parameters the kernel accepts";
+          break;
+      }
+      return MakeError(ErrorCode::kInvalidArgument,
+                       op.name + " case is outside the kernel's limits: " + limits);
     }
   }
   return {};

@@ -330,7 +330,8 @@ class SqliteStore::Statements {
   // Reads.
   Stmt get_job, list_jobs, list_active_jobs, get_cases, get_transitions, list_boards,
       get_board_transitions, get_run, list_runs, max_job, max_run, get_samples, count_samples,
-      get_case_results, get_case_stats, get_artifact, user_version, journal_mode;
+      get_case_results, get_case_stats, get_artifact, artifact_usage, artifacts_before,
+      user_version, journal_mode;
   Stmt list_batches;
 
   Status PrepareWrites(sqlite3* db) {
@@ -462,6 +463,11 @@ class SqliteStore::Statements {
          "ORDER BY case_index, metric_index"},
         {&get_artifact,
          "SELECT sha256, size, name, user_name, created_ms FROM artifacts WHERE sha256 = ?"},
+        {&artifacts_before,
+         "SELECT sha256, size, name, user_name, created_ms FROM artifacts WHERE created_ms < ? "
+         "ORDER BY created_ms"},
+        {&artifact_usage,
+         "SELECT COUNT(*), COALESCE(SUM(size), 0) FROM artifacts WHERE user_name = ?"},
         {&user_version, "PRAGMA user_version"},
         {&journal_mode, "PRAGMA journal_mode"},
     };
@@ -1106,6 +1112,29 @@ Result<std::vector<CaseStats>> SqliteStore::GetCaseStats(JobId job) {
   return out;
 }
 
+Result<std::vector<Artifact>> SqliteStore::ListArtifactsBefore(std::int64_t ms) {
+  auto lock = StartRead();
+  if (!lock.ok()) return lock.error();
+  Use u(r_->artifacts_before);
+  u.Bind(ms);
+  std::vector<Artifact> out;
+  while (u.Next()) out.push_back(Artifact{u.Text(0), u.UInt(1), u.Text(2), u.Text(3), u.Int(4)});
+  if (!u.status().ok()) return u.status().error();
+  return out;
+}
+
+Result<Store::ArtifactUsage> SqliteStore::GetArtifactUsage(const std::string& user) {
+  auto lock = StartRead();
+  if (!lock.ok()) return lock.error();
+  Use u(r_->artifact_usage);
+  u.Bind(user);
+  if (!u.Next()) {
+    if (!u.status().ok()) return u.status().error();
+    return ArtifactUsage{};
+  }
+  return ArtifactUsage{u.UInt(0), u.UInt(1)};
+}
+
 Result<std::optional<Artifact>> SqliteStore::GetArtifact(const std::string& sha256) {
   auto lock = StartRead();
   if (!lock.ok()) return lock.error();
@@ -1455,6 +1484,15 @@ Status SqliteStore::ApplyProfileWrites(const WriteSet& ws) {
       u.Bind(m.run_id).Bind(static_cast<std::int64_t>(m.case_index)).Bind(m.source);
       u.Bind(m.category).Bind(m.used).Bind(m.reserved);
       if (Status st = u.Exec("storing a memory figure"); !st.ok()) return st;
+    }
+  }
+  if (!ws.deleted_artifacts.empty()) {
+    Stmt s;
+    if (Status st = s.Prepare(wdb_, "DELETE FROM artifacts WHERE sha256 = ?"); !st.ok()) return st;
+    for (const std::string& sha : ws.deleted_artifacts) {
+      Use u(s);
+      u.Bind(sha);
+      if (Status st = u.Exec("deleting an artifact"); !st.ok()) return st;
     }
   }
   return {};

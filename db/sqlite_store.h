@@ -79,6 +79,8 @@ class SqliteStore final : public Store {
   Result<std::vector<CaseResult>> GetCaseResults(RunId run) override;
   Result<std::vector<CaseStats>> GetCaseStats(JobId job) override;
   Result<std::optional<Artifact>> GetArtifact(const std::string& sha256) override;
+  Result<ArtifactUsage> GetArtifactUsage(const std::string& user) override;
+  Result<std::vector<Artifact>> ListArtifactsBefore(std::int64_t ms) override;
 
   class Statements;  // prepared statements of one connection (sqlite_store.cc)
 

@@ -74,6 +74,8 @@ struct WriteSet {
   std::vector<RunPass> run_passes;        // upserted by (run, pass)
   std::vector<OpProfileRow> op_profiles;  // upserted by (run, pass, case, op, metric)
   std::vector<MemoryFigure> memory;       // upserted by (run, case, source, category)
+  // Artifact rows deleted by sha256, last (their files are the caller's to remove).
+  std::vector<std::string> deleted_artifacts;
   // Non-zero: the highest reserved run id grows to at least this (MaxRunId() reports it).
   RunId reserve_run_ids_to = 0;
 
@@ -183,6 +185,14 @@ class Store {
   // Ordered by (case_index, metric_index).
   virtual Result<std::vector<CaseStats>> GetCaseStats(JobId job) = 0;
   virtual Result<std::optional<Artifact>> GetArtifact(const std::string& sha256) = 0;
+  // How many stored artifacts `user` uploaded first, and their total size (the upload quota).
+  struct ArtifactUsage {
+    std::uint64_t count = 0;
+    std::uint64_t bytes = 0;
+  };
+  virtual Result<ArtifactUsage> GetArtifactUsage(const std::string& user) = 0;
+  // Artifacts recorded before `ms` (collection candidates), oldest first.
+  virtual Result<std::vector<Artifact>> ListArtifactsBefore(std::int64_t ms) = 0;
 
   // ---- reads for the web page and /metrics (issue 4) ----
   virtual Result<JobPage> QueryJobs(const JobQuery& query) = 0;

@@ -33,7 +33,7 @@ int Failed(const grpc::Status& s, const std::string& what, const std::string& se
 int RunBoardCommand(int argc, char** argv) {
   CLI::App app{"mculab-server admin board: maintenance mode and audit trail of a board",
                "mculab-server admin board"};
-  std::string board, maintenance, reason;
+  std::string board, maintenance, reason, agent;
   std::string server = "127.0.0.1:" + EnvOr("MCULAB_GRPC_PORT", "7420");
   std::string token = EnvOr("MCULAB_TOKEN", "");
   bool history = false;
@@ -41,6 +41,9 @@ int RunBoardCommand(int argc, char** argv) {
   app.add_option("--maintenance", maintenance, "on or off")->check(CLI::IsMember({"on", "off"}));
   app.add_option("--reason", reason, "why, for the audit trail");
   app.add_flag("--history", history, "print the board's audit trail");
+  app.add_option("--agent", agent,
+                 "give the board to this agent (a board belongs to the agent that registered it "
+                 "first; others are refused)");
   app.add_option("--server", server, "the running server's gRPC address")->capture_default_str();
   app.add_option("--token", token, "an admin token (or MCULAB_TOKEN)");
   try {
@@ -48,8 +51,9 @@ int RunBoardCommand(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
-  if (maintenance.empty() && !history) {
-    std::cerr << "mculab-server admin board: give --maintenance on|off or --history\n";
+  if (maintenance.empty() && !history && agent.empty()) {
+    std::cerr
+        << "mculab-server admin board: give --maintenance on|off, --agent NAME or --history\n";
     return 2;
   }
   auto stub =
@@ -70,6 +74,17 @@ int RunBoardCommand(int argc, char** argv) {
     grpc::Status s = stub->SetMaintenance(ctx.get(), req, &b);
     if (!s.ok()) return Failed(s, "maintenance " + maintenance, server);
     std::cout << "board " << b.name() << " " << b.state() << ", health " << b.health() << "\n";
+  }
+  if (!agent.empty()) {
+    mculab::v1::AssignBoardRequest req;
+    req.set_board(board);
+    req.set_agent(agent);
+    mculab::v1::Board b;
+    auto ctx = context();
+    grpc::Status s = stub->AssignBoard(ctx.get(), req, &b);
+    if (!s.ok()) return Failed(s, "giving it to agent " + agent, server);
+    std::cout << "board " << b.name() << " now belongs to agent " << b.agent() << " (" << b.state()
+              << ")\n";
   }
   if (history) {
     mculab::v1::BoardHistoryRequest req;

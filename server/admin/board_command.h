@@ -1,6 +1,6 @@
-// `mculab-server admin board BOARD --maintenance on|off [--reason TEXT] | --history`: the live
-// board state is held by the running server, so this calls its SetMaintenance / BoardHistory RPCs
-// (admin; the same ones `mculab board` uses) over gRPC.
+// `mculab-server admin board BOARD --maintenance on|off [--reason TEXT] | --agent NAME |
+// --history`: the live board state is held by the running server, so this calls its SetMaintenance
+// / AssignBoard / BoardHistory RPCs (admin; the same ones `mculab board` uses) over gRPC.
 #pragma once
 
 namespace mculab::server::admin {

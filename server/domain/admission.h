@@ -11,6 +11,7 @@
 namespace mculab::server {
 
 // 0 for an op it does not know (no check is made then). Parameters in the op's catalog order.
+// The arithmetic is checked: a size that does not fit 64 bits is UINT64_MAX.
 std::uint64_t WorkloadTensorBytes(std::string_view op, const std::vector<std::int32_t>& params);
 
 }  // namespace mculab::server

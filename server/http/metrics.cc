@@ -38,6 +38,11 @@ std::string PrometheusText(const LabFigures& f, double ingest) {
     out += fmt::format("mculab_boards{{state=\"{}\"}} {}\n", state, n);
   }
   out +=
+      "# HELP mculab_refused_agent_messages_total Agent messages and artifact fetches refused "
+      "because they named a run the agent does not hold.\n"
+      "# TYPE mculab_refused_agent_messages_total counter\n";
+  out += fmt::format("mculab_refused_agent_messages_total {}\n", f.refused_agent_messages);
+  out +=
       "# HELP mculab_ingest_samples_per_second Samples stored per second over the last 10 s.\n"
       "# TYPE mculab_ingest_samples_per_second gauge\n";
   out += fmt::format("mculab_ingest_samples_per_second {:.1f}\n", ingest);

@@ -359,7 +359,10 @@ Router::Reply Router::Api(const Request& req, const std::string& path, const Que
     res.keep_alive(req.keep_alive());
     res.body() = std::string(kEventStreamStart);
     reply.response = std::move(res);
-    if (req.method() == verb::get) reply.feed = lab_.Subscribe();
+    if (req.method() == verb::get) {
+      reply.feed = lab_.Subscribe(caller);  // ends if the caller's token is revoked
+      reply.user = caller.user;
+    }
   } else if (path == "/metrics") {
     auto figures = queries_.Figures(caller);
     if (!figures.ok()) {

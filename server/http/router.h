@@ -55,6 +55,8 @@ class Router {
     // and `feed` is subscribed to the Lab; the transport keeps the connection open and writes
     // the feed's events after the head. Otherwise null.
     std::shared_ptr<LabFeed> feed;
+    // Who opened the event stream (the transport caps streams per user).
+    std::string user;
   };
   // `peer` is the client's address, for logs.
   Reply Handle(const Request& request, std::string_view peer = {}) const;

@@ -1,5 +1,6 @@
 #include "server/http/server.h"
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <array>
@@ -16,6 +17,7 @@
 #include <boost/beast/http.hpp>
 #include <charconv>
 #include <future>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -51,10 +53,15 @@ class HttpServer::Impl {
   Status Listen(const std::string& listen);
   void Run();
   void Stop();
-  // Counts an event stream and remembers its feed (closed by Stop); false when there are too
-  // many or the server is stopping.
-  bool AddStream(const std::shared_ptr<LabFeed>& feed);
-  void RemoveStream() { --streams; }
+  // Counts an event stream of `user` from `address` and remembers its feed (closed by Stop); an
+  // error naming the limit when there are too many (in all, of the user, from the address) or
+  // the server is stopping.
+  Status AddStream(const std::shared_ptr<LabFeed>& feed, const std::string& user,
+                   const std::string& address);
+  void RemoveStream(const std::string& user, const std::string& address);
+  // Per client address: false (and nothing counted) when it has too many connections.
+  bool AddConnection(const std::string& address);
+  void RemoveConnection(const std::string& address);
 
   const Router& router;
   const HttpServerOptions options;
@@ -64,6 +71,11 @@ class HttpServer::Impl {
   std::atomic<bool> stopping{false};
   std::mutex feeds_mu;
   std::vector<std::weak_ptr<LabFeed>> feeds;
+  // Sessions end on whichever thread drops them last (the I/O thread or a worker).
+  std::mutex counts_mu;
+  std::map<std::string, std::size_t> connections_by_address;
+  std::map<std::string, std::size_t> streams_by_user;
+  std::map<std::string, std::size_t> streams_by_address;
   std::vector<std::weak_ptr<Session>> sessions;  // I/O thread only
   std::string address;
 
@@ -84,15 +96,17 @@ class HttpServer::Impl {
 // pool and its response written back; or, after GET /api/v1/events, an event stream.
 class Session : public std::enable_shared_from_this<Session> {
  public:
-  Session(tcp::socket socket, HttpServer::Impl& server)
+  Session(tcp::socket socket, HttpServer::Impl& server, std::string address)
       : server_(server), stream_(std::move(socket)), keepalive_(stream_.get_executor()) {
+    address_ = std::move(address);
     beast::error_code ec;
     const auto remote = stream_.socket().remote_endpoint(ec);
     peer_ = ec ? std::string("?") : EndpointText(remote);
   }
   ~Session() {
     if (feed_) feed_->Close();
-    if (counted_stream_) server_.RemoveStream();
+    if (counted_stream_) server_.RemoveStream(stream_user_, address_);
+    server_.RemoveConnection(address_);
     --server_.connections;
   }
 
@@ -105,11 +119,24 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
  private:
+  // Waits up to idle_timeout for a request's first byte; from there the whole request must
+  // arrive within header_timeout, so a client trickling a header (slowloris) is cut off.
   void DoRead() {
     parser_.emplace();
     parser_->header_limit(kMaxHeaderBytes);
     parser_->body_limit(kMaxBodyBytes);
+    if (buffer_.size() > 0) return ReadRequest();
     stream_.expires_after(server_.options.idle_timeout);
+    stream_.async_read_some(buffer_.prepare(kMaxHeaderBytes),
+                            [self = shared_from_this()](beast::error_code ec, std::size_t n) {
+                              if (ec) return self->Close();
+                              self->buffer_.commit(n);
+                              self->ReadRequest();
+                            });
+  }
+
+  void ReadRequest() {
+    stream_.expires_after(server_.options.header_timeout);
     beast_http::async_read(stream_, buffer_, *parser_,
                            beast::bind_front_handler(&Session::OnRead, shared_from_this()));
   }
@@ -165,13 +192,15 @@ class Session : public std::enable_shared_from_this<Session> {
 
   // ---- event stream ----
   void StartStream(Router::Reply reply) {
-    if (!server_.AddStream(reply.feed)) {
+    if (Status s = server_.AddStream(reply.feed, reply.user, address_); !s.ok()) {
       reply.feed->Close();
-      return Write(ErrorResponse(beast_http::status::service_unavailable,
-                                 "too many event streams are open; try again later",
-                                 reply.response.version(), false));
+      const auto status = s.error().code == ErrorCode::kUnavailable
+                              ? beast_http::status::service_unavailable
+                              : beast_http::status::too_many_requests;
+      return Write(ErrorResponse(status, s.error().message, reply.response.version(), false));
     }
     counted_stream_ = true;
+    stream_user_ = reply.user;
     feed_ = std::move(reply.feed);
     pending_ = std::move(reply.response.body());
     head_.emplace(reply.response.result(), reply.response.version());
@@ -208,6 +237,14 @@ class Session : public std::enable_shared_from_this<Session> {
     // A client that fell behind (or a stopping Lab) gets the stream ended; the page reconnects
     // and refetches what it shows.
     if (feed_->overflowed() || feed_->ended()) finishing_ = true;
+    if (pending_.size() > server_.options.max_stream_pending_bytes) {
+      spdlog::warn(
+          "http {}: event stream dropped {} unwritten bytes (a client that reads too "
+          "slowly); ending it",
+          peer_, pending_.size());
+      pending_.clear();
+      finishing_ = true;
+    }
     MaybeWrite();
   }
 
@@ -271,6 +308,8 @@ class Session : public std::enable_shared_from_this<Session> {
   beast::flat_buffer buffer_;
   std::optional<beast_http::request_parser<beast_http::string_body>> parser_;
   std::string peer_;
+  std::string address_;      // the client's IP address (per-address limits)
+  std::string stream_user_;  // who opened the event stream (per-user limits)
   std::shared_ptr<Response> res_;
   bool closed_ = false;
   // Event stream.
@@ -346,12 +385,18 @@ void HttpServer::Impl::Accept() {
     if (ec == net::error::operation_aborted || stopping) return;
     if (ec) {
       spdlog::warn("http: accepting a connection failed: {}", ec.message());
-    } else if (connections >= options.max_connections) {
-      beast::error_code ignored;
-      socket.close(ignored);
     } else {
+      beast::error_code rec;
+      const auto remote = socket.remote_endpoint(rec);
+      std::string address = rec ? std::string("?") : remote.address().to_string();
+      if (connections >= options.max_connections || !AddConnection(address)) {
+        beast::error_code ignored;
+        socket.close(ignored);
+        Accept();
+        return;
+      }
       ++connections;
-      auto session = std::make_shared<Session>(std::move(socket), *this);
+      auto session = std::make_shared<Session>(std::move(socket), *this, std::move(address));
       std::erase_if(sessions, [](const std::weak_ptr<Session>& w) { return w.expired(); });
       sessions.push_back(session);
       session->Start();
@@ -374,13 +419,64 @@ void HttpServer::Impl::ArmIngestTimer() {
   });
 }
 
-bool HttpServer::Impl::AddStream(const std::shared_ptr<LabFeed>& feed) {
+Status HttpServer::Impl::AddStream(const std::shared_ptr<LabFeed>& feed, const std::string& user,
+                                   const std::string& address) {
   std::lock_guard l(feeds_mu);
-  if (stopping || streams >= options.max_event_streams) return false;
+  if (stopping || streams >= options.max_event_streams) {
+    return MakeError(ErrorCode::kUnavailable, "too many event streams are open; try again later");
+  }
+  {
+    std::lock_guard c(counts_mu);
+    if (streams_by_user[user] >= options.max_event_streams_per_user) {
+      return MakeError(ErrorCode::kResourceExhausted,
+                       fmt::format("{} has {} event streams open, the most one user may have; "
+                                   "close some pages",
+                                   user, streams_by_user[user]));
+    }
+    if (streams_by_address[address] >= options.max_event_streams_per_address) {
+      return MakeError(ErrorCode::kResourceExhausted,
+                       fmt::format("{} has {} event streams open, the most one address may have; "
+                                   "close some pages",
+                                   address, streams_by_address[address]));
+    }
+    ++streams_by_user[user];
+    ++streams_by_address[address];
+  }
   ++streams;
   std::erase_if(feeds, [](const std::weak_ptr<LabFeed>& w) { return w.expired(); });
   feeds.push_back(feed);
+  return {};
+}
+
+namespace {
+void CountDown(std::map<std::string, std::size_t>& counts, const std::string& key) {
+  auto it = counts.find(key);
+  if (it == counts.end()) return;
+  if (--it->second == 0) counts.erase(it);
+}
+}  // namespace
+
+void HttpServer::Impl::RemoveStream(const std::string& user, const std::string& address) {
+  --streams;
+  std::lock_guard c(counts_mu);
+  CountDown(streams_by_user, user);
+  CountDown(streams_by_address, address);
+}
+
+bool HttpServer::Impl::AddConnection(const std::string& address) {
+  std::lock_guard c(counts_mu);
+  std::size_t& n = connections_by_address[address];
+  if (n >= options.max_connections_per_address) {
+    if (n == 0) connections_by_address.erase(address);
+    return false;
+  }
+  ++n;
   return true;
+}
+
+void HttpServer::Impl::RemoveConnection(const std::string& address) {
+  std::lock_guard c(counts_mu);
+  CountDown(connections_by_address, address);
 }
 
 void HttpServer::Impl::Stop() {

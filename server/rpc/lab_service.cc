@@ -1,5 +1,8 @@
 #include "server/rpc/lab_service.h"
 
+#include <grpcpp/alarm.h>
+
+#include <chrono>
 #include <memory>
 #include <mutex>
 
@@ -76,6 +79,8 @@ class WatchReactor final : public grpc::ServerWriteReactor<v1::JobEvent> {
     }
     if (write) {
       StartWrite(&event_);
+    } else if (std::string why = watch_->failure(); !why.empty()) {
+      End(grpc::Status(grpc::StatusCode::UNAUTHENTICATED, why), false);  // a revoked token
     } else {
       End(grpc::Status::OK, false);
     }
@@ -121,6 +126,31 @@ grpc::Status LabService::UploadArtifact(grpc::ServerContext* context,
                                         grpc::ServerReader<v1::ArtifactChunk>* reader,
                                         v1::ArtifactRef* reply) {
   const Caller caller = CallerOf(*context);
+  // Refused before a byte is read: a caller without the role cannot make the server buffer.
+  if (Status s = RequireRole(caller, Role::kMember, "uploading a file"); !s.ok()) {
+    return ToGrpcStatus(s);
+  }
+  // The upload's own deadline, whatever the client asked for: a slow or stalled upload is
+  // cancelled (its Read fails) when it passes.
+  struct Guard {
+    std::mutex mu;
+    grpc::ServerContext* context = nullptr;
+  };
+  auto guard = std::make_shared<Guard>();
+  guard->context = context;
+  grpc::Alarm alarm;
+  const auto timeout = std::chrono::seconds(lab_.config().upload_timeout_s);
+  alarm.Set(std::chrono::system_clock::now() + timeout, [guard](bool fired) {
+    std::lock_guard l(guard->mu);
+    if (fired && guard->context != nullptr) guard->context->TryCancel();
+  });
+  struct Disarm {
+    std::shared_ptr<Guard> guard;
+    ~Disarm() {
+      std::lock_guard l(guard->mu);
+      guard->context = nullptr;
+    }
+  } disarm{guard};
   std::unique_ptr<ArtifactUpload> upload;
   v1::ArtifactChunk chunk;
   while (reader->Read(&chunk)) {
@@ -130,6 +160,12 @@ grpc::Status LabService::UploadArtifact(grpc::ServerContext* context,
       upload = std::move(*begun);
     }
     if (Status s = upload->Append(chunk.data()); !s.ok()) return ToGrpcStatus(s);
+  }
+  if (context->IsCancelled()) {
+    return grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED,
+                        "the upload did not end within " +
+                            std::to_string(lab_.config().upload_timeout_s) +
+                            " s (upload_timeout_s in the server config)");
   }
   if (!upload) {
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "the upload carried no chunk");
@@ -219,6 +255,12 @@ grpc::Status LabService::RenewReservation(grpc::ServerContext* context,
 grpc::Status LabService::Release(grpc::ServerContext* context, const v1::ReleaseRequest* request,
                                  v1::Board* reply) {
   return BoardReply(lab_.Release(CallerOf(*context), request->board()), reply);
+}
+
+grpc::Status LabService::AssignBoard(grpc::ServerContext* context,
+                                     const v1::AssignBoardRequest* request, v1::Board* reply) {
+  return BoardReply(lab_.AssignBoard(CallerOf(*context), request->board(), request->agent()),
+                    reply);
 }
 
 grpc::Status LabService::SetMaintenance(grpc::ServerContext* context,

@@ -40,6 +40,9 @@ class LabService final
                                 mculab::v1::Board* reply) override;
   grpc::Status Release(grpc::ServerContext* context, const mculab::v1::ReleaseRequest* request,
                        mculab::v1::Board* reply) override;
+  grpc::Status AssignBoard(grpc::ServerContext* context,
+                           const mculab::v1::AssignBoardRequest* request,
+                           mculab::v1::Board* reply) override;
   grpc::Status SetMaintenance(grpc::ServerContext* context,
                               const mculab::v1::SetMaintenanceRequest* request,
                               mculab::v1::Board* reply) override;

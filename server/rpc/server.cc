@@ -123,7 +123,15 @@ Result<std::unique_ptr<RpcServer>> RpcServer::Start(server::Lab& lab, const std:
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 10'000);
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 5'000);
-  builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 0);
+  // Ping-flood protection stays on: a client that pings more often than the interval above
+  // gets GOAWAY after a few strikes (agents ping every 30 s).
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, kMaxPingStrikes);
+  // One connection cannot open unbounded streams, and the server as a whole runs a bounded
+  // number of handler threads (a call beyond them is RESOURCE_EXHAUSTED, not a new thread).
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, kMaxConcurrentStreams);
+  grpc::ResourceQuota quota("mculab-server");
+  quota.SetMaxThreads(kMaxThreads);
+  builder.SetResourceQuota(quota);
   builder.SetMaxReceiveMessageSize(16 << 20);
   builder.RegisterService(s->lab_service_.get());
   builder.RegisterService(s->agent_service_.get());

@@ -20,6 +20,13 @@ namespace mculab::server::rpc {
 class LabService;
 class AgentLinkService;
 
+// Abuse limits of the gRPC endpoint: streams one connection may have open at once, handler
+// threads of the whole server (each agent link and upload holds one while it runs), and the pings
+// without data a client may send faster than every 5 s before it is disconnected.
+inline constexpr int kMaxConcurrentStreams = 100;
+inline constexpr int kMaxThreads = 256;
+inline constexpr int kMaxPingStrikes = 2;
+
 class RpcServer {
  public:
   // Binds `listen` (HOST:PORT; port 0 picks a free one) and starts serving. A port another

@@ -8,6 +8,7 @@
 #include <array>
 #include <cerrno>
 #include <cstring>
+#include <set>
 
 #include "common/sha256.h"
 
@@ -84,8 +85,120 @@ std::string TokenId(std::string_view token) {
   return std::string(token.substr(0, kUserTokenPrefix.size() + kIdHexDigits));
 }
 
+struct Accounts::WatchRegistry {
+  struct Entry {
+    std::string hash;
+    std::function<void()> on_revoked;
+  };
+  mutable std::mutex mu;
+  std::uint64_t next_id = 1;
+  std::map<std::uint64_t, Entry> entries;
+};
+
+class TokenSubscription {
+ public:
+  TokenSubscription(std::weak_ptr<Accounts::WatchRegistry> registry, std::uint64_t id)
+      : registry_(std::move(registry)), id_(id) {}
+  ~TokenSubscription() {
+    if (auto r = registry_.lock()) {
+      std::lock_guard l(r->mu);
+      r->entries.erase(id_);
+    }
+  }
+  TokenSubscription(const TokenSubscription&) = delete;
+  TokenSubscription& operator=(const TokenSubscription&) = delete;
+
+ private:
+  std::weak_ptr<Accounts::WatchRegistry> registry_;
+  std::uint64_t id_;
+};
+
 Accounts::Accounts(db::Store& store, Clock& clock, std::int64_t cache_ttl_ms)
-    : store_(store), clock_(clock), cache_ttl_ms_(cache_ttl_ms) {}
+    : store_(store),
+      clock_(clock),
+      cache_ttl_ms_(cache_ttl_ms),
+      watches_(std::make_shared<WatchRegistry>()) {}
+
+Accounts::~Accounts() { StopRevocationChecks(); }
+
+std::shared_ptr<TokenSubscription> Accounts::WatchToken(const std::string& token,
+                                                        std::function<void()> on_revoked) {
+  if (token.empty()) return nullptr;
+  std::lock_guard l(watches_->mu);
+  const std::uint64_t id = watches_->next_id++;
+  watches_->entries[id] = WatchRegistry::Entry{Sha256Hex(token), std::move(on_revoked)};
+  return std::make_shared<TokenSubscription>(watches_, id);
+}
+
+std::size_t Accounts::CheckRevocations() {
+  std::set<std::string> hashes;
+  {
+    std::lock_guard l(watches_->mu);
+    for (const auto& [id, e] : watches_->entries) hashes.insert(e.hash);
+  }
+  std::set<std::string> gone;
+  for (const std::string& hash : hashes) {
+    auto found = store_.FindToken(hash);
+    if (!found.ok()) continue;  // a store problem is not a revocation
+    if (!found->has_value() || (*found)->revoked_ms != 0) gone.insert(hash);
+  }
+  if (gone.empty()) return 0;
+  std::vector<std::function<void()>> callbacks;
+  {
+    std::lock_guard l(watches_->mu);
+    for (auto it = watches_->entries.begin(); it != watches_->entries.end();) {
+      if (gone.contains(it->second.hash)) {
+        callbacks.push_back(std::move(it->second.on_revoked));
+        it = watches_->entries.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  {
+    std::lock_guard l(mu_);
+    for (const std::string& hash : gone) cache_.erase(hash);
+  }
+  if (!callbacks.empty()) {
+    spdlog::warn("ending {} open stream(s) whose token was revoked", callbacks.size());
+  }
+  for (auto& f : callbacks) {
+    if (f) f();
+  }
+  return callbacks.size();
+}
+
+void Accounts::StartRevocationChecks(std::chrono::milliseconds period) {
+  std::lock_guard l(checker_mu_);
+  if (checker_.joinable()) return;
+  checker_stop_ = false;
+  checker_ = std::thread([this, period] {
+    std::unique_lock lock(checker_mu_);
+    while (!checker_stop_) {
+      checker_cv_.wait_for(lock, period, [&] { return checker_stop_; });
+      if (checker_stop_) break;
+      lock.unlock();
+      CheckRevocations();
+      lock.lock();
+    }
+  });
+}
+
+void Accounts::StopRevocationChecks() {
+  std::thread t;
+  {
+    std::lock_guard l(checker_mu_);
+    checker_stop_ = true;
+    t = std::move(checker_);
+  }
+  checker_cv_.notify_all();
+  if (t.joinable()) t.join();
+}
+
+std::size_t Accounts::watched_streams() const {
+  std::lock_guard l(watches_->mu);
+  return watches_->entries.size();
+}
 
 Caller Accounts::Authenticate(std::string_view token, std::string peer) {
   Caller caller;
@@ -277,6 +390,7 @@ Result<db::TokenRecord> Accounts::Revoke(std::string_view token_or_id) {
     std::lock_guard l(mu_);
     cache_.erase(target->hash);
   }
+  CheckRevocations();  // this process's open streams of the token end now
   auto again = store_.FindToken(target->hash);
   if (again.ok() && again->has_value()) return **again;
   return *target;

@@ -10,15 +10,26 @@
 // the database on every call; a revocation (made by `mculab-server admin`, another process) is
 // therefore seen within cache_ttl. Unknown tokens are never cached.
 //
+// Open streams (agent links, job watches, the page's event streams) authenticate once, so they
+// also watch their token (WatchToken): CheckRevocations() re-reads every watched token from the
+// store, bypassing the cache, and ends the streams of revoked ones. A background thread
+// (StartRevocationChecks) runs it every `period`, and Revoke() runs it at once, so a revocation
+// by another process ends the streams within about a second.
+//
 // Thread-safety: every method may be called from any thread.
 #pragma once
 
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "common/result.h"
@@ -54,11 +65,16 @@ struct Account {
   std::vector<db::TokenRecord> tokens;
 };
 
+// A stream's interest in its token; destroying it ends the interest (a callback that is already
+// running may still finish, so callbacks must only reach what they hold weakly or by id).
+class TokenSubscription;
+
 class Accounts {
  public:
   static constexpr std::int64_t kDefaultCacheTtlMs = 2000;
 
   Accounts(db::Store& store, Clock& clock, std::int64_t cache_ttl_ms = kDefaultCacheTtlMs);
+  ~Accounts();
 
   // The caller a request's bearer token stands for. Never an error: a missing, malformed, unknown
   // or revoked token gives role kNone with `problem` saying which, and RequireRole /
@@ -78,6 +94,21 @@ class Accounts {
   // that say what to do. Returns the revoked token's record.
   Result<db::TokenRecord> Revoke(std::string_view token_or_id);
 
+  // ---- open streams ----
+  // Calls `on_revoked` once, without locks held, when a check finds `token` revoked or no longer
+  // known. Null for an empty token (in-process callers have none: nothing to watch).
+  std::shared_ptr<TokenSubscription> WatchToken(const std::string& token,
+                                                std::function<void()> on_revoked);
+  // Checks every watched token against the store; returns how many streams it ended.
+  std::size_t CheckRevocations();
+  // Runs CheckRevocations every `period` on a thread of its own until StopRevocationChecks().
+  void StartRevocationChecks(std::chrono::milliseconds period);
+  void StopRevocationChecks();
+  // Open streams watching their token (diagnostics and tests).
+  std::size_t watched_streams() const;
+
+  struct WatchRegistry;  // shared with the subscriptions, which may outlive this object
+
  private:
   struct Cached {
     Caller caller;
@@ -90,6 +121,11 @@ class Accounts {
   const std::int64_t cache_ttl_ms_;
   std::mutex mu_;
   std::map<std::string, Cached> cache_;  // by token hash
+  std::shared_ptr<WatchRegistry> watches_;
+  std::mutex checker_mu_;
+  std::condition_variable checker_cv_;
+  bool checker_stop_ = false;
+  std::thread checker_;
 };
 
 }  // namespace mculab::server

@@ -37,9 +37,9 @@ void MakeOwnerOnly(const std::filesystem::path& dir) {
 
 }  // namespace
 
-ArtifactStore::ArtifactStore(std::filesystem::path root, std::uint64_t max_bytes, db::Store& store,
+ArtifactStore::ArtifactStore(std::filesystem::path root, Limits limits, db::Store& store,
                              Clock& clock)
-    : root_(std::move(root)), max_bytes_(max_bytes), store_(store), clock_(clock) {}
+    : root_(std::move(root)), limits_(limits), store_(store), clock_(clock) {}
 
 Status ArtifactStore::Init() {
   std::error_code ec;
@@ -65,11 +65,36 @@ Result<std::unique_ptr<ArtifactUpload>> ArtifactStore::Begin(const Caller& calle
   if (name.size() > 255) {
     return MakeError(ErrorCode::kInvalidArgument, "artifact name is longer than 255 characters");
   }
-  if (declared_size > max_bytes_) {
+  if (declared_size > limits_.max_bytes) {
     return MakeError(ErrorCode::kResourceExhausted,
                      fmt::format("artifact '{}' is {}; the server accepts at most {} "
                                  "(max_artifact_bytes in the server config)",
-                                 name, HumanBytes(declared_size), HumanBytes(max_bytes_)));
+                                 name, HumanBytes(declared_size), HumanBytes(limits_.max_bytes)));
+  }
+  auto usage = store_.GetArtifactUsage(caller.user);
+  if (!usage.ok()) return usage.error();
+  if (usage->count >= limits_.user_max_count) {
+    return MakeError(ErrorCode::kResourceExhausted,
+                     fmt::format("{} has {} uploaded artifacts, the most this server keeps per "
+                                 "user (max_user_artifacts in the server config); unused ones are "
+                                 "deleted after artifact_grace_s",
+                                 caller.user, usage->count));
+  }
+  const std::uint64_t room =
+      usage->bytes >= limits_.user_max_bytes ? 0 : limits_.user_max_bytes - usage->bytes;
+  std::uint64_t limit = limits_.max_bytes;
+  std::string limit_key = "max_artifact_bytes";
+  if (room < limit) {
+    limit = room;
+    limit_key = fmt::format("max_user_artifact_bytes: {} already holds {} of {}", caller.user,
+                            HumanBytes(usage->bytes), HumanBytes(limits_.user_max_bytes));
+  }
+  if (declared_size > limit) {
+    return MakeError(
+        ErrorCode::kResourceExhausted,
+        fmt::format("artifact '{}' is {}; {} may upload at most {} more ({} in the "
+                    "server config)",
+                    name, HumanBytes(declared_size), caller.user, HumanBytes(limit), limit_key));
   }
   static std::atomic<std::uint64_t> counter{0};
   std::random_device rd;
@@ -82,18 +107,21 @@ Result<std::unique_ptr<ArtifactUpload>> ArtifactStore::Begin(const Caller& calle
     return MakeError(ErrorCode::kUnavailable,
                      "cannot create " + temp.string() + ": " + std::strerror(errno));
   }
-  return std::unique_ptr<ArtifactUpload>(
-      new ArtifactUpload(*this, temp, f, std::move(name), caller.user, declared_size));
+  return std::unique_ptr<ArtifactUpload>(new ArtifactUpload(
+      *this, temp, f, std::move(name), caller.user, declared_size, limit, std::move(limit_key)));
 }
 
 ArtifactUpload::ArtifactUpload(ArtifactStore& owner, std::filesystem::path temp, std::FILE* file,
-                               std::string name, std::string user, std::uint64_t declared_size)
+                               std::string name, std::string user, std::uint64_t declared_size,
+                               std::uint64_t limit, std::string limit_key)
     : owner_(owner),
       temp_(std::move(temp)),
       file_(file),
       name_(std::move(name)),
       user_(std::move(user)),
-      declared_size_(declared_size) {}
+      declared_size_(declared_size),
+      limit_(limit),
+      limit_key_(std::move(limit_key)) {}
 
 ArtifactUpload::~ArtifactUpload() {
   if (file_ != nullptr) std::fclose(file_);
@@ -106,15 +134,15 @@ ArtifactUpload::~ArtifactUpload() {
 Error ArtifactUpload::TooLarge(std::uint64_t size) const {
   return MakeError(ErrorCode::kResourceExhausted,
                    fmt::format("artifact '{}' is larger than the {} the server accepts "
-                               "(max_artifact_bytes in the server config); {} received so far",
-                               name_, HumanBytes(owner_.max_bytes_), HumanBytes(size)));
+                               "({} in the server config); {} received so far",
+                               name_, HumanBytes(limit_), limit_key_, HumanBytes(size)));
 }
 
 Status ArtifactUpload::Append(std::string_view bytes) {
   if (failed_ || finished_ || file_ == nullptr) {
     return MakeError(ErrorCode::kFailedPrecondition, "the upload is already over");
   }
-  if (size_ + bytes.size() > owner_.max_bytes_) {
+  if (size_ + bytes.size() > limit_) {
     failed_ = true;
     return TooLarge(size_ + bytes.size());
   }

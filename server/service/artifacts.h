@@ -1,7 +1,8 @@
 // ArtifactStore: uploaded files, content-addressed by SHA-256 (DESIGN.md §3). An upload streams
 // into a temporary file under root/tmp while it is hashed; Finish() moves it to
 // root/<sha[0:2]>/<sha> (or drops it when that content is already stored) and records it in the
-// store. Uploads over the size limit fail with kResourceExhausted.
+// store. Uploads over the size limit, or over the uploader's quota (bytes and count of the
+// artifacts they uploaded first), fail with kResourceExhausted naming the config key.
 // Thread-safety: ArtifactStore is safe to share; one ArtifactUpload belongs to one caller.
 #pragma once
 
@@ -33,7 +34,8 @@ class ArtifactUpload {
  private:
   friend class ArtifactStore;
   ArtifactUpload(class ArtifactStore& owner, std::filesystem::path temp, std::FILE* file,
-                 std::string name, std::string user, std::uint64_t declared_size);
+                 std::string name, std::string user, std::uint64_t declared_size,
+                 std::uint64_t limit, std::string limit_key);
   Error TooLarge(std::uint64_t size) const;
 
   ArtifactStore& owner_;
@@ -42,6 +44,8 @@ class ArtifactUpload {
   std::string name_;
   std::string user_;
   std::uint64_t declared_size_;
+  std::uint64_t limit_;    // the most this upload may hold
+  std::string limit_key_;  // the config key that sets it
   std::uint64_t size_ = 0;
   Sha256 sha_;
   bool failed_ = false;
@@ -50,20 +54,25 @@ class ArtifactUpload {
 
 class ArtifactStore {
  public:
-  ArtifactStore(std::filesystem::path root, std::uint64_t max_bytes, db::Store& store,
-                Clock& clock);
+  // Per user: at most user_max_bytes in at most user_max_count artifacts.
+  struct Limits {
+    std::uint64_t max_bytes = 64ull << 20;
+    std::uint64_t user_max_bytes = 1ull << 30;
+    std::uint64_t user_max_count = 1000;
+  };
+  ArtifactStore(std::filesystem::path root, Limits limits, db::Store& store, Clock& clock);
   // Creates the directories and removes temporary files left by a previous run.
   Status Init();
   // declared_size: the total the client announced, 0 when unknown.
   Result<std::unique_ptr<ArtifactUpload>> Begin(const Caller& caller, std::string name,
                                                 std::uint64_t declared_size);
   std::filesystem::path PathOf(const std::string& sha256) const;
-  std::uint64_t max_bytes() const { return max_bytes_; }
+  std::uint64_t max_bytes() const { return limits_.max_bytes; }
 
  private:
   friend class ArtifactUpload;
   const std::filesystem::path root_;
-  const std::uint64_t max_bytes_;
+  const Limits limits_;
   db::Store& store_;
   Clock& clock_;
 };

@@ -64,12 +64,19 @@ Result<LabConfig> ParseLabConfig(std::string_view toml_text, std::string_view or
     if (k != "max_artifact_bytes" && k != "default_timeout_s" && k != "max_attempts" &&
         k != "heartbeat_ms" && k != "heartbeat_timeout_ms" && k != "reconnect_grace_s" &&
         k != "cancel_grace_ms" && k != "max_reservation_s" && k != "health" &&
-        k != "pass_cycles_tolerance" && k != "tls_cert" && k != "tls_key") {
+        k != "pass_cycles_tolerance" && k != "tls_cert" && k != "tls_key" &&
+        k != "max_user_artifact_bytes" && k != "max_user_artifacts" && k != "artifact_grace_s" &&
+        k != "max_queued_jobs_per_user" && k != "max_boards_per_agent" &&
+        k != "max_tags_per_board" && k != "upload_timeout_s") {
       return ConfigError(origin, "unknown key '" + std::string(k) +
                                      "' (known: max_artifact_bytes, default_timeout_s, "
                                      "max_attempts, heartbeat_ms, heartbeat_timeout_ms, "
                                      "reconnect_grace_s, cancel_grace_ms, max_reservation_s, "
-                                     "pass_cycles_tolerance, tls_cert, tls_key, [health])");
+                                     "pass_cycles_tolerance, tls_cert, tls_key, "
+                                     "max_user_artifact_bytes, max_user_artifacts, "
+                                     "artifact_grace_s, max_queued_jobs_per_user, "
+                                     "max_boards_per_agent, max_tags_per_board, "
+                                     "upload_timeout_s, [health])");
     }
   }
   LabConfig c;
@@ -101,6 +108,27 @@ Result<LabConfig> ParseLabConfig(std::string_view toml_text, std::string_view or
     return s.error();
   if (Status s = ReadInt(t, "max_reservation_s", 1, 365 * 24 * 3600, origin, c.max_reservation_s);
       !s.ok())
+    return s.error();
+  if (Status s = ReadInt(t, "max_user_artifact_bytes", 1, std::int64_t{1} << 50, origin,
+                         c.max_user_artifact_bytes);
+      !s.ok())
+    return s.error();
+  if (Status s = ReadInt(t, "max_user_artifacts", 1, 10'000'000, origin, c.max_user_artifacts);
+      !s.ok())
+    return s.error();
+  if (Status s = ReadInt(t, "artifact_grace_s", 60, 365 * 24 * 3600, origin, c.artifact_grace_s);
+      !s.ok())
+    return s.error();
+  if (Status s =
+          ReadInt(t, "max_queued_jobs_per_user", 1, 10'000'000, origin, c.max_queued_jobs_per_user);
+      !s.ok())
+    return s.error();
+  if (Status s = ReadInt(t, "max_boards_per_agent", 1, 100'000, origin, c.max_boards_per_agent);
+      !s.ok())
+    return s.error();
+  if (Status s = ReadInt(t, "max_tags_per_board", 0, 10'000, origin, c.max_tags_per_board); !s.ok())
+    return s.error();
+  if (Status s = ReadInt(t, "upload_timeout_s", 1, 24 * 3600, origin, c.upload_timeout_s); !s.ok())
     return s.error();
   if (const toml::node* h = t.get("health")) {
     const toml::table* ht = h->as_table();

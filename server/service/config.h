@@ -15,6 +15,17 @@
 //                                   # board goes offline with health unknown
 //   max_reservation_s = 604800      # longest `mculab reserve --for`
 //
+//   # Limits that keep one user or one agent from starving the others (0 is not allowed: every
+//   # limit is finite; raise it instead):
+//   max_user_artifact_bytes = 1073741824  # bytes of uploads one user may keep (1 GiB)
+//   max_user_artifacts = 1000       # uploads one user may keep
+//   artifact_grace_s = 86400        # an upload no unfinished job references is deleted this long
+//                                   # after it was made
+//   max_queued_jobs_per_user = 1000 # one user's jobs waiting for a board
+//   max_boards_per_agent = 64       # boards one agent may register
+//   max_tags_per_board = 32         # tags per registered board
+//   upload_timeout_s = 600          # an upload (mculab submit --firmware, --cases) must end within
+//
 //   [health]
 //   checks = true                   # run a health-check job when a board's health is unknown
 //   max_failures = 3                # failed checks in a row that make a board bad
@@ -55,6 +66,14 @@ struct LabConfig {
   std::uint32_t health_max_failures = 3;
   double health_tolerance = 0.0;
   std::map<std::string, std::int64_t> health_expected;  // board kind -> value
+  // Limits (see above); errors that enforce them name the key.
+  std::uint64_t max_user_artifact_bytes = 1ull << 30;
+  std::uint32_t max_user_artifacts = 1000;
+  std::uint32_t artifact_grace_s = 24 * 3600;
+  std::uint32_t max_queued_jobs_per_user = 1000;
+  std::uint32_t max_boards_per_agent = 64;
+  std::uint32_t max_tags_per_board = 32;
+  std::uint32_t upload_timeout_s = 600;
 };
 
 Result<LabConfig> ParseLabConfig(std::string_view toml_text, std::string_view origin);

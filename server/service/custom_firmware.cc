@@ -1,6 +1,7 @@
 #include "server/service/custom_firmware.h"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <array>
@@ -174,6 +175,32 @@ Result<std::pair<std::filesystem::path, Artifact>> Lab::OpenArtifact(const Calle
   if (!IsHexSha(sha256)) {
     return MakeError(ErrorCode::kInvalidArgument,
                      "artifact must be a SHA-256 in lowercase hex, got '" + sha256 + "'");
+  }
+  if (caller.role == Role::kAgent) {
+    // Only what the agent's own active runs need: another agent's uploads stay private.
+    bool referenced = false;
+    {
+      std::lock_guard l(mu_);
+      for (const auto& [run_id, r] : runs_) {
+        if (r.run.agent != caller.user) continue;
+        auto j = jobs_.find(r.run.job_id);
+        if (j == jobs_.end()) continue;
+        const Job& job = j->second.job;
+        if (job.firmware_artifact == sha256 || job.blob_artifact == sha256 ||
+            job.cases_artifact == sha256) {
+          referenced = true;
+          break;
+        }
+      }
+    }
+    if (!referenced) {
+      ++refused_agent_messages_;
+      spdlog::warn("agent {} asked for artifact {}, which no run it holds references; refused",
+                   caller.user, sha256);
+      return MakeError(
+          ErrorCode::kPermissionDenied,
+          "agent " + caller.user + " holds no active run that references artifact " + sha256);
+    }
   }
   auto a = store_.GetArtifact(sha256);
   if (!a.ok()) return a.error();

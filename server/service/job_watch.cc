@@ -34,6 +34,28 @@ void JobWatch::Notify() {
   if (listener) listener();
 }
 
+void JobWatch::Fail(std::string why) {
+  {
+    std::lock_guard l(mu_);
+    if (closed_) return;
+    failure_ = std::move(why);
+    producer_done_ = true;
+    events_.clear();
+  }
+  cv_.notify_all();
+  Notify();
+}
+
+void JobWatch::Hold(std::shared_ptr<void> resource) {
+  std::lock_guard l(mu_);
+  held_ = std::move(resource);
+}
+
+std::string JobWatch::failure() const {
+  std::lock_guard l(mu_);
+  return failure_;
+}
+
 std::optional<JobEvent> JobWatch::TryNext() {
   std::lock_guard l(mu_);
   if (closed_ || events_.empty()) return std::nullopt;

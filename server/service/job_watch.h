@@ -14,6 +14,7 @@
 #include <condition_variable>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -41,6 +42,11 @@ class JobWatch {
   void Push(const JobEvent& event);  // an event with a final state is the last one
   void End();                        // no more events (the Lab is stopping)
   void Notify();                     // runs the listener; call without locks held
+  // Ends the watch at once with an error (the watcher's token was revoked): queued events are
+  // dropped, Ended() turns true and failure() says why. Runs the listener; call without locks.
+  void Fail(std::string why);
+  // Keeps `resource` (the watcher's token subscription) alive as long as the watch.
+  void Hold(std::shared_ptr<void> resource);
 
   // Consumer side.
   std::optional<JobEvent> TryNext();
@@ -53,6 +59,8 @@ class JobWatch {
   // (a Notify() already running may still finish).
   void Close();
   bool closed() const;
+  // Why Fail() ended the watch; empty otherwise.
+  std::string failure() const;
 
  private:
   const JobId job_id_;
@@ -62,6 +70,8 @@ class JobWatch {
   bool producer_done_ = false;
   bool closed_ = false;
   std::function<void()> listener_;
+  std::string failure_;
+  std::shared_ptr<void> held_;
 };
 
 }  // namespace mculab::server

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <future>
+#include <limits>
 
 #include "common/crash_point.h"
 #include "common/op_catalog.h"
@@ -75,7 +76,10 @@ Lab::Lab(db::Store& store, Clock& clock, LabConfig config, std::filesystem::path
     : store_(store),
       clock_(clock),
       config_(config),
-      artifacts_(home / "artifacts", config.max_artifact_bytes, store, clock),
+      artifacts_(home / "artifacts",
+                 ArtifactStore::Limits{config.max_artifact_bytes, config.max_user_artifact_bytes,
+                                       config.max_user_artifacts},
+                 store, clock),
       accounts_(store, clock) {}
 
 Lab::~Lab() { Stop(); }
@@ -203,11 +207,15 @@ Status Lab::Start() {
         "{} run(s) that were on a board when the server stopped wait up to {} s for their agent",
         waiting, config_.reconnect_grace_s);
   }
+  next_artifact_collection_ms_ = clock_.NowMs() + kArtifactCollectionPeriodMs;
   background_ = std::thread([this] { BackgroundLoop(); });
+  accounts_.StartRevocationChecks(kRevocationCheckPeriod);
   return {};
 }
 
 void Lab::Stop() {
+  // No revocation callback may reach the Lab once it stops.
+  accounts_.StopRevocationChecks();
   Tx tx;
   {
     std::lock_guard l(mu_);
@@ -528,6 +536,15 @@ std::shared_ptr<LabFeed> Lab::Subscribe(std::size_t capacity) {
   return feed;
 }
 
+std::shared_ptr<LabFeed> Lab::Subscribe(const Caller& subscriber, std::size_t capacity) {
+  auto feed = Subscribe(capacity);
+  // A revoked token ends the feed: its event stream closes and the page's reconnect is refused.
+  feed->Hold(accounts_.WatchToken(subscriber.token, [weak = std::weak_ptr<LabFeed>(feed)] {
+    if (auto f = weak.lock()) f->End();
+  }));
+  return feed;
+}
+
 void Lab::Deliver(Tx& tx) {
   for (auto& w : tx.notify) w->Notify();
   tx.notify.clear();
@@ -814,6 +831,19 @@ Result<SubmitReply> Lab::Submit(const Caller& caller, SubmitRequest request) {
   std::unique_lock l(mu_);
   if (stopping_) return MakeError(ErrorCode::kUnavailable, "the server is shutting down");
   if (Status s = Serving(); !s.ok()) return s.error();
+  {
+    std::uint32_t queued = 0;
+    for (const auto& [id, aj] : jobs_) {
+      if (aj.job.user == caller.user && aj.job.state == JobState::kQueued) ++queued;
+    }
+    if (queued >= config_.max_queued_jobs_per_user) {
+      return MakeError(ErrorCode::kResourceExhausted,
+                       fmt::format("{} has {} jobs queued, the most this server queues per user "
+                                   "(max_queued_jobs_per_user in the server config); wait for "
+                                   "some to start or cancel them",
+                                   caller.user, queued));
+    }
+  }
   // Admission control: only what some registered board (online or not) could run.
   if (!request.board.empty()) {
     auto b = boards_.find(request.board);
@@ -859,6 +889,18 @@ Result<SubmitReply> Lab::Submit(const Caller& caller, SubmitRequest request) {
         need = n;
         case_id = c.id;
       }
+    }
+    // Whatever the boards report: no runner addresses more than 4 GiB (the Cortex-M address
+    // space; the host runner's arena is smaller still).
+    constexpr std::uint64_t kMostAddressable = std::uint64_t{1} << 32;
+    if (need > kMostAddressable) {
+      return MakeError(ErrorCode::kInvalidArgument,
+                       fmt::format("case {} needs {} of RAM for its tensors, more than a runner "
+                                   "can address (4 GiB); use smaller cases",
+                                   case_id,
+                                   need == std::numeric_limits<std::uint64_t>::max()
+                                       ? std::string("more than 2^64 bytes")
+                                       : fmt::format("about {} bytes", need)));
     }
     std::uint64_t most = 0;
     bool unknown_ram = false;
@@ -1062,6 +1104,10 @@ Result<std::shared_ptr<JobWatch>> Lab::Watch(const Caller& caller, JobId id) {
           watch, JobEvent{j.id, j.state, j.message, std::min(j.progress_done, j.ProgressTotal()),
                           j.ProgressTotal(), j.assigned_board, clock_.NowMs()});
       watchers_[id].push_back(watch);
+      // A revoked token ends the watch (Accounts runs this without locks held).
+      watch->Hold(accounts_.WatchToken(caller.token, [weak = std::weak_ptr<JobWatch>(watch)] {
+        if (auto w = weak.lock()) w->Fail("the watcher's token was revoked");
+      }));
       CommitLocked(tx);
       return watch;
     }
@@ -1081,6 +1127,37 @@ Result<std::unique_ptr<ArtifactUpload>> Lab::BeginUpload(const Caller& caller, s
   if (Status s = RequireRole(caller, Role::kMember, "uploading a file"); !s.ok()) return s.error();
   if (Status s = Serving(); !s.ok()) return s.error();
   return artifacts_.Begin(caller, std::move(name), declared_size);
+}
+
+Result<std::size_t> Lab::CollectArtifacts() {
+  const std::int64_t cutoff = clock_.NowMs() - std::int64_t{config_.artifact_grace_s} * 1000;
+  auto old = store_.ListArtifactsBefore(cutoff);  // read without the lock
+  if (!old.ok()) return old.error();
+  if (old->empty()) return std::size_t{0};
+  db::WriteSet ws;
+  {
+    std::lock_guard l(mu_);
+    std::set<std::string> in_use;
+    for (const auto& [id, aj] : jobs_) {  // every unfinished job
+      for (const std::string* sha :
+           {&aj.job.cases_artifact, &aj.job.firmware_artifact, &aj.job.blob_artifact}) {
+        if (!sha->empty()) in_use.insert(*sha);
+      }
+    }
+    for (const Artifact& a : *old) {
+      if (!in_use.contains(a.sha256)) ws.deleted_artifacts.push_back(a.sha256);
+    }
+  }
+  if (ws.deleted_artifacts.empty()) return std::size_t{0};
+  std::vector<std::string> deleted = ws.deleted_artifacts;
+  if (Status s = store_.WriteAndWait(std::move(ws)); !s.ok()) return s.error();
+  for (const std::string& sha : deleted) {
+    std::error_code ec;
+    std::filesystem::remove(artifacts_.PathOf(sha), ec);
+  }
+  spdlog::info("deleted {} upload(s) older than {} s that no unfinished job uses", deleted.size(),
+               config_.artifact_grace_s);
+  return deleted.size();
 }
 
 Result<std::vector<JobTransition>> Lab::JobHistory(const Caller& caller, JobId id) {
@@ -1147,6 +1224,15 @@ void Lab::BackgroundLoop() {
       l.lock();
       continue;
     }
+    if (clock_.NowMs() >= next_artifact_collection_ms_) {
+      next_artifact_collection_ms_ = clock_.NowMs() + kArtifactCollectionPeriodMs;
+      l.unlock();
+      if (auto n = CollectArtifacts(); !n.ok()) {
+        spdlog::error("collecting unused artifacts: {}", n.error().message);
+      }
+      l.lock();
+      continue;
+    }
     Tx tx;
     ExpireDeadlinesLocked(tx);
     ExpireLeasesLocked(tx);
@@ -1163,6 +1249,7 @@ void Lab::BackgroundLoop() {
                                  NextAgentDeadlineLocked());
     if (!lease_deadlines_.empty()) next = std::min(next, lease_deadlines_.begin()->first);
     if (!cancel_deadlines_.empty()) next = std::min(next, cancel_deadlines_.begin()->first);
+    next = std::min(next, next_artifact_collection_ms_);
     clock_.WaitUntil(l, bg_cv_, next);
   }
 }

@@ -23,6 +23,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -59,6 +60,10 @@ inline constexpr std::uint32_t kMaxIterations = 100'000;
 inline constexpr std::uint32_t kMaxWarmup = 100'000;
 inline constexpr std::size_t kMaxCases = 10'000;
 inline constexpr std::uint32_t kMaxTimeoutS = 7 * 24 * 3600;
+// How often open streams' tokens are checked against the store (a revocation made by
+// `mculab-server admin`, another process, ends them within this).
+inline constexpr std::chrono::milliseconds kRevocationCheckPeriod{1000};
+inline constexpr std::int64_t kArtifactCollectionPeriodMs = 3'600'000;
 // Run ids reserved at a time (Lab::reserved_run_ids_): a restart skips at most this many.
 inline constexpr RunId kRunIdBlock = 1000;
 
@@ -152,7 +157,9 @@ class Lab {
   // The events the boards of a kind (or one board) can count (issue 5).
   Result<EventsView> ListEvents(const Caller& caller, const std::string& kind,
                                 const std::string& board);
-  // An artifact's file for AgentLink.FetchArtifact: agents (and admins) only.
+  // An artifact's file for AgentLink.FetchArtifact: an agent only while it holds an active run
+  // whose job references the artifact (a stranger agent is PERMISSION_DENIED whether or not the
+  // artifact exists); admins always.
   Result<std::pair<std::filesystem::path, Artifact>> OpenArtifact(const Caller& caller,
                                                                   const std::string& sha256);
 
@@ -172,22 +179,39 @@ class Lab {
                                const std::string& reason);
   // Viewer. The board's audit trail (state, health, reservation changes), oldest first.
   Result<std::vector<BoardTransition>> BoardHistory(const Caller& caller, const std::string& board);
+  // Deletes the uploads older than config artifact_grace_s that no unfinished job references
+  // (rows and files), so the per-user quota frees up; finished jobs keep their results and the
+  // artifact's hash. Runs every kArtifactCollectionPeriod on the background thread. Returns how
+  // many were deleted.
+  Result<std::size_t> CollectArtifacts();
+  // Admin (`mculab-server admin board BOARD --agent NAME`). A board belongs to the agent that
+  // first registered it; this gives it to `agent` (the old agent's registration of it is refused
+  // from now on). A busy board is refused (cancel its job first); otherwise the board goes offline
+  // until `agent` registers it.
+  Result<Board> AssignBoard(const Caller& caller, const std::string& board,
+                            const std::string& agent);
 
   // ---- agents ----
-  // The first message of an agent's stream; the caller must hold reg.agent's agent token. Upserts
+  // The first message of an agent's stream; the caller must hold reg.agent's agent token. A board
+  // that belongs to another agent (whoever registered it first, or an admin's AssignBoard) is
+  // refused, naming its owner; so are more boards or tags than config max_boards_per_agent /
+  // max_tags_per_board. The session ends when the agent's token is revoked. Upserts
   // its boards (idle, or busy with a run it resumes after a server restart), sends Registered, and
   // replaces an older session of the same agent (whose runs are infrastructure failures). An agent
   // that then sends nothing (not even a heartbeat) for config heartbeat_timeout is dropped like a
   // disconnected one, and its channel is hung up.
   Result<AgentSessionId> ConnectAgent(const Caller& caller, const mculab::v1::Register& reg,
                                       std::shared_ptr<AgentChannel> channel);
-  // Every later message of that stream.
+  // Every later message of that stream. A message about a run the agent does not hold (another
+  // agent's, or one never assigned) is refused, counted (refused_agent_messages) and never stored.
   void OnAgentMessage(AgentSessionId session, const mculab::v1::AgentMessage& message);
   // The stream ended: the agent's boards go offline and their runs are infrastructure failures
   // (except while the Lab is stopping: then the next Start() deals with them).
   void DisconnectAgent(AgentSessionId session, const std::string& reason);
 
   const LabConfig& config() const { return config_; }
+  // Agent messages refused because they named a run the agent does not hold (since start).
+  std::uint64_t refused_agent_messages() const { return refused_agent_messages_.load(); }
   // Users and tokens: the rpc and HTTP layers turn a request's bearer token into its Caller here.
   Accounts& accounts() { return accounts_; }
 
@@ -196,6 +220,9 @@ class Lab {
   // queue length) from now on, until the subscriber closes the feed or the Lab stops (then the
   // feed ends). See lab_feed.h for the delivery contract.
   std::shared_ptr<LabFeed> Subscribe(std::size_t capacity = LabFeed::kDefaultCapacity);
+  // The same for a caller with a token: the feed ends when that token is revoked.
+  std::shared_ptr<LabFeed> Subscribe(const Caller& subscriber,
+                                     std::size_t capacity = LabFeed::kDefaultCapacity);
 
  private:
   struct ActiveJob {
@@ -227,6 +254,7 @@ class Lab {
     std::shared_ptr<AgentChannel> channel;
     std::int64_t last_seen_ms = 0;
     bool stopping = false;  // Heartbeat.stopping: its boards get no new work
+    std::shared_ptr<TokenSubscription> token_watch;  // ends the session when revoked
   };
   // What one operation changed under the lock. CommitLocked() queues the writes; their commit
   // callback then sends the messages and hands the events to their watches and feeds, so whoever
@@ -318,7 +346,11 @@ class Lab {
   std::map<std::string, std::uint32_t> QueueLengthsLocked() const;
   static void Deliver(Tx& tx);
 
+  // The agent's active run `id`; null (and counted as refused, unless the run merely ended) when
+  // the agent does not hold it.
   ActiveRun* FindRunLocked(RunId id, const std::string& agent);
+  // The token of session `id` was revoked: drop it and hang up its stream.
+  void OnAgentTokenRevoked(AgentSessionId id);
   Status ValidateSubmit(const SubmitRequest& r) const;
   // A custom-runner job's artifacts against the boards that could run it (custom_firmware.h).
   Status AdmitCustomLocked(const SubmitRequest& r, const CustomFirmwareFiles& files) const;
@@ -391,6 +423,8 @@ class Lab {
   std::map<std::string, std::uint32_t> published_queue_;  // the queue lengths feeds were told
   std::map<std::string, BoardUnits> board_units_;         // by board name (issue 5)
   std::thread background_;
+  std::atomic<std::uint64_t> refused_agent_messages_{0};
+  std::int64_t next_artifact_collection_ms_ = 0;  // background thread
 };
 
 }  // namespace mculab::server

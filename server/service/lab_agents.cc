@@ -35,15 +35,35 @@ Result<AgentSessionId> Lab::ConnectAgent(const Caller& caller, const mculab::v1:
     }
   }
 
+  if (static_cast<std::uint32_t>(reg.boards_size()) > config_.max_boards_per_agent) {
+    return MakeError(
+        ErrorCode::kResourceExhausted,
+        fmt::format("agent {} registered {} boards; this server accepts at most {} per "
+                    "agent (server config max_boards_per_agent)",
+                    reg.agent(), reg.boards_size(), config_.max_boards_per_agent));
+  }
+  for (const auto& b : reg.boards()) {
+    if (static_cast<std::uint32_t>(b.tags_size()) > config_.max_tags_per_board) {
+      return MakeError(
+          ErrorCode::kResourceExhausted,
+          fmt::format("agent {} registered board {} with {} tags; this server accepts "
+                      "at most {} per board (server config max_tags_per_board)",
+                      reg.agent(), b.name(), b.tags_size(), config_.max_tags_per_board));
+    }
+  }
+
   if (Status s = Serving(); !s.ok()) return s.error();
   std::unique_lock l(mu_);
   if (stopping_) return MakeError(ErrorCode::kUnavailable, "the server is shutting down");
+  // A board belongs to the agent that first registered it (the boards table keeps the owner
+  // across restarts), connected or not: another agent cannot take it over.
   for (const auto& b : reg.boards()) {
     auto it = boards_.find(b.name());
-    if (it != boards_.end() && it->second.agent != reg.agent() &&
-        agent_sessions_.contains(it->second.agent)) {
+    if (it != boards_.end() && !it->second.agent.empty() && it->second.agent != reg.agent()) {
       return MakeError(ErrorCode::kAlreadyExists,
-                       "board " + b.name() + " is already registered by agent " + it->second.agent);
+                       fmt::format("board {} belongs to agent {}; agent {} may not register it (an "
+                                   "admin can move it: mculab-server admin board {} --agent {})",
+                                   b.name(), it->second.agent, reg.agent(), b.name(), reg.agent()));
     }
   }
   Tx tx;
@@ -51,7 +71,13 @@ Result<AgentSessionId> Lab::ConnectAgent(const Caller& caller, const mculab::v1:
     DropSessionLocked(sessions_.at(old->second), "agent " + reg.agent() + " reconnected", tx);
   }
   const AgentSessionId id = next_session_id_++;
-  sessions_[id] = AgentSession{id, reg.agent(), std::move(channel), clock_.NowMs()};
+  sessions_[id] =
+      AgentSession{id,
+                   reg.agent(),
+                   std::move(channel),
+                   clock_.NowMs(),
+                   false,
+                   accounts_.WatchToken(caller.token, [this, id] { OnAgentTokenRevoked(id); })};
   agent_sessions_[reg.agent()] = id;
   bg_cv_.notify_all();  // a new heartbeat deadline
 
@@ -246,11 +272,36 @@ void Lab::DisconnectAgent(AgentSessionId session, const std::string& reason) {
   Deliver(tx);
 }
 
+void Lab::OnAgentTokenRevoked(AgentSessionId id) {
+  std::unique_lock l(mu_);
+  auto it = sessions_.find(id);
+  if (it == sessions_.end() || stopping_) return;
+  const std::shared_ptr<AgentChannel> channel = it->second.channel;
+  const std::string why = "agent " + it->second.agent + "'s token was revoked";
+  spdlog::warn("{}; dropping its session", why);
+  Tx tx;
+  DropSessionLocked(it->second, why, tx);  // it is gone
+  if (channel) channel->Hangup();
+  ScheduleLocked(tx);
+  CommitLocked(tx);
+  l.unlock();
+  Deliver(tx);
+}
+
 Lab::ActiveRun* Lab::FindRunLocked(RunId id, const std::string& agent) {
   auto it = runs_.find(id);
-  if (it == runs_.end()) return nullptr;
+  if (it == runs_.end()) {
+    // A run that ended is normal (late messages after a requeue or a cancel); one that was never
+    // assigned is not.
+    if (id >= next_run_id_) {
+      ++refused_agent_messages_;
+      spdlog::warn("agent {} reported run {}, which was never assigned; refused", agent, id);
+    }
+    return nullptr;
+  }
   if (it->second.run.agent != agent) {
-    spdlog::warn("agent {} reported run {}, which belongs to agent {}", agent, id,
+    ++refused_agent_messages_;
+    spdlog::warn("agent {} reported run {}, which belongs to agent {}; refused", agent, id,
                  it->second.run.agent);
     return nullptr;
   }

@@ -248,6 +248,45 @@ Result<Board> Lab::SetMaintenance(const Caller& caller, const std::string& board
   return out;
 }
 
+Result<Board> Lab::AssignBoard(const Caller& caller, const std::string& board,
+                               const std::string& agent) {
+  if (Status s = RequireRole(caller, Role::kAdmin, "giving a board to an agent"); !s.ok()) {
+    return s.error();
+  }
+  if (agent.empty()) {
+    return MakeError(ErrorCode::kInvalidArgument, "give the agent's name (--agent NAME)");
+  }
+  std::unique_lock l(mu_);
+  auto it = boards_.find(board);
+  if (it == boards_.end()) return NoBoard(board, boards_);
+  Board& b = it->second;
+  if (b.agent == agent) return b;
+  if (b.state == BoardState::kBusy) {
+    return MakeError(ErrorCode::kFailedPrecondition,
+                     fmt::format("board {} is busy with job {} on agent {}; cancel the job or wait "
+                                 "for it to end, then give the board to agent {}",
+                                 board, b.current_job, b.agent, agent));
+  }
+  Tx tx;
+  const std::string from = b.agent;
+  b.agent = agent;
+  tx.writes.board_transitions.push_back(
+      BoardTransition{board, "agent", from, agent, "given to agent " + agent + " by " + caller.user,
+                      caller.user, clock_.NowMs()});
+  spdlog::info("board {} now belongs to agent {} (was {}), by {}", board, agent, from, caller.user);
+  if (b.state != BoardState::kOffline) {
+    SetBoardStateLocked(b, BoardState::kOffline,
+                        "given to agent " + agent + "; it registers the board when it connects", tx,
+                        caller.user);
+  } else {
+    tx.writes.boards.push_back(b);
+  }
+  ScheduleLocked(tx);
+  Board out = b;
+  if (Status s = CommitAndWait(l, tx); !s.ok()) return s.error();
+  return out;
+}
+
 Result<std::vector<BoardTransition>> Lab::BoardHistory(const Caller& caller,
                                                        const std::string& board) {
   if (Status s = RequireRole(caller, Role::kViewer, "reading a board's history"); !s.ok()) {

@@ -45,6 +45,11 @@ void LabFeed::End() {
   NotifyLocked();
 }
 
+void LabFeed::Hold(std::shared_ptr<void> resource) {
+  std::lock_guard l(mu_);
+  held_ = std::move(resource);
+}
+
 void LabFeed::SetListener(std::function<void()> listener) {
   std::lock_guard l(mu_);
   if (!closed_) listener_ = std::move(listener);

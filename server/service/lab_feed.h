@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -43,7 +44,9 @@ class LabFeed {
 
   // ---- producer (the Lab) ----
   void Push(const LabEvent& event);
-  void End();  // no more events: the Lab is stopping
+  void End();  // no more events: the Lab is stopping (or the subscriber's token was revoked)
+  // Keeps `resource` (the subscriber's token subscription) alive as long as the feed.
+  void Hold(std::shared_ptr<void> resource);
 
   // ---- consumer ----
   void SetListener(std::function<void()> listener);
@@ -69,6 +72,7 @@ class LabFeed {
   bool ended_ = false;
   bool closed_ = false;
   std::function<void()> listener_;
+  std::shared_ptr<void> held_;
 };
 
 }  // namespace mculab::server

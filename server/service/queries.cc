@@ -271,6 +271,7 @@ Result<LabFigures> LabQueries::Figures(const Caller& caller) {
   auto samples = store_.SamplesStored();
   if (!samples.ok()) return samples.error();
   f.samples_stored = *samples;
+  f.refused_agent_messages = lab_.refused_agent_messages();
   auto boards = lab_.ListBoards(caller);
   if (!boards.ok()) return boards.error();
   for (BoardState s : kAllBoardStates) {

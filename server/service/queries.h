@@ -88,6 +88,8 @@ struct LabFigures {
   std::uint64_t queue_length = 0;
   std::uint64_t samples_stored = 0;
   std::vector<std::pair<std::string, std::uint64_t>> boards_by_state;
+  // Agent messages and artifact fetches refused: they named a run the agent does not hold.
+  std::uint64_t refused_agent_messages = 0;
 };
 
 class LabQueries {

@@ -335,11 +335,22 @@ class AuthMatrixTest : public ::testing::Test {
                                        return lab_stub_->ListEvents(Context(tok).get(), req, &r);
                                      },
                                      Least("viewer")};
-    // Agents fetch the custom runners and blobs of their assignments; admins may too (to check
-    // what a job ran). Users' tokens may not read others' uploads this way.
+    // Giving a board to another agent is the admin's (here to its own agent: no change).
+    t["mculab.v1.Lab.AssignBoard"] = {[&](const std::string& tok) {
+                                        v1::AssignBoardRequest req;
+                                        req.set_board("host-0");
+                                        req.set_agent("lab-1");
+                                        v1::Board r;
+                                        return lab_stub_->AssignBoard(Context(tok).get(), req, &r);
+                                      },
+                                      Least("admin")};
+    // Agents fetch the custom runners and blobs of their own active runs only; admins may too (to
+    // check what a job ran). Users' tokens may not read others' uploads this way, and an agent
+    // holding no run that references the artifact (matrix-agent holds none) is refused whether
+    // or not it exists (the Lab's unit tests show the holder's fetch).
     {
       auto who = Least("admin");
-      who["agent"] = Expect::kAllowed;
+      who["agent"] = Expect::kPermissionDenied;
       t["mculab.v1.AgentLink.FetchArtifact"] = {
           [&](const std::string& tok) {
             auto ctx = Context(tok);

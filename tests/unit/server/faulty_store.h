@@ -109,6 +109,12 @@ class FaultyStore final : public db::Store {
   Result<std::optional<db::Artifact>> GetArtifact(const std::string& sha256) override {
     return inner_.GetArtifact(sha256);
   }
+  Result<ArtifactUsage> GetArtifactUsage(const std::string& user) override {
+    return inner_.GetArtifactUsage(user);
+  }
+  Result<std::vector<db::Artifact>> ListArtifactsBefore(std::int64_t ms) override {
+    return inner_.ListArtifactsBefore(ms);
+  }
   Result<db::JobPage> QueryJobs(const db::JobQuery& q) override { return inner_.QueryJobs(q); }
   Result<std::vector<db::SeriesPoint>> GetCaseSeries(db::RunId run, std::uint32_t pass,
                                                      std::uint32_t case_index,

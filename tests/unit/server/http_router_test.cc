@@ -1001,7 +1001,7 @@ TEST_F(HttpRouterTest, MetricsCountJobsBoardsAndSamples) {
         "mculab_queue_length 1\n", "mculab_samples_stored_total 10\n",
         "mculab_boards{state=\"busy\"} 1\n", "mculab_boards{state=\"idle\"} 1\n",
         "mculab_boards{state=\"offline\"} 0\n", "# TYPE mculab_samples_stored_total counter\n",
-        "mculab_ingest_samples_per_second "}) {
+        "mculab_refused_agent_messages_total 0\n", "mculab_ingest_samples_per_second "}) {
     EXPECT_NE(text.find(line), std::string::npos) << line << " in\n" << text;
   }
 }

@@ -10,8 +10,10 @@
 
 #include <chrono>
 #include <filesystem>
+#include <memory>
 #include <random>
 #include <thread>
+#include <vector>
 
 #include "db/sqlite_store.h"
 #include "fakes.h"
@@ -231,6 +233,107 @@ TEST_F(HttpServerTest, AnAddressInUseIsAnErrorThatSaysSo) {
             std::string::npos)
       << second.error().message;
   EXPECT_FALSE(HttpServer::Start(*router_, "nonsense").ok());
+}
+
+// ---- abuse: slow headers, many streams, revoked tokens ----
+
+std::string GetWithToken(const std::string& target, const std::string& token) {
+  return "GET " + target + " HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer " + token + "\r\n\r\n";
+}
+
+TEST_F(HttpServerTest, AClientTricklingAHeaderIsCutOffAtTheHeaderDeadline) {
+  server_->Stop();
+  HttpServerOptions options;
+  options.header_timeout = std::chrono::milliseconds(200);  // idle_timeout stays 60 s
+  auto server = HttpServer::Start(*router_, "127.0.0.1:0", options);
+  ASSERT_TRUE(server.ok());
+  server_ = std::move(*server);
+  Client slow(server_->address());
+  slow.Send("GET /healthz HTTP/1.1\r\nHost: te");  // and nothing more
+  EXPECT_TRUE(slow.ReadToEnd()) << "the server closes the connection (the client gives up at 10 s)";
+  Client quick(server_->address());
+  quick.Send(GetRequest("/healthz"));
+  EXPECT_TRUE(quick.ReadUntil("{\"ok\":true}"));
+}
+
+TEST_F(HttpServerTest, TwoHundredEventStreamsFromOneUserAreCappedPerUser) {
+  std::vector<std::unique_ptr<Client>> clients;
+  int open = 0, refused = 0;
+  for (int i = 0; i < 200; ++i) {
+    auto c = std::make_unique<Client>(server_->address());
+    ASSERT_TRUE(c->connected());
+    c->Send(GetRequest("/api/v1/events"));
+    ASSERT_TRUE(c->ReadUntil("\r\n\r\n")) << i;
+    if (c->received().starts_with("HTTP/1.1 200 OK")) {
+      ++open;
+      clients.push_back(std::move(c));  // kept open
+    } else {
+      EXPECT_TRUE(c->received().starts_with("HTTP/1.1 429")) << c->received();
+      ++refused;
+    }
+  }
+  EXPECT_EQ(open, 16);  // max_event_streams_per_user
+  EXPECT_EQ(refused, 184);
+  ASSERT_TRUE(Eventually([&] { return server_->event_streams() == 16; }));
+  // Another user still gets one.
+  auto other = lab_->accounts().AddUser("other", "viewer");
+  ASSERT_TRUE(other.ok());
+  Client c(server_->address());
+  c.Send(GetWithToken("/api/v1/events", other->token));
+  ASSERT_TRUE(c.ReadUntil(": connected")) << c.received();
+}
+
+TEST_F(HttpServerTest, ConnectionsFromOneAddressAreCapped) {
+  server_->Stop();
+  HttpServerOptions options;
+  options.max_connections_per_address = 3;
+  auto server = HttpServer::Start(*router_, "127.0.0.1:0", options);
+  ASSERT_TRUE(server.ok());
+  server_ = std::move(*server);
+  std::vector<std::unique_ptr<Client>> held;
+  for (int i = 0; i < 3; ++i) {
+    held.push_back(std::make_unique<Client>(server_->address()));
+    held.back()->Send(GetRequest("/healthz"));
+    ASSERT_TRUE(held.back()->ReadUntil("{\"ok\":true}"));  // open, keep-alive
+  }
+  Client fourth(server_->address());
+  EXPECT_TRUE(fourth.ReadToEnd()) << "closed at once";
+  EXPECT_TRUE(fourth.received().empty());
+  held.pop_back();
+  EXPECT_TRUE(Eventually([&] {
+    Client again(server_->address());
+    again.Send(GetRequest("/healthz"));
+    return again.ReadUntil("{\"ok\":true}");
+  }));
+}
+
+TEST_F(HttpServerTest, AStreamWhoseUnwrittenEventsPassTheBoundIsEnded) {
+  server_->Stop();
+  HttpServerOptions options;
+  options.max_stream_pending_bytes = 100;  // less than one job event
+  auto server = HttpServer::Start(*router_, "127.0.0.1:0", options);
+  ASSERT_TRUE(server.ok());
+  server_ = std::move(*server);
+  Client c(server_->address());
+  c.Send(GetRequest("/api/v1/events"));
+  ASSERT_TRUE(c.ReadUntil(": connected\n\n"));
+  ASSERT_TRUE(Eventually([&] { return server_->event_streams() == 1; }));
+  Submit();
+  EXPECT_TRUE(c.ReadToEnd());
+  EXPECT_TRUE(c.received().ends_with("0\r\n\r\n")) << "the last chunk ends the stream";
+  EXPECT_EQ(c.received().find("event: job"), std::string::npos) << "the events were dropped";
+}
+
+TEST_F(HttpServerTest, RevokingTheTokenOfAnOpenEventStreamEndsIt) {
+  auto member = lab_->accounts().AddUser("mia", "member");
+  ASSERT_TRUE(member.ok());
+  Client c(server_->address());
+  c.Send(GetWithToken("/api/v1/events", member->token));
+  ASSERT_TRUE(c.ReadUntil(": connected"));
+  ASSERT_TRUE(Eventually([&] { return server_->event_streams() == 1; }));
+  ASSERT_TRUE(lab_->accounts().Revoke(member->token).ok());
+  EXPECT_TRUE(c.ReadToEnd());
+  EXPECT_TRUE(c.received().ends_with("0\r\n\r\n")) << "the last chunk ends the stream";
 }
 
 }  // namespace

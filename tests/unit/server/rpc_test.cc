@@ -422,5 +422,115 @@ TEST_F(RpcTest, CancelOverGrpcReturnsTheCancelledJob) {
   EXPECT_EQ(jobs.jobs(0).id(), reply.id());
 }
 
+// ---- abuse: streams without a role, stalled uploads, revoked tokens ----
+
+TEST_F(RpcTest, AnUploadWithoutATokenIsRefusedBeforeTheServerReadsAnything) {
+  // The client opens the stream and sends nothing: a server that read first would wait for a
+  // chunk until the client's deadline.
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
+  v1::ArtifactRef ref;
+  auto writer = lab_stub_->UploadArtifact(&ctx, &ref);
+  grpc::Status s = writer->Finish();
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::UNAUTHENTICATED) << s.error_message();
+}
+
+TEST_F(RpcTest, AViewersUploadIsRefusedBeforeTheServerReadsAnything) {
+  auto viewer = lab_->accounts().AddUser("watcher", "viewer");
+  ASSERT_TRUE(viewer.ok());
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
+  ctx.AddMetadata("authorization", "Bearer " + viewer->token);
+  v1::ArtifactRef ref;
+  auto writer = lab_stub_->UploadArtifact(&ctx, &ref);
+  grpc::Status s = writer->Finish();
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::PERMISSION_DENIED) << s.error_message();
+}
+
+TEST(RpcUploadDeadline, AStalledUploadIsCancelledAtTheServersUploadTimeout) {
+  TempDir dir;
+  auto store = db::SqliteStore::Open(dir.path() / "mculab.db");
+  ASSERT_TRUE(store.ok());
+  testing::FakeClock clock;
+  LabConfig config;
+  config.upload_timeout_s = 1;
+  Lab lab(**store, clock, config, dir.path());
+  ASSERT_TRUE(lab.Start().ok());
+  auto member = lab.accounts().AddUser("slow", "member");
+  ASSERT_TRUE(member.ok());
+  auto server = RpcServer::Start(lab, "127.0.0.1:0");
+  ASSERT_TRUE(server.ok());
+  auto stub = v1::Lab::NewStub(
+      grpc::CreateChannel((*server)->address(), grpc::InsecureChannelCredentials()));
+  {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
+    ctx.AddMetadata("authorization", "Bearer " + member->token);
+    v1::ArtifactRef ref;
+    auto writer = stub->UploadArtifact(&ctx, &ref);
+    v1::ArtifactChunk chunk;
+    chunk.set_name("cases.csv");
+    chunk.set_data("id,N\n");
+    ASSERT_TRUE(writer->Write(chunk));
+    // Never half-closes: only the server's own deadline ends the call before the client's.
+    grpc::Status s = writer->Finish();
+    EXPECT_FALSE(s.ok());
+    EXPECT_NE(s.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED) << s.error_message();
+  }
+  lab.Stop();
+  (*server)->Stop(std::chrono::seconds(1));
+  (*store)->Close();
+}
+
+TEST_F(RpcTest, RevokingAWatchersTokenEndsItsWatchJobStream) {
+  AgentStream agent(*agent_stub_, "lab-1", {{"host-0", "host"}});
+  v1::SubmitJobReply submitted;
+  ASSERT_TRUE(Submit(FcJob(), &submitted).ok());
+  auto viewer = lab_->accounts().AddUser("watcher", "viewer");
+  ASSERT_TRUE(viewer.ok());
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+  ctx.AddMetadata("authorization", "Bearer " + viewer->token);
+  v1::WatchJobRequest req;
+  req.set_id(submitted.id());
+  auto reader = lab_stub_->WatchJob(&ctx, req);
+  v1::JobEvent e;
+  ASSERT_TRUE(reader->Read(&e));  // the job's state now: the stream is open
+  ASSERT_TRUE(lab_->accounts().Revoke(viewer->token).ok());
+  while (reader->Read(&e)) {
+  }
+  grpc::Status s = reader->Finish();
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::UNAUTHENTICATED) << s.error_message();
+  EXPECT_NE(s.error_message().find("revoked"), std::string::npos) << s.error_message();
+}
+
+TEST_F(RpcTest, RevokingAnAgentsTokenEndsItsLinkAndTakesItsBoardsOffline) {
+  grpc::ClientContext ctx;
+  auto token = lab_->accounts().AddAgent("lab-r");
+  ASSERT_TRUE(token.ok());
+  ctx.AddMetadata("authorization", "Bearer " + token->token);
+  auto stream = agent_stub_->Connect(&ctx);
+  v1::AgentMessage m;
+  m.mutable_register_()->set_agent("lab-r");
+  auto* b = m.mutable_register_()->add_boards();
+  b->set_name("host-r");
+  b->set_kind("host");
+  ASSERT_TRUE(stream->Write(m));
+  v1::ServerMessage reply;
+  ASSERT_TRUE(stream->Read(&reply));
+  ASSERT_TRUE(reply.has_registered());
+  ASSERT_TRUE(lab_->accounts().Revoke(token->token).ok());
+  while (stream->Read(&reply)) {
+  }
+  EXPECT_FALSE(stream->Finish().ok());
+  auto boards = lab_->ListBoards(Caller{});
+  ASSERT_TRUE(boards.ok());
+  for (const auto& v : *boards) {
+    if (v.board.name == "host-r") {
+      EXPECT_EQ(v.board.state, BoardState::kOffline);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace mculab::server::rpc

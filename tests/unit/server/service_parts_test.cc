@@ -94,6 +94,36 @@ TEST(LabConfig, SchedulingAndHealthKeys) {
   EXPECT_NE(bad_value.error().message.find("health.expected.host"), std::string::npos);
 }
 
+TEST(LabConfig, QuotaKeysHaveDefaultsAndRanges) {
+  auto d = ParseLabConfig("", "server.toml");
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->max_user_artifact_bytes, 1ull << 30);
+  EXPECT_EQ(d->max_user_artifacts, 1000u);
+  EXPECT_EQ(d->artifact_grace_s, 86400u);
+  EXPECT_EQ(d->max_queued_jobs_per_user, 1000u);
+  EXPECT_EQ(d->max_boards_per_agent, 64u);
+  EXPECT_EQ(d->max_tags_per_board, 32u);
+  EXPECT_EQ(d->upload_timeout_s, 600u);
+  auto c = ParseLabConfig(
+      "max_user_artifact_bytes = 4096\nmax_user_artifacts = 3\nartifact_grace_s = 120\n"
+      "max_queued_jobs_per_user = 7\nmax_boards_per_agent = 2\nmax_tags_per_board = 0\n"
+      "upload_timeout_s = 30\n",
+      "server.toml");
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_EQ(c->max_user_artifact_bytes, 4096u);
+  EXPECT_EQ(c->max_user_artifacts, 3u);
+  EXPECT_EQ(c->artifact_grace_s, 120u);
+  EXPECT_EQ(c->max_queued_jobs_per_user, 7u);
+  EXPECT_EQ(c->max_boards_per_agent, 2u);
+  EXPECT_EQ(c->max_tags_per_board, 0u);
+  EXPECT_EQ(c->upload_timeout_s, 30u);
+  auto zero = ParseLabConfig("max_queued_jobs_per_user = 0\n", "s.toml");
+  ASSERT_FALSE(zero.ok());
+  EXPECT_NE(zero.error().message.find("max_queued_jobs_per_user must be between 1"),
+            std::string::npos)
+      << zero.error().message;
+}
+
 TEST(LabConfig, UnknownKeyIsAnErrorNamingIt) {
   auto c = ParseLabConfig("max_atempts = 5\n", "server.toml");
   ASSERT_FALSE(c.ok());
@@ -128,7 +158,8 @@ class ArtifactStoreTest : public ::testing::Test {
     auto store = db::SqliteStore::Open(dir_.path() / "mculab.db");
     ASSERT_TRUE(store.ok());
     store_ = std::move(*store);
-    artifacts_ = std::make_unique<ArtifactStore>(dir_.path() / "artifacts", 1024, *store_, clock_);
+    artifacts_ = std::make_unique<ArtifactStore>(
+        dir_.path() / "artifacts", ArtifactStore::Limits{1024, 1ull << 30, 1000}, *store_, clock_);
     ASSERT_TRUE(artifacts_->Init().ok());
   }
 
