@@ -72,6 +72,7 @@ PROBES = {
 
 def recording(p):
     dev = device_descriptor(p['vid'], p['pid'], p['bcd'])
+    # umockdev 0.17 reads hexadecimal values in upper case only (lower case: "malformed ... line").
     desc = (dev + p['config']).hex().upper()
     bus, devnum = p['busnum'], p['devnum']
     node = f'bus/usb/{bus:03d}/{devnum:03d}'
