@@ -510,5 +510,37 @@ TEST(UmockdevRun, TheLibusbListerAndAgentProbesSeeThePlayedRecordings) {
   EXPECT_EQ(cfg->boards[2].serial, kDapSerial);
 }
 
+// `mculab-agent doctor` finds a board's probe by its serial (written lower-case in the config)
+// through the same libusb lister, and one that is not plugged in.
+TEST(UmockdevRun, AgentDoctorFindsTheBoardsProbeBySerial) {
+  SKIP_OUTSIDE_UMOCKDEV("umockdev-run (ctest runs it so: usb_probes_umockdev_run)");
+  std::string lower = kV21Serial;
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  fs::path dir = fs::temp_directory_path() / ("mculab-doctor-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "fw.elf") << "x";
+  std::ofstream(dir / "agent.toml")
+      << "[agent]\nname = \"t\"\n"
+      << "[[board]]\nname = \"h743\"\nkind = \"nucleo-h743\"\nbackend = \"gdb\"\n"
+      << "firmware = \"fw.elf\"\nworkload_addr = 0x24040000\nserial = \"" << lower << "\"\n"
+      << "gdb_server = \"openocd -c \\\"adapter serial {serial}\\\" -c \\\"gdb_port {port}\\\"\"\n"
+      << "[[board]]\nname = \"f767\"\nkind = \"nucleo-f767\"\nbackend = \"gdb\"\n"
+      << "firmware = \"fw.elf\"\nworkload_addr = 0x20060000\n"
+      << "serial = \"066EFF555051897267181234\"\n"
+      << "gdb_server = \"openocd -c \\\"adapter serial {serial}\\\" -c \\\"gdb_port {port}\\\"\"\n";
+  int status = -1;
+  std::string out = Capture(
+      std::string(MCULAB_AGENT) + " doctor --config " + (dir / "agent.toml").string(), &status);
+  fs::remove_all(dir);
+  EXPECT_NE(out.find(std::string("h743: probe 0483:374b STM32 STLink (serial ") + kV21Serial +
+                     ") at /dev/bus/usb/001/005"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("f767: probe with serial 066EFF555051897267181234 is not plugged in"),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(status, 1) << out;  // the missing probe is a problem
+}
+
 }  // namespace
 }  // namespace mculab::agent
