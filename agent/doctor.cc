@@ -270,7 +270,7 @@ class Doctor {
     int unreadable = 0;
     std::string present;
     for (const auto& p : *list) {
-      if (p.serial == serial) {
+      if (SerialsMatch(p.serial, serial)) {
         char node[64];
         std::snprintf(node, sizeof(node), "/dev/bus/usb/%03d/%03d", p.bus, p.address);
         if (env_.access(node, R_OK | W_OK)) {

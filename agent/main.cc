@@ -17,6 +17,7 @@
 #include "agent/doctor.h"
 #include "agent/io/clock.h"
 #include "agent/io/probe_lister.h"
+#include "agent/io/probe_listing.h"
 #include "agent/io/subprocess.h"
 #include "agent/io/temp_dir.h"
 #include "agent/link/agent_link.h"
@@ -93,6 +94,14 @@ int Doctor(const std::string& config_path) {
   return problems == 0 ? 0 : 1;
 }
 
+// `mculab-agent probes`: the debug probes plugged in and a [[board]] snippet for each.
+int Probes(const std::string& by_id_dir) {
+  auto probes = MakeLibusbProbeLister()->List();
+  if (!probes) return Fail("cannot list USB devices: " + probes.error().message);
+  std::cout << FormatProbeListing(*probes, by_id_dir);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -114,8 +123,16 @@ int main(int argc, char** argv) {
       "probes and their permissions, serial ports, QEMU, the FVP, the job sandbox): one line "
       "per finding, each problem with its fix");
   doctor->add_option("--config", doctor_config, "agent config file")->required();
+  std::string by_id_dir = "/dev/serial/by-id";
+  auto* probes_cmd = app.add_subcommand(
+      "probes",
+      "list the debug probes plugged in (kind, vendor:product, serial, bus/address, serial port) "
+      "with a [[board]] config snippet for each");
+  probes_cmd->add_option("--by-id-dir", by_id_dir, "where udev links serial ports by USB serial")
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   if (*doctor) return Doctor(doctor_config);
+  if (*probes_cmd) return Probes(by_id_dir);
   if (config_path.empty()) return Fail("--config is required (see --help)");
 
   spdlog::set_default_logger(spdlog::stderr_color_mt("agent"));

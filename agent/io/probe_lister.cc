@@ -2,7 +2,12 @@
 
 #include <libusb.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
+#include <fstream>
+#include <system_error>
+#include <tuple>
 
 namespace mculab::agent {
 namespace {
@@ -29,8 +34,36 @@ std::string ReadString(libusb_device_handle* h, std::uint8_t index) {
   return std::string(reinterpret_cast<char*>(buf), static_cast<std::size_t>(n));
 }
 
+// The first line of a sysfs attribute file, "" when absent.
+std::string ReadAttribute(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  std::string line;
+  if (!in || !std::getline(in, line)) return {};
+  while (!line.empty() && (line.back() == '\n' || line.back() == '\r' || line.back() == ' ')) {
+    line.pop_back();
+  }
+  return line;
+}
+
+// The device's folder under `root` (/sys/bus/usb/devices/1-2), found by bus number and address.
+std::filesystem::path FindSysfsDevice(const std::filesystem::path& root, int bus, int address) {
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec)) {
+    const auto& dir = it->path();
+    std::string name = dir.filename().string();
+    if (name.find(':') != std::string::npos) continue;  // an interface, not a device
+    if (ReadAttribute(dir / "busnum") == std::to_string(bus) &&
+        ReadAttribute(dir / "devnum") == std::to_string(address)) {
+      return dir;
+    }
+  }
+  return {};
+}
+
 class LibusbProbeLister final : public ProbeLister {
  public:
+  explicit LibusbProbeLister(std::filesystem::path sysfs) : sysfs_(std::move(sysfs)) {}
+
   Result<std::vector<ProbeInfo>> List() override {
     libusb_context* ctx = nullptr;
     if (int r = libusb_init(&ctx); r != 0) {
@@ -49,23 +82,42 @@ class LibusbProbeLister final : public ProbeLister {
       libusb_device_descriptor d{};
       if (libusb_get_device_descriptor(devs[i], &d) != 0) continue;
       if (d.bDeviceClass == LIBUSB_CLASS_HUB) continue;
-      libusb_device_handle* h = nullptr;
-      if (libusb_open(devs[i], &h) != 0) h = nullptr;  // no permission: ids only
       ProbeInfo p;
       p.vendor_id = d.idVendor;
       p.product_id = d.idProduct;
-      p.product = ReadString(h, d.iProduct);
-      p.manufacturer = ReadString(h, d.iManufacturer);
-      p.serial = ReadString(h, d.iSerialNumber);
       p.bus = libusb_get_bus_number(devs[i]);
       p.address = libusb_get_device_address(devs[i]);
-      if (h != nullptr) libusb_close(h);
+      if (auto dir = FindSysfsDevice(sysfs_, p.bus, p.address); !dir.empty()) {
+        p.sysfs_name = dir.filename().string();
+        p.product = ReadAttribute(dir / "product");
+        p.manufacturer = ReadAttribute(dir / "manufacturer");
+        p.serial = ReadAttribute(dir / "serial");
+      }
+      bool need_strings = (d.iProduct != 0 && p.product.empty()) ||
+                          (d.iManufacturer != 0 && p.manufacturer.empty()) ||
+                          (d.iSerialNumber != 0 && p.serial.empty());
+      if (need_strings) {
+        libusb_device_handle* h = nullptr;
+        if (libusb_open(devs[i], &h) != 0) h = nullptr;  // no permission: what sysfs gave
+        if (h != nullptr) {
+          if (p.product.empty()) p.product = ReadString(h, d.iProduct);
+          if (p.manufacturer.empty()) p.manufacturer = ReadString(h, d.iManufacturer);
+          if (p.serial.empty()) p.serial = ReadString(h, d.iSerialNumber);
+          libusb_close(h);
+        }
+      }
       if (IsDebugProbe(p.vendor_id, p.product_id, p.product)) out.push_back(std::move(p));
     }
     libusb_free_device_list(devs, 1);
     libusb_exit(ctx);
+    std::sort(out.begin(), out.end(), [](const ProbeInfo& a, const ProbeInfo& b) {
+      return std::tie(a.bus, a.address) < std::tie(b.bus, b.address);
+    });
     return out;
   }
+
+ private:
+  std::filesystem::path sysfs_;
 };
 
 }  // namespace
@@ -79,6 +131,12 @@ std::string ProbeInfo::Describe() const {
   return s;
 }
 
+std::string ProbeInfo::Kind() const {
+  if (vendor_id == 0x0483) return "ST-LINK";
+  if (vendor_id == 0x1366) return "J-Link";
+  return "CMSIS-DAP";
+}
+
 bool IsDebugProbe(std::uint16_t vendor_id, std::uint16_t product_id, const std::string& product) {
   for (const auto& k : kKnownProbes) {
     if (k.vid == vendor_id && (k.pid == 0 || k.pid == product_id)) return true;
@@ -86,8 +144,19 @@ bool IsDebugProbe(std::uint16_t vendor_id, std::uint16_t product_id, const std::
   return product.find("CMSIS-DAP") != std::string::npos;
 }
 
-std::unique_ptr<ProbeLister> MakeLibusbProbeLister() {
-  return std::make_unique<LibusbProbeLister>();
+std::unique_ptr<ProbeLister> MakeLibusbProbeLister(std::filesystem::path sysfs_usb_devices) {
+  return std::make_unique<LibusbProbeLister>(std::move(sysfs_usb_devices));
+}
+
+bool SerialsMatch(const std::string& a, const std::string& b) {
+  if (a.empty() || a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(a[i])) !=
+        std::tolower(static_cast<unsigned char>(b[i]))) {
+      return false;
+    }
+  }
+  return true;
 }
 
 Result<ProbeInfo> FindProbeBySerial(ProbeLister& lister, const std::string& serial) {
@@ -95,7 +164,7 @@ Result<ProbeInfo> FindProbeBySerial(ProbeLister& lister, const std::string& seri
   if (!probes) return probes.error();
   std::string present;
   for (const auto& p : *probes) {
-    if (p.serial == serial) return p;
+    if (SerialsMatch(p.serial, serial)) return p;
     present += (present.empty() ? "" : "; ") + p.Describe();
   }
   return MakeError(ErrorCode::kUnavailable,
