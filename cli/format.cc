@@ -426,7 +426,7 @@ std::string ResultsJson(const mculab::v1::Results& r) {
     }
     out["cases"].push_back(std::move(jc));
   }
-  // Issue 5: counter events (per case), passes, per-op profile, memory.
+  // Counter events (per case), passes, per-op profile, memory.
   out["events"] = json::array();
   for (const auto& c : r.counters()) {
     out["events"].push_back({{"index", c.index()},

@@ -496,7 +496,7 @@ int CmdCancel(Client& c, uint64_t id) {
   return 0;
 }
 
-// ---- reservations, maintenance, board history (issue 3) ----
+// ---- reservations, maintenance, board history ----
 
 std::string BoardLine(const v1::Board& b) {
   std::string line = "board " + b.name() + " " + b.state() + ", health " + b.health();

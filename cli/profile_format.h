@@ -1,6 +1,7 @@
-// Pure formatting of issue 5's results for `mculab show` and `mculab events`: event statistics per
-// case, the memory report, the per-operator profile sorted by share like a profiler, and the
-// counter units a kind of board offers. Emulated figures carry the EMULATED label.
+// Pure formatting of counter, pass, profile and memory results for `mculab show` and `mculab
+// events`: event statistics per case, the memory report, the per-operator profile sorted by share
+// like a profiler, and the counter units a kind of board offers. Emulated figures carry the
+// EMULATED label.
 #pragma once
 
 #include <string>

@@ -1166,7 +1166,7 @@ Result<std::string> SqliteStore::JournalMode() {
 }  // namespace mculab::db
 
 // ---------------------------------------------------------------------------------------------
-// Reads for the web page and /metrics (issue 4). The history query's SQL is assembled from fixed
+// Reads for the web page and /metrics. The history query's SQL is assembled from fixed
 // fragments (one per filter that is set, one per sort key) and prepared per call; every value is
 // bound. Preparing costs tens of microseconds, far below the query itself.
 
@@ -1379,7 +1379,7 @@ Result<std::uint64_t> SqliteStore::SamplesStored() {
   return u.UInt(0);
 }
 
-// ---- issue 5: events, passes, op profiles, memory (migration 0005) ----------------------------
+// ---- events, passes, op profiles, memory (migration 0005) ----------------------------
 
 namespace {
 
@@ -1614,7 +1614,7 @@ Result<std::vector<MemoryFigure>> SqliteStore::GetMemory(RunId run) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Accounts (issue 3): few rows, rare writes; each statement is prepared where it is used.
+// Accounts: few rows, rare writes; each statement is prepared where it is used.
 
 namespace {
 

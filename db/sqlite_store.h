@@ -98,7 +98,7 @@ class SqliteStore final : public Store {
   void WriterLoop();
   void CommitBatch(std::vector<Op>& ops);
   Status ApplyWriteSet(const WriteSet& ws, bool* duplicate_batch);
-  Status ApplyProfileWrites(const WriteSet& ws);  // issue 5's tables (migration 0005)
+  Status ApplyProfileWrites(const WriteSet& ws);  // the counter and profile tables (migration 0005)
   // Waits until everything queued before the call is committed; false once closed.
   bool WaitCommitted();
   // WaitCommitted, then the read connection's lock.
@@ -127,7 +127,7 @@ class SqliteStore final : public Store {
   std::thread::id writer_id_;
 
  public:
-  // ---- reads for the web page and /metrics (issue 4) ----
+  // ---- reads for the web page and /metrics ----
   Result<JobPage> QueryJobs(const JobQuery& query) override;
   Result<std::vector<SeriesPoint>> GetCaseSeries(RunId run, std::uint32_t pass,
                                                  std::uint32_t case_index,
@@ -140,7 +140,7 @@ class SqliteStore final : public Store {
   Result<std::vector<OpProfileRow>> GetOpProfiles(RunId run) override;
   Result<std::vector<MemoryFigure>> GetMemory(RunId run) override;
 
-  // ---- accounts (issue 3) ----
+  // ---- accounts ----
   Status AddUser(const User& user, const TokenRecord& token) override;
   Status AddToken(const TokenRecord& token) override;
   Status RevokeToken(const std::string& hash, std::int64_t revoked_ms) override;

@@ -68,7 +68,7 @@ struct WriteSet {
   std::optional<SampleBatch> batch;      // no-op if (run, sequence) is already stored;
                                          // otherwise its samples are appended and the run's
                                          // progress_done grows by batch.iterations
-  // Issue 5 (migration 0005), applied after the fields above.
+  // Counters and profiles (migration 0005), applied after the fields above.
   std::vector<JobEvents> job_events;      // inserted or replaced by job
   std::vector<BoardUnits> board_units;    // a board's units replace its stored ones
   std::vector<RunPass> run_passes;        // upserted by (run, pass)
@@ -129,7 +129,7 @@ struct SeriesPoint {
   std::int64_t value = 0;
 };
 
-// ---- accounts (issue 3) ----
+// ---- accounts ----
 struct User {
   std::string name;
   std::string role;  // viewer | member | admin (server/service/caller.h)
@@ -194,7 +194,7 @@ class Store {
   // Artifacts recorded before `ms` (collection candidates), oldest first.
   virtual Result<std::vector<Artifact>> ListArtifactsBefore(std::int64_t ms) = 0;
 
-  // ---- reads for the web page and /metrics (issue 4) ----
+  // ---- reads for the web page and /metrics ----
   virtual Result<JobPage> QueryJobs(const JobQuery& query) = 0;
   // The values of one case's metric in one pass of a run, ordered by iteration.
   virtual Result<std::vector<SeriesPoint>> GetCaseSeries(RunId run, std::uint32_t pass,
@@ -205,7 +205,7 @@ class Store {
   // Samples ever stored (a counter: it never goes down).
   virtual Result<std::uint64_t> SamplesStored() = 0;
 
-  // ---- issue 5: events, passes, op profiles, memory ----
+  // ---- events, passes, op profiles, memory ----
   // Empty events when the job asked for none.
   virtual Result<JobEvents> GetJobEvents(JobId job) = 0;
   // Every board's stored units, by board name.
@@ -217,7 +217,7 @@ class Store {
   // Ordered by (case_index, source, category).
   virtual Result<std::vector<MemoryFigure>> GetMemory(RunId run) = 0;
 
-  // ---- accounts (issue 3); writes wait for their commit ----
+  // ---- accounts; writes wait for their commit ----
   // The user and their first token, together. kAlreadyExists when the name is taken.
   virtual Status AddUser(const User& user, const TokenRecord& token) = 0;
   // kAlreadyExists when the hash is stored (a 160-bit random token: never in practice).

@@ -56,7 +56,7 @@ struct RunSpec {
   std::uint64_t run_id = 0;
   std::vector<std::uint8_t> workload;  // the built workload (header included)
   std::chrono::seconds timeout{300};   // whole run; backends use it to bound their own steps
-  // Events of the board's external units to count in this run (issue 5), e.g. the QEMU plugin's.
+  // Events of the board's external units to count in this run, e.g. the QEMU plugin's.
   std::vector<std::string> emulated_events{};
   // A custom runner (verified, from the agent's artifact cache) to run instead of the board's
   // own; empty: the board's configured runner.

@@ -56,7 +56,7 @@ struct FakeOptions {
   std::string cpu = "cortex-m55";
   std::vector<std::string> counters = {"instructions", "loads", "stores"};
   std::uint8_t max_counters = 2;
-  // An emulated counter unit the fake board counts itself, like QemuBoard's plugin (issue 5):
+  // An emulated counter unit the fake board counts itself, like QemuBoard's plugin:
   // RunSpec::emulated_events picks from it, EmulatedCounts() gives plugin-format lines with
   // EmulatedValue() per measured iteration. Empty: no such unit.
   std::vector<std::string> emulated_events{};

@@ -1,4 +1,4 @@
-// The runner ELF's memory footprint from its section headers (issue 5's memory report):
+// The runner ELF's memory footprint from its section headers (the memory report):
 //
 //   flash.text    SHF_ALLOC + SHF_EXECINSTR, PROGBITS (code, vectors)
 //   flash.rodata  SHF_ALLOC, not writable, not executable, PROGBITS (constants, unwind tables)

@@ -1,4 +1,4 @@
-// Admission control's memory check (issue 3): how much RAM a case of a built-in op needs for its
+// Admission control's memory check: how much RAM a case of a built-in op needs for its
 // tensors (input, weights, bias, output; int8, int32 bias), so that a submit whose largest case
 // cannot fit any board of its kind is rejected with the numbers. An estimate from the op's
 // parameters (the runner also needs its stack and code): a lower bound. Pure; thread-safe.

@@ -37,7 +37,7 @@ struct Board {
   BoardHealth health = BoardHealth::kGood;
   JobId current_job = 0;  // 0 when none
   std::int64_t updated_ms = 0;
-  // The reservation (issue 3): only `holder`'s jobs run here while now < lease_until_ms. A
+  // The reservation: only `holder`'s jobs run here while now < lease_until_ms. A
   // `--hold` lease is short and renewed by the holder's command while it runs.
   std::string holder;  // empty: not reserved
   std::int64_t lease_until_ms = 0;

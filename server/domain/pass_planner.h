@@ -1,4 +1,4 @@
-// The pass planner (DESIGN.md §5, issue 5): which of a job's events its run counts in which pass,
+// The pass planner (DESIGN.md §5): which of a job's events its run counts in which pass,
 // and the check that a run's passes measured the same thing.
 //
 // A board has counter units (what the runner's HELLO lists: the Cortex-M55 PMU, the Cortex-M7 DWT

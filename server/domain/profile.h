@@ -1,6 +1,6 @@
-// What issue 5 adds to a run's results: the events a job asked for, what each pass of a run
-// counted, per-operator profiles and memory figures; and a board's counter units as stored.
-// Pure: standard library only. Thread-safety: plain values.
+// Counters, passes, op profiles and memory in a run's results: the events a job asked for, what
+// each pass of a run counted, per-operator profiles and memory figures; and a board's counter units
+// as stored. Pure: standard library only. Thread-safety: plain values.
 #pragma once
 
 #include <cstdint>

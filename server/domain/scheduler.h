@@ -117,7 +117,7 @@ std::vector<Placement> Schedule(std::span<const QueuedJob> queued,
                                 std::span<const BoardSlot> boards, std::int64_t now_ms,
                                 std::span<const UserShare> users);
 
-// The call of issue 2, for callers that pass neither time nor history: Schedule(queued, boards,
+// The original call, for callers that pass neither time nor history: Schedule(queued, boards,
 // 0, {}). A board with a holder counts as reserved until lease_until_ms > 0 says otherwise, so
 // pass the time whenever boards carry holders.
 std::vector<Placement> Schedule(std::span<const QueuedJob> queued,

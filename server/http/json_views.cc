@@ -69,7 +69,7 @@ Json CaseJson(const CaseView& c) {
   return j;
 }
 
-// Per-op rows (issue 5), flat for the page's table: one per (case, op, metric) of the run's pass
+// Per-op rows, flat for the page's table: one per (case, op, metric) of the run's pass
 // that counted the metric, with its share of the case's total over the ops of that metric.
 Json OpsJson(const JobDetail& d) {
   std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>, double> totals;
@@ -98,7 +98,7 @@ Json OpsJson(const JobDetail& d) {
   return rows;
 }
 
-// The memory report (issue 5): {"flash": {"text_bytes": ...}, "ram": {...}, "runner":
+// The memory report: {"flash": {"text_bytes": ...}, "ram": {...}, "runner":
 // {"arena_used_bytes": ..., "arena_reserved_bytes": ...}} (runner figures: the largest over the
 // cases); null when there is none.
 Json MemoryJson(const std::vector<MemoryFigure>& memory) {

@@ -180,7 +180,7 @@ void ToProto(const JobResults& r, v1::Results* out) {
     for (std::int64_t v : s.values) rs->add_values(v);
   }
   for (const auto& n : r.param_names) out->add_param_names(n);
-  // Issue 5: events, passes, op profiles (metric named as the run's), memory.
+  // Events, passes, op profiles (metric named as the run's), memory.
   for (const auto& e : r.events) out->mutable_job()->add_events(e);
   for (const RunPass& p : r.passes) {
     auto* pi = out->add_passes();

@@ -1,4 +1,4 @@
-// Accounts: users with a role, and the bearer tokens of users and agents (issue 3).
+// Accounts: users with a role, and the bearer tokens of users and agents.
 //
 // A token is "mcl_u_<40 hex>" (user) or "mcl_a_<40 hex>" (agent): 160 random bits from
 // /dev/urandom behind a prefix a person can read. Only its SHA-256 is stored; its id (the prefix

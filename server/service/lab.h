@@ -81,11 +81,11 @@ struct SubmitRequest {
   // Custom runner (service/custom_firmware.h): SHA-256 of an uploaded runner ELF and blob.
   std::string firmware_artifact;
   std::string blob_artifact;
-  std::vector<std::string> events;          // counter events besides cycles (issue 5)
+  std::vector<std::string> events;          // counter events besides cycles
   std::map<std::string, std::string> tags;  // board tags the job needs (cpu=cortex-m55)
 };
 
-// What `mculab events --kind KIND` shows (issue 5).
+// What `mculab events --kind KIND` shows.
 struct EventsView {
   std::vector<std::string> boards;
   bool emulated = false;
@@ -154,7 +154,7 @@ class Lab {
   Result<std::unique_ptr<ArtifactUpload>> BeginUpload(const Caller& caller, std::string name,
                                                       std::uint64_t declared_size);
   Result<std::vector<JobTransition>> JobHistory(const Caller& caller, JobId id);
-  // The events the boards of a kind (or one board) can count (issue 5).
+  // The events the boards of a kind (or one board) can count.
   Result<EventsView> ListEvents(const Caller& caller, const std::string& kind,
                                 const std::string& board);
   // An artifact's file for AgentLink.FetchArtifact: an agent only while it holds an active run
@@ -229,7 +229,7 @@ class Lab {
     Job job;
     std::vector<CaseSpec> cases;
     std::int64_t deadline_ms = kNoDeadline;  // while on a board
-    std::vector<std::string> events;         // asked for at submit (issue 5)
+    std::vector<std::string> events;         // asked for at submit
     std::int64_t health_median = 0;          // a health check's measured value, once finalized
   };
   struct ActiveRun {
@@ -242,7 +242,7 @@ class Lab {
     // until the agent confirms; end_state is what the run is recorded as.
     bool job_ended = false;
     RunState end_state = RunState::kCancelled;
-    std::uint32_t passes = 1;  // the run's passes (issue 5)
+    std::uint32_t passes = 1;  // the run's passes
     // Restored by Start(): the run waits until this deadline for its agent to register and
     // claim it (Register.active_runs); otherwise it is an infrastructure failure.
     bool awaiting_agent = false;
@@ -365,7 +365,7 @@ class Lab {
   void OnCaseDone(const std::string& agent, const mculab::v1::CaseDone& m);
   void OnRunFinished(const std::string& agent, const mculab::v1::RunFinished& m);
 
-  // Issue 5 (lab_profiles.cc).
+  // Counters, passes, op profiles, memory (lab_profiles.cc).
   // Admission: every candidate board of the request must be able to count its events.
   Status CheckEventsLocked(const SubmitRequest& request) const;
   // Remembers (and stores) the counter units an agent registered for a board.
@@ -421,7 +421,7 @@ class Lab {
   std::deque<RunId> to_finalize_;
   std::vector<std::weak_ptr<LabFeed>> feeds_;
   std::map<std::string, std::uint32_t> published_queue_;  // the queue lengths feeds were told
-  std::map<std::string, BoardUnits> board_units_;         // by board name (issue 5)
+  std::map<std::string, BoardUnits> board_units_;         // by board name
   std::thread background_;
   std::atomic<std::uint64_t> refused_agent_messages_{0};
   std::int64_t next_artifact_collection_ms_ = 0;  // background thread

@@ -1,5 +1,5 @@
 // Lab: reservations with leases, maintenance, the boards' audit trail, health checks, cancel
-// grace periods and start estimates (issue 3). Lease ends and grace periods are deadlines of the
+// grace periods and start estimates. Lease ends and grace periods are deadlines of the
 // background thread on the injected Clock: nothing polls.
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>

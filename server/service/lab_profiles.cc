@@ -1,8 +1,8 @@
-// Lab: issue 5's part. Boards register counter units; a job's events are checked against them at
-// submit; each run is planned into passes on its board (server/domain/pass_planner.h), run back
-// to back by the agent; op profiles and memory figures arrive with each case's end and the
-// firmware's memory with the run's start; a finished run is flagged when its passes disagree on
-// cycles.
+// Lab: counters, passes, op profiles and memory. Boards register counter units; a job's events are
+// checked against them at submit; each run is planned into passes on its board
+// (server/domain/pass_planner.h), run back to back by the agent; op profiles and memory figures
+// arrive with each case's end and the firmware's memory with the run's start; a finished run is
+// flagged when its passes disagree on cycles.
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 

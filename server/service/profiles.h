@@ -1,7 +1,7 @@
-// Issue 5's use-case helpers, pure so they are tested without a Lab: converting the agent's
-// counter units and per-case op/memory reports into store rows, the statistics of a run with
-// several passes, and the passes' agreement on cycles.
-// Thread-safety: pure functions over plain values.
+// The counter and profile use-case helpers, pure so they are tested without a Lab: converting the
+// agent's counter units and per-case op/memory reports into store rows, the statistics of a run
+// with several passes, and the passes' agreement on cycles. Thread-safety: pure functions over
+// plain values.
 #pragma once
 
 #include <cstdint>

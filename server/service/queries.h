@@ -39,8 +39,8 @@ struct JobDetail {
   std::optional<Run> run;  // the latest run, once it has started measuring (its provenance)
   std::vector<std::string> param_names;
   std::vector<CaseView> cases;  // in case order
-  std::vector<OpProfileRow> ops;     // the run's per-op profiles (issue 5)
-  std::vector<MemoryFigure> memory;  // the run's memory figures (issue 5)
+  std::vector<OpProfileRow> ops;     // the run's per-op profiles
+  std::vector<MemoryFigure> memory;  // the run's memory figures
 };
 
 struct SamplesRequest {

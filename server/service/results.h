@@ -43,7 +43,7 @@ struct JobResults {
   std::vector<std::string> param_names;
   std::vector<CaseOutcome> cases;
   std::vector<RawSeries> samples;  // only when asked for
-  // Issue 5: the latest run's events, passes, op profiles and memory.
+  // The latest run's events, passes, op profiles and memory.
   std::vector<std::string> events;  // asked for at submit
   std::vector<RunPass> passes;
   std::vector<OpProfileRow> ops;

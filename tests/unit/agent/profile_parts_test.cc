@@ -1,5 +1,5 @@
-// Issue 5's agent parts without a board: the ELF section reader (one test per way the bytes can be
-// wrong) and the QEMU plugin's output parser.
+// The agent's counter and profile parts without a board: the ELF section reader (one test per way
+// the bytes can be wrong) and the QEMU plugin's output parser.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 

@@ -203,7 +203,7 @@ TEST_F(RunExecutorTest, CancelledBeforeStartNeverStartsTheBoard) {
   EXPECT_EQ(board_->last_run(), nullptr);
 }
 
-// ---- issue 5: passes back to back, emulated counts merged into the samples ----------------------
+// ---- passes back to back, emulated counts merged into the samples ----------------------
 
 namespace passes {
 

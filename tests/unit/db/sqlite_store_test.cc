@@ -530,7 +530,7 @@ TEST_F(SqliteStoreTest, WriteAfterCloseFailsWithUnavailable) {
   EXPECT_FALSE(store->GetJob(1).ok());
 }
 
-// ---- issue 5: job events, board counter units, run passes, op profiles, memory ----
+// ---- job events, board counter units, run passes, op profiles, memory ----
 
 TEST_F(SqliteStoreTest, ProfileTablesRoundTripAndReplaceByKey) {
   auto store = Open();

@@ -1,4 +1,4 @@
-// The auth matrix (issue 3): every RPC of mculab.v1.Lab and mculab.v1.AgentLink x {no token, bad
+// The auth matrix: every RPC of mculab.v1.Lab and mculab.v1.AgentLink x {no token, bad
 // token, viewer, member, admin, agent token} against a real in-process gRPC server and a real
 // SQLite store. The table is checked against the services' descriptors: an RPC without a row
 // fails the test, so a new RPC cannot ship without deciding who may call it. Also: the public

@@ -292,7 +292,7 @@ TEST(FormatEvents, OneRecordPerEventWithOneDataLine) {
             "\"holder\":\"\",\"lease_until_ms\":0,\"note\":\"\"}\n\n");
 }
 
-// ---- issue 5: the job page's ops and memory ----
+// ---- the job page's ops and memory ----
 
 TEST(JobDetailJson, OpsCarryTheirShareAndMemoryIsGroupedWithBytes) {
   JobDetail d;

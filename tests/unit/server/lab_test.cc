@@ -1127,7 +1127,8 @@ TEST_F(LabTest, UnknownJobIsNotFound) {
   EXPECT_EQ(lab_->GetResults(caller_, 31337, false).error().code, ErrorCode::kNotFound);
 }
 
-// ---- issue 3: priority, fair share, reservations, maintenance, health, cancel, estimates ----
+// ---- team sharing: priority, fair share, reservations, maintenance, health, cancel, estimates
+// ----
 
 Caller Member(const std::string& user, Role role = Role::kMember) {
   Caller c;
@@ -1523,7 +1524,7 @@ TEST_F(LabSchedTest, AdmissionRejectsACaseLargerThanEveryBoardsRam) {
   EXPECT_NE(reply.error().message.find("mcu-0 (4096 bytes)"), std::string::npos);
 }
 
-// ---- issue 5: events, passes, op profiles, memory ----------------------------------------------
+// ---- events, passes, op profiles, memory ----------------------------------------------
 
 namespace profiles {
 
