@@ -343,10 +343,10 @@ std::string RenderBoards(const mculab::v1::ListBoardsReply& boards) {
     rows.push_back({b.name(), b.kind(), b.state(), b.health(), holder, until, b.agent(),
                     b.current_job() ? std::to_string(b.current_job()) : "-",
                     std::to_string(b.queue_length()) + "/" + std::to_string(b.kind_queue_length()),
-                    BoardTiming(b), tags});
+                    BoardTiming(b), tags, b.holder().empty() ? "" : b.reservation_note()});
   }
   return RenderTable({"board", "kind", "state", "health", "holder", "until", "agent", "job",
-                      "queue board/kind", "timing", "tags"},
+                      "queue board/kind", "timing", "tags", "note"},
                      rows);
 }
 

@@ -118,6 +118,14 @@ Result<std::unique_ptr<RunnerProcess>> FvpBoard::Start(const RunSpec& spec) {
   const std::filesystem::path firmware = spec.firmware.empty() ? options_.firmware : spec.firmware;
   auto id = spec.firmware.empty() ? firmware_.Identify() : IdentifyFirmware(spec.firmware);
   if (!id) return id.error();
+  if (sandbox_.kind() == Sandbox::Kind::kNamespaces && sandbox_.drops_privileges()) {
+    // Found before starting anything: the run could only fail later, less clearly.
+    return MakeError(ErrorCode::kFailedPrecondition,
+                     "board " + info_.name +
+                         ": the FVP's UART is a TCP port on loopback, and loopback is down in this "
+                         "sandbox (namespaces, the agent running as root): use [sandbox] mode = "
+                         "\"bwrap\" for FVP boards");
+  }
   auto dir = TempDir::Create("mculab-fvp-");
   if (!dir) return dir.error();
   const auto workload = (*dir)->path() / "workload.bin";

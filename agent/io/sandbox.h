@@ -67,6 +67,8 @@ class Sandbox {
   Kind kind() const { return kind_; }
   // Whether the process sees only the files it is given (bubblewrap), not the host's.
   bool private_files() const { return kind_ == Kind::kBwrap; }
+  // Whether the process runs as another (unprivileged) user than the agent: the agent is root.
+  bool drops_privileges() const { return uid_.has_value(); }
   // Why "auto" fell back to namespaces ("" otherwise): for a loud start-up warning.
   const std::string& fallback_reason() const { return fallback_reason_; }
   // For the agent's start-up log: "bubblewrap (/usr/bin/bwrap), as user nobody (65534)".

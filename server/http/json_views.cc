@@ -309,9 +309,9 @@ Json BoardJson(const Board& b, std::uint32_t queue_length) {
   j["tags"] = std::move(tags);
   j["current_job"] = b.current_job;
   j["queue_length"] = queue_length;
-  j["holder"] = "";         // reservations: issue "Share the boards"
-  j["lease_until_ms"] = 0;  // idem
-  j["note"] = "";           // board notes: not stored yet
+  j["holder"] = b.holder;  // the reservation in force, empty when none
+  j["lease_until_ms"] = b.holder.empty() ? 0 : b.lease_until_ms;
+  j["note"] = b.holder.empty() ? std::string() : b.reservation_note;
   return j;
 }
 

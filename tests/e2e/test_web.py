@@ -79,6 +79,9 @@ class WebPageTest(unittest.TestCase):
                              "--iterations", "50", "--warmup", "2", "--label", label)
             assert job["state"] == "succeeded", job
             cls.jobs.append(job)
+        # A reservation with a note, last (no job after it): the boards page and the API show who
+        # holds the board, until when, and why.
+        cls.lab.cli("reserve", "host-0", "--for", "2h", "--note", "e2e reservation note")
 
     def get(self, path):
         status, headers, body = self.lab.http_get(path)
@@ -106,6 +109,16 @@ class WebPageTest(unittest.TestCase):
             self.assertLessEqual(r["lo"], r["hi"])
         _, _, metrics = self.get("metrics")
         self.assertIn(b'mculab_jobs{state="succeeded"}', metrics)
+
+    def test_the_boards_api_shows_the_reservation_like_the_cli(self):
+        boards = {b["name"]: b for b in json.loads(self.get("api/v1/boards")[2])["boards"]}
+        cli = {b["name"]: b for b in self.lab.cli_json("boards")}
+        host = boards["host-0"]
+        self.assertEqual(host["holder"], cli["host-0"]["holder"])
+        self.assertNotEqual(host["holder"], "")
+        self.assertEqual(host["lease_until_ms"], int(cli["host-0"]["lease_until_ms"]))
+        self.assertGreater(host["lease_until_ms"], 0)
+        self.assertEqual(host["note"], "e2e reservation note")
 
     def test_the_page_passes_its_browser_tests_against_the_real_server(self):
         out = self.lab.out_dir  # run.sh writes to $MCULAB_TEST_OUTPUT/web

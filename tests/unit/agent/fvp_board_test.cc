@@ -132,6 +132,12 @@ TEST(FvpConfigTest, NeedsTheRunnerElf) {
 class FvpBoardTest : public ::testing::Test {
  protected:
   void SetUp() override {
+    if (auto s = testing::DefaultSandbox();
+        s.kind() == Sandbox::Kind::kNamespaces && s.drops_privileges()) {
+      GTEST_SKIP() << "the FVP board needs the bubblewrap sandbox when the agent is root, and "
+                      "bubblewrap does not work here: "
+                   << s.fallback_reason();
+    }
     options_.fvp = MCULAB_FAKE_FVP;
     options_.relay = MCULAB_FVP_RELAY;
     options_.firmware = MCULAB_RUNNER_HOST;  // the fake FVP runs it as the application

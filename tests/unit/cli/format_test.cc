@@ -127,6 +127,19 @@ TEST(RenderBoards, TheTimingColumnSaysHostForTheHostBoard) {
   EXPECT_NE(text.find("  silicon  "), std::string::npos) << text;
 }
 
+TEST(RenderBoards, AReservationShowsItsHolderItsEndAndItsNote) {
+  v1::ListBoardsReply boards;
+  auto* b = boards.add_boards();
+  b->set_name("an547-0");
+  b->set_holder("alice");
+  b->set_lease_until_ms(1'764'000'000'000);
+  b->set_reservation_note("profiling conv2d");
+  const std::string text = RenderBoards(boards);
+  EXPECT_NE(text.find("alice"), std::string::npos) << text;
+  EXPECT_NE(text.find("2025-11-24 16:00:00Z"), std::string::npos) << text;
+  EXPECT_NE(text.find("profiling conv2d"), std::string::npos) << text;
+}
+
 TEST(RenderResults, CasesThatNeverRanShowAsNotRunNotZerosAndMismatch) {
   v1::Results r = TwoCaseResults("cycles");
   r.mutable_job()->set_state("cancelled");

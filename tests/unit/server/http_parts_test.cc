@@ -275,6 +275,25 @@ TEST(LabFeed, AfterCloseTheListenerIsNeverCalled) {
   EXPECT_TRUE(feed.closed());
 }
 
+// The boards page and GET /api/v1/boards show who holds a board, until when, and the note, as
+// `mculab boards` does.
+TEST(BoardJson, AReservationShowsItsHolderLeaseAndNote) {
+  Board b;
+  b.name = "an547-0";
+  b.holder = "alice";
+  b.lease_until_ms = 1'764'000'000'000;
+  b.reservation_note = "profiling conv2d";
+  const auto j = http::BoardJson(b, 0);
+  EXPECT_EQ(j["holder"], "alice");
+  EXPECT_EQ(j["lease_until_ms"], 1'764'000'000'000);
+  EXPECT_EQ(j["note"], "profiling conv2d");
+  b.holder.clear();  // released: no stale lease or note
+  const auto free = http::BoardJson(b, 0);
+  EXPECT_EQ(free["holder"], "");
+  EXPECT_EQ(free["lease_until_ms"], 0);
+  EXPECT_EQ(free["note"], "");
+}
+
 TEST(FormatEvents, OneRecordPerEventWithOneDataLine) {
   LabEvent job = JobChange(3, JobState::kRunning, 4);
   job.job.message = "line one\nline <two>";
