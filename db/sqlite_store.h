@@ -134,6 +134,8 @@ class SqliteStore final : public Store {
                                                  std::uint32_t metric) override;
   Result<std::vector<std::pair<std::string, std::uint64_t>>> CountJobsByState() override;
   Result<std::uint64_t> SamplesStored() override;
+  // sqlite_series.cc
+  Result<std::vector<SeriesRow>> QuerySeries(const SeriesQuery& query) override;
   Result<JobEvents> GetJobEvents(JobId job) override;
   Result<std::vector<BoardUnits>> ListBoardUnits() override;
   Result<std::vector<RunPass>> GetRunPasses(RunId run) override;

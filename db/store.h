@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "db/series_query.h"
 #include "server/domain/board.h"
 #include "server/domain/job.h"
 #include "server/domain/profile.h"
@@ -204,6 +205,8 @@ class Store {
   virtual Result<std::vector<std::pair<std::string, std::uint64_t>>> CountJobsByState() = 0;
   // Samples ever stored (a counter: it never goes down).
   virtual Result<std::uint64_t> SamplesStored() = 0;
+  // The jobs of a benchmark series (db/series_query.h), oldest first (by creation, then id).
+  virtual Result<std::vector<SeriesRow>> QuerySeries(const SeriesQuery& query) = 0;
 
   // ---- events, passes, op profiles, memory ----
   // Empty events when the job asked for none.

@@ -125,6 +125,9 @@ class FaultyStore final : public db::Store {
     return inner_.CountJobsByState();
   }
   Result<std::uint64_t> SamplesStored() override { return inner_.SamplesStored(); }
+  Result<std::vector<db::SeriesRow>> QuerySeries(const db::SeriesQuery& q) override {
+    return inner_.QuerySeries(q);
+  }
   Result<db::JobEvents> GetJobEvents(db::JobId job) override { return inner_.GetJobEvents(job); }
   Result<std::vector<db::BoardUnits>> ListBoardUnits() override { return inner_.ListBoardUnits(); }
   Result<std::vector<db::RunPass>> GetRunPasses(db::RunId run) override {
