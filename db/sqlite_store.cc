@@ -330,8 +330,8 @@ class SqliteStore::Statements {
   // Reads.
   Stmt get_job, list_jobs, list_active_jobs, get_cases, get_transitions, list_boards,
       get_board_transitions, get_run, list_runs, max_job, max_run, get_samples, count_samples,
-      get_case_results, get_case_stats, get_artifact, artifact_usage, artifacts_before,
-      user_version, journal_mode;
+      scan_samples, get_case_results, get_case_stats, get_artifact, artifact_usage,
+      artifacts_before, user_version, journal_mode;
   Stmt list_batches;
 
   Status PrepareWrites(sqlite3* db) {
@@ -452,6 +452,9 @@ class SqliteStore::Statements {
          "COALESCE((SELECT last FROM id_reservations WHERE name = 'run'), 0))"},
         {&get_samples,
          "SELECT pass, case_index, iteration, metric, value FROM samples WHERE run_id = ?"},
+        {&scan_samples,
+         "SELECT pass, case_index, iteration, metric, value FROM samples WHERE run_id = ? "
+         "ORDER BY case_index, metric, pass"},
         {&count_samples, "SELECT COUNT(*) FROM samples WHERE run_id = ?"},
         {&list_batches, "SELECT sequence FROM batches WHERE run_id = ? ORDER BY sequence"},
         {&get_case_results,
@@ -1047,6 +1050,27 @@ Result<std::vector<Sample>> SqliteStore::GetSamples(RunId run) {
            std::tie(b.pass, b.case_index, b.metric, b.iteration);
   });
   return out;
+}
+
+Status SqliteStore::ScanSamples(RunId run,
+                                const std::function<void(std::span<const Sample>)>& chunk) {
+  constexpr std::size_t kChunk = 4096;
+  auto lock = StartRead();
+  if (!lock.ok()) return lock.error();
+  Use u(r_->scan_samples);
+  u.Bind(run);
+  std::vector<Sample> buf;
+  buf.reserve(kChunk);
+  while (u.Next()) {
+    buf.push_back(Sample{u.U32(0), u.U32(1), u.U32(2), u.U32(3), u.Int(4)});
+    if (buf.size() == kChunk) {
+      chunk(buf);
+      buf.clear();
+    }
+  }
+  if (!u.status().ok()) return u.status();
+  if (!buf.empty()) chunk(buf);
+  return {};
 }
 
 Result<std::uint64_t> SqliteStore::CountSamples(RunId run) {

@@ -75,6 +75,8 @@ class SqliteStore final : public Store {
   Result<RunId> MaxRunId() override;
   Result<std::vector<Sample>> GetSamples(RunId run) override;
   Result<std::uint64_t> CountSamples(RunId run) override;
+  Status ScanSamples(RunId run,
+                     const std::function<void(std::span<const Sample>)>& chunk) override;
   Result<std::vector<std::uint64_t>> ListBatchSequences(RunId run) override;
   Result<std::vector<CaseResult>> GetCaseResults(RunId run) override;
   Result<std::vector<CaseStats>> GetCaseStats(JobId job) override;

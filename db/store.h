@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <optional>
 #include <string>
 #include <utility>
@@ -178,6 +179,11 @@ class Store {
   // Every sample of a run, ordered by (pass, case_index, metric, iteration).
   virtual Result<std::vector<Sample>> GetSamples(RunId run) = 0;
   virtual Result<std::uint64_t> CountSamples(RunId run) = 0;
+  // The run's samples ordered by (case_index, metric, pass), handed to `chunk` a few thousand at
+  // a time, so a run of any size is read in bounded memory. `chunk` runs during the read: it must
+  // not call the store.
+  virtual Status ScanSamples(RunId run,
+                             const std::function<void(std::span<const Sample>)>& chunk) = 0;
   // Sequence numbers of the run's committed sample batches, ascending (a restarted server
   // resumes a run with them).
   virtual Result<std::vector<std::uint64_t>> ListBatchSequences(RunId run) = 0;

@@ -379,8 +379,9 @@ class Lab {
   static void AddCaseProfiles(RunId run, const mculab::v1::CaseDone& m, Tx& tx);
   static void AddFirmwareMemory(RunId run, const mculab::v1::RunStarted& m, Tx& tx);
   // The flag for a run whose passes disagree on cycles ("" when they agree or there is one pass).
+  // `cycles_by_pass` as CyclesByPass gives it.
   std::string PassAgreementFlag(const Provenance& provenance, std::uint32_t passes,
-                                std::uint32_t cases, std::span<const Sample> samples) const;
+                                const std::vector<std::vector<double>>& cycles_by_pass) const;
   Status AddProfileResults(JobResults& out);
 
   // Background thread.

@@ -97,6 +97,10 @@ class FaultyStore final : public db::Store {
     return inner_.GetSamples(run);
   }
   Result<std::uint64_t> CountSamples(db::RunId run) override { return inner_.CountSamples(run); }
+  Status ScanSamples(db::RunId run,
+                     const std::function<void(std::span<const db::Sample>)>& chunk) override {
+    return inner_.ScanSamples(run, chunk);
+  }
   Result<std::vector<std::uint64_t>> ListBatchSequences(db::RunId run) override {
     return inner_.ListBatchSequences(run);
   }
