@@ -33,8 +33,7 @@ std::vector<std::string> ParamNames(const std::string& op) {
 }
 
 // Every timer value (metric 0, all passes) of a run, by case index.
-Result<std::map<std::uint32_t, std::vector<double>>> TimerValuesByCase(db::Store& store,
-                                                                       RunId run) {
+Result<std::map<std::uint32_t, std::vector<double>>> TimerValuesByCase(Store& store, RunId run) {
   std::map<std::uint32_t, std::vector<double>> out;
   Status s = store.ScanSamples(run, [&](std::span<const Sample> chunk) {
     for (const Sample& x : chunk) {
@@ -47,7 +46,7 @@ Result<std::map<std::uint32_t, std::vector<double>>> TimerValuesByCase(db::Store
 
 }  // namespace
 
-Result<db::JobPage> LabQueries::ListJobs(const Caller&, const db::JobQuery& query) {
+Result<JobPage> LabQueries::ListJobs(const Caller&, const JobQuery& query) {
   if (query.limit < 1 || query.limit > kMaxJobsPerPage) {
     return MakeError(ErrorCode::kInvalidArgument, fmt::format("limit must be from 1 to {}, got {}",
                                                               kMaxJobsPerPage, query.limit));
@@ -57,7 +56,7 @@ Result<db::JobPage> LabQueries::ListJobs(const Caller&, const db::JobQuery& quer
       return MakeError(ErrorCode::kInvalidArgument, fmt::format("unknown job state \"{}\"", s));
     }
   }
-  db::JobQuery q = query;
+  JobQuery q = query;
   std::sort(q.states.begin(), q.states.end());
   q.states.erase(std::unique(q.states.begin(), q.states.end()), q.states.end());
   return store_.QueryJobs(q);
@@ -156,7 +155,7 @@ Result<CaseSamples> LabQueries::GetCaseSamples(const Caller& caller, JobId id,
   CaseSamples out;
   out.job = id;
   out.case_index = request.case_index;
-  std::vector<db::SeriesPoint> series;
+  std::vector<SeriesPoint> series;
   if (job->last_run_id != 0) {
     auto run = store_.GetRun(job->last_run_id);
     if (!run.ok() && run.error().code != ErrorCode::kNotFound) return run.error();

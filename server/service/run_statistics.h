@@ -16,11 +16,9 @@
 #include "server/domain/profile.h"
 #include "server/domain/run.h"
 
-namespace mculab::db {
-class Store;
-}
-
 namespace mculab::server {
+
+class Store;
 
 struct RunStatistics {
   // As ComputePassCaseStats: ordered by (case, metric); the timer from pass 0 only.
@@ -55,7 +53,7 @@ class RunStatisticsBuilder {
 };
 
 // Reads the run's samples from the store in chunks and builds its statistics.
-Result<RunStatistics> ComputeRunStatistics(db::Store& store, JobId job, RunId run,
+Result<RunStatistics> ComputeRunStatistics(Store& store, JobId job, RunId run,
                                            const Provenance& provenance, std::uint32_t passes,
                                            std::uint32_t cases);
 

@@ -150,7 +150,7 @@ TEST(RunStatistics, ReadFromTheStoreEqualsTheStatisticsOfEveryLoadedSample) {
   std::vector<Sample> samples = RandomSamples(rng, shape);
   const RunId run = 3;
   for (std::size_t i = 0, seq = 0; i < samples.size(); i += 1000, ++seq) {
-    db::WriteSet ws;
+    WriteSet ws;
     ws.batch = SampleBatch{run, seq, {}, 0};
     ws.batch->samples.assign(
         samples.begin() + static_cast<std::ptrdiff_t>(i),
@@ -158,7 +158,7 @@ TEST(RunStatistics, ReadFromTheStoreEqualsTheStatisticsOfEveryLoadedSample) {
     ASSERT_TRUE((*store)->WriteAndWait(std::move(ws)).ok());
   }
   // Another run's samples are not read.
-  db::WriteSet other;
+  WriteSet other;
   other.batch = SampleBatch{run + 1, 0, {Sample{0, 0, 0, 0, 1}}, 0};
   ASSERT_TRUE((*store)->WriteAndWait(std::move(other)).ok());
 

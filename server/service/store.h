@@ -1,4 +1,5 @@
-// Store: the lab's durable state, behind an interface so SQLite can be swapped for PostgreSQL.
+// Store: the lab's durable state, as the service needs it, behind an interface so SQLite can be
+// swapped for PostgreSQL. The service owns this interface; db/ implements it (db/sqlite_store.h).
 //
 // Writes are queued to ONE writer and applied in the order they were queued; each WriteSet is
 // applied atomically, and many write sets share one transaction when the queue holds them
@@ -16,8 +17,8 @@
 
 #include <cstdint>
 #include <functional>
-#include <span>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -28,26 +29,7 @@
 #include "server/domain/profile.h"
 #include "server/domain/run.h"
 
-namespace mculab::db {
-
-using server::Artifact;
-using server::Board;
-using server::BoardTransition;
-using server::BoardUnits;
-using server::CaseResult;
-using server::CaseSpec;
-using server::CaseStats;
-using server::Job;
-using server::JobEvents;
-using server::JobId;
-using server::JobTransition;
-using server::MemoryFigure;
-using server::OpProfileRow;
-using server::Run;
-using server::RunId;
-using server::RunPass;
-using server::Sample;
-using server::SampleBatch;
+namespace mculab::server {
 
 // A job to insert with the id its creator chose (the service allocates ids), and its cases.
 struct NewJob {
@@ -237,4 +219,4 @@ class Store {
   virtual Result<std::vector<TokenRecord>> ListTokens() = 0;  // by kind, owner, created
 };
 
-}  // namespace mculab::db
+}  // namespace mculab::server
