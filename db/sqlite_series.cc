@@ -1,4 +1,4 @@
-// SqliteStore::QuerySeries: the jobs of a benchmark series (db/series_query.h). Kept apart from
+// SqliteStore::QuerySeries: the jobs of a benchmark series (server/service/series_query.h). Kept apart from
 // the rest of the store: one read, its own statement.
 #include <sqlite3.h>
 

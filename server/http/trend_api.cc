@@ -28,7 +28,7 @@ std::vector<std::string_view> SplitComma(std::string_view s) {
 
 Result<TrendRequest> ParseTrendRequest(const QueryParams& q) {
   TrendRequest r;
-  db::SeriesQuery& s = r.series;
+  SeriesQuery& s = r.series;
   struct TextParam {
     const char* name;
     std::string* into;
@@ -79,7 +79,7 @@ Result<TrendRequest> ParseTrendRequest(const QueryParams& q) {
       s.tags[std::string(t.substr(0, eq))] = std::string(t.substr(eq + 1));
     }
   }
-  auto limit = q.Int("limit", 1, db::kMaxSeriesJobs, 200);
+  auto limit = q.Int("limit", 1, kMaxSeriesJobs, 200);
   if (!limit.ok()) return limit.error();
   s.limit = static_cast<std::uint32_t>(*limit);
   auto window = q.Int("window", 1, 50, 3);
@@ -98,7 +98,7 @@ Result<TrendRequest> ParseTrendRequest(const QueryParams& q) {
 }
 
 Json TrendJson(const Trend& t) {
-  const db::SeriesQuery& q = t.query;
+  const SeriesQuery& q = t.query;
   Json j;
   Json series;
   series["kind"] = q.kind;
@@ -169,7 +169,7 @@ Json ChangedJobsJson(const ChangedJobs& changed, const HostBoards& host) {
   j["truncated"] = changed.truncated;
   Json jobs = Json::array();
   for (const ChangedJob& c : changed.jobs) {
-    Json o = JobJson(db::JobRow{c.job, c.emulated}, host);
+    Json o = JobJson(JobRow{c.job, c.emulated}, host);
     Json list = Json::array();
     for (const JobCaseChange& cc : c.changes) {
       Json x;

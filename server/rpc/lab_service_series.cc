@@ -9,7 +9,7 @@ namespace v1 = mculab::v1;
 
 TrendRequest FromProto(const v1::GetSeriesRequest& m) {
   TrendRequest r;
-  db::SeriesQuery& q = r.series;
+  SeriesQuery& q = r.series;
   q.kind = m.kind();
   q.op = m.op();
   if (m.has_params()) q.params = std::vector<std::int32_t>(m.params().begin(), m.params().end());
@@ -26,7 +26,7 @@ TrendRequest FromProto(const v1::GetSeriesRequest& m) {
 
 void ToProto(const Trend& t, v1::Series* out) {
   v1::GetSeriesRequest* r = out->mutable_request();
-  const db::SeriesQuery& q = t.query;
+  const SeriesQuery& q = t.query;
   r->set_kind(q.kind);
   r->set_op(q.op);
   r->set_has_params(q.params.has_value());

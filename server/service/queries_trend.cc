@@ -19,7 +19,7 @@ Error Invalid(std::string message) {
 }
 
 // Every timer value (metric 0) of one case of a run, over its passes.
-Result<std::vector<double>> TimerValues(db::Store& store, RunId run, std::uint32_t case_index) {
+Result<std::vector<double>> TimerValues(Store& store, RunId run, std::uint32_t case_index) {
   auto passes = store.GetRunPasses(run);
   if (!passes.ok()) return passes.error();
   std::vector<std::uint32_t> numbers;
@@ -29,7 +29,7 @@ Result<std::vector<double>> TimerValues(db::Store& store, RunId run, std::uint32
   for (std::uint32_t pass : numbers) {
     auto series = store.GetCaseSeries(run, pass, case_index, 0);
     if (!series.ok()) return series.error();
-    for (const db::SeriesPoint& p : *series) values.push_back(static_cast<double>(p.value));
+    for (const SeriesPoint& p : *series) values.push_back(static_cast<double>(p.value));
   }
   return values;
 }
@@ -37,11 +37,11 @@ Result<std::vector<double>> TimerValues(db::Store& store, RunId run, std::uint32
 }  // namespace
 
 Result<Trend> LabQueries::GetTrend(const Caller&, const TrendRequest& request) {
-  const db::SeriesQuery& q = request.series;
+  const SeriesQuery& q = request.series;
   if (q.kind.empty()) return Invalid("a series needs a board kind (kind)");
   if (q.op.empty()) return Invalid("a series needs an op (op)");
-  if (q.limit < 1 || q.limit > db::kMaxSeriesJobs) {
-    return Invalid(fmt::format("limit must be from 1 to {}, got {}", db::kMaxSeriesJobs, q.limit));
+  if (q.limit < 1 || q.limit > kMaxSeriesJobs) {
+    return Invalid(fmt::format("limit must be from 1 to {}, got {}", kMaxSeriesJobs, q.limit));
   }
   if (request.detector.window < 1 || request.detector.window > 50) {
     return Invalid(fmt::format("window must be from 1 to 50, got {}", request.detector.window));
@@ -70,7 +70,7 @@ Result<Trend> LabQueries::GetTrend(const Caller&, const TrendRequest& request) {
   auto rows = store_.QuerySeries(q);
   if (!rows.ok()) return rows.error();
   std::vector<TrendPoint> points;
-  for (db::SeriesRow& r : *rows) {
+  for (SeriesRow& r : *rows) {
     TrendJob t;
     t.id = r.job.id;
     t.label = r.job.label;
@@ -119,14 +119,14 @@ Result<Trend> LabQueries::GetTrend(const Caller&, const TrendRequest& request) {
   return out;
 }
 
-Result<ChangedJobs> LabQueries::ListChangedJobs(const Caller& caller, const db::JobQuery& filter,
+Result<ChangedJobs> LabQueries::ListChangedJobs(const Caller& caller, const JobQuery& filter,
                                                 std::uint32_t scan) {
   if (scan < 1 || scan > kMaxChangedScan) {
     return Invalid(fmt::format("scan must be from 1 to {}, got {}", kMaxChangedScan, scan));
   }
-  db::JobQuery q = filter;
+  JobQuery q = filter;
   q.states = {std::string(JobStateName(JobState::kSucceeded))};
-  q.sort = db::JobSortKey::kId;
+  q.sort = JobSortKey::kId;
   q.ascending = false;
   q.limit = scan;
   q.offset = 0;
@@ -141,8 +141,8 @@ Result<ChangedJobs> LabQueries::ListChangedJobs(const Caller& caller, const db::
     std::int64_t case_id;
     std::vector<std::int32_t> params;
   };
-  std::vector<std::pair<db::SeriesQuery, std::vector<Wanted>>> series;
-  auto key = [](const db::SeriesQuery& s) {
+  std::vector<std::pair<SeriesQuery, std::vector<Wanted>>> series;
+  auto key = [](const SeriesQuery& s) {
     const std::string params = s.params ? fmt::format("{}", fmt::join(*s.params, ",")) : "-";
     return fmt::format("{}|{}|{}|{}|{}", s.kind, s.op, params,
                        s.case_id ? std::to_string(*s.case_id) : "-", s.runner);
@@ -161,7 +161,7 @@ Result<ChangedJobs> LabQueries::ListChangedJobs(const Caller& caller, const db::
     }
     const bool by_params = FindOp(job.op) != nullptr;
     for (const CaseSpec& c : *cases) {
-      db::SeriesQuery s;
+      SeriesQuery s;
       s.kind = job.kind;
       s.op = job.op;
       if (by_params) {

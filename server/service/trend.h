@@ -9,13 +9,13 @@
 #include <string>
 #include <vector>
 
-#include "db/series_query.h"
+#include "server/service/series_query.h"
 #include "server/domain/change_points.h"
 
 namespace mculab::server {
 
 struct TrendRequest {
-  db::SeriesQuery series;
+  SeriesQuery series;
   ChangePointOptions detector;
 };
 
@@ -52,7 +52,7 @@ struct TrendChange {
 };
 
 struct Trend {
-  db::SeriesQuery query;
+  SeriesQuery query;
   ChangePointOptions detector;
   std::vector<std::string> param_names;  // the op's, in catalog order; empty for custom runners
   std::string unit;                      // the newest job's
@@ -64,7 +64,7 @@ struct Trend {
 struct JobCaseChange {
   std::int64_t case_id = 0;
   std::vector<std::int32_t> params;
-  db::SeriesQuery series;  // the case's series (its kind, op, parameters or id, runner)
+  SeriesQuery series;  // the case's series (its kind, op, parameters or id, runner)
   TrendChange change;
 };
 

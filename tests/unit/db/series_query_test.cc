@@ -1,4 +1,4 @@
-// SqliteStore::QuerySeries (db/series_query.h) against a real SQLite file: which jobs make a
+// SqliteStore::QuerySeries (server/service/series_query.h) against a real SQLite file: which jobs make a
 // benchmark series, in which order, and what narrows it.
 #include <gtest/gtest.h>
 

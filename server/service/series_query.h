@@ -1,5 +1,5 @@
-// A benchmark series as the store finds it: one case of the same op on the same board kind,
-// job after job (the trend view, docs/http-api.md GET /api/v1/series).
+// A benchmark series as the store finds it (server/service/store.h): one case of the same op on the
+// same board kind, job after job (the trend view, docs/http-api.md GET /api/v1/series).
 // Thread-safety: plain values.
 #pragma once
 
@@ -12,7 +12,7 @@
 #include "server/domain/job.h"
 #include "server/domain/run.h"
 
-namespace mculab::db {
+namespace mculab::server {
 
 inline constexpr std::uint32_t kMaxSeriesJobs = 1000;
 
@@ -35,12 +35,12 @@ struct SeriesQuery {
 // submitted (health checks are the server's) whose case has stored statistics (the run
 // succeeded).
 struct SeriesRow {
-  server::Job job;
+  Job job;
   std::uint32_t case_index = 0;
   std::int64_t case_id = 0;
   std::vector<std::int32_t> params;
-  server::CaseStats stats;
+  CaseStats stats;
   std::string runner_name;  // the uploaded runner's file name; empty for the generic runner
 };
 
-}  // namespace mculab::db
+}  // namespace mculab::server
