@@ -1,5 +1,5 @@
-// SqliteStore::QuerySeries: the jobs of a benchmark series (server/service/series_query.h). Kept apart from
-// the rest of the store: one read, its own statement.
+// SqliteStore::QuerySeries: the jobs of a benchmark series (server/service/series_query.h). Kept
+// apart from the rest of the store: one read, its own statement.
 #include <sqlite3.h>
 
 #include <algorithm>

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "server/service/series_query.h"
 #include "server/domain/change_points.h"
+#include "server/service/series_query.h"
 
 namespace mculab::server {
 

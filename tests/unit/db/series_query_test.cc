@@ -1,5 +1,5 @@
-// SqliteStore::QuerySeries (server/service/series_query.h) against a real SQLite file: which jobs make a
-// benchmark series, in which order, and what narrows it.
+// SqliteStore::QuerySeries (server/service/series_query.h) against a real SQLite file: which jobs
+// make a benchmark series, in which order, and what narrows it.
 #include <gtest/gtest.h>
 
 #include <filesystem>
