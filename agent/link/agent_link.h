@@ -30,7 +30,7 @@
 #include "agent/boards/board.h"
 #include "agent/io/clock.h"
 #include "agent/link/artifact_cache.h"
-#include "agent/link/run_executor.h"
+#include "agent/run/run_executor.h"
 #include "agent/link/spool.h"
 
 namespace mculab::agent {
