@@ -47,6 +47,43 @@ TEST(HostBoard, CancelAbortsTheRealRunner) {
   EXPECT_LT(run.wall, std::chrono::seconds(5));
 }
 
+TEST(HostBoard, RunnerPreparedAheadRunsTheJobLikeAColdStart) {
+  auto board = Board();
+  auto cold = testing::RunOnBoard(board, 5);
+  ASSERT_EQ(cold.result.outcome, RunOutcome::kSucceeded) << cold.result.message;
+  EXPECT_EQ(board.prepared_starts(), 0u);
+  for (int round = 1; round <= 2; ++round) {
+    board.Prepare();
+    auto warm = testing::RunOnBoard(board, 5);
+    ASSERT_EQ(warm.result.outcome, RunOutcome::kSucceeded) << warm.result.message;
+    EXPECT_EQ(board.prepared_starts(), static_cast<std::uint64_t>(round));
+    ASSERT_EQ(warm.listener.cases.size(), 3u);
+    for (const auto& c : warm.listener.cases) EXPECT_TRUE(c.checksum_ok) << c.case_index;
+    EXPECT_EQ(warm.listener.samples.size(), cold.listener.samples.size());
+    EXPECT_EQ(warm.provenance.firmware_sha256, cold.provenance.firmware_sha256);
+    ASSERT_TRUE(warm.result.exit.has_value());
+    EXPECT_TRUE(warm.result.exit->success()) << warm.result.exit->ToString();
+  }
+}
+
+TEST(HostBoard, CustomRunnerNeverUsesTheRunnerPreparedAhead) {
+  HostBoard board(testing::Info("host-0", "host"), MCULAB_RUNNER_HOST, true,
+                  testing::DefaultSandbox());
+  board.Prepare();
+  auto workload = BuildWorkload(MCULAB_OP_CONV2D_S8, testing::ConvCases(), testing::kSeed);
+  ASSERT_TRUE(workload.ok());
+  RunSpec spec;
+  spec.workload = *workload;
+  spec.firmware = MCULAB_RUNNER_HOST;
+  auto proc = board.Start(spec);
+  ASSERT_TRUE(proc.ok()) << proc.error().message;
+  EXPECT_EQ(board.prepared_starts(), 0u);
+  // The prepared runner is still there for the next ordinary job.
+  auto warm = testing::RunOnBoard(board, 2);
+  EXPECT_EQ(warm.result.outcome, RunOutcome::kSucceeded) << warm.result.message;
+  EXPECT_EQ(board.prepared_starts(), 1u);
+}
+
 TEST(HostBoard, MissingRunnerBinaryIsABoardError) {
   HostBoard board(testing::Info("host-0", "host"), "/nonexistent/mculab-runner-host", false,
                   testing::DefaultSandbox());
