@@ -27,8 +27,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import lablib  # noqa: E402
 
 FC_CSV = "id,batch,input_size,output_size\n0,1,16,8\n"
-SUMMARY = re.compile(r"run (\d+) on [^:]+: SUCCEEDED in \d+ ms \(workload built at (\d+) us, "
-                     r"runner started at (\d+) us")
+SUMMARY = re.compile(r"run (\d+) on [^:]+: SUCCEEDED in \d+ ms \(after the assignment arrived: "
+                     r"workload built at (\d+) us, runner started at (\d+) us")
 
 
 class AgentLab(lablib.Lab):
@@ -64,30 +64,35 @@ def measure(agent_binary, jobs, label):
             if i > 0:
                 ids.append(res["id"])
         db = sqlite3.connect(f"file:{lab.db_path}?mode=ro", uri=True)
-        total = []
+        total, to_assigned = [], []
         for job in ids:
-            rows = dict(db.execute(
-                "SELECT to_state, MIN(time_ms) FROM job_transitions WHERE job_id = ? "
-                "AND (from_state = '' OR to_state = 'running') GROUP BY to_state", (job,)))
-            created = min(t for s, t in rows.items() if s != "running")
-            total.append(rows["running"] - created)
+            rows = db.execute("SELECT from_state, to_state, time_ms FROM job_transitions "
+                              "WHERE job_id = ? ORDER BY id", (job,)).fetchall()
+            created = min(t for f, _, t in rows if f == "")
+            running = min(t for _, s, t in rows if s == "running")
+            assigned = min(t for _, s, t in rows if s == "assigned")
+            total.append(running - created)
+            to_assigned.append(assigned - created)
         db.close()
-        with open(os.path.join(lab.out_dir, "agent.log")) as f:
-            agent = [(int(m.group(2)), int(m.group(3))) for m in SUMMARY.finditer(f.read())]
+        agent = [(int(m.group(2)), int(m.group(3)))
+                 for m in SUMMARY.finditer("".join(lab.agent.lines))]
         agent = agent[1:]  # the warm-up job
-    return total, agent
+    return total, to_assigned, agent
 
 
-def report(label, total, agent):
-    lines = [f"| {label} | {statistics.median(total):.1f} | {percentile(total, 95)} | "
-             f"{statistics.mean(total):.2f} | {max(total)} |"]
+def report(label, total, to_assigned, agent):
+    lines = [f"| {label}: submit -> running (ms) | {statistics.median(total):.1f} | {percentile(total, 95)} | "
+             f"{statistics.mean(total):.2f} | {max(total)} |",
+             f"| {label}: submit -> assigned, in the server (ms) | {statistics.median(to_assigned):.1f} | "
+             f"{percentile(to_assigned, 95)} | {statistics.mean(to_assigned):.2f} | "
+             f"{max(to_assigned)} |"]
     if agent:
         built = [a for a, _ in agent]
         started = [b for _, b in agent]
-        lines.append(f"| {label}: agent, assignment -> workload built (us) | "
+        lines.append(f"| {label}: assignment received -> workload built, in the agent (us) | "
                      f"{statistics.median(built):.0f} | {percentile(built, 95)} | "
                      f"{statistics.mean(built):.0f} | {max(built)} |")
-        lines.append(f"| {label}: agent, assignment -> runner started (us) | "
+        lines.append(f"| {label}: assignment received -> runner started, in the agent (us) | "
                      f"{statistics.median(started):.0f} | {percentile(started, 95)} | "
                      f"{statistics.mean(started):.0f} | {max(started)} |")
     return lines
@@ -104,10 +109,10 @@ def main():
     out = ["| what | p50 | p95 | mean | max |", "|---|---|---|---|---|"]
     medians = {}
     for label, binary in runs:
-        total, agent = measure(binary, args.jobs, label.split()[0])
+        total, to_assigned, agent = measure(binary, args.jobs, label.split()[0])
         medians[label] = statistics.median(total)
-        out += report(f"{label}: submit -> running (ms)", total, agent)
-    print(f"# Dispatch: submit -> running on an idle host board\n")
+        out += report(label, total, to_assigned, agent)
+    print("# Dispatch: submit -> running on an idle host board\n")
     print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {platform.node()}, "
           f"{os.cpu_count()} CPUs, {platform.platform()}; {args.jobs} jobs per agent, one at a "
           f"time (each waits for the previous to end), after one warm-up job.\n")

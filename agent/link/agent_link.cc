@@ -44,9 +44,10 @@ class AgentLink::Impl final : public RunSink {
     }
     const std::string& name() const { return board_.Info().name; }
 
-    void Enqueue(v1::Assignment a) {
+    void Enqueue(v1::Assignment a, Clock::TimePoint received) {
       std::lock_guard lock(mu_);
       queue_.push_back(std::move(a));
+      received_.push_back(received);
       cv_.notify_all();
     }
     // True when this worker has the run (running or queued).
@@ -103,6 +104,7 @@ class AgentLink::Impl final : public RunSink {
         }
         if (idle) board_.Prepare();  // what the next run can have ready before it arrives
         v1::Assignment a;
+        ExecutorOptions options = link_.executor_;
         std::shared_ptr<CancelToken> token = std::make_shared<CancelToken>();
         {
           std::unique_lock lock(mu_);
@@ -110,6 +112,8 @@ class AgentLink::Impl final : public RunSink {
           if (queue_.empty()) return;
           a = std::move(queue_.front());
           queue_.pop_front();
+          options.received_at = received_.front();
+          received_.pop_front();
           if (cancelled_queued_.erase(a.run_id())) token->Cancel(CancelReason::kByServer);
           if (stopping_) token->Cancel(CancelReason::kShutdown);
           active_ = a.run_id();
@@ -122,7 +126,7 @@ class AgentLink::Impl final : public RunSink {
           FinishUnstartedRun(a.run_id(), v1::RunFinished::INFRA_FAILED,
                              "the agent stopped before the run started", link_.spool_, link_);
         } else {
-          ExecuteRun(a, board_, link_.spool_, link_, link_.clock_, *token, link_.executor_);
+          ExecuteRun(a, board_, link_.spool_, link_, link_.clock_, *token, options);
         }
         bool close = false;
         {
@@ -140,6 +144,7 @@ class AgentLink::Impl final : public RunSink {
     std::mutex mu_;
     std::condition_variable cv_;
     std::deque<v1::Assignment> queue_;
+    std::deque<Clock::TimePoint> received_;  // when each queued assignment arrived
     std::set<std::uint64_t> cancelled_queued_;
     std::set<std::uint64_t> close_after_;
     std::optional<std::uint64_t> active_;
@@ -388,6 +393,7 @@ bool AgentLink::Impl::Serve(grpc::ClientContext& ctx, Stream& stream) {
 void AgentLink::Impl::Dispatch(const v1::ServerMessage& m) {
   switch (m.msg_case()) {
     case v1::ServerMessage::kAssign: {
+      const auto received = clock_.Now();
       const v1::Assignment& a = m.assign();
       Worker* w = FindWorker(a.board());
       if (w == nullptr) {
@@ -413,7 +419,7 @@ void AgentLink::Impl::Dispatch(const v1::ServerMessage& m) {
       }
       spdlog::info("run {}: job {} assigned to {} ({}, {} cases x {} iterations)", a.run_id(),
                    a.job_id(), a.board(), a.op(), a.cases_size(), a.iterations());
-      w->Enqueue(a);
+      w->Enqueue(a, received);
       return;
     }
     case v1::ServerMessage::kCancel: {

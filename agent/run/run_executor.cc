@@ -634,12 +634,12 @@ v1::RunFinished ExecuteRun(const v1::Assignment& a, Board& board, Spool& spool, 
     message = "the agent cannot spool results: " + reporter.spool_error();
   }
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(clock.Now() - started);
-  auto us = [&](Clock::TimePoint t) {
-    return std::chrono::duration_cast<std::chrono::microseconds>(t - started).count();
+  auto us = [&, from = options.received_at.value_or(started)](Clock::TimePoint t) {
+    return std::chrono::duration_cast<std::chrono::microseconds>(t - from).count();
   };
   spdlog::info(
-      "{}: {} in {} ms (workload built at {} us, runner started at {} us; runner HELLO at {} ms, "
-      "DONE at {} ms, gone at {} ms): {} samples in {} batches{}{}",
+      "{}: {} in {} ms (after the assignment arrived: workload built at {} us, runner started at "
+      "{} us; runner HELLO at {} ms, DONE at {} ms, gone at {} ms): {} samples in {} batches{}{}",
       prefix, v1::RunFinished::Outcome_Name(outcome), ms.count(), us(workload_built),
       runner_started ? us(*runner_started) : -1, result.stats.to_hello.count(),
       result.stats.to_done.count(), result.stats.to_exit.count(), reporter.samples(),
