@@ -17,6 +17,7 @@ struct HostBoard::Launch {
   std::filesystem::path workload, stderr_file;
   std::unique_ptr<Subprocess> process;
   UniqueFd in, out;
+  std::string runner_sha256;  // what the sandbox was given (a bind or a copy of the file)
 };
 
 HostBoard::HostBoard(BoardInfo info, std::filesystem::path runner, bool allow_custom_runners,
@@ -68,6 +69,8 @@ Result<std::unique_ptr<HostBoard::Launch>> HostBoard::Spawn(const std::filesyste
 
 void HostBoard::Prepare() {
   if (prepared_) return;
+  auto id = runner_.Identify();
+  if (!id) return;  // Start() reports it
   auto launch = Spawn(runner_.path(), true, {});
   if (!launch) {
     spdlog::warn("board {}: cannot start a runner ahead of the next job: {}", info_.name,
@@ -75,6 +78,7 @@ void HostBoard::Prepare() {
     return;
   }
   prepared_ = std::move(*launch);
+  prepared_->runner_sha256 = id->sha256;
 }
 
 Result<std::unique_ptr<RunnerProcess>> HostBoard::Start(const RunSpec& spec) {
@@ -86,6 +90,11 @@ Result<std::unique_ptr<RunnerProcess>> HostBoard::Start(const RunSpec& spec) {
   const std::string_view workload(reinterpret_cast<const char*>(spec.workload.data()),
                                   spec.workload.size());
   std::unique_ptr<Launch> launch;
+  if (prepared_ && prepared_->runner_sha256 != id->sha256 && spec.firmware.empty()) {
+    spdlog::info("board {}: the runner changed since it was started ahead; starting it anew",
+                 info_.name);
+    prepared_.reset();
+  }
   if (spec.firmware.empty() && prepared_) {
     launch = std::move(prepared_);
     static constexpr std::uint8_t kGo[] = {'\n'};

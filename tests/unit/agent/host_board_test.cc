@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "agent/io/temp_dir.h"
 #include "real_runner_test_util.h"
 
 namespace mculab::agent {
@@ -82,6 +83,33 @@ TEST(HostBoard, CustomRunnerNeverUsesTheRunnerPreparedAhead) {
   auto warm = testing::RunOnBoard(board, 2);
   EXPECT_EQ(warm.result.outcome, RunOutcome::kSucceeded) << warm.result.message;
   EXPECT_EQ(board.prepared_starts(), 1u);
+}
+
+TEST(HostBoard, RunnerReplacedAfterItWasPreparedStartsAnewWithTheNewIdentity) {
+  auto dir = TempDir::Create("mculab-host-board-test-");
+  ASSERT_TRUE(dir.ok());
+  const auto runner = (*dir)->path() / "runner";
+  auto bytes = ReadFile(MCULAB_RUNNER_HOST);
+  ASSERT_TRUE(bytes.ok());
+  ASSERT_TRUE(WriteFile(runner, *bytes).ok());
+  std::filesystem::permissions(
+      runner, std::filesystem::perms::owner_all | std::filesystem::perms::group_read |
+                  std::filesystem::perms::group_exec | std::filesystem::perms::others_read |
+                  std::filesystem::perms::others_exec);
+  HostBoard board(testing::Info("host-0", "host"), runner, false, testing::DefaultSandbox());
+  board.Prepare();
+  // A new build installed meanwhile (a new file renamed into place; trailing bytes change its
+  // hash, not what it does).
+  const auto next = (*dir)->path() / "runner.new";
+  ASSERT_TRUE(WriteFile(next, *bytes + std::string("new build")).ok());
+  std::filesystem::permissions(next, std::filesystem::status(runner).permissions());
+  std::filesystem::rename(next, runner);
+  auto run = testing::RunOnBoard(board, 2);
+  ASSERT_EQ(run.result.outcome, RunOutcome::kSucceeded) << run.result.message;
+  EXPECT_EQ(board.prepared_starts(), 0u);
+  auto id = IdentifyFirmware(runner);
+  ASSERT_TRUE(id.ok());
+  EXPECT_EQ(run.provenance.firmware_sha256, id->sha256);
 }
 
 TEST(HostBoard, MissingRunnerBinaryIsABoardError) {
