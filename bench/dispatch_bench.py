@@ -28,7 +28,8 @@ import lablib  # noqa: E402
 
 FC_CSV = "id,batch,input_size,output_size\n0,1,16,8\n"
 SUMMARY = re.compile(r"run (\d+) on [^:]+: SUCCEEDED in \d+ ms \(after the assignment arrived: "
-                     r"workload built at (\d+) us, runner started at (\d+) us")
+                     r"run began at (\d+) us, workload built at (\d+) us, "
+                     r"runner started at (\d+) us")
 
 
 class AgentLab(lablib.Lab):
@@ -74,7 +75,7 @@ def measure(agent_binary, jobs, label):
             total.append(running - created)
             to_assigned.append(assigned - created)
         db.close()
-        agent = [(int(m.group(2)), int(m.group(3)))
+        agent = [(int(m.group(2)), int(m.group(3)), int(m.group(4)))
                  for m in SUMMARY.finditer("".join(lab.agent.lines))]
         agent = agent[1:]  # the warm-up job
     return total, to_assigned, agent
@@ -87,8 +88,12 @@ def report(label, total, to_assigned, agent):
              f"{percentile(to_assigned, 95)} | {statistics.mean(to_assigned):.2f} | "
              f"{max(to_assigned)} |"]
     if agent:
-        built = [a for a, _ in agent]
-        started = [b for _, b in agent]
+        began = [a for a, _, _ in agent]
+        built = [b for _, b, _ in agent]
+        started = [c for _, _, c in agent]
+        lines.append(f"| {label}: assignment received -> run began on the board's thread (us) | "
+                     f"{statistics.median(began):.0f} | {percentile(began, 95)} | "
+                     f"{statistics.mean(began):.0f} | {max(began)} |")
         lines.append(f"| {label}: assignment received -> workload built, in the agent (us) | "
                      f"{statistics.median(built):.0f} | {percentile(built, 95)} | "
                      f"{statistics.mean(built):.0f} | {max(built)} |")
@@ -99,6 +104,7 @@ def report(label, total, to_assigned, agent):
 
 
 def main():
+    lablib.BIN = os.path.abspath(lablib.BIN)  # the agent's config names the runner by it
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--jobs", type=int, default=int(os.environ.get("MCULAB_BENCH_JOBS", "50")))
     ap.add_argument("--baseline-agent", default="")

@@ -638,9 +638,11 @@ v1::RunFinished ExecuteRun(const v1::Assignment& a, Board& board, Spool& spool, 
     return std::chrono::duration_cast<std::chrono::microseconds>(t - from).count();
   };
   spdlog::info(
-      "{}: {} in {} ms (after the assignment arrived: workload built at {} us, runner started at "
-      "{} us; runner HELLO at {} ms, DONE at {} ms, gone at {} ms): {} samples in {} batches{}{}",
-      prefix, v1::RunFinished::Outcome_Name(outcome), ms.count(), us(workload_built),
+      "{}: {} in {} ms (after the assignment arrived: run began at {} us, workload built at {} us, "
+      "runner started at {} us; runner HELLO at {} ms, DONE at {} ms, gone at {} ms): {} samples "
+      "in "
+      "{} batches{}{}",
+      prefix, v1::RunFinished::Outcome_Name(outcome), ms.count(), us(started), us(workload_built),
       runner_started ? us(*runner_started) : -1, result.stats.to_hello.count(),
       result.stats.to_done.count(), result.stats.to_exit.count(), reporter.samples(),
       reporter.batches(), message.empty() ? "" : ": ", message);
