@@ -74,10 +74,13 @@ void SendQueue::LeaveOutLocked(const v1::AgentMessage& m) {
 }
 
 void SendQueue::Attach(MessageStream& stream) {
+  // The runs on disk now: a run that starts later sends through the queue only.
+  std::vector<std::uint64_t> runs = spool_.Runs();
   std::lock_guard lock(mu_);
   stream_ = &stream;
   ++epoch_;
   full_replay_ = true;
+  full_replay_runs_ = std::move(runs);
   broken_ = close_ = closed_ = false;
   cv_.notify_all();
 }
@@ -144,8 +147,10 @@ void SendQueue::Loop() {
     bool ok = true;
     if (full_replay_) {
       full_replay_ = false;
+      const std::vector<std::uint64_t> runs = std::move(full_replay_runs_);
+      full_replay_runs_.clear();
       lock.unlock();
-      for (auto run : spool_.Runs()) {
+      for (auto run : runs) {
         if (!(ok = ReplayRun(stream, run, 0))) break;
       }
       lock.lock();

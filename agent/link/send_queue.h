@@ -11,8 +11,8 @@
 //            Until that replay starts every later message is left out too, so the server gets
 //            each run's messages in the order they were spooled. Messages that are not spooled
 //            (heartbeats, RunState) are transient: left out, never replayed.
-//   Attach   a registered stream: the sender first replays the whole spool (what the server may
-//            have missed while there was no stream), then the queue.
+//   Attach   a registered stream: the sender first replays the runs the spool holds at that
+//            moment (what the server may have missed while there was no stream), then the queue.
 //   Detach   the stream ended: the queue is emptied (the next Attach replays the spool); returns
 //            once the sender no longer uses the stream.
 //   Without a stream Send() leaves everything out: the spool has what matters.
@@ -28,6 +28,7 @@
 #include <map>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include "agent.pb.h"
 #include "agent/link/spool.h"
@@ -98,11 +99,12 @@ class SendQueue final : public RunSink {
   std::condition_variable cv_;
   MessageStream* stream_ = nullptr;  // attached stream
   std::uint64_t epoch_ = 0;          // counts Attach/Detach, so a stale failure is ignored
-  bool full_replay_ = false;         // the whole spool goes first on this stream
-  bool broken_ = false;              // a write failed: nothing more on this stream
-  bool close_ = false;               // CloseWhenSent() asked
-  bool closed_ = false;              // WritesDone() was called
-  bool writing_ = false;             // the sender is using stream_
+  bool full_replay_ = false;         // the spool goes first on this stream
+  std::vector<std::uint64_t> full_replay_runs_;  // the runs it held at Attach
+  bool broken_ = false;                          // a write failed: nothing more on this stream
+  bool close_ = false;                           // CloseWhenSent() asked
+  bool closed_ = false;                          // WritesDone() was called
+  bool writing_ = false;                         // the sender is using stream_
   std::deque<Item> queue_;
   bool behind_ = false;  // something was left out: everything is, until the catch-up replay
   std::map<std::uint64_t, std::uint64_t> left_;  // run -> first left-out batch sequence
