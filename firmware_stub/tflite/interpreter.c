@@ -59,6 +59,10 @@ mculab_tfl_status mculab_tfl_invoke(mculab_tfl_model* m, const mculab_tfl_hooks*
       case MCULAB_TFL_SOFTMAX:
         mculab_softmax_s8(&op->k.softmax, in, out, op->softmax_outer, op->softmax_depth);
         break;
+      case MCULAB_TFL_QUANTIZE:
+      case MCULAB_TFL_DEQUANTIZE:
+        mculab_tfl_run_quantize(&op->k.quant, in, out, m->tensors[op->output].elements);
+        break;
     }
     if (hooks != NULL && hooks->op_end != NULL) hooks->op_end();
     if (!ok) {
@@ -85,10 +89,17 @@ void mculab_tfl_seed_input(mculab_tfl_model* m, uint32_t seed) {
   uint32_t bytes = 0;
   int8_t* in = mculab_tfl_input(m, &bytes);
   uint32_t x = seed != 0 ? seed : 0x6D2B79F5u; /* xorshift32 must not start at 0 */
-  for (uint32_t i = 0; in != NULL && i < bytes; ++i) {
+  /* A float32 input (a model that quantizes its input): the same int8 steps over 128. */
+  const int is_float = m->prepared && m->tensors[m->input].type == MCULAB_TFL_FLOAT32;
+  const uint32_t n = is_float ? bytes / 4u : bytes;
+  for (uint32_t i = 0; in != NULL && i < n; ++i) {
     x ^= x << 13;
     x ^= x >> 17;
     x ^= x << 5;
-    in[i] = (int8_t)(x >> 24);
+    if (is_float) {
+      ((float*)(void*)in)[i] = (float)(int8_t)(x >> 24) / 128.0f;
+    } else {
+      in[i] = (int8_t)(x >> 24);
+    }
   }
 }

@@ -40,9 +40,16 @@ static uint32_t type_size(uint8_t type) {
 }
 
 static const int32_t kSupported[] = {
-    MCULAB_TFL_ADD,         MCULAB_TFL_AVERAGE_POOL_2D, MCULAB_TFL_CONV_2D,
-    MCULAB_TFL_DEPTHWISE_CONV_2D, MCULAB_TFL_FULLY_CONNECTED, MCULAB_TFL_MAX_POOL_2D,
-    MCULAB_TFL_RESHAPE,     MCULAB_TFL_SOFTMAX,
+    MCULAB_TFL_ADD,
+    MCULAB_TFL_AVERAGE_POOL_2D,
+    MCULAB_TFL_CONV_2D,
+    MCULAB_TFL_DEPTHWISE_CONV_2D,
+    MCULAB_TFL_FULLY_CONNECTED,
+    MCULAB_TFL_MAX_POOL_2D,
+    MCULAB_TFL_RESHAPE,
+    MCULAB_TFL_SOFTMAX,
+    MCULAB_TFL_QUANTIZE,
+    MCULAB_TFL_DEQUANTIZE,
 };
 
 uint32_t mculab_tfl_supported_ops(const int32_t** codes) {
@@ -322,6 +329,10 @@ static mculab_tfl_status load_options(mculab_tfl_model* m, fb_reader* r, const f
   const int present = fb_subtable(r, o, OP_OPTIONS, &t);
   if (r->status != MCULAB_TFL_OK) return reader_failed(m, r, "options of operator ", i);
   if (!present) return MCULAB_TFL_OK; /* defaults throughout */
+  /* QUANTIZE's and DEQUANTIZE's options tables are empty: whatever their type, nothing to read. */
+  if (op->builtin == MCULAB_TFL_QUANTIZE || op->builtin == MCULAB_TFL_DEQUANTIZE) {
+    return MCULAB_TFL_OK;
+  }
   if (type != expected_options(op->builtin)) {
     return mculab_tfl_fail2(m, MCULAB_TFL_MALFORMED, "operator ", i, ": options of type ", type,
                             " do not belong to its operator");

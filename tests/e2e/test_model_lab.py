@@ -102,6 +102,21 @@ class ModelLabTest(unittest.TestCase):
             self.assertEqual(runner["model_used_bytes"], os.path.getsize(self.sample))
         self.assertEqual(len(set(sums.values())), 1, sums)
 
+    def test_float_interface_model_on_every_board(self):
+        """QUANTIZE (float32 -> int8, int8 -> int8) and DEQUANTIZE (int8 -> float32): the boards'
+        float arithmetic gives the host's bytes."""
+        path = os.path.join(self.lab.home, "float_io.tflite")
+        subprocess.run([os.path.join(lablib.BIN, "mculab-tflite-writer"), "--float-io", path],
+                       check=True, capture_output=True)
+        sums = {}
+        for board in self.board_names():
+            res = self.submit(path, board)
+            sums[board] = self.check_ran(res, board)
+            ops = self.lab.cli("show", str(res["id"]), "--ops").stdout
+            self.assertIn("QUANTIZE", ops)
+            self.assertIn("DEQUANTIZE", ops)
+        self.assertEqual(len(set(sums.values())), 1, sums)
+
     def test_given_input_replaces_the_seeded_one(self):
         data = bytes((i * 37 + 11) % 256 for i in range(16 * 16 * 3))
         path = os.path.join(self.lab.home, "input.bin")

@@ -1,6 +1,7 @@
 // mculab-tflite-writer: writes the sample int8 network (tflite_writer.h, SampleNet) as a .tflite
 // file, e.g. for a quick-start job.
-//   mculab-tflite-writer [--seed N] [--last-op CODE] OUT.tflite
+//   mculab-tflite-writer [--seed N] [--float-io] [--last-op CODE] OUT.tflite
+// --float-io writes SampleNetFloatIO (float32 input and output around QUANTIZE and DEQUANTIZE).
 // --last-op gives the last operator (SOFTMAX) another builtin code: a model with an operator the
 // interpreter lacks, for admission tests.
 #include <cstdio>
@@ -14,10 +15,13 @@
 int main(int argc, char** argv) {
   uint32_t seed = 1;
   int32_t last_op = -1;
+  bool float_io = false;
   const char* out = nullptr;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--seed") == 0 && i + 1 < argc) {
       seed = static_cast<uint32_t>(std::strtoul(argv[++i], nullptr, 0));
+    } else if (std::strcmp(argv[i], "--float-io") == 0) {
+      float_io = true;
     } else if (std::strcmp(argv[i], "--last-op") == 0 && i + 1 < argc) {
       last_op = static_cast<int32_t>(std::strtol(argv[++i], nullptr, 0));
     } else if (argv[i][0] != '-' && out == nullptr) {
@@ -28,10 +32,13 @@ int main(int argc, char** argv) {
     }
   }
   if (out == nullptr) {
-    std::fprintf(stderr, "usage: mculab-tflite-writer [--seed N] [--last-op CODE] OUT.tflite\n");
+    std::fprintf(stderr,
+                 "usage: mculab-tflite-writer [--seed N] [--float-io] [--last-op CODE] "
+                 "OUT.tflite\n");
     return 2;
   }
-  mculab::tflite_writer::Model model = mculab::tflite_writer::SampleNet(seed);
+  mculab::tflite_writer::Model model = float_io ? mculab::tflite_writer::SampleNetFloatIO(seed)
+                                                : mculab::tflite_writer::SampleNet(seed);
   if (last_op >= 0) {
     model.operators.back().builtin = last_op;
     model.operators.back().options_type = 0;

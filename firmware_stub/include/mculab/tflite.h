@@ -50,7 +50,8 @@ enum {
   MCULAB_TFL_QUANTIZE = 114,
 };
 
-/* TFLite's TensorType codes the interpreter knows. */
+/* TFLite's TensorType codes the interpreter knows (activations: int8, and float32 around
+ * QUANTIZE and DEQUANTIZE). */
 enum {
   MCULAB_TFL_FLOAT32 = 0,
   MCULAB_TFL_INT32 = 2,
@@ -98,6 +99,19 @@ typedef struct {
   uint32_t arena_offset;
 } mculab_tfl_tensor;
 
+/* QUANTIZE / DEQUANTIZE (quantize.c). */
+enum {
+  MCULAB_TFL_QUANT_FROM_FLOAT = 0,
+  MCULAB_TFL_QUANT_REQUANTIZE = 1,
+  MCULAB_TFL_QUANT_TO_FLOAT = 2
+};
+typedef struct {
+  uint8_t mode;
+  int32_t in_zp, out_zp;
+  int32_t multiplier, shift; /* REQUANTIZE */
+  float scale;               /* FROM_FLOAT: the output's; TO_FLOAT: the input's */
+} mculab_tfl_quant_params;
+
 typedef struct {
   int32_t builtin;
   uint8_t num_inputs;
@@ -115,6 +129,7 @@ typedef struct {
     mculab_pool_s8_params pool;
     mculab_add_s8_params add;
     mculab_softmax_s8_params softmax;
+    mculab_tfl_quant_params quant;
   } k;
   uint32_t softmax_outer, softmax_depth;
   uint64_t macs;                  /* multiply-accumulates per invocation */
