@@ -170,7 +170,11 @@ class RunReporter final : public SessionListener {
     started_sent_ = true;
     v1::RunStarted rs;
     rs.set_run_id(a_.run_id());
-    rs.set_runner_version(h.version());
+    // A runtime other than the built-in one (a TFLite runner's kernels, a custom runtime) is part
+    // of what ran: "1.2.0 (tflite-helium)".
+    rs.set_runner_version(h.runtime.empty() || h.runtime == "builtin"
+                              ? h.version()
+                              : h.version() + " (" + h.runtime + ")");
     rs.set_port(h.port);
     rs.set_cpu(h.cpu);
     rs.set_clock_hz(h.clock_hz);
@@ -532,8 +536,8 @@ Result<std::vector<std::uint8_t>> PrepareModel(const v1::Assignment& a, Board& b
   const std::int64_t ids[1] = {a.cases_size() > 0 ? a.cases(0).id() : 0};
   cases.push_back(WorkloadCase{ids[0], {}});
   std::vector<std::uint8_t> out(mculab_workload_custom_blob_offset(1) + blob.size());
-  const std::size_t written = mculab_workload_write_custom(out.data(), out.size(), seed, ids, 1,
-                                                           blob.data(), blob.size());
+  const std::size_t written =
+      mculab_workload_write_custom(out.data(), out.size(), seed, ids, 1, blob.data(), blob.size());
   if (written == 0) {
     return MakeError(ErrorCode::kInvalidArgument, "cannot build the model's workload (" +
                                                       std::to_string(blob.size()) + "-byte blob)");

@@ -6,6 +6,18 @@
 #include "mculab/tflite.h"
 #include "tflite_internal.h"
 
+/* The Helium build (MCULAB_TFL_HELIUM, the Cortex-M55's mculab_tflite_helium) runs the MVE
+ * variants of the three kernels that carry the MACs; every other build the reference ones. */
+#if defined(MCULAB_TFL_HELIUM)
+#define CONV2D mculab_conv2d_s8_nhwc_mve
+#define DEPTHWISE mculab_depthwise_conv2d_s8_nhwc_mve
+#define FULLY_CONNECTED mculab_fully_connected_s8_run_mve
+#else
+#define CONV2D mculab_conv2d_s8_nhwc
+#define DEPTHWISE mculab_depthwise_conv2d_s8_nhwc
+#define FULLY_CONNECTED mculab_fully_connected_s8_run
+#endif
+
 static const int8_t* tensor_in(const mculab_tfl_model* m, int16_t i) {
   if (i < 0) return NULL;
   const mculab_tfl_tensor* t = &m->tensors[i];
@@ -29,15 +41,13 @@ mculab_tfl_status mculab_tfl_invoke(mculab_tfl_model* m, const mculab_tfl_hooks*
     int ok = 1;
     switch (op->builtin) {
       case MCULAB_TFL_CONV_2D:
-        mculab_conv2d_s8_nhwc(&op->k.conv, in, tensor_in(m, op->inputs[1]), bias_of(m, op), out);
+        CONV2D(&op->k.conv, in, tensor_in(m, op->inputs[1]), bias_of(m, op), out);
         break;
       case MCULAB_TFL_DEPTHWISE_CONV_2D:
-        mculab_depthwise_conv2d_s8_nhwc(&op->k.conv, in, tensor_in(m, op->inputs[1]),
-                                        bias_of(m, op), out);
+        DEPTHWISE(&op->k.conv, in, tensor_in(m, op->inputs[1]), bias_of(m, op), out);
         break;
       case MCULAB_TFL_FULLY_CONNECTED:
-        mculab_fully_connected_s8_run(&op->k.fc, in, tensor_in(m, op->inputs[1]), bias_of(m, op),
-                                      out);
+        FULLY_CONNECTED(&op->k.fc, in, tensor_in(m, op->inputs[1]), bias_of(m, op), out);
         break;
       case MCULAB_TFL_AVERAGE_POOL_2D:
         ok = mculab_average_pool_s8(&op->k.pool, in, out);

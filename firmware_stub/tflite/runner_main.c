@@ -98,7 +98,13 @@ static uint32_t checksum(void* user) {
   return mculab_crc32(0, (const uint8_t*)out, bytes);
 }
 
-static const mculab_workload_ops kTflite = {"mculab-tflite", prepare, invoke, checksum,
-                                            &the_runner};
+/* HELLO's runtime name says which kernels run: the reference ones or the Helium (MVE) ones. */
+#if defined(MCULAB_TFL_HELIUM)
+#define RUNTIME_NAME "tflite-helium"
+#else
+#define RUNTIME_NAME "mculab-tflite"
+#endif
+
+static const mculab_workload_ops kTflite = {RUNTIME_NAME, prepare, invoke, checksum, &the_runner};
 
 int main(int argc, char** argv) { return mculab_runner_main(argc, argv, &kTflite); }

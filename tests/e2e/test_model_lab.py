@@ -39,6 +39,13 @@ def boards():
         out.append(lablib.qemu_board("an547-0"))
     if lablib.AN500_ELF and os.path.exists(tflite_runner_beside(lablib.AN500_ELF)):
         out.append(lablib.an500_board("an500-0"))
+    helium = os.path.join(os.path.dirname(lablib.AN547_ELF or "."),
+                          "mculab-tflite-runner-an547-helium.elf")
+    if lablib.AN547_ELF and os.path.exists(helium):
+        board = lablib.qemu_board("an547-helium")
+        board["kind"] = "corstone300-qemu-helium"
+        board["model_runner"] = helium
+        out.append(board)
     out.append(lablib.host_board("host-0"))
     small = lablib.host_board("host-small")
     small["kind"] = "host-small"
@@ -176,6 +183,36 @@ class ModelLabTest(unittest.TestCase):
         self.assertEqual(g["macs"], sum(l["macs"] for l in g["layers"]))
         self.assertGreater(g["arena_bytes"], 0)
         self.assertLessEqual(g["arena_bytes"], g["naive_bytes"])
+
+    def helium(self):
+        if "an547-helium" not in self.board_names():
+            self.skipTest("the an547 Helium TFLite runner was not built")
+
+    def test_helium_kernels_give_the_reference_output_with_mve_instructions(self):
+        """The M55's Helium build: the same output checksums as the reference kernels' build, its
+        HELLO names its kernels, and the emulated counts show the MVE instructions per layer."""
+        self.helium()
+        models = [self.sample] + [os.path.join(MODELS_DIR, m) for m in MLPERF
+                                  if os.path.exists(os.path.join(MODELS_DIR, m))]
+        for model in models:
+            with self.subTest(model=os.path.basename(model)):
+                runs = {}
+                for board in ("an547-0", "an547-helium"):
+                    res = self.submit(model, board, "--events", "instructions,mve_instructions")
+                    self.check_ran(res, board)
+                    events = {e["event"]: e["median"] for e in res["events"]}
+                    runs[board] = (res["cases"][0]["checksum"], events, res)
+                self.assertEqual(runs["an547-0"][0], runs["an547-helium"][0])
+                self.assertEqual(runs["an547-0"][1]["mve_instructions"], 0)
+                self.assertGreater(runs["an547-helium"][1]["mve_instructions"], 0)
+                self.assertLess(runs["an547-helium"][1]["instructions"],
+                                runs["an547-0"][1]["instructions"])
+                self.assertIn("(tflite-helium)",
+                              runs["an547-helium"][2]["provenance"]["runner_version"])
+                self.assertIn("(mculab-tflite)", runs["an547-0"][2]["provenance"]["runner_version"])
+                # Per layer: the conv layers count MVE instructions in the Helium build.
+                ops = self.lab.cli("show", str(runs["an547-helium"][2]["id"]), "--ops").stdout
+                self.assertIn("mve_instructions", ops)
 
     @unittest.skipUnless(os.path.isdir(MODELS_DIR),
                          f"the MLPerf Tiny models are not at {MODELS_DIR} "
