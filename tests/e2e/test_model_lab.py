@@ -210,9 +210,19 @@ class ModelLabTest(unittest.TestCase):
                 self.assertIn("(tflite-helium)",
                               runs["an547-helium"][2]["provenance"]["runner_version"])
                 self.assertIn("(mculab-tflite)", runs["an547-0"][2]["provenance"]["runner_version"])
-                # Per layer: the conv layers count MVE instructions in the Helium build.
+                # Per layer: the conv and fully connected layers count MVE instructions.
                 ops = self.lab.cli("show", str(runs["an547-helium"][2]["id"]), "--ops").stdout
                 self.assertIn("mve_instructions", ops)
+                # What the page's per-layer bars and compare read (web/js/layers.js).
+                a, b = runs["an547-0"][2]["id"], runs["an547-helium"][2]["id"]
+                status, _, body = self.lab.http_get(f"api/v1/jobs/{b}")
+                self.assertEqual(status, 200)
+                rows = [r for r in json.loads(body)["ops"] if r["metric"] == "mve_instructions"]
+                self.assertTrue(rows and all(isinstance(r["op_index"], int) for r in rows))
+                self.assertTrue(any(r["type"] in ("CONV_2D", "FULLY_CONNECTED") and r["mean"] > 0
+                                    for r in rows), rows)
+                status, _, _ = self.lab.http_get(f"api/v1/compare?jobs={a},{b}")
+                self.assertEqual(status, 200)
 
     @unittest.skipUnless(os.path.isdir(MODELS_DIR),
                          f"the MLPerf Tiny models are not at {MODELS_DIR} "
