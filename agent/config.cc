@@ -23,8 +23,8 @@ const std::set<std::string> kCommonBoardKeys = {"name", "kind",      "backend",
 const std::map<std::string, std::set<std::string>> kBackendKeys = {
     {"qemu",
      {"firmware", "qemu", "machine", "icount_shift", "workload_addr", "qemu_plugin",
-      "allow_custom_runners"}},
-    {"host", {"runner", "allow_custom_runners"}},
+      "allow_custom_runners", "model_runner"}},
+    {"host", {"runner", "allow_custom_runners", "model_runner"}},
     {"pyocd", {"firmware", "serial", "target", "console", "baud", "workload_addr", "pyocd"}},
     {"gdb",
      {"firmware", "gdb_server", "gdb_link", "gdb_port", "gdb_host", "link", "baud", "serial",
@@ -214,6 +214,7 @@ Status ParseBoard(Reader& r, const toml::table& t, BoardConfig& b,
   if (auto s = r.Integer(t, "ram_bytes", b.ram_bytes, 0, INT64_MAX); !s) return s;
   if (auto s = r.Path(t, "firmware", b.firmware); !s) return s;
   if (auto s = r.Path(t, "runner", b.runner); !s) return s;
+  if (auto s = r.Path(t, "model_runner", b.model_runner); !s) return s;
   if (const toml::node* allow = t.get("allow_custom_runners")) {
     if (!allow->is_boolean()) {
       return r.Fail(allow, "allow_custom_runners",

@@ -46,6 +46,9 @@ struct BoardConfig {
   std::filesystem::path firmware;     // qemu, pyocd
   std::filesystem::path runner;       // host
   bool allow_custom_runners = false;  // qemu, host: run jobs' uploaded runners (in the sandbox)
+  // The TFLite runner for model jobs (mculab-tflite-runner-<port>); default: beside `firmware` or
+  // `runner`, the same name with "mculab-tflite-runner-" for "mculab-runner-", when it exists.
+  std::filesystem::path model_runner;
   std::string qemu = "qemu-system-arm";
   std::string machine = "mps3-an547";  // qemu: -M (mps3-an547 Cortex-M55, mps2-an500 Cortex-M7)
   std::filesystem::path qemu_plugin;   // qemu: the QEMU counting plugin (emulated events)

@@ -16,6 +16,8 @@
 
 #include "cli/client_config.h"
 #include "cli/custom_submit.h"
+#include "cli/model_submit.h"
+#include "common/tflite_model.h"
 #include "cli/duration.h"
 #include "cli/format.h"
 #include "cli/profile_format.h"
@@ -299,7 +301,7 @@ v1::ArtifactRef UploadFile(Client& c, const std::string& path) {
 }
 
 struct SubmitOptions {
-  std::string kind, board, op, cases, label, priority, events, firmware, blob;
+  std::string kind, board, op, cases, label, priority, events, firmware, blob, model, input;
   std::vector<std::string> tags;  // --tag KEY=VALUE, repeatable
   unsigned iterations = 20, warmup = 2, timeout_s = 0;
   bool wait = false, json = false;
@@ -313,7 +315,22 @@ int CmdSubmit(Client& c, const SubmitOptions& o) {
     if (!tag.error.empty()) throw UsageError{tag.error};
     (*req.mutable_tags())[tag.key] = tag.value;
   }
-  if (!o.firmware.empty()) {
+  if (!o.input.empty() && o.model.empty())
+    throw UsageError{"--input is the input of a model: give --model FILE.tflite too"};
+  if (!o.model.empty()) {
+    // A .tflite model on the runner's own interpreter: the model (and input) go up as one blob.
+    if (!o.firmware.empty() || !o.blob.empty() || (!o.op.empty() && o.op != kModelOp))
+      throw UsageError{"--model runs the model on the lab's own runner; drop --op, --firmware "
+                       "and --blob"};
+    if (!o.cases.empty()) throw UsageError{"--model runs one case; drop --cases"};
+    auto blob = cli::ReadModelBlob(o.model, o.input);
+    if (!blob.ok()) throw UsageError{blob.error().message};
+    const std::string name = std::filesystem::path(o.model).filename().string();
+    req.set_blob_artifact(
+        Upload(c, name, std::string(blob->begin(), blob->end())).sha256());
+    req.set_op(kModelOp);
+    req.add_cases()->set_id(0);
+  } else if (!o.firmware.empty()) {
     // Bring your own runtime: the runner (and blob) go up as artifacts, the job names their hashes.
     if (!o.op.empty() && o.op != "custom")
       throw UsageError{"--firmware runs your runner's own workload; drop --op " + o.op};
@@ -743,7 +760,7 @@ int Main(int argc, char** argv) {
   boards->add_flag("--json", json, "print JSON");
 
   SubmitOptions so;
-  auto* submit = app.add_subcommand("submit", "submit an operator benchmark or your own runner");
+  auto* submit = app.add_subcommand("submit", "submit an operator benchmark, a .tflite model or your own runner");
   submit->add_option("--kind", so.kind, "board kind, e.g. corstone300-qemu, host");
   submit->add_option("--board", so.board, "one board by name");
   submit->add_option("--op", so.op, "operator benchmark: " + OpNames());
@@ -754,6 +771,12 @@ int Main(int argc, char** argv) {
                      "your runner: an ELF for the board (docs/writing-a-runner.md)");
   submit->add_option("--blob", so.blob,
                      "a file your runner reads (model, inputs); with --firmware");
+  submit->add_option("--model", so.model,
+                     "a .tflite int8 model, run by the lab's own runner on any board "
+                     "(`mculab models inspect FILE` shows its graph)");
+  submit->add_option("--input", so.input,
+                     "the model's input tensor as raw int8 bytes (default: a seeded pattern); "
+                     "with --model");
   submit->add_option("--iterations", so.iterations, "measured iterations per case")
       ->check(CLI::Range(1u, 100000u))
       ->capture_default_str();
@@ -820,6 +843,15 @@ int Main(int argc, char** argv) {
   auto* ops_describe =
       ops->add_subcommand("describe", "an op's parameters, CSV synonyms, defaults and limits");
   ops_describe->add_option("op", describe_op, "op name: " + OpNames())->required();
+
+  std::string model_path, model_input;
+  auto* models = app.add_subcommand("models", ".tflite models (no server needed)");
+  auto* models_inspect = models->add_subcommand(
+      "inspect", "a model's graph: operators, shapes, parameters, MACs per layer, planned arena");
+  models_inspect->add_option("file", model_path, ".tflite model")->required();
+  models_inspect->add_option("--input", model_input, "check an input file's size against it");
+  models_inspect->add_flag("--json", json, "print JSON");
+  models->require_subcommand(1);
 
   auto* cancel = app.add_subcommand("cancel", "cancel a job in any state");
   cancel->add_option("id", id, "job id")->required();
@@ -907,6 +939,13 @@ int Main(int argc, char** argv) {
       return 2;
     }
     std::cout << RenderOpDescription(*op);
+    return 0;
+  }
+
+  if (*models_inspect) {
+    auto text = cli::InspectModelFile(model_path, model_input, json);
+    if (!text.ok()) return std::cerr << "mculab: error: " << text.error().message << "\n", 1;
+    std::cout << *text;
     return 0;
   }
 

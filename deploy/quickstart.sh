@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Sets up and starts a local mculab lab: installs what is missing, builds (Release), starts
 # mculab-server and mculab-agent with one emulated Corstone-300 board (QEMU mps3-an547) and one
-# host board, runs the sample operator benchmark from examples/, prints its results and the
-# commands to try next, and leaves the lab running.
+# host board, runs the sample operator benchmark from examples/ and a sample .tflite model, prints
+# their results and the commands to try next, and leaves the lab running.
 #
 #   ./deploy/quickstart.sh          start (or restart) the lab and run the sample job
 #   ./deploy/quickstart.sh --stop   stop the lab
@@ -86,8 +86,8 @@ cmake -S "$root" -B "$root/build" -DCMAKE_BUILD_TYPE=Release >/dev/null
 # What the README's commands use: the programs, both runners, the QEMU counting plugin (emulated
 # events), the example runner (bring your own runtime) and the Cortex-M55 and Cortex-M7 firmware.
 cmake --build "$root/build" -j "$(nproc)" --target mculab-server mculab-agent mculab \
-  mculab-runner-host mculab-example-runner-host mculab_qemu_counters mculab_firmware_an547 \
-  mculab_firmware_an500
+  mculab-runner-host mculab-example-runner-host mculab-tflite-runner-host mculab-tflite-writer \
+  mculab_qemu_counters mculab_firmware_an547 mculab_firmware_an500
 
 elf="$root/build/firmware/mculab-runner-an547.elf"
 [ -f "$elf" ] || die "the an547 runner firmware was not built ($elf); is gcc-arm-none-eabi installed?"
@@ -208,6 +208,11 @@ say "==> sample job: conv2d_s8 sweep from examples/conv2d_sweep.csv on the emula
   --cases "$root/examples/conv2d_sweep.csv" --iterations 20 --warmup 2 \
   --label "quickstart sample" --wait
 
+say "==> sample model: the writer's int8 network (tools/tflite_writer) on the emulated Cortex-M55"
+"$bin/mculab-tflite-writer" "$home/sample.tflite" >/dev/null
+"$bin/mculab" submit --kind corstone300-qemu --model "$home/sample.tflite" --iterations 5 \
+  --warmup 1 --label "quickstart model" --wait
+
 cat <<TXT
 
 The lab is running (logs in $log_dir).
@@ -221,5 +226,7 @@ Try next:
   mculab export 1 --csv
   mculab-server admin user add alice --role member   # a token for a colleague (see README)
   mculab submit --kind host --op fully_connected_s8 --cases examples/fully_connected_sweep.csv --wait
+  mculab models inspect $home/sample.tflite
+  mculab show ID --ops        # the model job: per-layer time and events
   ./deploy/quickstart.sh --stop
 TXT

@@ -51,6 +51,8 @@ struct BoardInfo {
   // failure message).
   bool custom_runners = false;
   std::string custom_runners_off = "this board's backend does not run custom runners";
+  // The lab's own TFLite runner for model jobs (op "model"); empty: the board runs none.
+  std::filesystem::path model_runner;
 };
 
 struct RunSpec {
@@ -62,6 +64,9 @@ struct RunSpec {
   // A custom runner (verified, from the agent's artifact cache) to run instead of the board's
   // own; empty: the board's configured runner.
   std::filesystem::path firmware;
+  // `firmware` is the board's own configured model runner (BoardInfo::model_runner), not an
+  // upload: it runs whether or not the board allows custom runners.
+  bool own_runner = false;
 };
 
 // How the runner was run: part of the result's provenance.

@@ -82,7 +82,7 @@ void HostBoard::Prepare() {
 }
 
 Result<std::unique_ptr<RunnerProcess>> HostBoard::Start(const RunSpec& spec) {
-  if (!spec.firmware.empty() && !info_.custom_runners) {
+  if (!spec.firmware.empty() && !spec.own_runner && !info_.custom_runners) {
     return MakeError(ErrorCode::kPermissionDenied, info_.custom_runners_off);
   }
   auto id = spec.firmware.empty() ? runner_.Identify() : IdentifyFirmware(spec.firmware);

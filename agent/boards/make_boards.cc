@@ -9,10 +9,29 @@
 
 namespace mculab::agent {
 
+namespace {
+
+// The model runner beside a generic runner: mculab-runner-X -> mculab-tflite-runner-X.
+std::filesystem::path ModelRunnerBeside(const std::filesystem::path& runner) {
+  const std::string name = runner.filename().string();
+  const std::string prefix = "mculab-runner-";
+  if (!name.starts_with(prefix)) return {};
+  std::filesystem::path beside =
+      runner.parent_path() / ("mculab-tflite-runner-" + name.substr(prefix.size()));
+  std::error_code ec;
+  return std::filesystem::is_regular_file(beside, ec) ? beside : std::filesystem::path();
+}
+
+}  // namespace
+
 Result<std::vector<std::unique_ptr<Board>>> MakeBoards(const AgentConfig& config, BoardDeps& deps) {
   std::vector<std::unique_ptr<Board>> boards;
   for (const auto& b : config.boards) {
     BoardInfo info;
+    info.model_runner = b.model_runner;
+    if (info.model_runner.empty() && (b.backend == "qemu" || b.backend == "host")) {
+      info.model_runner = ModelRunnerBeside(b.backend == "host" ? b.runner : b.firmware);
+    }
     info.name = b.name;
     info.kind = b.kind;
     info.tags = b.tags;

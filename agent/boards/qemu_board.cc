@@ -91,7 +91,7 @@ QemuBoard::QemuBoard(BoardInfo info, QemuOptions options, Clock& clock, Sandbox 
 }
 
 Result<std::unique_ptr<RunnerProcess>> QemuBoard::Start(const RunSpec& spec) {
-  if (!spec.firmware.empty() && !info_.custom_runners) {
+  if (!spec.firmware.empty() && !spec.own_runner && !info_.custom_runners) {
     return MakeError(ErrorCode::kPermissionDenied, info_.custom_runners_off);
   }
   // A job's own runner ELF (already verified against its SHA-256) replaces the board's.

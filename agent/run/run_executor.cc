@@ -10,8 +10,10 @@
 #include "agent/runner/runner_session.h"
 #include "common/op_catalog.h"
 #include "common/sha256.h"
+#include "common/tflite_model.h"
 #include "common/workload_builder.h"
 #include "mculab/ops.h"
+#include "mculab/tflite.h"
 #include "mculab/workload.h"
 
 namespace mculab::agent {
@@ -169,7 +171,11 @@ class RunReporter final : public SessionListener {
     started_sent_ = true;
     v1::RunStarted rs;
     rs.set_run_id(a_.run_id());
-    rs.set_runner_version(h.version());
+    // A runtime other than the built-in one (a TFLite runner's kernels, a custom runtime) is part
+    // of what ran: "1.2.0 (tflite-helium)".
+    rs.set_runner_version(h.runtime.empty() || h.runtime == "builtin"
+                              ? h.version()
+                              : h.version() + " (" + h.runtime + ")");
     rs.set_port(h.port);
     rs.set_cpu(h.cpu);
     rs.set_clock_hz(h.clock_hz);
@@ -180,7 +186,7 @@ class RunReporter final : public SessionListener {
     rs.set_workload_sha256(workload_sha256_);
     rs.set_toolchain(prov_.toolchain);
     rs.set_board_serial(prov_.board_serial);
-    rs.set_note(prov_.note);
+    rs.set_note(note_extra_.empty() ? prov_.note : prov_.note + "; " + note_extra_);
     rs.set_seed(seed_);
     if (!prov_.firmware_path.empty()) {
       if (auto mem = ReadElfMemory(prov_.firmware_path); mem.ok()) {
@@ -422,6 +428,11 @@ class RunReporter final : public SessionListener {
   std::uint64_t next_seq_;
   std::uint64_t samples_ = 0;
   std::string spool_error_;
+  std::string note_extra_;
+
+ public:
+  // Appended to the provenance note (a model job's input: given or seeded).
+  void set_note_extra(std::string s) { note_extra_ = std::move(s); }
 };
 
 // A custom-runner assignment: the runner from the cache into `firmware`, the blob wrapped in a
@@ -488,6 +499,70 @@ Result<std::vector<std::uint8_t>> PrepareCustom(const v1::Assignment& a, Board& 
   return out;
 }
 
+// A model job (op "model"): the blob (model, or model + input) from the cache, wrapped in a
+// custom workload for the board's own TFLite runner; `reference` gets the output checksum of the
+// same interpreter on this host.
+Result<std::vector<std::uint8_t>> PrepareModel(const v1::Assignment& a, Board& board,
+                                               const ExecutorOptions& options, std::uint32_t seed,
+                                               std::vector<WorkloadCase>& cases,
+                                               std::filesystem::path& firmware,
+                                               std::uint32_t& reference) {
+  if (board.Info().model_runner.empty()) {
+    return MakeError(ErrorCode::kFailedPrecondition,
+                     "board " + board.Info().name +
+                         " has no model runner: set model_runner (mculab-tflite-runner-<port>) "
+                         "for it in the agent's configuration");
+  }
+  if (a.blob_sha256().empty()) {
+    return MakeError(ErrorCode::kInvalidArgument, "a model job without its model");
+  }
+  if (options.artifacts == nullptr) {
+    return MakeError(ErrorCode::kFailedPrecondition,
+                     "this agent has no artifact cache, so it cannot fetch models");
+  }
+  auto path = options.artifacts->Get(a.blob_sha256());
+  if (!path) {
+    return MakeError(path.error().code,
+                     "cannot get the model " + a.blob_sha256() + ": " + path.error().message);
+  }
+  auto bytes = ReadFile(*path);
+  if (!bytes) return MakeError(ErrorCode::kInternal, bytes.error().message);
+  std::vector<std::uint8_t> blob(bytes->begin(), bytes->end());
+  auto expected = ModelReferenceChecksum(blob, seed);
+  if (!expected) return MakeError(ErrorCode::kInvalidArgument, expected.error().message);
+  reference = *expected;
+  firmware = board.Info().model_runner;
+  const std::int64_t ids[1] = {a.cases_size() > 0 ? a.cases(0).id() : 0};
+  cases.push_back(WorkloadCase{ids[0], {}});
+  std::vector<std::uint8_t> out(mculab_workload_custom_blob_offset(1) + blob.size());
+  const std::size_t written =
+      mculab_workload_write_custom(out.data(), out.size(), seed, ids, 1, blob.data(), blob.size());
+  if (written == 0) {
+    return MakeError(ErrorCode::kInvalidArgument, "cannot build the model's workload (" +
+                                                      std::to_string(blob.size()) + "-byte blob)");
+  }
+  out.resize(written);
+  return out;
+}
+
+// Provenance of a model job's input: the file's bytes given with the model, or the pattern.
+std::string ModelInputNote(const v1::Assignment& a, const ExecutorOptions& options,
+                           std::uint32_t seed) {
+  auto path = options.artifacts->Get(a.blob_sha256());
+  auto bytes = path ? ReadFile(*path) : Result<std::string>(path.error());
+  if (!bytes) return {};
+  mculab_tfl_blob blob;
+  const auto* data = reinterpret_cast<const std::uint8_t*>(bytes->data());
+  if (mculab_tfl_unpack(data, bytes->size(), &blob) != 0) return {};
+  if (blob.input == nullptr) {
+    return fmt::format("model {} bytes, input seeded (xorshift32 from seed {})", blob.model_len,
+                       seed);
+  }
+  return fmt::format("model {} bytes, input given ({} bytes, SHA-256 {})", blob.model_len,
+                     blob.input_len,
+                     Sha256Hex(std::span<const std::uint8_t>(blob.input, blob.input_len)));
+}
+
 }  // namespace
 
 v1::RunFinished FinishUnstartedRun(std::uint64_t run_id, v1::RunFinished::Outcome outcome,
@@ -520,14 +595,32 @@ v1::RunFinished ExecuteRun(const v1::Assignment& a, Board& board, Spool& spool, 
   };
   SendState(sink, run_id, "preparing", "building the workload");
 
-  const bool custom = !a.firmware_sha256().empty() || a.op() == "custom";
+  const bool model = a.op() == kModelOp;
+  const bool custom = !model && (!a.firmware_sha256().empty() || a.op() == "custom");
   const std::uint32_t seed = a.seed() != 0 ? a.seed() : kDefaultSeed;
   if (a.iterations() == 0) return workload_failed("iterations must be at least 1");
   std::vector<WorkloadCase> cases;
   std::uint16_t op_id = MCULAB_OP_CUSTOM;
   Result<std::vector<std::uint8_t>> workload = std::vector<std::uint8_t>{};
   std::filesystem::path firmware;  // a custom runner from the artifact cache
-  if (custom) {
+  std::optional<std::uint32_t> model_checksum;
+  std::string model_note;
+  if (model) {
+    std::uint32_t reference = 0;
+    auto prepared = PrepareModel(a, board, options, seed, cases, firmware, reference);
+    if (!prepared) {
+      if (prepared.error().code == ErrorCode::kUnavailable ||
+          prepared.error().code == ErrorCode::kInternal) {
+        spdlog::warn("{}: {}", prefix, prepared.error().message);
+        return Finish(run_id, v1::RunFinished::INFRA_FAILED, prepared.error().message,
+                      spool.NextSequence(run_id), spool, sink);
+      }
+      return workload_failed(prepared.error().message);
+    }
+    model_checksum = reference;
+    workload = std::move(*prepared);
+    model_note = ModelInputNote(a, options, seed);
+  } else if (custom) {
     auto prepared = PrepareCustom(a, board, options, seed, cases, firmware);
     if (!prepared) {
       const bool infra = prepared.error().code == ErrorCode::kUnavailable ||
@@ -565,6 +658,7 @@ v1::RunFinished ExecuteRun(const v1::Assignment& a, Board& board, Spool& spool, 
 
   const AgentPlan plan = PlanOf(a, board.Info());
   RunReporter reporter(a, plan, workload_sha, seed, spool, sink, clock, cancel, options, prefix);
+  reporter.set_note_extra(model_note);
   SessionResult result;
   auto outcome = v1::RunFinished::SUCCEEDED;
   std::string message;
@@ -577,6 +671,7 @@ v1::RunFinished ExecuteRun(const v1::Assignment& a, Board& board, Spool& spool, 
     spec.timeout = whole;
     spec.emulated_events = pass.emulated_events;
     spec.firmware = firmware;
+    spec.own_runner = model;
     if (cancel.cancelled()) {
       return Finish(run_id,
                     cancel.reason() == CancelReason::kByServer ? v1::RunFinished::CANCELLED
@@ -606,7 +701,8 @@ v1::RunFinished ExecuteRun(const v1::Assignment& a, Board& board, Spool& spool, 
     sc.events = pass.runner_events;
     sc.profile_ops = a.profile_ops();
     sc.report_memory = a.report_memory();
-    sc.custom_runner = !spec.firmware.empty();
+    sc.custom_runner = !spec.firmware.empty() && !model;
+    sc.model_checksum = model_checksum;
     sc.hello_timeout = options.hello_timeout;
     sc.run_timeout = std::chrono::duration_cast<std::chrono::milliseconds>(spec.timeout) -
                      std::chrono::duration_cast<std::chrono::milliseconds>(clock.Now() - started);

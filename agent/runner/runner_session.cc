@@ -504,9 +504,12 @@ void Session::OnCaseEnd(const CaseEnd& m) {
   r.counter_overhead = m.counter_overhead;
   r.samples = next_iteration_;
   // A custom runner's output comes from the user's runtime: the agent has no reference for it.
-  auto expected = cfg_.op == MCULAB_OP_CUSTOM ? Result<std::uint32_t>(0u)
-                                              : ReferenceChecksum(cfg_.op, c.params, cfg_.seed);
-  if (cfg_.op == MCULAB_OP_CUSTOM) {
+  // A model job's reference was computed once, before the run.
+  auto expected = cfg_.model_checksum ? Result<std::uint32_t>(*cfg_.model_checksum)
+                  : cfg_.op == MCULAB_OP_CUSTOM
+                      ? Result<std::uint32_t>(0u)
+                      : ReferenceChecksum(cfg_.op, c.params, cfg_.seed);
+  if (cfg_.op == MCULAB_OP_CUSTOM && !cfg_.model_checksum) {
     r.verified = false;
   } else if (!expected) {
     Fail(RunOutcome::kWorkloadFailed, "cannot compute the host reference for " +

@@ -53,6 +53,9 @@ struct SessionConfig {
   // The job's own runner (uploaded): whatever it does wrong on the link (no HELLO, exits or closes
   // the link early, garbage) is the job's failure, never the board's.
   bool custom_runner = false;
+  // A model job (op MCULAB_OP_CUSTOM on the lab's TFLite runner): every case's checksum must be
+  // this one, the output of the same interpreter run on this host (common/tflite_model.h).
+  std::optional<std::uint32_t> model_checksum;
   std::chrono::milliseconds hello_timeout{10'000};
   std::chrono::milliseconds run_timeout{300'000};  // from the start of the session
   std::chrono::milliseconds abort_grace{1'000};

@@ -4,8 +4,8 @@
 #include "kernels.h"
 #include "mculab/kernels_s8.h"
 
-static int8_t requantize(int32_t acc, const int32_t* bias, int32_t oc, int32_t multiplier,
-                         int32_t shift, const mculab_conv_s8_params* p) {
+int8_t mculab_conv_requantize(int32_t acc, const int32_t* bias, int32_t oc, int32_t multiplier,
+                              int32_t shift, const mculab_conv_s8_params* p) {
   /* The bias is added with wrap-around (what TFLite's int32 addition does in practice), so a
    * hostile bias cannot make the arithmetic undefined. */
   if (bias != NULL) acc = (int32_t)((uint32_t)acc + (uint32_t)bias[oc]);
@@ -40,7 +40,8 @@ void mculab_conv2d_s8_nhwc(const mculab_conv_s8_params* p, const int8_t* input,
               for (int32_t ic = 0; ic < in_c; ++ic) acc += f[ic] * (in[ic] + input_offset);
             }
           }
-          *out++ = requantize(acc, bias, oc, p->out_multiplier[oc], p->out_shift[oc], p);
+          *out++ =
+              mculab_conv_requantize(acc, bias, oc, p->out_multiplier[oc], p->out_shift[oc], p);
         }
       }
     }
@@ -72,7 +73,8 @@ void mculab_depthwise_conv2d_s8_nhwc(const mculab_conv_s8_params* p, const int8_
                 acc += filter[((uint32_t)fy * kw + fx) * out_c + oc] * (v + input_offset);
               }
             }
-            out[oc] = requantize(acc, bias, oc, p->out_multiplier[oc], p->out_shift[oc], p);
+            out[oc] =
+                mculab_conv_requantize(acc, bias, oc, p->out_multiplier[oc], p->out_shift[oc], p);
           }
         }
       }

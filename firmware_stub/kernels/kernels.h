@@ -5,6 +5,7 @@
 
 #include <stdint.h>
 
+#include "mculab/kernels_s8.h"
 #include "mculab/ops.h"
 
 /* gemmlowp SaturatingRoundingDoublingHighMul: (a * b * 2) >> 32, rounded, INT32_MIN*INT32_MIN
@@ -16,6 +17,12 @@ int32_t mculab_rdbpot(int32_t x, int exponent);
 /* TFLite MultiplyByQuantizedMultiplier: x * multiplier / 2^31 * 2^shift, with the rounding above.
  * shift > 0 shifts left first (the caller keeps x << shift within int32). */
 int32_t mculab_mbqm(int32_t x, int32_t multiplier, int shift);
+
+/* A conv or depthwise conv accumulator to its int8 output: the bias (wrap-around), TFLite's
+ * MultiplyByQuantizedMultiplier, the output offset and the activation clamp. Shared by the
+ * reference kernels and the Helium variants (helium_s8.c), so both requantize alike. */
+int8_t mculab_conv_requantize(int32_t acc, const int32_t* bias, int32_t oc, int32_t multiplier,
+                              int32_t shift, const mculab_conv_s8_params* p);
 
 void mculab_conv2d_s8(const mculab_case* c);
 void mculab_fully_connected_s8(const mculab_case* c);

@@ -6,6 +6,18 @@
 #include "mculab/tflite.h"
 #include "tflite_internal.h"
 
+/* The Helium build (MCULAB_TFL_HELIUM, the Cortex-M55's mculab_tflite_helium) runs the MVE
+ * variants of the three kernels that carry the MACs; every other build the reference ones. */
+#if defined(MCULAB_TFL_HELIUM)
+#define CONV2D mculab_conv2d_s8_nhwc_mve
+#define DEPTHWISE mculab_depthwise_conv2d_s8_nhwc_mve
+#define FULLY_CONNECTED mculab_fully_connected_s8_run_mve
+#else
+#define CONV2D mculab_conv2d_s8_nhwc
+#define DEPTHWISE mculab_depthwise_conv2d_s8_nhwc
+#define FULLY_CONNECTED mculab_fully_connected_s8_run
+#endif
+
 static const int8_t* tensor_in(const mculab_tfl_model* m, int16_t i) {
   if (i < 0) return NULL;
   const mculab_tfl_tensor* t = &m->tensors[i];
@@ -29,15 +41,13 @@ mculab_tfl_status mculab_tfl_invoke(mculab_tfl_model* m, const mculab_tfl_hooks*
     int ok = 1;
     switch (op->builtin) {
       case MCULAB_TFL_CONV_2D:
-        mculab_conv2d_s8_nhwc(&op->k.conv, in, tensor_in(m, op->inputs[1]), bias_of(m, op), out);
+        CONV2D(&op->k.conv, in, tensor_in(m, op->inputs[1]), bias_of(m, op), out);
         break;
       case MCULAB_TFL_DEPTHWISE_CONV_2D:
-        mculab_depthwise_conv2d_s8_nhwc(&op->k.conv, in, tensor_in(m, op->inputs[1]),
-                                        bias_of(m, op), out);
+        DEPTHWISE(&op->k.conv, in, tensor_in(m, op->inputs[1]), bias_of(m, op), out);
         break;
       case MCULAB_TFL_FULLY_CONNECTED:
-        mculab_fully_connected_s8_run(&op->k.fc, in, tensor_in(m, op->inputs[1]), bias_of(m, op),
-                                      out);
+        FULLY_CONNECTED(&op->k.fc, in, tensor_in(m, op->inputs[1]), bias_of(m, op), out);
         break;
       case MCULAB_TFL_AVERAGE_POOL_2D:
         ok = mculab_average_pool_s8(&op->k.pool, in, out);
@@ -58,6 +68,10 @@ mculab_tfl_status mculab_tfl_invoke(mculab_tfl_model* m, const mculab_tfl_hooks*
       }
       case MCULAB_TFL_SOFTMAX:
         mculab_softmax_s8(&op->k.softmax, in, out, op->softmax_outer, op->softmax_depth);
+        break;
+      case MCULAB_TFL_QUANTIZE:
+      case MCULAB_TFL_DEQUANTIZE:
+        mculab_tfl_run_quantize(&op->k.quant, in, out, m->tensors[op->output].elements);
         break;
     }
     if (hooks != NULL && hooks->op_end != NULL) hooks->op_end();
@@ -85,10 +99,17 @@ void mculab_tfl_seed_input(mculab_tfl_model* m, uint32_t seed) {
   uint32_t bytes = 0;
   int8_t* in = mculab_tfl_input(m, &bytes);
   uint32_t x = seed != 0 ? seed : 0x6D2B79F5u; /* xorshift32 must not start at 0 */
-  for (uint32_t i = 0; in != NULL && i < bytes; ++i) {
+  /* A float32 input (a model that quantizes its input): the same int8 steps over 128. */
+  const int is_float = m->prepared && m->tensors[m->input].type == MCULAB_TFL_FLOAT32;
+  const uint32_t n = is_float ? bytes / 4u : bytes;
+  for (uint32_t i = 0; in != NULL && i < n; ++i) {
     x ^= x << 13;
     x ^= x >> 17;
     x ^= x << 5;
-    in[i] = (int8_t)(x >> 24);
+    if (is_float) {
+      ((float*)(void*)in)[i] = (float)(int8_t)(x >> 24) / 128.0f;
+    } else {
+      in[i] = (int8_t)(x >> 24);
+    }
   }
 }

@@ -39,17 +39,27 @@ static uint32_t type_size(uint8_t type) {
   return 0;
 }
 
+static const int32_t kSupported[] = {
+    MCULAB_TFL_ADD,
+    MCULAB_TFL_AVERAGE_POOL_2D,
+    MCULAB_TFL_CONV_2D,
+    MCULAB_TFL_DEPTHWISE_CONV_2D,
+    MCULAB_TFL_FULLY_CONNECTED,
+    MCULAB_TFL_MAX_POOL_2D,
+    MCULAB_TFL_RESHAPE,
+    MCULAB_TFL_SOFTMAX,
+    MCULAB_TFL_QUANTIZE,
+    MCULAB_TFL_DEQUANTIZE,
+};
+
+uint32_t mculab_tfl_supported_ops(const int32_t** codes) {
+  if (codes != NULL) *codes = kSupported;
+  return (uint32_t)(sizeof kSupported / sizeof kSupported[0]);
+}
+
 static int supported(int32_t code) {
-  switch (code) {
-    case MCULAB_TFL_ADD:
-    case MCULAB_TFL_AVERAGE_POOL_2D:
-    case MCULAB_TFL_CONV_2D:
-    case MCULAB_TFL_DEPTHWISE_CONV_2D:
-    case MCULAB_TFL_FULLY_CONNECTED:
-    case MCULAB_TFL_MAX_POOL_2D:
-    case MCULAB_TFL_RESHAPE:
-    case MCULAB_TFL_SOFTMAX:
-      return 1;
+  for (uint32_t k = 0; k < sizeof kSupported / sizeof kSupported[0]; ++k) {
+    if (kSupported[k] == code) return 1;
   }
   return 0;
 }
@@ -319,6 +329,10 @@ static mculab_tfl_status load_options(mculab_tfl_model* m, fb_reader* r, const f
   const int present = fb_subtable(r, o, OP_OPTIONS, &t);
   if (r->status != MCULAB_TFL_OK) return reader_failed(m, r, "options of operator ", i);
   if (!present) return MCULAB_TFL_OK; /* defaults throughout */
+  /* QUANTIZE's and DEQUANTIZE's options tables are empty: whatever their type, nothing to read. */
+  if (op->builtin == MCULAB_TFL_QUANTIZE || op->builtin == MCULAB_TFL_DEQUANTIZE) {
+    return MCULAB_TFL_OK;
+  }
   if (type != expected_options(op->builtin)) {
     return mculab_tfl_fail2(m, MCULAB_TFL_MALFORMED, "operator ", i, ": options of type ", type,
                             " do not belong to its operator");
@@ -385,6 +399,8 @@ mculab_tfl_status mculab_tfl_load(mculab_tfl_model* m, const uint8_t* data, size
   m->plan.arena_bytes = m->plan.persistent_bytes = m->plan.scratch_bytes = 0;
   m->plan.naive_bytes = 0;
   m->error[0] = 0;
+  m->refused_op = -1;
+  m->refused_builtin = -1;
   if (data == NULL || len < 8) {
     return mculab_tfl_fail(m, MCULAB_TFL_NOT_A_MODEL, "the model is shorter than 8 bytes", -1,
                            NULL);
@@ -495,10 +511,22 @@ mculab_tfl_status mculab_tfl_load(mculab_tfl_model* m, const uint8_t* data, size
     }
     op->builtin = codes[opcode];
     if (!supported(op->builtin)) {
-      return mculab_tfl_fail2(
-          m, MCULAB_TFL_UNSUPPORTED_OP, "operator ", i, ": builtin operator ", op->builtin,
-          " is not supported (the interpreter runs ADD, AVERAGE_POOL_2D, CONV_2D, "
-          "DEPTHWISE_CONV_2D, FULLY_CONNECTED, MAX_POOL_2D, RESHAPE, SOFTMAX)");
+      m->refused_op = (int16_t)i;
+      m->refused_builtin = op->builtin;
+      size_t at = append(m->error, 0, "operator ");
+      at = append_int(m->error, at, i);
+      at = append(m->error, at, ": ");
+      at = append(m->error, at, mculab_tfl_builtin_name(op->builtin));
+      at = append(m->error, at, " (builtin ");
+      at = append_int(m->error, at, op->builtin);
+      at = append(m->error, at, ") is not supported; the interpreter runs");
+      const int32_t* have = NULL;
+      const uint32_t n_have = mculab_tfl_supported_ops(&have);
+      for (uint32_t k = 0; k < n_have; ++k) {
+        at = append(m->error, at, k == 0 ? " " : ", ");
+        at = append(m->error, at, mculab_tfl_op_name(have[k]));
+      }
+      return MCULAB_TFL_UNSUPPORTED_OP;
     }
     if (op_in.count == 0 || op_in.count > MCULAB_TFL_MAX_OP_INPUTS || op_out.count != 1) {
       return mculab_tfl_fail(m, MCULAB_TFL_MALFORMED, "operator ", i,

@@ -421,13 +421,20 @@ mculab_tfl_status mculab_tfl_prepare(mculab_tfl_model* m, uint8_t* arena, size_t
       case MCULAB_TFL_SOFTMAX:
         st = prepare_softmax(&c, op);
         break;
+      case MCULAB_TFL_QUANTIZE:
+      case MCULAB_TFL_DEQUANTIZE:
+        st = mculab_tfl_prepare_quantize(m, i, op);
+        break;
     }
     if (st != MCULAB_TFL_OK) return st;
   }
   for (uint32_t i = 0; i < m->num_tensors; ++i) {
-    if (m->tensors[i].is_planned && m->tensors[i].type != MCULAB_TFL_INT8) {
+    /* float32 activations only where QUANTIZE reads or DEQUANTIZE writes them (each operator
+     * checked its own tensors' types above). */
+    if (m->tensors[i].is_planned && m->tensors[i].type != MCULAB_TFL_INT8 &&
+        m->tensors[i].type != MCULAB_TFL_FLOAT32) {
       return mculab_tfl_fail(m, MCULAB_TFL_UNSUPPORTED, "tensor ", i,
-                             ": an activation of a type other than int8");
+                             ": an activation of a type other than int8 or float32");
     }
   }
   mculab_tfl_plan_arena(m);

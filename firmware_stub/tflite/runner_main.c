@@ -6,6 +6,9 @@
  * (planned activations), "persistent" (the interpreter's tables and the per-channel
  * requantization parameters), "scratch" and "model".
  *
+ * The blob is the model alone or model + input (mculab_tfl_unpack); a given input replaces the
+ * seeded one.
+ *
  * The interpreter's tables (mculab_tfl_model, ~45 KiB) live at the start of the port's arena,
  * not in .bss: the small-RAM ports keep their tightly coupled memory for the stack and the
  * runner core. */
@@ -46,7 +49,12 @@ static uint16_t prepare(void* user, const mculab_case_info* info) {
   }
   r->model = (mculab_tfl_model*)(void*)(info->arena + pad);
   mculab_tfl_model* m = r->model;
-  mculab_tfl_status st = mculab_tfl_load(m, info->blob, info->blob_len);
+  mculab_tfl_blob blob;
+  if (mculab_tfl_unpack(info->blob, info->blob_len, &blob) != 0) {
+    set_error(info, "tflite: the blob's model and input lengths do not match its size", NULL);
+    return MCULAB_ERR_BAD_WORKLOAD;
+  }
+  mculab_tfl_status st = mculab_tfl_load(m, blob.model, blob.model_len);
   if (st == MCULAB_TFL_OK) {
     st = mculab_tfl_prepare(m, info->arena + tables, info->arena_bytes - tables);
   }
@@ -54,14 +62,22 @@ static uint16_t prepare(void* user, const mculab_case_info* info) {
     set_error(info, "tflite: ", m->error);
     return st == MCULAB_TFL_NO_MEMORY ? MCULAB_ERR_NO_MEMORY : MCULAB_ERR_BAD_WORKLOAD;
   }
-  mculab_tfl_seed_input(m, info->seed);
+  if (blob.input != NULL) {
+    st = mculab_tfl_set_input(m, blob.input, blob.input_len);
+    if (st != MCULAB_TFL_OK) {
+      set_error(info, "tflite: ", m->error);
+      return MCULAB_ERR_BAD_WORKLOAD;
+    }
+  } else {
+    mculab_tfl_seed_input(m, info->seed);
+  }
   r->last = MCULAB_TFL_OK;
   const uint32_t reserved =
       (uint32_t)(info->arena_bytes > UINT32_MAX ? UINT32_MAX : info->arena_bytes);
   mculab_memory_report("arena", m->plan.arena_bytes, reserved);
   mculab_memory_report("persistent", (uint32_t)(tables + m->plan.persistent_bytes), reserved);
   mculab_memory_report("scratch", m->plan.scratch_bytes, reserved);
-  mculab_memory_report("model", (uint32_t)info->blob_len, (uint32_t)info->blob_len);
+  mculab_memory_report("model", blob.model_len, blob.model_len);
   return MCULAB_ERR_NONE;
 }
 
@@ -82,7 +98,13 @@ static uint32_t checksum(void* user) {
   return mculab_crc32(0, (const uint8_t*)out, bytes);
 }
 
-static const mculab_workload_ops kTflite = {"mculab-tflite", prepare, invoke, checksum,
-                                            &the_runner};
+/* HELLO's runtime name says which kernels run: the reference ones or the Helium (MVE) ones. */
+#if defined(MCULAB_TFL_HELIUM)
+#define RUNTIME_NAME "tflite-helium"
+#else
+#define RUNTIME_NAME "mculab-tflite"
+#endif
+
+static const mculab_workload_ops kTflite = {RUNTIME_NAME, prepare, invoke, checksum, &the_runner};
 
 int main(int argc, char** argv) { return mculab_runner_main(argc, argv, &kTflite); }

@@ -14,6 +14,7 @@
 #include "server/domain/admission.h"
 #include "server/domain/scheduler.h"
 #include "server/service/profiles.h"
+#include "server/service/model_admission.h"
 
 namespace mculab::server {
 namespace {
@@ -766,7 +767,9 @@ Status Lab::ValidateSubmit(const SubmitRequest& r) const {
                      "' is not KEY=VALUE with a non-empty key and value (e.g. cpu=cortex-m55)");
     }
   }
-  if (!r.firmware_artifact.empty() || !r.blob_artifact.empty() || r.op == kCustomOp) {
+  if (r.op == kModelOp) {
+    if (Status s = ValidateModelRequest(r); !s.ok()) return s;
+  } else if (!r.firmware_artifact.empty() || !r.blob_artifact.empty() || r.op == kCustomOp) {
     if (Status s = ValidateCustomRequest(r); !s.ok()) return s;
   } else {
     if (r.op.empty()) return invalid("op is required (built-in ops: " + OpNames() + ")");
@@ -819,7 +822,24 @@ Result<SubmitReply> Lab::Submit(const Caller& caller, SubmitRequest request) {
   }
 
   std::optional<CustomFirmwareFiles> custom;
-  if (!request.firmware_artifact.empty()) {
+  // A model job: the blob parsed here, before the lock (model_admission.h).
+  std::optional<ModelInspection> model;
+  std::optional<Artifact> model_blob;
+  if (request.op == kModelOp) {
+    if (request.cases.empty()) request.cases.push_back(CaseSpec{0, {}});
+    auto blob = store_.GetArtifact(request.blob_artifact);
+    if (!blob.ok()) return blob.error();
+    if (!blob->has_value()) {
+      return MakeError(ErrorCode::kFailedPrecondition,
+                       "model artifact " + request.blob_artifact +
+                           " was never uploaded (mculab submit --model uploads it)");
+    }
+    model_blob = **blob;
+    auto inspected =
+        AdmitModelFile(artifacts_.PathOf(request.blob_artifact), model_blob->name, model_blob->size);
+    if (!inspected.ok()) return inspected.error();
+    model = std::move(*inspected);
+  } else if (!request.firmware_artifact.empty()) {
     request.op = kCustomOp;
     if (request.cases.empty()) request.cases.push_back(CaseSpec{0, {}});
     auto files = FindCustomFiles(store_, artifacts_, request);
@@ -876,6 +896,18 @@ Result<SubmitReply> Lab::Submit(const Caller& caller, SubmitRequest request) {
 
   if (custom) {
     if (Status s = AdmitCustomLocked(request, *custom); !s.ok()) return s.error();
+  }
+  if (model) {
+    std::vector<const Board*> candidates;
+    for (const auto& [name, b] : boards_) {
+      if (!request.board.empty() ? name == request.board : b.kind == request.kind) {
+        candidates.push_back(&b);
+      }
+    }
+    if (Status s = AdmitModelOnBoards(*model, model_blob->size, model_blob->name, candidates);
+        !s.ok()) {
+      return s.error();
+    }
   }
   // Memory: the largest case's tensors must fit some board it could run on (boards that do not
   // report their RAM are not checked).

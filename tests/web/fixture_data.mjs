@@ -148,6 +148,12 @@ function specialJobs(firstId) {
   add('cancelledMidway', { kind: 'stm32h743-nucleo', assigned_board: 'h743-0', op: 'fully_connected_s8',
     label: 'cancelled midway', state: 'cancelled', iterations: 30, emulated: false, message: 'cancelled by the user',
     _casesDone: 2, _noChecksum: [1], user: 'chen' });
+  // A model's per-layer profile (mculab submit --model), reference and Helium kernels.
+  add('modelM55', { kind: 'corstone300-qemu', assigned_board: 'an547-0', op: 'conv2d_s8', label: 'kws on M55',
+    state: 'succeeded', iterations: 20, emulated: true, message: '', _version: 0, user: 'ben', _layers: 1 });
+  add('modelM55Helium', { kind: 'corstone300-qemu', assigned_board: 'an547-0', op: 'conv2d_s8',
+    label: 'kws on M55 (Helium)', state: 'succeeded', iterations: 20, emulated: true, message: '', _version: 0,
+    user: 'ben', _layers: 0.5 });
   for (const j of jobs) {
     j.measured = BOARD_KINDS[j.kind].measured;
     j.num_cases = OPS[j.op].cases.length;
@@ -249,11 +255,28 @@ export function jobDetail(job) {
       { name: '<b>pad</b> & copy', calls: 4, cycles: 23_011, share: 0.09 },
     ];
   }
+  if (job._layers && cases.length) detail.ops = layerOps(job._layers);
   if (job._memory && cases.length) {
     detail.memory = { arena_bytes: 65_536, arena_used_bytes: 41_472, stack_peak_bytes: 2_304,
       flash: { code_bytes: 48_120, rodata_bytes: 12_288 } };
   }
   return detail;
+}
+
+// The API's per-layer rows (server/http/json_views.cc OpsJson) of a small model: cycles and
+// instructions per layer; `convScale` scales the conv layers (a faster kernel build).
+export function layerOps(convScale) {
+  const layers = [['CONV_2D', 'conv1', 40_000], ['DEPTHWISE_CONV_', 'dw', 12_000], ['CONV_2D', 'pw', 30_000],
+    ['AVERAGE_POOL_2D', 'pool', 2_000], ['RESHAPE', 'flatten', 300], ['FULLY_CONNECTED', '<b>fc</b>', 1_500],
+    ['SOFTMAX', 'softmax', 800]];
+  const rows = [];
+  for (const [metric, k] of [['cycles', 1], ['instructions', 0.8]]) {
+    const per = layers.map(([type, , c]) => Math.round(c * k * (type.startsWith('CONV') ? convScale : 1)));
+    const total = per.reduce((a, b) => a + b, 0);
+    layers.forEach(([type, name], i) => rows.push({ case: 0, op_index: i, type, name, metric, count: 20,
+      sum: per[i] * 20, mean: per[i], min: per[i], max: per[i], share: per[i] / total }));
+  }
+  return rows;
 }
 
 // min/max bucket downsampling of docs/http-api.md: each bucket keeps its smallest and largest

@@ -170,7 +170,9 @@ try {
       tflite.setWasmPath('/lib/@tensorflow/tfjs-tflite/wasm/');
       const buf = await (await fetch('/model/' + index)).arrayBuffer();
       const model = await tflite.loadTFLiteModel(buf, { numThreads: 1 });
-      const feed = model.inputs.map((x, k) => tf.tensor(Int32Array.from(inputs[k]), x.shape, 'int32'));
+      const feed = model.inputs.map((x, k) => (x.dtype === 'float32'
+        ? tf.tensor(Float32Array.from(inputs[k]), x.shape, 'float32')
+        : tf.tensor(Int32Array.from(inputs[k]), x.shape, 'int32')));
       const out = model.predict(feed.length === 1 ? feed[0] : feed);
       const t = Array.isArray(out) ? out[0] : out.dtype ? out : Object.values(out)[0];
       return { output_shape: t.shape, output: Array.from(await t.data()) };

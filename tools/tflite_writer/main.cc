@@ -1,6 +1,9 @@
 // mculab-tflite-writer: writes the sample int8 network (tflite_writer.h, SampleNet) as a .tflite
 // file, e.g. for a quick-start job.
-//   mculab-tflite-writer [--seed N] OUT.tflite
+//   mculab-tflite-writer [--seed N] [--float-io] [--last-op CODE] OUT.tflite
+// --float-io writes SampleNetFloatIO (float32 input and output around QUANTIZE and DEQUANTIZE).
+// --last-op gives the last operator (SOFTMAX) another builtin code: a model with an operator the
+// interpreter lacks, for admission tests.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -11,10 +14,16 @@
 
 int main(int argc, char** argv) {
   uint32_t seed = 1;
+  int32_t last_op = -1;
+  bool float_io = false;
   const char* out = nullptr;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--seed") == 0 && i + 1 < argc) {
       seed = static_cast<uint32_t>(std::strtoul(argv[++i], nullptr, 0));
+    } else if (std::strcmp(argv[i], "--float-io") == 0) {
+      float_io = true;
+    } else if (std::strcmp(argv[i], "--last-op") == 0 && i + 1 < argc) {
+      last_op = static_cast<int32_t>(std::strtol(argv[++i], nullptr, 0));
     } else if (argv[i][0] != '-' && out == nullptr) {
       out = argv[i];
     } else {
@@ -23,11 +32,19 @@ int main(int argc, char** argv) {
     }
   }
   if (out == nullptr) {
-    std::fprintf(stderr, "usage: mculab-tflite-writer [--seed N] OUT.tflite\n");
+    std::fprintf(stderr,
+                 "usage: mculab-tflite-writer [--seed N] [--float-io] [--last-op CODE] "
+                 "OUT.tflite\n");
     return 2;
   }
-  const std::vector<uint8_t> bytes =
-      mculab::tflite_writer::Serialize(mculab::tflite_writer::SampleNet(seed));
+  mculab::tflite_writer::Model model = float_io ? mculab::tflite_writer::SampleNetFloatIO(seed)
+                                                : mculab::tflite_writer::SampleNet(seed);
+  if (last_op >= 0) {
+    model.operators.back().builtin = last_op;
+    model.operators.back().options_type = 0;
+    model.operators.back().options.clear();
+  }
+  const std::vector<uint8_t> bytes = mculab::tflite_writer::Serialize(model);
   std::ofstream f(out, std::ios::binary);
   f.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
   if (!f) {

@@ -327,4 +327,36 @@ Model SampleNet(uint32_t seed) {
   return m;
 }
 
+Model SampleNetFloatIO(uint32_t seed) {
+  Model m = SampleNet(seed);
+  const int32_t in8 = m.inputs[0];
+  const int32_t out8 = m.outputs[0];
+  Tensor in_f;
+  in_f.shape = m.tensors[in8].shape;
+  in_f.type = 0;  // float32, not quantized
+  in_f.name = "input_float";
+  m.tensors.push_back(in_f);
+  const int32_t in_f_i = static_cast<int32_t>(m.tensors.size() - 1);
+  // QUANTIZE float32 -> int8 first, then the sample net, QUANTIZE int8 -> int8 (the softmax's
+  // 1/256 to 1/128 with zero point 0) and DEQUANTIZE to float32 last.
+  Tensor re = m.tensors[out8];
+  re.scales = {1.0f / 128.0f};
+  re.zero_points = {0};
+  re.name = "requantized";
+  m.tensors.push_back(re);
+  const int32_t re_i = static_cast<int32_t>(m.tensors.size() - 1);
+  Tensor out_f;
+  out_f.shape = m.tensors[out8].shape;
+  out_f.type = 0;
+  out_f.name = "output_float";
+  m.tensors.push_back(out_f);
+  const int32_t out_f_i = static_cast<int32_t>(m.tensors.size() - 1);
+  m.operators.insert(m.operators.begin(), Operator{114, {in_f_i}, {in8}, 0, {}});
+  m.operators.push_back(Operator{114, {out8}, {re_i}, 0, {}});
+  m.operators.push_back(Operator{6, {re_i}, {out_f_i}, 0, {}});
+  m.inputs = {in_f_i};
+  m.outputs = {out_f_i};
+  return m;
+}
+
 }  // namespace mculab::tflite_writer

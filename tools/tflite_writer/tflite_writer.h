@@ -52,6 +52,11 @@ std::vector<uint8_t> Serialize(const Model& m);
 // (beta 0.05). Weights, biases and scales come from `seed` (xorshift32).
 Model SampleNet(uint32_t seed);
 
+// SampleNet with float32 input and output, as a converter writes a model whose interface is
+// float: QUANTIZE float32 -> int8 first; QUANTIZE int8 -> int8 (requantizing the softmax to
+// scale 1/128, zero point 0) and DEQUANTIZE -> float32 last.
+Model SampleNetFloatIO(uint32_t seed);
+
 }  // namespace mculab::tflite_writer
 
 #endif  // MCULAB_TOOLS_TFLITE_WRITER_H_

@@ -58,6 +58,15 @@ void mculab_fully_connected_s8_run(const mculab_fc_s8_params* p, const int8_t* i
                                    const int8_t* filter, const int32_t* bias /* NULL: none */,
                                    int8_t* output);
 
+/* Helium (MVE) variants of the three above, bit-exact with them (kernels/helium_s8.c): built
+ * for the Cortex-M55 only, into the TFLite runner's Helium build. */
+void mculab_conv2d_s8_nhwc_mve(const mculab_conv_s8_params* p, const int8_t* input,
+                               const int8_t* filter, const int32_t* bias, int8_t* output);
+void mculab_depthwise_conv2d_s8_nhwc_mve(const mculab_conv_s8_params* p, const int8_t* input,
+                                         const int8_t* filter, const int32_t* bias, int8_t* output);
+void mculab_fully_connected_s8_run_mve(const mculab_fc_s8_params* p, const int8_t* input,
+                                       const int8_t* filter, const int32_t* bias, int8_t* output);
+
 /* AVERAGE_POOL_2D and MAX_POOL_2D (reference_integer_ops::AveragePool, MaxPool); input and output
  * share their quantization. */
 typedef struct {

@@ -31,7 +31,7 @@ extern "C" {
 #define MCULAB_TFL_MAX_OP_INPUTS 4u
 /* Largest tensor, in elements (64 MiB of int8 activations: more than any board holds). */
 #define MCULAB_TFL_MAX_ELEMENTS (1u << 26)
-#define MCULAB_TFL_ERROR_LEN 160u
+#define MCULAB_TFL_ERROR_LEN 256u
 #define MCULAB_TFL_NAME_LEN 32u
 /* Planned tensors start at multiples of this (TFLite Micro's alignment). */
 #define MCULAB_TFL_ALIGN 16u
@@ -50,7 +50,8 @@ enum {
   MCULAB_TFL_QUANTIZE = 114,
 };
 
-/* TFLite's TensorType codes the interpreter knows. */
+/* TFLite's TensorType codes the interpreter knows (activations: int8, and float32 around
+ * QUANTIZE and DEQUANTIZE). */
 enum {
   MCULAB_TFL_FLOAT32 = 0,
   MCULAB_TFL_INT32 = 2,
@@ -73,6 +74,11 @@ typedef enum {
 const char* mculab_tfl_status_name(mculab_tfl_status s);
 /* The interpreter's operator names ("CONV_2D"), "UNKNOWN" for other codes. */
 const char* mculab_tfl_op_name(int32_t builtin_code);
+/* Any BuiltinOperator's name from TFLite's schema ("MUL", "CONCATENATION"), for messages about
+ * operators the interpreter lacks; "UNKNOWN" for codes it does not list. */
+const char* mculab_tfl_builtin_name(int32_t builtin_code);
+/* The builtin codes the interpreter runs: sets *codes (may be NULL) and returns how many. */
+uint32_t mculab_tfl_supported_ops(const int32_t** codes);
 
 typedef struct {
   int32_t dims[MCULAB_TFL_MAX_DIMS];
@@ -93,6 +99,19 @@ typedef struct {
   uint32_t arena_offset;
 } mculab_tfl_tensor;
 
+/* QUANTIZE / DEQUANTIZE (quantize.c). */
+enum {
+  MCULAB_TFL_QUANT_FROM_FLOAT = 0,
+  MCULAB_TFL_QUANT_REQUANTIZE = 1,
+  MCULAB_TFL_QUANT_TO_FLOAT = 2
+};
+typedef struct {
+  uint8_t mode;
+  int32_t in_zp, out_zp;
+  int32_t multiplier, shift; /* REQUANTIZE */
+  float scale;               /* FROM_FLOAT: the output's; TO_FLOAT: the input's */
+} mculab_tfl_quant_params;
+
 typedef struct {
   int32_t builtin;
   uint8_t num_inputs;
@@ -110,6 +129,7 @@ typedef struct {
     mculab_pool_s8_params pool;
     mculab_add_s8_params add;
     mculab_softmax_s8_params softmax;
+    mculab_tfl_quant_params quant;
   } k;
   uint32_t softmax_outer, softmax_depth;
   uint64_t macs;                  /* multiply-accumulates per invocation */
@@ -135,6 +155,8 @@ typedef struct {
   uint8_t* arena;
   uint32_t arena_len;
   int prepared;
+  int16_t refused_op;      /* MCULAB_TFL_UNSUPPORTED_OP: the operator's index, else -1 */
+  int32_t refused_builtin; /* ... and its builtin code, else -1 */
   char error[MCULAB_TFL_ERROR_LEN];
 } mculab_tfl_model;
 
@@ -162,6 +184,30 @@ const int8_t* mculab_tfl_output(const mculab_tfl_model* m, uint32_t* bytes);
 
 /* Fills the input from `seed` with xorshift32 (the same bytes on every platform). */
 void mculab_tfl_seed_input(mculab_tfl_model* m, uint32_t seed);
+
+/* Copies a given input into the prepared model's input tensor. MCULAB_TFL_BAD_SHAPE (with
+ * m->error saying both sizes) when `len` is not the input tensor's size in bytes. */
+mculab_tfl_status mculab_tfl_set_input(mculab_tfl_model* m, const uint8_t* input, uint32_t len);
+
+/* A model job's blob (what `mculab submit --model FILE [--input FILE.bin]` uploads): either the
+ * .tflite model alone (the input then comes from the workload's seed) or a model with its input:
+ *
+ *   "MLMI" | u32 model_len | u32 input_len | u32 0 | model (at byte 16) | input      (LE)
+ *
+ * The model starts 16 bytes in, so its buffers keep the blob's alignment. */
+#define MCULAB_TFL_BLOB_MAGIC "MLMI"
+#define MCULAB_TFL_BLOB_HEAD 16u
+
+typedef struct {
+  const uint8_t* model;
+  uint32_t model_len;
+  const uint8_t* input; /* NULL: no input given (seed it) */
+  uint32_t input_len;
+} mculab_tfl_blob;
+
+/* Splits a blob into model and input. Returns 0, or -1 when a "MLMI" blob's lengths do not
+ * match its size (a blob without the magic is taken as a bare model, which load checks). */
+int mculab_tfl_unpack(const uint8_t* blob, size_t len, mculab_tfl_blob* out);
 
 #ifdef __cplusplus
 }

@@ -379,7 +379,8 @@ TEST(TfliteRefuses, UnsupportedOperatorNamingItAndTheSupportedOnes) {
   m.operators[3].options_type = 0;
   std::string error;
   EXPECT_EQ(LoadAndPrepare(m, &error), MCULAB_TFL_UNSUPPORTED_OP);
-  EXPECT_NE(error.find("operator 3: builtin operator 18"), std::string::npos) << error;
+  EXPECT_NE(error.find("operator 3: MUL (builtin 18) is not supported"), std::string::npos)
+      << error;
   EXPECT_NE(error.find("DEPTHWISE_CONV_2D"), std::string::npos) << error;
 }
 
@@ -489,6 +490,59 @@ TEST(TfliteRefuses, MoreTensorsThanTheCapacity) {
   std::string error;
   EXPECT_EQ(LoadAndPrepare(m, &error), MCULAB_TFL_TOO_LARGE);
   EXPECT_NE(error.find("257 tensors"), std::string::npos) << error;
+}
+
+}  // namespace
+
+namespace {
+
+// QUANTIZE float32 -> int8 with TFLite's reference rounding (ties away from zero, clamped),
+// int8 -> int8 requantization and DEQUANTIZE back to float32, on the writer's float-interface net.
+// Each operator's output is copied when it ends (the planner reuses dead tensors' bytes).
+const mculab_tfl_model* g_quant_model;
+std::vector<std::vector<int8_t>>* g_quant_outputs;
+uint16_t g_quant_op;
+
+void QuantBegin(uint16_t index, const char*, const char*) { g_quant_op = index; }
+void QuantEnd() {
+  const mculab_tfl_tensor& t = g_quant_model->tensors[g_quant_model->ops[g_quant_op].output];
+  g_quant_outputs->emplace_back(reinterpret_cast<const int8_t*>(t.data),
+                                reinterpret_cast<const int8_t*>(t.data) + t.bytes);
+}
+
+TEST(TfliteQuantize, FloatInterfaceRoundsTiesAwayFromZeroAndDequantizes) {
+  const std::vector<uint8_t> b =
+      mculab::tflite_writer::Serialize(mculab::tflite_writer::SampleNetFloatIO(1));
+  auto m = std::make_unique<mculab_tfl_model>();
+  ASSERT_EQ(mculab_tfl_load(m.get(), b.data(), b.size()), MCULAB_TFL_OK) << m->error;
+  std::vector<uint8_t> arena(1u << 16);
+  ASSERT_EQ(mculab_tfl_prepare(m.get(), arena.data(), arena.size()), MCULAB_TFL_OK) << m->error;
+  EXPECT_EQ(m->ops[0].builtin, MCULAB_TFL_QUANTIZE);
+  EXPECT_EQ(m->ops[m->num_ops - 1].builtin, MCULAB_TFL_DEQUANTIZE);
+  uint32_t bytes = 0;
+  float* in = reinterpret_cast<float*>(mculab_tfl_input(m.get(), &bytes));
+  ASSERT_EQ(bytes, 16u * 16 * 3 * 4);
+  const float scale = m->tensors[m->ops[0].output].scale;  // 0.02, zero point -3
+  const float xs[] = {0.5f * scale, -0.5f * scale, 0.49f * scale, 10.0f, -10.0f, 0.0f};
+  const int expected[] = {1 - 3, -1 - 3, 0 - 3, 127, -128, -3};
+  for (size_t i = 0; i < bytes / 4; ++i) in[i] = xs[i % 6];
+  std::vector<std::vector<int8_t>> outs;
+  g_quant_model = m.get();
+  g_quant_outputs = &outs;
+  const mculab_tfl_hooks hooks = {QuantBegin, QuantEnd};
+  ASSERT_EQ(mculab_tfl_invoke(m.get(), &hooks), MCULAB_TFL_OK);
+  ASSERT_EQ(outs.size(), m->num_ops);
+  for (size_t i = 0; i < 6; ++i) EXPECT_EQ(outs[0][i], expected[i]) << "input " << xs[i];
+  // The softmax (1/256, -128) requantized to (1/128, 0), then dequantized.
+  const std::vector<int8_t>& soft = outs[m->num_ops - 3];
+  const std::vector<int8_t>& re = outs[m->num_ops - 2];
+  const float* out = reinterpret_cast<const float*>(mculab_tfl_output(m.get(), &bytes));
+  ASSERT_EQ(bytes, 40u);
+  for (int i = 0; i < 10; ++i) {
+    // (s + 128) / 256 = r / 128, halves rounded away from zero.
+    EXPECT_EQ(re[i], std::min(127, (soft[i] + 128 + 1) / 2)) << i;
+    EXPECT_EQ(out[i], static_cast<float>((1.0 / 128.0) * re[i])) << i;
+  }
 }
 
 }  // namespace

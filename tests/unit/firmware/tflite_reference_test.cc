@@ -1,15 +1,21 @@
 // The runner's int8 interpreter against TFLite's own (tools/tflite_reference: npm
 // @tensorflow/tfjs-tflite, TFLite compiled to wasm with XNNPACK, in headless Chromium), layer by
-// layer on the writer's sample net and the MLPerf Tiny models: each operator runs alone in TFLite
+// layer on the writer's sample nets (int8, and float32 in and out around QUANTIZE and DEQUANTIZE)
+// and the MLPerf Tiny models: each operator runs alone in TFLite
 // on exactly the input it had in our interpreter, so a difference belongs to that layer and not to
 // an earlier one. The rule: equal, or 1 apart where XNNPACK requantizes in float (conv, depthwise,
-// fully connected, add, pooling); SOFTMAX within 2, where TFLite's interpreter uses a lookup table
-// of exp and our interpreter (like TFLite Micro) gemmlowp's fixed-point exp. Label "integration":
-// it starts Chromium; it skips, saying why, without node, Chromium, the npm packages or the models.
+// fully connected, add, pooling) or rounds ties to even (QUANTIZE from float32, where TFLite's
+// reference rounds them away from zero); DEQUANTIZE's floats to 1 part in 10^6; SOFTMAX within 2,
+// where TFLite's interpreter uses a lookup table of exp and our interpreter (like TFLite Micro)
+// gemmlowp's fixed-point exp. Label "integration": it starts Chromium; it skips, saying why,
+// without node, Chromium, the npm packages or the models.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <memory>
@@ -25,22 +31,38 @@ namespace {
 struct Layer {
   int index;
   std::string type;
-  std::vector<std::vector<int>> inputs;  // the activation inputs, as the operator read them
-  std::vector<int> output;
+  nlohmann::json inputs =
+      nlohmann::json::array();  // the activation inputs, as the operator read them
+  std::vector<double> output;
+  bool float_output = false;
 };
+
+// A tensor's values: int8, or float32 around QUANTIZE and DEQUANTIZE.
+nlohmann::json Values(const mculab_tfl_tensor& t) {
+  nlohmann::json v = nlohmann::json::array();
+  if (t.type == MCULAB_TFL_FLOAT32) {
+    for (uint32_t i = 0; i < t.elements; ++i) {
+      float f;
+      std::memcpy(&f, t.data + 4 * i, 4);
+      v.push_back(f);
+    }
+  } else {
+    for (uint32_t i = 0; i < t.bytes; ++i) v.push_back(static_cast<int8_t>(t.data[i]));
+  }
+  return v;
+}
 
 std::vector<Layer>* g_layers;
 mculab_tfl_model* g_model;
 
 void OnBegin(uint16_t index, const char* type, const char*) {
-  Layer l{index, type, {}, {}};
+  Layer l{index, type, nlohmann::json::array(), {}, false};
   const mculab_tfl_op& op = g_model->ops[index];
   for (unsigned k = 0; k < op.num_inputs; ++k) {
     if (op.inputs[k] < 0) continue;
     const mculab_tfl_tensor& t = g_model->tensors[op.inputs[k]];
     if (t.is_const) continue;
-    l.inputs.emplace_back(reinterpret_cast<const int8_t*>(t.data),
-                          reinterpret_cast<const int8_t*>(t.data) + t.bytes);
+    l.inputs.push_back(Values(t));
   }
   g_layers->push_back(std::move(l));
 }
@@ -48,8 +70,8 @@ void OnBegin(uint16_t index, const char* type, const char*) {
 void OnEnd() {
   Layer& l = g_layers->back();
   const mculab_tfl_tensor& t = g_model->tensors[g_model->ops[l.index].output];
-  l.output.assign(reinterpret_cast<const int8_t*>(t.data),
-                  reinterpret_cast<const int8_t*>(t.data) + t.bytes);
+  l.output = Values(t).get<std::vector<double>>();
+  l.float_output = t.type == MCULAB_TFL_FLOAT32;
 }
 
 std::string Missing() {
@@ -66,20 +88,24 @@ TEST(TfliteAgainstTflite, EveryLayerOfTheSampleNetAndTheMlperfTinyModelsWithinTh
     GTEST_SKIP() << "'" << m << "' is absent (node, Chromium, or `npm ci` in "
                  << MCULAB_TFLITE_REFERENCE_DIR << ")";
   }
-  // The writer's sample net (every operator, always there), then the shared models.
+  // The writer's sample nets (every operator, always there), then the shared models.
   const std::string sample = ::testing::TempDir() + "tflite-reference-sample.tflite";
-  {
-    const std::vector<uint8_t> b =
-        mculab::tflite_writer::Serialize(mculab::tflite_writer::SampleNet(1));
-    std::ofstream(sample, std::ios::binary)
+  const std::string sample_float = ::testing::TempDir() + "tflite-reference-sample-float.tflite";
+  for (const auto& [path, model] :
+       {std::pair{sample, mculab::tflite_writer::SampleNet(1)},
+        std::pair{sample_float, mculab::tflite_writer::SampleNetFloatIO(1)}}) {
+    const std::vector<uint8_t> b = mculab::tflite_writer::Serialize(model);
+    std::ofstream(path, std::ios::binary)
         .write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
   }
   int models_run = 0;
-  for (const char* name : {"sample", "kws_ref_model.tflite", "ic_resnet8_int8.tflite",
-                           "vww_96_int8.tflite", "ad01_int8.tflite"}) {
+  for (const char* name : {"sample", "sample_float", "kws_ref_model.tflite",
+                           "ic_resnet8_int8.tflite", "vww_96_int8.tflite", "ad01_int8.tflite"}) {
     const std::string file = name;
-    const std::string path =
-        file == "sample" ? sample : std::string(MCULAB_SHARED_MODELS_DIR) + "/mlperf-tiny/" + file;
+    const std::string path = file == "sample" ? sample
+                             : file == "sample_float"
+                                 ? sample_float
+                                 : std::string(MCULAB_SHARED_MODELS_DIR) + "/mlperf-tiny/" + file;
     std::ifstream f(path, std::ios::binary);
     if (!f) continue;
     const std::vector<uint8_t> bytes(std::istreambuf_iterator<char>(f), {});
@@ -115,11 +141,21 @@ TEST(TfliteAgainstTflite, EveryLayerOfTheSampleNetAndTheMlperfTinyModelsWithinTh
       const nlohmann::json r = nlohmann::json::parse(out.substr(at, end - at));
       at = end + 1;
       ASSERT_EQ(r["op"].get<int>(), l.index);
-      const std::vector<int> theirs = r["output"].get<std::vector<int>>();
+      const std::vector<double> theirs = r["output"].get<std::vector<double>>();
       ASSERT_EQ(theirs.size(), l.output.size()) << "operator " << l.index;
+      if (l.float_output) {
+        // DEQUANTIZE: scale x (q - zero point) in float on both sides: equal to 1 part in 10^6.
+        for (size_t i = 0; i < theirs.size(); ++i) {
+          EXPECT_NEAR(theirs[i], l.output[i], 1e-6 * std::max(1.0, std::abs(theirs[i])))
+              << file << " operator " << l.index << " (" << l.type << ") value " << i;
+        }
+        std::printf("%s op %2d %-17s %6zu float values\n", file.c_str(), l.index, l.type.c_str(),
+                    theirs.size());
+        continue;
+      }
       int max_diff = 0, differ = 0;
       for (size_t i = 0; i < theirs.size(); ++i) {
-        const int d = std::abs(theirs[i] - l.output[i]);
+        const int d = static_cast<int>(std::abs(theirs[i] - l.output[i]));
         max_diff = std::max(max_diff, d);
         differ += d != 0;
       }
@@ -135,8 +171,8 @@ TEST(TfliteAgainstTflite, EveryLayerOfTheSampleNetAndTheMlperfTinyModelsWithinTh
     }
     ++models_run;
   }
-  if (models_run == 1) {
-    GTEST_SKIP() << "only the sample net ran: " << MCULAB_SHARED_MODELS_DIR
+  if (models_run == 2) {
+    GTEST_SKIP() << "only the sample nets ran: " << MCULAB_SHARED_MODELS_DIR
                  << " holds none of the MLPerf Tiny models";
   }
 }

@@ -4,6 +4,7 @@ import { apiGet, describeApiError } from '../api.js';
 import { VERDICT_TEXT, classifyRatio, compareWarnings, ratioRefusal, verdictCounts } from '../compare_model.js';
 import { h, measuredBadge, messageBox, replaceChildren, scrollTable } from '../dom.js';
 import { formatNumber, formatRatio, paramsText } from '../format.js';
+import { appendLayerCompare } from '../layer_view.js';
 import { initLayout, setTitle } from '../layout.js';
 import { onReconnect, startLive } from '../live.js';
 import { parseJobIds } from '../query.js';
@@ -145,6 +146,7 @@ async function load() {
         ? h('div', { id: 'compare-refused' }, messageBox('error', h('strong', {}, 'No ratio: '), refused, '.'))
         : summaryList(res),
       res.cases.length ? casesTable(res, refused) : messageBox('info', 'These jobs have no cases in common.'));
+  if (ids.length === 2) appendLayerCompare(results, res.jobs[0], res.jobs[1]);
 }
 
 load();

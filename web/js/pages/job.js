@@ -10,6 +10,7 @@ import {
   formatCount, formatNumber, formatPercent, formatProgress, formatTime, jobDuration, measuredKind, paramsText,
 } from '../format.js';
 import { histogramBins, histogramFromServer } from '../histogram.js';
+import { layerBarsSection } from '../layer_view.js';
 import { initLayout, setTitle } from '../layout.js';
 import { onLive, onReconnect, startLive } from '../live.js';
 import { drawHistogram, drawLineChart } from '../plots.js';
@@ -253,6 +254,9 @@ function renderOps() {
       h('tbody', {}, ops.map((row) => h('tr', {},
           columns.map((c) => h('td', { class: typeof row[c] === 'number' ? 'num' : null }, cellText(row[c], c)))))));
   replaceChildren(opsSection, h('h2', {}, 'Per-operator breakdown'), scrollTable(table, 'per-operator breakdown'));
+  document.getElementById('layers')?.remove();
+  const layers = layerBarsSection(ops);  // a model's layers: bars per event, before the table
+  if (layers) opsSection.before(layers);
 }
 
 function flatten(obj, prefix, out) {

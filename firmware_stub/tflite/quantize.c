@@ -1,0 +1,112 @@
+/* QUANTIZE and DEQUANTIZE with TFLite's reference semantics (TFLite Micro's quantize.cc and
+ * dequantize.cc over reference_ops):
+ *   QUANTIZE float32 -> int8:  clamp(round(x / scale) + zero_point), the division in float and
+ *                              round halves away from zero (AffineQuantize, TfLiteRound);
+ *   QUANTIZE int8 -> int8:     clamp(MultiplyByQuantizedMultiplier(x - in_zp, in_scale /
+ *                              out_scale) + out_zp) (Requantize);
+ *   DEQUANTIZE int8 -> float32: (float)(scale * (x - zero_point)), the product in double
+ *                              (reference_ops::Dequantize: DequantizationParams.scale is double).
+ */
+#include <stdint.h>
+
+#include "kernels.h"
+#include "mculab/kernels_s8.h"
+#include "mculab/tflite.h"
+#include "tflite_internal.h"
+
+/* round(v) halving away from zero for a float, without libm. */
+static int32_t round_float(float v) {
+  if (v >= 2147483520.0f) return INT32_MAX; /* the largest float below 2^31 */
+  if (v <= -2147483520.0f) return -INT32_MAX;
+  const int32_t t = (int32_t)v; /* toward zero; v - t is exact */
+  const float frac = v - (float)t;
+  if (frac >= 0.5f) return t + 1;
+  if (frac <= -0.5f) return t - 1;
+  return t;
+}
+
+static int scale_ok(float s) { return s > 0.0f && s < 1e30f; }
+
+mculab_tfl_status mculab_tfl_prepare_quantize(mculab_tfl_model* m, uint32_t i, mculab_tfl_op* op) {
+  const int16_t in_i = op->inputs[0];
+  if (op->num_inputs != 1 || in_i < 0) {
+    return mculab_tfl_fail(m, MCULAB_TFL_MALFORMED, "operator ", i, ": needs one input");
+  }
+  const mculab_tfl_tensor* in = &m->tensors[in_i];
+  const mculab_tfl_tensor* out = &m->tensors[op->output];
+  mculab_tfl_quant_params* p = &op->k.quant;
+  if (in->elements != out->elements || in->is_const) {
+    return mculab_tfl_fail(m, MCULAB_TFL_BAD_SHAPE, "operator ", i,
+                           ": input and output differ in size");
+  }
+  if (op->builtin == MCULAB_TFL_QUANTIZE) {
+    if (out->type != MCULAB_TFL_INT8 || out->num_scales != 1 || !scale_ok(out->scale)) {
+      return mculab_tfl_fail(m, MCULAB_TFL_UNSUPPORTED, "operator ", i,
+                             ": QUANTIZE needs an int8 output with one scale");
+    }
+    p->out_zp = out->zero_point;
+    p->scale = out->scale;
+    if (in->type == MCULAB_TFL_FLOAT32) {
+      p->mode = MCULAB_TFL_QUANT_FROM_FLOAT;
+    } else if (in->type == MCULAB_TFL_INT8 && in->num_scales == 1 && scale_ok(in->scale)) {
+      p->mode = MCULAB_TFL_QUANT_REQUANTIZE;
+      p->in_zp = in->zero_point;
+      int shift = 0;
+      mculab_quantize_multiplier((double)in->scale / (double)out->scale, &p->multiplier, &shift);
+      if (shift > 30 || shift < -31) {
+        return mculab_tfl_fail(m, MCULAB_TFL_UNSUPPORTED, "operator ", i,
+                               ": QUANTIZE rescales by 2^30 or more");
+      }
+      p->shift = shift;
+    } else {
+      return mculab_tfl_fail(m, MCULAB_TFL_UNSUPPORTED, "operator ", i,
+                             ": QUANTIZE needs a float32 or int8 input");
+    }
+  } else {
+    if (in->type != MCULAB_TFL_INT8 || in->num_scales != 1 || !scale_ok(in->scale) ||
+        out->type != MCULAB_TFL_FLOAT32) {
+      return mculab_tfl_fail(m, MCULAB_TFL_UNSUPPORTED, "operator ", i,
+                             ": DEQUANTIZE needs an int8 input with one scale, a float32 output");
+    }
+    p->mode = MCULAB_TFL_QUANT_TO_FLOAT;
+    p->in_zp = in->zero_point;
+    p->scale = in->scale;
+  }
+  op->macs = out->elements;
+  return MCULAB_TFL_OK;
+}
+
+void mculab_tfl_run_quantize(const mculab_tfl_quant_params* p, const void* in, void* out,
+                             uint32_t n) {
+  switch (p->mode) {
+    case MCULAB_TFL_QUANT_FROM_FLOAT: {
+      const float* x = (const float*)in;
+      int8_t* y = (int8_t*)out;
+      for (uint32_t k = 0; k < n; ++k) {
+        const float v = x[k] / p->scale;
+        int32_t q = v != v ? 0 : round_float(v); /* NaN: 0, as a cast would give on Arm */
+        q = q > INT32_MAX - 255 ? INT32_MAX - 255 : q;
+        q += p->out_zp;
+        y[k] = (int8_t)(q < -128 ? -128 : q > 127 ? 127 : q);
+      }
+      break;
+    }
+    case MCULAB_TFL_QUANT_REQUANTIZE: {
+      const int8_t* x = (const int8_t*)in;
+      int8_t* y = (int8_t*)out;
+      for (uint32_t k = 0; k < n; ++k) {
+        int32_t q = mculab_mbqm((int32_t)x[k] - p->in_zp, p->multiplier, p->shift) + p->out_zp;
+        y[k] = (int8_t)(q < -128 ? -128 : q > 127 ? 127 : q);
+      }
+      break;
+    }
+    case MCULAB_TFL_QUANT_TO_FLOAT: {
+      const int8_t* x = (const int8_t*)in;
+      float* y = (float*)out;
+      for (uint32_t k = 0; k < n; ++k) {
+        y[k] = (float)((double)p->scale * (double)((int32_t)x[k] - p->in_zp));
+      }
+      break;
+    }
+  }
+}

@@ -1,0 +1,77 @@
+#include "server/service/model_admission.h"
+
+#include <fmt/format.h>
+
+#include <fstream>
+
+#include "server/service/custom_firmware.h"
+#include "server/service/lab.h"
+
+namespace mculab::server {
+
+Status ValidateModelRequest(const SubmitRequest& r) {
+  auto invalid = [](std::string m) { return MakeError(ErrorCode::kInvalidArgument, std::move(m)); };
+  if (!r.firmware_artifact.empty()) {
+    return invalid("a model job runs on the lab's own runner; drop the custom runner (--firmware)");
+  }
+  if (r.blob_artifact.size() != 64 ||
+      r.blob_artifact.find_first_not_of("0123456789abcdef") != std::string::npos) {
+    return invalid(
+        "a model job needs its model: blob_artifact must be the SHA-256 (lowercase "
+        "hex) of the uploaded model, got '" +
+        r.blob_artifact + "'");
+  }
+  if (r.cases.size() > 1) return invalid("a model job has one case");
+  for (const CaseSpec& c : r.cases) {
+    if (!c.params.empty()) return invalid("a model job's case has no parameters");
+  }
+  return {};
+}
+
+Result<ModelInspection> AdmitModelFile(const std::filesystem::path& path, const std::string& name,
+                                       std::uint64_t size) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return MakeError(ErrorCode::kFailedPrecondition,
+                     "model " + name +
+                         " is recorded but its file is missing on the server; "
+                         "upload it again");
+  }
+  std::vector<std::uint8_t> blob(size);
+  in.read(reinterpret_cast<char*>(blob.data()), static_cast<std::streamsize>(size));
+  if (static_cast<std::uint64_t>(in.gcount()) != size) {
+    return MakeError(ErrorCode::kFailedPrecondition,
+                     "model " + name + ": the stored file is shorter than recorded");
+  }
+  auto m = InspectModel(blob);
+  if (!m) return MakeError(ErrorCode::kInvalidArgument, "model " + name + ": " + m.error().message);
+  return m;
+}
+
+std::uint64_t ModelRamNeed(const ModelInspection& m, std::uint64_t blob_size) {
+  return CustomWorkloadSize(blob_size, 1) + m.arena_bytes + m.persistent_bytes + m.scratch_bytes +
+         m.tables_bytes;
+}
+
+Status AdmitModelOnBoards(const ModelInspection& m, std::uint64_t blob_size,
+                          const std::string& name, const std::vector<const Board*>& boards) {
+  const std::uint64_t need = ModelRamNeed(m, blob_size);
+  std::vector<std::string> small;
+  for (const Board* b : boards) {
+    if (b->ram_bytes != 0 && need > b->ram_bytes) {
+      small.push_back(fmt::format("{} ({} bytes)", b->name, b->ram_bytes));
+    }
+  }
+  if (small.empty()) return {};
+  return MakeError(
+      ErrorCode::kFailedPrecondition,
+      fmt::format("model {} needs {} bytes of RAM: the model ({} bytes in its workload) plus its "
+                  "planned arena ({} bytes: {} of activations, {} persistent, {} scratch) and the "
+                  "interpreter's tables ({} bytes); too much for board(s) it could run on: {}",
+                  name, need, CustomWorkloadSize(blob_size, 1),
+                  std::uint64_t{m.arena_bytes} + m.persistent_bytes + m.scratch_bytes,
+                  m.arena_bytes, m.persistent_bytes, m.scratch_bytes, m.tables_bytes,
+                  fmt::join(small, ", ")));
+}
+
+}  // namespace mculab::server

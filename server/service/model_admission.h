@@ -1,0 +1,40 @@
+// Model jobs (`mculab submit --model FILE [--input FILE.bin]`, op "model"): what the Lab checks
+// before queueing one. The blob (the model, or model + input: mculab/tflite.h) was uploaded as an
+// artifact (content-addressed, size-limited, the user's quota); admission parses it with the
+// runner's own interpreter compiled for this machine (common/tflite_model.h): a corrupt model or
+// an operator the runner lacks is refused here, naming it, and a board whose RAM cannot hold the
+// workload (the model) plus the planned arena and the interpreter's tables is refused, giving
+// both sizes.
+// Thread-safety: pure functions over their arguments; AdmitModelFile reads a file.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "common/tflite_model.h"
+#include "server/domain/board.h"
+
+namespace mculab::server {
+
+struct SubmitRequest;
+
+// The request's own consistency: a blob, no runner, cases are ids only.
+Status ValidateModelRequest(const SubmitRequest& r);
+
+// Parses the uploaded blob at `path` (`name`: how the user called it, for messages).
+Result<ModelInspection> AdmitModelFile(const std::filesystem::path& path, const std::string& name,
+                                       std::uint64_t size);
+
+// RAM a board needs for the job: the workload around the blob, the planned arena (activations,
+// persistent, scratch) and the interpreter's tables.
+std::uint64_t ModelRamNeed(const ModelInspection& m, std::uint64_t blob_size);
+
+// Refuses when a board that could run the job (the scheduler may pick any) declares less RAM
+// than the model needs; boards that declare none are not checked.
+Status AdmitModelOnBoards(const ModelInspection& m, std::uint64_t blob_size,
+                          const std::string& name, const std::vector<const Board*>& boards);
+
+}  // namespace mculab::server
