@@ -200,6 +200,9 @@ std::vector<Placement> Schedule(std::span<const QueuedJob> queued,
   // priority -> user -> jobs (std::map: a fixed order, whatever the input order)
   std::map<JobPriority, std::map<std::string_view, UserQueue>, std::greater<>> by_priority;
   for (const QueuedJob& j : queued) {
+    // A job no board that is free now would take is passed over below anyway (boards are only
+    // ever taken during a call), and passing it over changes no one's turn: leave it out.
+    if (!free.Find(j)) continue;
     UserQueue& q = by_priority[j.priority][j.user];
     q.user = j.user;
     q.jobs.push_back(&j);
