@@ -156,7 +156,7 @@ git diff --quiet HEAD 2>/dev/null || commit="$commit (with uncommitted changes)"
     echo "**Quick run (tiny sizes): proves the benchmarks run; its figures mean nothing.**"
     echo
   fi
-  echo "- machine: $(uname -srm), $(nproc) CPUs ($cpu), $(awk '{printf "%.1f GiB", $2/1048576}' /proc/meminfo | head -1) RAM"
+  echo "- machine: $(uname -srm), $(nproc) CPUs ($cpu), $(awk '/^MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo) RAM"
   echo "- load average when the run ended: $(cut -d' ' -f1-3 /proc/loadavg) (other work on the machine makes figures pessimistic)"
   echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC')"
   echo "- commit: $commit"

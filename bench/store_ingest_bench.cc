@@ -283,6 +283,9 @@ void BM_GrpcIngest(benchmark::State& state) {
     auto stub = v1::AgentLink::NewStub(grpc::CreateChannel("127.0.0.1:" + std::to_string(port),
                                                            grpc::InsecureChannelCredentials()));
     grpc::ClientContext ctx;
+    auto token = lab.accounts().AddAgent("bench");
+    if (!token.ok()) state.SkipWithError("no agent token");
+    ctx.AddMetadata("authorization", "Bearer " + token->token);
     auto stream = stub->Connect(&ctx);
     v1::AgentMessage reg;
     reg.mutable_register_()->set_agent("bench");
@@ -305,14 +308,16 @@ void BM_GrpcIngest(benchmark::State& state) {
     for (int i = 0; i < batches; ++i) messages.push_back(ProtoBatch(run, i));
     state.ResumeTiming();
     // Like the agent: writes on one thread, acknowledgements read on another.
+    int acks = 0;
     std::thread reader([&] {
-      int acks = 0;
       v1::ServerMessage m;
       while (acks < batches && stream->Read(&m)) acks += m.has_ack() ? 1 : 0;
     });
     for (const auto& m : messages) stream->Write(m);
     reader.join();
     state.PauseTiming();
+    if (acks != batches)
+      state.SkipWithError("the stream ended before every batch was acknowledged");
     lab.Stop();  // first, so the stream's end is not an agent failure
     stream->WritesDone();
     server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));

@@ -44,6 +44,16 @@ def proc_memory(pid):
     return hwm, rss
 
 
+def proc_cpu_s(pid):
+    """User + system CPU seconds a process has used, 0 once it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except FileNotFoundError:
+        return 0.0
+
+
 def query(lab, sql, args=()):
     c = sqlite3.connect(f"file:{lab.db_path}?mode=ro", uri=True, timeout=30)
     try:
@@ -76,6 +86,7 @@ def run(args):
                                 "fully_connected_s8", "--cases", csv, "--iterations",
                                 str(args.iterations), "--warmup", "0", "--label", "fleet")["id"]
 
+        cpu0 = {p.p.pid: proc_cpu_s(p.p.pid) for p in [lab.server] + agents}
         t0 = time.monotonic()
         with concurrent.futures.ThreadPoolExecutor(max_workers=args.submitters) as pool:
             ids = list(pool.map(submit, names))
@@ -102,6 +113,8 @@ def run(args):
         rows = query(lab, "SELECT COUNT(*) FROM samples")[0][0]
         window_s = max((last or 0) - (first or 0), 1) / 1000.0
         server_hwm, server_rss = proc_memory(lab.server.p.pid)
+        server_cpu = proc_cpu_s(lab.server.p.pid) - cpu0[lab.server.p.pid]
+        agents_cpu = sum(proc_cpu_s(p.p.pid) - cpu0[p.p.pid] for p in agents)
         agent_hwm = [proc_memory(p.p.pid)[0] for p in agents]
         result = {
             "agents": args.agents,
@@ -121,6 +134,12 @@ def run(args):
             "server_vmhwm_kib": max(server_hwm, server_peak),
             "server_vmrss_kib": server_rss,
             "agent_vmhwm_kib_max": max(agent_hwm) if agent_hwm else 0,
+            # CPU used from the first submit to the last job's end (the CLI's own not included):
+            # on a machine of few cores the end-to-end rate is bounded by their sum per row.
+            "server_cpu_s": server_cpu,
+            "agents_cpu_s": agents_cpu,
+            "server_cpu_us_per_row": server_cpu * 1e6 / max(rows, 1),
+            "agents_cpu_us_per_row": agents_cpu * 1e6 / max(rows, 1),
         }
         if states.get("succeeded", 0) != len(ids):
             raise SystemExit(f"fleet: not every job succeeded: {states}")
@@ -129,10 +148,16 @@ def run(args):
         lab.close()
 
 
+MARKDOWN_HEAD = ("| agents x boards | cases x iterations | sample delay ms | sample rows | window s | "
+                 "rows/s | server CPU µs/row | agents CPU µs/row | server VmHWM | agent VmHWM |\n"
+                 "|---|---|---|---|---|---|---|---|---|---|\n")
+
+
 def markdown(r):
     return (f"| {r['agents']} x {r['boards_per_agent']} = {r['boards']} | {r['cases']} x "
             f"{r['iterations']} | {r['sample_delay_ms']} | {r['sample_rows']:,} | "
             f"{r['ingest_window_s']:.2f} | {r['ingest_rows_per_s'] / 1000:.0f} k/s | "
+            f"{r['server_cpu_us_per_row']:.2f} | {r['agents_cpu_us_per_row']:.2f} | "
             f"{r['server_vmhwm_kib'] / 1024:.0f} MiB | {r['agent_vmhwm_kib_max'] / 1024:.0f} MiB |\n")
 
 
@@ -157,7 +182,7 @@ def main():
             f.write(markdown(r))
     if not args.json and not args.markdown:
         print(json.dumps(r, indent=1))
-        print(markdown(r), end="")
+        print(MARKDOWN_HEAD + markdown(r), end="")
 
 
 if __name__ == "__main__":

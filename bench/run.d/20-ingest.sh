@@ -26,9 +26,7 @@ bench_ingest() {
     echo "boards, the agent's spool, gRPC, a real mculab-server; the window is the lab's own"
     echo "record, first job running to last job ended):"
     echo
-    echo "| agents x boards | cases x iterations | sample delay ms | sample rows | window s | rows/s | server VmHWM | agent VmHWM |"
-    echo "|---|---|---|---|---|---|---|---|"
-    "$PY" -c 'import json,sys; sys.path.insert(0, sys.argv[2]); import fleet; sys.stdout.write(fleet.markdown(json.load(open(sys.argv[1]))))' \
+    "$PY" -c 'import json,sys; sys.path.insert(0, sys.argv[2]); import fleet; sys.stdout.write(fleet.MARKDOWN_HEAD + fleet.markdown(json.load(open(sys.argv[1]))))' \
       "$work/fleet.json" "$ROOT/bench/fleet"
     echo
     echo "| figure | rows/s | baseline | baseline rows/s | ratio | target |"
