@@ -69,6 +69,11 @@ def run(args):
                                 for b in range(args.boards)]
     lab = lablib.Lab("fleet", boards["fleet-0"])
     try:
+        if args.boards > 64:  # the server's default max_boards_per_agent
+            config = os.path.join(lab.home, "server.toml")
+            with open(config, "w") as f:
+                f.write(f"max_boards_per_agent = {args.boards}\n")
+            lab.server_args += ["--config", config]
         lab.start_server()
         t_agents = time.monotonic()
         lab.start_agent()
