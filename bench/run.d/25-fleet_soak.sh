@@ -15,7 +15,11 @@ bench_fleet_soak() {
     echo
     "$PY" -c 'import json,sys; sys.path.insert(0, sys.argv[2]); import fleet; sys.stdout.write(fleet.MARKDOWN_HEAD + fleet.markdown(json.load(open(sys.argv[1]))))' \
       "$work/fleet.json" "$ROOT/bench/fleet"
-    "$PY" -c 'import json,sys; r=json.load(open(sys.argv[1])); print(f"\nSubmitting {r[\"jobs\"]} jobs took {r[\"submit_s\"]:.1f} s; the agents were ready {r[\"agents_ready_s\"]:.1f} s after the first started.")' \
-      "$work/fleet.json"
+    "$PY" - "$work/fleet.json" <<'PYEOF'
+import json, sys
+r = json.load(open(sys.argv[1]))
+print(f"\nSubmitting {r['jobs']} jobs took {r['submit_s']:.1f} s; the agents were ready "
+      f"{r['agents_ready_s']:.1f} s after the first one started.")
+PYEOF
   } >>"$out"
 }
