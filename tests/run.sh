@@ -4,8 +4,10 @@
 #   2. build-asan/  the unit tests again under AddressSanitizer + UBSan
 #   3. build-fuzz/  each libFuzzer target for a short slot ($MCULAB_FUZZ_SECONDS, default 10 s;
 #                   tests/fuzz/run.sh SECONDS runs them longer by hand)
-# Options: --no-asan (skip 2), --only-asan (skip 1 and 3), --no-fuzz (skip 3), -R REGEX (ctest
-# filter; skips 3), -j N.
+#   4. build/       every benchmark at tiny sizes (bench/run.sh --quick): fails on a crash or an
+#                   error, never on a time
+# Options: --no-asan (skip 2), --only-asan (skip 1, 3 and 4), --no-fuzz (skip 3), --no-bench
+# (skip 4), -R REGEX (ctest filter; skips 3 and 4), -j N.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -13,16 +15,18 @@ root=$(pwd)
 asan=1
 main=1
 fuzz=1
+bench=1
 filter=()
 jobs=$(nproc 2>/dev/null || echo 2)
 while [ $# -gt 0 ]; do
   case "$1" in
     --no-asan) asan=0 ;;
-    --only-asan) main=0; fuzz=0 ;;
+    --only-asan) main=0; fuzz=0; bench=0 ;;
     --no-fuzz) fuzz=0 ;;
+    --no-bench) bench=0 ;;
     -R) filter=(-R "$2"); shift ;;
     -j) jobs="$2"; shift ;;
-    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
     *) echo "tests/run.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -67,6 +71,11 @@ fi
 if [ "$fuzz" = 1 ] && [ ${#filter[@]} -eq 0 ]; then
   step "fuzzing: each libFuzzer target for ${MCULAB_FUZZ_SECONDS:-10} s (clang, ASan + UBSan)"
   ./tests/fuzz/run.sh "${MCULAB_FUZZ_SECONDS:-10}" || status=1
+fi
+
+if [ "$bench" = 1 ] && [ "$main" = 1 ] && [ ${#filter[@]} -eq 0 ]; then
+  step "benchmarks at tiny sizes (bench/run.sh --quick, build/bench-quick/RESULTS.md)"
+  ./bench/run.sh --quick --build-dir build -j "$jobs" || status=1
 fi
 
 if [ "$status" = 0 ]; then step "all tests passed"; else step "SOME TESTS FAILED"; fi

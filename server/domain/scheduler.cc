@@ -68,22 +68,23 @@ bool MayRun(const QueuedJob& job, const BoardSlot& board, std::int64_t now_ms) {
   return Fits(job, board) && (!ReservationInForce(board, now_ms) || board.holder == job.user);
 }
 
-namespace {
-
-// Whether a board takes work now (from someone: the reservation decides from whom).
-bool TakesWork(const BoardSlot& b) {
-  if (!IsSchedulable(b.health)) return false;
-  switch (b.state) {
+bool TakesWork(BoardState state, BoardHealth health, bool has_holder) {
+  if (!IsSchedulable(health)) return false;
+  switch (state) {
     case BoardState::kIdle:
       return true;
     case BoardState::kReserved:
-      return !b.holder.empty();
+      return has_holder;
     case BoardState::kBusy:
     case BoardState::kOffline:
       return false;
   }
   return false;
 }
+
+namespace {
+
+bool TakesWork(const BoardSlot& b) { return TakesWork(b.state, b.health, !b.holder.empty()); }
 
 // Free boards of one kind open to one set of users (everyone, or one holder), in preference
 // order; boards before `next` are taken.
@@ -199,6 +200,9 @@ std::vector<Placement> Schedule(std::span<const QueuedJob> queued,
   // priority -> user -> jobs (std::map: a fixed order, whatever the input order)
   std::map<JobPriority, std::map<std::string_view, UserQueue>, std::greater<>> by_priority;
   for (const QueuedJob& j : queued) {
+    // A job no board that is free now would take is passed over below anyway (boards are only
+    // ever taken during a call), and passing it over changes no one's turn: leave it out.
+    if (!free.Find(j)) continue;
     UserQueue& q = by_priority[j.priority][j.user];
     q.user = j.user;
     q.jobs.push_back(&j);

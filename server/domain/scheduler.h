@@ -131,6 +131,10 @@ bool HasTags(const std::map<std::string, std::string>& want,
 // (admission control and the per-board queue length use it).
 bool Fits(const QueuedJob& job, const BoardSlot& board);
 
+// Whether a board in this state and health takes work now from someone (its reservation, if
+// any, decides from whom): a pass with no such board places nothing.
+bool TakesWork(BoardState state, BoardHealth health, bool has_holder);
+
 // Whether the board's reservation keeps other users' jobs off it at now_ms.
 bool ReservationInForce(const BoardSlot& board, std::int64_t now_ms);
 

@@ -361,6 +361,7 @@ void Lab::CommitLocked(Tx& tx, WriteDone done) {
     std::vector<std::shared_ptr<LabFeed>> feeds;
     std::vector<LabEvent> feed_events;
   };
+  if (WriteMark(tx) != tx.scheduled_mark) schedule_stale_ = true;
   auto said = std::make_shared<Said>();
   said->sends = std::move(tx.sends);
   said->events = std::move(tx.events);
@@ -392,6 +393,7 @@ void Lab::CommitLocked(Tx& tx, WriteDone done) {
     if (done) done(o);
   });
   tx.writes = WriteSet{};
+  tx.scheduled_mark = 0;
 }
 
 Status Lab::CommitAndWait(std::unique_lock<std::mutex>& l, Tx& tx) {
@@ -562,6 +564,26 @@ void Lab::SendToAgentLocked(const std::string& agent, const mculab::v1::ServerMe
 
 void Lab::ScheduleLocked(Tx& tx) {
   if (stopping_ || failed_) return;
+  const std::int64_t now = clock_.NowMs();
+  // Nothing can change the answer of a pass that placed nothing until a job or a board changes
+  // (each such change is a write: this Tx's since its last pass, or an earlier Tx's through
+  // CommitLocked) or a lease ends.
+  if (!schedule_stale_ && WriteMark(tx) == tx.scheduled_mark && now < schedule_recheck_ms_) {
+    return;
+  }
+  schedule_stale_ = false;
+  tx.scheduled_mark = WriteMark(tx);
+  schedule_recheck_ms_ = kNoDeadline;
+  // No board takes work: no pass (a board of unknown health under health checks is idle or
+  // reserved, so it counts whenever its health check could run).
+  bool any_free = false;
+  for (const auto& [name, b] : boards_) {
+    if (TakesWork(b.state, b.health, !b.holder.empty())) {
+      any_free = true;
+      break;
+    }
+  }
+  if (!any_free) return;
   std::vector<QueuedJob> queued;
   std::map<std::string, UserShare> shares;
   for (const auto& [id, aj] : jobs_) {
@@ -572,13 +594,13 @@ void Lab::ScheduleLocked(Tx& tx) {
     }
   }
   if (queued.empty()) return;
+  ++schedule_passes_;
   for (const auto& [user, ms] : last_assigned_ms_) shares[user].last_assigned_ms = ms;
   std::vector<UserShare> users;
   for (auto& [user, share] : shares) {
     share.user = user;
     users.push_back(share);
   }
-  const std::int64_t now = clock_.NowMs();
   std::vector<BoardSlot> slots;
   slots.reserve(boards_.size());
   for (const auto& [name, b] : boards_) {
@@ -588,12 +610,21 @@ void Lab::ScheduleLocked(Tx& tx) {
       slot.holder = std::string(kHealthCheckHolder);
       slot.lease_until_ms = kNoDeadline;
       if (slot.state == BoardState::kIdle) slot.state = BoardState::kReserved;
+    } else if (!b.holder.empty() && b.lease_until_ms > now) {
+      schedule_recheck_ms_ = std::min(schedule_recheck_ms_, b.lease_until_ms);
     }
     slots.push_back(std::move(slot));
   }
+  bool refused = false;
   for (const Placement& p : Schedule(queued, slots, now, users)) {
-    AssignLocked(jobs_.at(p.job), boards_.at(p.board), tx);
+    ActiveJob& aj = jobs_.at(p.job);
+    AssignLocked(aj, boards_.at(p.board), tx);
+    refused = refused || aj.job.state == JobState::kQueued;
   }
+  // What the placements wrote needs no second pass (the boards they took are busy, the jobs
+  // assigned); a placement AssignLocked refused (its agent is gone) leaves the schedule stale.
+  tx.scheduled_mark = WriteMark(tx);
+  if (refused) schedule_stale_ = true;
 }
 
 void Lab::AssignLocked(ActiveJob& aj, Board& board, Tx& tx) {

@@ -215,6 +215,9 @@ class Lab {
   const LabConfig& config() const { return config_; }
   // Agent messages refused because they named a run the agent does not hold (since start).
   std::uint64_t refused_agent_messages() const { return refused_agent_messages_.load(); }
+  // Scheduling passes run since start (the scheduler called on the queue and the boards): a
+  // call with no free board, or with nothing changed since a pass that placed nothing, runs none.
+  std::uint64_t schedule_passes() const { return schedule_passes_.load(); }
   // Users and tokens: the rpc and HTTP layers turn a request's bearer token into its Caller here.
   Accounts& accounts() { return accounts_; }
 
@@ -273,7 +276,15 @@ class Lab {
     std::vector<JobEvent> feed_jobs;
     std::set<std::string> feed_boards;
     bool queue_changed = false;
+    // WriteMark(*this) when ScheduleLocked last ran a pass or found nothing to do in this Tx:
+    // writes after it may let a job run, so CommitLocked marks the schedule stale.
+    std::size_t scheduled_mark = 0;
   };
+  // Rows that can change what the scheduler decides (boards and jobs, new or changed): every
+  // such change is written, so their count grows whenever scheduling's inputs change.
+  static std::size_t WriteMark(const Tx& tx) {
+    return tx.writes.boards.size() + tx.writes.jobs.size() + tx.writes.new_jobs.size();
+  }
 
   // ---- helpers; *Locked ones need mu_ ----
   // The one place a job changes state: domain check, memory, job row + audit row, watch events.
@@ -428,6 +439,12 @@ class Lab {
   std::map<std::string, BoardUnits> board_units_;         // by board name
   std::thread background_;
   std::atomic<std::uint64_t> refused_agent_messages_{0};
+  // The schedule is stale until a pass (or the short-cut that finds no free board) saw every
+  // change committed since; it is stale again at schedule_recheck_ms_ (a lease ending lets
+  // anyone's jobs onto the board, with or without a write).
+  bool schedule_stale_ = true;
+  std::int64_t schedule_recheck_ms_ = kNoDeadline;
+  std::atomic<std::uint64_t> schedule_passes_{0};
   std::int64_t next_artifact_collection_ms_ = 0;  // background thread
 };
 

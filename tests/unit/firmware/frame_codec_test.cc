@@ -79,6 +79,23 @@ TEST(FrameCodec, Crc32MatchesZlibCheckValue) {
   EXPECT_EQ(mculab_crc32(part, reinterpret_cast<const std::uint8_t*>(s) + 4, 5), 0xCBF43926u);
 }
 
+// The host's table-driven CRC equals the firmware's bitwise one on every byte value and length.
+TEST(FrameCodec, Crc32EqualsTheBitwiseDefinition) {
+  auto bitwise = [](const std::vector<std::uint8_t>& data) {
+    std::uint32_t crc = 0xFFFFFFFFu;
+    for (std::uint8_t b : data) {
+      crc ^= b;
+      for (int k = 0; k < 8; ++k) crc = (crc >> 1) ^ (0xEDB88320u & (0u - (crc & 1u)));
+    }
+    return ~crc;
+  };
+  std::vector<std::uint8_t> data;
+  for (int i = 0; i < 600; ++i) {
+    data.push_back(static_cast<std::uint8_t>(i * 131 + (i >> 3)));
+    ASSERT_EQ(mculab_crc32(0, data.data(), data.size()), bitwise(data)) << "length " << data.size();
+  }
+}
+
 TEST(FrameCodec, RoundTripsEveryPayloadLength) {
   for (size_t len = 0; len <= MCULAB_MAX_PAYLOAD; ++len) {
     for (int fill : {0x00, 0xFF, -1}) {

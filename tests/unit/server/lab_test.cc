@@ -1228,6 +1228,43 @@ TEST_F(LabSchedTest, ReservationKeepsOthersOffUntilItExpiresOnTime) {
   EXPECT_TRUE(HistoryHas("host-0", "reservation", "", "server", "expired"));
 }
 
+TEST_F(LabSchedTest, NoSchedulingPassRunsWhileNoBoardIsFree) {
+  AgentSessionId s = ConnectHostAgent();
+  Submit(FcJob());
+  v1::Assignment busy = TakeAssignment(*agent_);
+  const std::uint64_t passes = lab_->schedule_passes();
+  const JobId oldest = Submit(FcJob());
+  Submit(FcJob());
+  Submit(FcJob());
+  // An agent without boards comes and goes: events that wake the scheduler, no board to give.
+  auto other = std::make_shared<FakeAgentChannel>();
+  lab_->DisconnectAgent(Connect(other, "lab-2", {}), "test");
+  EXPECT_EQ(lab_->schedule_passes(), passes);
+  EXPECT_EQ(lab_->GetJob(caller_, oldest)->state, JobState::kQueued);
+  // The board comes free: one pass, and the oldest job gets it.
+  RunToSuccess(s, busy);
+  EXPECT_EQ(TakeAssignment(*agent_).job_id(), static_cast<std::uint64_t>(oldest));
+  EXPECT_EQ(lab_->schedule_passes(), passes + 1);
+}
+
+TEST_F(LabSchedTest, NoSchedulingPassRunsWhenNothingChangedSinceAPassThatPlacedNothing) {
+  ConnectHostAgent();
+  const Caller alice = Member("alice"), bob = Member("bob");
+  ASSERT_TRUE(lab_->Reserve(alice, {"host-0", 60'000, "", false}).ok());
+  const JobId bobs = SubmitAs(bob, FcJob());  // the board is free, but not for bob
+  const std::uint64_t passes = lab_->schedule_passes();
+  EXPECT_GE(passes, 1u);
+  auto other = std::make_shared<FakeAgentChannel>();
+  lab_->DisconnectAgent(Connect(other, "lab-2", {}), "test");
+  lab_->DisconnectAgent(Connect(other, "lab-3", {}), "test");
+  EXPECT_EQ(lab_->schedule_passes(), passes);
+  EXPECT_EQ(lab_->GetJob(caller_, bobs)->state, JobState::kQueued);
+  // The lease ends: that changes the answer, so the next pass places bob's job.
+  clock_.Advance(std::chrono::milliseconds(60'000));
+  EXPECT_EQ(TakeAssignment(*agent_).job_id(), static_cast<std::uint64_t>(bobs));
+  EXPECT_GT(lab_->schedule_passes(), passes);
+}
+
 TEST_F(LabSchedTest, HoldersJobsRunOnTheReservedBoard) {
   ConnectHostAgent();
   const Caller alice = Member("alice");

@@ -1,0 +1,13 @@
+# History API latency idle and under a concurrent ingest (bench/history_ingest_bench.cc).
+register history_ingest "History API under ingest" history_ingest_bench
+bench_history_ingest() {
+  local out=$1 work=$2 args=()
+  [ "$QUICK" = 1 ] && args=(--jobs 200 --samples 20000 --requests 20)
+  {
+    echo "\`history_ingest_bench ${args[*]}\` (its own output):"
+    echo
+    echo '```'
+    "$BIN/history_ingest_bench" "${args[@]}"
+    echo '```'
+  } >>"$out"
+}

@@ -1,0 +1,155 @@
+// One scheduling pass as the Lab runs it (server/service/lab.cc ScheduleLocked): the scheduler's
+// inputs built from the Lab's jobs and boards (QueuedOf, SlotOf), then Schedule(), then the
+// pass planner for each placement. A lab of 500 boards (5 kinds, tags, 1 in 10 reserved by a
+// user) with 10,000 jobs queued by 20 users at three priorities (1 in 5 asking for tags, 1 in 20
+// naming a board).
+//
+// Cases: few boards free (the usual state of a busy lab: each finished run frees one), every
+// board free (the worst case: 500 placements), and the domain pass alone. DESIGN.md target:
+// < 1 ms per pass. MCULAB_BENCH_QUEUED / MCULAB_BENCH_BOARDS change the size (bench/run.sh
+// --quick uses tiny ones).
+#include <benchmark/benchmark.h>
+
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "server/domain/job.h"
+#include "server/domain/pass_planner.h"
+#include "server/domain/scheduler.h"
+
+namespace mculab::server {
+namespace {
+
+std::size_t EnvSize(const char* name, std::size_t fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? std::strtoull(v, nullptr, 10) : fallback;
+}
+
+const char* const kKinds[] = {"corstone300-qemu", "an500-qemu", "host", "nucleo-h743",
+                              "corstone300-fvp"};
+constexpr std::int64_t kNow = 1'000'000;
+
+struct Lab {
+  std::vector<Job> jobs;
+  std::vector<Board> boards;
+  std::vector<UserShare> users;
+};
+
+// `free_every`: about one board in free_every is free (idle, or reserved and not in use); the
+// others are busy. Board and job properties are drawn from a fixed seed, so every run sees the
+// same lab.
+Lab MakeLab(std::size_t queued, std::size_t boards, std::size_t free_every) {
+  Lab lab;
+  std::mt19937 rng(42);
+  auto one_in = [&](std::uint32_t n) { return rng() % n == 0; };
+  for (std::size_t i = 0; i < boards; ++i) {
+    Board b;
+    b.name = std::string(kKinds[i % 5]) + "-" + std::to_string(i / 5);
+    b.kind = kKinds[i % 5];
+    b.agent = "agent-" + std::to_string(i / 50);
+    b.tags["cpu"] = one_in(2) ? "cortex-m55" : "cortex-m7";
+    if (one_in(3)) b.tags["npu"] = "ethos-u55-128";
+    b.state =
+        one_in(static_cast<std::uint32_t>(free_every)) ? BoardState::kIdle : BoardState::kBusy;
+    b.health = one_in(17) ? BoardHealth::kUnknown : BoardHealth::kGood;
+    if (one_in(10)) {
+      b.holder = "user" + std::to_string(rng() % 20);
+      b.lease_until_ms = kNow + 60'000;
+      if (b.state == BoardState::kIdle) b.state = BoardState::kReserved;
+    }
+    lab.boards.push_back(std::move(b));
+  }
+  for (std::size_t i = 0; i < queued; ++i) {
+    Job j;
+    j.id = static_cast<JobId>(i + 1);
+    j.user = "user" + std::to_string(rng() % 20);
+    j.kind = kKinds[rng() % 5];
+    j.op = "conv2d_s8";
+    j.priority =
+        one_in(7) ? JobPriority::kHigh : (one_in(5) ? JobPriority::kLow : JobPriority::kNormal);
+    if (one_in(5)) j.tags["cpu"] = "cortex-m55";
+    if (one_in(20) && boards > 0) {
+      const Board& b = lab.boards[rng() % boards];
+      j.board = b.name;
+      j.kind = b.kind;
+    }
+    lab.jobs.push_back(std::move(j));
+  }
+  for (int u = 0; u < 20; ++u) {
+    lab.users.push_back(
+        UserShare{"user" + std::to_string(u), static_cast<std::uint32_t>(u % 4), kNow - 1000 * u});
+  }
+  return lab;
+}
+
+const std::vector<CounterUnit>& Units() {
+  static const std::vector<CounterUnit> units = {
+      {"cortex-m55-pmu", 4, {"instructions", "loads", "stores", "branches", "mve_insts"}, true},
+      {"ethos-u-pmu", 4, {"npu_active", "axi0_reads", "axi1_reads"}, true}};
+  return units;
+}
+
+std::size_t OnePass(const Lab& lab) {
+  std::vector<QueuedJob> queued;
+  queued.reserve(lab.jobs.size());
+  for (const Job& j : lab.jobs) queued.push_back(QueuedOf(j));
+  std::vector<BoardSlot> slots;
+  slots.reserve(lab.boards.size());
+  for (const Board& b : lab.boards) slots.push_back(SlotOf(b));
+  const auto placements = Schedule(queued, slots, kNow, lab.users);
+  static const std::vector<std::string> requested = {"instructions", "loads", "stores",
+                                                     "npu_active"};
+  std::size_t passes = 0;
+  for (std::size_t i = 0; i < placements.size(); ++i) {
+    auto plan = PlanPasses(requested, Units());
+    passes += plan.ok() ? plan->passes.size() : 0;
+  }
+  return placements.size() + passes;
+}
+
+void Run(benchmark::State& state, std::size_t free_every) {
+  const Lab lab = MakeLab(EnvSize("MCULAB_BENCH_QUEUED", 10'000),
+                          EnvSize("MCULAB_BENCH_BOARDS", 500), free_every);
+  std::size_t placed = 0;
+  for (auto _ : state) {
+    placed = OnePass(lab);
+    benchmark::DoNotOptimize(placed);
+  }
+  state.counters["queued"] = static_cast<double>(lab.jobs.size());
+  state.counters["boards"] = static_cast<double>(lab.boards.size());
+  std::vector<QueuedJob> q;
+  for (const Job& j : lab.jobs) q.push_back(QueuedOf(j));
+  std::vector<BoardSlot> s;
+  for (const Board& b : lab.boards) s.push_back(SlotOf(b));
+  state.counters["placed"] = static_cast<double>(Schedule(q, s, kNow, lab.users).size());
+}
+
+// A busy lab: one board in 50 free.
+void BM_LabPassFewFree(benchmark::State& state) { Run(state, 50); }
+// Every board free: the most placements one pass can make.
+void BM_LabPassAllFree(benchmark::State& state) { Run(state, 1); }
+
+// Schedule() alone, its inputs built once (the domain's share of a pass).
+void BM_ScheduleOnly(benchmark::State& state) {
+  const Lab lab = MakeLab(EnvSize("MCULAB_BENCH_QUEUED", 10'000),
+                          EnvSize("MCULAB_BENCH_BOARDS", 500), state.range(0));
+  std::vector<QueuedJob> queued;
+  for (const Job& j : lab.jobs) queued.push_back(QueuedOf(j));
+  std::vector<BoardSlot> slots;
+  for (const Board& b : lab.boards) slots.push_back(SlotOf(b));
+  for (auto _ : state) {
+    auto placements = Schedule(queued, slots, kNow, lab.users);
+    benchmark::DoNotOptimize(placements);
+  }
+}
+
+BENCHMARK(BM_LabPassFewFree)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_LabPassAllFree)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_ScheduleOnly)->Arg(50)->Arg(1)->Unit(benchmark::kMicrosecond);
+
+}  // namespace
+}  // namespace mculab::server
+
+BENCHMARK_MAIN();
