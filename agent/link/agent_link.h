@@ -68,6 +68,12 @@ class AgentLink {
   // How many times the agent has registered (tests wait on reconnects with it).
   std::uint64_t registrations() const;
 
+  // A board went away (`offline` says why, e.g. its debug probe was unplugged) or came back
+  // (`offline` empty). Going away: the server hears it (BoardStatus, and Register while it lasts),
+  // the board's running job ends as INFRA_FAILED (the server requeues it) and assignments that
+  // still reach it are refused the same way. Any thread.
+  void SetBoardOffline(const std::string& board, const std::string& offline);
+
  private:
   class Impl;
   std::unique_ptr<Impl> impl_;
