@@ -96,8 +96,9 @@ class GdbRunnerProcess final : public RunnerProcess {
   GdbRunnerProcess(std::unique_ptr<TempDir> dir, std::unique_ptr<Subprocess> server,
                    std::unique_ptr<GdbRemote> gdb, std::unique_ptr<RttPump> rtt,
                    std::unique_ptr<SerialLink> serial, UniqueFd read_fd, UniqueFd write_fd,
-                   std::filesystem::path stderr_file, RunProvenance prov)
-      : dir_(std::move(dir)),
+                   std::filesystem::path stderr_file, RunProvenance prov, bool halt_on_kill)
+      : halt_on_kill_(halt_on_kill),
+        dir_(std::move(dir)),
         server_(std::move(server)),
         gdb_(std::move(gdb)),
         rtt_(std::move(rtt)),
@@ -148,7 +149,7 @@ class GdbRunnerProcess final : public RunnerProcess {
                   std::to_string(st.bytes_up) + " bytes up, " + std::to_string(st.bytes_down) +
                   " down";
       if (auto e = rtt_->error(); !e.empty()) diagnostics_ = e;
-    } else if (gdb_) {
+    } else if (gdb_ && halt_on_kill_) {
       gdb_->set_timeout(std::chrono::seconds(2));
       if (auto stop = gdb_->Halt(); !stop) {
         diagnostics_ = "halting over GDB failed: " + stop.error().message;
@@ -177,6 +178,9 @@ class GdbRunnerProcess final : public RunnerProcess {
   }
 
  private:
+  // Halt the core before stopping the server: a real board keeps running otherwise; an emulator
+  // (QEMU) ends with its process.
+  const bool halt_on_kill_;
   std::unique_ptr<TempDir> dir_;  // declared first: removed last
   std::unique_ptr<Subprocess> server_;
   std::unique_ptr<GdbRemote> gdb_;
@@ -191,6 +195,47 @@ class GdbRunnerProcess final : public RunnerProcess {
   bool killed_ = false;
   std::string diagnostics_;
 };
+
+// Where the runner starts: VTOR's value and the first two words of the vector table.
+struct Entry {
+  std::uint32_t vtor = 0;
+  std::uint32_t sp = 0;
+  std::uint32_t pc = 0;
+};
+
+// The vector table at `vector_table`, or (0) at the start of the lowest executable segment.
+Result<Entry> FindEntry(const std::vector<ElfLoadSegment>& segments, std::uint32_t vector_table) {
+  Entry e;
+  e.vtor = vector_table;
+  if (e.vtor == 0) {
+    std::uint32_t lowest = UINT32_MAX;
+    for (const auto& s : segments) {
+      if (s.executable) lowest = std::min(lowest, s.paddr);
+    }
+    e.vtor = lowest;
+  }
+  bool found = false;
+  for (const auto& s : segments) {
+    if (e.vtor >= s.paddr && std::uint64_t{e.vtor} + 8 <= std::uint64_t{s.paddr} + s.data.size()) {
+      e.sp = Le32(s.data, e.vtor - s.paddr);
+      e.pc = Le32(s.data, e.vtor - s.paddr + 4);
+      found = true;
+    }
+  }
+  if (!found) return MakeError(ErrorCode::kInvalidArgument, "no vector table at " + Hex(e.vtor));
+  return e;
+}
+
+// VTOR, SP, PC and xPSR's Thumb bit, as the core's reset would set them.
+Status SetEntry(GdbRemote& g, const Entry& e) {
+  const std::uint8_t vt[4] = {
+      static_cast<std::uint8_t>(e.vtor), static_cast<std::uint8_t>(e.vtor >> 8),
+      static_cast<std::uint8_t>(e.vtor >> 16), static_cast<std::uint8_t>(e.vtor >> 24)};
+  if (auto w = g.WriteMemory(kVtorAddr, vt); !w) return w;
+  if (auto w = g.WriteRegister("sp", e.sp); !w) return w;
+  if (auto w = g.WriteRegister("pc", e.pc & ~1u); !w) return w;
+  return g.WriteRegister("xpsr", kXpsrThumb);
+}
 
 }  // namespace
 
@@ -336,6 +381,10 @@ struct GdbBoard::Server {
   std::filesystem::path stderr_file;
   std::vector<std::string> argv;  // as configured, for messages
   std::optional<ExitStatus> died;
+  // A server started ahead: its memory map, and the runner whose RAM segments are loaded and
+  // whose entry point is set already (the core never ran since), by SHA-256.
+  std::optional<std::vector<GdbMemoryRegion>> map;
+  std::string preloaded_sha256;
 
   // Whether the server process is still there.
   bool Alive() {
@@ -379,6 +428,7 @@ void GdbBoard::WarmLoop() {
     warm_busy_ = true;
     lock.unlock();
     auto server = StartServer(options_.firmware);
+    if (server) Preload(**server);
     lock.lock();
     warm_ready_.emplace(std::move(server));
     warm_busy_ = false;
@@ -497,6 +547,33 @@ Result<std::unique_ptr<GdbBoard::Server>> GdbBoard::StartServer(
   return server;
 }
 
+void GdbBoard::Preload(Server& sv) {
+  // What cannot be loaded ahead is left to Start, which finds it not done.
+  auto id = firmware_.Identify();
+  if (!id) return;
+  auto elf = ReadFile(options_.firmware);
+  if (!elf) return;
+  auto segments =
+      ElfLoadSegments(std::span(reinterpret_cast<const std::uint8_t*>(elf->data()), elf->size()));
+  if (!segments) return;
+  auto map = sv.gdb->MemoryMap();
+  if (!map) return;
+  sv.map = *map;
+  for (const auto& s : *segments) {
+    for (const auto& r : *map) {
+      if (r.type == GdbMemoryRegion::Type::kFlash && r.Contains(s.paddr)) return;  // Start's
+    }
+  }
+  auto entry = FindEntry(*segments, options_.vector_table);
+  if (!entry) return;
+  for (const auto& s : *segments) {
+    if (!sv.gdb->WriteMemory(s.paddr, s.data)) return;
+  }
+  if (!SetEntry(*sv.gdb, *entry)) return;
+  if (!sv.gdb->PrepareContinue()) return;
+  sv.preloaded_sha256 = id->sha256;
+}
+
 Result<std::unique_ptr<GdbBoard::Server>> GdbBoard::TakeServer(
     const std::filesystem::path& firmware, bool own_firmware) {
   std::optional<Result<std::unique_ptr<Server>>> warm;
@@ -545,25 +622,10 @@ Result<std::unique_ptr<RunnerProcess>> GdbBoard::Start(const RunSpec& spec) {
       std::span(reinterpret_cast<const std::uint8_t*>(elf_bytes->data()), elf_bytes->size()));
   if (!segments) return segments.error();
 
-  // The vector table: its first two words are the initial SP and the reset handler.
-  std::uint32_t vtor = options_.vector_table;
-  if (vtor == 0) {
-    std::uint32_t lowest = UINT32_MAX;
-    for (const auto& s : *segments) {
-      if (s.executable) lowest = std::min(lowest, s.paddr);
-    }
-    vtor = lowest;
-  }
-  std::optional<std::uint32_t> initial_sp, reset_pc;
-  for (const auto& s : *segments) {
-    if (vtor >= s.paddr && std::uint64_t{vtor} + 8 <= std::uint64_t{s.paddr} + s.data.size()) {
-      initial_sp = Le32(s.data, vtor - s.paddr);
-      reset_pc = Le32(s.data, vtor - s.paddr + 4);
-    }
-  }
-  if (!initial_sp) {
+  auto entry = FindEntry(*segments, options_.vector_table);
+  if (!entry) {
     return MakeError(ErrorCode::kInvalidArgument,
-                     "runner ELF " + firmware.string() + ": no vector table at " + Hex(vtor));
+                     "runner ELF " + firmware.string() + ": " + entry.error().message);
   }
   std::optional<RttSymbols> rtt_symbols;
   if (options_.link == "rtt") {
@@ -573,8 +635,12 @@ Result<std::unique_ptr<RunnerProcess>> GdbBoard::Start(const RunSpec& spec) {
     rtt_symbols = *syms;
   }
 
+  const auto t_server = clock_.Now();
   auto started = TakeServer(firmware, spec.firmware.empty());
   if (!started) return started.error();
+  const auto t_load = clock_.Now();
+  const std::uint64_t packets_before = (*started)->gdb->packets_sent();
+  last_times_.server = std::chrono::duration_cast<std::chrono::microseconds>(t_load - t_server);
   std::unique_ptr<Server> server = std::move(*started);
   if (options_.warm && spec.firmware.empty()) {
     // The next run's server starts now, while this run goes: its Start only loads.
@@ -589,9 +655,12 @@ Result<std::unique_ptr<RunnerProcess>> GdbBoard::Start(const RunSpec& spec) {
   GdbRemote& g = *sv.gdb;
   auto fail = [&sv](const std::string& what, const Error& e) { return sv.Fail(what, e); };
 
-  // Program: flash segments (only when the ELF changed), RAM segments (every run).
-  auto map = g.MemoryMap();
+  // Program: flash segments (only when the ELF changed), RAM segments (every run, unless a
+  // server started ahead has them already).
+  Result<std::vector<GdbMemoryRegion>> map =
+      sv.map ? Result<std::vector<GdbMemoryRegion>>(*sv.map) : g.MemoryMap();
   if (!map) return fail("reading the memory map", map.error());
+  const bool preloaded = !sv.preloaded_sha256.empty() && sv.preloaded_sha256 == id->sha256;
   auto flash_region = [&](std::uint32_t addr) -> const GdbMemoryRegion* {
     for (const auto& r : *map) {
       if (r.type == GdbMemoryRegion::Type::kFlash && r.Contains(addr)) return &r;
@@ -661,7 +730,7 @@ Result<std::unique_ptr<RunnerProcess>> GdbBoard::Start(const RunSpec& spec) {
     if (auto w = WriteFileAtomically(StateFile(), id->sha256 + "\n"); !w) return w.error();
   }
   for (const auto& s : *segments) {
-    if (flash_region(s.paddr)) continue;
+    if (flash_region(s.paddr) || preloaded) continue;
     if (auto w = g.WriteMemory(s.paddr, s.data); !w) {
       return fail("loading the runner at " + Hex(s.paddr), w.error());
     }
@@ -669,13 +738,9 @@ Result<std::unique_ptr<RunnerProcess>> GdbBoard::Start(const RunSpec& spec) {
   if (auto w = g.WriteMemory(options_.workload_addr, spec.workload); !w) {
     return fail("writing the workload at " + Hex(options_.workload_addr), w.error());
   }
-  const std::uint8_t vt[4] = {static_cast<std::uint8_t>(vtor), static_cast<std::uint8_t>(vtor >> 8),
-                              static_cast<std::uint8_t>(vtor >> 16),
-                              static_cast<std::uint8_t>(vtor >> 24)};
-  if (auto w = g.WriteMemory(kVtorAddr, vt); !w) return fail("setting VTOR", w.error());
-  if (auto w = g.WriteRegister("sp", *initial_sp); !w) return fail("setting SP", w.error());
-  if (auto w = g.WriteRegister("pc", *reset_pc & ~1u); !w) return fail("setting PC", w.error());
-  if (auto w = g.WriteRegister("xpsr", kXpsrThumb); !w) return fail("setting xPSR", w.error());
+  if (!preloaded) {
+    if (auto w = SetEntry(g, *entry); !w) return fail("setting the entry point", w.error());
+  }
   std::unique_ptr<RttPump> pump;
   if (rtt_symbols) {
     pump = std::make_unique<RttPump>(g, *rtt_symbols);
@@ -684,6 +749,8 @@ Result<std::unique_ptr<RunnerProcess>> GdbBoard::Start(const RunSpec& spec) {
   if (auto c = g.Continue(); !c) return fail("starting the runner", c.error());
   if (pump) pump->Start();
 
+  last_times_.load = std::chrono::duration_cast<std::chrono::microseconds>(clock_.Now() - t_load);
+  last_times_.load_packets = g.packets_sent() - packets_before;
   UniqueFd write_fd;
   if (sv.link.valid()) {
     write_fd = UniqueFd(::fcntl(sv.link.get(), F_DUPFD_CLOEXEC, 0));
@@ -699,10 +766,10 @@ Result<std::unique_ptr<RunnerProcess>> GdbBoard::Start(const RunSpec& spec) {
                                            sv.argv[0] + " (loaded over the GDB remote protocol)";
   prov.workload_addr = options_.workload_addr;
   prov.firmware_path = firmware.string();
-  return std::unique_ptr<RunnerProcess>(
-      new GdbRunnerProcess(std::move(sv.dir), std::move(sv.proc), std::move(sv.gdb),
-                           std::move(pump), std::move(sv.serial), std::move(sv.link),
-                           std::move(write_fd), sv.stderr_file, std::move(prov)));
+  return std::unique_ptr<RunnerProcess>(new GdbRunnerProcess(
+      std::move(sv.dir), std::move(sv.proc), std::move(sv.gdb), std::move(pump),
+      std::move(sv.serial), std::move(sv.link), std::move(write_fd), sv.stderr_file,
+      std::move(prov), !IsQemuServer(sv.argv)));
 }
 
 }  // namespace mculab::agent

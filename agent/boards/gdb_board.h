@@ -110,12 +110,22 @@ class GdbBoard final : public Board {
   std::string FlashedSha256() const;
   // Runs that found their server already started (warm).
   int warm_starts() const { return warm_starts_; }
+  // Where the last Start's time went: waiting for (or starting) the server, then loading the
+  // runner and the workload and starting the core.
+  struct StartTimes {
+    std::chrono::microseconds server{0};
+    std::chrono::microseconds load{0};
+    std::uint64_t load_packets = 0;  // GDB packets sent while loading
+  };
+  StartTimes last_start_times() const { return last_times_; }
 
  private:
   struct Server;
   std::filesystem::path StateFile() const;
   // Starts the server, opens the runner's link, connects over GDB (reset command, halted).
   Result<std::unique_ptr<Server>> StartServer(const std::filesystem::path& firmware);
+  // A server started ahead: the board's own runner's RAM segments loaded into it already.
+  void Preload(Server& server);
   // The warm server when there is a live one for the board's own runner, else a new one.
   Result<std::unique_ptr<Server>> TakeServer(const std::filesystem::path& firmware,
                                              bool own_firmware);
@@ -128,6 +138,7 @@ class GdbBoard final : public Board {
   std::string cached_elf_sha256_;
   std::string cached_elf_;
   int warm_starts_ = 0;
+  StartTimes last_times_;
   // Warm boards: the server started ahead, by warmer_ (WarmLoop), guarded by warm_mu_.
   void WarmLoop();
   std::mutex warm_mu_;

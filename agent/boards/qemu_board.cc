@@ -121,6 +121,12 @@ QemuBoard::~QemuBoard() = default;
 
 int QemuBoard::warm_starts() const { return warm_ ? warm_->warm_starts() : 0; }
 
+QemuBoard::WarmTimes QemuBoard::last_warm_times() const {
+  if (!warm_) return {};
+  const auto t = warm_->last_start_times();
+  return {t.server, t.load, t.load_packets};
+}
+
 Result<std::unique_ptr<RunnerProcess>> QemuBoard::Start(const RunSpec& spec) {
   if (!spec.firmware.empty() && !info_.custom_runners) {
     return MakeError(ErrorCode::kPermissionDenied, info_.custom_runners_off);

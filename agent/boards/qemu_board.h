@@ -67,6 +67,13 @@ class QemuBoard final : public Board {
   Result<std::unique_ptr<RunnerProcess>> Start(const RunSpec& spec) override;
   // Runs that found their QEMU started ahead (warm boards).
   int warm_starts() const;
+  // Warm boards: the last warm Start's wait for its QEMU and its load over GDB (zero otherwise).
+  struct WarmTimes {
+    std::chrono::microseconds wait{0};
+    std::chrono::microseconds load{0};
+    std::uint64_t load_packets = 0;  // GDB packets the load took
+  };
+  WarmTimes last_warm_times() const;
 
  private:
   std::unique_ptr<GdbBoard> warm_;  // the warm path, when options.warm
