@@ -15,15 +15,15 @@ namespace {
 
 constexpr const char* kBackends[] = {"qemu", "host", "pyocd", "gdb", "fake", "fvp"};
 
-const std::set<std::string> kAgentKeys = {"name", "server", "spool_dir", "heartbeat_ms",
-                                          "token_file"};
+const std::set<std::string> kAgentKeys = {"name",         "server",     "spool_dir",
+                                          "heartbeat_ms", "token_file", "probe_rescan_ms"};
 const std::set<std::string> kSandboxKeys = {"mode", "bwrap", "user"};
 const std::set<std::string> kCommonBoardKeys = {"name", "kind",      "backend",
                                                 "tags", "timeout_s", "ram_bytes"};
 const std::map<std::string, std::set<std::string>> kBackendKeys = {
     {"qemu",
      {"firmware", "qemu", "machine", "icount_shift", "workload_addr", "qemu_plugin",
-      "allow_custom_runners", "model_runner"}},
+      "allow_custom_runners", "model_runner", "warm"}},
     {"host", {"runner", "allow_custom_runners", "model_runner"}},
     {"pyocd", {"firmware", "serial", "target", "console", "baud", "workload_addr", "pyocd"}},
     {"gdb",
@@ -222,6 +222,13 @@ Status ParseBoard(Reader& r, const toml::table& t, BoardConfig& b,
     }
     b.allow_custom_runners = **allow->as_boolean();
   }
+  if (const toml::node* warm = t.get("warm")) {
+    if (!warm->is_boolean()) {
+      return r.Fail(warm, "warm",
+                    std::string("must be true or false, got ") + Reader::TypeName(*warm));
+    }
+    b.warm = **warm->as_boolean();
+  }
   if (auto s = r.String(t, "qemu", b.qemu); !s) return s;
   if (auto s = r.String(t, "machine", b.machine); !s) return s;
   if (b.machine != "mps3-an547" && b.machine != "mps2-an500") {
@@ -247,11 +254,11 @@ Status ParseBoard(Reader& r, const toml::table& t, BoardConfig& b,
                   "must be \"tcp\" or \"unix\", got \"" + b.gdb_link + "\"");
   }
   if (auto s = r.String(t, "link", b.link); !s) return s;
-  if (!(b.link == "unix" || b.link == "rtt" || b.link.starts_with("unix:") ||
+  if (!(b.link == "unix" || b.link == "rtt" || b.link == "serial" || b.link.starts_with("unix:") ||
         b.link.starts_with("tcp:") || b.link.starts_with("/"))) {
     return r.Fail(t.get("link"), "link",
-                  "must be \"unix\", \"unix:PATH\", \"tcp:HOST:PORT\", \"rtt\" or a serial "
-                  "port path, got \"" +
+                  "must be \"unix\", \"unix:PATH\", \"tcp:HOST:PORT\", \"rtt\", \"serial\" (the "
+                  "probe's port under /dev/serial/by-id) or a serial port path, got \"" +
                       b.link + "\"");
   }
   if (auto s = r.Integer(t, "vector_table", b.vector_table, 0, UINT32_MAX); !s) return s;
@@ -294,6 +301,10 @@ Status ParseBoard(Reader& r, const toml::table& t, BoardConfig& b,
     if (auto s = r.Required(t, &t, "workload_addr", "where in RAM the runner reads its workload");
         !s) {
       return s;
+    }
+    if (b.link == "serial" && b.serial.empty()) {
+      return r.Fail(t.get("link"), "link",
+                    "\"serial\" finds the probe's port by its USB serial number: set serial");
     }
   } else if (b.backend == "fvp") {
     if (auto s = r.Required(t, &t, "firmware", "the runner ELF the FVP loads"); !s) return s;
@@ -344,6 +355,9 @@ Result<AgentConfig> ParseAgentConfig(std::string_view text, const std::string& s
     if (auto s = r.String(t, "server", cfg.server); !s) return s.error();
     if (auto s = r.Path(t, "spool_dir", cfg.spool_dir); !s) return s.error();
     if (auto s = r.Integer(t, "heartbeat_ms", cfg.heartbeat_ms, 100, 600'000); !s) return s.error();
+    if (auto s = r.Integer(t, "probe_rescan_ms", cfg.probe_rescan_ms, 100, 600'000); !s) {
+      return s.error();
+    }
     if (auto s = r.Path(t, "token_file", cfg.token_file); !s) return s.error();
   }
   if (const toml::node* sb = root.get("sandbox")) {

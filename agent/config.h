@@ -1,11 +1,11 @@
 // The agent's configuration file (TOML; every key is documented in deploy/agent.example.toml):
 //
-//   [agent]   name, server, spool_dir, heartbeat_ms, token_file
+//   [agent]   name, server, spool_dir, heartbeat_ms, token_file, probe_rescan_ms
 //   [sandbox] enabled, bwrap, user (agent/io/sandbox.h: how jobs' runners are confined)
 //   [[board]] name, kind, backend = "qemu" | "host" | "pyocd" | "gdb" | "fake",
 //             tags = {cpu = "..."},
 //             timeout_s, ram_bytes, and per backend:
-//             qemu:  firmware, qemu, machine, icount_shift, workload_addr, qemu_plugin (the
+//             qemu:  firmware, qemu, machine, icount_shift, workload_addr, warm, qemu_plugin (the
 //             counting
 //                    plugin; default: ../lib/libmculab-qemu-counters.so beside mculab-agent),
 //                    allow_custom_runners
@@ -53,6 +53,7 @@ struct BoardConfig {
   std::string machine = "mps3-an547";  // qemu: -M (mps3-an547 Cortex-M55, mps2-an500 Cortex-M7)
   std::filesystem::path qemu_plugin;   // qemu: the QEMU counting plugin (emulated events)
   int icount_shift = 5;
+  bool warm = false;  // qemu: start the next run's QEMU ahead, halted (qemu_board.h)
   std::uint32_t workload_addr = 0x60000000;  // qemu default; pyocd must set it
   std::string serial;                        // pyocd, gdb
   std::string target;                        // pyocd, gdb
@@ -82,6 +83,9 @@ struct AgentConfig {
   std::string server = "127.0.0.1:7420";
   std::filesystem::path spool_dir;  // default: $MCULAB_HOME/agent/<name>/spool
   std::uint32_t heartbeat_ms = 2000;
+  // How often the debug probes of boards with a `serial` are looked for again (libusb hotplug
+  // events, where libusb has them, trigger a scan at once as well).
+  std::uint32_t probe_rescan_ms = 3000;
   std::filesystem::path token_file;  // optional: bearer token sent to the server
   SandboxConfig sandbox;
   std::vector<BoardConfig> boards;

@@ -300,7 +300,9 @@ class Doctor {
   }
 
   void SerialPort(const std::string& subject, const std::string& key, const std::string& port) {
-    if (port.empty() || port.rfind("tcp:", 0) == 0) return;
+    // Only a port path is checked: "serial" (the probe's by-id port, looked up per run), sockets
+    // and "rtt" are not files the agent opens by name.
+    if (port.empty() || port[0] != '/') return;
     if (!env_.access(port, F_OK)) {
       Fail(subject, key + " " + port + " does not exist",
            "plug the board in and install deploy/udev/60-mculab-probes.rules: its port is then "

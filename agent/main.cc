@@ -18,6 +18,8 @@
 #include "agent/io/clock.h"
 #include "agent/io/probe_lister.h"
 #include "agent/io/probe_listing.h"
+#include "agent/io/probe_presence.h"
+#include "agent/io/probe_watcher.h"
 #include "agent/io/subprocess.h"
 #include "agent/io/temp_dir.h"
 #include "agent/link/agent_link.h"
@@ -230,6 +232,44 @@ int main(int argc, char** argv) {
   lo.artifacts.dir = cfg->spool_dir.parent_path() / "artifact-cache";
   AgentLink link(lo, board_ptrs, **spool, RealClock());
 
+  // Boards behind a USB debug probe are offline while their probe is not plugged in: looked for
+  // before the first Register, then every probe_rescan_ms and on libusb hotplug events.
+  std::vector<BoardProbe> watched;
+  for (const auto& b : cfg->boards) {
+    if ((b.backend == "gdb" || b.backend == "pyocd") && !b.serial.empty() && !b.emulated) {
+      watched.push_back({b.name, b.serial});
+    }
+  }
+  std::unique_ptr<ProbePresence> presence;
+  std::unique_ptr<ProbeWatcher> watcher;
+  std::unique_ptr<LibusbHotplug> hotplug;
+  if (!watched.empty()) {
+    auto gone = [](const BoardProbeState& s) {
+      return "its debug probe (USB serial " + s.serial + ") is not plugged in";
+    };
+    presence = std::make_unique<ProbePresence>(*probes, watched);
+    if (auto first = presence->Rescan(); !first) {
+      spdlog::warn("cannot list USB debug probes: {}; boards stay online until a scan works",
+                   first.error().message);
+    } else {
+      for (const auto& s : presence->States()) {
+        if (!s.online) link.SetBoardOffline(s.board, gone(s));
+      }
+    }
+    watcher = std::make_unique<ProbeWatcher>(
+        *presence, std::chrono::milliseconds(cfg->probe_rescan_ms),
+        [&link, gone](const BoardProbeState& s) {
+          link.SetBoardOffline(s.board, s.online ? std::string() : gone(s));
+        },
+        [](const mculab::Error& e) {
+          spdlog::warn("cannot list USB debug probes: {}", e.message);
+        });
+    hotplug = MakeLibusbHotplug([w = watcher.get()] { w->Poke(); });
+    spdlog::info("watching {} debug probe(s): rescan every {} ms{}", watched.size(),
+                 cfg->probe_rescan_ms, hotplug ? " and on USB hotplug events" : "");
+    watcher->Start();
+  }
+
   std::thread signals([&] {
     int sig = 0;
     sigwait(&stop_signals, &sig);
@@ -238,6 +278,8 @@ int main(int argc, char** argv) {
   });
   link.Run();
   signals.join();
+  hotplug.reset();
+  if (watcher) watcher->Stop();
   spdlog::info("mculab-agent stopped");
   return 0;
 }

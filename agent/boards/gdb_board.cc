@@ -4,22 +4,25 @@
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <spdlog/spdlog.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <condition_variable>
 #include <cstdio>
 #include <cstring>
 #include <mutex>
 #include <optional>
+#include <thread>
 
 #include "agent/boards/child_runner_process.h"
 #include "agent/boards/gdb_rtt.h"
 #include "agent/boards/qemu_board.h"
 #include "agent/io/fd.h"
 #include "agent/io/gdb_remote.h"
-#include "agent/io/serial_port.h"
+#include "agent/io/serial_link.h"
 #include "agent/io/subprocess.h"
 #include "agent/io/temp_dir.h"
 #include "agent/io/unix_socket.h"
@@ -91,12 +94,15 @@ Result<UniqueFd> ConnectTcp(const std::string& host, const std::string& port,
 class GdbRunnerProcess final : public RunnerProcess {
  public:
   GdbRunnerProcess(std::unique_ptr<TempDir> dir, std::unique_ptr<Subprocess> server,
-                   std::unique_ptr<GdbRemote> gdb, std::unique_ptr<RttPump> rtt, UniqueFd read_fd,
-                   UniqueFd write_fd, std::filesystem::path stderr_file, RunProvenance prov)
-      : dir_(std::move(dir)),
+                   std::unique_ptr<GdbRemote> gdb, std::unique_ptr<RttPump> rtt,
+                   std::unique_ptr<SerialLink> serial, UniqueFd read_fd, UniqueFd write_fd,
+                   std::filesystem::path stderr_file, RunProvenance prov, bool halt_on_kill)
+      : halt_on_kill_(halt_on_kill),
+        dir_(std::move(dir)),
         server_(std::move(server)),
         gdb_(std::move(gdb)),
         rtt_(std::move(rtt)),
+        serial_(std::move(serial)),
         read_fd_(std::move(read_fd)),
         write_fd_(std::move(write_fd)),
         stderr_file_(std::move(stderr_file)),
@@ -105,6 +111,7 @@ class GdbRunnerProcess final : public RunnerProcess {
     Kill();
     read_fd_.Reset();
     write_fd_.Reset();
+    serial_.reset();
     rtt_.reset();
     gdb_.reset();
     server_.reset();  // kills the group and reaps
@@ -113,8 +120,8 @@ class GdbRunnerProcess final : public RunnerProcess {
   Result<std::size_t> Read(std::span<std::uint8_t> buf,
                            std::chrono::milliseconds timeout) override {
     if (rtt_) return rtt_->Read(buf, timeout);
-    if (!read_fd_.valid()) return MakeError(ErrorCode::kUnavailable, "link closed");
-    auto n = ReadSome(read_fd_.get(), buf, timeout);
+    if (!serial_ && !read_fd_.valid()) return MakeError(ErrorCode::kUnavailable, "link closed");
+    auto n = serial_ ? serial_->Read(buf, timeout) : ReadSome(read_fd_.get(), buf, timeout);
     if (n.ok() && *n > 0) return n;
     // Nothing came: a dead GDB server (or probe) is an infrastructure failure, said as such.
     if (auto st = server_->Wait(std::chrono::milliseconds(0)); st.ok()) {
@@ -125,6 +132,7 @@ class GdbRunnerProcess final : public RunnerProcess {
   }
   Status Write(std::span<const std::uint8_t> bytes) override {
     if (rtt_) return rtt_->Write(bytes);
+    if (serial_) return serial_->Write(bytes);
     if (!write_fd_.valid()) return MakeError(ErrorCode::kUnavailable, "link closed");
     return WriteAll(write_fd_.get(), bytes, std::chrono::seconds(2));
   }
@@ -141,7 +149,7 @@ class GdbRunnerProcess final : public RunnerProcess {
                   std::to_string(st.bytes_up) + " bytes up, " + std::to_string(st.bytes_down) +
                   " down";
       if (auto e = rtt_->error(); !e.empty()) diagnostics_ = e;
-    } else if (gdb_) {
+    } else if (gdb_ && halt_on_kill_) {
       gdb_->set_timeout(std::chrono::seconds(2));
       if (auto stop = gdb_->Halt(); !stop) {
         diagnostics_ = "halting over GDB failed: " + stop.error().message;
@@ -170,11 +178,15 @@ class GdbRunnerProcess final : public RunnerProcess {
   }
 
  private:
+  // Halt the core before stopping the server: a real board keeps running otherwise; an emulator
+  // (QEMU) ends with its process.
+  const bool halt_on_kill_;
   std::unique_ptr<TempDir> dir_;  // declared first: removed last
   std::unique_ptr<Subprocess> server_;
   std::unique_ptr<GdbRemote> gdb_;
   std::unique_ptr<RttPump> rtt_;  // the link when it is RTT; uses gdb_
   std::string rtt_note_;
+  std::unique_ptr<SerialLink> serial_;  // the link when it is a serial port
   UniqueFd read_fd_;
   UniqueFd write_fd_;
   std::filesystem::path stderr_file_;
@@ -183,6 +195,47 @@ class GdbRunnerProcess final : public RunnerProcess {
   bool killed_ = false;
   std::string diagnostics_;
 };
+
+// Where the runner starts: VTOR's value and the first two words of the vector table.
+struct Entry {
+  std::uint32_t vtor = 0;
+  std::uint32_t sp = 0;
+  std::uint32_t pc = 0;
+};
+
+// The vector table at `vector_table`, or (0) at the start of the lowest executable segment.
+Result<Entry> FindEntry(const std::vector<ElfLoadSegment>& segments, std::uint32_t vector_table) {
+  Entry e;
+  e.vtor = vector_table;
+  if (e.vtor == 0) {
+    std::uint32_t lowest = UINT32_MAX;
+    for (const auto& s : segments) {
+      if (s.executable) lowest = std::min(lowest, s.paddr);
+    }
+    e.vtor = lowest;
+  }
+  bool found = false;
+  for (const auto& s : segments) {
+    if (e.vtor >= s.paddr && std::uint64_t{e.vtor} + 8 <= std::uint64_t{s.paddr} + s.data.size()) {
+      e.sp = Le32(s.data, e.vtor - s.paddr);
+      e.pc = Le32(s.data, e.vtor - s.paddr + 4);
+      found = true;
+    }
+  }
+  if (!found) return MakeError(ErrorCode::kInvalidArgument, "no vector table at " + Hex(e.vtor));
+  return e;
+}
+
+// VTOR, SP, PC and xPSR's Thumb bit, as the core's reset would set them.
+Status SetEntry(GdbRemote& g, const Entry& e) {
+  const std::uint8_t vt[4] = {
+      static_cast<std::uint8_t>(e.vtor), static_cast<std::uint8_t>(e.vtor >> 8),
+      static_cast<std::uint8_t>(e.vtor >> 16), static_cast<std::uint8_t>(e.vtor >> 24)};
+  if (auto w = g.WriteMemory(kVtorAddr, vt); !w) return w;
+  if (auto w = g.WriteRegister("sp", e.sp); !w) return w;
+  if (auto w = g.WriteRegister("pc", e.pc & ~1u); !w) return w;
+  return g.WriteRegister("xpsr", kXpsrThumb);
+}
 
 }  // namespace
 
@@ -279,6 +332,13 @@ Result<std::vector<std::string>> ExpandCommandTemplate(
   return words;
 }
 
+std::string PyocdServerTemplate(const std::string& pyocd) {
+  // The program is one word of the template: quote it when it has spaces.
+  const bool plain = pyocd.find_first_of(" \t'\"\\") == std::string::npos;
+  return (plain ? pyocd : "'" + pyocd + "'") +
+         " gdbserver -t {target} --uid {serial} --port {port}";
+}
+
 bool IsQemuServer(const std::vector<std::string>& argv) {
   return !argv.empty() &&
          std::filesystem::path(argv[0]).filename().string().starts_with("qemu-system-");
@@ -310,43 +370,78 @@ std::string GdbBoard::FlashedSha256() const {
   return v;
 }
 
-Result<std::unique_ptr<RunnerProcess>> GdbBoard::Start(const RunSpec& spec) {
-  if (!spec.firmware.empty() && !info_.custom_runners) {
-    return MakeError(ErrorCode::kPermissionDenied, info_.custom_runners_off);
-  }
-  const std::filesystem::path firmware = spec.firmware.empty() ? options_.firmware : spec.firmware;
-  auto id = spec.firmware.empty() ? firmware_.Identify() : IdentifyFirmware(spec.firmware);
-  if (!id) return id.error();
-  auto elf_bytes = ReadFile(firmware);
-  if (!elf_bytes) return elf_bytes.error();
-  auto segments = ElfLoadSegments(
-      std::span(reinterpret_cast<const std::uint8_t*>(elf_bytes->data()), elf_bytes->size()));
-  if (!segments) return segments.error();
+// A started GDB server with the runner's link open and the GDB connection made, the core halted:
+// everything of a run but the program and the workload.
+struct GdbBoard::Server {
+  std::unique_ptr<TempDir> dir;
+  std::unique_ptr<Subprocess> proc;
+  std::unique_ptr<GdbRemote> gdb;
+  UniqueFd link;
+  std::unique_ptr<SerialLink> serial;
+  std::filesystem::path stderr_file;
+  std::vector<std::string> argv;  // as configured, for messages
+  std::optional<ExitStatus> died;
+  // A server started ahead: its memory map, and the runner whose RAM segments are loaded and
+  // whose entry point is set already (the core never ran since), by SHA-256.
+  std::optional<std::vector<GdbMemoryRegion>> map;
+  std::string preloaded_sha256;
 
-  // The vector table: its first two words are the initial SP and the reset handler.
-  std::uint32_t vtor = options_.vector_table;
-  if (vtor == 0) {
-    std::uint32_t lowest = UINT32_MAX;
-    for (const auto& s : *segments) {
-      if (s.executable) lowest = std::min(lowest, s.paddr);
-    }
-    vtor = lowest;
+  // Whether the server process is still there.
+  bool Alive() {
+    if (died) return false;
+    auto st = proc->Wait(std::chrono::milliseconds(0));
+    if (st) died = *st;
+    return !st.ok();
   }
-  std::optional<std::uint32_t> initial_sp, reset_pc;
-  for (const auto& s : *segments) {
-    if (vtor >= s.paddr && std::uint64_t{vtor} + 8 <= std::uint64_t{s.paddr} + s.data.size()) {
-      initial_sp = Le32(s.data, vtor - s.paddr);
-      reset_pc = Le32(s.data, vtor - s.paddr + 4);
-    }
+  // `what` failed: the error with the server's end, its stderr and its command line.
+  Error Fail(const std::string& what, const Error& e) {
+    std::string msg = what + ": " + e.message;
+    (void)Alive();
+    if (died) msg += "; the GDB server " + died->ToString();
+    if (auto tail = FileTail(stderr_file); !tail.empty()) msg += "; stderr: " + tail;
+    msg += " (command: " + JoinArgv(argv) + ")";
+    return MakeError(e.code == ErrorCode::kDeadlineExceeded ? ErrorCode::kDeadlineExceeded
+                                                            : ErrorCode::kUnavailable,
+                     msg);
   }
-  if (!initial_sp) {
-    return MakeError(ErrorCode::kInvalidArgument,
-                     "runner ELF " + firmware.string() + ": no vector table at " + Hex(vtor));
-  }
+};
 
+GdbBoard::~GdbBoard() {
+  {
+    std::lock_guard lock(warm_mu_);
+    warm_stop_ = true;
+  }
+  warm_cv_.notify_all();
+  if (warmer_.joinable()) warmer_.join();
+  warm_ready_.reset();  // a server started ahead and never used: stopped here
+}
+
+// The servers started ahead are started by this one thread, which lives as long as the board:
+// a child started by a thread that ends would be killed with it (PR_SET_PDEATHSIG, bubblewrap's
+// --die-with-parent).
+void GdbBoard::WarmLoop() {
+  std::unique_lock lock(warm_mu_);
+  for (;;) {
+    warm_cv_.wait(lock, [&] { return warm_stop_ || warm_wanted_; });
+    if (warm_stop_) return;
+    warm_wanted_ = false;
+    warm_busy_ = true;
+    lock.unlock();
+    auto server = StartServer(options_.firmware);
+    if (server) Preload(**server);
+    lock.lock();
+    warm_ready_.emplace(std::move(server));
+    warm_busy_ = false;
+    warm_cv_.notify_all();
+  }
+}
+
+Result<std::unique_ptr<GdbBoard::Server>> GdbBoard::StartServer(
+    const std::filesystem::path& firmware) {
   auto dir = TempDir::Create("mculab-gdb-");
   if (!dir) return dir.error();
-  const auto stderr_file = (*dir)->path() / "gdb-server.stderr";
+  auto server = std::make_unique<Server>();
+  server->stderr_file = (*dir)->path() / "gdb-server.stderr";
   std::uint16_t port = options_.port;
   if (port == 0) {
     auto p = FreeLocalTcpPort();
@@ -369,8 +464,8 @@ Result<std::unique_ptr<RunnerProcess>> GdbBoard::Start(const RunSpec& spec) {
   if (!argv) return argv.error();
   SpawnOptions so;
   so.argv = *argv;
-  so.stderr_file = stderr_file;
-  const std::vector<std::string> server_argv = *argv;  // for messages
+  so.stderr_file = server->stderr_file;
+  server->argv = *argv;
   if (IsQemuServer(so.argv) && sandbox_.enabled()) {
     // The sandbox has no network: the agent reaches QEMU through sockets in the run's folder.
     if (options_.gdb_link != "unix" || options_.link.starts_with("tcp:")) {
@@ -389,46 +484,23 @@ Result<std::unique_ptr<RunnerProcess>> GdbBoard::Start(const RunSpec& spec) {
     if (!wrapped) return wrapped.error();
     so.argv = std::move(*wrapped);
   }
+  server->dir = std::move(*dir);
   auto proc = Subprocess::Spawn(so);
   if (!proc)
     return MakeError(ErrorCode::kUnavailable, "starting the GDB server: " + proc.error().message);
-  Subprocess* server = proc->get();
-  std::optional<ExitStatus> died;
-  auto alive = [&] {
-    auto st = server->Wait(std::chrono::milliseconds(0));
-    if (st) died = *st;
-    return !st.ok();
-  };
-  auto fail = [&](const std::string& what, const Error& e) -> Error {
-    std::string msg = what + ": " + e.message;
-    if (!died) {
-      if (auto st = server->Wait(std::chrono::milliseconds(0)); st.ok()) died = *st;
-    }
-    if (died) msg += "; the GDB server " + died->ToString();
-    if (auto tail = FileTail(stderr_file); !tail.empty()) msg += "; stderr: " + tail;
-    msg += " (command: " + JoinArgv(server_argv) + ")";
-    return MakeError(e.code == ErrorCode::kDeadlineExceeded ? ErrorCode::kDeadlineExceeded
-                                                            : ErrorCode::kUnavailable,
-                     msg);
-  };
+  server->proc = std::move(*proc);
+  Server& sv = *server;
+  auto alive = [&sv] { return sv.Alive(); };
 
   // The link first: a server may wait for it before it starts (QEMU's chardev with wait=on), and
   // the runner's first bytes must find it open.
-  const bool rtt = options_.link == "rtt";
-  std::optional<RttSymbols> rtt_symbols;
-  if (rtt) {
-    auto syms = FindRttSymbols(
-        std::span(reinterpret_cast<const std::uint8_t*>(elf_bytes->data()), elf_bytes->size()));
-    if (!syms) return syms.error();
-    rtt_symbols = *syms;
-  }
-  UniqueFd link;
-  if (rtt) {
+  if (options_.link == "rtt") {
     // The link is the GDB connection itself.
   } else if (!link_socket.empty()) {
     auto fd = ConnectUnixSocket(link_socket, options_.start_timeout, clock_, alive);
-    if (!fd) return fail("the runner link " + link_socket.string() + " did not open", fd.error());
-    link = std::move(*fd);
+    if (!fd)
+      return sv.Fail("the runner link " + link_socket.string() + " did not open", fd.error());
+    sv.link = std::move(*fd);
   } else if (options_.link.starts_with("tcp:")) {
     const std::string hp = options_.link.substr(4);
     const auto colon = hp.rfind(':');
@@ -438,42 +510,157 @@ Result<std::unique_ptr<RunnerProcess>> GdbBoard::Start(const RunSpec& spec) {
     }
     auto fd = ConnectTcp(hp.substr(0, colon), hp.substr(colon + 1), options_.start_timeout, clock_,
                          alive);
-    if (!fd) return fail("the runner link " + options_.link + " did not open", fd.error());
-    link = std::move(*fd);
+    if (!fd) return sv.Fail("the runner link " + options_.link + " did not open", fd.error());
+    sv.link = std::move(*fd);
   } else {
-    auto fd = OpenSerialPort(options_.link, options_.baud);
-    if (!fd) return fail("the runner's serial port did not open", fd.error());
-    link = std::move(*fd);
-  }
-  UniqueFd write_fd;
-  if (link.valid()) {
-    write_fd = UniqueFd(::fcntl(link.get(), F_DUPFD_CLOEXEC, 0));
-    if (!write_fd.valid()) return MakeError(ErrorCode::kInternal, ErrnoMessage("dup", errno));
+    SerialLinkOptions sl;
+    if (options_.link != "serial") sl.path = options_.link;
+    sl.serial = options_.serial;
+    sl.by_id_dir = options_.by_id_dir;
+    sl.baud = options_.baud;
+    sl.reopen_grace = options_.serial_reopen_grace;
+    auto port_link = SerialLink::Open(sl, clock_);
+    if (!port_link) return sv.Fail("the runner's serial port did not open", port_link.error());
+    sv.serial = std::move(*port_link);
   }
 
   Result<std::unique_ptr<GdbRemote>> gdb = MakeError(ErrorCode::kInternal, "not connected");
   if (options_.gdb_link == "unix") {
     auto fd = ConnectUnixSocket(gdb_socket, options_.start_timeout, clock_, alive);
-    if (!fd) return fail("no GDB connection on " + gdb_socket.string(), fd.error());
+    if (!fd) return sv.Fail("no GDB connection on " + gdb_socket.string(), fd.error());
     gdb = GdbRemote::Adopt(std::move(*fd), options_.call_timeout, clock_);
   } else {
     gdb = ConnectGdbWhenUp(options_.host, port, options_.start_timeout, options_.call_timeout,
                            clock_, alive);
   }
-  if (!gdb) return fail("no GDB connection", gdb.error());
-  GdbRemote& g = **gdb;
+  if (!gdb) return sv.Fail("no GDB connection", gdb.error());
+  sv.gdb = std::move(*gdb);
+  GdbRemote& g = *sv.gdb;
   if (!options_.reset_command.empty()) {
     if (auto out = g.Monitor(options_.reset_command); !out) {
-      return fail("monitor " + options_.reset_command, out.error());
+      return sv.Fail("monitor " + options_.reset_command, out.error());
     }
   }
   // GDB servers halt the core when a debugger attaches; `?` confirms it.
   if (auto stop = g.QueryStop(); !stop)
-    return fail("asking why the target is stopped", stop.error());
+    return sv.Fail("asking why the target is stopped", stop.error());
+  return server;
+}
 
-  // Program: flash segments (only when the ELF changed), RAM segments (every run).
-  auto map = g.MemoryMap();
+void GdbBoard::Preload(Server& sv) {
+  // What cannot be loaded ahead is left to Start, which finds it not done.
+  auto id = firmware_.Identify();
+  if (!id) return;
+  auto elf = ReadFile(options_.firmware);
+  if (!elf) return;
+  auto segments =
+      ElfLoadSegments(std::span(reinterpret_cast<const std::uint8_t*>(elf->data()), elf->size()));
+  if (!segments) return;
+  auto map = sv.gdb->MemoryMap();
+  if (!map) return;
+  sv.map = *map;
+  for (const auto& s : *segments) {
+    for (const auto& r : *map) {
+      if (r.type == GdbMemoryRegion::Type::kFlash && r.Contains(s.paddr)) return;  // Start's
+    }
+  }
+  auto entry = FindEntry(*segments, options_.vector_table);
+  if (!entry) return;
+  for (const auto& s : *segments) {
+    if (!sv.gdb->WriteMemory(s.paddr, s.data)) return;
+  }
+  if (!SetEntry(*sv.gdb, *entry)) return;
+  if (!sv.gdb->PrepareContinue()) return;
+  sv.preloaded_sha256 = id->sha256;
+}
+
+Result<std::unique_ptr<GdbBoard::Server>> GdbBoard::TakeServer(
+    const std::filesystem::path& firmware, bool own_firmware) {
+  std::optional<Result<std::unique_ptr<Server>>> warm;
+  if (options_.warm && own_firmware) {
+    std::unique_lock lock(warm_mu_);
+    // One on its way: wait for it (never longer than starting one here would take).
+    warm_cv_.wait(lock, [&] { return !warm_busy_ && !warm_wanted_; });
+    warm.swap(warm_ready_);
+  }
+  if (warm) {
+    auto ready = std::move(*warm);
+    if (ready.ok() && (*ready)->Alive()) {
+      ++warm_starts_;
+      return ready;
+    }
+    // A warm server that failed or died meanwhile: start one now.
+    spdlog::warn(
+        "board {}: the GDB server started ahead is not usable ({}); starting one now", info_.name,
+        ready.ok()
+            ? (*ready)->Fail("waiting", MakeError(ErrorCode::kUnavailable, "it ended")).message
+            : ready.error().message);
+  }
+  return StartServer(firmware);
+}
+
+Result<std::unique_ptr<RunnerProcess>> GdbBoard::Start(const RunSpec& spec) {
+  if (!spec.firmware.empty() && !info_.custom_runners) {
+    return MakeError(ErrorCode::kPermissionDenied, info_.custom_runners_off);
+  }
+  const std::filesystem::path firmware = spec.firmware.empty() ? options_.firmware : spec.firmware;
+  auto id = spec.firmware.empty() ? firmware_.Identify() : IdentifyFirmware(spec.firmware);
+  if (!id) return id.error();
+  // The board's own runner is read once per content (a warm board's Start is only the load).
+  Result<std::string> elf_bytes = std::string();
+  if (spec.firmware.empty() && cached_elf_sha256_ == id->sha256) {
+    *elf_bytes = cached_elf_;
+  } else {
+    elf_bytes = ReadFile(firmware);
+    if (elf_bytes && spec.firmware.empty()) {
+      cached_elf_ = *elf_bytes;
+      cached_elf_sha256_ = id->sha256;
+    }
+  }
+  if (!elf_bytes) return elf_bytes.error();
+  auto segments = ElfLoadSegments(
+      std::span(reinterpret_cast<const std::uint8_t*>(elf_bytes->data()), elf_bytes->size()));
+  if (!segments) return segments.error();
+
+  auto entry = FindEntry(*segments, options_.vector_table);
+  if (!entry) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "runner ELF " + firmware.string() + ": " + entry.error().message);
+  }
+  std::optional<RttSymbols> rtt_symbols;
+  if (options_.link == "rtt") {
+    auto syms = FindRttSymbols(
+        std::span(reinterpret_cast<const std::uint8_t*>(elf_bytes->data()), elf_bytes->size()));
+    if (!syms) return syms.error();
+    rtt_symbols = *syms;
+  }
+
+  const auto t_server = clock_.Now();
+  auto started = TakeServer(firmware, spec.firmware.empty());
+  if (!started) return started.error();
+  const auto t_load = clock_.Now();
+  const std::uint64_t packets_before = (*started)->gdb->packets_sent();
+  last_times_.server = std::chrono::duration_cast<std::chrono::microseconds>(t_load - t_server);
+  std::unique_ptr<Server> server = std::move(*started);
+  if (options_.warm && spec.firmware.empty()) {
+    // The next run's server starts now, while this run goes: its Start only loads.
+    {
+      std::lock_guard lock(warm_mu_);
+      warm_wanted_ = true;
+      if (!warmer_.joinable()) warmer_ = std::thread([this] { WarmLoop(); });
+    }
+    warm_cv_.notify_all();
+  }
+  Server& sv = *server;
+  GdbRemote& g = *sv.gdb;
+  auto fail = [&sv](const std::string& what, const Error& e) { return sv.Fail(what, e); };
+
+  // Program: flash segments (only when the ELF changed), RAM segments (every run, unless a
+  // server started ahead has them already).
+  Result<std::vector<GdbMemoryRegion>> map =
+      sv.map ? Result<std::vector<GdbMemoryRegion>>(*sv.map) : g.MemoryMap();
   if (!map) return fail("reading the memory map", map.error());
+  const bool preloaded = !sv.preloaded_sha256.empty() && sv.preloaded_sha256 == id->sha256;
   auto flash_region = [&](std::uint32_t addr) -> const GdbMemoryRegion* {
     for (const auto& r : *map) {
       if (r.type == GdbMemoryRegion::Type::kFlash && r.Contains(addr)) return &r;
@@ -543,7 +730,7 @@ Result<std::unique_ptr<RunnerProcess>> GdbBoard::Start(const RunSpec& spec) {
     if (auto w = WriteFileAtomically(StateFile(), id->sha256 + "\n"); !w) return w.error();
   }
   for (const auto& s : *segments) {
-    if (flash_region(s.paddr)) continue;
+    if (flash_region(s.paddr) || preloaded) continue;
     if (auto w = g.WriteMemory(s.paddr, s.data); !w) {
       return fail("loading the runner at " + Hex(s.paddr), w.error());
     }
@@ -551,13 +738,9 @@ Result<std::unique_ptr<RunnerProcess>> GdbBoard::Start(const RunSpec& spec) {
   if (auto w = g.WriteMemory(options_.workload_addr, spec.workload); !w) {
     return fail("writing the workload at " + Hex(options_.workload_addr), w.error());
   }
-  const std::uint8_t vt[4] = {static_cast<std::uint8_t>(vtor), static_cast<std::uint8_t>(vtor >> 8),
-                              static_cast<std::uint8_t>(vtor >> 16),
-                              static_cast<std::uint8_t>(vtor >> 24)};
-  if (auto w = g.WriteMemory(kVtorAddr, vt); !w) return fail("setting VTOR", w.error());
-  if (auto w = g.WriteRegister("sp", *initial_sp); !w) return fail("setting SP", w.error());
-  if (auto w = g.WriteRegister("pc", *reset_pc & ~1u); !w) return fail("setting PC", w.error());
-  if (auto w = g.WriteRegister("xpsr", kXpsrThumb); !w) return fail("setting xPSR", w.error());
+  if (!preloaded) {
+    if (auto w = SetEntry(g, *entry); !w) return fail("setting the entry point", w.error());
+  }
   std::unique_ptr<RttPump> pump;
   if (rtt_symbols) {
     pump = std::make_unique<RttPump>(g, *rtt_symbols);
@@ -566,18 +749,27 @@ Result<std::unique_ptr<RunnerProcess>> GdbBoard::Start(const RunSpec& spec) {
   if (auto c = g.Continue(); !c) return fail("starting the runner", c.error());
   if (pump) pump->Start();
 
+  last_times_.load = std::chrono::duration_cast<std::chrono::microseconds>(clock_.Now() - t_load);
+  last_times_.load_packets = g.packets_sent() - packets_before;
+  UniqueFd write_fd;
+  if (sv.link.valid()) {
+    write_fd = UniqueFd(::fcntl(sv.link.get(), F_DUPFD_CLOEXEC, 0));
+    if (!write_fd.valid()) return MakeError(ErrorCode::kInternal, ErrnoMessage("dup", errno));
+  }
   RunProvenance prov;
   prov.firmware_sha256 = id->sha256;
   prov.toolchain = id->toolchain;
   prov.board_serial = options_.serial;
-  prov.note =
-      (info_.emulated ? "emulated board behind GDB server " : "silicon behind GDB server ") +
-      server_argv[0] + " (loaded over the GDB remote protocol)";
+  prov.note = !options_.note.empty() ? options_.note
+                                     : (info_.emulated ? "emulated board behind GDB server "
+                                                       : "silicon behind GDB server ") +
+                                           sv.argv[0] + " (loaded over the GDB remote protocol)";
   prov.workload_addr = options_.workload_addr;
   prov.firmware_path = firmware.string();
-  return std::unique_ptr<RunnerProcess>(
-      new GdbRunnerProcess(std::move(*dir), std::move(*proc), std::move(*gdb), std::move(pump),
-                           std::move(link), std::move(write_fd), stderr_file, std::move(prov)));
+  return std::unique_ptr<RunnerProcess>(new GdbRunnerProcess(
+      std::move(sv.dir), std::move(sv.proc), std::move(sv.gdb), std::move(pump),
+      std::move(sv.serial), std::move(sv.link), std::move(write_fd), sv.stderr_file,
+      std::move(prov), !IsQemuServer(sv.argv)));
 }
 
 }  // namespace mculab::agent

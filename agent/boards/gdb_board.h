@@ -19,10 +19,14 @@
 #pragma once
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <mutex>
+#include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "agent/boards/board.h"
@@ -42,10 +46,14 @@ struct GdbBoardOptions {
   std::string host = "127.0.0.1";
   std::uint16_t port = 0;
   // The runner's link: "unix" (a socket in the run's folder, passed as {link}; the server listens),
-  // "unix:PATH", "tcp:HOST:PORT", a serial port path (opened at `baud`), or "rtt": the runner's
-  // RTT buffers read over the GDB connection itself (gdb_rtt.h).
+  // "unix:PATH", "tcp:HOST:PORT", a serial port path (opened at `baud`), "serial": the probe's
+  // virtual COM port, found under `by_id_dir` by `serial` at every run (agent/io/serial_link.h:
+  // reopened when the probe re-enumerates), or "rtt": the runner's RTT buffers read over the GDB
+  // connection itself (gdb_rtt.h).
   std::string link = "unix";
   std::uint32_t baud = 115200;
+  std::filesystem::path by_id_dir = "/dev/serial/by-id";
+  std::chrono::milliseconds serial_reopen_grace{5000};
   std::string serial;
   std::string target;
   std::filesystem::path firmware;
@@ -58,7 +66,18 @@ struct GdbBoardOptions {
   std::chrono::seconds flash_timeout{180};
   // Load a job's own runner ELF (RunSpec::firmware) onto the board; off unless the config allows.
   bool allow_custom_runners = false;
+  // Warm: while a run goes, the next run's server is started, its links opened and the core
+  // halted, so the next Start only loads the runner and the workload (for servers that start
+  // afresh per run, i.e. QEMU; a job's own runner starts a server of its own).
+  bool warm = false;
+  std::string note;  // the provenance note; empty: "... behind GDB server <program> ..."
 };
+
+// pyOCD's GDB server as a template for `pyocd` (the program to run), e.g.
+// "pyocd gdbserver -t {target} --uid {serial} --port {port}": what a board configured with
+// backend = "pyocd" runs (that backend is this one with pyOCD's template, the probe's serial port
+// as its link and "reset halt" after connecting).
+std::string PyocdServerTemplate(const std::string& pyocd);
 
 // Whether the server command is QEMU (argv[0] named qemu-system-*): then it runs in the job
 // sandbox like every emulator the agent starts, with QEMU's own seccomp filter added.
@@ -83,20 +102,52 @@ class GdbBoard final : public Board {
   // `sandbox` confines a QEMU server (a probe server needs the USB devices and runs unconfined).
   GdbBoard(BoardInfo info, GdbBoardOptions options, Clock& clock,
            Sandbox sandbox = Sandbox::None());
+  ~GdbBoard() override;
   const BoardInfo& Info() const override { return info_; }
   Result<std::unique_ptr<RunnerProcess>> Start(const RunSpec& spec) override;
 
   // The firmware hash this agent last flashed on the board ("" if none recorded).
   std::string FlashedSha256() const;
+  // Runs that found their server already started (warm).
+  int warm_starts() const { return warm_starts_; }
+  // Where the last Start's time went: waiting for (or starting) the server, then loading the
+  // runner and the workload and starting the core.
+  struct StartTimes {
+    std::chrono::microseconds server{0};
+    std::chrono::microseconds load{0};
+    std::uint64_t load_packets = 0;  // GDB packets sent while loading
+  };
+  StartTimes last_start_times() const { return last_times_; }
 
  private:
+  struct Server;
   std::filesystem::path StateFile() const;
+  // Starts the server, opens the runner's link, connects over GDB (reset command, halted).
+  Result<std::unique_ptr<Server>> StartServer(const std::filesystem::path& firmware);
+  // A server started ahead: the board's own runner's RAM segments loaded into it already.
+  void Preload(Server& server);
+  // The warm server when there is a live one for the board's own runner, else a new one.
+  Result<std::unique_ptr<Server>> TakeServer(const std::filesystem::path& firmware,
+                                             bool own_firmware);
 
   BoardInfo info_;
   GdbBoardOptions options_;
   Clock& clock_;
   Sandbox sandbox_;
   FirmwareFile firmware_;
+  std::string cached_elf_sha256_;
+  std::string cached_elf_;
+  int warm_starts_ = 0;
+  StartTimes last_times_;
+  // Warm boards: the server started ahead, by warmer_ (WarmLoop), guarded by warm_mu_.
+  void WarmLoop();
+  std::mutex warm_mu_;
+  std::condition_variable warm_cv_;
+  bool warm_wanted_ = false;  // Start asked for the next server
+  bool warm_busy_ = false;    // warmer_ is starting one
+  bool warm_stop_ = false;
+  std::optional<Result<std::unique_ptr<Server>>> warm_ready_;
+  std::thread warmer_;  // last: started on the first warm Start, joined by the destructor
 };
 
 }  // namespace mculab::agent

@@ -1,10 +1,9 @@
 #include "agent/boards/make_boards.h"
 
 #include "agent/boards/fake_board.h"
-#include "agent/boards/gdb_board.h"
 #include "agent/boards/fvp_board.h"
+#include "agent/boards/gdb_board.h"
 #include "agent/boards/host_board.h"
-#include "agent/boards/pyocd_board.h"
 #include "agent/boards/qemu_board.h"
 
 namespace mculab::agent {
@@ -48,6 +47,7 @@ Result<std::vector<std::unique_ptr<Board>>> MakeBoards(const AgentConfig& config
       o.workload_addr = b.workload_addr;
       o.plugin = b.qemu_plugin;
       o.allow_custom_runners = b.allow_custom_runners;
+      o.warm = b.warm;
       boards.push_back(
           std::make_unique<QemuBoard>(std::move(info), std::move(o), deps.clock, deps.sandbox));
     } else if (b.backend == "host") {
@@ -57,18 +57,23 @@ Result<std::vector<std::unique_ptr<Board>>> MakeBoards(const AgentConfig& config
       boards.push_back(std::make_unique<HostBoard>(std::move(info), b.runner,
                                                    b.allow_custom_runners, deps.sandbox));
     } else if (b.backend == "pyocd") {
+      // The gdb backend with pyOCD's GDB server, the probe's serial port as the link (the
+      // configured console, or the one under /dev/serial/by-id holding the serial) and a reset
+      // after connecting. Configs written for the former pyocd backend keep working.
       info.serial = b.serial;
-      PyocdOptions o;
-      o.pyocd = b.pyocd;
-      o.target = b.target;
-      o.serial = b.serial;
-      o.firmware = b.firmware;
-      o.console = b.console;
+      GdbBoardOptions o;
+      o.server_command = PyocdServerTemplate(b.pyocd);
+      o.link = b.console.empty() ? "serial" : b.console.string();
       o.baud = b.baud;
+      o.serial = b.serial;
+      o.target = b.target;
+      o.firmware = b.firmware;
       o.workload_addr = b.workload_addr;
+      o.reset_command = "reset halt";
       o.state_dir = deps.state_dir;
+      info.backend = "gdb (pyocd)";
       boards.push_back(
-          std::make_unique<PyocdBoard>(std::move(info), std::move(o), deps.probes, deps.runner));
+          std::make_unique<GdbBoard>(std::move(info), std::move(o), deps.clock, deps.sandbox));
     } else if (b.backend == "gdb") {
       info.emulated = b.emulated;
       GdbBoardOptions o;

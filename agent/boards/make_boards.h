@@ -17,9 +17,9 @@ namespace mculab::agent {
 
 struct BoardDeps {
   Clock& clock;
-  ProbeLister& probes;              // pyocd boards
-  ProcessRunner& runner;            // pyocd boards
-  std::filesystem::path state_dir;  // pyocd boards remember what they flashed here
+  ProbeLister& probes;              // the agent's USB probe lister (probe presence)
+  ProcessRunner& runner;            // short commands the agent runs
+  std::filesystem::path state_dir;  // gdb boards remember what they flashed here
   const Sandbox& sandbox;           // qemu and host boards run their runners inside it
 };
 

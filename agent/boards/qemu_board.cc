@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "agent/boards/child_runner_process.h"
+#include "agent/boards/gdb_board.h"
 #include "agent/boards/plugin_counts.h"
 #include "agent/io/temp_dir.h"
 #include "agent/io/unix_socket.h"
@@ -64,6 +65,20 @@ std::vector<std::string> QemuArgv(const QemuOptions& o, const std::filesystem::p
   };
 }
 
+std::string QemuWarmServerTemplate(const QemuOptions& o) {
+  auto quoted = [](const std::string& v) {
+    std::string q = "'";
+    for (char c : v) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return q + "'";
+  };
+  return quoted(o.qemu_binary) + " -M " + quoted(o.machine) +
+         " -S -icount shift=" + std::to_string(o.icount_shift) + ",sleep=off -sandbox " +
+         kQemuSandboxOption +
+         " -no-user-config -display none -monitor none"
+         " -chardev socket,id=link,path={link},server=on,wait=on -serial chardev:link"
+         " -chardev socket,id=gdb,path={gdb},server=on,wait=off -gdb chardev:gdb";
+}
+
 std::vector<CounterUnitInfo> QemuCounterUnits(const QemuOptions& o) {
   if (o.plugin.empty()) return {};
   return {CounterUnitInfo{kQemuPluginUnit, kQemuPluginMaxSimultaneous, QemuPluginEvents(),
@@ -88,12 +103,35 @@ QemuBoard::QemuBoard(BoardInfo info, QemuOptions options, Clock& clock, Sandbox 
       " does not run uploaded runner ELFs: the agent's configuration must set "
       "allow_custom_runners = true for this board (the runner then runs in QEMU inside the job "
       "sandbox; docs/writing-a-runner.md)";
+  if (options_.warm) {
+    GdbBoardOptions g;
+    g.server_command = QemuWarmServerTemplate(options_);
+    g.gdb_link = "unix";
+    g.link = "unix";
+    g.firmware = options_.firmware;
+    g.workload_addr = options_.workload_addr;
+    g.start_timeout = kConnectTimeout;
+    g.warm = true;
+    g.note = QemuNote(options_) + "; loaded over GDB into a QEMU started ahead (warm board)";
+    warm_ = std::make_unique<GdbBoard>(info_, g, clock_, sandbox_);
+  }
+}
+
+QemuBoard::~QemuBoard() = default;
+
+int QemuBoard::warm_starts() const { return warm_ ? warm_->warm_starts() : 0; }
+
+QemuBoard::WarmTimes QemuBoard::last_warm_times() const {
+  if (!warm_) return {};
+  const auto t = warm_->last_start_times();
+  return {t.server, t.load, t.load_packets};
 }
 
 Result<std::unique_ptr<RunnerProcess>> QemuBoard::Start(const RunSpec& spec) {
   if (!spec.firmware.empty() && !spec.own_runner && !info_.custom_runners) {
     return MakeError(ErrorCode::kPermissionDenied, info_.custom_runners_off);
   }
+  if (warm_ && spec.emulated_events.empty() && spec.firmware.empty()) return warm_->Start(spec);
   // A job's own runner ELF (already verified against its SHA-256) replaces the board's.
   QemuOptions options = options_;
   if (!spec.firmware.empty()) options.firmware = spec.firmware;

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,11 @@ struct QemuOptions {
   std::filesystem::path plugin;
   // Run a job's own runner ELF (RunSpec::firmware); off unless the agent's config allows it.
   bool allow_custom_runners = false;
+  // Warm: the next run's QEMU is started halted (-S) with its link open while the current run
+  // goes, and the runner and workload are loaded into it over QEMU's gdbstub when the run comes
+  // (GdbBoard with `warm`), so the gap between jobs is the load, not QEMU's start. Runs that count
+  // emulated events (the plugin is a start-up option) or bring their own runner start cold.
+  bool warm = false;
 };
 
 // QEMU's own seccomp filter, on every QEMU the agent starts: no obsolete system calls, no
@@ -41,19 +47,36 @@ std::vector<std::string> QemuArgv(const QemuOptions& options,
                                   const std::filesystem::path& link_socket,
                                   const std::filesystem::path& workload_file);
 
+// The GDB server template of a warm QEMU board: QemuArgv's machine, icount, sandbox and link,
+// halted (-S), with the gdbstub on a unix socket ({gdb}) and nothing loaded.
+std::string QemuWarmServerTemplate(const QemuOptions& options);
+
 // The board's counter units: the plugin's emulated unit when a plugin is configured.
 std::vector<CounterUnitInfo> QemuCounterUnits(const QemuOptions& options);
 
 // The provenance note for results from this backend.
 std::string QemuNote(const QemuOptions& options);
 
+class GdbBoard;
+
 class QemuBoard final : public Board {
  public:
   QemuBoard(BoardInfo info, QemuOptions options, Clock& clock, Sandbox sandbox);
+  ~QemuBoard() override;
   const BoardInfo& Info() const override { return info_; }
   Result<std::unique_ptr<RunnerProcess>> Start(const RunSpec& spec) override;
+  // Runs that found their QEMU started ahead (warm boards).
+  int warm_starts() const;
+  // Warm boards: the last warm Start's wait for its QEMU and its load over GDB (zero otherwise).
+  struct WarmTimes {
+    std::chrono::microseconds wait{0};
+    std::chrono::microseconds load{0};
+    std::uint64_t load_packets = 0;  // GDB packets the load took
+  };
+  WarmTimes last_warm_times() const;
 
  private:
+  std::unique_ptr<GdbBoard> warm_;  // the warm path, when options.warm
   BoardInfo info_;
   QemuOptions options_;
   Clock& clock_;

@@ -439,6 +439,7 @@ Result<std::uint8_t> GdbRemote::ReadByte(Clock::TimePoint deadline) {
 
 Status GdbRemote::SendPacket(std::string_view payload, Clock::TimePoint deadline) {
   const std::string frame = GdbFrame(payload);
+  ++packets_sent_;
   for (int attempt = 0;; ++attempt) {
     if (auto s = WriteRaw(frame); !s) return s;
     if (no_ack_) return {};
@@ -743,12 +744,17 @@ Result<std::uint64_t> GdbRemote::ReadRegister(const std::string& name) {
   return v;
 }
 
-Status GdbRemote::Continue() {
+Status GdbRemote::PrepareContinue() {
   if (!vcont_c_) {
     auto r = Request("vCont?");
     if (!r) return r.error();
     vcont_c_ = r->starts_with("vCont") && r->find(";c") != std::string::npos;
   }
+  return {};
+}
+
+Status GdbRemote::Continue() {
+  if (auto s = PrepareContinue(); !s) return s;
   return Send(*vcont_c_ ? "vCont;c" : "c");
 }
 

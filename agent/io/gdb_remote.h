@@ -111,6 +111,8 @@ class GdbRemote {
   Status Send(std::string_view payload);
 
   std::size_t packet_size() const { return packet_size_; }
+  // Packets sent so far (requests and sends), for benchmarks.
+  std::uint64_t packets_sent() const { return packets_sent_; }
   bool no_ack() const { return no_ack_; }
   const std::string& supported() const { return supported_; }
 
@@ -131,6 +133,8 @@ class GdbRemote {
 
   // Resumes the target (`vCont;c` when offered, else `c`); the stop comes from WaitForStop.
   Status Continue();
+  // Asks now what Continue() would ask first (vCont?), so that Continue() is one packet.
+  Status PrepareContinue();
   // Waits up to `timeout` for a stop reply (console `O` packets are skipped).
   Result<GdbStopReply> WaitForStop(std::chrono::milliseconds timeout);
   // Sends the break byte (0x03). Safe from another thread.
@@ -177,6 +181,7 @@ class GdbRemote {
   std::mutex write_mu_;
   bool no_ack_ = false;
   std::size_t packet_size_ = 400;
+  std::uint64_t packets_sent_ = 0;
   std::string supported_;
   std::optional<bool> x_supported_;
   std::optional<bool> p_supported_;

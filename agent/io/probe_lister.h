@@ -1,6 +1,7 @@
-// Debug probes on USB (CMSIS-DAP, ST-Link, J-Link, ...): the pyOCD backend finds its board's probe
-// by USB serial number through this interface. LibusbProbeLister asks libusb; FakeProbeLister
-// (fake_probe_lister.h) returns a fixed list for tests and labs without hardware.
+// Debug probes on USB (CMSIS-DAP, ST-Link, J-Link, ...): the agent's probe watcher, `doctor` and
+// `probes` find boards' probes by USB serial number through this interface. LibusbProbeLister
+// asks libusb; FakeProbeLister (fake_probe_lister.h) returns a fixed list for tests and labs
+// without hardware.
 // LibusbProbeLister enumerates with libusb and takes each device's strings (serial, product,
 // manufacturer) from the kernel's sysfs copy (/sys/bus/usb/devices/*/serial, world-readable, so
 // no udev rule is needed to read a serial number), falling back to the string descriptors over

@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <deque>
+#include <map>
 #include <optional>
 #include <random>
 #include <set>
@@ -29,6 +30,7 @@ class AgentLink::Impl final : public RunSink {
   void Run();
   void Stop();
   void Send(const v1::AgentMessage& message) override;
+  void SetBoardOffline(const std::string& board, const std::string& offline);
 
   std::atomic<std::uint64_t> registrations{0};
   SendQueueStats send_stats() const { return send_queue_.stats(); }
@@ -84,6 +86,13 @@ class AgentLink::Impl final : public RunSink {
       token_->Cancel(CancelReason::kByServer);
       return true;
     }
+    // The board went away (non-empty `why`: its running run ends as an infrastructure failure,
+    // queued and later ones are refused) or came back (empty).
+    void SetOffline(const std::string& why) {
+      std::lock_guard lock(mu_);
+      offline_ = why;
+      if (!why.empty() && token_) token_->Cancel(CancelReason::kBoardGone);
+    }
     void Shutdown() {
       std::lock_guard lock(mu_);
       stopping_ = true;
@@ -106,6 +115,7 @@ class AgentLink::Impl final : public RunSink {
         v1::Assignment a;
         ExecutorOptions options = link_.executor_;
         std::shared_ptr<CancelToken> token = std::make_shared<CancelToken>();
+        std::string offline;
         {
           std::unique_lock lock(mu_);
           cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
@@ -116,6 +126,8 @@ class AgentLink::Impl final : public RunSink {
           received_.pop_front();
           if (cancelled_queued_.erase(a.run_id())) token->Cancel(CancelReason::kByServer);
           if (stopping_) token->Cancel(CancelReason::kShutdown);
+          if (!offline_.empty()) token->Cancel(CancelReason::kBoardGone);
+          offline = offline_;
           active_ = a.run_id();
           token_ = token;
         }
@@ -125,6 +137,10 @@ class AgentLink::Impl final : public RunSink {
         } else if (token->reason() == CancelReason::kShutdown) {
           FinishUnstartedRun(a.run_id(), v1::RunFinished::INFRA_FAILED,
                              "the agent stopped before the run started", link_.spool_, link_);
+        } else if (token->reason() == CancelReason::kBoardGone) {
+          FinishUnstartedRun(a.run_id(), v1::RunFinished::INFRA_FAILED,
+                             "board " + board_.Info().name + " is offline: " + offline,
+                             link_.spool_, link_);
         } else {
           ExecuteRun(a, board_, link_.spool_, link_, link_.clock_, *token, options);
         }
@@ -150,7 +166,8 @@ class AgentLink::Impl final : public RunSink {
     std::optional<std::uint64_t> active_;
     std::shared_ptr<CancelToken> token_;
     bool stopping_ = false;
-    std::thread thread_;  // last: starts after everything above exists
+    std::string offline_;  // why the board is gone; empty while it is here
+    std::thread thread_;   // last: starts after everything above exists
   };
 
   bool Serve(grpc::ClientContext& ctx, Stream& stream);
@@ -229,6 +246,9 @@ class AgentLink::Impl final : public RunSink {
   bool stop_done_ = false;
   grpc::ClientContext* ctx_ = nullptr;
 
+  std::mutex offline_mu_;
+  std::map<std::string, std::string> offline_;  // board -> why it is gone (guarded by offline_mu_)
+
   Fetcher fetcher_{*this};
   std::unique_ptr<ArtifactCache> artifacts_;
   ExecutorOptions executor_;  // options_.executor with the artifact cache
@@ -283,6 +303,10 @@ v1::AgentMessage AgentLink::Impl::BuildRegister() {
     pb->set_emulated(i.emulated);
     pb->set_serial(i.serial);
     pb->set_ram_bytes(i.ram_bytes);
+    {
+      std::lock_guard lock(offline_mu_);
+      if (auto o = offline_.find(i.name); o != offline_.end()) pb->set_offline(o->second);
+    }
     for (const CounterUnitInfo& u : i.counter_units) {
       auto* cu = pb->add_counter_units();
       cu->set_name(u.name);
@@ -298,6 +322,30 @@ v1::AgentMessage AgentLink::Impl::BuildRegister() {
   }
   for (auto id : runs) r->add_active_runs(id);
   return m;
+}
+
+void AgentLink::Impl::SetBoardOffline(const std::string& board, const std::string& offline) {
+  Worker* w = FindWorker(board);
+  if (w == nullptr) return;
+  {
+    std::lock_guard lock(offline_mu_);
+    if (offline.empty()) {
+      offline_.erase(board);
+    } else {
+      offline_[board] = offline;
+    }
+  }
+  // The server first, so the run ending below does not free the board for new work.
+  v1::AgentMessage m;
+  m.mutable_board_status()->set_board(board);
+  m.mutable_board_status()->set_offline(offline);
+  Send(m);
+  w->SetOffline(offline);
+  if (offline.empty()) {
+    spdlog::info("board {} is back", board);
+  } else {
+    spdlog::warn("board {} is offline: {}", board, offline);
+  }
 }
 
 bool AgentLink::Impl::IsActive(std::uint64_t run_id) {
@@ -519,5 +567,9 @@ void AgentLink::Run() { impl_->Run(); }
 void AgentLink::Stop() { impl_->Stop(); }
 std::uint64_t AgentLink::registrations() const { return impl_->registrations.load(); }
 SendQueueStats AgentLink::send_stats() const { return impl_->send_stats(); }
+
+void AgentLink::SetBoardOffline(const std::string& board, const std::string& offline) {
+  impl_->SetBoardOffline(board, offline);
+}
 
 }  // namespace mculab::agent

@@ -75,6 +75,12 @@ class AgentLink {
   // The send queue's figures (tests check its bound with them).
   SendQueueStats send_stats() const;
 
+  // A board went away (`offline` says why, e.g. its debug probe was unplugged) or came back
+  // (`offline` empty). Going away: the server hears it (BoardStatus, and Register while it lasts),
+  // the board's running job ends as INFRA_FAILED (the server requeues it) and assignments that
+  // still reach it are refused the same way. Any thread.
+  void SetBoardOffline(const std::string& board, const std::string& offline);
+
  private:
   class Impl;
   std::unique_ptr<Impl> impl_;

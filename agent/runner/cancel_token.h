@@ -12,6 +12,7 @@ enum class CancelReason : int {
   kByServer = 1,    // the user cancelled or the server closed the run: outcome CANCELLED
   kShutdown = 2,    // the agent is stopping: an infrastructure failure, the job is requeued
   kAgentFault = 3,  // the agent cannot keep the results (spool write failed): infrastructure
+  kBoardGone = 4,   // the board's debug probe disappeared: infrastructure, the job is requeued
 };
 
 class CancelToken {

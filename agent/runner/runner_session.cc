@@ -155,6 +155,9 @@ SessionResult Session::Run() {
     if (!aborting_ && cancel_.cancelled()) {
       if (cancel_.reason() == CancelReason::kShutdown) {
         Fail(RunOutcome::kInfraFailed, "the agent was stopped during the run");
+      } else if (cancel_.reason() == CancelReason::kBoardGone) {
+        Fail(RunOutcome::kInfraFailed,
+             "the board went offline during the run (its debug probe disappeared)" + Where());
       } else if (cancel_.reason() == CancelReason::kAgentFault) {
         Fail(RunOutcome::kInfraFailed, "the agent stopped the run" + Where());
       } else {

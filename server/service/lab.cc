@@ -722,11 +722,8 @@ void Lab::CloseRunLocked(ActiveRun& r, RunState state, const std::string& messag
   auto b = boards_.find(r.run.board);
   if (b != boards_.end() && b->second.current_job == r.run.job_id) {
     b->second.current_job = 0;
-    bool offline = board_offline || b->second.state == BoardState::kOffline;
-    if (auto a = agent_sessions_.find(r.run.agent); a != agent_sessions_.end()) {
-      auto s = sessions_.find(a->second);
-      offline = offline || (s != sessions_.end() && s->second.stopping);
-    }
+    const bool offline = board_offline || b->second.state == BoardState::kOffline ||
+                         BoardUnavailableLocked(b->second);
     SetBoardStateLocked(b->second, offline ? BoardState::kOffline : FreeState(b->second),
                         fmt::format("run {} {}", id, RunStateName(state)), tx);
   }

@@ -261,6 +261,9 @@ class Lab {
     std::int64_t last_seen_ms = 0;
     bool stopping = false;  // Heartbeat.stopping: its boards get no new work
     std::shared_ptr<TokenSubscription> token_watch;  // ends the session when revoked
+    // Boards the agent says are gone (probe unplugged), with why: offline until BoardStatus
+    // brings them back; a busy one goes offline when its run ends.
+    std::map<std::string, std::string> absent_boards;
   };
   // What one operation changed under the lock. CommitLocked() queues the writes; their commit
   // callback then sends the messages and hands the events to their watches and feeds, so whoever
@@ -371,6 +374,9 @@ class Lab {
 
   // Agent messages.
   void OnAgentStopping(AgentSessionId session);
+  void OnBoardStatus(AgentSessionId session, const mculab::v1::BoardStatus& m);
+  // Whether `board`'s agent is stopping or has said the board is gone.
+  bool BoardUnavailableLocked(const Board& board) const;
   void OnRunState(const std::string& agent, const mculab::v1::RunState& m);
   void OnRunStarted(const std::string& agent, const mculab::v1::RunStarted& m);
   void OnBatch(const std::string& agent, const mculab::v1::SampleBatch& m);

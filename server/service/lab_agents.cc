@@ -77,7 +77,8 @@ Result<AgentSessionId> Lab::ConnectAgent(const Caller& caller, const mculab::v1:
                    std::move(channel),
                    clock_.NowMs(),
                    false,
-                   accounts_.WatchToken(caller.token, [this, id] { OnAgentTokenRevoked(id); })};
+                   accounts_.WatchToken(caller.token, [this, id] { OnAgentTokenRevoked(id); }),
+                   {}};
   agent_sessions_[reg.agent()] = id;
   bg_cv_.notify_all();  // a new heartbeat deadline
 
@@ -114,6 +115,11 @@ Result<AgentSessionId> Lab::ConnectAgent(const Caller& caller, const mculab::v1:
     }
     b.current_job = 0;
     SetBoardUnitsLocked(b.name, info.counter_units(), tx);
+    if (!info.offline().empty()) {
+      sessions_.at(id).absent_boards[b.name] = info.offline();
+      SetBoardStateLocked(b, BoardState::kOffline, reason + "; " + info.offline(), tx);
+      continue;
+    }
     SetBoardStateLocked(b, FreeState(b), reason, tx);
   }
   for (auto& [name, b] : boards_) {
@@ -332,6 +338,9 @@ void Lab::OnAgentMessage(AgentSessionId session, const mculab::v1::AgentMessage&
     case M::kHeartbeat:
       if (message.heartbeat().stopping()) OnAgentStopping(session);
       break;
+    case M::kBoardStatus:
+      OnBoardStatus(session, message.board_status());
+      break;
     case M::kRunState:
       OnRunState(agent, message.run_state());
       break;
@@ -365,6 +374,47 @@ void Lab::OnAgentStopping(AgentSessionId session) {
     // Busy boards go offline when their run ends (CloseRunLocked).
     if (b.agent == agent && (b.state == BoardState::kIdle || b.state == BoardState::kReserved)) {
       SetBoardStateLocked(b, BoardState::kOffline, "agent " + agent + " is stopping", tx);
+    }
+  }
+  CommitLocked(tx);
+  l.unlock();
+  Deliver(tx);
+}
+
+bool Lab::BoardUnavailableLocked(const Board& board) const {
+  auto a = agent_sessions_.find(board.agent);
+  if (a == agent_sessions_.end()) return false;
+  auto s = sessions_.find(a->second);
+  return s != sessions_.end() &&
+         (s->second.stopping || s->second.absent_boards.contains(board.name));
+}
+
+void Lab::OnBoardStatus(AgentSessionId session, const mculab::v1::BoardStatus& m) {
+  std::unique_lock l(mu_);
+  auto it = sessions_.find(session);
+  if (it == sessions_.end()) return;
+  AgentSession& s = it->second;
+  auto b = boards_.find(m.board());
+  if (b == boards_.end() || b->second.agent != s.agent) {
+    ++refused_agent_messages_;
+    spdlog::warn("agent {} reported the status of board {}, which is not its own; refused", s.agent,
+                 m.board());
+    return;
+  }
+  Board& board = b->second;
+  Tx tx;
+  if (!m.offline().empty()) {
+    s.absent_boards[board.name] = m.offline();
+    spdlog::warn("board {} is gone: {}", board.name, m.offline());
+    // A busy board goes offline when its run ends (the agent ends it as INFRA_FAILED).
+    if (board.state == BoardState::kIdle || board.state == BoardState::kReserved) {
+      SetBoardStateLocked(board, BoardState::kOffline, m.offline(), tx);
+    }
+  } else if (s.absent_boards.erase(board.name) > 0) {
+    spdlog::info("board {} is back", board.name);
+    if (board.state == BoardState::kOffline && board.current_job == 0 && !s.stopping) {
+      SetBoardStateLocked(board, FreeState(board), "agent " + s.agent + ": the board is back", tx);
+      ScheduleLocked(tx);
     }
   }
   CommitLocked(tx);

@@ -13,6 +13,8 @@
 
 #include "agent.grpc.pb.h"
 #include "agent/boards/fake_board.h"
+#include "agent/io/fake_probe_lister.h"
+#include "agent/io/probe_watcher.h"
 #include "agent/io/temp_dir.h"
 #include "test_workloads.h"
 
@@ -69,9 +71,14 @@ class FakeServer final : public v1::AgentLink::Service {
           WriteLocked(a);
         }
       }
+      if (m.has_board_status()) {
+        statuses.push_back(m.board_status());
+        order.push_back("status " + m.board_status().board() + ": " + m.board_status().offline());
+      }
       if (m.has_run_finished()) {
         finished.push_back(m.run_finished());
         stored_at_finish.push_back(stored.size());
+        order.push_back("finished " + std::to_string(m.run_finished().run_id()));
         if (close_runs) {
           v1::ServerMessage c;
           c.mutable_run_closed()->set_run_id(m.run_finished().run_id());
@@ -116,6 +123,8 @@ class FakeServer final : public v1::AgentLink::Service {
   std::map<std::pair<std::uint64_t, std::uint64_t>, std::string> stored;  // first copy kept
   std::vector<v1::RunFinished> finished;
   std::vector<std::size_t> stored_at_finish;  // distinct batches stored when each arrived
+  std::vector<v1::BoardStatus> statuses;
+  std::vector<std::string> order;  // board statuses and run ends, as they arrived
   int heartbeats = 0;
   int disconnects = 0;
   bool refuse = false;  // answer Connect with UNAVAILABLE at once (a server that is down)
@@ -494,6 +503,64 @@ TEST_F(AgentLinkTest, ServerThatStopsReadingStallsNoBoardAndLosesNothing) {
     return 0;
   });
   EXPECT_TRUE(Eventually([&] { return !spool_->Contains(14); }));
+
+TEST_F(AgentLinkTest, AProbeThatDisappearsRequeuesTheRunAndTheBoardReturnsWithIt) {
+  StartAgent({.fault = FakeFault::kHang});
+  // Live (a heartbeat came): a board status is not dropped as before the replay.
+  ASSERT_TRUE(server_.WaitFor([&] { return server_.heartbeats > 0; }));
+  ProbeInfo probe;
+  probe.vendor_id = 0x0483;
+  probe.product_id = 0x374b;
+  probe.serial = "0669FF383333524E43123456";
+  FakeProbeLister lister({probe});
+  ProbePresence presence(lister, {{"fake-0", probe.serial}});
+  ProbeWatcher watcher(presence, std::chrono::milliseconds(10), [&](const BoardProbeState& s) {
+    link_->SetBoardOffline(s.board, s.online ? "" : "probe " + s.serial + " unplugged");
+  });
+  watcher.Start();
+  ASSERT_TRUE(server_.WaitFor([&] { return server_.statuses.size() == 1; }));  // found: online
+  server_.Push(Assign(21, "fake-0", 50));
+  ASSERT_TRUE(server_.WaitFor([&] { return !server_.started.empty(); }));
+
+  lister.Set({});  // unplugged mid-run
+  ASSERT_TRUE(server_.WaitFor([&] { return !server_.finished.empty(); }));
+  server_.Locked([&] {
+    EXPECT_EQ(server_.finished[0].outcome(), v1::RunFinished::INFRA_FAILED);
+    EXPECT_THAT(server_.finished[0].message(), HasSubstr("debug probe disappeared"));
+    // The server hears of the board first, so it does not hand it the requeued job.
+    EXPECT_THAT(server_.order,
+                ::testing::ElementsAre(
+                    "status fake-0: ", "status fake-0: probe 0669FF383333524E43123456 unplugged",
+                    "finished 21"));
+    return 0;
+  });
+  // An assignment that still reaches the board is refused the same way.
+  server_.Push(Assign(22, "fake-0", 5));
+  ASSERT_TRUE(server_.WaitFor([&] { return server_.finished.size() == 2; }));
+  server_.Locked([&] {
+    EXPECT_EQ(server_.finished[1].outcome(), v1::RunFinished::INFRA_FAILED);
+    EXPECT_THAT(server_.finished[1].message(), HasSubstr("board fake-0 is offline: probe"));
+    return 0;
+  });
+  // A reconnect registers the board as offline.
+  server_.Drop();
+  ASSERT_TRUE(server_.WaitFor([&] { return server_.registers.size() == 2; }));
+  const int beats = server_.Locked([&] { return server_.heartbeats; });
+  ASSERT_TRUE(server_.WaitFor([&] { return server_.heartbeats > beats; }));
+  server_.Locked([&] {
+    EXPECT_THAT(server_.registers[1].boards(0).offline(), HasSubstr("unplugged"));
+    return 0;
+  });
+
+  lister.Set({probe});  // plugged in again
+  ASSERT_TRUE(server_.WaitFor([&] { return server_.statuses.size() == 3; }));
+  server_.Locked([&] {
+    EXPECT_EQ(server_.statuses[2].offline(), "");
+    return 0;
+  });
+  server_.Push(Assign(23, "fake-0", 50));
+  ASSERT_TRUE(server_.WaitFor([&] { return server_.started.size() == 2; }));
+  watcher.Stop();
 }
 
 }  // namespace

@@ -103,6 +103,43 @@ TEST(AgentConfig, UnknownBackendNamesFileBoardKeyAndKnownBackends) {
   EXPECT_THAT(cfg.error().message, HasSubstr("qemu, host, pyocd, gdb, fake"));
 }
 
+TEST(AgentConfig, WarmBoardsProbeRescanAndTheSerialLink) {
+  auto cfg = Parse(
+      "[agent]\nprobe_rescan_ms = 750\n"
+      "[[board]]\nname = \"q\"\nkind = \"k\"\nbackend = \"qemu\"\nfirmware = \"/f.elf\"\n"
+      "warm = true\n"
+      "[[board]]\nname = \"g\"\nkind = \"k\"\nbackend = \"gdb\"\nfirmware = \"/f.elf\"\n"
+      "workload_addr = 0x24040000\ngdb_server = \"openocd\"\nserial = \"066E\"\n"
+      "link = \"serial\"\n");
+  ASSERT_TRUE(cfg.ok()) << cfg.error().message;
+  EXPECT_EQ(cfg->probe_rescan_ms, 750u);
+  EXPECT_TRUE(cfg->boards[0].warm);
+  EXPECT_EQ(cfg->boards[1].link, "serial");
+  auto defaults = Parse(
+      "[[board]]\nname = \"q\"\nkind = \"k\"\nbackend = \"qemu\"\n"
+      "firmware = \"/f.elf\"\n");
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_EQ(defaults->probe_rescan_ms, 3000u);
+  EXPECT_FALSE(defaults->boards[0].warm);
+
+  auto no_serial = Parse(
+      "[[board]]\nname = \"g\"\nkind = \"k\"\nbackend = \"gdb\"\nfirmware = \"/f.elf\"\n"
+      "workload_addr = 0x24040000\ngdb_server = \"openocd\"\nlink = \"serial\"\n");
+  ASSERT_FALSE(no_serial.ok());
+  EXPECT_THAT(no_serial.error().message, HasSubstr("key link"));
+  EXPECT_THAT(no_serial.error().message, HasSubstr("set serial"));
+  auto bad_warm = Parse(
+      "[[board]]\nname = \"q\"\nkind = \"k\"\nbackend = \"qemu\"\n"
+      "firmware = \"/f.elf\"\nwarm = 1\n");
+  ASSERT_FALSE(bad_warm.ok());
+  EXPECT_THAT(bad_warm.error().message, HasSubstr("key warm: must be true or false"));
+  // warm is a qemu key only.
+  auto warm_host = Parse(
+      "[[board]]\nname = \"h\"\nkind = \"k\"\nbackend = \"host\"\n"
+      "runner = \"/r\"\nwarm = true\n");
+  EXPECT_FALSE(warm_host.ok());
+}
+
 TEST(AgentConfig, MissingKeyNamesBoardAndKey) {
   auto cfg = Parse("[[board]]\nname = \"an547-0\"\nkind = \"k\"\nbackend = \"qemu\"\n");
   ASSERT_FALSE(cfg.ok());

@@ -76,6 +76,42 @@ TEST_F(QemuBoardTest, SameWorkloadGivesIdenticalCountsEveryRun) {
   }
 }
 
+// A warm board: the next QEMU starts halted while a run goes and gets the runner and the workload
+// over its gdbstub. Job after job, its counts must equal a cold start's bit for bit.
+TEST_F(QemuBoardTest, AWarmBoardGivesTheColdStartsCountsJobAfterJob) {
+  auto cold_board = Board();
+  auto cold = testing::RunOnBoard(cold_board, 5);
+  ASSERT_EQ(cold.result.outcome, RunOutcome::kSucceeded) << cold.result.message;
+  ASSERT_EQ(cold.listener.samples.size(), 15u);
+
+  options_.warm = true;
+  QemuBoard warm(testing::Info("an547-warm", "corstone300-qemu"), options_, RealClock(),
+                 testing::DefaultSandbox());
+  for (int job = 0; job < 3; ++job) {
+    auto run = testing::RunOnBoard(warm, 5);
+    ASSERT_EQ(run.result.outcome, RunOutcome::kSucceeded)
+        << "job " << job << ": " << run.result.message;
+    EXPECT_EQ(run.result.stats.bad_frames, 0u);
+    EXPECT_EQ(run.provenance.firmware_sha256, cold.provenance.firmware_sha256);
+    EXPECT_THAT(run.provenance.note, HasSubstr("warm"));
+    ASSERT_EQ(run.listener.cases.size(), cold.listener.cases.size());
+    for (std::size_t i = 0; i < cold.listener.cases.size(); ++i) {
+      EXPECT_TRUE(run.listener.cases[i].checksum_ok) << "job " << job << " case " << i;
+      EXPECT_EQ(run.listener.cases[i].checksum, cold.listener.cases[i].checksum);
+    }
+    ASSERT_EQ(run.listener.samples.size(), cold.listener.samples.size());
+    for (std::size_t i = 0; i < cold.listener.samples.size(); ++i) {
+      EXPECT_EQ(run.listener.samples[i].iteration, cold.listener.samples[i].iteration);
+      EXPECT_EQ(run.listener.samples[i].timer, cold.listener.samples[i].timer)
+          << "job " << job << " sample " << i;
+    }
+    std::cout << "warm an547 job " << job << ": Start " << run.start.count() << " ms (cold "
+              << cold.start.count() << " ms)\n";
+  }
+  // The first job started its QEMU itself; the next two found theirs waiting.
+  EXPECT_EQ(warm.warm_starts(), 2);
+}
+
 TEST_F(QemuBoardTest, MissingQemuBinaryIsABoardError) {
   options_.qemu_binary = "/nonexistent/qemu-system-arm";
   auto board = Board();

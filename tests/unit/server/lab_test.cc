@@ -1089,6 +1089,65 @@ TEST_F(LabTest, StoppingAgentsBoardsGetNoNewJobs) {
   EXPECT_EQ(TakeAssignment(*agent).job_id(), static_cast<std::uint64_t>(id));
 }
 
+TEST_F(LabTest, ABoardWhoseProbeIsGoneIsOfflineAndItsJobRequeuedUntilItReturns) {
+  AgentSessionId s = Connect(agent_, "lab-1", {{"h743", "nucleo-h743"}, {"h743-b", "nucleo-h743"}});
+  const JobId id = Submit(FcJob(2, 4, "nucleo-h743"));
+  v1::Assignment a = TakeAssignment(*agent_);
+  const std::string other = a.board() == "h743" ? "h743-b" : "h743";
+  auto status = [](const std::string& board, const std::string& offline) {
+    v1::AgentMessage m;
+    m.mutable_board_status()->set_board(board);
+    m.mutable_board_status()->set_offline(offline);
+    return m;
+  };
+  // Both probes unplugged: the idle board goes offline at once, the busy one when its run ends.
+  Send(s, status(other, "probe 0669FF unplugged"));
+  EXPECT_EQ(BoardNamed(other).board.state, BoardState::kOffline);
+  Send(s, status(a.board(), "probe 066EFF unplugged"));
+  EXPECT_EQ(BoardNamed(a.board()).board.state, BoardState::kBusy);
+  Send(s, FinishedMsg(a.run_id(), Outcome::INFRA_FAILED, 0, "the board's probe disappeared"));
+  store_->Flush();
+  EXPECT_EQ(lab_->GetJob(caller_, id)->state, JobState::kQueued);
+  EXPECT_EQ(BoardNamed(a.board()).board.state, BoardState::kOffline);
+  EXPECT_EQ(BoardNamed(a.board()).board.health, BoardHealth::kUnknown);
+  EXPECT_FALSE(agent_->Has(FakeAgentChannel::IsAssign));
+  // A probe returns: its board takes the waiting job.
+  Send(s, status(other, ""));
+  EXPECT_EQ(BoardNamed(other).board.state, BoardState::kBusy);
+  v1::Assignment again = TakeAssignment(*agent_);
+  EXPECT_EQ(again.job_id(), static_cast<std::uint64_t>(id));
+  EXPECT_EQ(again.board(), other);
+  EXPECT_EQ(BoardNamed(a.board()).board.state, BoardState::kOffline);
+}
+
+TEST_F(LabTest, ABoardRegisteredWithoutItsProbeStaysOfflineUntilItsStatusSaysItIsBack) {
+  v1::Register reg;
+  reg.set_agent("lab-1");
+  auto* info = reg.add_boards();
+  info->set_name("f767");
+  info->set_kind("nucleo-f767");
+  info->set_offline("probe 066EFF not plugged in");
+  auto id = lab_->ConnectAgent(testing::AgentCaller(reg.agent()), reg, agent_);
+  ASSERT_TRUE(id.ok());
+  EXPECT_EQ(BoardNamed("f767").board.state, BoardState::kOffline);
+  Submit(FcJob(1, 2, "nucleo-f767"));
+  EXPECT_FALSE(agent_->Has(FakeAgentChannel::IsAssign));
+  v1::AgentMessage back;
+  back.mutable_board_status()->set_board("f767");
+  Send(*id, back);
+  EXPECT_EQ(TakeAssignment(*agent_).board(), "f767");
+  // Another agent's board is not this agent's to report.
+  auto other = std::make_shared<FakeAgentChannel>();
+  AgentSessionId s2 = Connect(other, "lab-2", {{"host-9", "host"}});
+  v1::AgentMessage foreign;
+  foreign.mutable_board_status()->set_board("f767");
+  foreign.mutable_board_status()->set_offline("not yours");
+  const auto refused = lab_->refused_agent_messages();
+  Send(s2, foreign);
+  EXPECT_EQ(lab_->refused_agent_messages(), refused + 1);
+  EXPECT_EQ(BoardNamed("f767").board.state, BoardState::kBusy);
+}
+
 TEST_F(LabTest, HeartbeatTimeoutDefaultsToThreeHeartbeats) {
   LabConfig c;
   c.heartbeat_ms = 5000;

@@ -5,6 +5,7 @@
 // removed, from string descriptors answered over USBDEVFS_CONTROL by an ioctl handler.
 // UsbProbes.*: run under umockdev-wrapper, each test builds its testbed with libumockdev and adds
 // and removes devices. UmockdevRun.*: run under `umockdev-run --device ...` with all three.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <linux/usbdevice_fs.h>
 #include <sys/ioctl.h>
@@ -22,12 +23,14 @@
 #include <mutex>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "agent/config.h"
 #include "agent/io/probe_lister.h"
 #include "agent/io/probe_listing.h"
 #include "agent/io/probe_presence.h"
+#include "agent/io/probe_watcher.h"
 
 namespace mculab::agent {
 namespace {
@@ -397,6 +400,41 @@ TEST_F(UsbProbes, AProbeThatDisappearsTakesItsBoardOfflineUntilItReturns) {
   ASSERT_TRUE(presence.Rescan());
   EXPECT_FALSE(presence.Online("h743"));
   EXPECT_FALSE(presence.Online("h7-v3"));
+}
+
+TEST_F(UsbProbes, TheWatcherReportsAProbeGoneAndBack) {
+  AddAll();
+  auto lister = MakeLibusbProbeLister();
+  ProbePresence presence(*lister, {{"h743", kV21Serial}, {"h7-v3", kV3Serial}});
+  std::mutex mu;
+  std::vector<std::string> changes;
+  // Scans only when poked, so the testbed never changes during one.
+  ProbeWatcher watcher(presence, std::chrono::hours(1), [&](const BoardProbeState& s) {
+    std::lock_guard lock(mu);
+    changes.push_back(s.board + (s.online ? " online" : " offline"));
+  });
+  auto scan = [&] {
+    const auto before = watcher.scans();
+    watcher.Poke();
+    for (int i = 0; i < 2000 && watcher.scans() == before; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    ASSERT_GT(watcher.scans(), before) << "the watcher did not scan";
+  };
+  watcher.Start();  // the first scan is at once
+  for (int i = 0; i < 2000 && watcher.scans() == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_EQ(watcher.scans(), 1u);
+  umockdev_testbed_remove_device(testbed_, kV3Sys);
+  scan();
+  scan();  // nothing changed: nothing reported
+  Add("stlink-v3.umockdev");
+  scan();
+  watcher.Stop();
+  std::lock_guard lock(mu);
+  EXPECT_THAT(changes, ::testing::ElementsAre("h743 online", "h7-v3 online", "h7-v3 offline",
+                                              "h7-v3 online"));
 }
 
 TEST_F(UsbProbes, AgentProbesListsThemWithSnippetsThatParse) {
