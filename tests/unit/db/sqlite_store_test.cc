@@ -4,11 +4,13 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cctype>
 #include <filesystem>
 #include <future>
 #include <random>
+#include <tuple>
 
 namespace mculab::db {
 namespace {
@@ -224,7 +226,7 @@ TEST_F(SqliteStoreTest, TransitionsAreWrittenToTheAuditTableInOrder) {
   EXPECT_EQ(store->GetJob(job.id)->attempts, 1u);
 }
 
-TEST_F(SqliteStoreTest, ReadSeesAWriteQueuedBeforeIt) {
+TEST_F(SqliteStoreTest, ReadSeesAWriteItsThreadQueuedBeforeIt) {
   auto store = Open();
   ASSERT_TRUE(store);
   Job job = NewJob();
@@ -234,6 +236,103 @@ TEST_F(SqliteStoreTest, ReadSeesAWriteQueuedBeforeIt) {
   ws.jobs.push_back(job);
   store->Write(std::move(ws));  // not waited for
   EXPECT_EQ(store->GetJob(job.id)->message, "queued behind 3 jobs");
+}
+
+TEST_F(SqliteStoreTest, ReadOnAnotherThreadSeesTheLastCommitWithoutWaitingForTheQueue) {
+  auto store = Open();
+  ASSERT_TRUE(store);
+  Job job = NewJob();
+  job.id = Insert(*store, job);
+  // The writer is held inside a commit callback, so nothing queued after it can commit.
+  std::promise<void> held, release;
+  store->Write(WriteSet{}, [&](const WriteOutcome&) {
+    held.set_value();
+    release.get_future().wait();
+  });
+  held.get_future().wait();
+  job.message = "queued behind the held commit";
+  WriteSet ws;
+  ws.jobs.push_back(job);
+  store->Write(std::move(ws));  // queued by this thread, not committed
+  // Another thread queued nothing: its read neither waits nor sees the queued write.
+  auto other = std::async(std::launch::async, [&] { return store->GetJob(job.id); });
+  const bool waited = other.wait_for(std::chrono::seconds(10)) != std::future_status::ready;
+  release.set_value();
+  ASSERT_FALSE(waited) << "a read waited for another thread's queued write";
+  auto seen = other.get();
+  ASSERT_TRUE(seen.ok());
+  EXPECT_EQ(seen->message, "");
+  // This thread's read waits for the write it queued.
+  EXPECT_EQ(store->GetJob(job.id)->message, "queued behind the held commit");
+}
+
+TEST_F(SqliteStoreTest, ReadAfterADoneCallbackSeesThatWriteOnAnyThread) {
+  auto store = Open();
+  ASSERT_TRUE(store);
+  Job job = NewJob();
+  job.id = Insert(*store, job);
+  job.message = "committed";
+  std::promise<void> done;
+  WriteSet ws;
+  ws.jobs.push_back(job);
+  store->Write(std::move(ws), [&](const WriteOutcome&) { done.set_value(); });
+  done.get_future().wait();
+  auto other = std::async(std::launch::async, [&] { return store->GetJob(job.id); }).get();
+  ASSERT_TRUE(other.ok());
+  EXPECT_EQ(other->message, "committed");
+}
+
+TEST_F(SqliteStoreTest, ReadsGoOnWhileALongReadHoldsItsConnection) {
+  auto store = Open();
+  ASSERT_TRUE(store);
+  const JobId id = Insert(*store, NewJob());
+  WriteSet ws;
+  ws.batch = Batch(1, 0, 10);
+  ASSERT_TRUE(store->WriteAndWait(std::move(ws)).ok());
+  bool read_inside = false;
+  Status scan = store->ScanSamples(1, [&](std::span<const Sample>) {
+    // The scan holds a connection; another thread's read takes another one.
+    auto job = std::async(std::launch::async, [&] { return store->GetJob(id); });
+    if (job.wait_for(std::chrono::seconds(10)) == std::future_status::ready) {
+      read_inside = job.get().ok();
+    }
+  });
+  ASSERT_TRUE(scan.ok());
+  EXPECT_TRUE(read_inside);
+}
+
+TEST_F(SqliteStoreTest, ScanSamplesGivesARunsSamplesInCaseMetricPassOrder) {
+  auto store = Open();
+  ASSERT_TRUE(store);
+  WriteSet ws;
+  ws.batch = SampleBatch{4,
+                         0,
+                         {{1, 1, 0, 0, 10},
+                          {0, 1, 0, 1, 11},
+                          {0, 0, 1, 0, 12},
+                          {0, 1, 0, 0, 13},
+                          {1, 0, 0, 0, 14},
+                          {0, 0, 0, 0, 15}},
+                         0};
+  ASSERT_TRUE(store->WriteAndWait(std::move(ws)).ok());
+  WriteSet other;
+  other.batch = SampleBatch{5, 0, {{0, 0, 0, 0, 99}}, 0};
+  ASSERT_TRUE(store->WriteAndWait(std::move(other)).ok());
+  std::vector<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>> keys;
+  std::vector<std::int64_t> values;
+  ASSERT_TRUE(store
+                  ->ScanSamples(4,
+                                [&](std::span<const Sample> chunk) {
+                                  for (const Sample& s : chunk) {
+                                    keys.emplace_back(s.case_index, s.metric, s.pass);
+                                    values.push_back(s.value);
+                                  }
+                                })
+                  .ok());
+  ASSERT_EQ(keys.size(), 6u);
+  EXPECT_TRUE(std::is_sorted(keys.begin(), keys.end()));
+  std::sort(values.begin(), values.end());
+  EXPECT_EQ(values, (std::vector<std::int64_t>{10, 11, 12, 13, 14, 15}));
 }
 
 TEST_F(SqliteStoreTest, RepeatedBatchIsStoredOnceAndAcknowledgedAsDuplicate) {
@@ -777,6 +876,269 @@ TEST_F(SqliteStoreTest, LabelsOfJobsStoredBeforeTheTrigramIndexAreFound) {
   Insert(*store, j);
   EXPECT_EQ(LabelMatches(*store, "the index"), (std::vector<JobId>{1, 2}));
   EXPECT_EQ(LabelMatches(*store, "BEFORE"), (std::vector<JobId>{1}));
+}
+
+}  // namespace
+}  // namespace mculab::db
+
+namespace mculab::db {
+namespace {
+
+// Health checks used to be known by their user name "lab"; the migration that adds jobs.origin
+// marks the ones the server made (user lab, a named board, "health check of <board>") and no
+// other job, whoever its user.
+TEST_F(SqliteStoreTest, OriginMigrationMarksOnlyTheServersOldHealthChecks) {
+  SqliteOptions options;
+  options.migrations.clear();
+  int shift = 0;
+  for (const Migration& m : EmbeddedMigrations()) {
+    if (m.name.find("job_origin") != std::string::npos) {
+      // Rows as a server before the origin column wrote them.
+      options.migrations.push_back(
+          {m.version, "old_rows.sql",
+           "INSERT INTO jobs(id, user_name, kind, board, op, label, state, iterations, warmup, "
+           "num_cases, timeout_s, created_ms) VALUES "
+           "(1, 'lab', 'host', 'host-0', 'fully_connected_s8', 'health check of host-0', "
+           "'succeeded', 5, 1, 1, 300, 1),"
+           "(2, 'lab', 'host', 'host-0', 'fully_connected_s8', 'my run', 'succeeded', 5, 1, 1, "
+           "300, 2),"
+           "(3, 'ana', 'host', 'host-0', 'fully_connected_s8', 'health check of host-0', "
+           "'succeeded', 5, 1, 1, 300, 3);"});
+      shift = 1;
+    }
+    options.migrations.push_back({m.version + shift, m.name, m.sql});
+  }
+  auto store = Open(options);
+  ASSERT_TRUE(store);
+  auto check = store->GetJob(1);
+  ASSERT_TRUE(check.ok()) << check.error().message;
+  EXPECT_EQ(check->origin, server::JobOrigin::kHealthCheck);
+  for (JobId id : {2, 3}) {
+    auto job = store->GetJob(id);
+    ASSERT_TRUE(job.ok());
+    EXPECT_EQ(job->origin, server::JobOrigin::kUser) << "job " << id;
+  }
+}
+
+TEST_F(SqliteStoreTest, ReservedRunIdsCountAsUsedAndNeverShrink) {
+  auto store = Open();
+  ASSERT_TRUE(store);
+  WriteSet ws;
+  ws.reserve_run_ids_to = 1000;
+  ASSERT_TRUE(store->WriteAndWait(std::move(ws)).ok());
+  WriteSet lower;
+  lower.reserve_run_ids_to = 10;
+  ASSERT_TRUE(store->WriteAndWait(std::move(lower)).ok());
+  auto max = store->MaxRunId();
+  ASSERT_TRUE(max.ok());
+  EXPECT_EQ(*max, 1000);
+  WriteSet run;
+  run.runs.push_back(NewRun(1500, Insert(*store, NewJob())));
+  ASSERT_TRUE(store->WriteAndWait(std::move(run)).ok());
+  EXPECT_EQ(*store->MaxRunId(), 1500);
+}
+
+TEST_F(SqliteStoreTest, DatabaseFilesAreCreatedForTheOwnerOnly) {
+  const mode_t old_umask = ::umask(022);  // what a default service would run with
+  auto store = Open();
+  ::umask(old_umask);
+  ASSERT_TRUE(store);
+  Insert(*store, NewJob());
+  for (const char* suffix : {"", "-wal", "-shm"}) {
+    const auto path = db_path().string() + suffix;
+    const auto perms = std::filesystem::status(path).permissions();
+    EXPECT_EQ(perms, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write)
+        << path;
+  }
+}
+
+// ---- label search (the trigram index of migration 0010) ----
+
+std::vector<JobId> LabelMatches(Store& store, const std::string& text) {
+  JobQuery q;
+  q.label_contains = text;
+  q.sort = JobSortKey::kId;
+  q.ascending = true;
+  q.limit = 1000;
+  auto page = store.QueryJobs(q);
+  EXPECT_TRUE(page.ok()) << (page.ok() ? "" : page.error().message);
+  std::vector<JobId> ids;
+  if (!page.ok()) return ids;
+  for (const auto& row : page->jobs) ids.push_back(row.job.id);
+  EXPECT_EQ(page->total, ids.size()) << "label \"" << text << "\"";
+  return ids;
+}
+
+TEST_F(SqliteStoreTest, LabelSearchIsACaseInsensitiveAsciiSubstringWhateverItsLength) {
+  auto store = Open();
+  ASSERT_TRUE(store);
+  const std::string labels[] = {"Nightly conv",
+                                "ticket 4711",
+                                "say \"hi\" 100%_",
+                                "\xC3\x89"
+                                "clair",
+                                "ab",
+                                "unroll x4 nightly"};
+  for (const std::string& l : labels) {
+    Job j = NewJob();
+    j.label = l;
+    Insert(*store, j);
+  }
+  EXPECT_EQ(LabelMatches(*store, "NIGHTLY"), (std::vector<JobId>{1, 6}));
+  EXPECT_EQ(LabelMatches(*store, "4711"), (std::vector<JobId>{2}));
+  EXPECT_EQ(LabelMatches(*store, "\"hi\""), (std::vector<JobId>{3}));
+  EXPECT_EQ(LabelMatches(*store, "100%_"), (std::vector<JobId>{3}));
+  EXPECT_EQ(LabelMatches(*store, "0%"), (std::vector<JobId>{3}));  // two characters: no trigram
+  EXPECT_EQ(LabelMatches(*store, "ab"), (std::vector<JobId>{5}));
+  EXPECT_EQ(LabelMatches(*store, "x"), (std::vector<JobId>{6}));
+  EXPECT_EQ(LabelMatches(*store,
+                         "\xC3\x89"
+                         "clair"),
+            (std::vector<JobId>{4}));
+  // LIKE folds ASCII only: another case of a non-ASCII letter is another letter.
+  EXPECT_EQ(LabelMatches(*store,
+                         "\xC3\xA9"
+                         "clair"),
+            (std::vector<JobId>{}));
+  EXPECT_EQ(LabelMatches(*store, "nightlyx"), (std::vector<JobId>{}));
+  EXPECT_EQ(LabelMatches(*store, "OR"), (std::vector<JobId>{}));
+  EXPECT_EQ(LabelMatches(*store, "conv OR 4711"), (std::vector<JobId>{}));
+}
+
+TEST_F(SqliteStoreTest, LabelSearchFindsWhatABruteForceSubstringSearchFinds) {
+  auto store = Open();
+  ASSERT_TRUE(store);
+  std::mt19937 rng(5);
+  const std::string alphabet = "abcAB 12-";
+  std::vector<std::string> labels;
+  for (int i = 0; i < 300; ++i) {
+    std::string l;
+    for (int k = static_cast<int>(rng() % 12); k > 0; --k) l += alphabet[rng() % alphabet.size()];
+    labels.push_back(l);
+    Job j = NewJob();
+    j.label = l;
+    Insert(*store, j);
+  }
+  auto lower = [](std::string s) {
+    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+  };
+  for (int q = 0; q < 60; ++q) {
+    std::string text;
+    for (int k = 1 + static_cast<int>(rng() % 4); k > 0; --k) {
+      text += alphabet[rng() % alphabet.size()];
+    }
+    std::vector<JobId> want;
+    for (std::size_t i = 0; i < labels.size(); ++i) {
+      if (lower(labels[i]).find(lower(text)) != std::string::npos) {
+        want.push_back(static_cast<JobId>(i + 1));
+      }
+    }
+    EXPECT_EQ(LabelMatches(*store, text), want) << "label \"" << text << "\"";
+  }
+}
+
+TEST_F(SqliteStoreTest, LabelsOfJobsStoredBeforeTheTrigramIndexAreFound) {
+  SqliteOptions before;
+  before.migrations.clear();
+  for (const Migration& m : EmbeddedMigrations()) {
+    if (m.name.find("label_search") != std::string::npos) break;
+    before.migrations.push_back(m);
+  }
+  {
+    auto old = Open(before);
+    ASSERT_TRUE(old);
+    Job j = NewJob();
+    j.label = "before the index";
+    Insert(*old, j);
+  }
+  auto store = Open();
+  ASSERT_TRUE(store);
+  Job j = NewJob();
+  j.label = "after the index";
+  Insert(*store, j);
+  EXPECT_EQ(LabelMatches(*store, "the index"), (std::vector<JobId>{1, 2}));
+  EXPECT_EQ(LabelMatches(*store, "BEFORE"), (std::vector<JobId>{1}));
+}
+
+// ---- history pages and totals ----
+
+TEST_F(SqliteStoreTest, EveryPageInEverySortIsItsSliceOfTheWholeListAndTotalsFollowTransitions) {
+  auto store = Open();
+  ASSERT_TRUE(store);
+  const char* const users[] = {"ana", "ben", "chen"};
+  const char* const ops[] = {"conv2d_s8", "fully_connected_s8"};
+  std::vector<Job> jobs;
+  for (int i = 0; i < 23; ++i) {
+    Job j = NewJob(i % 2 ? "host" : "corstone300-qemu", users[i % 3]);
+    j.op = ops[(i / 2) % 2];
+    j.created_ms = 1000 + (i * 7) % 5;  // ties, broken by id
+    j.id = Insert(*store, j);
+    jobs.push_back(j);
+  }
+  // Transitions move jobs between the counted groups.
+  WriteSet ws;
+  for (int i = 0; i < 23; i += 3) {
+    jobs[i].state = i % 2 ? JobState::kSucceeded : JobState::kFailed;
+    ws.jobs.push_back(jobs[i]);
+  }
+  ASSERT_TRUE(store->WriteAndWait(std::move(ws)).ok());
+
+  const JobSortKey sorts[] = {JobSortKey::kId, JobSortKey::kCreated, JobSortKey::kState,
+                              JobSortKey::kOp, JobSortKey::kUser,    JobSortKey::kBoard};
+  for (JobSortKey sort : sorts) {
+    for (bool ascending : {true, false}) {
+      JobQuery all;
+      all.sort = sort;
+      all.ascending = ascending;
+      all.limit = 1000;
+      auto whole = store->QueryJobs(all);
+      ASSERT_TRUE(whole.ok());
+      ASSERT_EQ(whole->total, 23u);
+      ASSERT_EQ(whole->jobs.size(), 23u);
+      for (std::uint64_t offset = 0; offset <= 24; ++offset) {
+        JobQuery q = all;
+        q.limit = 5;
+        q.offset = offset;
+        auto page = store->QueryJobs(q);
+        ASSERT_TRUE(page.ok());
+        EXPECT_EQ(page->total, 23u);
+        std::vector<JobId> want, got;
+        for (std::uint64_t k = offset; k < std::min<std::uint64_t>(23, offset + 5); ++k) {
+          want.push_back(whole->jobs[k].job.id);
+        }
+        for (const auto& row : page->jobs) got.push_back(row.job.id);
+        EXPECT_EQ(got, want) << "sort " << static_cast<int>(sort) << (ascending ? " asc" : " desc")
+                             << " offset " << offset;
+      }
+    }
+  }
+  // Totals of filters on state, op, kind and user, against a count of the jobs.
+  for (const char* user : {"", "ana", "chen"}) {
+    for (const char* op : {"", "conv2d_s8"}) {
+      for (const std::vector<std::string>& states :
+           {std::vector<std::string>{}, {"queued"}, {"failed", "succeeded"}}) {
+        JobQuery q;
+        q.user = user;
+        q.op = op;
+        q.kind = std::string(user) == "ana" ? "corstone300-qemu" : "";
+        q.states = states;
+        std::uint64_t want = 0;
+        for (const Job& j : jobs) {
+          const std::string state(server::JobStateName(j.state));
+          if ((q.user.empty() || j.user == q.user) && (q.op.empty() || j.op == q.op) &&
+              (q.kind.empty() || j.kind == q.kind) &&
+              (states.empty() || std::find(states.begin(), states.end(), state) != states.end())) {
+            ++want;
+          }
+        }
+        auto page = store->QueryJobs(q);
+        ASSERT_TRUE(page.ok());
+        EXPECT_EQ(page->total, want) << "user " << user << " op " << op;
+        EXPECT_EQ(page->jobs.size(), std::min<std::uint64_t>(want, 50));
+      }
+    }
+  }
 }
 
 }  // namespace
