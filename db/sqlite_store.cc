@@ -1385,7 +1385,12 @@ Result<JobPage> SqliteStore::QueryJobs(const JobQuery& q) {
   // on its entries), then only those rows are read and joined with their runs.
   const std::string cols(kJobCols);
   const std::size_t from = cols.find("FROM jobs j");
-  const std::string count_sql = "SELECT COUNT(*) FROM jobs j " + where.sql;
+  // Filters on state, op, kind and user alone are counted from job_counts (migration 0011).
+  const bool counted =
+      q.board.empty() && q.label_contains.empty() && !q.created_from && !q.created_to;
+  const std::string count_sql = counted
+                                    ? "SELECT COALESCE(SUM(n), 0) FROM job_counts j " + where.sql
+                                    : "SELECT COUNT(*) FROM jobs j " + where.sql;
 
   auto read = StartRead();
   if (!read.ok()) return read.error();
@@ -1404,7 +1409,20 @@ Result<JobPage> SqliteStore::QueryJobs(const JobQuery& q) {
     page.total = u.UInt(0);
   }
   if (page.total <= q.offset) return page;  // nothing on this page: no second pass
-  const std::string dir = q.ascending ? " ASC" : " DESC";
+  // A page past the middle is read from the other end: the same rows in reverse, after stepping
+  // over fewer index entries (ties are broken by id in the sort's direction, so reversing the
+  // order reverses the list exactly).
+  std::uint64_t offset = q.offset;
+  std::uint64_t limit = q.limit;
+  bool ascending = q.ascending;
+  const bool from_the_end = q.offset > page.total / 2;
+  if (from_the_end) {
+    const std::uint64_t end = std::min<std::uint64_t>(page.total, q.offset + q.limit);
+    limit = end - q.offset;
+    offset = page.total - end;
+    ascending = !ascending;
+  }
+  const std::string dir = ascending ? " ASC" : " DESC";
   const std::string order = std::string(" ORDER BY ") + sort.expression + dir + ", j.id" + dir;
   // A label found in few jobs: read the narrow label index once and sort those few, instead of
   // reading the sort key's wide index end to end.
@@ -1425,13 +1443,14 @@ Result<JobPage> SqliteStore::QueryJobs(const JobQuery& q) {
   const int emulated_col = sqlite3_column_count(s.get()) - 1;
   Use u(s);
   BindWhere(u, where);
-  u.Bind(static_cast<std::int64_t>(q.limit)).Bind(static_cast<std::int64_t>(q.offset));
+  u.Bind(static_cast<std::int64_t>(limit)).Bind(static_cast<std::int64_t>(offset));
   while (u.Next()) {
     auto j = ReadJob(u);
     if (!j.ok()) return j.error();
     page.jobs.push_back(JobRow{std::move(*j), u.Bool(emulated_col)});
   }
   if (!u.status().ok()) return u.status().error();
+  if (from_the_end) std::reverse(page.jobs.begin(), page.jobs.end());
   return page;
 }
 
