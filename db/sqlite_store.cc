@@ -1311,7 +1311,9 @@ struct JobWhere {
   std::vector<std::int64_t> ints;  // then these
 };
 
-JobWhere BuildJobWhere(const JobQuery& q) {
+// `trigrams`: the label's candidates come from its trigram index (a label of three characters or
+// more found in few jobs).
+JobWhere BuildJobWhere(const JobQuery& q, bool trigrams) {
   JobWhere w;
   w.sql = "WHERE 1 = 1";
   auto text = [&](const char* fragment, const std::string& value, int times = 1) {
@@ -1331,9 +1333,8 @@ JobWhere BuildJobWhere(const JobQuery& q) {
     w.sql += ")";
   }
   if (!q.label_contains.empty()) {
-    // Three characters or more: the trigram index (migration 0010) finds the candidates, LIKE
-    // keeps the matching rules. Fewer: no trigram to look up, every label is read.
-    if (CodePoints(q.label_contains) >= 3) {
+    // The trigram index (migration 0010) finds the candidates, LIKE keeps the matching rules.
+    if (trigrams) {
       w.label_search = true;
       text(" AND j.id IN (SELECT rowid FROM jobs_label_search WHERE jobs_label_search MATCH ?)",
            TrigramPhrase(q.label_contains));
@@ -1379,23 +1380,49 @@ class ReadTransaction {
 }  // namespace
 
 Result<JobPage> SqliteStore::QueryJobs(const JobQuery& q) {
-  const JobWhere where = BuildJobWhere(q);
+  // Few matches: found through the label's trigram index, then sorted, instead of reading a sort
+  // key's index until a page is full.
+  constexpr std::uint64_t kFewMatches = 2000;
+  auto read = StartRead();
+  if (!read.ok()) return read.error();
+  ReadTransaction txn(read->db());  // the total and the page from one snapshot
+  if (!txn.ok()) return SqlError(read->db(), "starting a read transaction");
+  // A label of three characters or more: how many jobs its trigrams find, up to kFewMatches + 1
+  // (reading a frequent label's every trigram match would cost more than the scan it saves).
+  bool trigrams = false;
+  if (CodePoints(q.label_contains) >= 3) {
+    Stmt s;
+    if (Status st = s.Prepare(read->db(),
+                              "SELECT COUNT(*) FROM (SELECT rowid FROM jobs_label_search WHERE "
+                              "jobs_label_search MATCH ? LIMIT ?)");
+        !st.ok()) {
+      return st.error();
+    }
+    Use u(s);
+    u.Bind(TrigramPhrase(q.label_contains)).Bind(static_cast<std::int64_t>(kFewMatches + 1));
+    if (!u.Next()) {
+      if (!u.status().ok()) return u.status().error();
+      return SqlError(read->db(), "probing labels");
+    }
+    trigrams = u.UInt(0) <= kFewMatches;
+  }
+  const JobWhere where = BuildJobWhere(q, trigrams);
   const SortSql sort = SortOf(q.sort);
   // The page's ids come from the sort key's covering index alone (read in order, filters checked
   // on its entries), then only those rows are read and joined with their runs.
   const std::string cols(kJobCols);
   const std::size_t from = cols.find("FROM jobs j");
-  // Filters on state, op, kind and user alone are counted from job_counts (migration 0011).
-  const bool counted =
-      q.board.empty() && q.label_contains.empty() && !q.created_from && !q.created_to;
-  const std::string count_sql = counted
-                                    ? "SELECT COALESCE(SUM(n), 0) FROM job_counts j " + where.sql
-                                    : "SELECT COUNT(*) FROM jobs j " + where.sql;
+  // Filters on state, op, kind and user alone are summed from job_counts, a frequent label alone
+  // from label_counts (migration 0011); the rest are counted.
+  const bool others = !q.board.empty() || q.created_from || q.created_to;
+  const bool counted = !others && q.label_contains.empty();
+  const bool label_counted = !others && !q.label_contains.empty() && !trigrams && q.user.empty() &&
+                             q.kind.empty() && q.op.empty() && q.states.empty();
+  const std::string count_sql =
+      counted         ? "SELECT COALESCE(SUM(n), 0) FROM job_counts j " + where.sql
+      : label_counted ? "SELECT COALESCE(SUM(n), 0) FROM label_counts j " + where.sql
+                      : "SELECT COUNT(*) FROM jobs j " + where.sql;
 
-  auto read = StartRead();
-  if (!read.ok()) return read.error();
-  ReadTransaction txn(read->db());  // the total and the page from one snapshot
-  if (!txn.ok()) return SqlError(read->db(), "starting a read transaction");
   JobPage page;
   {
     Stmt s;
@@ -1424,10 +1451,9 @@ Result<JobPage> SqliteStore::QueryJobs(const JobQuery& q) {
   }
   const std::string dir = ascending ? " ASC" : " DESC";
   const std::string order = std::string(" ORDER BY ") + sort.expression + dir + ", j.id" + dir;
-  // A label found in few jobs: read the narrow label index once and sort those few, instead of
-  // reading the sort key's wide index end to end.
-  constexpr std::uint64_t kFewMatches = 2000;
-  // With the trigram index, those few are looked up by id.
+  // A label found in few jobs: its trigrams give their ids (or, for a label too short for
+  // trigrams, the narrow label index is read once) and those few are sorted, instead of reading
+  // the sort key's wide index end to end.
   const bool few_labels = !q.label_contains.empty() && page.total <= kFewMatches;
   const std::string index = few_labels && where.label_search ? std::string()
                             : few_labels                     ? " INDEXED BY jobs_label"

@@ -32,3 +32,26 @@ BEGIN
     VALUES (new.state, new.op, new.kind, new.user_name, 1)
     ON CONFLICT(state, op, kind, user_name) DO UPDATE SET n = n + 1;
 END;
+
+-- The same per label: a label found in many jobs is counted over its distinct labels (what LIKE
+-- matches among them), not over every job that carries it.
+CREATE TABLE label_counts (
+  label TEXT PRIMARY KEY,
+  n     INTEGER NOT NULL
+) WITHOUT ROWID;
+INSERT INTO label_counts(label, n) SELECT label, COUNT(*) FROM jobs GROUP BY label;
+
+CREATE TRIGGER label_counts_insert AFTER INSERT ON jobs BEGIN
+  INSERT INTO label_counts(label, n) VALUES (new.label, 1)
+    ON CONFLICT(label) DO UPDATE SET n = n + 1;
+END;
+CREATE TRIGGER label_counts_delete AFTER DELETE ON jobs BEGIN
+  UPDATE label_counts SET n = n - 1 WHERE label = old.label;
+END;
+CREATE TRIGGER label_counts_update AFTER UPDATE OF label ON jobs
+  WHEN old.label IS NOT new.label
+BEGIN
+  UPDATE label_counts SET n = n - 1 WHERE label = old.label;
+  INSERT INTO label_counts(label, n) VALUES (new.label, 1)
+    ON CONFLICT(label) DO UPDATE SET n = n + 1;
+END;

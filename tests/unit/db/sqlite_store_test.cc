@@ -958,5 +958,46 @@ TEST_F(SqliteStoreTest, EveryPageInEverySortIsItsSliceOfTheWholeListAndTotalsFol
   }
 }
 
+TEST_F(SqliteStoreTest, LabelInMoreJobsThanTheTrigramProbeTakesIsCountedAndPagedAlike) {
+  auto store = Open();
+  ASSERT_TRUE(store);
+  WriteSet ws;
+  std::vector<Job> jobs;
+  for (JobId id = 1; id <= 2300; ++id) {
+    Job j = NewJob(id % 2 ? "host" : "corstone300-qemu", id % 3 ? "ana" : "ben");
+    j.id = id;
+    j.label = id % 10 == 0 ? "baseline" : "Nightly build " + std::to_string(id % 7);
+    jobs.push_back(j);
+    ws.new_jobs.push_back({j, {{7, {1, 8, 4}}}});
+  }
+  ASSERT_TRUE(store->WriteAndWait(std::move(ws)).ok());
+  auto lower = [](std::string s) {
+    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+  };
+  for (const std::string text : {"nightly", "NI", "build 3", "baseline", "line", "e"}) {
+    for (const std::string user : {"", "ben"}) {
+      JobQuery q;
+      q.label_contains = text;
+      q.user = user;
+      q.limit = 50;
+      std::vector<JobId> want;
+      for (auto it = jobs.rbegin(); it != jobs.rend(); ++it) {
+        if ((user.empty() || it->user == user) &&
+            lower(it->label).find(lower(text)) != std::string::npos) {
+          want.push_back(it->id);
+        }
+      }
+      auto page = store->QueryJobs(q);
+      ASSERT_TRUE(page.ok()) << page.error().message;
+      EXPECT_EQ(page->total, want.size()) << "label \"" << text << "\" user \"" << user << "\"";
+      want.resize(std::min<std::size_t>(want.size(), 50));
+      std::vector<JobId> got;
+      for (const auto& row : page->jobs) got.push_back(row.job.id);
+      EXPECT_EQ(got, want) << "label \"" << text << "\" user \"" << user << "\"";
+    }
+  }
+}
+
 }  // namespace
 }  // namespace mculab::db
