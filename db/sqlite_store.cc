@@ -675,6 +675,7 @@ void SqliteStore::Enqueue(Op op) {
     std::unique_lock l(mu_);
     if (!closing_) {
       op.seq = next_seq_++;
+      if (!op.samples_only) last_state_seq_ = op.seq;
       if (!OnWriterThread()) queued_by_thread_[std::this_thread::get_id()] = op.seq;
       queued_rows_ += op.rows;
       queue_.push_back(std::move(op));
@@ -873,6 +874,8 @@ void SqliteStore::Write(WriteSet ws, WriteDone done) {
   auto duplicate = std::make_shared<bool>(false);
   Op op;
   op.rows = std::max<std::size_t>(1, shared->Rows());
+  // Rows of state besides the samples (an empty write only orders a callback after the commits).
+  op.samples_only = shared->Rows() == (shared->batch ? shared->batch->samples.size() + 1 : 0);
   op.apply = [this, shared, duplicate] { return ApplyWriteSet(*shared, duplicate.get()); };
   if (done) {
     op.after_commit = [done = std::move(done), duplicate](const Status& s) {
@@ -900,16 +903,16 @@ void SqliteStore::Flush() {
   progress_cv_.wait(l, [&] { return done_seq_ >= target || closed_; });
 }
 
-bool SqliteStore::WaitOwnWrites() {
+bool SqliteStore::WaitForState() {
   std::unique_lock l(mu_);
   if (closed_) return false;
   if (OnWriterThread()) return true;
+  std::uint64_t target = last_state_seq_;
   const auto it = queued_by_thread_.find(std::this_thread::get_id());
-  if (it == queued_by_thread_.end()) return true;
-  const std::uint64_t target = it->second;
+  if (it != queued_by_thread_.end()) target = std::max(target, it->second);
   progress_cv_.wait(l, [&] { return committed_seq_ >= target || closed_; });
   if (closed_) return false;
-  // Committed: this thread has nothing to wait for until it writes again.
+  // Committed: this thread has nothing of its own to wait for until it writes again.
   if (auto again = queued_by_thread_.find(std::this_thread::get_id());
       again != queued_by_thread_.end() && again->second <= committed_seq_) {
     queued_by_thread_.erase(again);
@@ -921,7 +924,7 @@ bool SqliteStore::WaitOwnWrites() {
 // Reads
 
 Result<SqliteStore::ReadLease> SqliteStore::StartRead() {
-  if (!WaitOwnWrites()) return MakeError(ErrorCode::kUnavailable, "the store is closed");
+  if (!WaitForState()) return MakeError(ErrorCode::kUnavailable, "the store is closed");
   std::unique_lock l(pool_mu_);
   while (true) {
     if (reads_closed_) return MakeError(ErrorCode::kUnavailable, "the store is closed");
@@ -1387,22 +1390,23 @@ Result<JobPage> SqliteStore::QueryJobs(const JobQuery& q) {
   if (!read.ok()) return read.error();
   ReadTransaction txn(read->db());  // the total and the page from one snapshot
   if (!txn.ok()) return SqlError(read->db(), "starting a read transaction");
-  // A label of three characters or more: how many jobs its trigrams find, up to kFewMatches + 1
-  // (reading a frequent label's every trigram match would cost more than the scan it saves).
+  // A label of three characters or more found in few jobs (counted over the distinct labels of
+  // label_counts, migration 0011: probing the trigram index itself would read every trigram match
+  // of a frequent label) is looked up through its trigrams.
   bool trigrams = false;
   if (CodePoints(q.label_contains) >= 3) {
     Stmt s;
     if (Status st = s.Prepare(read->db(),
-                              "SELECT COUNT(*) FROM (SELECT rowid FROM jobs_label_search WHERE "
-                              "jobs_label_search MATCH ? LIMIT ?)");
+                              "SELECT COALESCE(SUM(n), 0) FROM label_counts "
+                              "WHERE label LIKE ? ESCAPE '\\'");
         !st.ok()) {
       return st.error();
     }
     Use u(s);
-    u.Bind(TrigramPhrase(q.label_contains)).Bind(static_cast<std::int64_t>(kFewMatches + 1));
+    u.Bind(ContainsPattern(q.label_contains));
     if (!u.Next()) {
       if (!u.status().ok()) return u.status().error();
-      return SqlError(read->db(), "probing labels");
+      return SqlError(read->db(), "counting labels");
     }
     trigrams = u.UInt(0) <= kFewMatches;
   }

@@ -4,9 +4,10 @@
 // to max_rows_per_transaction rows) into one transaction, each write set under its own savepoint so
 // a bad one fails alone, commits, then runs the writes' callbacks. Reads take a connection of
 // their own from a pool (WAL: readers neither block the writer nor each other) and never wait for
-// the queue as a whole: a read waits only for the writes its own thread queued before it (so a
-// thread reads its own writes), then sees the database as last committed. Under a flood of sample
-// batches from the agents' threads, a history read therefore costs what the query costs. Only
+// the ingest backlog: a read waits for the writes that hold more than samples (job, run, board and
+// account state: what the service decided is what every read sees) and for its own thread's
+// writes, not for other threads' sample batches queued after the last such write. Under a flood
+// of sample batches, a history read therefore costs what the query costs. Only
 // prepared statements touch data; the only SQL text run directly is the embedded migrations and
 // fixed pragmas. Migrations are applied at Open and recorded in PRAGMA user_version.
 //
@@ -130,6 +131,7 @@ class SqliteStore final : public Store {
     std::function<void(const Status&)> after_commit;  // runs after the commit
     std::size_t rows = 0;
     std::uint64_t seq = 0;
+    bool samples_only = false;  // samples or nothing, no state: no read waits for it
   };
 
   explicit SqliteStore(SqliteOptions options);
@@ -162,9 +164,10 @@ class SqliteStore final : public Store {
     ReadConnection* c_;
   };
 
-  // Waits until the writes the calling thread queued are committed; false once closed.
-  bool WaitOwnWrites();
-  // WaitOwnWrites, then a read connection.
+  // Waits until the last write holding more than samples, and the calling thread's own writes,
+  // are committed; false once closed.
+  bool WaitForState();
+  // WaitForState, then a read connection.
   Result<ReadLease> StartRead();
   Result<std::unique_ptr<ReadConnection>> OpenReadConnection();
   void EndRead(ReadConnection* c);
@@ -190,6 +193,8 @@ class SqliteStore final : public Store {
   std::uint64_t committed_seq_ = 0;
   std::uint64_t done_seq_ = 0;
   std::uint64_t transactions_ = 0;
+  // The last write queued that holds more than samples (state every later read must see).
+  std::uint64_t last_state_seq_ = 0;
   // The last write each thread queued (the writer thread's own are not recorded).
   std::unordered_map<std::thread::id, std::uint64_t> queued_by_thread_;
   bool closing_ = false;

@@ -31,11 +31,8 @@ void Lab::Finalize(RunId run_id) {
     passes = r->second.passes;
     if (auto j = jobs_.find(job_id); j != jobs_.end()) cases = j->second.job.num_cases;
   }
-  // Reads without the lock (the store's commit callbacks take it). A read sees what is committed
-  // and its own thread's writes; the run's case results were queued by the agent's thread and may
-  // not be committed yet: wait for everything queued so far. The samples are streamed, never
+  // Reads without the lock (the store's commit callbacks take it). The samples are streamed, never
   // loaded: the memory this takes does not grow with the run.
-  store_.Flush();
   auto computed = ComputeRunStatistics(store_, job_id, run_id, provenance, passes, cases);
   auto results = store_.GetCaseResults(run_id);
   std::vector<CaseStats> stats;

@@ -8,10 +8,11 @@
 // (no reads, no Flush, no WriteAndWait) and should return quickly. Once the store is closed, a
 // write is dropped and its `done` runs at once, on the caller's thread, with kUnavailable.
 //
-// Reads see the database as last committed, and every write the calling thread queued before the
-// read (they wait for those to commit, never for other threads' writes: a history read does not
-// wait for the agents' sample batches). A read made after a write's `done` callback has run, on any
-// thread, sees that write. Never read while holding a lock that a `done` callback takes.
+// Reads see every write queued before them except other threads' sample batches (a WriteSet
+// holding only `batch`, or nothing): they wait for the last write of job, run, board or account
+// state and for the calling thread's own writes to commit, never for the ingest backlog behind
+// them, so a history read does not wait for the agents' samples. A read made after a write's `done`
+// callback has run sees that write. Never read while holding a lock that a `done` callback takes.
 //
 // Thread-safety: every method may be called from any thread.
 #pragma once

@@ -238,11 +238,10 @@ TEST_F(SqliteStoreTest, ReadSeesAWriteItsThreadQueuedBeforeIt) {
   EXPECT_EQ(store->GetJob(job.id)->message, "queued behind 3 jobs");
 }
 
-TEST_F(SqliteStoreTest, ReadOnAnotherThreadSeesTheLastCommitWithoutWaitingForTheQueue) {
+TEST_F(SqliteStoreTest, ReadDoesNotWaitForAnotherThreadsQueuedSamples) {
   auto store = Open();
   ASSERT_TRUE(store);
-  Job job = NewJob();
-  job.id = Insert(*store, job);
+  const JobId id = Insert(*store, NewJob());
   // The writer is held inside a commit callback, so nothing queued after it can commit.
   std::promise<void> held, release;
   store->Write(WriteSet{}, [&](const WriteOutcome&) {
@@ -250,20 +249,47 @@ TEST_F(SqliteStoreTest, ReadOnAnotherThreadSeesTheLastCommitWithoutWaitingForThe
     release.get_future().wait();
   });
   held.get_future().wait();
-  job.message = "queued behind the held commit";
   WriteSet ws;
-  ws.jobs.push_back(job);
-  store->Write(std::move(ws));  // queued by this thread, not committed
-  // Another thread queued nothing: its read neither waits nor sees the queued write.
-  auto other = std::async(std::launch::async, [&] { return store->GetJob(job.id); });
+  ws.batch = Batch(1, 0, 10);
+  store->Write(std::move(ws));  // samples queued by this thread, not committed
+  // Another thread's reads neither wait for them nor see them.
+  auto other = std::async(std::launch::async, [&] {
+    return std::make_pair(store->CountSamples(1), store->GetJob(id));
+  });
   const bool waited = other.wait_for(std::chrono::seconds(10)) != std::future_status::ready;
   release.set_value();
-  ASSERT_FALSE(waited) << "a read waited for another thread's queued write";
+  ASSERT_FALSE(waited) << "a read waited for another thread's queued samples";
+  auto [count, job] = other.get();
+  ASSERT_TRUE(count.ok());
+  EXPECT_EQ(*count, 0u);
+  EXPECT_TRUE(job.ok());
+  // This thread's read waits for the samples it queued.
+  EXPECT_EQ(*store->CountSamples(1), 20u);
+}
+
+TEST_F(SqliteStoreTest, ReadOnAnyThreadWaitsForQueuedStateAndSeesIt) {
+  auto store = Open();
+  ASSERT_TRUE(store);
+  Job job = NewJob();
+  job.id = Insert(*store, job);
+  std::promise<void> held, release;
+  store->Write(WriteSet{}, [&](const WriteOutcome&) {
+    held.set_value();
+    release.get_future().wait();
+  });
+  held.get_future().wait();
+  job.message = "decided, not yet committed";
+  WriteSet ws;
+  ws.jobs.push_back(job);
+  store->Write(std::move(ws));
+  auto other = std::async(std::launch::async, [&] { return store->GetJob(job.id); });
+  // It cannot finish while the state write it must see is held.
+  const bool early = other.wait_for(std::chrono::milliseconds(200)) == std::future_status::ready;
+  release.set_value();
+  EXPECT_FALSE(early) << "a read did not wait for a queued state write";
   auto seen = other.get();
   ASSERT_TRUE(seen.ok());
-  EXPECT_EQ(seen->message, "");
-  // This thread's read waits for the write it queued.
-  EXPECT_EQ(store->GetJob(job.id)->message, "queued behind the held commit");
+  EXPECT_EQ(seen->message, "decided, not yet committed");
 }
 
 TEST_F(SqliteStoreTest, ReadAfterADoneCallbackSeesThatWriteOnAnyThread) {
