@@ -1,6 +1,7 @@
-// The web page's API over a large history (DESIGN.md §8: "history API, 100,000 jobs: < 50 ms p95
-// for a page; one job < 2 ms p50"). Every request goes through the HTTP route function
-// (http::Router::Handle: parameter parsing, the store's query, JSON), without sockets.
+// The web page's API over a large history (target: every view's p95 < 10 ms at 1,000,000 jobs;
+// DESIGN.md §8 asked for < 50 ms at 100,000). Every request goes through the HTTP route function
+// (http::Router::Handle: authentication, parameter parsing, the store's query, JSON), without
+// sockets.
 //
 //   BM_HistoryPage/N   one page of GET /api/v1/jobs, for the views the history page asks for
 //                      (N indexes kHistoryViews: default, filtered, sorted, deep pages, ...)
@@ -8,9 +9,10 @@
 //   BM_CaseSamples     GET /api/v1/jobs/{id}/samples (2,000 points, 40 bins) of a 4 x 2,000 job
 //   BM_Compare         GET /api/v1/compare of two such jobs (bootstrap over every sample)
 //
-// The store is filled once with MCULAB_BENCH_JOBS jobs (default 100,000): 4 cases each, a run
+// The store is filled once with MCULAB_BENCH_JOBS jobs (default 1,000,000): 4 cases each, a run
 // with provenance, case statistics and checksums, a realistic mix of users, kinds, ops, labels
 // and states, one job a minute. Each benchmark reports p50/p95/p99 latency as counters (ms).
+// Requests carry a viewer's bearer token, as the page's do.
 #include <benchmark/benchmark.h>
 #include <spdlog/spdlog.h>
 
@@ -54,7 +56,7 @@ const char* const kLabels[] = {
 
 std::int64_t JobCount() {
   const char* v = std::getenv("MCULAB_BENCH_JOBS");
-  return v != nullptr ? std::max<std::int64_t>(100, std::atoll(v)) : 100'000;
+  return v != nullptr ? std::max<std::int64_t>(100, std::atoll(v)) : 1'000'000;
 }
 
 // The lab every benchmark reads: filled once, on first use.
@@ -66,6 +68,7 @@ struct BenchLab {
   std::unique_ptr<Router> router;
   std::int64_t jobs = 0;
   std::int64_t series_a = 0, series_b = 0;  // jobs with stored samples
+  std::string token;                        // a viewer's
 
   BenchLab() {
     std::random_device rd;
@@ -78,6 +81,9 @@ struct BenchLab {
     Fill();
     lab = std::make_unique<server::Lab>(*store, clock, server::LabConfig{}, dir);
     if (Status st = lab->Start(); !st.ok()) throw std::runtime_error(st.error().message);
+    auto viewer = lab->accounts().AddUser("bench", "viewer");
+    if (!viewer.ok()) throw std::runtime_error(viewer.error().message);
+    token = viewer->token;
     router = std::make_unique<Router>(*lab, *store, clock, server::http::RouterOptions{});
   }
   ~BenchLab() {
@@ -91,7 +97,7 @@ struct BenchLab {
     const auto t0 = std::chrono::steady_clock::now();
     std::mt19937_64 rng(42);
     auto pick = [&](std::size_t n) { return static_cast<std::size_t>(rng() % n); };
-    db::WriteSet boards;
+    server::WriteSet boards;
     for (const Kind& k : kKinds) {
       server::Board b;
       b.name = k.board;
@@ -104,7 +110,7 @@ struct BenchLab {
     Check(store->WriteAndWait(std::move(boards)));
     series_a = jobs - 1;
     series_b = jobs;
-    db::WriteSet ws;
+    server::WriteSet ws;
     for (std::int64_t id = 1; id <= jobs; ++id) {
       const bool series = id == series_a || id == series_b;
       const Kind& k = series ? kKinds[1] : kKinds[pick(3)];
@@ -183,7 +189,7 @@ struct BenchLab {
       }
       if (ws.Rows() >= 20'000 || id == jobs) {
         Check(store->WriteAndWait(std::move(ws)));
-        ws = db::WriteSet{};
+        ws = server::WriteSet{};
       }
     }
     // Raw samples of the two series jobs, for the samples and compare benchmarks.
@@ -191,7 +197,7 @@ struct BenchLab {
     for (std::int64_t job : {series_a, series_b}) {
       std::normal_distribution<double> noise(0, 30);
       for (std::uint32_t c = 0; c < 4; ++c) {
-        db::WriteSet b;
+        server::WriteSet b;
         b.batch.emplace();
         b.batch->run_id = job;
         b.batch->sequence = seq++;
@@ -224,16 +230,17 @@ BenchLab& Lab() {
   return lab;
 }
 
-Request Get(const std::string& target) {
+Request Get(const std::string& target, const std::string& token) {
   Request r{server::http::beast_http::verb::get, target, 11};
   r.set(server::http::beast_http::field::host, "bench");
+  r.set(server::http::beast_http::field::authorization, "Bearer " + token);
   return r;
 }
 
 // Runs `target` once per iteration and reports latency percentiles.
 void Measure(benchmark::State& state, const std::string& target) {
   BenchLab& lab = Lab();
-  const Request req = Get(target);
+  const Request req = Get(target, lab.token);
   {
     auto warm = lab.router->Handle(req);
     if (warm.response.result_int() != 200) {
@@ -290,6 +297,8 @@ std::vector<View> HistoryViews() {
       // filtered list in another order.
       {"label no job has, by created", "label=no-such-label&sort=created&order=desc&limit=50"},
       {"label one job has, by created", "label=4711&sort=created&order=desc&limit=50"},
+      // Two characters: no trigram to look up, every label is read.
+      {"two-character label, by id", "label=x4&sort=id&order=desc&limit=50"},
       {"op filter, page 500 by created",
        "op=fully_connected_s8&sort=created&order=asc&limit=50&offset=25000"},
   };
@@ -300,7 +309,7 @@ void BM_HistoryPage(benchmark::State& state) {
   Measure(state, "/api/v1/jobs?" + v.query);
   state.SetLabel(v.name);
 }
-BENCHMARK(BM_HistoryPage)->DenseRange(0, 13)->Iterations(200)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_HistoryPage)->DenseRange(0, 14)->Iterations(200)->Unit(benchmark::kMillisecond);
 
 void BM_JobDetail(benchmark::State& state) {
   Measure(state, "/api/v1/jobs/" + std::to_string(JobCount() / 2));

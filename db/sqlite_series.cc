@@ -94,11 +94,11 @@ Result<std::vector<SeriesRow>> SqliteStore::QuerySeries(const SeriesQuery& q) {
 
   std::vector<Match> matches;
   {
-    auto lock = StartRead();
-    if (!lock.ok()) return lock.error();
+    auto read = StartRead();
+    if (!read.ok()) return read.error();
     sqlite3_stmt* raw = nullptr;
-    if (sqlite3_prepare_v2(rdb_, sql.c_str(), -1, &raw, nullptr) != SQLITE_OK) {
-      return SqlError(rdb_, "preparing the series query");
+    if (sqlite3_prepare_v2(read->db(), sql.c_str(), -1, &raw, nullptr) != SQLITE_OK) {
+      return SqlError(read->db(), "preparing the series query");
     }
     StmtPtr s(raw);
     auto text = [&](int i, const std::string& v) {
@@ -137,7 +137,7 @@ Result<std::vector<SeriesRow>> SqliteStore::QuerySeries(const SeriesQuery& q) {
       r.runner_name = Text(raw, 17);
       matches.push_back(std::move(m));
     }
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE) return SqlError(rdb_, "reading the series");
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) return SqlError(read->db(), "reading the series");
   }
   std::vector<SeriesRow> out;
   out.reserve(matches.size());

@@ -606,11 +606,11 @@ Status SqliteStore::Init(const std::filesystem::path& path) {
   w_ = std::make_unique<Statements>();
   if (Status s = w_->PrepareWrites(wdb_); !s.ok()) return s;
 
-  auto r = OpenConnection(path);
+  path_ = path;
+  auto r = OpenReadConnection();  // one now, so a database that cannot be read fails Open
   if (!r.ok()) return r.error();
-  rdb_ = *r;
-  r_ = std::make_unique<Statements>();
-  if (Status s = r_->PrepareReads(rdb_); !s.ok()) return s;
+  idle_reads_.push_back(r->get());
+  reads_.push_back(std::move(*r));
 
   writer_ = std::thread([this] { WriterLoop(); });
   writer_id_ = writer_.get_id();
@@ -627,17 +627,37 @@ void SqliteStore::Close() {
   }
   queue_cv_.notify_all();
   if (writer_.joinable()) writer_.join();
-  std::lock_guard rl(read_mu_);
   {
     std::lock_guard l(mu_);
     closed_ = true;
   }
   progress_cv_.notify_all();
+  {
+    // Reads in progress end first; later ones fail.
+    std::unique_lock l(pool_mu_);
+    reads_closed_ = true;
+    pool_cv_.wait(l, [&] { return idle_reads_.size() == reads_.size(); });
+    idle_reads_.clear();
+    reads_.clear();
+  }
   w_.reset();
-  r_.reset();
-  sqlite3_close(rdb_);
   sqlite3_close(wdb_);
-  rdb_ = wdb_ = nullptr;
+  wdb_ = nullptr;
+}
+
+SqliteStore::ReadConnection::~ReadConnection() {
+  s.reset();
+  sqlite3_close(db);
+}
+
+Result<std::unique_ptr<SqliteStore::ReadConnection>> SqliteStore::OpenReadConnection() {
+  auto db = OpenConnection(path_);
+  if (!db.ok()) return db.error();
+  auto c = std::make_unique<ReadConnection>();
+  c->db = *db;
+  c->s = std::make_unique<Statements>();
+  if (Status s = c->s->PrepareReads(c->db); !s.ok()) return s.error();
+  return c;
 }
 
 bool SqliteStore::OnWriterThread() const { return std::this_thread::get_id() == writer_id_; }
@@ -655,6 +675,8 @@ void SqliteStore::Enqueue(Op op) {
     std::unique_lock l(mu_);
     if (!closing_) {
       op.seq = next_seq_++;
+      if (!op.samples_only) last_state_seq_ = op.seq;
+      if (!OnWriterThread()) queued_by_thread_[std::this_thread::get_id()] = op.seq;
       queued_rows_ += op.rows;
       queue_.push_back(std::move(op));
       l.unlock();
@@ -852,6 +874,8 @@ void SqliteStore::Write(WriteSet ws, WriteDone done) {
   auto duplicate = std::make_shared<bool>(false);
   Op op;
   op.rows = std::max<std::size_t>(1, shared->Rows());
+  // Rows of state besides the samples (an empty write only orders a callback after the commits).
+  op.samples_only = shared->Rows() == (shared->batch ? shared->batch->samples.size() + 1 : 0);
   op.apply = [this, shared, duplicate] { return ApplyWriteSet(*shared, duplicate.get()); };
   if (done) {
     op.after_commit = [done = std::move(done), duplicate](const Status& s) {
@@ -879,29 +903,62 @@ void SqliteStore::Flush() {
   progress_cv_.wait(l, [&] { return done_seq_ >= target || closed_; });
 }
 
-bool SqliteStore::WaitCommitted() {
+bool SqliteStore::WaitForState() {
   std::unique_lock l(mu_);
   if (closed_) return false;
   if (OnWriterThread()) return true;
-  const std::uint64_t target = next_seq_ - 1;
+  std::uint64_t target = last_state_seq_;
+  const auto it = queued_by_thread_.find(std::this_thread::get_id());
+  if (it != queued_by_thread_.end()) target = std::max(target, it->second);
   progress_cv_.wait(l, [&] { return committed_seq_ >= target || closed_; });
-  return !closed_;
+  if (closed_) return false;
+  // Committed: this thread has nothing of its own to wait for until it writes again.
+  if (auto again = queued_by_thread_.find(std::this_thread::get_id());
+      again != queued_by_thread_.end() && again->second <= committed_seq_) {
+    queued_by_thread_.erase(again);
+  }
+  return true;
 }
 
 // ---------------------------------------------------------------------------------------------
 // Reads
 
-Result<std::unique_lock<std::mutex>> SqliteStore::StartRead() {
-  if (!WaitCommitted()) return MakeError(ErrorCode::kUnavailable, "the store is closed");
-  std::unique_lock lock(read_mu_);
-  if (!r_) return MakeError(ErrorCode::kUnavailable, "the store is closed");
-  return lock;
+Result<SqliteStore::ReadLease> SqliteStore::StartRead() {
+  if (!WaitForState()) return MakeError(ErrorCode::kUnavailable, "the store is closed");
+  std::unique_lock l(pool_mu_);
+  while (true) {
+    if (reads_closed_) return MakeError(ErrorCode::kUnavailable, "the store is closed");
+    if (!idle_reads_.empty()) {
+      ReadConnection* c = idle_reads_.back();
+      idle_reads_.pop_back();
+      return ReadLease(this, c);
+    }
+    if (reads_.size() < std::max<std::size_t>(1, options_.max_read_connections)) {
+      auto c = OpenReadConnection();
+      if (!c.ok()) return c.error();
+      reads_.push_back(std::move(*c));
+      return ReadLease(this, reads_.back().get());
+    }
+    pool_cv_.wait(l);
+  }
+}
+
+void SqliteStore::EndRead(ReadConnection* c) {
+  {
+    std::lock_guard l(pool_mu_);
+    idle_reads_.push_back(c);
+  }
+  pool_cv_.notify_all();
+}
+
+SqliteStore::ReadLease::~ReadLease() {
+  if (c_ != nullptr) store_->EndRead(c_);
 }
 
 Result<Job> SqliteStore::GetJob(JobId id) {
-  auto lock = StartRead();
-  if (!lock.ok()) return lock.error();
-  Use u(r_->get_job);
+  auto read = StartRead();
+  if (!read.ok()) return read.error();
+  Use u(read->s().get_job);
   u.Bind(id);
   if (!u.Next()) {
     if (!u.status().ok()) return u.status().error();
@@ -911,9 +968,9 @@ Result<Job> SqliteStore::GetJob(JobId id) {
 }
 
 Result<std::vector<Job>> SqliteStore::ListJobs(const JobFilter& f) {
-  auto lock = StartRead();
-  if (!lock.ok()) return lock.error();
-  Use u(r_->list_jobs);
+  auto read = StartRead();
+  if (!read.ok()) return read.error();
+  Use u(read->s().list_jobs);
   u.Bind(f.state).Bind(f.kind).Bind(f.board).Bind(f.op).Bind(f.user).Bind(f.before_id);
   u.Bind(f.limit);
   std::vector<Job> out;
@@ -927,9 +984,9 @@ Result<std::vector<Job>> SqliteStore::ListJobs(const JobFilter& f) {
 }
 
 Result<std::vector<Job>> SqliteStore::ListActiveJobs() {
-  auto lock = StartRead();
-  if (!lock.ok()) return lock.error();
-  Use u(r_->list_active_jobs);
+  auto read = StartRead();
+  if (!read.ok()) return read.error();
+  Use u(read->s().list_active_jobs);
   std::vector<Job> out;
   while (u.Next()) {
     auto j = ReadJob(u);
@@ -941,9 +998,9 @@ Result<std::vector<Job>> SqliteStore::ListActiveJobs() {
 }
 
 Result<std::vector<CaseSpec>> SqliteStore::GetJobCases(JobId id) {
-  auto lock = StartRead();
-  if (!lock.ok()) return lock.error();
-  Use u(r_->get_cases);
+  auto read = StartRead();
+  if (!read.ok()) return read.error();
+  Use u(read->s().get_cases);
   u.Bind(id);
   std::vector<CaseSpec> out;
   while (u.Next()) out.push_back(CaseSpec{u.Int(1), SplitInts(u.Text(2))});
@@ -952,9 +1009,9 @@ Result<std::vector<CaseSpec>> SqliteStore::GetJobCases(JobId id) {
 }
 
 Result<std::vector<JobTransition>> SqliteStore::GetTransitions(JobId id) {
-  auto lock = StartRead();
-  if (!lock.ok()) return lock.error();
-  Use u(r_->get_transitions);
+  auto read = StartRead();
+  if (!read.ok()) return read.error();
+  Use u(read->s().get_transitions);
   u.Bind(id);
   std::vector<JobTransition> out;
   while (u.Next()) {
@@ -965,9 +1022,9 @@ Result<std::vector<JobTransition>> SqliteStore::GetTransitions(JobId id) {
 }
 
 Result<std::vector<Board>> SqliteStore::ListBoards() {
-  auto lock = StartRead();
-  if (!lock.ok()) return lock.error();
-  Use u(r_->list_boards);
+  auto read = StartRead();
+  if (!read.ok()) return read.error();
+  Use u(read->s().list_boards);
   std::vector<Board> out;
   while (u.Next()) {
     auto b = ReadBoard(u);
@@ -979,9 +1036,9 @@ Result<std::vector<Board>> SqliteStore::ListBoards() {
 }
 
 Result<std::vector<BoardTransition>> SqliteStore::GetBoardTransitions(const std::string& board) {
-  auto lock = StartRead();
-  if (!lock.ok()) return lock.error();
-  Use u(r_->get_board_transitions);
+  auto read = StartRead();
+  if (!read.ok()) return read.error();
+  Use u(read->s().get_board_transitions);
   u.Bind(board);
   std::vector<BoardTransition> out;
   while (u.Next()) {
@@ -993,9 +1050,9 @@ Result<std::vector<BoardTransition>> SqliteStore::GetBoardTransitions(const std:
 }
 
 Result<Run> SqliteStore::GetRun(RunId id) {
-  auto lock = StartRead();
-  if (!lock.ok()) return lock.error();
-  Use u(r_->get_run);
+  auto read = StartRead();
+  if (!read.ok()) return read.error();
+  Use u(read->s().get_run);
   u.Bind(id);
   if (!u.Next()) {
     if (!u.status().ok()) return u.status().error();
@@ -1005,9 +1062,9 @@ Result<Run> SqliteStore::GetRun(RunId id) {
 }
 
 Result<std::vector<Run>> SqliteStore::ListRuns(JobId job) {
-  auto lock = StartRead();
-  if (!lock.ok()) return lock.error();
-  Use u(r_->list_runs);
+  auto read = StartRead();
+  if (!read.ok()) return read.error();
+  Use u(read->s().list_runs);
   u.Bind(job);
   std::vector<Run> out;
   while (u.Next()) {
@@ -1020,25 +1077,25 @@ Result<std::vector<Run>> SqliteStore::ListRuns(JobId job) {
 }
 
 Result<JobId> SqliteStore::MaxJobId() {
-  auto lock = StartRead();
-  if (!lock.ok()) return lock.error();
-  Use u(r_->max_job);
+  auto read = StartRead();
+  if (!read.ok()) return read.error();
+  Use u(read->s().max_job);
   if (!u.Next()) return u.status().ok() ? JobId{0} : Result<JobId>(u.status().error());
   return u.Int(0);
 }
 
 Result<RunId> SqliteStore::MaxRunId() {
-  auto lock = StartRead();
-  if (!lock.ok()) return lock.error();
-  Use u(r_->max_run);
+  auto read = StartRead();
+  if (!read.ok()) return read.error();
+  Use u(read->s().max_run);
   if (!u.Next()) return u.status().ok() ? RunId{0} : Result<RunId>(u.status().error());
   return u.Int(0);
 }
 
 Result<std::vector<Sample>> SqliteStore::GetSamples(RunId run) {
-  auto lock = StartRead();
-  if (!lock.ok()) return lock.error();
-  Use u(r_->get_samples);
+  auto read = StartRead();
+  if (!read.ok()) return read.error();
+  Use u(read->s().get_samples);
   u.Bind(run);
   std::vector<Sample> out;
   while (u.Next()) {
@@ -1055,9 +1112,9 @@ Result<std::vector<Sample>> SqliteStore::GetSamples(RunId run) {
 Status SqliteStore::ScanSamples(RunId run,
                                 const std::function<void(std::span<const Sample>)>& chunk) {
   constexpr std::size_t kChunk = 4096;
-  auto lock = StartRead();
-  if (!lock.ok()) return lock.error();
-  Use u(r_->scan_samples);
+  auto read = StartRead();
+  if (!read.ok()) return read.error();
+  Use u(read->s().scan_samples);
   u.Bind(run);
   std::vector<Sample> buf;
   buf.reserve(kChunk);
@@ -1074,9 +1131,9 @@ Status SqliteStore::ScanSamples(RunId run,
 }
 
 Result<std::uint64_t> SqliteStore::CountSamples(RunId run) {
-  auto lock = StartRead();
-  if (!lock.ok()) return lock.error();
-  Use u(r_->count_samples);
+  auto read = StartRead();
+  if (!read.ok()) return read.error();
+  Use u(read->s().count_samples);
   u.Bind(run);
   if (!u.Next())
     return u.status().ok() ? std::uint64_t{0} : Result<std::uint64_t>(u.status().error());
@@ -1084,9 +1141,9 @@ Result<std::uint64_t> SqliteStore::CountSamples(RunId run) {
 }
 
 Result<std::vector<std::uint64_t>> SqliteStore::ListBatchSequences(RunId run) {
-  auto lock = StartRead();
-  if (!lock.ok()) return lock.error();
-  Use u(r_->list_batches);
+  auto read = StartRead();
+  if (!read.ok()) return read.error();
+  Use u(read->s().list_batches);
   u.Bind(run);
   std::vector<std::uint64_t> out;
   while (u.Next()) out.push_back(u.UInt(0));
@@ -1095,9 +1152,9 @@ Result<std::vector<std::uint64_t>> SqliteStore::ListBatchSequences(RunId run) {
 }
 
 Result<std::vector<CaseResult>> SqliteStore::GetCaseResults(RunId run) {
-  auto lock = StartRead();
-  if (!lock.ok()) return lock.error();
-  Use u(r_->get_case_results);
+  auto read = StartRead();
+  if (!read.ok()) return read.error();
+  Use u(read->s().get_case_results);
   u.Bind(run);
   std::vector<CaseResult> out;
   while (u.Next()) {
@@ -1108,9 +1165,9 @@ Result<std::vector<CaseResult>> SqliteStore::GetCaseResults(RunId run) {
 }
 
 Result<std::vector<CaseStats>> SqliteStore::GetCaseStats(JobId job) {
-  auto lock = StartRead();
-  if (!lock.ok()) return lock.error();
-  Use u(r_->get_case_stats);
+  auto read = StartRead();
+  if (!read.ok()) return read.error();
+  Use u(read->s().get_case_stats);
   u.Bind(job);
   std::vector<CaseStats> out;
   while (u.Next()) {
@@ -1137,9 +1194,9 @@ Result<std::vector<CaseStats>> SqliteStore::GetCaseStats(JobId job) {
 }
 
 Result<std::vector<Artifact>> SqliteStore::ListArtifactsBefore(std::int64_t ms) {
-  auto lock = StartRead();
-  if (!lock.ok()) return lock.error();
-  Use u(r_->artifacts_before);
+  auto read = StartRead();
+  if (!read.ok()) return read.error();
+  Use u(read->s().artifacts_before);
   u.Bind(ms);
   std::vector<Artifact> out;
   while (u.Next()) out.push_back(Artifact{u.Text(0), u.UInt(1), u.Text(2), u.Text(3), u.Int(4)});
@@ -1148,9 +1205,9 @@ Result<std::vector<Artifact>> SqliteStore::ListArtifactsBefore(std::int64_t ms) 
 }
 
 Result<Store::ArtifactUsage> SqliteStore::GetArtifactUsage(const std::string& user) {
-  auto lock = StartRead();
-  if (!lock.ok()) return lock.error();
-  Use u(r_->artifact_usage);
+  auto read = StartRead();
+  if (!read.ok()) return read.error();
+  Use u(read->s().artifact_usage);
   u.Bind(user);
   if (!u.Next()) {
     if (!u.status().ok()) return u.status().error();
@@ -1160,9 +1217,9 @@ Result<Store::ArtifactUsage> SqliteStore::GetArtifactUsage(const std::string& us
 }
 
 Result<std::optional<Artifact>> SqliteStore::GetArtifact(const std::string& sha256) {
-  auto lock = StartRead();
-  if (!lock.ok()) return lock.error();
-  Use u(r_->get_artifact);
+  auto read = StartRead();
+  if (!read.ok()) return read.error();
+  Use u(read->s().get_artifact);
   u.Bind(sha256);
   if (!u.Next()) {
     if (!u.status().ok()) return u.status().error();
@@ -1172,17 +1229,17 @@ Result<std::optional<Artifact>> SqliteStore::GetArtifact(const std::string& sha2
 }
 
 Result<int> SqliteStore::SchemaVersion() {
-  auto lock = StartRead();
-  if (!lock.ok()) return lock.error();
-  Use u(r_->user_version);
+  auto read = StartRead();
+  if (!read.ok()) return read.error();
+  Use u(read->s().user_version);
   if (!u.Next()) return u.status().ok() ? 0 : Result<int>(u.status().error());
   return static_cast<int>(u.Int(0));
 }
 
 Result<std::string> SqliteStore::JournalMode() {
-  auto lock = StartRead();
-  if (!lock.ok()) return lock.error();
-  Use u(r_->journal_mode);
+  auto read = StartRead();
+  if (!read.ok()) return read.error();
+  Use u(read->s().journal_mode);
   if (!u.Next()) return u.status().ok() ? std::string() : Result<std::string>(u.status().error());
   return u.Text(0);
 }
@@ -1257,7 +1314,9 @@ struct JobWhere {
   std::vector<std::int64_t> ints;  // then these
 };
 
-JobWhere BuildJobWhere(const JobQuery& q) {
+// `trigrams`: the label's candidates come from its trigram index (a label of three characters or
+// more found in few jobs).
+JobWhere BuildJobWhere(const JobQuery& q, bool trigrams) {
   JobWhere w;
   w.sql = "WHERE 1 = 1";
   auto text = [&](const char* fragment, const std::string& value, int times = 1) {
@@ -1277,9 +1336,8 @@ JobWhere BuildJobWhere(const JobQuery& q) {
     w.sql += ")";
   }
   if (!q.label_contains.empty()) {
-    // Three characters or more: the trigram index (migration 0010) finds the candidates, LIKE
-    // keeps the matching rules. Fewer: no trigram to look up, every label is read.
-    if (CodePoints(q.label_contains) >= 3) {
+    // The trigram index (migration 0010) finds the candidates, LIKE keeps the matching rules.
+    if (trigrams) {
       w.label_search = true;
       text(" AND j.id IN (SELECT rowid FROM jobs_label_search WHERE jobs_label_search MATCH ?)",
            TrigramPhrase(q.label_contains));
@@ -1325,24 +1383,54 @@ class ReadTransaction {
 }  // namespace
 
 Result<JobPage> SqliteStore::QueryJobs(const JobQuery& q) {
-  const JobWhere where = BuildJobWhere(q);
-  const std::string dir = q.ascending ? " ASC" : " DESC";
+  // Few matches: found through the label's trigram index, then sorted, instead of reading a sort
+  // key's index until a page is full.
+  constexpr std::uint64_t kFewMatches = 2000;
+  auto read = StartRead();
+  if (!read.ok()) return read.error();
+  ReadTransaction txn(read->db());  // the total and the page from one snapshot
+  if (!txn.ok()) return SqlError(read->db(), "starting a read transaction");
+  // A label of three characters or more found in few jobs (counted over the distinct labels of
+  // label_counts, migration 0011: probing the trigram index itself would read every trigram match
+  // of a frequent label) is looked up through its trigrams.
+  bool trigrams = false;
+  if (CodePoints(q.label_contains) >= 3) {
+    Stmt s;
+    if (Status st = s.Prepare(read->db(),
+                              "SELECT COALESCE(SUM(n), 0) FROM label_counts "
+                              "WHERE label LIKE ? ESCAPE '\\'");
+        !st.ok()) {
+      return st.error();
+    }
+    Use u(s);
+    u.Bind(ContainsPattern(q.label_contains));
+    if (!u.Next()) {
+      if (!u.status().ok()) return u.status().error();
+      return SqlError(read->db(), "counting labels");
+    }
+    trigrams = u.UInt(0) <= kFewMatches;
+  }
+  const JobWhere where = BuildJobWhere(q, trigrams);
   const SortSql sort = SortOf(q.sort);
-  const std::string order = std::string(" ORDER BY ") + sort.expression + dir + ", j.id" + dir;
   // The page's ids come from the sort key's covering index alone (read in order, filters checked
   // on its entries), then only those rows are read and joined with their runs.
   const std::string cols(kJobCols);
   const std::size_t from = cols.find("FROM jobs j");
-  const std::string count_sql = "SELECT COUNT(*) FROM jobs j " + where.sql;
+  // Filters on state, op, kind and user alone are summed from job_counts, a frequent label alone
+  // from label_counts (migration 0011); the rest are counted.
+  const bool others = !q.board.empty() || q.created_from || q.created_to;
+  const bool counted = !others && q.label_contains.empty();
+  const bool label_counted = !others && !q.label_contains.empty() && !trigrams && q.user.empty() &&
+                             q.kind.empty() && q.op.empty() && q.states.empty();
+  const std::string count_sql =
+      counted         ? "SELECT COALESCE(SUM(n), 0) FROM job_counts j " + where.sql
+      : label_counted ? "SELECT COALESCE(SUM(n), 0) FROM label_counts j " + where.sql
+                      : "SELECT COUNT(*) FROM jobs j " + where.sql;
 
-  auto lock = StartRead();
-  if (!lock.ok()) return lock.error();
-  ReadTransaction txn(rdb_);  // the total and the page from one snapshot
-  if (!txn.ok()) return SqlError(rdb_, "starting a read transaction");
   JobPage page;
   {
     Stmt s;
-    if (Status st = s.Prepare(rdb_, count_sql.c_str()); !st.ok()) return st.error();
+    if (Status st = s.Prepare(read->db(), count_sql.c_str()); !st.ok()) return st.error();
     Use u(s);
     BindWhere(u, where);
     if (!u.Next()) {
@@ -1352,10 +1440,24 @@ Result<JobPage> SqliteStore::QueryJobs(const JobQuery& q) {
     page.total = u.UInt(0);
   }
   if (page.total <= q.offset) return page;  // nothing on this page: no second pass
-  // A label found in few jobs: read the narrow label index once and sort those few, instead of
-  // reading the sort key's wide index end to end.
-  constexpr std::uint64_t kFewMatches = 2000;
-  // With the trigram index, those few are looked up by id.
+  // A page past the middle is read from the other end: the same rows in reverse, after stepping
+  // over fewer index entries (ties are broken by id in the sort's direction, so reversing the
+  // order reverses the list exactly).
+  std::uint64_t offset = q.offset;
+  std::uint64_t limit = q.limit;
+  bool ascending = q.ascending;
+  const bool from_the_end = q.offset > page.total / 2;
+  if (from_the_end) {
+    const std::uint64_t end = std::min<std::uint64_t>(page.total, q.offset + q.limit);
+    limit = end - q.offset;
+    offset = page.total - end;
+    ascending = !ascending;
+  }
+  const std::string dir = ascending ? " ASC" : " DESC";
+  const std::string order = std::string(" ORDER BY ") + sort.expression + dir + ", j.id" + dir;
+  // A label found in few jobs: its trigrams give their ids (or, for a label too short for
+  // trigrams, the narrow label index is read once) and those few are sorted, instead of reading
+  // the sort key's wide index end to end.
   const bool few_labels = !q.label_contains.empty() && page.total <= kFewMatches;
   const std::string index = few_labels && where.label_search ? std::string()
                             : few_labels                     ? " INDEXED BY jobs_label"
@@ -1367,27 +1469,28 @@ Result<JobPage> SqliteStore::QueryJobs(const JobQuery& q) {
       cols.substr(from) + "WHERE j.id IN (SELECT j.id FROM jobs j" + index + " " + where.sql +
       order + " LIMIT ? OFFSET ?)" + order;
   Stmt s;
-  if (Status st = s.Prepare(rdb_, page_sql.c_str()); !st.ok()) return st.error();
+  if (Status st = s.Prepare(read->db(), page_sql.c_str()); !st.ok()) return st.error();
   const int emulated_col = sqlite3_column_count(s.get()) - 1;
   Use u(s);
   BindWhere(u, where);
-  u.Bind(static_cast<std::int64_t>(q.limit)).Bind(static_cast<std::int64_t>(q.offset));
+  u.Bind(static_cast<std::int64_t>(limit)).Bind(static_cast<std::int64_t>(offset));
   while (u.Next()) {
     auto j = ReadJob(u);
     if (!j.ok()) return j.error();
     page.jobs.push_back(JobRow{std::move(*j), u.Bool(emulated_col)});
   }
   if (!u.status().ok()) return u.status().error();
+  if (from_the_end) std::reverse(page.jobs.begin(), page.jobs.end());
   return page;
 }
 
 Result<std::vector<SeriesPoint>> SqliteStore::GetCaseSeries(RunId run, std::uint32_t pass,
                                                             std::uint32_t case_index,
                                                             std::uint32_t metric) {
-  auto lock = StartRead();
-  if (!lock.ok()) return lock.error();
+  auto read = StartRead();
+  if (!read.ok()) return read.error();
   Stmt s;
-  if (Status st = s.Prepare(rdb_,
+  if (Status st = s.Prepare(read->db(),
                             "SELECT iteration, value FROM samples WHERE run_id = ? AND pass = ? "
                             "AND case_index = ? AND metric = ? ORDER BY iteration");
       !st.ok()) {
@@ -1402,10 +1505,11 @@ Result<std::vector<SeriesPoint>> SqliteStore::GetCaseSeries(RunId run, std::uint
 }
 
 Result<std::vector<std::pair<std::string, std::uint64_t>>> SqliteStore::CountJobsByState() {
-  auto lock = StartRead();
-  if (!lock.ok()) return lock.error();
+  auto read = StartRead();
+  if (!read.ok()) return read.error();
   Stmt s;
-  if (Status st = s.Prepare(rdb_, "SELECT state, COUNT(*) FROM jobs GROUP BY state"); !st.ok()) {
+  if (Status st = s.Prepare(read->db(), "SELECT state, COUNT(*) FROM jobs GROUP BY state");
+      !st.ok()) {
     return st.error();
   }
   Use u(s);
@@ -1416,11 +1520,11 @@ Result<std::vector<std::pair<std::string, std::uint64_t>>> SqliteStore::CountJob
 }
 
 Result<std::uint64_t> SqliteStore::SamplesStored() {
-  auto lock = StartRead();
-  if (!lock.ok()) return lock.error();
+  auto read = StartRead();
+  if (!read.ok()) return read.error();
   Stmt s;
   // Samples are only ever appended, so the largest rowid counts them without a table scan.
-  if (Status st = s.Prepare(rdb_, "SELECT COALESCE(MAX(rowid), 0) FROM samples"); !st.ok()) {
+  if (Status st = s.Prepare(read->db(), "SELECT COALESCE(MAX(rowid), 0) FROM samples"); !st.ok()) {
     return st.error();
   }
   Use u(s);
@@ -1550,10 +1654,11 @@ Status SqliteStore::ApplyProfileWrites(const WriteSet& ws) {
 }
 
 Result<JobEvents> SqliteStore::GetJobEvents(JobId job) {
-  auto lock = StartRead();
-  if (!lock.ok()) return lock.error();
+  auto read = StartRead();
+  if (!read.ok()) return read.error();
   Stmt s;
-  if (Status st = s.Prepare(rdb_, "SELECT events FROM job_events WHERE job_id = ?"); !st.ok()) {
+  if (Status st = s.Prepare(read->db(), "SELECT events FROM job_events WHERE job_id = ?");
+      !st.ok()) {
     return st.error();
   }
   Use u(s);
@@ -1566,10 +1671,10 @@ Result<JobEvents> SqliteStore::GetJobEvents(JobId job) {
 }
 
 Result<std::vector<BoardUnits>> SqliteStore::ListBoardUnits() {
-  auto lock = StartRead();
-  if (!lock.ok()) return lock.error();
+  auto read = StartRead();
+  if (!read.ok()) return read.error();
   Stmt s;
-  if (Status st = s.Prepare(rdb_,
+  if (Status st = s.Prepare(read->db(),
                             "SELECT board, unit, max_simultaneous, events, emulated FROM "
                             "board_counter_units ORDER BY board, position");
       !st.ok()) {
@@ -1592,11 +1697,11 @@ Result<std::vector<BoardUnits>> SqliteStore::ListBoardUnits() {
 }
 
 Result<std::vector<RunPass>> SqliteStore::GetRunPasses(RunId run) {
-  auto lock = StartRead();
-  if (!lock.ok()) return lock.error();
+  auto read = StartRead();
+  if (!read.ok()) return read.error();
   Stmt s;
-  if (Status st =
-          s.Prepare(rdb_, "SELECT pass, events FROM run_passes WHERE run_id = ? ORDER BY pass");
+  if (Status st = s.Prepare(read->db(),
+                            "SELECT pass, events FROM run_passes WHERE run_id = ? ORDER BY pass");
       !st.ok()) {
     return st.error();
   }
@@ -1609,10 +1714,10 @@ Result<std::vector<RunPass>> SqliteStore::GetRunPasses(RunId run) {
 }
 
 Result<std::vector<OpProfileRow>> SqliteStore::GetOpProfiles(RunId run) {
-  auto lock = StartRead();
-  if (!lock.ok()) return lock.error();
+  auto read = StartRead();
+  if (!read.ok()) return read.error();
   Stmt s;
-  if (Status st = s.Prepare(rdb_,
+  if (Status st = s.Prepare(read->db(),
                             "SELECT pass, case_index, op_index, metric, op_type, op_name, count, "
                             "sum, min, max, unclosed FROM op_profiles WHERE run_id = ? "
                             "ORDER BY pass, case_index, op_index, metric");
@@ -1643,11 +1748,11 @@ Result<std::vector<OpProfileRow>> SqliteStore::GetOpProfiles(RunId run) {
 }
 
 Result<std::vector<MemoryFigure>> SqliteStore::GetMemory(RunId run) {
-  auto lock = StartRead();
-  if (!lock.ok()) return lock.error();
+  auto read = StartRead();
+  if (!read.ok()) return read.error();
   Stmt s;
   if (Status st =
-          s.Prepare(rdb_,
+          s.Prepare(read->db(),
                     "SELECT case_index, source, category, used, reserved FROM "
                     "memory_reports WHERE run_id = ? ORDER BY case_index, source, category");
       !st.ok()) {
@@ -1746,10 +1851,10 @@ Status SqliteStore::RevokeToken(const std::string& hash, std::int64_t revoked_ms
 }
 
 Result<std::optional<User>> SqliteStore::GetUser(const std::string& name) {
-  auto lock = StartRead();
-  if (!lock.ok()) return lock.error();
+  auto read = StartRead();
+  if (!read.ok()) return read.error();
   Stmt s;
-  if (Status st = s.Prepare(rdb_, "SELECT name, role, created_ms FROM users WHERE name = ?");
+  if (Status st = s.Prepare(read->db(), "SELECT name, role, created_ms FROM users WHERE name = ?");
       !st.ok()) {
     return st.error();
   }
@@ -1761,10 +1866,10 @@ Result<std::optional<User>> SqliteStore::GetUser(const std::string& name) {
 }
 
 Result<std::vector<User>> SqliteStore::ListUsers() {
-  auto lock = StartRead();
-  if (!lock.ok()) return lock.error();
+  auto read = StartRead();
+  if (!read.ok()) return read.error();
   Stmt s;
-  if (Status st = s.Prepare(rdb_, "SELECT name, role, created_ms FROM users ORDER BY name");
+  if (Status st = s.Prepare(read->db(), "SELECT name, role, created_ms FROM users ORDER BY name");
       !st.ok()) {
     return st.error();
   }
@@ -1776,11 +1881,11 @@ Result<std::vector<User>> SqliteStore::ListUsers() {
 }
 
 Result<std::optional<TokenRecord>> SqliteStore::FindToken(const std::string& hash) {
-  auto lock = StartRead();
-  if (!lock.ok()) return lock.error();
+  auto read = StartRead();
+  if (!read.ok()) return read.error();
   Stmt s;
   const std::string sql = std::string("SELECT ") + kTokenCols + " FROM tokens WHERE hash = ?";
-  if (Status st = s.Prepare(rdb_, sql.c_str()); !st.ok()) return st.error();
+  if (Status st = s.Prepare(read->db(), sql.c_str()); !st.ok()) return st.error();
   Use u(s);
   u.Bind(hash);
   if (u.Next()) return std::optional<TokenRecord>(ReadToken(u));
@@ -1789,12 +1894,12 @@ Result<std::optional<TokenRecord>> SqliteStore::FindToken(const std::string& has
 }
 
 Result<std::vector<TokenRecord>> SqliteStore::ListTokens() {
-  auto lock = StartRead();
-  if (!lock.ok()) return lock.error();
+  auto read = StartRead();
+  if (!read.ok()) return read.error();
   Stmt s;
   const std::string sql =
       std::string("SELECT ") + kTokenCols + " FROM tokens ORDER BY kind DESC, owner, created_ms";
-  if (Status st = s.Prepare(rdb_, sql.c_str()); !st.ok()) return st.error();
+  if (Status st = s.Prepare(read->db(), sql.c_str()); !st.ok()) return st.error();
   Use u(s);
   std::vector<TokenRecord> out;
   while (u.Next()) out.push_back(ReadToken(u));

@@ -2,10 +2,14 @@
 //
 // One writer thread owns the write connection and drains a queue: it takes every queued write (up
 // to max_rows_per_transaction rows) into one transaction, each write set under its own savepoint so
-// a bad one fails alone, commits, then runs the writes' callbacks. Reads use a second connection
-// (serialized by a mutex) and first wait until the writer has committed what was queued before
-// them. Only prepared statements touch data; the only SQL text run directly is the embedded
-// migrations and fixed pragmas. Migrations are applied at Open and recorded in PRAGMA user_version.
+// a bad one fails alone, commits, then runs the writes' callbacks. Reads take a connection of
+// their own from a pool (WAL: readers neither block the writer nor each other) and never wait for
+// the ingest backlog: a read waits for the writes that hold more than samples (job, run, board and
+// account state: what the service decided is what every read sees) and for its own thread's
+// writes, not for other threads' sample batches queued after the last such write. Under a flood
+// of sample batches, a history read therefore costs what the query costs. Only
+// prepared statements touch data; the only SQL text run directly is the embedded migrations and
+// fixed pragmas. Migrations are applied at Open and recorded in PRAGMA user_version.
 //
 // Durability: synchronous=NORMAL by default, which survives a crash or kill -9 of the server but
 // may lose the last transactions on power loss; `synchronous_full` trades speed for that.
@@ -21,6 +25,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "db/migrations.h"
@@ -73,6 +78,8 @@ struct SqliteOptions {
   // WaitForRoom() blocks while more rows than this are queued.
   std::size_t max_queued_rows = 1'000'000;
   bool synchronous_full = false;
+  // Read connections opened as concurrent reads need them, up to this many; more reads wait.
+  std::size_t max_read_connections = 4;
 };
 
 class SqliteStore final : public Store {
@@ -126,6 +133,7 @@ class SqliteStore final : public Store {
     std::function<void(const Status&)> after_commit;  // runs after the commit
     std::size_t rows = 0;
     std::uint64_t seq = 0;
+    bool samples_only = false;  // samples or nothing, no state: no read waits for it
   };
 
   explicit SqliteStore(SqliteOptions options);
@@ -135,18 +143,48 @@ class SqliteStore final : public Store {
   void CommitBatch(std::vector<Op>& ops);
   Status ApplyWriteSet(const WriteSet& ws, bool* duplicate_batch);
   Status ApplyProfileWrites(const WriteSet& ws);  // the counter and profile tables (migration 0005)
-  // Waits until everything queued before the call is committed; false once closed.
-  bool WaitCommitted();
-  // WaitCommitted, then the read connection's lock.
-  Result<std::unique_lock<std::mutex>> StartRead();
+  // A read connection and its prepared statements, lent to one read at a time.
+  struct ReadConnection {
+    sqlite3* db = nullptr;
+    std::unique_ptr<Statements> s;
+    ~ReadConnection();
+  };
+  // A read's connection, given back to the pool when the lease ends.
+  class ReadLease {
+   public:
+    ReadLease(SqliteStore* store, ReadConnection* c) : store_(store), c_(c) {}
+    ReadLease(ReadLease&& other) noexcept : store_(other.store_), c_(other.c_) {
+      other.c_ = nullptr;
+    }
+    ReadLease& operator=(ReadLease&&) = delete;
+    ~ReadLease();
+    sqlite3* db() const { return c_->db; }
+    Statements& s() const { return *c_->s; }
+
+   private:
+    SqliteStore* store_;
+    ReadConnection* c_;
+  };
+
+  // Waits until the last write holding more than samples, and the calling thread's own writes,
+  // are committed; false once closed.
+  bool WaitForState();
+  // WaitForState, then a read connection.
+  Result<ReadLease> StartRead();
+  Result<std::unique_ptr<ReadConnection>> OpenReadConnection();
+  void EndRead(ReadConnection* c);
   bool OnWriterThread() const;
 
   SqliteOptions options_;
+  std::filesystem::path path_;
   sqlite3* wdb_ = nullptr;  // the writer's connection: writer thread only (and Init)
-  sqlite3* rdb_ = nullptr;  // the read connection, under read_mu_
   std::unique_ptr<Statements> w_;
-  std::unique_ptr<Statements> r_;
-  std::mutex read_mu_;
+
+  std::mutex pool_mu_;  // the read connections
+  std::condition_variable pool_cv_;
+  std::vector<std::unique_ptr<ReadConnection>> reads_;  // every open one
+  std::vector<ReadConnection*> idle_reads_;
+  bool reads_closed_ = false;
 
   mutable std::mutex mu_;  // the queue and the counters below
   std::condition_variable queue_cv_;
@@ -157,6 +195,10 @@ class SqliteStore final : public Store {
   std::uint64_t committed_seq_ = 0;
   std::uint64_t done_seq_ = 0;
   std::uint64_t transactions_ = 0;
+  // The last write queued that holds more than samples (state every later read must see).
+  std::uint64_t last_state_seq_ = 0;
+  // The last write each thread queued (the writer thread's own are not recorded).
+  std::unordered_map<std::thread::id, std::uint64_t> queued_by_thread_;
   bool closing_ = false;
   bool closed_ = false;
   std::thread writer_;

@@ -113,7 +113,7 @@ class TokenSubscription {
   std::uint64_t id_;
 };
 
-Accounts::Accounts(Store& store, Clock& clock, std::int64_t cache_ttl_ms)
+Accounts::Accounts(AccountStore& store, Clock& clock, std::int64_t cache_ttl_ms)
     : store_(store),
       clock_(clock),
       cache_ttl_ms_(cache_ttl_ms),

@@ -73,7 +73,7 @@ class Accounts {
  public:
   static constexpr std::int64_t kDefaultCacheTtlMs = 2000;
 
-  Accounts(Store& store, Clock& clock, std::int64_t cache_ttl_ms = kDefaultCacheTtlMs);
+  Accounts(AccountStore& store, Clock& clock, std::int64_t cache_ttl_ms = kDefaultCacheTtlMs);
   ~Accounts();
 
   // The caller a request's bearer token stands for. Never an error: a missing, malformed, unknown
@@ -116,7 +116,7 @@ class Accounts {
   };
   Result<IssuedToken> Issue(std::string_view prefix, std::string kind, std::string owner);
 
-  Store& store_;
+  AccountStore& store_;
   Clock& clock_;
   const std::int64_t cache_ttl_ms_;
   std::mutex mu_;

@@ -37,7 +37,8 @@ void MakeOwnerOnly(const std::filesystem::path& dir) {
 
 }  // namespace
 
-ArtifactStore::ArtifactStore(std::filesystem::path root, Limits limits, Store& store, Clock& clock)
+ArtifactStore::ArtifactStore(std::filesystem::path root, Limits limits, JobStore& store,
+                             Clock& clock)
     : root_(std::move(root)), limits_(limits), store_(store), clock_(clock) {}
 
 Status ArtifactStore::Init() {

@@ -127,7 +127,7 @@ Status ValidateCustomRequest(const SubmitRequest& r) {
   return {};
 }
 
-Result<CustomFirmwareFiles> FindCustomFiles(Store& store, const ArtifactStore& artifacts,
+Result<CustomFirmwareFiles> FindCustomFiles(JobStore& store, const ArtifactStore& artifacts,
                                             const SubmitRequest& r) {
   CustomFirmwareFiles files;
   auto fw = store.GetArtifact(r.firmware_artifact);

@@ -23,7 +23,7 @@
 
 namespace mculab::server {
 
-class Store;
+class JobStore;
 
 struct SubmitRequest;
 class ArtifactStore;
@@ -46,7 +46,7 @@ struct CustomFirmwareFiles {
 Status ValidateCustomRequest(const SubmitRequest& r);
 
 // Looks the artifacts up: both must have been uploaded.
-Result<CustomFirmwareFiles> FindCustomFiles(Store& store, const ArtifactStore& artifacts,
+Result<CustomFirmwareFiles> FindCustomFiles(JobStore& store, const ArtifactStore& artifacts,
                                             const SubmitRequest& r);
 
 // Checks the firmware file and the blob against the boards that could run the job (all boards of

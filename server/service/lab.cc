@@ -1059,7 +1059,7 @@ Result<Job> Lab::GetJob(const Caller& caller, JobId id) {
   if (Status s = RequireRole(caller, Role::kViewer, "reading a job"); !s.ok()) return s.error();
   if (Status s = Serving(); !s.ok()) return s.error();
   // From the store, never from memory: the reply reports only what is committed (the read waits
-  // for the writes queued before it, so it shows every change decided so far).
+  // for the state writes queued before it, so it shows every change decided so far).
   return store_.GetJob(id);
 }
 

@@ -76,7 +76,7 @@ RunStatistics RunStatisticsBuilder::Finish() {
   return std::move(out_);
 }
 
-Result<RunStatistics> ComputeRunStatistics(Store& store, JobId job, RunId run,
+Result<RunStatistics> ComputeRunStatistics(ResultStore& store, JobId job, RunId run,
                                            const Provenance& provenance, std::uint32_t passes,
                                            std::uint32_t cases) {
   RunStatisticsBuilder builder(job, run, provenance, passes, cases);

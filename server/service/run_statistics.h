@@ -18,7 +18,7 @@
 
 namespace mculab::server {
 
-class Store;
+class ResultStore;
 
 struct RunStatistics {
   // As ComputePassCaseStats: ordered by (case, metric); the timer from pass 0 only.
@@ -53,7 +53,7 @@ class RunStatisticsBuilder {
 };
 
 // Reads the run's samples from the store in chunks and builds its statistics.
-Result<RunStatistics> ComputeRunStatistics(Store& store, JobId job, RunId run,
+Result<RunStatistics> ComputeRunStatistics(ResultStore& store, JobId job, RunId run,
                                            const Provenance& provenance, std::uint32_t passes,
                                            std::uint32_t cases);
 

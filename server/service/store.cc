@@ -17,7 +17,7 @@ std::size_t WriteSet::Rows() const {
   return rows;
 }
 
-Status Store::WriteAndWait(WriteSet ws) {
+Status JobStore::WriteAndWait(WriteSet ws) {
   auto done = std::make_shared<std::promise<Status>>();
   auto future = done->get_future();
   Write(std::move(ws), [done](const WriteOutcome& o) { done->set_value(o.status); });

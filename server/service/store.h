@@ -8,9 +8,11 @@
 // (no reads, no Flush, no WriteAndWait) and should return quickly. Once the store is closed, a
 // write is dropped and its `done` runs at once, on the caller's thread, with kUnavailable.
 //
-// Reads see every write queued before the read was called (they wait for the writer to commit up
-// to that point), so callers read their own writes. Never read while holding a lock that a `done`
-// callback takes.
+// Reads see every write queued before them except other threads' sample batches (a WriteSet
+// holding only `batch`, or nothing): they wait for the last write of job, run, board or account
+// state and for the calling thread's own writes to commit, never for the ingest backlog behind
+// them, so a history read does not wait for the agents' samples. A read made after a write's `done`
+// callback has run sees that write. Never read while holding a lock that a `done` callback takes.
 //
 // Thread-safety: every method may be called from any thread.
 #pragma once
@@ -130,9 +132,15 @@ struct TokenRecord {
   std::int64_t revoked_ms = 0;  // 0: valid
 };
 
-class Store {
+// The store as each consumer needs it. The Lab's jobs, boards, runs and agent sessions write
+// through JobStore; finalisation and the result views read ResultStore; Accounts needs only
+// AccountStore; the history page and /metrics read HistoryReads. Store is all of them, as one
+// implementation (db/sqlite_store.h) provides them.
+
+// ---- jobs, boards, runs, artifacts: the Lab's state ----
+class JobStore {
  public:
-  virtual ~Store() = default;
+  virtual ~JobStore() = default;
 
   // ---- writes ----
   virtual void Write(WriteSet ws, WriteDone done = nullptr) = 0;
@@ -159,20 +167,9 @@ class Store {
   virtual Result<JobId> MaxJobId() = 0;  // 0 when there are no jobs
   // The highest run id stored or reserved (WriteSet::reserve_run_ids_to); 0 when neither.
   virtual Result<RunId> MaxRunId() = 0;
-  // Every sample of a run, ordered by (pass, case_index, metric, iteration).
-  virtual Result<std::vector<Sample>> GetSamples(RunId run) = 0;
-  virtual Result<std::uint64_t> CountSamples(RunId run) = 0;
-  // The run's samples ordered by (case_index, metric, pass), handed to `chunk` a few thousand at
-  // a time, so a run of any size is read in bounded memory. `chunk` runs during the read: it must
-  // not call the store.
-  virtual Status ScanSamples(RunId run,
-                             const std::function<void(std::span<const Sample>)>& chunk) = 0;
   // Sequence numbers of the run's committed sample batches, ascending (a restarted server
   // resumes a run with them).
   virtual Result<std::vector<std::uint64_t>> ListBatchSequences(RunId run) = 0;
-  virtual Result<std::vector<CaseResult>> GetCaseResults(RunId run) = 0;
-  // Ordered by (case_index, metric_index).
-  virtual Result<std::vector<CaseStats>> GetCaseStats(JobId job) = 0;
   virtual Result<std::optional<Artifact>> GetArtifact(const std::string& sha256) = 0;
   // How many stored artifacts `user` uploaded first, and their total size (the upload quota).
   struct ArtifactUsage {
@@ -182,33 +179,45 @@ class Store {
   virtual Result<ArtifactUsage> GetArtifactUsage(const std::string& user) = 0;
   // Artifacts recorded before `ms` (collection candidates), oldest first.
   virtual Result<std::vector<Artifact>> ListArtifactsBefore(std::int64_t ms) = 0;
-
-  // ---- reads for the web page and /metrics ----
-  virtual Result<JobPage> QueryJobs(const JobQuery& query) = 0;
-  // The values of one case's metric in one pass of a run, ordered by iteration.
-  virtual Result<std::vector<SeriesPoint>> GetCaseSeries(RunId run, std::uint32_t pass,
-                                                         std::uint32_t case_index,
-                                                         std::uint32_t metric) = 0;
-  // Jobs per state (domain names); states without jobs are absent.
-  virtual Result<std::vector<std::pair<std::string, std::uint64_t>>> CountJobsByState() = 0;
-  // Samples ever stored (a counter: it never goes down).
-  virtual Result<std::uint64_t> SamplesStored() = 0;
-  // The jobs of a benchmark series (series_query.h), oldest first (by creation, then id).
-  virtual Result<std::vector<SeriesRow>> QuerySeries(const SeriesQuery& query) = 0;
-
-  // ---- events, passes, op profiles, memory ----
   // Empty events when the job asked for none.
   virtual Result<JobEvents> GetJobEvents(JobId job) = 0;
   // Every board's stored units, by board name.
   virtual Result<std::vector<BoardUnits>> ListBoardUnits() = 0;
+};
+
+// ---- a run's results: samples, statistics, passes, op profiles, memory ----
+class ResultStore {
+ public:
+  virtual ~ResultStore() = default;
+
+  // Every sample of a run, ordered by (pass, case_index, metric, iteration).
+  virtual Result<std::vector<Sample>> GetSamples(RunId run) = 0;
+  virtual Result<std::uint64_t> CountSamples(RunId run) = 0;
+  // The run's samples ordered by (case_index, metric, pass), handed to `chunk` a few thousand at
+  // a time, so a run of any size is read in bounded memory. `chunk` runs during the read: it must
+  // not call the store.
+  virtual Status ScanSamples(RunId run,
+                             const std::function<void(std::span<const Sample>)>& chunk) = 0;
+  virtual Result<std::vector<CaseResult>> GetCaseResults(RunId run) = 0;
+  // Ordered by (case_index, metric_index).
+  virtual Result<std::vector<CaseStats>> GetCaseStats(JobId job) = 0;
+  // The values of one case's metric in one pass of a run, ordered by iteration.
+  virtual Result<std::vector<SeriesPoint>> GetCaseSeries(RunId run, std::uint32_t pass,
+                                                         std::uint32_t case_index,
+                                                         std::uint32_t metric) = 0;
   // Ordered by pass.
   virtual Result<std::vector<RunPass>> GetRunPasses(RunId run) = 0;
   // Ordered by (pass, case_index, op_index, metric).
   virtual Result<std::vector<OpProfileRow>> GetOpProfiles(RunId run) = 0;
   // Ordered by (case_index, source, category).
   virtual Result<std::vector<MemoryFigure>> GetMemory(RunId run) = 0;
+};
 
-  // ---- accounts; writes wait for their commit ----
+// ---- users and tokens; writes wait for their commit ----
+class AccountStore {
+ public:
+  virtual ~AccountStore() = default;
+
   // The user and their first token, together. kAlreadyExists when the name is taken.
   virtual Status AddUser(const User& user, const TokenRecord& token) = 0;
   // kAlreadyExists when the hash is stored (a 160-bit random token: never in practice).
@@ -221,5 +230,21 @@ class Store {
   virtual Result<std::optional<TokenRecord>> FindToken(const std::string& hash) = 0;
   virtual Result<std::vector<TokenRecord>> ListTokens() = 0;  // by kind, owner, created
 };
+
+// ---- the job history (web page) and /metrics ----
+class HistoryReads {
+ public:
+  virtual ~HistoryReads() = default;
+
+  virtual Result<JobPage> QueryJobs(const JobQuery& query) = 0;
+  // Jobs per state (domain names); states without jobs are absent.
+  virtual Result<std::vector<std::pair<std::string, std::uint64_t>>> CountJobsByState() = 0;
+  // Samples ever stored (a counter: it never goes down).
+  virtual Result<std::uint64_t> SamplesStored() = 0;
+  // The jobs of a benchmark series (series_query.h), oldest first (by creation, then id).
+  virtual Result<std::vector<SeriesRow>> QuerySeries(const SeriesQuery& query) = 0;
+};
+
+class Store : public JobStore, public ResultStore, public AccountStore, public HistoryReads {};
 
 }  // namespace mculab::server

@@ -4,11 +4,13 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cctype>
 #include <filesystem>
 #include <future>
 #include <random>
+#include <tuple>
 
 namespace mculab::db {
 namespace {
@@ -224,7 +226,7 @@ TEST_F(SqliteStoreTest, TransitionsAreWrittenToTheAuditTableInOrder) {
   EXPECT_EQ(store->GetJob(job.id)->attempts, 1u);
 }
 
-TEST_F(SqliteStoreTest, ReadSeesAWriteQueuedBeforeIt) {
+TEST_F(SqliteStoreTest, ReadSeesAWriteItsThreadQueuedBeforeIt) {
   auto store = Open();
   ASSERT_TRUE(store);
   Job job = NewJob();
@@ -234,6 +236,129 @@ TEST_F(SqliteStoreTest, ReadSeesAWriteQueuedBeforeIt) {
   ws.jobs.push_back(job);
   store->Write(std::move(ws));  // not waited for
   EXPECT_EQ(store->GetJob(job.id)->message, "queued behind 3 jobs");
+}
+
+TEST_F(SqliteStoreTest, ReadDoesNotWaitForAnotherThreadsQueuedSamples) {
+  auto store = Open();
+  ASSERT_TRUE(store);
+  const JobId id = Insert(*store, NewJob());
+  // The writer is held inside a commit callback, so nothing queued after it can commit.
+  std::promise<void> held, release;
+  store->Write(WriteSet{}, [&](const WriteOutcome&) {
+    held.set_value();
+    release.get_future().wait();
+  });
+  held.get_future().wait();
+  WriteSet ws;
+  ws.batch = Batch(1, 0, 10);
+  store->Write(std::move(ws));  // samples queued by this thread, not committed
+  // Another thread's reads neither wait for them nor see them.
+  auto other = std::async(std::launch::async, [&] {
+    return std::make_pair(store->CountSamples(1), store->GetJob(id));
+  });
+  const bool waited = other.wait_for(std::chrono::seconds(10)) != std::future_status::ready;
+  release.set_value();
+  ASSERT_FALSE(waited) << "a read waited for another thread's queued samples";
+  auto [count, job] = other.get();
+  ASSERT_TRUE(count.ok());
+  EXPECT_EQ(*count, 0u);
+  EXPECT_TRUE(job.ok());
+  // This thread's read waits for the samples it queued.
+  EXPECT_EQ(*store->CountSamples(1), 20u);
+}
+
+TEST_F(SqliteStoreTest, ReadOnAnyThreadWaitsForQueuedStateAndSeesIt) {
+  auto store = Open();
+  ASSERT_TRUE(store);
+  Job job = NewJob();
+  job.id = Insert(*store, job);
+  std::promise<void> held, release;
+  store->Write(WriteSet{}, [&](const WriteOutcome&) {
+    held.set_value();
+    release.get_future().wait();
+  });
+  held.get_future().wait();
+  job.message = "decided, not yet committed";
+  WriteSet ws;
+  ws.jobs.push_back(job);
+  store->Write(std::move(ws));
+  auto other = std::async(std::launch::async, [&] { return store->GetJob(job.id); });
+  // It cannot finish while the state write it must see is held.
+  const bool early = other.wait_for(std::chrono::milliseconds(200)) == std::future_status::ready;
+  release.set_value();
+  EXPECT_FALSE(early) << "a read did not wait for a queued state write";
+  auto seen = other.get();
+  ASSERT_TRUE(seen.ok());
+  EXPECT_EQ(seen->message, "decided, not yet committed");
+}
+
+TEST_F(SqliteStoreTest, ReadAfterADoneCallbackSeesThatWriteOnAnyThread) {
+  auto store = Open();
+  ASSERT_TRUE(store);
+  Job job = NewJob();
+  job.id = Insert(*store, job);
+  job.message = "committed";
+  std::promise<void> done;
+  WriteSet ws;
+  ws.jobs.push_back(job);
+  store->Write(std::move(ws), [&](const WriteOutcome&) { done.set_value(); });
+  done.get_future().wait();
+  auto other = std::async(std::launch::async, [&] { return store->GetJob(job.id); }).get();
+  ASSERT_TRUE(other.ok());
+  EXPECT_EQ(other->message, "committed");
+}
+
+TEST_F(SqliteStoreTest, ReadsGoOnWhileALongReadHoldsItsConnection) {
+  auto store = Open();
+  ASSERT_TRUE(store);
+  const JobId id = Insert(*store, NewJob());
+  WriteSet ws;
+  ws.batch = Batch(1, 0, 10);
+  ASSERT_TRUE(store->WriteAndWait(std::move(ws)).ok());
+  bool read_inside = false;
+  Status scan = store->ScanSamples(1, [&](std::span<const Sample>) {
+    // The scan holds a connection; another thread's read takes another one.
+    auto job = std::async(std::launch::async, [&] { return store->GetJob(id); });
+    if (job.wait_for(std::chrono::seconds(10)) == std::future_status::ready) {
+      read_inside = job.get().ok();
+    }
+  });
+  ASSERT_TRUE(scan.ok());
+  EXPECT_TRUE(read_inside);
+}
+
+TEST_F(SqliteStoreTest, ScanSamplesGivesARunsSamplesInCaseMetricPassOrder) {
+  auto store = Open();
+  ASSERT_TRUE(store);
+  WriteSet ws;
+  ws.batch = SampleBatch{4,
+                         0,
+                         {{1, 1, 0, 0, 10},
+                          {0, 1, 0, 1, 11},
+                          {0, 0, 1, 0, 12},
+                          {0, 1, 0, 0, 13},
+                          {1, 0, 0, 0, 14},
+                          {0, 0, 0, 0, 15}},
+                         0};
+  ASSERT_TRUE(store->WriteAndWait(std::move(ws)).ok());
+  WriteSet other;
+  other.batch = SampleBatch{5, 0, {{0, 0, 0, 0, 99}}, 0};
+  ASSERT_TRUE(store->WriteAndWait(std::move(other)).ok());
+  std::vector<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>> keys;
+  std::vector<std::int64_t> values;
+  ASSERT_TRUE(store
+                  ->ScanSamples(4,
+                                [&](std::span<const Sample> chunk) {
+                                  for (const Sample& s : chunk) {
+                                    keys.emplace_back(s.case_index, s.metric, s.pass);
+                                    values.push_back(s.value);
+                                  }
+                                })
+                  .ok());
+  ASSERT_EQ(keys.size(), 6u);
+  EXPECT_TRUE(std::is_sorted(keys.begin(), keys.end()));
+  std::sort(values.begin(), values.end());
+  EXPECT_EQ(values, (std::vector<std::int64_t>{10, 11, 12, 13, 14, 15}));
 }
 
 TEST_F(SqliteStoreTest, RepeatedBatchIsStoredOnceAndAcknowledgedAsDuplicate) {
@@ -777,6 +902,127 @@ TEST_F(SqliteStoreTest, LabelsOfJobsStoredBeforeTheTrigramIndexAreFound) {
   Insert(*store, j);
   EXPECT_EQ(LabelMatches(*store, "the index"), (std::vector<JobId>{1, 2}));
   EXPECT_EQ(LabelMatches(*store, "BEFORE"), (std::vector<JobId>{1}));
+}
+
+// ---- history pages and totals ----
+
+TEST_F(SqliteStoreTest, EveryPageInEverySortIsItsSliceOfTheWholeListAndTotalsFollowTransitions) {
+  auto store = Open();
+  ASSERT_TRUE(store);
+  const char* const users[] = {"ana", "ben", "chen"};
+  const char* const ops[] = {"conv2d_s8", "fully_connected_s8"};
+  std::vector<Job> jobs;
+  for (int i = 0; i < 23; ++i) {
+    Job j = NewJob(i % 2 ? "host" : "corstone300-qemu", users[i % 3]);
+    j.op = ops[(i / 2) % 2];
+    j.created_ms = 1000 + (i * 7) % 5;  // ties, broken by id
+    j.id = Insert(*store, j);
+    jobs.push_back(j);
+  }
+  // Transitions move jobs between the counted groups.
+  WriteSet ws;
+  for (int i = 0; i < 23; i += 3) {
+    jobs[i].state = i % 2 ? JobState::kSucceeded : JobState::kFailed;
+    ws.jobs.push_back(jobs[i]);
+  }
+  ASSERT_TRUE(store->WriteAndWait(std::move(ws)).ok());
+
+  const JobSortKey sorts[] = {JobSortKey::kId, JobSortKey::kCreated, JobSortKey::kState,
+                              JobSortKey::kOp, JobSortKey::kUser,    JobSortKey::kBoard};
+  for (JobSortKey sort : sorts) {
+    for (bool ascending : {true, false}) {
+      JobQuery all;
+      all.sort = sort;
+      all.ascending = ascending;
+      all.limit = 1000;
+      auto whole = store->QueryJobs(all);
+      ASSERT_TRUE(whole.ok());
+      ASSERT_EQ(whole->total, 23u);
+      ASSERT_EQ(whole->jobs.size(), 23u);
+      for (std::uint64_t offset = 0; offset <= 24; ++offset) {
+        JobQuery q = all;
+        q.limit = 5;
+        q.offset = offset;
+        auto page = store->QueryJobs(q);
+        ASSERT_TRUE(page.ok());
+        EXPECT_EQ(page->total, 23u);
+        std::vector<JobId> want, got;
+        for (std::uint64_t k = offset; k < std::min<std::uint64_t>(23, offset + 5); ++k) {
+          want.push_back(whole->jobs[k].job.id);
+        }
+        for (const auto& row : page->jobs) got.push_back(row.job.id);
+        EXPECT_EQ(got, want) << "sort " << static_cast<int>(sort) << (ascending ? " asc" : " desc")
+                             << " offset " << offset;
+      }
+    }
+  }
+  // Totals of filters on state, op, kind and user, against a count of the jobs.
+  for (const char* user : {"", "ana", "chen"}) {
+    for (const char* op : {"", "conv2d_s8"}) {
+      for (const std::vector<std::string>& states :
+           {std::vector<std::string>{}, {"queued"}, {"failed", "succeeded"}}) {
+        JobQuery q;
+        q.user = user;
+        q.op = op;
+        q.kind = std::string(user) == "ana" ? "corstone300-qemu" : "";
+        q.states = states;
+        std::uint64_t want = 0;
+        for (const Job& j : jobs) {
+          const std::string state(server::JobStateName(j.state));
+          if ((q.user.empty() || j.user == q.user) && (q.op.empty() || j.op == q.op) &&
+              (q.kind.empty() || j.kind == q.kind) &&
+              (states.empty() || std::find(states.begin(), states.end(), state) != states.end())) {
+            ++want;
+          }
+        }
+        auto page = store->QueryJobs(q);
+        ASSERT_TRUE(page.ok());
+        EXPECT_EQ(page->total, want) << "user " << user << " op " << op;
+        EXPECT_EQ(page->jobs.size(), std::min<std::uint64_t>(want, 50));
+      }
+    }
+  }
+}
+
+TEST_F(SqliteStoreTest, LabelInMoreJobsThanTheTrigramProbeTakesIsCountedAndPagedAlike) {
+  auto store = Open();
+  ASSERT_TRUE(store);
+  WriteSet ws;
+  std::vector<Job> jobs;
+  for (JobId id = 1; id <= 2300; ++id) {
+    Job j = NewJob(id % 2 ? "host" : "corstone300-qemu", id % 3 ? "ana" : "ben");
+    j.id = id;
+    j.label = id % 10 == 0 ? "baseline" : "Nightly build " + std::to_string(id % 7);
+    jobs.push_back(j);
+    ws.new_jobs.push_back({j, {{7, {1, 8, 4}}}});
+  }
+  ASSERT_TRUE(store->WriteAndWait(std::move(ws)).ok());
+  auto lower = [](std::string s) {
+    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+  };
+  for (const std::string text : {"nightly", "NI", "build 3", "baseline", "line", "e"}) {
+    for (const std::string user : {"", "ben"}) {
+      JobQuery q;
+      q.label_contains = text;
+      q.user = user;
+      q.limit = 50;
+      std::vector<JobId> want;
+      for (auto it = jobs.rbegin(); it != jobs.rend(); ++it) {
+        if ((user.empty() || it->user == user) &&
+            lower(it->label).find(lower(text)) != std::string::npos) {
+          want.push_back(it->id);
+        }
+      }
+      auto page = store->QueryJobs(q);
+      ASSERT_TRUE(page.ok()) << page.error().message;
+      EXPECT_EQ(page->total, want.size()) << "label \"" << text << "\" user \"" << user << "\"";
+      want.resize(std::min<std::size_t>(want.size(), 50));
+      std::vector<JobId> got;
+      for (const auto& row : page->jobs) got.push_back(row.job.id);
+      EXPECT_EQ(got, want) << "label \"" << text << "\" user \"" << user << "\"";
+    }
+  }
 }
 
 }  // namespace
