@@ -503,6 +503,7 @@ TEST_F(AgentLinkTest, ServerThatStopsReadingStallsNoBoardAndLosesNothing) {
     return 0;
   });
   EXPECT_TRUE(Eventually([&] { return !spool_->Contains(14); }));
+}
 
 TEST_F(AgentLinkTest, AProbeThatDisappearsRequeuesTheRunAndTheBoardReturnsWithIt) {
   StartAgent({.fault = FakeFault::kHang});
