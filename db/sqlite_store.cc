@@ -330,8 +330,8 @@ class SqliteStore::Statements {
   // Reads.
   Stmt get_job, list_jobs, list_active_jobs, get_cases, get_transitions, list_boards,
       get_board_transitions, get_run, list_runs, max_job, max_run, get_samples, count_samples,
-      get_case_results, get_case_stats, get_artifact, artifact_usage, artifacts_before,
-      user_version, journal_mode;
+      scan_samples, get_case_results, get_case_stats, get_artifact, artifact_usage,
+      artifacts_before, user_version, journal_mode;
   Stmt list_batches;
 
   Status PrepareWrites(sqlite3* db) {
@@ -452,6 +452,9 @@ class SqliteStore::Statements {
          "COALESCE((SELECT last FROM id_reservations WHERE name = 'run'), 0))"},
         {&get_samples,
          "SELECT pass, case_index, iteration, metric, value FROM samples WHERE run_id = ?"},
+        {&scan_samples,
+         "SELECT pass, case_index, iteration, metric, value FROM samples WHERE run_id = ? "
+         "ORDER BY case_index, metric, pass"},
         {&count_samples, "SELECT COUNT(*) FROM samples WHERE run_id = ?"},
         {&list_batches, "SELECT sequence FROM batches WHERE run_id = ? ORDER BY sequence"},
         {&get_case_results,
@@ -1049,6 +1052,27 @@ Result<std::vector<Sample>> SqliteStore::GetSamples(RunId run) {
   return out;
 }
 
+Status SqliteStore::ScanSamples(RunId run,
+                                const std::function<void(std::span<const Sample>)>& chunk) {
+  constexpr std::size_t kChunk = 4096;
+  auto lock = StartRead();
+  if (!lock.ok()) return lock.error();
+  Use u(r_->scan_samples);
+  u.Bind(run);
+  std::vector<Sample> buf;
+  buf.reserve(kChunk);
+  while (u.Next()) {
+    buf.push_back(Sample{u.U32(0), u.U32(1), u.U32(2), u.U32(3), u.Int(4)});
+    if (buf.size() == kChunk) {
+      chunk(buf);
+      buf.clear();
+    }
+  }
+  if (!u.status().ok()) return u.status();
+  if (!buf.empty()) chunk(buf);
+  return {};
+}
+
 Result<std::uint64_t> SqliteStore::CountSamples(RunId run) {
   auto lock = StartRead();
   if (!lock.ok()) return lock.error();
@@ -1209,8 +1233,25 @@ std::string ContainsPattern(const std::string& text) {
   return p + "%";
 }
 
+// Characters (UTF-8 code points) in `text`.
+std::size_t CodePoints(const std::string& text) {
+  return static_cast<std::size_t>(
+      std::count_if(text.begin(), text.end(), [](char c) { return (c & 0xC0) != 0x80; }));
+}
+
+// An FTS5 query matching `text` as one phrase: with the trigram tokenizer, any label holding it.
+std::string TrigramPhrase(const std::string& text) {
+  std::string p = "\"";
+  for (char c : text) {
+    if (c == '"') p += '"';
+    p += c;
+  }
+  return p + "\"";
+}
+
 // The WHERE clause of a history query and the values to bind to it, in order.
 struct JobWhere {
+  bool label_search = false;  // candidates come from the label's trigram index
   std::string sql;
   std::vector<std::string> text;   // bound first, in order
   std::vector<std::int64_t> ints;  // then these
@@ -1236,6 +1277,13 @@ JobWhere BuildJobWhere(const JobQuery& q) {
     w.sql += ")";
   }
   if (!q.label_contains.empty()) {
+    // Three characters or more: the trigram index (migration 0010) finds the candidates, LIKE
+    // keeps the matching rules. Fewer: no trigram to look up, every label is read.
+    if (CodePoints(q.label_contains) >= 3) {
+      w.label_search = true;
+      text(" AND j.id IN (SELECT rowid FROM jobs_label_search WHERE jobs_label_search MATCH ?)",
+           TrigramPhrase(q.label_contains));
+    }
     text(" AND j.label LIKE ? ESCAPE '\\'", ContainsPattern(q.label_contains));
   }
   if (q.created_from) {
@@ -1307,14 +1355,17 @@ Result<JobPage> SqliteStore::QueryJobs(const JobQuery& q) {
   // A label found in few jobs: read the narrow label index once and sort those few, instead of
   // reading the sort key's wide index end to end.
   constexpr std::uint64_t kFewMatches = 2000;
-  const char* index =
-      !q.label_contains.empty() && page.total <= kFewMatches ? "jobs_label" : sort.index;
+  // With the trigram index, those few are looked up by id.
+  const bool few_labels = !q.label_contains.empty() && page.total <= kFewMatches;
+  const std::string index = few_labels && where.label_search ? std::string()
+                            : few_labels                     ? " INDEXED BY jobs_label"
+                                         : std::string(" INDEXED BY ") + sort.index;
   const std::string page_sql =
       "SELECT " + cols.substr(0, from) +
       ", CASE WHEN r.started = 1 THEN r.emulated ELSE COALESCE((SELECT MAX(b.emulated) FROM "
       "boards b WHERE b.kind = j.kind), 0) END " +
-      cols.substr(from) + "WHERE j.id IN (SELECT j.id FROM jobs j INDEXED BY " + index + " " +
-      where.sql + order + " LIMIT ? OFFSET ?)" + order;
+      cols.substr(from) + "WHERE j.id IN (SELECT j.id FROM jobs j" + index + " " + where.sql +
+      order + " LIMIT ? OFFSET ?)" + order;
   Stmt s;
   if (Status st = s.Prepare(rdb_, page_sql.c_str()); !st.ok()) return st.error();
   const int emulated_col = sqlite3_column_count(s.get()) - 1;

@@ -24,11 +24,44 @@
 #include <vector>
 
 #include "db/migrations.h"
-#include "db/store.h"
+#include "server/service/store.h"
 
 struct sqlite3;
 
 namespace mculab::db {
+
+// The service's vocabulary, which this folder implements.
+using server::Artifact;
+using server::Board;
+using server::BoardTransition;
+using server::BoardUnits;
+using server::CaseResult;
+using server::CaseSpec;
+using server::CaseStats;
+using server::Job;
+using server::JobEvents;
+using server::JobFilter;
+using server::JobId;
+using server::JobPage;
+using server::JobQuery;
+using server::JobRow;
+using server::JobSortKey;
+using server::JobTransition;
+using server::MemoryFigure;
+using server::NewJob;
+using server::OpProfileRow;
+using server::Run;
+using server::RunId;
+using server::RunPass;
+using server::Sample;
+using server::SampleBatch;
+using server::SeriesPoint;
+using server::Store;
+using server::TokenRecord;
+using server::User;
+using server::WriteDone;
+using server::WriteOutcome;
+using server::WriteSet;
 
 struct SqliteOptions {
   std::vector<Migration> migrations = EmbeddedMigrations();
@@ -75,6 +108,7 @@ class SqliteStore final : public Store {
   Result<RunId> MaxRunId() override;
   Result<std::vector<Sample>> GetSamples(RunId run) override;
   Result<std::uint64_t> CountSamples(RunId run) override;
+  Status ScanSamples(RunId run, const std::function<void(std::span<const Sample>)>& chunk) override;
   Result<std::vector<std::uint64_t>> ListBatchSequences(RunId run) override;
   Result<std::vector<CaseResult>> GetCaseResults(RunId run) override;
   Result<std::vector<CaseStats>> GetCaseStats(JobId job) override;

@@ -20,14 +20,14 @@
 #include <iosfwd>
 #include <string>
 
-#include "db/store.h"
 #include "server/service/clock.h"
+#include "server/service/store.h"
 
 namespace mculab::server::admin {
 
 // What a command works with; opened once the command line is parsed.
 struct AdminContext {
-  db::Store& store;
+  Store& store;
   Clock& clock;
   std::ostream& out;  // results (tokens, lists)
   std::ostream& err;  // explanations and errors

@@ -67,7 +67,7 @@ void AddAccountCommands(CLI::App& admin, AdminAction& chosen) {
       ctx.out << Pad("NAME", 20) << Pad("ROLE", 8) << Pad("CREATED", 22) << "TOKENS\n";
       for (const Account& a : *list) {
         std::string tokens;
-        for (const db::TokenRecord& t : a.tokens) {
+        for (const TokenRecord& t : a.tokens) {
           if (!tokens.empty()) tokens += ", ";
           tokens += t.id + (t.revoked_ms != 0 ? " (revoked)" : "");
         }

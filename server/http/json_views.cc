@@ -155,7 +155,7 @@ HostBoards HostBoardsOf(const std::vector<BoardView>& boards) {
   return out;
 }
 
-Json JobJson(const db::JobRow& row, const HostBoards& host) {
+Json JobJson(const JobRow& row, const HostBoards& host) {
   const Job& job = row.job;
   Json j;
   j["id"] = job.id;
@@ -180,7 +180,7 @@ Json JobJson(const db::JobRow& row, const HostBoards& host) {
   return j;
 }
 
-Json JobPageJson(const db::JobPage& page, std::uint64_t offset, std::uint32_t limit,
+Json JobPageJson(const JobPage& page, std::uint64_t offset, std::uint32_t limit,
                  const HostBoards& host) {
   Json j;
   j["total"] = page.total;

@@ -9,9 +9,9 @@
 #include <string_view>
 #include <vector>
 
-#include "db/store.h"
 #include "server/service/job_watch.h"
 #include "server/service/queries.h"
+#include "server/service/store.h"
 
 namespace mculab::server::http {
 
@@ -39,8 +39,8 @@ struct HostBoards {
 };
 HostBoards HostBoardsOf(const std::vector<BoardView>& boards);
 
-Json JobJson(const db::JobRow& row, const HostBoards& host = {});
-Json JobPageJson(const db::JobPage& page, std::uint64_t offset, std::uint32_t limit,
+Json JobJson(const JobRow& row, const HostBoards& host = {});
+Json JobPageJson(const JobPage& page, std::uint64_t offset, std::uint32_t limit,
                  const HostBoards& host = {});
 Json JobDetailJson(const JobDetail& detail, const HostBoards& host = {});
 Json CaseSamplesJson(const CaseSamples& samples);

@@ -24,14 +24,14 @@ constexpr std::int64_t kMaxOffset = (std::int64_t{1} << 53) - 1;
 
 struct SortName {
   std::string_view name;
-  db::JobSortKey key;
+  JobSortKey key;
 };
-constexpr std::array<SortName, 6> kSorts = {{{"id", db::JobSortKey::kId},
-                                             {"created", db::JobSortKey::kCreated},
-                                             {"state", db::JobSortKey::kState},
-                                             {"op", db::JobSortKey::kOp},
-                                             {"board", db::JobSortKey::kBoard},
-                                             {"user", db::JobSortKey::kUser}}};
+constexpr std::array<SortName, 6> kSorts = {{{"id", JobSortKey::kId},
+                                             {"created", JobSortKey::kCreated},
+                                             {"state", JobSortKey::kState},
+                                             {"op", JobSortKey::kOp},
+                                             {"board", JobSortKey::kBoard},
+                                             {"user", JobSortKey::kUser}}};
 
 Error Invalid(std::string message) {
   return MakeError(ErrorCode::kInvalidArgument, std::move(message));
@@ -52,8 +52,8 @@ std::optional<JobId> ParseJobId(std::string_view text) {
   return id;
 }
 
-Result<db::JobQuery> ParseJobQuery(const QueryParams& q) {
-  db::JobQuery out;
+Result<JobQuery> ParseJobQuery(const QueryParams& q) {
+  JobQuery out;
   struct TextFilter {
     const char* name;
     std::string* into;
@@ -199,7 +199,7 @@ Response ErrorResponse(status st, const std::string& message, unsigned version, 
   return res;
 }
 
-Router::Router(Lab& lab, db::Store& store, Clock& clock, RouterOptions options)
+Router::Router(Lab& lab, Store& store, Clock& clock, RouterOptions options)
     : lab_(lab),
       store_(store),
       clock_(clock),
@@ -294,7 +294,7 @@ Router::Reply Router::Api(const Request& req, const std::string& path, const Que
       reply.response = ErrorOf(query.error(), req);
       return reply;
     }
-    json(queries_.ListJobs(caller, *query), [&](const db::JobPage& p) {
+    json(queries_.ListJobs(caller, *query), [&](const JobPage& p) {
       return JobPageJson(p, query->offset, query->limit, host_boards());
     });
   } else if (path.starts_with(kJobs)) {

@@ -16,7 +16,6 @@
 #include <string_view>
 
 #include "common/result.h"
-#include "db/store.h"
 #include "server/http/message.h"
 #include "server/http/metrics.h"
 #include "server/http/params.h"
@@ -24,6 +23,7 @@
 #include "server/service/clock.h"
 #include "server/service/lab.h"
 #include "server/service/queries.h"
+#include "server/service/store.h"
 
 namespace mculab::server::http {
 
@@ -47,7 +47,7 @@ struct RouterOptions {
 
 class Router {
  public:
-  Router(Lab& lab, db::Store& store, Clock& clock, RouterOptions options);
+  Router(Lab& lab, Store& store, Clock& clock, RouterOptions options);
 
   struct Reply {
     Response response;
@@ -72,7 +72,7 @@ class Router {
             const Caller& caller) const;
 
   Lab& lab_;
-  db::Store& store_;
+  Store& store_;
   Clock& clock_;
   mutable LabQueries queries_;
   StaticFiles static_files_;

@@ -26,8 +26,8 @@ SubmitRequest FromProto(const v1::SubmitJobRequest& m) {
   return r;
 }
 
-db::JobFilter FromProto(const v1::ListJobsRequest& m) {
-  db::JobFilter f;
+JobFilter FromProto(const v1::ListJobsRequest& m) {
+  JobFilter f;
   f.state = m.state();
   f.kind = m.kind();
   f.board = m.board();

@@ -1,14 +1,14 @@
 // Translation between lab.proto messages and the service's types. Nothing else.
 #pragma once
 
-#include "db/store.h"
 #include "lab.pb.h"
 #include "server/service/lab.h"
+#include "server/service/store.h"
 
 namespace mculab::server::rpc {
 
 SubmitRequest FromProto(const mculab::v1::SubmitJobRequest& m);
-db::JobFilter FromProto(const mculab::v1::ListJobsRequest& m);
+JobFilter FromProto(const mculab::v1::ListJobsRequest& m);
 
 void ToProto(const BoardView& b, mculab::v1::Board* out);
 void ToProto(const BoardTransition& t, mculab::v1::BoardTransition* out);

@@ -113,7 +113,7 @@ class TokenSubscription {
   std::uint64_t id_;
 };
 
-Accounts::Accounts(db::Store& store, Clock& clock, std::int64_t cache_ttl_ms)
+Accounts::Accounts(Store& store, Clock& clock, std::int64_t cache_ttl_ms)
     : store_(store),
       clock_(clock),
       cache_ttl_ms_(cache_ttl_ms),
@@ -239,7 +239,7 @@ Caller Accounts::Authenticate(std::string_view token, std::string peer) {
     caller.problem = "token " + TokenId(token) + " is not known to this server";
     return caller;
   }
-  const db::TokenRecord& t = **found;
+  const TokenRecord& t = **found;
   if (t.revoked_ms != 0) {
     caller.problem = "token " + t.id + " was revoked";
     return caller;
@@ -297,7 +297,7 @@ Result<IssuedToken> Accounts::AddUser(const std::string& name, std::string_view 
   if (!parsed.ok()) return parsed.error();
   auto issued = Issue(kUserTokenPrefix, "user", name);
   if (!issued.ok()) return issued.error();
-  const db::User user{name, std::string(RoleName(*parsed)), clock_.NowMs()};
+  const User user{name, std::string(RoleName(*parsed)), clock_.NowMs()};
   if (Status s = store_.AddUser(user, issued->record); !s.ok()) {
     if (s.error().code == ErrorCode::kAlreadyExists) {
       return MakeError(ErrorCode::kAlreadyExists, "user " + name +
@@ -338,15 +338,15 @@ Result<std::vector<Account>> Accounts::List() {
   if (!tokens.ok()) return tokens.error();
   std::vector<Account> out;
   std::map<std::string, std::size_t> index;
-  for (db::User& u : *users) {
+  for (User& u : *users) {
     index[u.name] = out.size();
     out.push_back(Account{std::move(u), {}});
   }
   std::map<std::string, std::size_t> agents;
-  for (db::TokenRecord& t : *tokens) {
+  for (TokenRecord& t : *tokens) {
     if (t.kind == "agent") {
       auto [it, added] = agents.try_emplace(t.owner, out.size());
-      if (added) out.push_back(Account{db::User{t.owner, "agent", t.created_ms}, {}});
+      if (added) out.push_back(Account{User{t.owner, "agent", t.created_ms}, {}});
       out[it->second].tokens.push_back(std::move(t));
     } else if (auto it = index.find(t.owner); it != index.end()) {
       out[it->second].tokens.push_back(std::move(t));
@@ -355,9 +355,9 @@ Result<std::vector<Account>> Accounts::List() {
   return out;
 }
 
-Result<db::TokenRecord> Accounts::Revoke(std::string_view token_or_id) {
+Result<TokenRecord> Accounts::Revoke(std::string_view token_or_id) {
   const std::string text(token_or_id);
-  std::optional<db::TokenRecord> target;
+  std::optional<TokenRecord> target;
   if (LooksLikeToken(text)) {
     auto found = store_.FindToken(Sha256Hex(text));
     if (!found.ok()) return found.error();
@@ -365,8 +365,8 @@ Result<db::TokenRecord> Accounts::Revoke(std::string_view token_or_id) {
   } else {
     auto tokens = store_.ListTokens();
     if (!tokens.ok()) return tokens.error();
-    std::vector<db::TokenRecord> matches;
-    for (db::TokenRecord& t : *tokens) {
+    std::vector<TokenRecord> matches;
+    for (TokenRecord& t : *tokens) {
       if (!text.empty() && t.id.starts_with(text) && text.size() >= kUserTokenPrefix.size() + 4) {
         matches.push_back(std::move(t));
       }

@@ -33,9 +33,9 @@
 #include <vector>
 
 #include "common/result.h"
-#include "db/store.h"
 #include "server/service/caller.h"
 #include "server/service/clock.h"
+#include "server/service/store.h"
 
 namespace mculab::server {
 
@@ -57,12 +57,12 @@ std::string TokenId(std::string_view token);
 
 struct IssuedToken {
   std::string token;  // shown once
-  db::TokenRecord record;
+  TokenRecord record;
 };
 
 struct Account {
-  db::User user;
-  std::vector<db::TokenRecord> tokens;
+  User user;
+  std::vector<TokenRecord> tokens;
 };
 
 // A stream's interest in its token; destroying it ends the interest (a callback that is already
@@ -73,7 +73,7 @@ class Accounts {
  public:
   static constexpr std::int64_t kDefaultCacheTtlMs = 2000;
 
-  Accounts(db::Store& store, Clock& clock, std::int64_t cache_ttl_ms = kDefaultCacheTtlMs);
+  Accounts(Store& store, Clock& clock, std::int64_t cache_ttl_ms = kDefaultCacheTtlMs);
   ~Accounts();
 
   // The caller a request's bearer token stands for. Never an error: a missing, malformed, unknown
@@ -92,7 +92,7 @@ class Accounts {
   Result<std::vector<Account>> List();
   // By the whole token or by its id ("mcl_u_1a2b3c4d"); kNotFound or an ambiguous id are errors
   // that say what to do. Returns the revoked token's record.
-  Result<db::TokenRecord> Revoke(std::string_view token_or_id);
+  Result<TokenRecord> Revoke(std::string_view token_or_id);
 
   // ---- open streams ----
   // Calls `on_revoked` once, without locks held, when a check finds `token` revoked or no longer
@@ -116,7 +116,7 @@ class Accounts {
   };
   Result<IssuedToken> Issue(std::string_view prefix, std::string kind, std::string owner);
 
-  db::Store& store_;
+  Store& store_;
   Clock& clock_;
   const std::int64_t cache_ttl_ms_;
   std::mutex mu_;

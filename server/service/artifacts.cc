@@ -37,8 +37,7 @@ void MakeOwnerOnly(const std::filesystem::path& dir) {
 
 }  // namespace
 
-ArtifactStore::ArtifactStore(std::filesystem::path root, Limits limits, db::Store& store,
-                             Clock& clock)
+ArtifactStore::ArtifactStore(std::filesystem::path root, Limits limits, Store& store, Clock& clock)
     : root_(std::move(root)), limits_(limits), store_(store), clock_(clock) {}
 
 Status ArtifactStore::Init() {
@@ -194,7 +193,7 @@ Result<Artifact> ArtifactUpload::Finish() {
     }
   }
   finished_ = true;
-  db::WriteSet ws;
+  WriteSet ws;
   ws.artifacts.push_back(a);
   if (Status s = owner_.store_.WriteAndWait(std::move(ws)); !s.ok()) return s.error();
   return a;

@@ -15,9 +15,9 @@
 
 #include "common/result.h"
 #include "common/sha256.h"
-#include "db/store.h"
 #include "server/service/caller.h"
 #include "server/service/clock.h"
+#include "server/service/store.h"
 
 namespace mculab::server {
 
@@ -60,7 +60,7 @@ class ArtifactStore {
     std::uint64_t user_max_bytes = 1ull << 30;
     std::uint64_t user_max_count = 1000;
   };
-  ArtifactStore(std::filesystem::path root, Limits limits, db::Store& store, Clock& clock);
+  ArtifactStore(std::filesystem::path root, Limits limits, Store& store, Clock& clock);
   // Creates the directories and removes temporary files left by a previous run.
   Status Init();
   // declared_size: the total the client announced, 0 when unknown.
@@ -73,7 +73,7 @@ class ArtifactStore {
   friend class ArtifactUpload;
   const std::filesystem::path root_;
   const Limits limits_;
-  db::Store& store_;
+  Store& store_;
   Clock& clock_;
 };
 

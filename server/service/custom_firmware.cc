@@ -8,9 +8,9 @@
 #include <fstream>
 
 #include "common/elf_arch.h"
-#include "db/store.h"
 #include "server/service/artifacts.h"
 #include "server/service/lab.h"
+#include "server/service/store.h"
 
 namespace mculab::server {
 
@@ -127,7 +127,7 @@ Status ValidateCustomRequest(const SubmitRequest& r) {
   return {};
 }
 
-Result<CustomFirmwareFiles> FindCustomFiles(db::Store& store, const ArtifactStore& artifacts,
+Result<CustomFirmwareFiles> FindCustomFiles(Store& store, const ArtifactStore& artifacts,
                                             const SubmitRequest& r) {
   CustomFirmwareFiles files;
   auto fw = store.GetArtifact(r.firmware_artifact);

@@ -21,11 +21,9 @@
 #include "server/domain/job.h"
 #include "server/domain/run.h"
 
-namespace mculab::db {
-class Store;
-}
-
 namespace mculab::server {
+
+class Store;
 
 struct SubmitRequest;
 class ArtifactStore;
@@ -48,7 +46,7 @@ struct CustomFirmwareFiles {
 Status ValidateCustomRequest(const SubmitRequest& r);
 
 // Looks the artifacts up: both must have been uploaded.
-Result<CustomFirmwareFiles> FindCustomFiles(db::Store& store, const ArtifactStore& artifacts,
+Result<CustomFirmwareFiles> FindCustomFiles(Store& store, const ArtifactStore& artifacts,
                                             const SubmitRequest& r);
 
 // Checks the firmware file and the blob against the boards that could run the job (all boards of

@@ -72,7 +72,7 @@ Status CheckTags(const SubmitRequest& r, const std::map<std::string, Board>& boa
 
 }  // namespace
 
-Lab::Lab(db::Store& store, Clock& clock, LabConfig config, std::filesystem::path home)
+Lab::Lab(Store& store, Clock& clock, LabConfig config, std::filesystem::path home)
     : store_(store),
       clock_(clock),
       config_(config),
@@ -193,7 +193,7 @@ Status Lab::Start() {
   }
   auto committed = std::make_shared<std::promise<Status>>();
   auto future = committed->get_future();
-  CommitLocked(tx, [committed](const db::WriteOutcome& o) { committed->set_value(o.status); });
+  CommitLocked(tx, [committed](const WriteOutcome& o) { committed->set_value(o.status); });
   started_ = true;
   l.unlock();
   if (Status s = future.get(); !s.ok()) return s;
@@ -344,13 +344,13 @@ std::string_view SendPoint(const mculab::v1::ServerMessage& m, bool before) {
 
 }  // namespace
 
-void Lab::CommitLocked(Tx& tx, db::WriteDone done) {
+void Lab::CommitLocked(Tx& tx, WriteDone done) {
   if (failed_) {
     // Stopped: memory may be ahead of the database, so nothing more is written or said; the
     // database keeps a prefix of what was decided, as after a crash, and a restart resumes there.
     bg_cv_.notify_all();
     tx = Tx{};
-    if (done) done(db::WriteOutcome{Serving()});
+    if (done) done(WriteOutcome{Serving()});
     return;
   }
   // What the writes let the Lab say, said by the commit callback (see the class comment).
@@ -373,31 +373,30 @@ void Lab::CommitLocked(Tx& tx, db::WriteDone done) {
   tx.events.clear();
   const bool says = !said->sends.empty() || !said->events.empty() || !said->feeds.empty();
   if (tx.writes.Rows() == 0 && !says && !done) return;
-  store_.Write(std::move(tx.writes),
-               [this, said, done = std::move(done)](const db::WriteOutcome& o) {
-                 if (!o.status.ok()) {
-                   FailStop("a database write", o.status);
-                 } else {
-                   for (auto& [channel, message] : said->sends) {
-                     CrashPoint(SendPoint(message, true));
-                     channel->Send(message);
-                     CrashPoint(SendPoint(message, false));
-                   }
-                   for (auto& [watch, event] : said->events) watch->Push(event);
-                   for (auto& [watch, event] : said->events) watch->Notify();
-                   for (const auto& feed : said->feeds) {
-                     for (const LabEvent& ev : said->feed_events) feed->Push(ev);
-                   }
-                 }
-                 if (done) done(o);
-               });
-  tx.writes = db::WriteSet{};
+  store_.Write(std::move(tx.writes), [this, said, done = std::move(done)](const WriteOutcome& o) {
+    if (!o.status.ok()) {
+      FailStop("a database write", o.status);
+    } else {
+      for (auto& [channel, message] : said->sends) {
+        CrashPoint(SendPoint(message, true));
+        channel->Send(message);
+        CrashPoint(SendPoint(message, false));
+      }
+      for (auto& [watch, event] : said->events) watch->Push(event);
+      for (auto& [watch, event] : said->events) watch->Notify();
+      for (const auto& feed : said->feeds) {
+        for (const LabEvent& ev : said->feed_events) feed->Push(ev);
+      }
+    }
+    if (done) done(o);
+  });
+  tx.writes = WriteSet{};
 }
 
 Status Lab::CommitAndWait(std::unique_lock<std::mutex>& l, Tx& tx) {
   auto committed = std::make_shared<std::promise<Status>>();
   auto future = committed->get_future();
-  CommitLocked(tx, [committed](const db::WriteOutcome& o) { committed->set_value(o.status); });
+  CommitLocked(tx, [committed](const WriteOutcome& o) { committed->set_value(o.status); });
   l.unlock();
   Deliver(tx);
   if (Status s = future.get(); !s.ok()) {
@@ -957,7 +956,7 @@ Result<SubmitReply> Lab::Submit(const Caller& caller, SubmitRequest request) {
 
   auto committed = std::make_shared<std::promise<Status>>();
   auto future = committed->get_future();
-  CommitLocked(tx, [committed](const db::WriteOutcome& o) { committed->set_value(o.status); });
+  CommitLocked(tx, [committed](const WriteOutcome& o) { committed->set_value(o.status); });
   l.unlock();
   Deliver(tx);
   if (Status s = future.get(); !s.ok()) {
@@ -1004,9 +1003,9 @@ Result<Job> Lab::GetJob(const Caller& caller, JobId id) {
   return store_.GetJob(id);
 }
 
-Result<std::vector<Job>> Lab::ListJobs(const Caller& caller, const db::JobFilter& filter) {
+Result<std::vector<Job>> Lab::ListJobs(const Caller& caller, const JobFilter& filter) {
   if (Status s = RequireRole(caller, Role::kViewer, "listing jobs"); !s.ok()) return s.error();
-  db::JobFilter f = filter;
+  JobFilter f = filter;
   if (!f.state.empty() && !ParseJobState(f.state)) {
     std::vector<std::string> names;
     for (JobState s : kAllJobStates) names.emplace_back(JobStateName(s));
@@ -1071,7 +1070,7 @@ Result<Job> Lab::Cancel(const Caller& caller, JobId id) {
   if (freed_board) ScheduleLocked(tx);
   auto committed = std::make_shared<std::promise<Status>>();
   auto future = committed->get_future();
-  CommitLocked(tx, [committed](const db::WriteOutcome& o) { committed->set_value(o.status); });
+  CommitLocked(tx, [committed](const WriteOutcome& o) { committed->set_value(o.status); });
   l.unlock();
   Deliver(tx);
   if (Status s = future.get(); !s.ok()) {
@@ -1134,7 +1133,7 @@ Result<std::size_t> Lab::CollectArtifacts() {
   auto old = store_.ListArtifactsBefore(cutoff);  // read without the lock
   if (!old.ok()) return old.error();
   if (old->empty()) return std::size_t{0};
-  db::WriteSet ws;
+  WriteSet ws;
   {
     std::lock_guard l(mu_);
     std::set<std::string> in_use;

@@ -37,7 +37,6 @@
 
 #include "agent.pb.h"
 #include "common/result.h"
-#include "db/store.h"
 #include "server/domain/board.h"
 #include "server/domain/job.h"
 #include "server/domain/pass_planner.h"
@@ -53,6 +52,7 @@
 #include "server/service/job_watch.h"
 #include "server/service/lab_feed.h"
 #include "server/service/results.h"
+#include "server/service/store.h"
 
 namespace mculab::server {
 
@@ -122,7 +122,7 @@ using AgentSessionId = std::uint64_t;
 
 class Lab {
  public:
-  Lab(db::Store& store, Clock& clock, LabConfig config, std::filesystem::path home);
+  Lab(Store& store, Clock& clock, LabConfig config, std::filesystem::path home);
   ~Lab();
   Lab(const Lab&) = delete;
   Lab& operator=(const Lab&) = delete;
@@ -143,7 +143,7 @@ class Lab {
   Result<SubmitReply> Submit(const Caller& caller, SubmitRequest request);
   Result<std::vector<BoardView>> ListBoards(const Caller& caller);
   Result<Job> GetJob(const Caller& caller, JobId id);
-  Result<std::vector<Job>> ListJobs(const Caller& caller, const db::JobFilter& filter);
+  Result<std::vector<Job>> ListJobs(const Caller& caller, const JobFilter& filter);
   // From any state that is not final; a job on a board gets its run cancelled on the agent and is
   // cancelled at once; the board is free when the agent confirms the run ended. A member cancels
   // their own jobs, an admin anyone's.
@@ -260,7 +260,7 @@ class Lab {
   // callback then sends the messages and hands the events to their watches and feeds, so whoever
   // hears of a change can read it and a crash never leaves a change announced but not stored.
   struct Tx {
-    db::WriteSet writes;
+    WriteSet writes;
     // Messages for agents, sent once `writes` (and every write queued before) is committed.
     std::vector<std::pair<std::shared_ptr<AgentChannel>, mculab::v1::ServerMessage>> sends;
     std::vector<std::pair<std::shared_ptr<JobWatch>, JobEvent>> events;
@@ -329,7 +329,7 @@ class Lab {
   // Queues the Tx's writes; once they commit, says what they changed (messages, watch and feed
   // events) and then runs `done`. A failed commit says nothing, stops the Lab (FailStop) and runs
   // `done` with the failure.
-  void CommitLocked(Tx& tx, db::WriteDone done = nullptr);
+  void CommitLocked(Tx& tx, WriteDone done = nullptr);
   // CommitLocked, unlock, then wait for the commit: for a reply that reports the change.
   // kUnavailable when the commit failed (the Lab has stopped).
   Status CommitAndWait(std::unique_lock<std::mutex>& l, Tx& tx);
@@ -361,7 +361,7 @@ class Lab {
   void OnRunStarted(const std::string& agent, const mculab::v1::RunStarted& m);
   void OnBatch(const std::string& agent, const mculab::v1::SampleBatch& m);
   void OnBatchCommitted(const std::string& agent, RunId run, std::uint64_t sequence,
-                        std::uint64_t iterations, const db::WriteOutcome& outcome);
+                        std::uint64_t iterations, const WriteOutcome& outcome);
   void OnCaseDone(const std::string& agent, const mculab::v1::CaseDone& m);
   void OnRunFinished(const std::string& agent, const mculab::v1::RunFinished& m);
 
@@ -379,15 +379,16 @@ class Lab {
   static void AddCaseProfiles(RunId run, const mculab::v1::CaseDone& m, Tx& tx);
   static void AddFirmwareMemory(RunId run, const mculab::v1::RunStarted& m, Tx& tx);
   // The flag for a run whose passes disagree on cycles ("" when they agree or there is one pass).
+  // `cycles_by_pass` as CyclesByPass gives it.
   std::string PassAgreementFlag(const Provenance& provenance, std::uint32_t passes,
-                                std::uint32_t cases, std::span<const Sample> samples) const;
+                                const std::vector<std::vector<double>>& cycles_by_pass) const;
   Status AddProfileResults(JobResults& out);
 
   // Background thread.
   void BackgroundLoop();
   void Finalize(RunId run);
 
-  db::Store& store_;
+  Store& store_;
   Clock& clock_;
   const LabConfig config_;
   ArtifactStore artifacts_;

@@ -438,7 +438,7 @@ void Lab::OnRunStarted(const std::string& agent, const mculab::v1::RunStarted& m
 void Lab::OnBatch(const std::string& agent, const mculab::v1::SampleBatch& m) {
   const RunId run = static_cast<RunId>(m.run_id());
   const std::uint64_t sequence = m.sequence();
-  db::WriteSet ws;
+  WriteSet ws;
   ws.batch.emplace();
   SampleBatch& b = *ws.batch;
   b.run_id = run;
@@ -474,13 +474,13 @@ void Lab::OnBatch(const std::string& agent, const mculab::v1::SampleBatch& m) {
   }
   if (failed_) return;  // stopped (CommitLocked): not stored, not acknowledged
   // Queued under the lock so the batch is ordered with the run's other writes.
-  store_.Write(std::move(ws), [this, agent, run, sequence, iterations](const db::WriteOutcome& o) {
+  store_.Write(std::move(ws), [this, agent, run, sequence, iterations](const WriteOutcome& o) {
     OnBatchCommitted(agent, run, sequence, iterations, o);
   });
 }
 
 void Lab::OnBatchCommitted(const std::string& agent, RunId run, std::uint64_t sequence,
-                           std::uint64_t iterations, const db::WriteOutcome& outcome) {
+                           std::uint64_t iterations, const WriteOutcome& outcome) {
   if (!outcome.status.ok()) {
     // No acknowledgement: the agent keeps the batch and sends it again. Checked before locking:
     // a closed store runs this on the thread that queued the batch, which holds the lock.

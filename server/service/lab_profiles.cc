@@ -92,11 +92,10 @@ void Lab::AddFirmwareMemory(RunId run, const mculab::v1::RunStarted& m, Tx& tx) 
 }
 
 std::string Lab::PassAgreementFlag(const Provenance& provenance, std::uint32_t passes,
-                                   std::uint32_t cases, std::span<const Sample> samples) const {
+                                   const std::vector<std::vector<double>>& cycles_by_pass) const {
   if (passes < 2) return "";
-  const auto cycles = CyclesByPass(samples, passes, cases);
   const PassAgreement agreement =
-      CheckPassAgreement(cycles, config_.pass_cycles_tolerance, provenance.emulated);
+      CheckPassAgreement(cycles_by_pass, config_.pass_cycles_tolerance, provenance.emulated);
   return agreement.Summary();
 }
 

@@ -1,6 +1,7 @@
 // Lab: a finished run's statistics (computed from the stored raw samples once every batch the
 // agent sent is committed) and a job's results.
 #include <fmt/format.h>
+#include <malloc.h>
 #include <spdlog/spdlog.h>
 
 #include <map>
@@ -8,13 +9,19 @@
 #include "common/op_catalog.h"
 #include "server/service/lab.h"
 #include "server/service/profiles.h"
+#include "server/service/run_statistics.h"
 
 namespace mculab::server {
+namespace {
+// Runs with at least this many samples are followed by malloc_trim.
+constexpr std::uint64_t kTrimAfterSamples = 100'000;
+}  // namespace
 
 void Lab::Finalize(RunId run_id) {
   Provenance provenance;
   JobId job_id = 0;
   std::uint32_t passes = 1;
+  std::uint32_t cases = 0;
   {
     std::lock_guard l(mu_);
     auto r = runs_.find(run_id);
@@ -22,12 +29,21 @@ void Lab::Finalize(RunId run_id) {
     provenance = r->second.run.provenance;
     job_id = r->second.run.job_id;
     passes = r->second.passes;
+    if (auto j = jobs_.find(job_id); j != jobs_.end()) cases = j->second.job.num_cases;
   }
-  // Reads without the lock (the store's commit callbacks take it).
-  auto samples = store_.GetSamples(run_id);
+  // Reads without the lock (the store's commit callbacks take it). The samples are streamed, never
+  // loaded: the memory this takes does not grow with the run.
+  auto computed = ComputeRunStatistics(store_, job_id, run_id, provenance, passes, cases);
   auto results = store_.GetCaseResults(run_id);
   std::vector<CaseStats> stats;
-  if (samples.ok()) stats = ComputePassCaseStats(job_id, run_id, provenance, *samples);
+  std::vector<std::vector<double>> cycles_by_pass;
+  if (computed.ok()) {
+    stats = std::move(computed->stats);
+    cycles_by_pass = std::move(computed->cycles_by_pass);
+    // A large run leaves freed pages in malloc's arenas (SQLite's sorter, the ingest queue's
+    // batches): give them back so the server's resident size returns to its resting level.
+    if (computed->samples >= kTrimAfterSamples) malloc_trim(0);
+  }
 
   std::unique_lock l(mu_);
   auto r = runs_.find(run_id);
@@ -39,9 +55,9 @@ void Lab::Finalize(RunId run_id) {
   if (run.job_ended || it == jobs_.end() || it->second.job.last_run_id != run_id ||
       !IsOnBoard(it->second.job.state)) {
     CloseRunLocked(run, run.job_ended ? run.end_state : RunState::kSucceeded, "", false, tx);
-  } else if (!samples.ok() || !results.ok()) {
+  } else if (!computed.ok() || !results.ok()) {
     const std::string msg = "the server could not read the run's results: " +
-                            (samples.ok() ? results.error().message : samples.error().message);
+                            (computed.ok() ? results.error().message : computed.error().message);
     spdlog::error("run {}: {}", run_id, msg);
     FailJobOfRunLocked(run, JobState::kFailed, msg, "server", tx);
     CloseRunLocked(run, RunState::kInfraFailed, msg, false, tx);
@@ -80,8 +96,7 @@ void Lab::Finalize(RunId run_id) {
         }
         if (!reported[i]) flags.push_back(fmt::format("case {}: no checksum reported", i));
       }
-      if (std::string f = PassAgreementFlag(provenance, passes, aj.job.num_cases, *samples);
-          !f.empty()) {
+      if (std::string f = PassAgreementFlag(provenance, passes, cycles_by_pass); !f.empty()) {
         flags.push_back(f);
       }
       if (custom) flags.push_back("checksums not verified (custom firmware)");

@@ -9,6 +9,7 @@
 #include "common/stats.h"
 #include "server/service/profiles.h"
 #include "server/service/results.h"
+#include "server/service/run_statistics.h"
 
 namespace mculab::server {
 namespace {
@@ -32,20 +33,20 @@ std::vector<std::string> ParamNames(const std::string& op) {
 }
 
 // Every timer value (metric 0, all passes) of a run, by case index.
-Result<std::map<std::uint32_t, std::vector<double>>> TimerValuesByCase(db::Store& store,
-                                                                       RunId run) {
-  auto samples = store.GetSamples(run);
-  if (!samples.ok()) return samples.error();
+Result<std::map<std::uint32_t, std::vector<double>>> TimerValuesByCase(Store& store, RunId run) {
   std::map<std::uint32_t, std::vector<double>> out;
-  for (const Sample& s : *samples) {
-    if (s.metric == 0) out[s.case_index].push_back(static_cast<double>(s.value));
-  }
+  Status s = store.ScanSamples(run, [&](std::span<const Sample> chunk) {
+    for (const Sample& x : chunk) {
+      if (x.metric == 0) out[x.case_index].push_back(static_cast<double>(x.value));
+    }
+  });
+  if (!s.ok()) return s.error();
   return out;
 }
 
 }  // namespace
 
-Result<db::JobPage> LabQueries::ListJobs(const Caller&, const db::JobQuery& query) {
+Result<JobPage> LabQueries::ListJobs(const Caller&, const JobQuery& query) {
   if (query.limit < 1 || query.limit > kMaxJobsPerPage) {
     return MakeError(ErrorCode::kInvalidArgument, fmt::format("limit must be from 1 to {}, got {}",
                                                               kMaxJobsPerPage, query.limit));
@@ -55,7 +56,7 @@ Result<db::JobPage> LabQueries::ListJobs(const Caller&, const db::JobQuery& quer
       return MakeError(ErrorCode::kInvalidArgument, fmt::format("unknown job state \"{}\"", s));
     }
   }
-  db::JobQuery q = query;
+  JobQuery q = query;
   std::sort(q.states.begin(), q.states.end());
   q.states.erase(std::unique(q.states.begin(), q.states.end()), q.states.end());
   return store_.QueryJobs(q);
@@ -108,9 +109,9 @@ Result<JobDetail> LabQueries::GetJobDetail(const Caller& caller, JobId id) {
   // Cases without stored statistics (the run has not succeeded): computed from the raw samples
   // of the cases whose every iteration is stored.
   if (d.run && stats.size() < cases->size()) {
-    auto samples = store_.GetSamples(d.run->id);
-    if (!samples.ok()) return samples.error();
-    for (CaseStats& s : ComputePassCaseStats(id, d.run->id, d.run->provenance, *samples)) {
+    auto computed = ComputeRunStatistics(store_, id, d.run->id, d.run->provenance, 1, 0);
+    if (!computed.ok()) return computed.error();
+    for (CaseStats& s : computed->stats) {
       if (s.metric_index == 0 && s.n >= j.iterations && !stats.contains(s.case_index)) {
         stats[s.case_index] = std::move(s);
       }
@@ -154,7 +155,7 @@ Result<CaseSamples> LabQueries::GetCaseSamples(const Caller& caller, JobId id,
   CaseSamples out;
   out.job = id;
   out.case_index = request.case_index;
-  std::vector<db::SeriesPoint> series;
+  std::vector<SeriesPoint> series;
   if (job->last_run_id != 0) {
     auto run = store_.GetRun(job->last_run_id);
     if (!run.ok() && run.error().code != ErrorCode::kNotFound) return run.error();

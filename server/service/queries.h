@@ -12,10 +12,10 @@
 #include <vector>
 
 #include "common/result.h"
-#include "db/store.h"
 #include "server/service/caller.h"
 #include "server/service/lab.h"
 #include "server/service/series.h"
+#include "server/service/store.h"
 
 namespace mculab::server {
 
@@ -35,10 +35,10 @@ struct CaseView {
 };
 
 struct JobDetail {
-  db::JobRow job;
+  JobRow job;
   std::optional<Run> run;  // the latest run, once it has started measuring (its provenance)
   std::vector<std::string> param_names;
-  std::vector<CaseView> cases;  // in case order
+  std::vector<CaseView> cases;       // in case order
   std::vector<OpProfileRow> ops;     // the run's per-op profiles
   std::vector<MemoryFigure> memory;  // the run's memory figures
 };
@@ -94,10 +94,10 @@ struct LabFigures {
 
 class LabQueries {
  public:
-  LabQueries(Lab& lab, db::Store& store) : lab_(lab), store_(store) {}
+  LabQueries(Lab& lab, Store& store) : lab_(lab), store_(store) {}
 
   // kInvalidArgument for an unknown state or a limit outside 1..kMaxJobsPerPage.
-  Result<db::JobPage> ListJobs(const Caller& caller, const db::JobQuery& query);
+  Result<JobPage> ListJobs(const Caller& caller, const JobQuery& query);
   // kNotFound for an unknown job.
   Result<JobDetail> GetJobDetail(const Caller& caller, JobId id);
   // kNotFound for an unknown job, kInvalidArgument for a case index the job does not have. A case
@@ -113,7 +113,7 @@ class LabQueries {
 
  private:
   Lab& lab_;
-  db::Store& store_;
+  Store& store_;
 };
 
 }  // namespace mculab::server

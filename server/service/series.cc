@@ -8,7 +8,7 @@
 
 namespace mculab::server {
 
-Downsampled DownsampleMinMax(std::span<const db::SeriesPoint> series, std::size_t max_points) {
+Downsampled DownsampleMinMax(std::span<const SeriesPoint> series, std::size_t max_points) {
   Downsampled out;
   const std::size_t n = series.size();
   if (n <= max_points) {

@@ -10,7 +10,7 @@
 #include <span>
 #include <vector>
 
-#include "db/store.h"
+#include "server/service/store.h"
 
 namespace mculab::server {
 
@@ -24,7 +24,7 @@ struct Downsampled {
 // is cut into max_points / 2 equal buckets and each bucket keeps its smallest and its largest
 // value (the first of equal ones, one point when they are the same), in iteration order, so
 // spikes survive; shorter series come back whole.
-Downsampled DownsampleMinMax(std::span<const db::SeriesPoint> series, std::size_t max_points);
+Downsampled DownsampleMinMax(std::span<const SeriesPoint> series, std::size_t max_points);
 
 struct Histogram {
   double lo = 0;  // the smallest value

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include <atomic>
+#include <cctype>
 #include <filesystem>
 #include <future>
 #include <random>
@@ -667,6 +668,115 @@ TEST_F(SqliteStoreTest, DatabaseFilesAreCreatedForTheOwnerOnly) {
     EXPECT_EQ(perms, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write)
         << path;
   }
+}
+
+// ---- label search (the trigram index of migration 0010) ----
+
+std::vector<JobId> LabelMatches(Store& store, const std::string& text) {
+  JobQuery q;
+  q.label_contains = text;
+  q.sort = JobSortKey::kId;
+  q.ascending = true;
+  q.limit = 1000;
+  auto page = store.QueryJobs(q);
+  EXPECT_TRUE(page.ok()) << (page.ok() ? "" : page.error().message);
+  std::vector<JobId> ids;
+  if (!page.ok()) return ids;
+  for (const auto& row : page->jobs) ids.push_back(row.job.id);
+  EXPECT_EQ(page->total, ids.size()) << "label \"" << text << "\"";
+  return ids;
+}
+
+TEST_F(SqliteStoreTest, LabelSearchIsACaseInsensitiveAsciiSubstringWhateverItsLength) {
+  auto store = Open();
+  ASSERT_TRUE(store);
+  const std::string labels[] = {"Nightly conv",
+                                "ticket 4711",
+                                "say \"hi\" 100%_",
+                                "\xC3\x89"
+                                "clair",
+                                "ab",
+                                "unroll x4 nightly"};
+  for (const std::string& l : labels) {
+    Job j = NewJob();
+    j.label = l;
+    Insert(*store, j);
+  }
+  EXPECT_EQ(LabelMatches(*store, "NIGHTLY"), (std::vector<JobId>{1, 6}));
+  EXPECT_EQ(LabelMatches(*store, "4711"), (std::vector<JobId>{2}));
+  EXPECT_EQ(LabelMatches(*store, "\"hi\""), (std::vector<JobId>{3}));
+  EXPECT_EQ(LabelMatches(*store, "100%_"), (std::vector<JobId>{3}));
+  EXPECT_EQ(LabelMatches(*store, "0%"), (std::vector<JobId>{3}));  // two characters: no trigram
+  EXPECT_EQ(LabelMatches(*store, "ab"), (std::vector<JobId>{5}));
+  EXPECT_EQ(LabelMatches(*store, "x"), (std::vector<JobId>{6}));
+  EXPECT_EQ(LabelMatches(*store,
+                         "\xC3\x89"
+                         "clair"),
+            (std::vector<JobId>{4}));
+  // LIKE folds ASCII only: another case of a non-ASCII letter is another letter.
+  EXPECT_EQ(LabelMatches(*store,
+                         "\xC3\xA9"
+                         "clair"),
+            (std::vector<JobId>{}));
+  EXPECT_EQ(LabelMatches(*store, "nightlyx"), (std::vector<JobId>{}));
+  EXPECT_EQ(LabelMatches(*store, "OR"), (std::vector<JobId>{}));
+  EXPECT_EQ(LabelMatches(*store, "conv OR 4711"), (std::vector<JobId>{}));
+}
+
+TEST_F(SqliteStoreTest, LabelSearchFindsWhatABruteForceSubstringSearchFinds) {
+  auto store = Open();
+  ASSERT_TRUE(store);
+  std::mt19937 rng(5);
+  const std::string alphabet = "abcAB 12-";
+  std::vector<std::string> labels;
+  for (int i = 0; i < 300; ++i) {
+    std::string l;
+    for (int k = static_cast<int>(rng() % 12); k > 0; --k) l += alphabet[rng() % alphabet.size()];
+    labels.push_back(l);
+    Job j = NewJob();
+    j.label = l;
+    Insert(*store, j);
+  }
+  auto lower = [](std::string s) {
+    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+  };
+  for (int q = 0; q < 60; ++q) {
+    std::string text;
+    for (int k = 1 + static_cast<int>(rng() % 4); k > 0; --k) {
+      text += alphabet[rng() % alphabet.size()];
+    }
+    std::vector<JobId> want;
+    for (std::size_t i = 0; i < labels.size(); ++i) {
+      if (lower(labels[i]).find(lower(text)) != std::string::npos) {
+        want.push_back(static_cast<JobId>(i + 1));
+      }
+    }
+    EXPECT_EQ(LabelMatches(*store, text), want) << "label \"" << text << "\"";
+  }
+}
+
+TEST_F(SqliteStoreTest, LabelsOfJobsStoredBeforeTheTrigramIndexAreFound) {
+  SqliteOptions before;
+  before.migrations.clear();
+  for (const Migration& m : EmbeddedMigrations()) {
+    if (m.name.find("label_search") != std::string::npos) break;
+    before.migrations.push_back(m);
+  }
+  {
+    auto old = Open(before);
+    ASSERT_TRUE(old);
+    Job j = NewJob();
+    j.label = "before the index";
+    Insert(*old, j);
+  }
+  auto store = Open();
+  ASSERT_TRUE(store);
+  Job j = NewJob();
+  j.label = "after the index";
+  Insert(*store, j);
+  EXPECT_EQ(LabelMatches(*store, "the index"), (std::vector<JobId>{1, 2}));
+  EXPECT_EQ(LabelMatches(*store, "BEFORE"), (std::vector<JobId>{1}));
 }
 
 }  // namespace

@@ -69,7 +69,7 @@ TEST_F(AccountsTest, TokensAreRandomPrefixedAndStoredOnlyAsHashes) {
   auto tokens = store_->ListTokens();
   ASSERT_TRUE(tokens.ok());
   ASSERT_EQ(tokens->size(), 3u);
-  for (const db::TokenRecord& t : *tokens) {
+  for (const TokenRecord& t : *tokens) {
     EXPECT_NE(t.hash, a);
     EXPECT_EQ(t.hash.size(), 64u);
     EXPECT_EQ(t.id.size(), 14u);

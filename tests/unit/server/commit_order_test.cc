@@ -263,7 +263,7 @@ TEST_F(CommitOrderTest, SubmitWhoseCommitFailsIsRefusedAndTheJobNeverRuns) {
   EXPECT_FALSE(agent_->Has(FakeAgentChannel::IsAssign));
   // A restarted server knows only what was committed: no such job.
   RestartLab();
-  auto jobs = store_->ListJobs(db::JobFilter{});
+  auto jobs = store_->ListJobs(JobFilter{});
   ASSERT_TRUE(jobs.ok());
   EXPECT_TRUE(jobs->empty());
 }
@@ -354,7 +354,7 @@ TEST_F(CommitOrderTest, HealthCheckJobsAreStoredWithTheirOrigin) {
   ASSERT_TRUE(a.has_value());
   lab_->OnAgentMessage(session, FinishedMsg(a->assign().run_id(), Outcome::INFRA_FAILED, "probe"));
   Settle();  // the board's health is unknown: a health check is queued for it
-  auto jobs = store_->ListJobs(db::JobFilter{});
+  auto jobs = store_->ListJobs(JobFilter{});
   ASSERT_TRUE(jobs.ok());
   int checks = 0;
   for (const Job& j : *jobs) {

@@ -15,15 +15,15 @@
 #include <mutex>
 #include <utility>
 
-#include "db/store.h"
+#include "server/service/store.h"
 
 namespace mculab::server::testing {
 
-class FaultyStore final : public db::Store {
+class FaultyStore final : public Store {
  public:
   enum class Mode { kPass, kHold, kFail };
 
-  explicit FaultyStore(db::Store& inner) : inner_(inner) {}
+  explicit FaultyStore(Store& inner) : inner_(inner) {}
 
   void SetMode(Mode mode) {
     std::lock_guard l(mu_);
@@ -31,7 +31,7 @@ class FaultyStore final : public db::Store {
   }
   // Forwards every held write, in order, and passes later ones.
   void Release() {
-    std::deque<std::pair<db::WriteSet, db::WriteDone>> held;
+    std::deque<std::pair<WriteSet, WriteDone>> held;
     {
       std::lock_guard l(mu_);
       held.swap(held_);
@@ -49,7 +49,7 @@ class FaultyStore final : public db::Store {
     return failed_;
   }
 
-  void Write(db::WriteSet ws, db::WriteDone done = nullptr) override {
+  void Write(WriteSet ws, WriteDone done = nullptr) override {
     std::unique_lock l(mu_);
     if (mode_ == Mode::kHold) {
       held_.emplace_back(std::move(ws), std::move(done));
@@ -60,10 +60,10 @@ class FaultyStore final : public db::Store {
     if (mode_ == Mode::kFail) {
       ++failed_;
       l.unlock();
-      inner_.Write(db::WriteSet{}, [done = std::move(done)](const db::WriteOutcome&) {
+      inner_.Write(WriteSet{}, [done = std::move(done)](const WriteOutcome&) {
         if (done) {
-          done(db::WriteOutcome{MakeError(ErrorCode::kUnavailable,
-                                          "database or disk is full (injected by the test)")});
+          done(WriteOutcome{MakeError(ErrorCode::kUnavailable,
+                                      "database or disk is full (injected by the test)")});
         }
       });
       return;
@@ -74,90 +74,84 @@ class FaultyStore final : public db::Store {
   void WaitForRoom() override { inner_.WaitForRoom(); }
   void Flush() override { inner_.Flush(); }
 
-  Result<db::Job> GetJob(db::JobId id) override { return inner_.GetJob(id); }
-  Result<std::vector<db::Job>> ListJobs(const db::JobFilter& f) override {
-    return inner_.ListJobs(f);
-  }
-  Result<std::vector<db::Job>> ListActiveJobs() override { return inner_.ListActiveJobs(); }
-  Result<std::vector<db::CaseSpec>> GetJobCases(db::JobId id) override {
-    return inner_.GetJobCases(id);
-  }
-  Result<std::vector<db::JobTransition>> GetTransitions(db::JobId id) override {
+  Result<Job> GetJob(JobId id) override { return inner_.GetJob(id); }
+  Result<std::vector<Job>> ListJobs(const JobFilter& f) override { return inner_.ListJobs(f); }
+  Result<std::vector<Job>> ListActiveJobs() override { return inner_.ListActiveJobs(); }
+  Result<std::vector<CaseSpec>> GetJobCases(JobId id) override { return inner_.GetJobCases(id); }
+  Result<std::vector<JobTransition>> GetTransitions(JobId id) override {
     return inner_.GetTransitions(id);
   }
-  Result<std::vector<db::Board>> ListBoards() override { return inner_.ListBoards(); }
-  Result<std::vector<db::BoardTransition>> GetBoardTransitions(const std::string& b) override {
+  Result<std::vector<Board>> ListBoards() override { return inner_.ListBoards(); }
+  Result<std::vector<BoardTransition>> GetBoardTransitions(const std::string& b) override {
     return inner_.GetBoardTransitions(b);
   }
-  Result<db::Run> GetRun(db::RunId id) override { return inner_.GetRun(id); }
-  Result<std::vector<db::Run>> ListRuns(db::JobId job) override { return inner_.ListRuns(job); }
-  Result<db::JobId> MaxJobId() override { return inner_.MaxJobId(); }
-  Result<db::RunId> MaxRunId() override { return inner_.MaxRunId(); }
-  Result<std::vector<db::Sample>> GetSamples(db::RunId run) override {
-    return inner_.GetSamples(run);
+  Result<Run> GetRun(RunId id) override { return inner_.GetRun(id); }
+  Result<std::vector<Run>> ListRuns(JobId job) override { return inner_.ListRuns(job); }
+  Result<JobId> MaxJobId() override { return inner_.MaxJobId(); }
+  Result<RunId> MaxRunId() override { return inner_.MaxRunId(); }
+  Result<std::vector<Sample>> GetSamples(RunId run) override { return inner_.GetSamples(run); }
+  Result<std::uint64_t> CountSamples(RunId run) override { return inner_.CountSamples(run); }
+  Status ScanSamples(RunId run,
+                     const std::function<void(std::span<const Sample>)>& chunk) override {
+    return inner_.ScanSamples(run, chunk);
   }
-  Result<std::uint64_t> CountSamples(db::RunId run) override { return inner_.CountSamples(run); }
-  Result<std::vector<std::uint64_t>> ListBatchSequences(db::RunId run) override {
+  Result<std::vector<std::uint64_t>> ListBatchSequences(RunId run) override {
     return inner_.ListBatchSequences(run);
   }
-  Result<std::vector<db::CaseResult>> GetCaseResults(db::RunId run) override {
+  Result<std::vector<CaseResult>> GetCaseResults(RunId run) override {
     return inner_.GetCaseResults(run);
   }
-  Result<std::vector<db::CaseStats>> GetCaseStats(db::JobId job) override {
+  Result<std::vector<CaseStats>> GetCaseStats(JobId job) override {
     return inner_.GetCaseStats(job);
   }
-  Result<std::optional<db::Artifact>> GetArtifact(const std::string& sha256) override {
+  Result<std::optional<Artifact>> GetArtifact(const std::string& sha256) override {
     return inner_.GetArtifact(sha256);
   }
   Result<ArtifactUsage> GetArtifactUsage(const std::string& user) override {
     return inner_.GetArtifactUsage(user);
   }
-  Result<std::vector<db::Artifact>> ListArtifactsBefore(std::int64_t ms) override {
+  Result<std::vector<Artifact>> ListArtifactsBefore(std::int64_t ms) override {
     return inner_.ListArtifactsBefore(ms);
   }
-  Result<db::JobPage> QueryJobs(const db::JobQuery& q) override { return inner_.QueryJobs(q); }
-  Result<std::vector<db::SeriesPoint>> GetCaseSeries(db::RunId run, std::uint32_t pass,
-                                                     std::uint32_t case_index,
-                                                     std::uint32_t metric) override {
+  Result<JobPage> QueryJobs(const JobQuery& q) override { return inner_.QueryJobs(q); }
+  Result<std::vector<SeriesPoint>> GetCaseSeries(RunId run, std::uint32_t pass,
+                                                 std::uint32_t case_index,
+                                                 std::uint32_t metric) override {
     return inner_.GetCaseSeries(run, pass, case_index, metric);
   }
   Result<std::vector<std::pair<std::string, std::uint64_t>>> CountJobsByState() override {
     return inner_.CountJobsByState();
   }
   Result<std::uint64_t> SamplesStored() override { return inner_.SamplesStored(); }
-  Result<db::JobEvents> GetJobEvents(db::JobId job) override { return inner_.GetJobEvents(job); }
-  Result<std::vector<db::BoardUnits>> ListBoardUnits() override { return inner_.ListBoardUnits(); }
-  Result<std::vector<db::RunPass>> GetRunPasses(db::RunId run) override {
-    return inner_.GetRunPasses(run);
-  }
-  Result<std::vector<db::OpProfileRow>> GetOpProfiles(db::RunId run) override {
+  Result<JobEvents> GetJobEvents(JobId job) override { return inner_.GetJobEvents(job); }
+  Result<std::vector<BoardUnits>> ListBoardUnits() override { return inner_.ListBoardUnits(); }
+  Result<std::vector<RunPass>> GetRunPasses(RunId run) override { return inner_.GetRunPasses(run); }
+  Result<std::vector<OpProfileRow>> GetOpProfiles(RunId run) override {
     return inner_.GetOpProfiles(run);
   }
-  Result<std::vector<db::MemoryFigure>> GetMemory(db::RunId run) override {
-    return inner_.GetMemory(run);
-  }
-  Status AddUser(const db::User& user, const db::TokenRecord& token) override {
+  Result<std::vector<MemoryFigure>> GetMemory(RunId run) override { return inner_.GetMemory(run); }
+  Status AddUser(const User& user, const TokenRecord& token) override {
     return inner_.AddUser(user, token);
   }
-  Status AddToken(const db::TokenRecord& token) override { return inner_.AddToken(token); }
+  Status AddToken(const TokenRecord& token) override { return inner_.AddToken(token); }
   Status RevokeToken(const std::string& hash, std::int64_t revoked_ms) override {
     return inner_.RevokeToken(hash, revoked_ms);
   }
-  Result<std::optional<db::User>> GetUser(const std::string& name) override {
+  Result<std::optional<User>> GetUser(const std::string& name) override {
     return inner_.GetUser(name);
   }
-  Result<std::vector<db::User>> ListUsers() override { return inner_.ListUsers(); }
-  Result<std::optional<db::TokenRecord>> FindToken(const std::string& hash) override {
+  Result<std::vector<User>> ListUsers() override { return inner_.ListUsers(); }
+  Result<std::optional<TokenRecord>> FindToken(const std::string& hash) override {
     return inner_.FindToken(hash);
   }
-  Result<std::vector<db::TokenRecord>> ListTokens() override { return inner_.ListTokens(); }
+  Result<std::vector<TokenRecord>> ListTokens() override { return inner_.ListTokens(); }
 
  private:
-  db::Store& inner_;
+  Store& inner_;
   std::mutex mu_;
   std::condition_variable cv_;
   Mode mode_ = Mode::kPass;
-  std::deque<std::pair<db::WriteSet, db::WriteDone>> held_;
+  std::deque<std::pair<WriteSet, WriteDone>> held_;
   std::size_t failed_ = 0;
 };
 

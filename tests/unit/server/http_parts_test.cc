@@ -19,8 +19,8 @@
 namespace mculab::server {
 namespace {
 
-std::vector<db::SeriesPoint> Series(const std::vector<std::int64_t>& values) {
-  std::vector<db::SeriesPoint> out;
+std::vector<SeriesPoint> Series(const std::vector<std::int64_t>& values) {
+  std::vector<SeriesPoint> out;
   for (std::size_t i = 0; i < values.size(); ++i) {
     out.push_back({static_cast<std::uint32_t>(i), values[i]});
   }

@@ -546,7 +546,7 @@ TEST_F(HttpRouterTest, PagesAgreeWithAPlainFilterAndSortOverThousandsOfJobs) {
     return std::string(*(v.begin() + rng() % v.size()));
   };
   std::vector<Row> rows;
-  db::WriteSet ws;
+  WriteSet ws;
   for (JobId id = 1000; id < 5000; ++id) {
     Row r{id,
           pick({"ana", "ben", "chen"}),

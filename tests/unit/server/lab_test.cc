@@ -556,7 +556,7 @@ TEST_F(LabTest, BatchIsAcknowledgedOnlyAfterItsTransactionCommits) {
   // Hold the store's writer so nothing can commit.
   std::promise<void> holding, release;
   std::shared_future<void> released = release.get_future().share();
-  store_->Write(db::WriteSet{}, [&](const db::WriteOutcome&) {
+  store_->Write(WriteSet{}, [&](const WriteOutcome&) {
     holding.set_value();
     released.wait();
   });
@@ -1104,20 +1104,20 @@ TEST_F(LabTest, ListJobsFiltersByStateAndPagesNewestFirst) {
   std::vector<JobId> ids;
   for (int i = 0; i < 4; ++i) ids.push_back(Submit(FcJob()));
   ASSERT_TRUE(lab_->Cancel(caller_, ids[3]).ok());
-  db::JobFilter queued;
+  JobFilter queued;
   queued.state = "queued";
   auto jobs = lab_->ListJobs(caller_, queued);
   ASSERT_TRUE(jobs.ok());
   ASSERT_EQ(jobs->size(), 2u);
   EXPECT_EQ((*jobs)[0].id, ids[2]);
-  db::JobFilter page;
+  JobFilter page;
   page.limit = 2;
   page.before_id = ids[3];
   jobs = lab_->ListJobs(caller_, page);
   ASSERT_EQ(jobs->size(), 2u);
   EXPECT_EQ((*jobs)[0].id, ids[2]);
   EXPECT_EQ((*jobs)[1].id, ids[1]);
-  db::JobFilter bad;
+  JobFilter bad;
   bad.state = "sleeping";
   EXPECT_EQ(lab_->ListJobs(caller_, bad).error().code, ErrorCode::kInvalidArgument);
 }
@@ -1578,7 +1578,9 @@ v1::AgentMessage PassBatch(std::uint64_t run, std::uint64_t seq, std::uint32_t p
 
 TEST_F(LabTest, AnEventTheBoardCannotCountIsRejectedAtSubmitListingWhatItCounts) {
   auto q = std::make_shared<FakeAgentChannel>();
-  ASSERT_TRUE(lab_->ConnectAgent(testing::AgentCaller(profiles::QemuAgent().agent()), profiles::QemuAgent(), q).ok());
+  ASSERT_TRUE(lab_->ConnectAgent(testing::AgentCaller(profiles::QemuAgent().agent()),
+                                 profiles::QemuAgent(), q)
+                  .ok());
   auto r = FcJob(1, 2, "corstone300-qemu");
   r.events = {"instructions", "npu_active"};
   auto reply = lab_->Submit(caller_, r);
@@ -1597,7 +1599,8 @@ TEST_F(LabTest, AnEventTheBoardCannotCountIsRejectedAtSubmitListingWhatItCounts)
 
 TEST_F(LabTest, FiveEmulatedEventsRunAsTwoPassesOfOneRunAndTheirStatisticsAreStored) {
   auto q = std::make_shared<FakeAgentChannel>();
-  auto session = lab_->ConnectAgent(testing::AgentCaller(profiles::QemuAgent().agent()), profiles::QemuAgent(), q);
+  auto session = lab_->ConnectAgent(testing::AgentCaller(profiles::QemuAgent().agent()),
+                                    profiles::QemuAgent(), q);
   ASSERT_TRUE(session.ok());
   ASSERT_TRUE(q->Take(FakeAgentChannel::IsRegistered));
   auto r = FcJob(2, 3, "corstone300-qemu");
@@ -1679,7 +1682,8 @@ TEST_F(LabTest, FiveEmulatedEventsRunAsTwoPassesOfOneRunAndTheirStatisticsAreSto
 
 TEST_F(LabTest, EmulatedPassesThatDisagreeOnCyclesFlagTheJob) {
   auto q = std::make_shared<FakeAgentChannel>();
-  auto session = lab_->ConnectAgent(testing::AgentCaller(profiles::QemuAgent().agent()), profiles::QemuAgent(), q);
+  auto session = lab_->ConnectAgent(testing::AgentCaller(profiles::QemuAgent().agent()),
+                                    profiles::QemuAgent(), q);
   ASSERT_TRUE(session.ok());
   auto r = FcJob(1, 2, "corstone300-qemu");
   r.events = {"instructions", "loads", "stores", "branches"};
@@ -1705,7 +1709,9 @@ TEST_F(LabTest, EmulatedPassesThatDisagreeOnCyclesFlagTheJob) {
 
 TEST_F(LabTest, ListEventsShowsTheUnitsOfAKind) {
   auto q = std::make_shared<FakeAgentChannel>();
-  ASSERT_TRUE(lab_->ConnectAgent(testing::AgentCaller(profiles::QemuAgent().agent()), profiles::QemuAgent(), q).ok());
+  ASSERT_TRUE(lab_->ConnectAgent(testing::AgentCaller(profiles::QemuAgent().agent()),
+                                 profiles::QemuAgent(), q)
+                  .ok());
   auto v = lab_->ListEvents(caller_, "corstone300-qemu", "");
   ASSERT_TRUE(v.ok());
   EXPECT_EQ(v->boards, (std::vector<std::string>{"an547-0"}));
@@ -1717,7 +1723,9 @@ TEST_F(LabTest, ListEventsShowsTheUnitsOfAKind) {
 
 TEST_F(LabTest, BoardUnitsAndJobEventsSurviveARestart) {
   auto q = std::make_shared<FakeAgentChannel>();
-  ASSERT_TRUE(lab_->ConnectAgent(testing::AgentCaller(profiles::QemuAgent().agent()), profiles::QemuAgent(), q).ok());
+  ASSERT_TRUE(lab_->ConnectAgent(testing::AgentCaller(profiles::QemuAgent().agent()),
+                                 profiles::QemuAgent(), q)
+                  .ok());
   RestartLab();
   // The agent has not reconnected: its board's units are known from the store.
   auto r = FcJob(1, 2, "corstone300-qemu");
@@ -1726,7 +1734,9 @@ TEST_F(LabTest, BoardUnitsAndJobEventsSurviveARestart) {
   r.events = {"branches"};
   const JobId id = Submit(r);
   auto q2 = std::make_shared<FakeAgentChannel>();
-  ASSERT_TRUE(lab_->ConnectAgent(testing::AgentCaller(profiles::QemuAgent().agent()), profiles::QemuAgent(), q2).ok());
+  ASSERT_TRUE(lab_->ConnectAgent(testing::AgentCaller(profiles::QemuAgent().agent()),
+                                 profiles::QemuAgent(), q2)
+                  .ok());
   const v1::Assignment a = TakeAssignment(*q2);
   EXPECT_EQ(a.passes_size(), 1);
   ASSERT_EQ(a.events_size(), 1);

@@ -1,4 +1,5 @@
-// Store: the lab's durable state, behind an interface so SQLite can be swapped for PostgreSQL.
+// Store: the lab's durable state, as the service needs it, behind an interface so SQLite can be
+// swapped for PostgreSQL. The service owns this interface; db/ implements it (db/sqlite_store.h).
 //
 // Writes are queued to ONE writer and applied in the order they were queued; each WriteSet is
 // applied atomically, and many write sets share one transaction when the queue holds them
@@ -17,6 +18,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -27,26 +29,7 @@
 #include "server/domain/profile.h"
 #include "server/domain/run.h"
 
-namespace mculab::db {
-
-using server::Artifact;
-using server::Board;
-using server::BoardTransition;
-using server::BoardUnits;
-using server::CaseResult;
-using server::CaseSpec;
-using server::CaseStats;
-using server::Job;
-using server::JobEvents;
-using server::JobId;
-using server::JobTransition;
-using server::MemoryFigure;
-using server::OpProfileRow;
-using server::Run;
-using server::RunId;
-using server::RunPass;
-using server::Sample;
-using server::SampleBatch;
+namespace mculab::server {
 
 // A job to insert with the id its creator chose (the service allocates ids), and its cases.
 struct NewJob {
@@ -178,6 +161,11 @@ class Store {
   // Every sample of a run, ordered by (pass, case_index, metric, iteration).
   virtual Result<std::vector<Sample>> GetSamples(RunId run) = 0;
   virtual Result<std::uint64_t> CountSamples(RunId run) = 0;
+  // The run's samples ordered by (case_index, metric, pass), handed to `chunk` a few thousand at
+  // a time, so a run of any size is read in bounded memory. `chunk` runs during the read: it must
+  // not call the store.
+  virtual Status ScanSamples(RunId run,
+                             const std::function<void(std::span<const Sample>)>& chunk) = 0;
   // Sequence numbers of the run's committed sample batches, ascending (a restarted server
   // resumes a run with them).
   virtual Result<std::vector<std::uint64_t>> ListBatchSequences(RunId run) = 0;
@@ -231,4 +219,4 @@ class Store {
   virtual Result<std::vector<TokenRecord>> ListTokens() = 0;  // by kind, owner, created
 };
 
-}  // namespace mculab::db
+}  // namespace mculab::server

@@ -1,8 +1,8 @@
-#include "db/store.h"
+#include "server/service/store.h"
 
 #include <future>
 
-namespace mculab::db {
+namespace mculab::server {
 
 std::size_t WriteSet::Rows() const {
   std::size_t rows = artifacts.size() + boards.size() + runs.size() + jobs.size() +
@@ -24,4 +24,4 @@ Status Store::WriteAndWait(WriteSet ws) {
   return future.get();
 }
 
-}  // namespace mculab::db
+}  // namespace mculab::server
