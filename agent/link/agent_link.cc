@@ -271,6 +271,8 @@ v1::AgentMessage AgentLink::Impl::BuildRegister() {
     pb->set_emulated(i.emulated);
     pb->set_serial(i.serial);
     pb->set_ram_bytes(i.ram_bytes);
+    pb->set_custom_runners(i.custom_runners);
+    pb->set_custom_runners_off(i.custom_runners ? "" : i.custom_runners_off);
     for (const CounterUnitInfo& u : i.counter_units) {
       auto* cu = pb->add_counter_units();
       cu->set_name(u.name);
@@ -412,8 +414,9 @@ void AgentLink::Impl::Dispatch(const v1::ServerMessage& m) {
         }
         return;
       }
-      spdlog::info("run {}: job {} assigned to {} ({}, {} cases x {} iterations)", a.run_id(),
-                   a.job_id(), a.board(), a.op(), a.cases_size(), a.iterations());
+      spdlog::info("run {}: job {} assigned to {} ({}, {} case{} x {} iteration{})", a.run_id(),
+                   a.job_id(), a.board(), a.op(), a.cases_size(), a.cases_size() == 1 ? "" : "s",
+                   a.iterations(), a.iterations() == 1 ? "" : "s");
       w->Enqueue(a);
       return;
     }
