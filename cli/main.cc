@@ -19,6 +19,7 @@
 #include "cli/duration.h"
 #include "cli/format.h"
 #include "cli/profile_format.h"
+#include "cli/trend_format.h"
 #include "common/csv_cases.h"
 #include "common/op_catalog.h"
 #include "lab.grpc.pb.h"
@@ -654,6 +655,86 @@ int CmdBoard(Client& c, const std::string& board, const std::string& maintenance
   return 0;
 }
 
+// `mculab trend`: which case (flags, or a job and one of its case ids), the series, printed.
+struct TrendOptions {
+  std::string kind, op, params, runner, user, label;
+  std::vector<std::string> tags;
+  int64_t case_id = 0;
+  bool has_case = false;
+  uint64_t job = 0;
+  unsigned limit = 200, window = 3;
+  double min_step = 0.01;
+  bool json = false;
+};
+
+int CmdTrend(Client& c, const TrendOptions& o) {
+  v1::GetSeriesRequest req;
+  req.set_kind(o.kind);
+  req.set_op(o.op);
+  if (o.job != 0) {
+    if (!o.has_case) throw UsageError{"--job needs --case: the id of one of its cases"};
+    v1::Results res = GetResults(c, o.job, false);
+    if (req.kind().empty()) req.set_kind(res.job().kind());
+    if (req.op().empty()) req.set_op(res.job().op());
+    const v1::CaseStats* found = nullptr;
+    for (const auto& cs : res.cases())
+      if (cs.case_id() == o.case_id) found = &cs;
+    if (!found) {
+      throw UsageError{"job " + std::to_string(o.job) + " has no case with id " +
+                       std::to_string(o.case_id)};
+    }
+    if (FindOp(req.op()) != nullptr) {
+      req.set_has_params(true);
+      for (int32_t p : found->params()) req.add_params(p);
+    } else {
+      req.set_has_case_id(true);
+      req.set_case_id(o.case_id);
+    }
+  } else {
+    if (o.kind.empty() || o.op.empty())
+      throw UsageError{"give --kind and --op with --params (or --case), or --job ID --case ID"};
+    if (!o.params.empty()) {
+      req.set_has_params(true);
+      std::stringstream ss(o.params);
+      std::string part;
+      while (std::getline(ss, part, ',')) {
+        try {
+          std::size_t used = 0;
+          const int v = std::stoi(part, &used);
+          if (used != part.size()) throw std::invalid_argument(part);
+          req.add_params(v);
+        } catch (const std::exception&) {
+          throw UsageError{"--params must be integers separated by commas, got '" + o.params + "'"};
+        }
+      }
+    }
+    if (o.has_case) {
+      req.set_has_case_id(true);
+      req.set_case_id(o.case_id);
+    }
+  }
+  req.set_runner(o.runner);
+  req.set_user(o.user);
+  req.set_label(o.label);
+  for (const std::string& t : o.tags) {
+    ParsedTag p = ParseTag(t);
+    if (!p.error.empty()) throw UsageError{p.error};
+    (*req.mutable_tags())[p.key] = p.value;
+  }
+  req.set_limit(o.limit);
+  req.set_window(o.window);
+  req.set_min_step(o.min_step);
+  v1::Series rep;
+  auto ctx = c.Context(120);
+  grpc::Status s = c.stub().GetSeries(ctx.get(), req, &rep);
+  if (!s.ok()) c.Fail(s, "series");
+  if (o.json)
+    std::cout << TrendJson(rep).dump(2) << "\n";
+  else
+    std::cout << RenderTrend(rep);
+  return 0;
+}
+
 int Main(int argc, char** argv) {
   CLI::App app{
       "mculab: submit, follow and read ML inference benchmarks on a shared lab of "
@@ -753,6 +834,37 @@ int Main(int argc, char** argv) {
   auto* cancel = app.add_subcommand("cancel", "cancel a job in any state");
   cancel->add_option("id", id, "job id")->required();
 
+  TrendOptions to;
+  auto* trend = app.add_subcommand(
+      "trend",
+      "one case's median over time, job after job, with 95% intervals, runner changes and "
+      "change points (the web page's trend view)");
+  trend->add_option("--job", to.job, "take the kind, op and case from this job (with --case)");
+  trend->add_option("--kind", to.kind, "board kind");
+  trend->add_option("--op", to.op, "operator benchmark, or custom for your runner");
+  trend->add_option("--params", to.params,
+                    "the case's parameters in the op's order, comma separated (see `mculab ops "
+                    "describe OP`)");
+  trend->add_option("--case", to.case_id, "the case id (custom runners; with --job)")
+      ->each([&](const std::string&) { to.has_case = true; });
+  trend->add_option("--runner", to.runner, "custom runners: the uploaded runner's file name");
+  trend->add_option("--user", to.user, "only this user's jobs");
+  trend->add_option("--label", to.label, "only jobs whose label contains this");
+  trend->add_option("--tag", to.tags, "KEY=VALUE: only jobs that asked for this tag (repeatable)");
+  trend->add_option("--limit", to.limit, "the newest jobs to show")
+      ->check(CLI::Range(1u, 1000u))
+      ->capture_default_str();
+  trend
+      ->add_option("--window", to.window,
+                   "change points: jobs either side of a step whose intervals must not overlap")
+      ->check(CLI::Range(1u, 50u))
+      ->capture_default_str();
+  trend
+      ->add_option("--min-step", to.min_step, "change points: the least relative step (0.01 is 1%)")
+      ->check(CLI::Range(0.0001, 10.0))
+      ->capture_default_str();
+  trend->add_flag("--json", to.json, "print the JSON document of GET /api/v1/series");
+
   std::string board_name, for_duration, note, lease = "30s", maintenance, reason;
   bool hold = false, history = false;
   auto* reserve = app.add_subcommand("reserve", "reserve a board: only your jobs run on it");
@@ -838,6 +950,7 @@ int Main(int argc, char** argv) {
     if (*events) return CmdEvents(client, ev_kind, ev_board);
     if (*exp) return CmdExport(client, id, out_path, export_format);
     if (*cancel) return CmdCancel(client, id);
+    if (*trend) return CmdTrend(client, to);
     if (*reserve) {
       return hold ? CmdHold(client, board_name, lease, note, hold_signals)
                   : CmdReserve(client, board_name, for_duration, note, json);

@@ -56,6 +56,8 @@ using server::RunPass;
 using server::Sample;
 using server::SampleBatch;
 using server::SeriesPoint;
+using server::SeriesQuery;
+using server::SeriesRow;
 using server::Store;
 using server::TokenRecord;
 using server::User;
@@ -168,6 +170,8 @@ class SqliteStore final : public Store {
                                                  std::uint32_t metric) override;
   Result<std::vector<std::pair<std::string, std::uint64_t>>> CountJobsByState() override;
   Result<std::uint64_t> SamplesStored() override;
+  // sqlite_series.cc
+  Result<std::vector<SeriesRow>> QuerySeries(const SeriesQuery& query) override;
   Result<JobEvents> GetJobEvents(JobId job) override;
   Result<std::vector<BoardUnits>> ListBoardUnits() override;
   Result<std::vector<RunPass>> GetRunPasses(RunId run) override;

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "agent/boards/region_counts.h"
 #include "agent/io/subprocess.h"
 #include "common/result.h"
 
@@ -98,9 +99,9 @@ class RunnerProcess {
   virtual bool ExitsAfterDone() const { return true; }
   // What the backend saw besides the link (e.g. the tail of QEMU's stderr), for failure messages.
   virtual std::string Diagnostics() { return {}; }
-  // After the runner ended: the board backend's output for RunSpec::emulated_events (the QEMU
-  // plugin's lines). kNotFound when the run counted none.
-  virtual Result<std::string> EmulatedCounts() {
+  // After the runner ended: what the board backend counted for RunSpec::emulated_events, parsed
+  // (a backend's output format stays inside the backend). kNotFound when the run counted none.
+  virtual Result<RegionCounts> EmulatedCounts() {
     return MakeError(ErrorCode::kNotFound, "this board counts no emulated events");
   }
 };
@@ -111,6 +112,10 @@ class Board {
   virtual const BoardInfo& Info() const = 0;
   // Prepares and starts one run. An error here is the board's (infrastructure) failure.
   virtual Result<std::unique_ptr<RunnerProcess>> Start(const RunSpec& spec) = 0;
+  // Called on the board's worker thread while it waits for work: get ready for the next Start
+  // (a folder, a runner started ahead and waiting), so a job does not wait for that. A failure
+  // here is only logged; Start then does the work itself.
+  virtual void Prepare() {}
 };
 
 }  // namespace mculab::agent

@@ -3,6 +3,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "agent/boards/plugin_counts.h"
+
 namespace mculab::agent {
 
 ChildRunnerProcess::ChildRunnerProcess(std::unique_ptr<TempDir> dir,
@@ -50,7 +52,7 @@ std::string FileTail(const std::filesystem::path& path, std::size_t max_bytes) {
   return s;
 }
 
-Result<std::string> ChildRunnerProcess::EmulatedCounts() {
+Result<RegionCounts> ChildRunnerProcess::EmulatedCounts() {
   if (counts_file_.empty()) return RunnerProcess::EmulatedCounts();
   std::ifstream in(counts_file_, std::ios::binary);
   if (!in) {
@@ -59,7 +61,7 @@ Result<std::string> ChildRunnerProcess::EmulatedCounts() {
   }
   std::stringstream ss;
   ss << in.rdbuf();
-  return ss.str();
+  return ParsePluginCounts(ss.str());
 }
 
 }  // namespace mculab::agent

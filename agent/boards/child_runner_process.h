@@ -30,8 +30,9 @@ class ChildRunnerProcess final : public RunnerProcess {
   }
   const RunProvenance& provenance() const override { return provenance_; }
   std::string Diagnostics() override;
-  Result<std::string> EmulatedCounts() override;
-  // Where the board backend's emulated counts go (inside the run's temp dir).
+  Result<RegionCounts> EmulatedCounts() override;
+  // Where the QEMU plugin writes its counts (inside the run's temp dir); EmulatedCounts() parses
+  // that file.
   void set_counts_file(std::filesystem::path path) { counts_file_ = std::move(path); }
   bool ExitsAfterDone() const override { return exits_after_done_; }
   void set_exits_after_done(bool exits) { exits_after_done_ = exits; }

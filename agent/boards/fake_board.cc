@@ -93,12 +93,12 @@ class FakeRunnerProcess final : public RunnerProcess {
     return n;
   }
 
-  // Plugin-format lines for the emulated events asked for (agent/boards/plugin_counts.h).
-  Result<std::string> EmulatedCounts() override {
+  // The emulated events asked for, one region per measured iteration.
+  Result<RegionCounts> EmulatedCounts() override {
     if (emulated_.empty()) return RunnerProcess::EmulatedCounts();
-    std::string out = "# mculab-qemu-counters 1 fake\n# kind case index";
-    for (const auto& e : emulated_) out += " " + e;
-    out += "\n" + regions_ + "# end regions=0 unclosed=0 unmatched=0\n";
+    RegionCounts out = counts_;
+    out.columns = emulated_;
+    out.ended = true;
     return out;
   }
 
@@ -248,14 +248,14 @@ class FakeRunnerProcess final : public RunnerProcess {
         }
         Append(wire);
         if (!emulated_.empty()) {
-          regions_ += "iter " + std::to_string(case_) + " " + std::to_string(iter_);
+          CountedRegion r{case_, iter_, {}};
           for (const auto& e : emulated_) {
             const auto& all = o_.emulated_events;
             const auto k =
                 static_cast<std::uint32_t>(std::find(all.begin(), all.end(), e) - all.begin());
-            regions_ += " " + std::to_string(FakeBoard::EmulatedValue(k, case_, iter_));
+            r.values.push_back(FakeBoard::EmulatedValue(k, case_, iter_));
           }
-          regions_ += "\n";
+          counts_.iterations.push_back(std::move(r));
         }
         ++iter_;
         return;
@@ -307,7 +307,7 @@ class FakeRunnerProcess final : public RunnerProcess {
   std::vector<std::uint8_t> workload_;
   std::shared_ptr<FakeRunLog> log_;
   std::vector<std::string> emulated_;  // RunSpec::emulated_events
-  std::string regions_;                // plugin-format "iter" lines so far
+  RegionCounts counts_;                // the iterations counted so far
   const bool custom_;  // a job's own runner (RunSpec::firmware): custom workload, blob CRC
   RunProvenance prov_;
   FrameStream in_{FrameSender::kAgent};

@@ -57,8 +57,8 @@ struct FakeOptions {
   std::vector<std::string> counters = {"instructions", "loads", "stores"};
   std::uint8_t max_counters = 2;
   // An emulated counter unit the fake board counts itself, like QemuBoard's plugin:
-  // RunSpec::emulated_events picks from it, EmulatedCounts() gives plugin-format lines with
-  // EmulatedValue() per measured iteration. Empty: no such unit.
+  // RunSpec::emulated_events picks from it, EmulatedCounts() gives EmulatedValue() per measured
+  // iteration. Empty: no such unit.
   std::vector<std::string> emulated_events{};
   std::uint32_t emulated_max = 2;
   // Waited (on the Clock) before each SAMPLE: a slow runner, so tests can kill things mid-run.

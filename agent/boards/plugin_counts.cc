@@ -50,16 +50,8 @@ std::string QemuPluginArg(const std::string& library, const std::string& out,
   return arg;
 }
 
-const std::vector<std::uint64_t>* PluginCounts::Iteration(std::uint32_t case_index,
-                                                          std::uint32_t iteration) const {
-  for (const PluginRegion& r : iterations) {
-    if (r.case_index == case_index && r.index == iteration) return &r.values;
-  }
-  return nullptr;
-}
-
-Result<PluginCounts> ParsePluginCounts(std::string_view text) {
-  PluginCounts out;
+Result<RegionCounts> ParsePluginCounts(std::string_view text) {
+  RegionCounts out;
   bool have_header = false;
   std::size_t line_no = 0;
   std::size_t pos = 0;
@@ -94,7 +86,7 @@ Result<PluginCounts> ParsePluginCounts(std::string_view text) {
     if (w.size() != 3 + out.columns.size()) {
       return bad("expected " + std::to_string(3 + out.columns.size()) + " fields");
     }
-    PluginRegion r;
+    CountedRegion r;
     std::uint64_t c = 0, i = 0;
     if (!ParseU64(w[1], c) || !ParseU64(w[2], i) || c > 0xFFFF || i > 0xFFFFFFFFu) {
       return bad("case and index must be numbers");
@@ -118,26 +110,6 @@ Result<PluginCounts> ParsePluginCounts(std::string_view text) {
   }
   if (!have_header) {
     return MakeError(ErrorCode::kDataLoss, "QEMU plugin output has no column header (empty file?)");
-  }
-  return out;
-}
-
-std::map<std::pair<std::uint32_t, std::uint32_t>, OpAggregate> AggregateOps(
-    const PluginCounts& counts) {
-  std::map<std::pair<std::uint32_t, std::uint32_t>, OpAggregate> out;
-  for (const PluginRegion& r : counts.ops) {
-    OpAggregate& a = out[{r.case_index, r.index}];
-    if (a.count == 0) {
-      a.sum.assign(r.values.size(), 0);
-      a.min = r.values;
-      a.max = r.values;
-    }
-    ++a.count;
-    for (std::size_t k = 0; k < r.values.size() && k < a.sum.size(); ++k) {
-      a.sum[k] += r.values[k];
-      a.min[k] = std::min(a.min[k], r.values[k]);
-      a.max[k] = std::max(a.max[k], r.values[k]);
-    }
   }
   return out;
 }

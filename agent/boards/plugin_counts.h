@@ -1,5 +1,5 @@
-// The QEMU counting plugin's output (docs/runner-protocol.md section 8, "Output") as values, and
-// the emulated counter unit the plugin gives a QEMU board.
+// The QEMU counting plugin's output (docs/runner-protocol.md section 8, "Output") parsed into
+// RegionCounts, and the emulated counter unit the plugin gives a QEMU board.
 //
 //   # mculab-qemu-counters 1 mem=inline markers=0x60100000
 //   # kind case index instructions loads stores      <- the counted events, in column order
@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "agent/boards/region_counts.h"
 #include "common/result.h"
 
 namespace mculab::agent {
@@ -35,33 +36,6 @@ std::vector<std::string> QemuPluginEvents();  // instructions, loads, stores, br
 std::string QemuPluginArg(const std::string& library, const std::string& out,
                           const std::vector<std::string>& events);
 
-struct PluginRegion {
-  std::uint32_t case_index = 0;
-  std::uint32_t index = 0;            // iteration, empty-region ordinal, or op index
-  std::vector<std::uint64_t> values;  // per column
-};
-
-struct PluginCounts {
-  std::vector<std::string> columns;  // event names, in the lines' order
-  std::vector<PluginRegion> iterations;
-  std::vector<PluginRegion> empties;
-  std::vector<PluginRegion> ops;  // each op invocation, in closing order
-  bool ended = false;             // the "# end" line was there (QEMU exited normally)
-  std::uint64_t unclosed = 0, unmatched = 0;
-
-  // The values of (case, iteration), or nullptr.
-  const std::vector<std::uint64_t>* Iteration(std::uint32_t case_index,
-                                              std::uint32_t iteration) const;
-};
-
-Result<PluginCounts> ParsePluginCounts(std::string_view text);
-
-// Per (case, op index): invocations and sum/min/max per column, over the op lines.
-struct OpAggregate {
-  std::uint64_t count = 0;
-  std::vector<std::uint64_t> sum, min, max;
-};
-std::map<std::pair<std::uint32_t, std::uint32_t>, OpAggregate> AggregateOps(
-    const PluginCounts& counts);
+Result<RegionCounts> ParsePluginCounts(std::string_view text);
 
 }  // namespace mculab::agent

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "agent.grpc.pb.h"
+#include "agent/link/send_queue.h"
 
 namespace mculab::agent {
 
@@ -30,6 +31,7 @@ class AgentLink::Impl final : public RunSink {
   void Send(const v1::AgentMessage& message) override;
 
   std::atomic<std::uint64_t> registrations{0};
+  SendQueueStats send_stats() const { return send_queue_.stats(); }
 
  private:
   // One per board: runs its assignments one after the other on its own thread.
@@ -42,9 +44,10 @@ class AgentLink::Impl final : public RunSink {
     }
     const std::string& name() const { return board_.Info().name; }
 
-    void Enqueue(v1::Assignment a) {
+    void Enqueue(v1::Assignment a, Clock::TimePoint received) {
       std::lock_guard lock(mu_);
       queue_.push_back(std::move(a));
+      received_.push_back(received);
       cv_.notify_all();
     }
     // True when this worker has the run (running or queued).
@@ -94,7 +97,14 @@ class AgentLink::Impl final : public RunSink {
    private:
     void Loop() {
       for (;;) {
+        bool idle = false;
+        {
+          std::lock_guard lock(mu_);
+          idle = !stopping_ && queue_.empty();
+        }
+        if (idle) board_.Prepare();  // what the next run can have ready before it arrives
         v1::Assignment a;
+        ExecutorOptions options = link_.executor_;
         std::shared_ptr<CancelToken> token = std::make_shared<CancelToken>();
         {
           std::unique_lock lock(mu_);
@@ -102,6 +112,8 @@ class AgentLink::Impl final : public RunSink {
           if (queue_.empty()) return;
           a = std::move(queue_.front());
           queue_.pop_front();
+          options.received_at = received_.front();
+          received_.pop_front();
           if (cancelled_queued_.erase(a.run_id())) token->Cancel(CancelReason::kByServer);
           if (stopping_) token->Cancel(CancelReason::kShutdown);
           active_ = a.run_id();
@@ -114,7 +126,7 @@ class AgentLink::Impl final : public RunSink {
           FinishUnstartedRun(a.run_id(), v1::RunFinished::INFRA_FAILED,
                              "the agent stopped before the run started", link_.spool_, link_);
         } else {
-          ExecuteRun(a, board_, link_.spool_, link_, link_.clock_, *token, link_.executor_);
+          ExecuteRun(a, board_, link_.spool_, link_, link_.clock_, *token, options);
         }
         bool close = false;
         {
@@ -132,6 +144,7 @@ class AgentLink::Impl final : public RunSink {
     std::mutex mu_;
     std::condition_variable cv_;
     std::deque<v1::Assignment> queue_;
+    std::deque<Clock::TimePoint> received_;  // when each queued assignment arrived
     std::set<std::uint64_t> cancelled_queued_;
     std::set<std::uint64_t> close_after_;
     std::optional<std::uint64_t> active_;
@@ -141,7 +154,7 @@ class AgentLink::Impl final : public RunSink {
   };
 
   bool Serve(grpc::ClientContext& ctx, Stream& stream);
-  void ReplaySpoolLocked(Stream& stream);
+  void FinishLostRuns();
   void Dispatch(const v1::ServerMessage& m);
   v1::AgentMessage BuildRegister();
   bool IsActive(std::uint64_t run_id);
@@ -206,9 +219,8 @@ class AgentLink::Impl final : public RunSink {
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::AgentLink::Stub> stub_;
 
-  std::mutex write_mu_;  // serializes stream writes; guards stream_ and live_
-  Stream* stream_ = nullptr;
-  bool live_ = false;  // registered and replayed: live messages may go out
+  // The only writer of a registered stream; everything else hands it messages.
+  SendQueue send_queue_;
 
   std::mutex stop_mu_;
   std::mutex mu_;  // guards stopping_, stop_done_ and ctx_
@@ -225,7 +237,11 @@ class AgentLink::Impl final : public RunSink {
 };
 
 AgentLink::Impl::Impl(LinkOptions options, std::vector<Board*> boards, Spool& spool, Clock& clock)
-    : options_(std::move(options)), boards_(std::move(boards)), spool_(spool), clock_(clock) {
+    : options_(std::move(options)),
+      boards_(std::move(boards)),
+      spool_(spool),
+      clock_(clock),
+      send_queue_(spool, options_.send_queue_bytes) {
   grpc::ChannelArguments args;
   // Notice a server that vanished without closing the connection (power cut, partition).
   args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 30'000);
@@ -251,11 +267,7 @@ AgentLink::Impl::Impl(LinkOptions options, std::vector<Board*> boards, Spool& sp
   for (Board* b : boards_) workers_.push_back(std::make_unique<Worker>(*b, *this));
 }
 
-void AgentLink::Impl::Send(const v1::AgentMessage& message) {
-  std::lock_guard lock(write_mu_);
-  if (stream_ == nullptr || !live_) return;  // spooled messages follow after the reconnect
-  if (!stream_->Write(message)) live_ = false;
-}
+void AgentLink::Impl::Send(const v1::AgentMessage& message) { send_queue_.Send(message); }
 
 v1::AgentMessage AgentLink::Impl::BuildRegister() {
   v1::AgentMessage m;
@@ -302,7 +314,7 @@ AgentLink::Impl::Worker* AgentLink::Impl::FindWorker(const std::string& board) {
   return nullptr;
 }
 
-void AgentLink::Impl::ReplaySpoolLocked(Stream& stream) {
+void AgentLink::Impl::FinishLostRuns() {
   for (auto run : spool_.Runs()) {
     if (!spool_.HasFinished(run) && !IsActive(run)) {
       // Left over by an earlier agent process that died mid-run.
@@ -315,27 +327,24 @@ void AgentLink::Impl::ReplaySpoolLocked(Stream& stream) {
         spdlog::error("run {}: cannot spool RunFinished: {}", run, s.error().message);
       }
     }
-    bool ok = true;
-    auto sent = spool_.Replay(run, [&](const v1::AgentMessage& m) {
-      ok = stream.Write(m);
-      return ok;
-    });
-    if (!sent) {
-      spdlog::error("run {}: {}", run, sent.error().message);
-    } else if (*sent > 0) {
-      spdlog::info("run {}: resent {} spooled messages", run, *sent);
-    }
-    if (!ok) return;
   }
 }
 
+namespace {
+class GrpcMessageStream final : public MessageStream {
+ public:
+  explicit GrpcMessageStream(Stream& stream) : stream_(stream) {}
+  bool Write(const v1::AgentMessage& message) override { return stream_.Write(message); }
+  void WritesDone() override { stream_.WritesDone(); }
+
+ private:
+  Stream& stream_;
+};
+}  // namespace
+
 bool AgentLink::Impl::Serve(grpc::ClientContext& ctx, Stream& stream) {
-  {
-    std::lock_guard lock(write_mu_);
-    stream_ = &stream;
-    live_ = false;
-    if (!stream.Write(BuildRegister())) return false;
-  }
+  // Nothing else writes to this stream until it is attached to the queue.
+  if (!stream.Write(BuildRegister())) return false;
   v1::ServerMessage first;
   if (!stream.Read(&first)) return false;
   if (!first.has_registered()) {
@@ -354,11 +363,9 @@ bool AgentLink::Impl::Serve(grpc::ClientContext& ctx, Stream& stream) {
   } else {
     spdlog::info("re-registered with {} as agent {}", options_.server, options_.agent_name);
   }
-  {
-    std::lock_guard lock(write_mu_);
-    ReplaySpoolLocked(stream);
-    live_ = true;
-  }
+  FinishLostRuns();
+  GrpcMessageStream writer(stream);
+  send_queue_.Attach(writer);  // the spool first, then what runs send from now on
 
   std::mutex hb_mu;
   std::condition_variable hb_cv;
@@ -381,12 +388,14 @@ bool AgentLink::Impl::Serve(grpc::ClientContext& ctx, Stream& stream) {
   }
   hb_cv.notify_all();
   hb.join();
+  send_queue_.Detach([&] { ctx.TryCancel(); });
   return true;
 }
 
 void AgentLink::Impl::Dispatch(const v1::ServerMessage& m) {
   switch (m.msg_case()) {
     case v1::ServerMessage::kAssign: {
+      const auto received = clock_.Now();
       const v1::Assignment& a = m.assign();
       Worker* w = FindWorker(a.board());
       if (w == nullptr) {
@@ -407,17 +416,13 @@ void AgentLink::Impl::Dispatch(const v1::ServerMessage& m) {
         // Already run by this agent (e.g. the server restarted before taking the results): send
         // what the spool holds again rather than measuring twice.
         spdlog::warn("run {}: assigned again after it ran here; resending its results", a.run_id());
-        std::lock_guard lock(write_mu_);
-        if (stream_ != nullptr && live_) {
-          (void)spool_.Replay(a.run_id(),
-                              [&](const v1::AgentMessage& msg) { return stream_->Write(msg); });
-        }
+        send_queue_.Resend(a.run_id());
         return;
       }
       spdlog::info("run {}: job {} assigned to {} ({}, {} case{} x {} iteration{})", a.run_id(),
                    a.job_id(), a.board(), a.op(), a.cases_size(), a.cases_size() == 1 ? "" : "s",
                    a.iterations(), a.iterations() == 1 ? "" : "s");
-      w->Enqueue(a);
+      w->Enqueue(a, received);
       return;
     }
     case v1::ServerMessage::kCancel: {
@@ -454,11 +459,6 @@ void AgentLink::Impl::Run() {
     }
     auto stream = stub_->Connect(&ctx);
     const bool registered = Serve(ctx, *stream);
-    {
-      std::lock_guard lock(write_mu_);
-      live_ = false;
-      stream_ = nullptr;
-    }
     const grpc::Status status = stream->Finish();
     {
       std::lock_guard lock(mu_);
@@ -508,11 +508,7 @@ void AgentLink::Impl::Stop() {
   for (auto& w : workers_) w->Join();
   // Half-close: the server reads everything sent so far, then ends the call. Cancelling right
   // away could drop the last messages in flight (they would only go out after a restart).
-  {
-    std::lock_guard lock(write_mu_);
-    if (stream_ != nullptr && live_) stream_->WritesDone();
-    live_ = false;
-  }
+  send_queue_.CloseWhenSent();
   std::unique_lock lock(mu_);
   if (!cv_.wait_for(lock, kCloseGrace, [&] { return ctx_ == nullptr; })) ctx_->TryCancel();
   stop_done_ = true;
@@ -525,5 +521,6 @@ AgentLink::~AgentLink() = default;
 void AgentLink::Run() { impl_->Run(); }
 void AgentLink::Stop() { impl_->Stop(); }
 std::uint64_t AgentLink::registrations() const { return impl_->registrations.load(); }
+SendQueueStats AgentLink::send_stats() const { return impl_->send_stats(); }
 
 }  // namespace mculab::agent

@@ -10,8 +10,10 @@
 // When the stream breaks: reconnect with exponential backoff and jitter (capped); runs keep going,
 // their messages are spooled and replayed after the next Registered.
 //
-// Writes to the stream are serialized by one mutex; the replay holds it, so messages spooled during
-// the replay follow it on the stream (a message may go twice; the server ignores repeats).
+// Only the SendQueue's sender thread writes to a registered stream: the board workers, the
+// heartbeat and the reader hand it messages and never wait on the network. After each Registered
+// it replays the spool, then sends what the runs send (a message may go twice; the server ignores
+// repeats); what does not fit its memory bound stays in the spool and is sent later.
 //
 // The first successful registration logs the one line "mculab-agent ready: ..." that tests and the
 // quickstart wait for.
@@ -30,8 +32,9 @@
 #include "agent/boards/board.h"
 #include "agent/io/clock.h"
 #include "agent/link/artifact_cache.h"
-#include "agent/link/run_executor.h"
+#include "agent/link/send_queue.h"
 #include "agent/link/spool.h"
+#include "agent/run/run_executor.h"
 
 namespace mculab::agent {
 
@@ -46,6 +49,8 @@ struct LinkOptions {
   std::string
       ca_pem;  // the CA certificate(s) to check the server's TLS certificate; empty: plaintext
   ExecutorOptions executor;
+  // The send queue's bound; beyond it, messages wait in the spool (agent/link/send_queue.h).
+  std::size_t send_queue_bytes = 8u << 20;
   // The cache of fetched artifacts (custom runners, blobs); empty dir: no custom-runner jobs.
   // Fetched with AgentLink.FetchArtifact over the same channel and token.
   ArtifactCacheOptions artifacts;
@@ -67,6 +72,8 @@ class AgentLink {
 
   // How many times the agent has registered (tests wait on reconnects with it).
   std::uint64_t registrations() const;
+  // The send queue's figures (tests check its bound with them).
+  SendQueueStats send_stats() const;
 
  private:
   class Impl;

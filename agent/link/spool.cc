@@ -146,7 +146,8 @@ std::uint64_t Spool::NextSequence(std::uint64_t run_id) const {
 }
 
 Result<std::size_t> Spool::Replay(std::uint64_t run_id,
-                                  const std::function<bool(const v1::AgentMessage&)>& send) const {
+                                  const std::function<bool(const v1::AgentMessage&)>& send,
+                                  std::uint64_t from_sequence) const {
   std::vector<std::pair<std::uint64_t, std::string>> cases, batches;
   bool started = false, finished = false;
   std::error_code ec;
@@ -159,7 +160,7 @@ Result<std::size_t> Spool::Replay(std::uint64_t run_id,
       finished = true;
     else if (NumberedName(name, "case-", n))
       cases.emplace_back(n, name);
-    else if (NumberedName(name, "batch-", n))
+    else if (NumberedName(name, "batch-", n) && n >= from_sequence)
       batches.emplace_back(n, name);
   }
   std::sort(cases.begin(), cases.end());

@@ -57,9 +57,11 @@ class Spool {
 
   // Calls `send` with the run's spooled messages in the order the server needs them: RunStarted,
   // CaseDone by case, batches by sequence, RunFinished. Stops early when `send` returns false.
-  // Returns how many messages were sent.
+  // Batches below `from_sequence` are left out (they went out already). Does not hold the spool's
+  // lock while calling `send`. Returns how many messages were sent.
   Result<std::size_t> Replay(std::uint64_t run_id,
-                             const std::function<bool(const v1::AgentMessage&)>& send) const;
+                             const std::function<bool(const v1::AgentMessage&)>& send,
+                             std::uint64_t from_sequence = 0) const;
 
  private:
   Spool(std::filesystem::path dir, bool sync) : dir_(std::move(dir)), sync_(sync) {}

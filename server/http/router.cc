@@ -11,6 +11,7 @@
 #include "server/http/auth.h"
 #include "server/http/event_stream.h"
 #include "server/http/json_views.h"
+#include "server/http/trend_api.h"
 
 namespace mculab::server::http {
 namespace {
@@ -344,6 +345,22 @@ Router::Reply Router::Api(const Request& req, const std::string& path, const Que
     }
     json(queries_.Compare(caller, *ids),
          [&](const Comparison& c) { return ComparisonJson(c, host_boards()); });
+  } else if (path == "/api/v1/series") {
+    auto request = ParseTrendRequest(q);
+    if (!request.ok()) {
+      reply.response = ErrorOf(request.error(), req);
+      return reply;
+    }
+    json(queries_.GetTrend(caller, *request), TrendJson);
+  } else if (path == "/api/v1/changes") {
+    auto query = ParseJobQuery(q);
+    auto scan = q.Int("scan", 1, kMaxChangedScan, 200);
+    if (!query.ok() || !scan.ok()) {
+      reply.response = ErrorOf(!query.ok() ? query.error() : scan.error(), req);
+      return reply;
+    }
+    json(queries_.ListChangedJobs(caller, *query, static_cast<std::uint32_t>(*scan)),
+         [&](const ChangedJobs& c) { return ChangedJobsJson(c, host_boards()); });
   } else if (path == "/api/v1/boards") {
     json(queries_.ListBoards(caller), [](const std::vector<BoardView>& boards) {
       Json list = Json::array();

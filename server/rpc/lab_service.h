@@ -52,6 +52,9 @@ class LabService final
   grpc::Status ListEvents(grpc::ServerContext* context,
                           const mculab::v1::ListEventsRequest* request,
                           mculab::v1::ListEventsReply* reply) override;
+  // lab_service_series.cc
+  grpc::Status GetSeries(grpc::ServerContext* context, const mculab::v1::GetSeriesRequest* request,
+                         mculab::v1::Series* reply) override;
 
  private:
   // The caller of a call, authenticated against the lab's accounts (rpc/caller.h). Every handler

@@ -53,6 +53,7 @@
 #include "server/service/lab_feed.h"
 #include "server/service/results.h"
 #include "server/service/store.h"
+#include "server/service/trend.h"
 
 namespace mculab::server {
 
@@ -162,6 +163,8 @@ class Lab {
   // The events the boards of a kind (or one board) can count.
   Result<EventsView> ListEvents(const Caller& caller, const std::string& kind,
                                 const std::string& board);
+  // Viewer: a case's series over time (LabQueries::GetTrend, lab_trend.cc).
+  Result<Trend> GetTrend(const Caller& caller, const TrendRequest& request);
   // An artifact's file for AgentLink.FetchArtifact: an agent only while it holds an active run
   // whose job references the artifact (a stranger agent is PERMISSION_DENIED whether or not the
   // artifact exists); admins always.

@@ -16,6 +16,7 @@
 #include "server/service/lab.h"
 #include "server/service/series.h"
 #include "server/service/store.h"
+#include "server/service/trend.h"
 
 namespace mculab::server {
 
@@ -113,6 +114,17 @@ class LabQueries {
   // unknown job; kInvalidArgument for a job without results, or fewer than 2 or more than 8 jobs.
   Result<Comparison> Compare(const Caller& caller, std::span<const JobId> ids);
   Result<std::vector<BoardView>> ListBoards(const Caller& caller);
+  // A case's series over time (queries_trend.cc): each job's median with a bootstrap 95% interval
+  // over every timer value of the case (kBootstrapResamples resamples, a fixed seed per job), and
+  // the change points. kInvalidArgument for a query without a kind, an op or the case (its
+  // parameters or its id), parameters the op does not have, or a limit outside 1..kMaxSeriesJobs.
+  Result<Trend> GetTrend(const Caller& caller, const TrendRequest& request);
+  // The jobs at a change point (queries_trend.cc): of the newest `scan` (1..kMaxChangedScan)
+  // succeeded jobs matching `filter` (its states, sort, limit and offset are ignored), those that
+  // start a new level in the series (default detector, its newest 200 jobs) of one of their
+  // cases. At most kMaxChangedSeries series are computed, the newest jobs' first.
+  Result<ChangedJobs> ListChangedJobs(const Caller& caller, const JobQuery& filter,
+                                      std::uint32_t scan);
   Result<LabFigures> Figures(const Caller& caller);
 
  private:

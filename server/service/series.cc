@@ -125,4 +125,17 @@ std::optional<RatioInterval> BootstrapMedianRatio(std::span<const double> base,
   return r;
 }
 
+std::optional<MedianInterval> BootstrapMedian(std::span<const double> values, std::uint64_t seed,
+                                              int resamples) {
+  if (values.empty() || resamples < 1) return std::nullopt;
+  ResampledMedian m(values);
+  std::mt19937_64 rng(seed);
+  std::vector<double> medians;
+  medians.reserve(static_cast<std::size_t>(resamples));
+  for (int i = 0; i < resamples; ++i) medians.push_back(m.Draw(rng));
+  std::sort(medians.begin(), medians.end());
+  return MedianInterval{m.median(), PercentileOfSorted(medians, 0.025),
+                        PercentileOfSorted(medians, 0.975)};
+}
+
 }  // namespace mculab::server

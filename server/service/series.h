@@ -59,6 +59,18 @@ std::optional<RatioInterval> BootstrapMedianRatio(std::span<const double> base,
                                                   std::span<const double> other, std::uint64_t seed,
                                                   int resamples = kBootstrapResamples);
 
+struct MedianInterval {
+  double median = 0;
+  double lo = 0;  // the bootstrap 95% interval of the median
+  double hi = 0;
+};
+
+// The median of `values` and its 95% bootstrap percentile interval: the 2.5th and 97.5th
+// percentiles of the medians of `resamples` resamples with replacement (drawn as
+// BootstrapMedianRatio draws them). Deterministic for a given seed. nullopt when empty.
+std::optional<MedianInterval> BootstrapMedian(std::span<const double> values, std::uint64_t seed,
+                                              int resamples = kBootstrapResamples);
+
 // A sorted sample and draws of the median of a resample of it (see BootstrapMedianRatio).
 class ResampledMedian {
  public:

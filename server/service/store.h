@@ -28,6 +28,7 @@
 #include "server/domain/job.h"
 #include "server/domain/profile.h"
 #include "server/domain/run.h"
+#include "server/service/series_query.h"
 
 namespace mculab::server {
 
@@ -192,6 +193,8 @@ class Store {
   virtual Result<std::vector<std::pair<std::string, std::uint64_t>>> CountJobsByState() = 0;
   // Samples ever stored (a counter: it never goes down).
   virtual Result<std::uint64_t> SamplesStored() = 0;
+  // The jobs of a benchmark series (series_query.h), oldest first (by creation, then id).
+  virtual Result<std::vector<SeriesRow>> QuerySeries(const SeriesQuery& query) = 0;
 
   // ---- events, passes, op profiles, memory ----
   // Empty events when the job asked for none.

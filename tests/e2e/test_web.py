@@ -120,6 +120,26 @@ class WebPageTest(unittest.TestCase):
         self.assertGreater(host["lease_until_ms"], 0)
         self.assertEqual(host["note"], "e2e reservation note")
 
+    def test_the_trend_of_a_case_covers_every_job_that_ran_it(self):
+        """The fillers ran the same sweep on the host board: each case's series holds them all,
+        oldest first, and `mculab trend --json` prints the API's document."""
+        newest = self.lab.cli_json("jobs", "--op", "fully_connected_s8", "--state", "succeeded",
+                                   "--limit", "1")[0]
+        case = self.lab.cli_json("show", str(newest["id"]))["cases"][0]
+        params = ",".join(str(p) for p in case["params"])
+        _, _, body = self.get(f"api/v1/series?kind=host&op=fully_connected_s8&params={params}")
+        series = json.loads(body)
+        ids = [j["id"] for j in series["jobs"]]
+        self.assertEqual(len(ids), HISTORY_FILLERS)
+        self.assertEqual(ids, sorted(ids))
+        self.assertEqual(ids[-1], newest["id"])
+        for j in series["jobs"]:
+            self.assertLessEqual(j["lo"], j["median"])
+            self.assertLessEqual(j["median"], j["hi"])
+            self.assertEqual(j["measured"], "host")
+        cli = self.lab.cli_json("trend", "--job", str(newest["id"]), "--case", str(case["id"]))
+        self.assertEqual(cli, series)
+
     def test_the_page_passes_its_browser_tests_against_the_real_server(self):
         out = self.lab.out_dir  # run.sh writes to $MCULAB_TEST_OUTPUT/web
         env = dict(os.environ, MCULAB_WEB_URL=self.lab.http_url, MCULAB_TOKEN=self.lab.add_user("web-viewer", "viewer"),
@@ -133,7 +153,7 @@ class WebPageTest(unittest.TestCase):
         self.assertEqual(r.returncode, 0, "\n".join(lines[-60:]) + r.stderr[-3000:])
         self.assertRegex(lines[-1], r"^\d+ passed, 0 failed$")
         shots = os.path.join(out, "web")
-        for name in ("history", "job", "compare", "boards"):
+        for name in ("history", "job", "compare", "boards", "trend"):
             for device in ("desktop", "phone"):
                 self.assertTrue(os.path.exists(os.path.join(shots, f"{name}-{device}.png")),
                                 f"no screenshot {name}-{device}.png in {shots}")

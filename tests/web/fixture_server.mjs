@@ -22,6 +22,7 @@ import {
   OPS, BOARD_KINDS, bootstrapRatio, caseSamples, casesProgress, downsample, histogram, jobDetail,
   makeLab, publicJob,
 } from './fixture_data.mjs';
+import { changedFor, seriesFor } from './fixture_trend.mjs';
 
 export const CONTENT_SECURITY_POLICY = "default-src 'self'; script-src 'self'; style-src 'self'; " +
     "img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'";
@@ -354,6 +355,11 @@ export function startServer(options) {
       m = /^\/api\/v1\/jobs\/([0-9]+)\/samples$/.exec(path);
       if (m) return send(res, 200, labApi.samples(labApi.getJob(m[1]), q));
       if (path === '/api/v1/compare') return send(res, 200, labApi.compare(q));
+      if (path === '/api/v1/changes') return send(res, 200, changedFor(labApi.lab, q, publicJob));
+      if (path === '/api/v1/series') {
+        const r = seriesFor(labApi.lab, q);
+        return send(res, r.status, r.body);
+      }
       if (path === '/api/v1/boards') return send(res, 200, { boards: labApi.lab.boards });
       if (path === '/api/v1/events') {
         res.writeHead(200, { ...SECURITY_HEADERS, 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-store', Connection: 'keep-alive' });

@@ -6,6 +6,7 @@ import { h, replaceChildren } from './dom.js';
 const PAGES = [
   ['history', 'History', 'index.html'],
   ['compare', 'Compare', 'compare.html'],
+  ['trend', 'Trend', 'trend.html'],
   ['boards', 'Boards', 'boards.html'],
 ];
 

@@ -16,6 +16,8 @@ export const TEXT_FILTERS = ['user', 'board', 'kind', 'op', 'label'];
 export const DEFAULT_HISTORY = Object.freeze({
   user: '', board: '', kind: '', op: '', label: '', state: '', from: '', to: '',
   sort: 'id', order: 'desc', limit: 50, offset: 0,
+  // '1': only jobs at a change point of one of their cases' series (GET /api/v1/changes).
+  changed: '',
 });
 
 // "2025-10-31" -> true when it names a real calendar day.
@@ -70,6 +72,7 @@ export function parseHistoryQuery(search) {
   const limit = nonNegativeInt(q.get('limit'), DEFAULT_HISTORY.limit);
   s.limit = PAGE_SIZES.includes(limit) ? limit : DEFAULT_HISTORY.limit;
   s.offset = nonNegativeInt(q.get('offset'), 0);
+  s.changed = q.get('changed') === '1' ? '1' : '';
   return s;
 }
 

@@ -40,7 +40,12 @@ class FakeServer final : public v1::AgentLink::Service {
       stream_ = stream;
     }
     v1::AgentMessage m;
-    while (stream->Read(&m)) {
+    for (;;) {
+      {
+        std::unique_lock lock(mu_);
+        cv_.wait(lock, [&] { return !stop_reading; });
+      }
+      if (!stream->Read(&m)) break;
       std::unique_lock lock(mu_);
       if (m.has_register_()) {
         registers.push_back(m.register_());
@@ -66,6 +71,7 @@ class FakeServer final : public v1::AgentLink::Service {
       }
       if (m.has_run_finished()) {
         finished.push_back(m.run_finished());
+        stored_at_finish.push_back(stored.size());
         if (close_runs) {
           v1::ServerMessage c;
           c.mutable_run_closed()->set_run_id(m.run_finished().run_id());
@@ -109,6 +115,7 @@ class FakeServer final : public v1::AgentLink::Service {
   std::vector<v1::SampleBatch> batches_received;
   std::map<std::pair<std::uint64_t, std::uint64_t>, std::string> stored;  // first copy kept
   std::vector<v1::RunFinished> finished;
+  std::vector<std::size_t> stored_at_finish;  // distinct batches stored when each arrived
   int heartbeats = 0;
   int disconnects = 0;
   bool refuse = false;  // answer Connect with UNAVAILABLE at once (a server that is down)
@@ -116,6 +123,13 @@ class FakeServer final : public v1::AgentLink::Service {
   bool stopping_seen = false;
   bool ack = true;
   bool close_runs = true;
+  bool stop_reading = false;  // a server too busy to read: the agent's writes back up
+
+  void set_stop_reading(bool stop) {
+    std::lock_guard lock(mu_);
+    stop_reading = stop;
+    cv_.notify_all();
+  }
 
  private:
   void WriteLocked(const v1::ServerMessage& m) {
@@ -160,6 +174,10 @@ class AgentLinkTest : public ::testing::Test {
   void SetUp() override {
     grpc::ServerBuilder b;
     b.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port_);
+    // A small, fixed receive window, so a server that stops reading blocks the agent's writes
+    // after a few kilobytes instead of after the megabytes gRPC would grow the window to.
+    b.AddChannelArgument(GRPC_ARG_HTTP2_BDP_PROBE, 0);
+    b.AddChannelArgument(GRPC_ARG_HTTP2_STREAM_LOOKAHEAD_BYTES, 16 * 1024);
     b.RegisterService(&server_);
     grpc_server_ = b.BuildAndStart();
     ASSERT_NE(grpc_server_, nullptr);
@@ -177,7 +195,7 @@ class AgentLinkTest : public ::testing::Test {
     ASSERT_TRUE(s.ok());
     spool_ = std::move(*s);
   }
-  void StartAgent(FakeOptions fake = {}) {
+  void StartAgent(FakeOptions fake = {}, std::size_t send_queue_bytes = 8u << 20) {
     boards_.clear();
     boards_.push_back(std::make_unique<FakeBoard>(
         [] {
@@ -194,6 +212,7 @@ class AgentLinkTest : public ::testing::Test {
     o.backoff_max = std::chrono::milliseconds(50);
     o.executor.max_batch_samples = 256;
     o.executor.abort_grace = std::chrono::milliseconds(100);
+    o.send_queue_bytes = send_queue_bytes;
     link_ =
         std::make_unique<AgentLink>(o, std::vector<Board*>{boards_[0].get()}, *spool_, RealClock());
     thread_ = std::thread([this] { link_->Run(); });
@@ -430,6 +449,54 @@ TEST_F(AgentLinkTest, RunGoesOnWhileTheServerIsAwayAndEverythingIsResentAfterThe
     return 0;
   });
   EXPECT_TRUE(Eventually([&] { return !spool_->Contains(12); }));
+}
+
+TEST_F(AgentLinkTest, ServerThatStopsReadingStallsNoBoardAndLosesNothing) {
+  constexpr std::size_t kQueueBytes = 16 * 1024;  // about five batches of 256 samples
+  StartAgent({}, kQueueBytes);
+  ASSERT_TRUE(server_.WaitFor([&] { return !server_.registers.empty(); }));
+  server_.set_stop_reading(true);
+  // 3 cases x 6,000 iterations: about 70 batches, far more than the queue and the window hold.
+  server_.Push(Assign(14, "fake-0", 6000));
+  // The board's reads go on: the run ends and spools its end while the server reads nothing.
+  ASSERT_TRUE(Eventually([&] { return spool_->HasFinished(14); }));
+  const SendQueueStats backed_up = link_->send_stats();
+  EXPECT_LE(backed_up.peak_queued_bytes, kQueueBytes);
+  EXPECT_GT(backed_up.left_in_spool, 0u);  // the bound was reached: the rest waits in the spool
+  server_.Locked([&] {
+    EXPECT_TRUE(server_.finished.empty());
+    return 0;
+  });
+
+  server_.set_stop_reading(false);
+  ASSERT_TRUE(server_.WaitFor([&] { return !server_.finished.empty(); }));
+  server_.Locked([&] {
+    const auto& fin = server_.finished[0];
+    EXPECT_EQ(fin.outcome(), v1::RunFinished::SUCCEEDED) << fin.message();
+    std::set<std::uint32_t> cases;
+    for (const auto& c : server_.cases) cases.insert(c.case_index());
+    EXPECT_EQ(cases, (std::set<std::uint32_t>{0, 1, 2}));
+    // Every batch arrived, and each sample exactly once once repeats are ignored.
+    std::set<std::pair<std::uint32_t, std::uint32_t>> samples;
+    std::size_t rows = 0;
+    for (std::uint64_t seq = 0; seq < fin.batches_sent(); ++seq) {
+      auto it = server_.stored.find({14u, seq});
+      EXPECT_NE(it, server_.stored.end()) << "batch " << seq << " never arrived";
+      if (it == server_.stored.end()) continue;
+      v1::SampleBatch b;
+      b.ParseFromString(it->second);
+      for (const auto& s : b.samples()) {
+        samples.insert({s.case_index(), s.iteration()});
+        ++rows;
+      }
+    }
+    EXPECT_EQ(rows, 18'000u);
+    EXPECT_EQ(samples.size(), 18'000u);
+    // The run's end came after all of its batches.
+    EXPECT_EQ(server_.stored_at_finish[0], fin.batches_sent());
+    return 0;
+  });
+  EXPECT_TRUE(Eventually([&] { return !spool_->Contains(14); }));
 }
 
 }  // namespace

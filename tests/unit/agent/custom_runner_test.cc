@@ -8,7 +8,7 @@
 #include "agent/boards/fake_board.h"
 #include "agent/io/temp_dir.h"
 #include "agent/link/artifact_cache.h"
-#include "agent/link/run_executor.h"
+#include "agent/run/run_executor.h"
 #include "common/sha256.h"
 #include "mculab/runner_protocol.h"
 #include "test_workloads.h"

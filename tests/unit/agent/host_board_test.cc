@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "agent/io/temp_dir.h"
 #include "real_runner_test_util.h"
 
 namespace mculab::agent {
@@ -45,6 +46,70 @@ TEST(HostBoard, CancelAbortsTheRealRunner) {
   EXPECT_LT(run.listener.samples.size(), 3u * 20000u);
   ASSERT_TRUE(run.result.exit.has_value());
   EXPECT_LT(run.wall, std::chrono::seconds(5));
+}
+
+TEST(HostBoard, RunnerPreparedAheadRunsTheJobLikeAColdStart) {
+  auto board = Board();
+  auto cold = testing::RunOnBoard(board, 5);
+  ASSERT_EQ(cold.result.outcome, RunOutcome::kSucceeded) << cold.result.message;
+  EXPECT_EQ(board.prepared_starts(), 0u);
+  for (int round = 1; round <= 2; ++round) {
+    board.Prepare();
+    auto warm = testing::RunOnBoard(board, 5);
+    ASSERT_EQ(warm.result.outcome, RunOutcome::kSucceeded) << warm.result.message;
+    EXPECT_EQ(board.prepared_starts(), static_cast<std::uint64_t>(round));
+    ASSERT_EQ(warm.listener.cases.size(), 3u);
+    for (const auto& c : warm.listener.cases) EXPECT_TRUE(c.checksum_ok) << c.case_index;
+    EXPECT_EQ(warm.listener.samples.size(), cold.listener.samples.size());
+    EXPECT_EQ(warm.provenance.firmware_sha256, cold.provenance.firmware_sha256);
+    ASSERT_TRUE(warm.result.exit.has_value());
+    EXPECT_TRUE(warm.result.exit->success()) << warm.result.exit->ToString();
+  }
+}
+
+TEST(HostBoard, CustomRunnerNeverUsesTheRunnerPreparedAhead) {
+  HostBoard board(testing::Info("host-0", "host"), MCULAB_RUNNER_HOST, true,
+                  testing::DefaultSandbox());
+  board.Prepare();
+  auto workload = BuildWorkload(MCULAB_OP_CONV2D_S8, testing::ConvCases(), testing::kSeed);
+  ASSERT_TRUE(workload.ok());
+  RunSpec spec;
+  spec.workload = *workload;
+  spec.firmware = MCULAB_RUNNER_HOST;
+  auto proc = board.Start(spec);
+  ASSERT_TRUE(proc.ok()) << proc.error().message;
+  EXPECT_EQ(board.prepared_starts(), 0u);
+  // The prepared runner is still there for the next ordinary job.
+  auto warm = testing::RunOnBoard(board, 2);
+  EXPECT_EQ(warm.result.outcome, RunOutcome::kSucceeded) << warm.result.message;
+  EXPECT_EQ(board.prepared_starts(), 1u);
+}
+
+TEST(HostBoard, RunnerReplacedAfterItWasPreparedStartsAnewWithTheNewIdentity) {
+  auto dir = TempDir::Create("mculab-host-board-test-");
+  ASSERT_TRUE(dir.ok());
+  const auto runner = (*dir)->path() / "runner";
+  auto bytes = ReadFile(MCULAB_RUNNER_HOST);
+  ASSERT_TRUE(bytes.ok());
+  ASSERT_TRUE(WriteFile(runner, *bytes).ok());
+  std::filesystem::permissions(
+      runner, std::filesystem::perms::owner_all | std::filesystem::perms::group_read |
+                  std::filesystem::perms::group_exec | std::filesystem::perms::others_read |
+                  std::filesystem::perms::others_exec);
+  HostBoard board(testing::Info("host-0", "host"), runner, false, testing::DefaultSandbox());
+  board.Prepare();
+  // A new build installed meanwhile (a new file renamed into place; trailing bytes change its
+  // hash, not what it does).
+  const auto next = (*dir)->path() / "runner.new";
+  ASSERT_TRUE(WriteFile(next, *bytes + std::string("new build")).ok());
+  std::filesystem::permissions(next, std::filesystem::status(runner).permissions());
+  std::filesystem::rename(next, runner);
+  auto run = testing::RunOnBoard(board, 2);
+  ASSERT_EQ(run.result.outcome, RunOutcome::kSucceeded) << run.result.message;
+  EXPECT_EQ(board.prepared_starts(), 0u);
+  auto id = IdentifyFirmware(runner);
+  ASSERT_TRUE(id.ok());
+  EXPECT_EQ(run.provenance.firmware_sha256, id->sha256);
 }
 
 TEST(HostBoard, MissingRunnerBinaryIsABoardError) {

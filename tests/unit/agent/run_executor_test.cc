@@ -1,4 +1,4 @@
-#include "agent/link/run_executor.h"
+#include "agent/run/run_executor.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -335,6 +335,16 @@ class AuthMatrixTest : public ::testing::Test {
                                        return lab_stub_->ListEvents(Context(tok).get(), req, &r);
                                      },
                                      Least("viewer")};
+    t["mculab.v1.Lab.GetSeries"] = {[&](const std::string& tok) {
+                                      v1::GetSeriesRequest req;
+                                      req.set_kind("host");
+                                      req.set_op("fully_connected_s8");
+                                      req.set_has_params(true);
+                                      for (int p : {1, 8, 4}) req.add_params(p);
+                                      v1::Series r;
+                                      return lab_stub_->GetSeries(Context(tok).get(), req, &r);
+                                    },
+                                    Least("viewer")};
     // Giving a board to another agent is the admin's (here to its own agent: no change).
     t["mculab.v1.Lab.AssignBoard"] = {[&](const std::string& tok) {
                                         v1::AssignBoardRequest req;

@@ -123,6 +123,9 @@ class FaultyStore final : public Store {
     return inner_.CountJobsByState();
   }
   Result<std::uint64_t> SamplesStored() override { return inner_.SamplesStored(); }
+  Result<std::vector<SeriesRow>> QuerySeries(const SeriesQuery& q) override {
+    return inner_.QuerySeries(q);
+  }
   Result<JobEvents> GetJobEvents(JobId job) override { return inner_.GetJobEvents(job); }
   Result<std::vector<BoardUnits>> ListBoardUnits() override { return inner_.ListBoardUnits(); }
   Result<std::vector<RunPass>> GetRunPasses(RunId run) override { return inner_.GetRunPasses(run); }

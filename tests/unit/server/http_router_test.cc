@@ -163,7 +163,7 @@ class HttpRouterTest : public ::testing::Test {
     v1::AgentMessage started;
     auto* p = started.mutable_run_started();
     p->set_run_id(a.run_id());
-    p->set_runner_version("0.1.0");
+    p->set_runner_version(runner_version_);
     p->set_port(emulated ? "an547" : "host");
     p->set_cpu(emulated ? "cortex-m55" : "x86_64");
     p->set_timer_unit(emulated ? "cycles" : "ns");
@@ -241,6 +241,7 @@ class HttpRouterTest : public ::testing::Test {
   std::shared_ptr<FakeAgentChannel> agent_ = std::make_shared<FakeAgentChannel>();
   AgentSessionId session_ = 0;
   std::uint64_t seq_ = 0;
+  std::string runner_version_ = "0.1.0";  // what the fake runner's Hello says
 };
 
 std::vector<std::int64_t> Ids(const Json& page) {
@@ -336,6 +337,8 @@ TEST_F(HttpRouterTest, AuthMatrixEveryRouteEveryCaller) {
       {"/api/v1/jobs/" + std::to_string(a), Access::kUsers},
       {"/api/v1/jobs/" + std::to_string(a) + "/samples?case=0", Access::kUsers},
       {"/api/v1/compare?jobs=" + ids, Access::kUsers},
+      {"/api/v1/series?kind=host&op=fully_connected_s8&params=1,8,4", Access::kUsers},
+      {"/api/v1/changes", Access::kUsers},
       {"/api/v1/boards", Access::kUsers},
       {"/api/v1/events", Access::kUsers},
       {"/metrics", Access::kUsers},
@@ -967,6 +970,183 @@ TEST(ComparisonJson, RefusesARatioBetweenEmulatedAndSiliconJobsInTheSameUnit) {
 }
 
 // ---- boards, events, metrics ----
+
+// ---- the trend view: a case's series over time ----
+
+// Eight jobs of the same sweep on the host board: case 0 near 1000 ns for four jobs, then near
+// 1200 ns from the fifth on, whose runner reports another version; case 1 stays at 500 ns.
+std::vector<JobId> RunStepSeries(const std::function<JobId(SubmitRequest, const Values&)>& run,
+                                 std::string* runner_version) {
+  std::vector<JobId> ids;
+  for (int job = 0; job < 8; ++job) {
+    *runner_version = job < 4 ? "0.1.0" : "0.2.0";
+    const std::int64_t level = job < 4 ? 1000 : 1200;
+    SubmitRequest r;
+    r.kind = "host";
+    r.op = "fully_connected_s8";
+    r.cases = {{0, {1, 8, 4}}, {10, {1, 9, 4}}};
+    r.iterations = 40;
+    r.label = job < 4 ? "before" : "after";
+    ids.push_back(run(std::move(r), [&](std::uint32_t c) {
+      std::vector<std::int64_t> v(40);
+      for (int i = 0; i < 40; ++i) v[i] = c == 0 ? level + (i * 37 + job * 11) % 21 - 10 : 500;
+      return v;
+    }));
+  }
+  return ids;
+}
+
+TEST_F(HttpRouterTest, TheSeriesQueryGivesEachJobsMedianIntervalAndTheStep) {
+  const auto ids = RunStepSeries(
+      [&](SubmitRequest r, const Values& v) { return RunJob(std::move(r), v); }, &runner_version_);
+  LabQueries queries(*lab_, *store_);
+  TrendRequest req;
+  req.series.kind = "host";
+  req.series.op = "fully_connected_s8";
+  req.series.params = std::vector<std::int32_t>{1, 8, 4};
+  auto trend = queries.GetTrend(caller_, req);
+  ASSERT_TRUE(trend.ok()) << trend.error().message;
+  ASSERT_EQ(trend->jobs.size(), 8u);
+  EXPECT_EQ(trend->unit, "ns");
+  EXPECT_EQ(trend->param_names, (std::vector<std::string>{"N", "in_features", "out_features"}));
+  for (std::size_t i = 0; i < 8; ++i) {
+    const TrendJob& j = trend->jobs[i];
+    SCOPED_TRACE(i);
+    EXPECT_EQ(j.id, ids[i]);
+    EXPECT_EQ(j.case_index, 0u);
+    EXPECT_EQ(j.n, 40u);
+    EXPECT_NEAR(j.median, i < 4 ? 1000 : 1200, 10);
+    EXPECT_LT(j.lo, j.median);
+    EXPECT_GT(j.hi, j.median);
+    EXPECT_GT(j.lo, j.median - 11);
+    EXPECT_EQ(j.board, "host-0");
+    EXPECT_EQ(j.runner_version, i < 4 ? "0.1.0" : "0.2.0");
+    EXPECT_EQ(j.runner_changed, i == 4);
+  }
+  ASSERT_EQ(trend->changes.size(), 1u);
+  EXPECT_EQ(trend->changes[0].index, 4u);
+  EXPECT_EQ(trend->changes[0].before_job, ids[3]);
+  EXPECT_EQ(trend->changes[0].after_job, ids[4]);
+  EXPECT_NEAR(trend->changes[0].ratio, 1.2, 0.02);
+
+  // The flat case: exact values, intervals of zero width, no change point.
+  req.series.params = std::vector<std::int32_t>{1, 9, 4};
+  trend = queries.GetTrend(caller_, req);
+  ASSERT_TRUE(trend.ok());
+  ASSERT_EQ(trend->jobs.size(), 8u);
+  EXPECT_EQ(trend->jobs[3].case_index, 1u);
+  EXPECT_EQ(trend->jobs[3].lo, 500);
+  EXPECT_EQ(trend->jobs[3].hi, 500);
+  EXPECT_TRUE(trend->changes.empty());
+
+  // Narrowed to the jobs after the step: too few jobs before it to call it a change.
+  req.series.params = std::vector<std::int32_t>{1, 8, 4};
+  req.series.label_contains = "after";
+  trend = queries.GetTrend(caller_, req);
+  ASSERT_TRUE(trend.ok());
+  EXPECT_EQ(trend->jobs.size(), 4u);
+  EXPECT_TRUE(trend->changes.empty());
+
+  // A case id instead of the parameters.
+  req.series.label_contains.clear();
+  req.series.params.reset();
+  req.series.case_id = 10;
+  trend = queries.GetTrend(caller_, req);
+  ASSERT_TRUE(trend.ok());
+  EXPECT_EQ(trend->jobs.size(), 8u);
+  EXPECT_EQ(trend->jobs[0].median, 500);
+}
+
+TEST_F(HttpRouterTest, SeriesRouteGivesTheTrendDocument) {
+  const auto ids = RunStepSeries(
+      [&](SubmitRequest r, const Values& v) { return RunJob(std::move(r), v); }, &runner_version_);
+  const std::string target = "/api/v1/series?kind=host&op=fully_connected_s8&params=1,8,4";
+  Json t = GetJson(target);
+  EXPECT_EQ(t["series"]["kind"], "host");
+  EXPECT_EQ(t["series"]["op"], "fully_connected_s8");
+  EXPECT_EQ(t["series"]["params"], Json::parse("[1, 8, 4]"));
+  EXPECT_EQ(t["series"]["param_names"], Json::parse(R"(["N", "in_features", "out_features"])"));
+  EXPECT_TRUE(t["series"]["case"].is_null());
+  EXPECT_EQ(t["unit"], "ns");
+  EXPECT_EQ(t["detector"]["window"], 3);
+  EXPECT_DOUBLE_EQ(t["detector"]["min_step"].get<double>(), 0.01);
+  ASSERT_EQ(t["jobs"].size(), 8u);
+  const Json& j4 = t["jobs"][4];
+  EXPECT_EQ(j4["id"], ids[4]);
+  EXPECT_EQ(j4["label"], "after");
+  EXPECT_EQ(j4["board"], "host-0");
+  EXPECT_EQ(j4["case_id"], 0);
+  EXPECT_EQ(j4["n"], 40);
+  EXPECT_EQ(j4["measured"], "host");
+  EXPECT_EQ(j4["runner_version"], "0.2.0");
+  EXPECT_EQ(j4["runner_changed"], true);
+  EXPECT_EQ(t["jobs"][3]["runner_changed"], false);
+  EXPECT_LT(j4["lo"].get<double>(), j4["median"].get<double>());
+  EXPECT_GT(j4["hi"].get<double>(), j4["median"].get<double>());
+  ASSERT_EQ(t["changes"].size(), 1u);
+  EXPECT_EQ(t["changes"][0]["index"], 4);
+  EXPECT_EQ(t["changes"][0]["before_job"], ids[3]);
+  EXPECT_EQ(t["changes"][0]["after_job"], ids[4]);
+  EXPECT_NEAR(t["changes"][0]["ratio"].get<double>(), 1.2, 0.02);
+  // The same answer every time (fixed seeds).
+  EXPECT_EQ(GetJson(target), t);
+  // A wider window needs more jobs than the series has either side of the step.
+  EXPECT_TRUE(GetJson(target + "&window=5")["changes"].empty());
+  // Narrowing by user, tag and limit.
+  EXPECT_EQ(GetJson(target + "&user=nobody")["jobs"].size(), 0u);
+  EXPECT_EQ(GetJson(target + "&tag=cpu=m55")["jobs"].size(), 0u);
+  Json last = GetJson(target + "&limit=2");
+  ASSERT_EQ(last["jobs"].size(), 2u);
+  EXPECT_EQ(last["jobs"][1]["id"], ids[7]);
+}
+
+TEST_F(HttpRouterTest, ChangesListTheJobsThatStartANewLevel) {
+  const auto ids = RunStepSeries(
+      [&](SubmitRequest r, const Values& v) { return RunJob(std::move(r), v); }, &runner_version_);
+  Json c = GetJson("/api/v1/changes");
+  EXPECT_EQ(c["scanned"], 8);
+  EXPECT_EQ(c["truncated"], false);
+  EXPECT_EQ(c["total"], 1);
+  ASSERT_EQ(c["jobs"].size(), 1u);
+  const Json& job = c["jobs"][0];
+  EXPECT_EQ(job["id"], ids[4]);
+  EXPECT_EQ(job["state"], "succeeded");
+  EXPECT_EQ(job["label"], "after");
+  ASSERT_EQ(job["changes"].size(), 1u);  // case 10 is flat
+  const Json& change = job["changes"][0];
+  EXPECT_EQ(change["case_id"], 0);
+  EXPECT_EQ(change["params"], Json::parse("[1, 8, 4]"));
+  EXPECT_EQ(change["series"]["kind"], "host");
+  EXPECT_EQ(change["series"]["params"], Json::parse("[1, 8, 4]"));
+  EXPECT_EQ(change["before_job"], ids[3]);
+  EXPECT_EQ(change["after_job"], ids[4]);
+  EXPECT_NEAR(change["ratio"].get<double>(), 1.2, 0.02);
+  // The history's filters narrow what is scanned.
+  EXPECT_EQ(GetJson("/api/v1/changes?op=conv2d_s8")["jobs"].size(), 0u);
+  EXPECT_EQ(GetJson("/api/v1/changes?label=before")["jobs"].size(), 0u);
+  EXPECT_EQ(GetJson("/api/v1/changes?scan=3")["scanned"], 3);  // the newest three: after the step
+  EXPECT_EQ(GetJson("/api/v1/changes?scan=3")["jobs"].size(), 0u);
+  EXPECT_NE(BadRequest("/api/v1/changes?scan=0").find("scan"), std::string::npos);
+  EXPECT_NE(BadRequest("/api/v1/changes?scan=501").find("scan"), std::string::npos);
+}
+
+TEST_F(HttpRouterTest, BadSeriesParametersAre400AndNameTheParameter) {
+  const std::string base = "/api/v1/series?kind=host&op=fully_connected_s8";
+  EXPECT_NE(BadRequest("/api/v1/series?op=fully_connected_s8&params=1,8,4").find("kind"),
+            std::string::npos);
+  EXPECT_NE(BadRequest("/api/v1/series?kind=host&params=1,8,4").find("op"), std::string::npos);
+  EXPECT_NE(BadRequest(base).find("params: N,in_features,out_features"), std::string::npos);
+  EXPECT_NE(BadRequest(base + "&params=1,8").find("3 parameters"), std::string::npos);
+  EXPECT_NE(BadRequest(base + "&params=1,x,4").find("params"), std::string::npos);
+  EXPECT_NE(BadRequest(base + "&params=1,8,4&case=x").find("case"), std::string::npos);
+  EXPECT_NE(BadRequest(base + "&params=1,8,4&tag=cpu").find("tag"), std::string::npos);
+  EXPECT_NE(BadRequest(base + "&params=1,8,4&limit=0").find("limit"), std::string::npos);
+  EXPECT_NE(BadRequest(base + "&params=1,8,4&window=0").find("window"), std::string::npos);
+  EXPECT_NE(BadRequest(base + "&params=1,8,4&min_step=-1").find("min_step"), std::string::npos);
+  // A custom runner's series is named by its case id.
+  EXPECT_NE(BadRequest("/api/v1/series?kind=host&op=custom").find("case"), std::string::npos);
+  EXPECT_EQ(GetJson("/api/v1/series?kind=host&op=custom&case=1")["jobs"].size(), 0u);
+}
 
 TEST_F(HttpRouterTest, BoardsShowStateHealthQueueAndTags) {
   Json boards = GetJson("/api/v1/boards")["boards"];

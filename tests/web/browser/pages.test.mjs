@@ -47,7 +47,7 @@ async function succeededJobs(params = '') {
 }
 
 test('pages are served with the Content-Security-Policy that forbids inline code', async () => {
-  for (const path of ['index.html', 'job.html', 'compare.html', 'boards.html']) {
+  for (const path of ['index.html', 'job.html', 'compare.html', 'boards.html', 'trend.html']) {
     const res = await fetch(new URL(path, BASE));
     assert.equal(res.status, 200, path);
     const csp = res.headers.get('content-security-policy') || '';

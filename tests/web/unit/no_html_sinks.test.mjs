@@ -24,7 +24,7 @@ const pages = files(WEB, '.html');
 
 test('the sources are found', () => {
   assert.ok(scripts.length >= 10, scripts.join());
-  assert.deepEqual(pages.map((p) => p.slice(WEB.length)).sort(), ['boards.html', 'compare.html', 'index.html', 'job.html']);
+  assert.deepEqual(pages.map((p) => p.slice(WEB.length)).sort(), ['boards.html', 'compare.html', 'index.html', 'job.html', 'trend.html']);
 });
 
 test('no script writes HTML, evaluates strings or sets inline styles as attributes', () => {

@@ -11,6 +11,7 @@ import {
   pageInfo, parseHistoryQuery, withFilters, withSort,
 } from '../query.js';
 import { MAX_COMPARE, loadSelection, saveSelection, toggleId } from '../selection.js';
+import { compareHref, stepText, trendQueryString } from '../trend_model.js';
 
 const layout = initLayout('history');
 setTitle('history');
@@ -56,6 +57,11 @@ function stateField() {
   fields.state = h('select', { id: 'f-state', name: 'state' }, options);
   return h('div', { class: 'field' }, h('label', { for: 'f-state' }, 'state'), fields.state);
 }
+function changedField() {
+  fields.changed = h('input', { type: 'checkbox', id: 'f-changed', name: 'changed' });
+  return h('div', { class: 'field field-check' }, h('label', { for: 'f-changed' }, fields.changed,
+      ' only jobs at a change point'));
+}
 function limitField() {
   fields.limit = h('select', { id: 'f-limit', name: 'limit' },
       PAGE_SIZES.map((n) => h('option', { value: String(n) }, String(n))));
@@ -73,6 +79,7 @@ const form = h('form', { class: 'filters', id: 'filters', role: 'search', 'aria-
     textField('label', 'label contains'),
     dateField('from', 'submitted from'),
     dateField('to', 'submitted to'),
+    changedField(),
     limitField(),
     h('div', { class: 'field field-buttons' },
         h('button', { type: 'submit', id: 'apply-filters' }, 'Apply'),
@@ -110,11 +117,12 @@ function syncForm() {
     fields.state.value = state.state;
   }
   fields.limit.value = String(state.limit);
+  fields.changed.checked = state.changed === '1';
   updateFilterCount();
 }
 
 function updateFilterCount() {
-  const active = ['user', 'board', 'kind', 'op', 'label', 'state', 'from', 'to'].filter((k) => state[k]).length;
+  const active = ['user', 'board', 'kind', 'op', 'label', 'state', 'from', 'to', 'changed'].filter((k) => state[k]).length;
   filterCount.textContent = active ? `(${active} active)` : '';
 }
 
@@ -125,6 +133,7 @@ function readForm() {
   v.from = fields.from.value;
   v.to = fields.to.value;
   v.limit = Number(fields.limit.value);
+  v.changed = fields.changed.checked ? '1' : '';
   return v;
 }
 
@@ -195,6 +204,18 @@ function progressCell(job) {
   return td;
 }
 
+// With the "changed" filter: each case whose series steps at this job, linking to the series and
+// to the comparison with the job before the step.
+function changeNotes(job) {
+  if (!Array.isArray(job.changes) || job.changes.length === 0) return null;
+  return h('ul', { class: 'change-notes' }, job.changes.map((c) => h('li', {},
+      h('a', { class: 'trend-link', href: `trend.html?${trendQueryString({
+        kind: c.series.kind, op: c.series.op, params: c.series.params ? c.series.params.join(',') : '',
+        case: c.series.case === null ? '' : String(c.series.case), runner: c.series.runner,
+      })}` }, `case ${c.case_id}: ${stepText(c)}`), ' · ',
+      h('a', { class: 'compare-link', href: compareHref(c) }, `vs #${c.before_job}`))));
+}
+
 function jobRow(job) {
   const box = h('input', {
     type: 'checkbox', checked: selection.includes(job.id),
@@ -215,7 +236,7 @@ function jobRow(job) {
     select: h('td', { class: 'col-select' }, box),
     id: h('td', { class: 'col-id' }, h('a', { href: `job.html?id=${job.id}` }, `#${job.id}`)),
     state: h('td', { class: 'col-state' }, badge('state', job.state)),
-    label: h('td', { class: 'col-label', title: job.label || null }, job.label || ''),
+    label: h('td', { class: 'col-label', title: job.label || null }, job.label || '', changeNotes(job)),
     op: h('td', { class: 'col-op' }, job.op || '-'),
     board: h('td', { class: 'col-board' }, board, h('span', { class: 'sub col-kind' }, job.kind || '-')),
     user: h('td', { class: 'col-user' }, job.user || '-'),
@@ -242,6 +263,11 @@ function render() {
   const info = pageInfo(reply.total, state.offset, state.limit);
   summary.textContent = reply.total === 0 ? 'No jobs match these filters.'
     : `Jobs ${formatCount(info.first)}–${formatCount(info.last)} of ${formatCount(reply.total)}`;
+  if (state.changed) {
+    summary.textContent = `${formatCount(reply.total)} job${reply.total === 1 ? '' : 's'} at a change point ` +
+        `among the newest ${formatCount(reply.scanned)} succeeded jobs that match` +
+        `${reply.truncated ? ' (only the newest jobs\' series were searched)' : ''}.`;
+  }
   renderPager(pagerTop, info);
   renderPager(pagerBottom, info);
   const tbody = h('tbody', {});
@@ -267,7 +293,9 @@ async function load({ push = false } = {}) {
   inflight = ctrl;
   document.body.classList.add('loading');
   try {
-    const res = await apiGet('jobs', jobsApiParams(state), { signal: ctrl.signal });
+    const res = state.changed
+      ? await apiGet('changes', jobsApiParams({ ...state, offset: 0 }), { signal: ctrl.signal })
+      : await apiGet('jobs', jobsApiParams(state), { signal: ctrl.signal });
     if (inflight !== ctrl) return;
     if (res.jobs.length === 0 && res.total > 0 && state.offset > 0) {
       // Filters shrank the list under the current page: show its last page instead.

@@ -16,6 +16,7 @@ import { initLayout, setTitle } from '../layout.js';
 import { onLive, onReconnect, startLive } from '../live.js';
 import { drawHistogram, drawLineChart } from '../plots.js';
 import { parseJobId } from '../query.js';
+import { trendHref } from '../trend_model.js';
 
 const FINAL_STATES = ['succeeded', 'failed', 'cancelled', 'timed_out'];
 const REFRESH_MS = 2000;  // at most one refetch per this while events stream in
@@ -221,7 +222,8 @@ function renderCases() {
         h('th', { scope: 'row', class: 'case-cell' },
             h('button', { type: 'button', class: 'linkish case-id', title: 'plot this case', on: { click: () => selectCase(c.index) } },
                 String(c.id)),
-            h('span', { class: 'params' }, paramsText(detail.param_names, c.params))),
+            h('span', { class: 'params' }, paramsText(detail.param_names, c.params)),
+            h('a', { class: 'trend-link', href: trendHref(detail.job, c), title: 'this case job after job' }, 'trend')),
         h('td', { class: 'num' }, formatCount(c.n)),
         ...[['min', c.min], ['median', c.median], ['mean', c.mean], ['p90', c.p90], ['p99', c.p99],
           ['stddev', c.stddev], ['max', c.max], ['overhead', c.overhead]]

@@ -1,8 +1,9 @@
-#include "agent/link/run_executor.h"
+#include "agent/run/run_executor.h"
 
 #include <spdlog/spdlog.h>
 
-#include "agent/boards/plugin_counts.h"
+#include <optional>
+
 #include "agent/io/temp_dir.h"
 #include "agent/link/artifact_cache.h"
 #include "agent/runner/elf_memory.h"
@@ -272,9 +273,7 @@ class RunReporter final : public SessionListener {
       return {};
     }
     if (!session_ok) return {};  // the run failed anyway; nothing half-merged is sent
-    auto text = runner.EmulatedCounts();
-    if (!text.ok()) return text.error();
-    auto counts = ParsePluginCounts(*text);
+    auto counts = runner.EmulatedCounts();
     if (!counts.ok()) return counts.error();
     std::vector<int> column(pass_->emulated_events.size(), -1);
     for (std::size_t e = 0; e < column.size(); ++e) {
@@ -561,6 +560,8 @@ v1::RunFinished ExecuteRun(const v1::Assignment& a, Board& board, Spool& spool, 
   }
   if (!workload) return workload_failed("cannot build the workload: " + workload.error().message);
   const std::string workload_sha = Sha256Hex(std::span<const std::uint8_t>(*workload));
+  const auto workload_built = clock.Now();
+  std::optional<Clock::TimePoint> runner_started;  // the first pass's (dispatch latency)
 
   const AgentPlan plan = PlanOf(a, board.Info());
   RunReporter reporter(a, plan, workload_sha, seed, spool, sink, clock, cancel, options, prefix);
@@ -589,6 +590,7 @@ v1::RunFinished ExecuteRun(const v1::Assignment& a, Board& board, Spool& spool, 
                     "board " + board.Info().name + ": " + runner.error().message,
                     reporter.batches(), spool, sink);
     }
+    if (!runner_started) runner_started = clock.Now();
     SendState(sink, run_id, "running",
               plan.passes.size() > 1
                   ? fmt::format("pass {} of {}", pass.index + 1, plan.passes.size())
@@ -632,10 +634,16 @@ v1::RunFinished ExecuteRun(const v1::Assignment& a, Board& board, Spool& spool, 
     message = "the agent cannot spool results: " + reporter.spool_error();
   }
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(clock.Now() - started);
+  auto us = [&, from = options.received_at.value_or(started)](Clock::TimePoint t) {
+    return std::chrono::duration_cast<std::chrono::microseconds>(t - from).count();
+  };
   spdlog::info(
-      "{}: {} in {} ms (runner HELLO at {} ms, DONE at {} ms, gone at {} ms): {} samples in {} "
-      "batches{}{}",
-      prefix, v1::RunFinished::Outcome_Name(outcome), ms.count(), result.stats.to_hello.count(),
+      "{}: {} in {} ms (after the assignment arrived: run began at {} us, workload built at {} us, "
+      "runner started at {} us; runner HELLO at {} ms, DONE at {} ms, gone at {} ms): {} samples "
+      "in "
+      "{} batches{}{}",
+      prefix, v1::RunFinished::Outcome_Name(outcome), ms.count(), us(started), us(workload_built),
+      runner_started ? us(*runner_started) : -1, result.stats.to_hello.count(),
       result.stats.to_done.count(), result.stats.to_exit.count(), reporter.samples(),
       reporter.batches(), message.empty() ? "" : ": ", message);
   return Finish(run_id, outcome, message, reporter.batches(), spool, sink);

@@ -18,6 +18,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 
 #include "agent.pb.h"
 #include "agent/boards/board.h"
@@ -45,6 +46,9 @@ struct ExecutorOptions {
   // Where custom runners and blobs come from (Assignment.firmware_sha256/blob_sha256); null: this
   // agent cannot run custom-runner jobs (they fail with a message saying so).
   class ArtifactCache* artifacts = nullptr;
+  // When the link received the assignment (the run summary's dispatch figures count from there);
+  // unset: from the call to ExecuteRun.
+  std::optional<Clock::TimePoint> received_at;
 };
 
 // Runs the assignment to its end and returns the RunFinished it spooled and sent.

@@ -1,0 +1,164 @@
+#include "cli/trend_format.h"
+
+#include <fmt/format.h>
+
+#include <ctime>
+#include <map>
+
+#include "cli/format.h"
+
+namespace mculab::cli {
+namespace {
+
+namespace v1 = mculab::v1;
+
+std::string LocalTime(std::int64_t ms) {
+  if (ms <= 0) return "-";
+  const auto t = static_cast<std::time_t>(ms / 1000);
+  std::tm tm{};
+  localtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M", &tm);
+  return buf;
+}
+
+bool IsHost(const v1::SeriesJob& j) {
+  return !j.emulated() && (j.port() == "host" || j.unit() == "ns");
+}
+
+std::string Measured(const v1::SeriesJob& j) {
+  return j.emulated() ? "emulated" : IsHost(j) ? "host" : "silicon";
+}
+
+std::string CaseText(const v1::Series& s) {
+  const v1::GetSeriesRequest& r = s.request();
+  std::string out = r.op();
+  if (r.has_params()) {
+    for (int i = 0; i < r.params_size(); ++i) {
+      out += i == 0 ? " " : ",";
+      if (i < s.param_names_size()) out += s.param_names(i) + "=";
+      out += std::to_string(r.params(i));
+    }
+  }
+  if (r.has_case_id()) out += " case " + std::to_string(r.case_id());
+  if (!r.runner().empty()) out += " runner " + r.runner();
+  return out;
+}
+
+std::string Percent(double ratio) { return fmt::format("{:+.1f}%", (ratio - 1) * 100); }
+
+}  // namespace
+
+std::string RenderTrend(const v1::Series& s) {
+  const v1::GetSeriesRequest& r = s.request();
+  std::string out = fmt::format("series: {} on {}", CaseText(s), r.kind());
+  std::vector<std::string> narrowed;
+  if (!r.user().empty()) narrowed.push_back("user " + r.user());
+  if (!r.label().empty()) narrowed.push_back("label ~ \"" + r.label() + "\"");
+  for (const auto& [k, v] : std::map<std::string, std::string>(r.tags().begin(), r.tags().end())) {
+    narrowed.push_back("tag " + k + "=" + v);
+  }
+  for (std::size_t i = 0; i < narrowed.size(); ++i) out += (i == 0 ? ", " : " ") + narrowed[i];
+  out += fmt::format("\n{} job{}{}\n", s.jobs_size(), s.jobs_size() == 1 ? "" : "s",
+                     s.unit().empty() ? "" : ", medians in " + s.unit() + " with 95% intervals");
+  if (s.jobs_size() == 0) {
+    out +=
+        "no succeeded job of this case matches (only jobs whose run succeeded are in a series)\n";
+    return out;
+  }
+  out += fmt::format(
+      "change points (a step where {} jobs either side do not overlap, at least {}): {}\n",
+      r.window(), FormatNumber(r.min_step() * 100) + "%",
+      s.changes_size() == 0 ? "none" : std::to_string(s.changes_size()));
+  std::map<std::uint64_t, const v1::SeriesChange*> change_at;
+  for (const v1::SeriesChange& c : s.changes()) {
+    change_at[c.after_job()] = &c;
+    out += fmt::format("  job {} -> job {}: {} -> {} {} ({}, {})  mculab compare {} {}\n",
+                       c.before_job(), c.after_job(), FormatNumber(c.before()),
+                       FormatNumber(c.after()), s.unit(), Percent(c.ratio()),
+                       c.ratio() > 1 ? "slower" : "faster", c.before_job(), c.after_job());
+  }
+  std::vector<std::vector<std::string>> rows;
+  for (const v1::SeriesJob& j : s.jobs()) {
+    std::string runner = j.runner_version();
+    if (!j.runner_name().empty()) runner = j.runner_name() + " " + runner;
+    if (!j.firmware_sha256().empty()) runner += " " + j.firmware_sha256().substr(0, 8);
+    if (j.runner_changed()) runner += " (changed)";
+    std::string change;
+    if (auto it = change_at.find(j.id()); it != change_at.end()) {
+      change = "step " + Percent(it->second->ratio());
+    }
+    rows.push_back({std::to_string(j.id()), LocalTime(j.created_ms()), j.board(), Measured(j),
+                    FormatNumber(j.median()),
+                    "[" + FormatNumber(j.lo()) + ", " + FormatNumber(j.hi()) + "]",
+                    std::to_string(j.n()), runner, change, j.label()});
+  }
+  out += RenderTable({"job", "submitted", "board", "timing", "median", "95% interval", "n",
+                      "runner", "change", "label"},
+                     rows);
+  return out;
+}
+
+nlohmann::ordered_json TrendJson(const v1::Series& s) {
+  using Json = nlohmann::ordered_json;
+  const v1::GetSeriesRequest& r = s.request();
+  Json j;
+  Json series;
+  series["kind"] = r.kind();
+  series["op"] = r.op();
+  series["params"] = r.has_params()
+                         ? Json(std::vector<std::int32_t>(r.params().begin(), r.params().end()))
+                         : Json(nullptr);
+  series["param_names"] = std::vector<std::string>(s.param_names().begin(), s.param_names().end());
+  series["case"] = r.has_case_id() ? Json(r.case_id()) : Json(nullptr);
+  series["runner"] = r.runner();
+  series["user"] = r.user();
+  series["label"] = r.label();
+  series["tags"] = Json(std::map<std::string, std::string>(r.tags().begin(), r.tags().end()));
+  series["limit"] = r.limit();
+  j["series"] = std::move(series);
+  j["unit"] = s.unit();
+  Json detector;
+  detector["window"] = r.window();
+  detector["min_step"] = r.min_step();
+  j["detector"] = std::move(detector);
+  Json jobs = Json::array();
+  for (const v1::SeriesJob& job : s.jobs()) {
+    Json o;
+    o["id"] = job.id();
+    o["label"] = job.label();
+    o["user"] = job.user();
+    o["board"] = job.board();
+    o["created_ms"] = job.created_ms();
+    o["finished_ms"] = job.finished_ms();
+    o["case_index"] = job.case_index();
+    o["case_id"] = job.case_id();
+    o["n"] = job.n();
+    o["median"] = job.median();
+    o["lo"] = job.lo();
+    o["hi"] = job.hi();
+    o["unit"] = job.unit();
+    o["measured"] = Measured(job);
+    o["firmware_sha256"] = job.firmware_sha256();
+    o["runner_version"] = job.runner_version();
+    o["runner_name"] = job.runner_name();
+    o["runner_changed"] = job.runner_changed();
+    jobs.push_back(std::move(o));
+  }
+  j["jobs"] = std::move(jobs);
+  Json changes = Json::array();
+  for (const v1::SeriesChange& c : s.changes()) {
+    Json o;
+    o["index"] = c.index();
+    o["before_job"] = c.before_job();
+    o["after_job"] = c.after_job();
+    o["before"] = c.before();
+    o["after"] = c.after();
+    o["ratio"] = c.ratio();
+    changes.push_back(std::move(o));
+  }
+  j["changes"] = std::move(changes);
+  return j;
+}
+
+}  // namespace mculab::cli

@@ -1,0 +1,200 @@
+#include "server/http/trend_api.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <cstdlib>
+
+namespace mculab::server::http {
+namespace {
+
+constexpr std::size_t kMaxText = 256;
+
+Error Invalid(std::string message) {
+  return MakeError(ErrorCode::kInvalidArgument, std::move(message));
+}
+
+std::vector<std::string_view> SplitComma(std::string_view s) {
+  std::vector<std::string_view> out;
+  while (!s.empty()) {
+    const std::size_t comma = s.find(',');
+    out.push_back(s.substr(0, comma));
+    s = comma == std::string_view::npos ? std::string_view() : s.substr(comma + 1);
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<TrendRequest> ParseTrendRequest(const QueryParams& q) {
+  TrendRequest r;
+  SeriesQuery& s = r.series;
+  struct TextParam {
+    const char* name;
+    std::string* into;
+  };
+  const TextParam text[] = {{"kind", &s.kind},
+                            {"op", &s.op},
+                            {"runner", &s.runner},
+                            {"user", &s.user},
+                            {"label", &s.label_contains}};
+  for (const auto& [name, into] : text) {
+    auto v = q.Get(name);
+    if (!v) continue;
+    if (v->size() > kMaxText) {
+      return Invalid(fmt::format("{} is longer than {} characters", name, kMaxText));
+    }
+    *into = std::move(*v);
+  }
+  if (auto params = q.Get("params")) {
+    if (params->size() > kMaxText) {
+      return Invalid(fmt::format("params is longer than {} characters", kMaxText));
+    }
+    std::vector<std::int32_t> values;
+    for (std::string_view p : SplitComma(*params)) {
+      std::int32_t v = 0;
+      auto [end, ec] = std::from_chars(p.data(), p.data() + p.size(), v);
+      if (p.empty() || ec != std::errc() || end != p.data() + p.size()) {
+        return Invalid(fmt::format(
+            "params must be the case's integer parameters separated by commas, got \"{}\"",
+            *params));
+      }
+      values.push_back(v);
+    }
+    s.params = std::move(values);
+  }
+  auto case_id = q.OptionalInt("case", INT64_MIN + 1, INT64_MAX);
+  if (!case_id.ok()) return case_id.error();
+  s.case_id = *case_id;
+  if (auto tags = q.Get("tag")) {
+    if (tags->size() > kMaxText) {
+      return Invalid(fmt::format("tag is longer than {} characters", kMaxText));
+    }
+    for (std::string_view t : SplitComma(*tags)) {
+      const std::size_t eq = t.find('=');
+      if (eq == 0 || eq == std::string_view::npos) {
+        return Invalid(
+            fmt::format("tag must be key=value pairs separated by commas, got \"{}\"", *tags));
+      }
+      s.tags[std::string(t.substr(0, eq))] = std::string(t.substr(eq + 1));
+    }
+  }
+  auto limit = q.Int("limit", 1, kMaxSeriesJobs, 200);
+  if (!limit.ok()) return limit.error();
+  s.limit = static_cast<std::uint32_t>(*limit);
+  auto window = q.Int("window", 1, 50, 3);
+  if (!window.ok()) return window.error();
+  r.detector.window = static_cast<std::size_t>(*window);
+  if (auto step = q.Get("min_step")) {
+    char* end = nullptr;
+    const double v = std::strtod(step->c_str(), &end);
+    if (end != step->c_str() + step->size() || !(v >= 0 && v < 10)) {
+      return Invalid(
+          fmt::format("min_step must be a fraction from 0 to 10 (0.01 is 1%), got \"{}\"", *step));
+    }
+    r.detector.min_relative_step = v;
+  }
+  return r;
+}
+
+Json TrendJson(const Trend& t) {
+  const SeriesQuery& q = t.query;
+  Json j;
+  Json series;
+  series["kind"] = q.kind;
+  series["op"] = q.op;
+  series["params"] = q.params ? Json(*q.params) : Json(nullptr);
+  series["param_names"] = t.param_names;
+  series["case"] = q.case_id ? Json(*q.case_id) : Json(nullptr);
+  series["runner"] = q.runner;
+  series["user"] = q.user;
+  series["label"] = q.label_contains;
+  series["tags"] = Json(q.tags);
+  series["limit"] = q.limit;
+  j["series"] = std::move(series);
+  j["unit"] = t.unit;
+  Json detector;
+  detector["window"] = t.detector.window;
+  detector["min_step"] = t.detector.min_relative_step;
+  j["detector"] = std::move(detector);
+  Json jobs = Json::array();
+  for (const TrendJob& job : t.jobs) {
+    Provenance p;
+    p.emulated = job.emulated;
+    p.port = job.port;
+    p.timer_unit = job.unit;
+    Json o;
+    o["id"] = job.id;
+    o["label"] = job.label;
+    o["user"] = job.user;
+    o["board"] = job.board;
+    o["created_ms"] = job.created_ms;
+    o["finished_ms"] = job.finished_ms;
+    o["case_index"] = job.case_index;
+    o["case_id"] = job.case_id;
+    o["n"] = job.n;
+    o["median"] = job.median;
+    o["lo"] = job.lo;
+    o["hi"] = job.hi;
+    o["unit"] = job.unit;
+    o["measured"] = MeasuredKind(job.emulated, IsHostRun(p));
+    o["firmware_sha256"] = job.firmware_sha256;
+    o["runner_version"] = job.runner_version;
+    o["runner_name"] = job.runner_name;
+    o["runner_changed"] = job.runner_changed;
+    jobs.push_back(std::move(o));
+  }
+  j["jobs"] = std::move(jobs);
+  Json changes = Json::array();
+  for (const TrendChange& c : t.changes) {
+    Json o;
+    o["index"] = c.index;
+    o["before_job"] = c.before_job;
+    o["after_job"] = c.after_job;
+    o["before"] = c.before;
+    o["after"] = c.after;
+    o["ratio"] = c.ratio;
+    changes.push_back(std::move(o));
+  }
+  j["changes"] = std::move(changes);
+  return j;
+}
+
+Json ChangedJobsJson(const ChangedJobs& changed, const HostBoards& host) {
+  Json j;
+  j["total"] = changed.jobs.size();
+  j["offset"] = 0;
+  j["limit"] = changed.jobs.size();
+  j["scanned"] = changed.scanned;
+  j["truncated"] = changed.truncated;
+  Json jobs = Json::array();
+  for (const ChangedJob& c : changed.jobs) {
+    Json o = JobJson(JobRow{c.job, c.emulated}, host);
+    Json list = Json::array();
+    for (const JobCaseChange& cc : c.changes) {
+      Json x;
+      x["case_id"] = cc.case_id;
+      x["params"] = cc.params;
+      Json series;
+      series["kind"] = cc.series.kind;
+      series["op"] = cc.series.op;
+      series["params"] = cc.series.params ? Json(*cc.series.params) : Json(nullptr);
+      series["case"] = cc.series.case_id ? Json(*cc.series.case_id) : Json(nullptr);
+      series["runner"] = cc.series.runner;
+      x["series"] = std::move(series);
+      x["index"] = cc.change.index;
+      x["before_job"] = cc.change.before_job;
+      x["after_job"] = cc.change.after_job;
+      x["before"] = cc.change.before;
+      x["after"] = cc.change.after;
+      x["ratio"] = cc.change.ratio;
+      list.push_back(std::move(x));
+    }
+    o["changes"] = std::move(list);
+    jobs.push_back(std::move(o));
+  }
+  j["jobs"] = std::move(jobs);
+  return j;
+}
+
+}  // namespace mculab::server::http

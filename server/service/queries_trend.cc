@@ -1,0 +1,207 @@
+// LabQueries::GetTrend: a case's series over time (server/service/trend.h).
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <map>
+
+#include "common/op_catalog.h"
+#include "server/service/queries.h"
+
+namespace mculab::server {
+namespace {
+
+// The trend view's fixed seed, mixed with the job id (any constant would do: "trend").
+constexpr std::uint64_t kTrendSeed = 0x7472656e64;
+
+Error Invalid(std::string message) {
+  return MakeError(ErrorCode::kInvalidArgument, std::move(message));
+}
+
+// Every timer value (metric 0) of one case of a run, over its passes.
+Result<std::vector<double>> TimerValues(Store& store, RunId run, std::uint32_t case_index) {
+  auto passes = store.GetRunPasses(run);
+  if (!passes.ok()) return passes.error();
+  std::vector<std::uint32_t> numbers;
+  for (const RunPass& p : *passes) numbers.push_back(p.pass);
+  if (numbers.empty()) numbers.push_back(0);
+  std::vector<double> values;
+  for (std::uint32_t pass : numbers) {
+    auto series = store.GetCaseSeries(run, pass, case_index, 0);
+    if (!series.ok()) return series.error();
+    for (const SeriesPoint& p : *series) values.push_back(static_cast<double>(p.value));
+  }
+  return values;
+}
+
+}  // namespace
+
+Result<Trend> LabQueries::GetTrend(const Caller&, const TrendRequest& request) {
+  const SeriesQuery& q = request.series;
+  if (q.kind.empty()) return Invalid("a series needs a board kind (kind)");
+  if (q.op.empty()) return Invalid("a series needs an op (op)");
+  if (q.limit < 1 || q.limit > kMaxSeriesJobs) {
+    return Invalid(fmt::format("limit must be from 1 to {}, got {}", kMaxSeriesJobs, q.limit));
+  }
+  if (request.detector.window < 1 || request.detector.window > 50) {
+    return Invalid(fmt::format("window must be from 1 to 50, got {}", request.detector.window));
+  }
+  if (!(request.detector.min_relative_step >= 0 && request.detector.min_relative_step < 10)) {
+    return Invalid("min_step must be a fraction from 0 to 10");
+  }
+  Trend out;
+  out.query = q;
+  out.detector = request.detector;
+  const OpInfo* op = FindOp(q.op);
+  if (op != nullptr) {
+    for (const OpParam& p : op->params) out.param_names.push_back(p.name);
+    if (q.params && q.params->size() != op->params.size()) {
+      return Invalid(fmt::format("{} has {} parameters ({}), got {}", q.op, op->params.size(),
+                                 fmt::join(out.param_names, ","), q.params->size()));
+    }
+  }
+  if (!q.params && !q.case_id) {
+    return Invalid(op != nullptr
+                       ? fmt::format("a series of {} needs the case's parameters (params: {})",
+                                     q.op, fmt::join(out.param_names, ","))
+                       : "a series needs the case's id (case) or parameters (params)");
+  }
+
+  auto rows = store_.QuerySeries(q);
+  if (!rows.ok()) return rows.error();
+  std::vector<TrendPoint> points;
+  for (SeriesRow& r : *rows) {
+    TrendJob t;
+    t.id = r.job.id;
+    t.label = r.job.label;
+    t.user = r.job.user;
+    t.board = r.job.assigned_board;
+    t.created_ms = r.job.created_ms;
+    t.finished_ms = r.job.finished_ms;
+    t.case_index = r.case_index;
+    t.case_id = r.case_id;
+    t.unit = r.stats.unit;
+    t.median = r.stats.median;
+    t.lo = t.hi = r.stats.median;
+    t.runner_name = r.runner_name;
+    auto run = store_.GetRun(r.stats.run_id);
+    if (run.ok()) {
+      t.board = run->board;
+      t.emulated = run->provenance.emulated;
+      t.port = run->provenance.port;
+      t.firmware_sha256 = run->provenance.firmware_sha256;
+      t.runner_version = run->provenance.runner_version;
+    } else if (run.error().code != ErrorCode::kNotFound) {
+      return run.error();
+    }
+    auto values = TimerValues(store_, r.stats.run_id, r.case_index);
+    if (!values.ok()) return values.error();
+    t.n = values->size();
+    const std::uint64_t seed =
+        kTrendSeed ^ (static_cast<std::uint64_t>(t.id) * 0x9e3779b97f4a7c15ULL);
+    if (auto ci = BootstrapMedian(*values, seed)) {
+      t.lo = ci->lo;
+      t.hi = ci->hi;
+    }
+    if (!out.jobs.empty()) {
+      const TrendJob& prev = out.jobs.back();
+      t.runner_changed =
+          prev.firmware_sha256 != t.firmware_sha256 || prev.runner_version != t.runner_version;
+    }
+    points.push_back(TrendPoint{t.median, t.lo, t.hi});
+    out.jobs.push_back(std::move(t));
+  }
+  if (!out.jobs.empty()) out.unit = out.jobs.back().unit;
+  for (const ChangePoint& c : FindChangePoints(points, request.detector)) {
+    out.changes.push_back(TrendChange{c.index, out.jobs[c.index - 1].id, out.jobs[c.index].id,
+                                      c.before, c.after, c.ratio});
+  }
+  return out;
+}
+
+Result<ChangedJobs> LabQueries::ListChangedJobs(const Caller& caller, const JobQuery& filter,
+                                                std::uint32_t scan) {
+  if (scan < 1 || scan > kMaxChangedScan) {
+    return Invalid(fmt::format("scan must be from 1 to {}, got {}", kMaxChangedScan, scan));
+  }
+  JobQuery q = filter;
+  q.states = {std::string(JobStateName(JobState::kSucceeded))};
+  q.sort = JobSortKey::kId;
+  q.ascending = false;
+  q.limit = scan;
+  q.offset = 0;
+  auto page = store_.QueryJobs(q);
+  if (!page.ok()) return page.error();
+  ChangedJobs out;
+  out.scanned = page->jobs.size();
+
+  // Each case of each job names a series; a series is computed once.
+  struct Wanted {
+    std::size_t job;  // index in page->jobs
+    std::int64_t case_id;
+    std::vector<std::int32_t> params;
+  };
+  std::vector<std::pair<SeriesQuery, std::vector<Wanted>>> series;
+  auto key = [](const SeriesQuery& s) {
+    const std::string params = s.params ? fmt::format("{}", fmt::join(*s.params, ",")) : "-";
+    return fmt::format("{}|{}|{}|{}|{}", s.kind, s.op, params,
+                       s.case_id ? std::to_string(*s.case_id) : "-", s.runner);
+  };
+  std::map<std::string, std::size_t> index;
+  for (std::size_t i = 0; i < page->jobs.size(); ++i) {
+    const Job& job = page->jobs[i].job;
+    if (job.origin != JobOrigin::kUser) continue;
+    auto cases = store_.GetJobCases(job.id);
+    if (!cases.ok()) return cases.error();
+    std::string runner;
+    if (!job.firmware_artifact.empty()) {
+      auto a = store_.GetArtifact(job.firmware_artifact);
+      if (!a.ok()) return a.error();
+      if (*a) runner = (*a)->name;
+    }
+    const bool by_params = FindOp(job.op) != nullptr;
+    for (const CaseSpec& c : *cases) {
+      SeriesQuery s;
+      s.kind = job.kind;
+      s.op = job.op;
+      if (by_params) {
+        s.params = c.params;
+      } else {
+        s.case_id = c.id;
+      }
+      s.runner = runner;
+      const std::string k = key(s);
+      auto it = index.find(k);
+      if (it == index.end()) {
+        if (series.size() >= kMaxChangedSeries) {
+          out.truncated = true;
+          continue;
+        }
+        it = index.emplace(k, series.size()).first;
+        series.emplace_back(std::move(s), std::vector<Wanted>{});
+      }
+      series[it->second].second.push_back(Wanted{i, c.id, c.params});
+    }
+  }
+  std::map<std::size_t, std::vector<JobCaseChange>> found;  // by job index
+  for (const auto& [query, wanted] : series) {
+    TrendRequest r;
+    r.series = query;
+    auto trend = GetTrend(caller, r);
+    if (!trend.ok()) return trend.error();
+    for (const TrendChange& c : trend->changes) {
+      for (const Wanted& w : wanted) {
+        if (page->jobs[w.job].job.id != c.after_job) continue;
+        found[w.job].push_back(JobCaseChange{w.case_id, w.params, query, c});
+      }
+    }
+  }
+  for (auto& [i, changes] : found) {
+    std::sort(changes.begin(), changes.end(),
+              [](const JobCaseChange& a, const JobCaseChange& b) { return a.case_id < b.case_id; });
+    out.jobs.push_back(ChangedJob{page->jobs[i].job, page->jobs[i].emulated, std::move(changes)});
+  }
+  return out;
+}
+
+}  // namespace mculab::server

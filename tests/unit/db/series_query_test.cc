@@ -1,0 +1,230 @@
+// SqliteStore::QuerySeries (server/service/series_query.h) against a real SQLite file: which jobs
+// make a benchmark series, in which order, and what narrows it.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <functional>
+#include <random>
+
+#include "db/sqlite_store.h"
+
+namespace mculab::db {
+namespace {
+
+using server::JobState;
+
+class SeriesQueryTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::random_device rd;
+    dir_ = std::filesystem::temp_directory_path() /
+           ("mculab-series-test-" + std::to_string(rd()) + std::to_string(rd()));
+    std::filesystem::create_directories(dir_);
+    auto s = SqliteStore::Open(dir_ / "mculab.db");
+    ASSERT_TRUE(s.ok()) << s.error().message;
+    store_ = std::move(*s);
+  }
+  void TearDown() override {
+    store_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+
+  struct Spec {
+    std::string kind = "host";
+    std::string op = "fully_connected_s8";
+    std::string user = "ana";
+    std::string label;
+    std::int64_t created_ms = 0;
+    std::map<std::string, std::string> tags;
+    std::vector<CaseSpec> cases = {{7, {1, 8, 4}}, {9, {1, 16, 4}}};
+    std::vector<double> medians = {100, 200};  // per case; stored statistics (a succeeded run)
+    bool stats = true;
+    std::string firmware;  // a custom runner's artifact
+    server::JobOrigin origin = server::JobOrigin::kUser;
+  };
+
+  // A job from the default spec changed by `edit`.
+  JobId Add(const std::function<void(Spec&)>& edit = nullptr) {
+    Spec spec;
+    if (edit) edit(spec);
+    const JobId id = ++next_id_;
+    Job j;
+    j.id = id;
+    j.user = spec.user;
+    j.kind = spec.kind;
+    j.op = spec.op;
+    j.label = spec.label;
+    j.iterations = 5;
+    j.num_cases = static_cast<std::uint32_t>(spec.cases.size());
+    j.timeout_s = 60;
+    j.created_ms = spec.created_ms;
+    j.tags = spec.tags;
+    j.firmware_artifact = spec.firmware;
+    j.origin = spec.origin;
+    j.state = spec.stats ? JobState::kSucceeded : JobState::kFailed;
+    j.last_run_id = id;
+    WriteSet ws;
+    ws.new_jobs.push_back({j, spec.cases});
+    if (spec.stats) {
+      for (std::size_t i = 0; i < spec.cases.size(); ++i) {
+        server::CaseStats st;
+        st.job_id = id;
+        st.run_id = id;
+        st.case_index = static_cast<std::uint32_t>(i);
+        st.metric = "cycles";
+        st.unit = "cycles";
+        st.n = 5;
+        st.median = spec.medians[i];
+        ws.case_stats.push_back(st);
+      }
+    }
+    EXPECT_TRUE(store_->WriteAndWait(std::move(ws)).ok());
+    return id;
+  }
+
+  std::vector<JobId> Ids(const SeriesQuery& q) {
+    auto rows = store_->QuerySeries(q);
+    EXPECT_TRUE(rows.ok()) << rows.error().message;
+    std::vector<JobId> ids;
+    if (rows.ok()) {
+      for (const SeriesRow& r : *rows) ids.push_back(r.job.id);
+    }
+    return ids;
+  }
+
+  static SeriesQuery Case9() {
+    SeriesQuery q;
+    q.kind = "host";
+    q.op = "fully_connected_s8";
+    q.params = std::vector<std::int32_t>{1, 16, 4};
+    return q;
+  }
+
+  std::filesystem::path dir_;
+  std::unique_ptr<SqliteStore> store_;
+  JobId next_id_ = 0;
+};
+
+TEST_F(SeriesQueryTest, JobsWithTheSameCaseOnTheSameKindOldestFirst) {
+  const JobId a = Add([&](Spec& s) { s.created_ms = 3000; });
+  const JobId b = Add([&](Spec& s) { s.created_ms = 1000; });
+  Add([&](Spec& s) {
+    s.kind = "corstone300-qemu";
+    s.created_ms = 2000;
+  });  // another kind
+  Add([&](Spec& s) {
+    s.op = "conv2d_s8";
+    s.created_ms = 2000;
+  });  // another op
+  Add([&](Spec& s) {
+    s.created_ms = 2500;
+    s.cases = {{9, {1, 32, 4}}};
+    s.medians = {1};
+  });  // other parameters
+  Add([&](Spec& s) {
+    s.created_ms = 2600;
+    s.stats = false;
+  });  // no statistics: never succeeded
+  Add([&](Spec& s) {
+    s.created_ms = 2700;
+    s.origin = server::JobOrigin::kHealthCheck;
+  });
+  // The case moved: another id and index, the same parameters.
+  const JobId c = Add([&](Spec& s) {
+    s.created_ms = 2000;
+    s.cases = {{1, {1, 16, 4}}};
+    s.medians = {210};
+  });
+  EXPECT_EQ(Ids(Case9()), (std::vector<JobId>{b, c, a}));
+
+  auto rows = store_->QuerySeries(Case9());
+  ASSERT_TRUE(rows.ok());
+  ASSERT_EQ(rows->size(), 3u);
+  EXPECT_EQ((*rows)[0].case_index, 1u);
+  EXPECT_EQ((*rows)[0].case_id, 9);
+  EXPECT_EQ((*rows)[0].params, (std::vector<std::int32_t>{1, 16, 4}));
+  EXPECT_EQ((*rows)[0].stats.median, 200);
+  EXPECT_EQ((*rows)[0].stats.run_id, b);
+  EXPECT_EQ((*rows)[0].stats.unit, "cycles");
+  EXPECT_EQ((*rows)[1].case_index, 0u);
+  EXPECT_EQ((*rows)[1].stats.median, 210);
+  EXPECT_EQ((*rows)[2].job.id, a);
+  EXPECT_EQ((*rows)[2].job.state, JobState::kSucceeded);
+}
+
+TEST_F(SeriesQueryTest, LabelTagUserAndLimitNarrowIt) {
+  const JobId a = Add([&](Spec& s) {
+    s.user = "ana";
+    s.label = "Nightly main";
+    s.created_ms = 1;
+    s.tags = {{"cpu", "m55"}};
+  });
+  const JobId b = Add([&](Spec& s) {
+    s.user = "bo";
+    s.label = "nightly branch";
+    s.created_ms = 2;
+  });
+  const JobId c = Add([&](Spec& s) {
+    s.user = "ana";
+    s.label = "try";
+    s.created_ms = 3;
+    s.tags = {{"cpu", "m55"}, {"x", "1"}};
+  });
+  SeriesQuery q = Case9();
+  q.label_contains = "NIGHTLY";
+  EXPECT_EQ(Ids(q), (std::vector<JobId>{a, b}));
+  q = Case9();
+  q.user = "ana";
+  EXPECT_EQ(Ids(q), (std::vector<JobId>{a, c}));
+  q = Case9();
+  q.tags = {{"cpu", "m55"}};
+  EXPECT_EQ(Ids(q), (std::vector<JobId>{a, c}));
+  q.tags = {{"cpu", "m7"}};
+  EXPECT_TRUE(Ids(q).empty());
+  q = Case9();
+  q.limit = 2;  // the newest two
+  EXPECT_EQ(Ids(q), (std::vector<JobId>{b, c}));
+}
+
+TEST_F(SeriesQueryTest, CustomRunnersAreMatchedByCaseIdAndRunnerName) {
+  WriteSet ws;
+  ws.artifacts.push_back({"aa", 10, "tflm-runner.elf", "ana", 1});
+  ws.artifacts.push_back({"bb", 10, "tflm-runner.elf", "ana", 2});  // a rebuild
+  ws.artifacts.push_back({"cc", 10, "other.elf", "ana", 3});
+  ASSERT_TRUE(store_->WriteAndWait(std::move(ws)).ok());
+  auto custom = [&](std::string fw, std::int64_t t) {
+    return Add([&](Spec& s) {
+      s.op = "custom";
+      s.created_ms = t;
+      s.cases = {{0, {}}, {1, {}}};
+      s.firmware = fw;
+    });
+  };
+  const JobId a = custom("aa", 1);
+  const JobId b = custom("bb", 2);
+  const JobId c = custom("cc", 3);
+  SeriesQuery q;
+  q.kind = "host";
+  q.op = "custom";
+  q.case_id = 1;
+  EXPECT_EQ(Ids(q), (std::vector<JobId>{a, b, c}));
+  q.runner = "tflm-runner.elf";
+  EXPECT_EQ(Ids(q), (std::vector<JobId>{a, b}));
+  auto rows = store_->QuerySeries(q);
+  ASSERT_TRUE(rows.ok());
+  EXPECT_EQ((*rows)[1].runner_name, "tflm-runner.elf");
+  EXPECT_EQ((*rows)[1].case_index, 1u);
+  EXPECT_EQ((*rows)[1].stats.median, 200);
+}
+
+TEST_F(SeriesQueryTest, AQueryWithoutTheCaseIsRefused) {
+  SeriesQuery q;
+  q.kind = "host";
+  q.op = "fully_connected_s8";
+  auto rows = store_->QuerySeries(q);
+  ASSERT_FALSE(rows.ok());
+  EXPECT_EQ(rows.error().code, ErrorCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace mculab::db
