@@ -1,12 +1,15 @@
 #include "cli/format.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <ctime>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
+
+#include "cli/duration.h"
 
 namespace mculab::cli {
 namespace {
@@ -225,17 +228,96 @@ std::string RenderOpDescription(const OpInfo& op) {
   return out.str();
 }
 
-std::string RenderResults(const mculab::v1::Results& r) {
+std::string JobBoard(const mculab::v1::Job& j) {
+  if (!j.assigned_board().empty()) return j.assigned_board();
+  if (!j.board().empty()) return j.board();
+  return "-";
+}
+
+std::string ProgressCell(const mculab::v1::Job& j) {
+  if (j.state() == "queued" && j.wait().position() > 0) {
+    if (!j.wait().board().empty()) {
+      const auto secs = static_cast<std::time_t>(j.wait().lease_until_ms() / 1000);
+      std::tm tm{};
+      gmtime_r(&secs, &tm);
+      char buf[16];
+      std::strftime(buf, sizeof buf, "%H:%MZ", &tm);
+      return "waits for " + j.wait().holder() + " (until " + buf + ")";
+    }
+    return "#" + std::to_string(j.wait().position()) + " in queue";
+  }
+  if (j.progress_total() == 0 || j.progress_done() == 0) return "-";
+  if (j.progress_done() >= j.progress_total()) return "100%";
+  const unsigned pct = static_cast<unsigned>(100.0 * j.progress_done() / j.progress_total());
+  return std::to_string(pct) + "% (" + std::to_string(j.progress_done()) + "/" +
+         std::to_string(j.progress_total()) + ")";
+}
+
+std::string ProgressLine(const mculab::v1::Job& j) {
+  const std::string& s = j.state();
+  if (s != "assigned" && s != "preparing" && s != "running") return "";
+  if (j.progress_total() == 0 || j.iterations() == 0) return "";
+  const unsigned cases_done = std::min<unsigned>(j.num_cases(), j.progress_done() / j.iterations());
+  return "progress: " + std::to_string(cases_done) + " of " + std::to_string(j.num_cases()) +
+         (j.num_cases() == 1 ? " case" : " cases") + " done; iterations " +
+         ProgressBar(j.progress_done(), j.progress_total(), 20) + "\n";
+}
+
+namespace {
+
+std::string UtcText(int64_t ms) {
+  const auto secs = static_cast<std::time_t>(ms / 1000);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", &tm);
+  return buf;
+}
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+std::string WaitText(const mculab::v1::QueueWait& w, std::int64_t now_ms) {
+  if (w.position() == 0) return "";
+  std::string out = w.position() == 1 ? std::string("next in the queue")
+                                      : "queue position " + std::to_string(w.position());
+  if (!w.board().empty()) {
+    out += "; waiting for board " + w.board() + ", reserved by " + w.holder() + " until " +
+           UtcText(w.lease_until_ms());
+    if (!w.note().empty()) out += " (" + w.note() + ")";
+  }
+  if (w.estimated_start_ms() > 0) {
+    const int64_t in_ms = w.estimated_start_ms() - now_ms;
+    out += "; estimated start ";
+    out += in_ms <= 1000 ? std::string("any moment now")
+                         : "in about " + FormatDurationMs(in_ms / 1000 * 1000);
+  } else {
+    out += "; no estimate yet (no recent run of this kind and op)";
+  }
+  return out;
+}
+
+std::string RenderResults(const mculab::v1::Results& r, std::int64_t now_ms) {
+  if (now_ms < 0) now_ms = NowMs();
   const auto& j = r.job();
   const auto& p = r.provenance();
   std::ostringstream out;
-  out << "job " << j.id() << "  " << j.state() << "  " << j.op() << " on "
-      << (j.assigned_board().empty() ? "-" : j.assigned_board()) << " (" << j.kind() << ")";
+  out << "job " << j.id() << "  " << j.state() << "  " << j.op() << " on " << JobBoard(j) << " ("
+      << j.kind() << ")";
   if (!j.label().empty()) out << "  label: " << j.label();
   out << "\n";
   if (!j.message().empty()) out << "message: " << j.message() << "\n";
-  out << "submitted " << TimeText(j.created_ms()) << " by " << j.user() << ", " << j.num_cases()
-      << (j.num_cases() == 1 ? " case x " : " cases x ") << j.iterations()
+  if (j.state() == "queued" && j.wait().position() > 0)
+    out << "waiting: " << WaitText(j.wait(), now_ms) << "\n";
+  out << ProgressLine(j);
+  out << "submitted " << TimeText(j.created_ms()) << " by " << j.user();
+  if (!j.priority().empty()) out << ", priority " << j.priority();
+  out << ", " << j.num_cases() << (j.num_cases() == 1 ? " case x " : " cases x ") << j.iterations()
       << (j.iterations() == 1 ? " iteration" : " iterations") << " (+" << j.warmup()
       << " warm-up)\n";
   if (!j.tags().empty()) out << "tags: " << FormatTags(j.tags()) << "\n";
@@ -266,10 +348,13 @@ std::string RenderResults(const mculab::v1::Results& r) {
   const bool custom = !j.firmware_artifact().empty();
   out << "\n";
   std::vector<std::vector<std::string>> rows;
+  // A job still queued or on a board has cases to come: "pending", not "not run".
+  const bool open = j.state() == "queued" || j.state() == "assigned" || j.state() == "preparing" ||
+                    j.state() == "running";
   for (const auto& c : r.cases()) {
     if (!CaseRan(c)) {
       rows.push_back({std::to_string(c.case_id()), ParamsText(r, c), "-", "-", "-", "-", "-", "-",
-                      "-", "-", "-", "not run"});
+                      "-", "-", "-", open ? "pending" : "not run"});
       continue;
     }
     rows.push_back({std::to_string(c.case_id()), ParamsText(r, c), std::to_string(c.n()),
@@ -284,14 +369,18 @@ std::string RenderResults(const mculab::v1::Results& r) {
                       "overhead", "checksum"},
                      rows);
   if (ran == 0) {
-    out << "(no case ran: the job " << (j.state().empty() ? "ended" : "is " + j.state())
-        << " before any case finished)\n";
+    if (open)
+      out << "(no case has finished yet: the job is " << j.state() << ")\n";
+    else
+      out << "(no case ran: the job " << (j.state().empty() ? "ended" : "is " + j.state())
+          << " before any case finished)\n";
     return out.str();
   }
   const std::string kind = MeasuredKind(p);
   out << "(" << unit << (kind == "silicon" || p.runner_version().empty() ? "" : ", " + kind)
       << "; overhead = the runner's empty measured region, shown, not subtracted";
-  if (ran < r.cases_size()) out << "; " << r.cases_size() - ran << " not run";
+  if (ran < r.cases_size())
+    out << "; " << r.cases_size() - ran << (open ? " still to run" : " not run");
   out << ")\n";
   return out.str();
 }
@@ -317,12 +406,13 @@ std::string FormatTags(const google::protobuf::Map<std::string, std::string>& ta
 std::string RenderJobs(const mculab::v1::ListJobsReply& jobs) {
   std::vector<std::vector<std::string>> rows;
   for (const auto& j : jobs.jobs()) {
-    rows.push_back({std::to_string(j.id()), j.state(), j.op(), j.kind(),
-                    j.assigned_board().empty() ? "-" : j.assigned_board(), j.user(),
-                    std::to_string(j.num_cases()), TimeText(j.created_ms()), j.label()});
+    rows.push_back({std::to_string(j.id()), j.state(), j.op(), j.kind(), JobBoard(j), j.user(),
+                    std::to_string(j.num_cases()), ProgressCell(j), TimeText(j.created_ms()),
+                    j.label()});
   }
-  return RenderTable({"id", "state", "op", "kind", "board", "user", "cases", "submitted", "label"},
-                     rows);
+  return RenderTable(
+      {"id", "state", "op", "kind", "board", "user", "cases", "progress", "submitted", "label"},
+      rows);
 }
 
 std::string RenderBoards(const mculab::v1::ListBoardsReply& boards) {
@@ -359,7 +449,11 @@ std::string ResultsJson(const mculab::v1::Results& r) {
       {"state", j.state()},
       {"op", j.op()},
       {"kind", j.kind()},
-      {"board", j.assigned_board()},
+      {"board", JobBoard(j) == "-" ? std::string() : JobBoard(j)},
+      {"requested_board", j.board()},
+      {"priority", j.priority()},
+      {"progress_done", j.progress_done()},
+      {"progress_total", j.progress_total()},
       {"label", j.label()},
       {"user", j.user()},
       {"message", j.message()},
@@ -479,6 +573,18 @@ std::string ResultsJson(const mculab::v1::Results& r) {
     }
   }
   out["memory"] = std::move(memory);
+  // While queued, why it waits (as the HTTP API's job "wait").
+  if (j.wait().position() > 0) {
+    json w = {{"position", j.wait().position()},
+              {"estimated_start_ms", j.wait().estimated_start_ms()}};
+    if (!j.wait().board().empty()) {
+      w["board"] = j.wait().board();
+      w["holder"] = j.wait().holder();
+      w["lease_until_ms"] = j.wait().lease_until_ms();
+      w["note"] = j.wait().note();
+    }
+    out["wait"] = std::move(w);
+  }
   return out.dump(2);
 }
 

@@ -2,6 +2,7 @@
 // No network here, so every output format is unit-tested.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -53,8 +54,23 @@ inline bool CaseRan(const mculab::v1::CaseStats& c) { return c.n() > 0; }
 // its default, its limit and the CSV header synonyms it accepts.
 std::string RenderOpDescription(const OpInfo& op);
 
+// The board a job ran or runs on, else the board it asked for (--board), else "-".
+std::string JobBoard(const mculab::v1::Job& job);
+// `mculab jobs`' progress column: for a queued job "#2 in queue" or, waiting on someone's
+// reservation, "waits for alice (until 18:00Z)"; "-" before any iteration was stored, "62%
+// (31/50)" while measuring, "100%" when every iteration was stored.
+std::string ProgressCell(const mculab::v1::Job& job);
+// `mculab show`'s progress line while a job is on a board: cases done of total and measured
+// iterations ("progress: 1 of 3 cases, 31/60 iterations [###...]"); empty otherwise.
+std::string ProgressLine(const mculab::v1::Job& job);
+// Why a queued job waits: its queue position, the reservation it waits on (board, holder,
+// lease end, note) and the estimated start relative to now_ms ("queue position 2; waiting for
+// board an547-0, reserved by alice until 2026-12-01 18:00:00 UTC; estimated start in about 5m").
+std::string WaitText(const mculab::v1::QueueWait& wait, std::int64_t now_ms);
+
 // Human-readable results: header lines (state, board, provenance) and the per-case table.
-std::string RenderResults(const mculab::v1::Results& results);
+// now_ms: the time estimates are relative to (< 0: the system clock).
+std::string RenderResults(const mculab::v1::Results& results, std::int64_t now_ms = -1);
 std::string RenderJobs(const mculab::v1::ListJobsReply& jobs);
 std::string RenderBoards(const mculab::v1::ListBoardsReply& boards);
 

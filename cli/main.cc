@@ -387,25 +387,23 @@ int CmdSubmit(Client& c, const SubmitOptions& o) {
   auto ctx = c.Context();
   grpc::Status s = c.stub().SubmitJob(ctx.get(), req, &rep);
   if (!s.ok()) c.Fail(s, "submit");
-  // Position 0: no queued job is ahead of this one.
-  std::string queue = rep.queue_position() == 0
-                          ? std::string("next in the queue")
-                          : "queue position " + std::to_string(rep.queue_position());
-  if (!o.priority.empty() && o.priority != "normal") queue += ", priority " + o.priority;
-  if (rep.estimated_start_ms() > 0) {
-    const auto wait_ms =
-        rep.estimated_start_ms() - std::chrono::duration_cast<std::chrono::milliseconds>(
-                                       std::chrono::system_clock::now().time_since_epoch())
-                                       .count();
-    queue += ", estimated start in about " +
-             FormatDurationMs(std::max<int64_t>(wait_ms / 1000, 1) * 1000);
-  }
+  // Position 0: the job went to a board at once; otherwise why it waits (WaitText).
+  std::string queue =
+      rep.wait().position() > 0
+          ? WaitText(rep.wait(), std::chrono::duration_cast<std::chrono::milliseconds>(
+                                     std::chrono::system_clock::now().time_since_epoch())
+                                     .count())
+          : std::string("on a board now");
+  if (!o.priority.empty() && o.priority != "normal") queue += "; priority " + o.priority;
   if (!o.wait) {
     if (o.json) {
       std::cout << nlohmann::json{{"id", rep.id()},
                                   {"state", rep.state()},
                                   {"queue_position", rep.queue_position()},
-                                  {"estimated_start_ms", rep.estimated_start_ms()}}
+                                  {"estimated_start_ms", rep.estimated_start_ms()},
+                                  {"waiting_for_board", rep.wait().board()},
+                                  {"holder", rep.wait().holder()},
+                                  {"lease_until_ms", rep.wait().lease_until_ms()}}
                        .dump()
                 << "\n";
     } else {
@@ -437,7 +435,13 @@ int CmdJobs(Client& c, const v1::ListJobsRequest& req, bool json) {
                      {"state", j.state()},
                      {"op", j.op()},
                      {"kind", j.kind()},
-                     {"board", j.assigned_board()},
+                     {"board", JobBoard(j) == "-" ? std::string() : JobBoard(j)},
+                     {"requested_board", j.board()},
+                     {"priority", j.priority()},
+                     {"progress_done", j.progress_done()},
+                     {"progress_total", j.progress_total()},
+                     {"queue_position", j.wait().position()},
+                     {"estimated_start_ms", j.wait().estimated_start_ms()},
                      {"user", j.user()},
                      {"label", j.label()},
                      {"created_ms", j.created_ms()},
@@ -562,8 +566,14 @@ int CmdRelease(Client& c, const std::string& board) {
   auto ctx = c.Context();
   grpc::Status s = c.stub().Release(ctx.get(), req, &b);
   if (!s.ok()) c.Fail(s, "release " + board);
-  // The board may still run a job it started for the holder: "released", then its state.
-  std::cout << "released " << b.name() << "; " << BoardLine(b) << "\n";
+  // The board may go at once to a job that waited for it, or still run one it started for the
+  // holder: say which job, so "busy" is not read as "still yours".
+  std::cout << "released " << b.name();
+  if (b.state() == "busy" && b.current_job() != 0)
+    std::cout << "; it now runs job " << b.current_job() << " (health " << b.health() << ")";
+  else
+    std::cout << "; " << BoardLine(b);
+  std::cout << "\n";
   return 0;
 }
 

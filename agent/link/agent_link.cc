@@ -307,6 +307,8 @@ v1::AgentMessage AgentLink::Impl::BuildRegister() {
       std::lock_guard lock(offline_mu_);
       if (auto o = offline_.find(i.name); o != offline_.end()) pb->set_offline(o->second);
     }
+    pb->set_custom_runners(i.custom_runners);
+    pb->set_custom_runners_off(i.custom_runners ? "" : i.custom_runners_off);
     for (const CounterUnitInfo& u : i.counter_units) {
       auto* cu = pb->add_counter_units();
       cu->set_name(u.name);
@@ -465,8 +467,9 @@ void AgentLink::Impl::Dispatch(const v1::ServerMessage& m) {
         send_queue_.Resend(a.run_id());
         return;
       }
-      spdlog::info("run {}: job {} assigned to {} ({}, {} cases x {} iterations)", a.run_id(),
-                   a.job_id(), a.board(), a.op(), a.cases_size(), a.iterations());
+      spdlog::info("run {}: job {} assigned to {} ({}, {} case{} x {} iteration{})", a.run_id(),
+                   a.job_id(), a.board(), a.op(), a.cases_size(), a.cases_size() == 1 ? "" : "s",
+                   a.iterations(), a.iterations() == 1 ? "" : "s");
       w->Enqueue(a, received);
       return;
     }

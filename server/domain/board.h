@@ -47,6 +47,11 @@ struct Board {
   // workload's median timer value; 0 until its first passing check).
   std::uint32_t health_failures = 0;
   std::int64_t calibration = 0;
+  // Custom runners, as the agent's last registration said (not stored: unknown until the agent
+  // registers after a restart). custom_runners_off: when the board does not take them, what to
+  // change; empty when the agent did not say (then only the run finds out).
+  bool custom_runners = false;
+  std::string custom_runners_off;
 };
 
 // Audit record of a change of a board's state or health (table board_transitions).

@@ -64,6 +64,22 @@ struct CaseSpec {
   bool operator==(const CaseSpec&) const = default;
 };
 
+// Why a queued job waits and when it should start (all zero/empty when it is not queued).
+struct QueueWait {
+  // 1 + the queued jobs ahead of it that compete for the same boards.
+  std::uint32_t position = 0;
+  // Every board the job could run on is reserved by someone else: the reservation that ends
+  // first (its board, holder, lease end and note). Empty board: not waiting on a reservation.
+  std::string board;
+  std::string holder;
+  std::int64_t lease_until_ms = 0;
+  std::string note;
+  // When it is expected to start (ms since the epoch), 0 when nothing is known: the lease end
+  // when it waits on a reservation, plus the jobs ahead of it times the median duration of
+  // recent runs of its kind and op.
+  std::int64_t estimated_start_ms = 0;
+};
+
 struct Job {
   JobId id = 0;
   std::string user;
@@ -92,6 +108,8 @@ struct Job {
   RunId last_run_id = 0;
   // Derived, not stored on the job: measured iterations stored by the latest run.
   std::uint64_t progress_done = 0;
+  // Derived from the Lab's live state, not stored: why a queued job waits (Lab::AddQueueWait).
+  QueueWait wait;
 
   std::uint64_t ProgressTotal() const { return static_cast<std::uint64_t>(num_cases) * iterations; }
 };

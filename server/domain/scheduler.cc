@@ -33,6 +33,7 @@ QueuedJob QueuedOf(const Job& job) {
               job.origin == JobOrigin::kHealthCheck ? std::string(kHealthCheckHolder) : job.user,
               job.priority};
   q.tags = job.tags;
+  q.custom_runner = !job.firmware_artifact.empty();
   return q;
 }
 
@@ -40,6 +41,7 @@ BoardSlot SlotOf(const Board& board) {
   BoardSlot s{board.name,   board.kind,   board.state,
               board.health, board.holder, board.lease_until_ms};
   s.tags = board.tags;
+  s.refuses_custom_runners = !board.custom_runners && !board.custom_runners_off.empty();
   return s;
 }
 
@@ -52,8 +54,12 @@ bool HasTags(const std::map<std::string, std::string>& want,
   return true;
 }
 
+bool TakesRunner(const QueuedJob& job, const BoardSlot& board) {
+  return !job.custom_runner || !board.refuses_custom_runners;
+}
+
 bool Fits(const QueuedJob& job, const BoardSlot& board) {
-  if (!HasTags(job.tags, board.tags)) return false;
+  if (!HasTags(job.tags, board.tags) || !TakesRunner(job, board)) return false;
   if (!job.board.empty()) {
     return board.name == job.board && (job.kind.empty() || board.kind == job.kind);
   }
@@ -149,7 +155,7 @@ class FreeBoards {
     while (q.next < q.boards.size() && taken_.contains(q.boards[q.next])) ++q.next;
     for (std::size_t i = q.next; i < q.boards.size(); ++i) {
       const BoardSlot* b = q.boards[i];
-      if (!taken_.contains(b) && HasTags(job.tags, b->tags)) return b;
+      if (!taken_.contains(b) && HasTags(job.tags, b->tags) && TakesRunner(job, *b)) return b;
     }
     return nullptr;
   }

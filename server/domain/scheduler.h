@@ -67,6 +67,7 @@ struct QueuedJob {
   std::string user;   // the submitter; fair share and reservations go by it
   JobPriority priority = JobPriority::kNormal;
   std::map<std::string, std::string> tags;  // every one must equal the board's tag of that key
+  bool custom_runner = false;  // runs an uploaded runner: only on boards that take them
 };
 
 struct BoardSlot {
@@ -88,6 +89,9 @@ struct BoardSlot {
   std::string holder;               // the reservation's holder (a user), empty when none
   std::int64_t lease_until_ms = 0;  // the reservation is in force while now_ms < lease_until_ms
   std::map<std::string, std::string> tags;  // the board's tags (cpu=cortex-m55, ...)
+  // Its agent said it does not run uploaded runners (allow_custom_runners off): no custom-runner
+  // job goes there. False when the agent did not say.
+  bool refuses_custom_runners = false;
 };
 
 // The scheduler's view of a job and of a board (every field the scheduler reads, tags included).
@@ -127,8 +131,13 @@ std::vector<Placement> Schedule(std::span<const QueuedJob> queued,
 bool HasTags(const std::map<std::string, std::string>& want,
              const std::map<std::string, std::string>& have);
 
+// Whether the board may run the job's runner: any board for the generic runner; for an uploaded
+// runner, one whose agent did not refuse them.
+bool TakesRunner(const QueuedJob& job, const BoardSlot& board);
+
 // Whether a job could ever run on a board, whatever the board's state, health or reservation
-// (admission control and the per-board queue length use it).
+// (admission control and the per-board queue length use it): kind or name, tags, and a board
+// that takes custom runners for a job that brings one.
 bool Fits(const QueuedJob& job, const BoardSlot& board);
 
 // Whether a board in this state and health takes work now from someone (its reservation, if

@@ -10,6 +10,9 @@ std::string FormatEvents(std::span<const LabEvent> events) {
     if (e.kind == LabEvent::Kind::kJob) {
       out += "event: job\ndata: ";
       out += Dump(JobEventJson(e.job));
+    } else if (e.kind == LabEvent::Kind::kSamples) {
+      out += "event: samples\ndata: ";
+      out += Dump(LiveSamplesJson(e.samples));
     } else {
       out += "event: board\ndata: ";
       out += Dump(BoardJson(e.board, e.queue_length));

@@ -98,6 +98,35 @@ Json OpsJson(const JobDetail& d) {
   return rows;
 }
 
+// Counter events per case, as `mculab show` prints them: one row per case and event with the
+// case's id and parameters, the pass that counted it, and its statistics.
+Json EventsJson(const JobDetail& d) {
+  std::map<std::string, std::uint32_t> pass_of;
+  for (const RunPass& p : d.passes) {
+    for (const std::string& e : p.events) pass_of.emplace(e, p.pass);
+  }
+  std::map<std::uint32_t, const CaseView*> cases;
+  for (const CaseView& c : d.cases) cases[c.index] = &c;
+  Json rows = Json::array();
+  for (const CaseStats& s : d.events) {
+    Json r;
+    r["case"] = s.case_index;
+    auto c = cases.find(s.case_index);
+    r["id"] = c == cases.end() ? Json(nullptr) : Json(c->second->id);
+    r["params"] = c == cases.end() ? Json::array() : Json(c->second->params);
+    r["event"] = s.metric;
+    auto p = pass_of.find(s.metric);
+    r["pass"] = p == pass_of.end() ? Json(nullptr) : Json(p->second);
+    r["n"] = s.n;
+    r["min"] = Number(s.min);
+    r["median"] = Number(s.median);
+    r["max"] = Number(s.max);
+    r["cv"] = Number(s.cv);
+    rows.push_back(std::move(r));
+  }
+  return rows;
+}
+
 // The memory report: {"flash": {"text_bytes": ...}, "ram": {...}, "runner":
 // {"arena_used_bytes": ..., "arena_reserved_bytes": ...}} (runner figures: the largest over the
 // cases); null when there is none.
@@ -177,6 +206,19 @@ Json JobJson(const JobRow& row, const HostBoards& host) {
   j["message"] = job.message;
   j["progress_done"] = std::min(job.progress_done, job.ProgressTotal());
   j["progress_total"] = job.ProgressTotal();
+  j["priority"] = std::string(JobPriorityName(job.priority));
+  if (job.wait.position > 0) {
+    Json w;
+    w["position"] = job.wait.position;
+    w["estimated_start_ms"] = job.wait.estimated_start_ms;
+    if (!job.wait.board.empty()) {
+      w["board"] = job.wait.board;
+      w["holder"] = job.wait.holder;
+      w["lease_until_ms"] = job.wait.lease_until_ms;
+      w["note"] = job.wait.note;
+    }
+    j["wait"] = std::move(w);
+  }
   return j;
 }
 
@@ -212,6 +254,7 @@ Json JobDetailJson(const JobDetail& d, const HostBoards& host) {
   j["cases"] = std::move(cases);
   j["ops"] = OpsJson(d);
   j["memory"] = MemoryJson(d.memory);
+  j["events"] = EventsJson(d);
   return j;
 }
 
@@ -312,6 +355,15 @@ Json BoardJson(const Board& b, std::uint32_t queue_length) {
   j["holder"] = b.holder;  // the reservation in force, empty when none
   j["lease_until_ms"] = b.holder.empty() ? 0 : b.lease_until_ms;
   j["note"] = b.holder.empty() ? std::string() : b.reservation_note;
+  return j;
+}
+
+Json LiveSamplesJson(const LiveSamples& s) {
+  Json j;
+  j["id"] = s.job;
+  j["case"] = s.case_index;
+  j["iterations"] = s.iterations;
+  j["values"] = s.values;
   return j;
 }
 

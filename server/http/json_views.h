@@ -50,6 +50,8 @@ Json CaseSamplesJson(const CaseSamples& samples);
 Json ComparisonJson(const Comparison& comparison, const HostBoards& host = {});
 Json BoardJson(const Board& board, std::uint32_t queue_length);
 Json JobEventJson(const JobEvent& event);
+// A live-samples event of GET /api/v1/events?job=ID.
+Json LiveSamplesJson(const LiveSamples& samples);
 Json ErrorJson(const std::string& message);
 
 // Compact text; invalid UTF-8 (firmware strings) is replaced, never an exception.

@@ -6,6 +6,7 @@
 #include <array>
 #include <charconv>
 #include <exception>
+#include <limits>
 
 #include "server/http/auth.h"
 #include "server/http/event_stream.h"
@@ -318,7 +319,7 @@ Router::Reply Router::Api(const Request& req, const std::string& path, const Que
       return reply;
     }
     if (sub.empty()) {
-      json(queries_.GetJobDetail(caller, *id),
+      json(queries_.GetJobDetail(caller, *id),  // Lab::GetJob fills the queue wait
            [&](const JobDetail& d) { return JobDetailJson(d, host_boards()); });
     } else {
       SamplesRequest r;
@@ -376,8 +377,15 @@ Router::Reply Router::Api(const Request& req, const std::string& path, const Que
     res.keep_alive(req.keep_alive());
     res.body() = std::string(kEventStreamStart);
     reply.response = std::move(res);
+    // ?job=ID: the stream also carries that job's per-iteration values as they are stored.
+    auto job = q.Int("job", 0, std::numeric_limits<std::int64_t>::max(), 0);
+    if (!job.ok()) {
+      reply.response = ErrorOf(job.error(), req);
+      return reply;
+    }
     if (req.method() == verb::get) {
-      reply.feed = lab_.Subscribe(caller);  // ends if the caller's token is revoked
+      // Ends if the caller's token is revoked.
+      reply.feed = lab_.Subscribe(caller, LabFeed::kDefaultCapacity, static_cast<JobId>(*job));
       reply.user = caller.user;
     }
   } else if (path == "/metrics") {

@@ -68,6 +68,15 @@ void ToProto(const BoardTransition& t, v1::BoardTransition* out) {
   out->set_time_ms(t.time_ms);
 }
 
+void ToProto(const QueueWait& w, v1::QueueWait* out) {
+  out->set_position(w.position);
+  out->set_board(w.board);
+  out->set_holder(w.holder);
+  out->set_lease_until_ms(w.lease_until_ms);
+  out->set_note(w.note);
+  out->set_estimated_start_ms(w.estimated_start_ms);
+}
+
 void ToProto(const Job& j, v1::Job* out) {
   out->set_id(static_cast<std::uint64_t>(j.id));
   out->set_user(j.user);
@@ -92,6 +101,8 @@ void ToProto(const Job& j, v1::Job* out) {
   out->set_firmware_artifact(j.firmware_artifact);
   out->set_blob_artifact(j.blob_artifact);
   for (const auto& [k, val] : j.tags) (*out->mutable_tags())[k] = val;
+  if (j.wait.position > 0) ToProto(j.wait, out->mutable_wait());
+  out->set_priority(std::string(JobPriorityName(j.priority)));
 }
 
 void ToProto(const JobEvent& e, v1::JobEvent* out) {
@@ -109,6 +120,7 @@ void ToProto(const SubmitReply& r, v1::SubmitJobReply* out) {
   out->set_state(std::string(JobStateName(r.state)));
   out->set_queue_position(r.queue_position);
   out->set_estimated_start_ms(r.estimated_start_ms);
+  if (r.wait.position > 0) ToProto(r.wait, out->mutable_wait());
 }
 
 void ToProto(const JobResults& r, v1::Results* out) {

@@ -12,6 +12,7 @@ JobFilter FromProto(const mculab::v1::ListJobsRequest& m);
 
 void ToProto(const BoardView& b, mculab::v1::Board* out);
 void ToProto(const BoardTransition& t, mculab::v1::BoardTransition* out);
+void ToProto(const QueueWait& w, mculab::v1::QueueWait* out);
 void ToProto(const Job& j, mculab::v1::Job* out);
 void ToProto(const JobEvent& e, mculab::v1::JobEvent* out);
 void ToProto(const SubmitReply& r, mculab::v1::SubmitJobReply* out);

@@ -84,6 +84,29 @@ Status AdmitCustomFirmware(const CustomFirmwareFiles& files,
   return {};
 }
 
+Status AdmitCustomRunners(const std::vector<const Board*>& boards, const std::string& where) {
+  std::vector<const Board*> off;
+  for (const Board* b : boards) {
+    // A board that takes custom runners, or whose agent did not say: the job may run.
+    if (b->custom_runners || b->custom_runners_off.empty()) return {};
+    off.push_back(b);
+  }
+  if (off.empty()) return {};
+  if (off.size() == 1) {
+    return MakeError(ErrorCode::kFailedPrecondition,
+                     fmt::format("a custom runner cannot run on {}: {}", where,
+                                 off.front()->custom_runners_off));
+  }
+  std::vector<std::string> names;
+  for (const Board* b : off) names.push_back(b->name);
+  return MakeError(
+      ErrorCode::kFailedPrecondition,
+      fmt::format("no board of {} takes custom runners ({} all say no): set "
+                  "allow_custom_runners = true for one of them in its agent's configuration "
+                  "(docs/writing-a-runner.md), or submit to a kind that takes them",
+                  where, fmt::join(names, ", ")));
+}
+
 namespace {
 
 bool IsHexSha(const std::string& s) {
@@ -158,6 +181,7 @@ Status Lab::AdmitCustomLocked(const SubmitRequest& r, const CustomFirmwareFiles&
     if (!r.board.empty() ? name == r.board : b.kind == r.kind) candidates.push_back(&b);
   }
   const std::string where = r.board.empty() ? "kind " + r.kind : "board " + r.board;
+  if (Status s = AdmitCustomRunners(candidates, where); !s.ok()) return s;
   return AdmitCustomFirmware(files, candidates, r.cases.size(), where);
 }
 

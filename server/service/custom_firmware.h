@@ -49,6 +49,11 @@ Status ValidateCustomRequest(const SubmitRequest& r);
 Result<CustomFirmwareFiles> FindCustomFiles(JobStore& store, const ArtifactStore& artifacts,
                                             const SubmitRequest& r);
 
+// Whether some board the job could run on takes custom runners (its agent's
+// allow_custom_runners): refused naming the board or kind and what to change when every one says
+// no. Boards whose agent did not say are given the benefit of the doubt (the run checks again).
+Status AdmitCustomRunners(const std::vector<const Board*>& boards, const std::string& where);
+
 // Checks the firmware file and the blob against the boards that could run the job (all boards of
 // the kind, or the one board named). Errors say what was wrong and what to do.
 Status AdmitCustomFirmware(const CustomFirmwareFiles& files,

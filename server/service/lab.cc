@@ -490,6 +490,7 @@ std::vector<LabEvent> Lab::FeedEventsLocked(Tx& tx) {
   std::vector<LabEvent> events;
   if (feeds_.empty()) {
     tx.feed_jobs.clear();
+    tx.feed_samples.clear();
     tx.feed_boards.clear();
     tx.queue_changed = false;
     return events;
@@ -498,6 +499,12 @@ std::vector<LabEvent> Lab::FeedEventsLocked(Tx& tx) {
     LabEvent ev;
     ev.kind = LabEvent::Kind::kJob;
     ev.job = std::move(e);
+    events.push_back(std::move(ev));
+  }
+  for (LiveSamples& s : tx.feed_samples) {
+    LabEvent ev;
+    ev.kind = LabEvent::Kind::kSamples;
+    ev.samples = std::move(s);
     events.push_back(std::move(ev));
   }
   if (!tx.feed_boards.empty() || tx.queue_changed) {
@@ -519,13 +526,15 @@ std::vector<LabEvent> Lab::FeedEventsLocked(Tx& tx) {
     published_queue_ = queue;
   }
   tx.feed_jobs.clear();
+  tx.feed_samples.clear();
   tx.feed_boards.clear();
   tx.queue_changed = false;
   return events;
 }
 
-std::shared_ptr<LabFeed> Lab::Subscribe(std::size_t capacity) {
-  auto feed = std::make_shared<LabFeed>(capacity);
+std::shared_ptr<LabFeed> Lab::Subscribe(std::size_t capacity, JobId samples_of) {
+  auto feed = std::make_shared<LabFeed>(capacity, samples_of);
+  if (samples_of != 0) sample_feeds_ = true;
   std::lock_guard l(mu_);
   if (stopping_) {
     feed->End();
@@ -538,8 +547,9 @@ std::shared_ptr<LabFeed> Lab::Subscribe(std::size_t capacity) {
   return feed;
 }
 
-std::shared_ptr<LabFeed> Lab::Subscribe(const Caller& subscriber, std::size_t capacity) {
-  auto feed = Subscribe(capacity);
+std::shared_ptr<LabFeed> Lab::Subscribe(const Caller& subscriber, std::size_t capacity,
+                                        JobId samples_of) {
+  auto feed = Subscribe(capacity, samples_of);
   // A revoked token ends the feed: its event stream closes and the page's reconnect is refused.
   feed->Hold(accounts_.WatchToken(subscriber.token, [weak = std::weak_ptr<LabFeed>(feed)] {
     if (auto f = weak.lock()) f->End();
@@ -725,7 +735,8 @@ void Lab::CloseRunLocked(ActiveRun& r, RunState state, const std::string& messag
     const bool offline = board_offline || b->second.state == BoardState::kOffline ||
                          BoardUnavailableLocked(b->second);
     SetBoardStateLocked(b->second, offline ? BoardState::kOffline : FreeState(b->second),
-                        fmt::format("run {} {}", id, RunStateName(state)), tx);
+                        fmt::format("job {} (run {}) {}", r.run.job_id, id, RunStateName(state)),
+                        tx);
   }
   if (!board_offline) {
     mculab::v1::ServerMessage m;
@@ -1002,17 +1013,17 @@ Result<SubmitReply> Lab::Submit(const Caller& caller, SubmitRequest request) {
     tx.writes.job_events.push_back(JobEvents{job.id, request.events});
     jobs_.at(job.id).events = request.events;
   }
-  spdlog::info("job {} submitted by {}: {} on {} ({} cases x {} iterations)", job.id, caller.user,
-               job.op, job.board.empty() ? job.kind : job.board, job.num_cases, job.iterations);
+  spdlog::info("job {} submitted by {}: {} on {} ({} case{} x {} iteration{})", job.id, caller.user,
+               job.op, job.board.empty() ? job.kind : job.board, job.num_cases,
+               job.num_cases == 1 ? "" : "s", job.iterations, job.iterations == 1 ? "" : "s");
   ScheduleLocked(tx);
   SubmitReply reply;
   reply.id = job.id;
   const ActiveJob& aj = jobs_.at(job.id);  // a new job cannot be final yet
   reply.state = aj.job.state;
-  reply.queue_position = aj.job.state == JobState::kQueued ? QueuePositionLocked(aj) : 0;
-  if (reply.queue_position > 0) {
-    reply.estimated_start_ms = EstimateStartLocked(aj, reply.queue_position);
-  }
+  reply.wait = QueueWaitLocked(aj);
+  reply.queue_position = reply.wait.position;
+  reply.estimated_start_ms = reply.wait.estimated_start_ms;
 
   auto committed = std::make_shared<std::promise<Status>>();
   auto future = committed->get_future();
@@ -1060,7 +1071,9 @@ Result<Job> Lab::GetJob(const Caller& caller, JobId id) {
   if (Status s = Serving(); !s.ok()) return s.error();
   // From the store, never from memory: the reply reports only what is committed (the read waits
   // for the state writes queued before it, so it shows every change decided so far).
-  return store_.GetJob(id);
+  auto job = store_.GetJob(id);
+  if (job.ok()) AddQueueWait(*job);
+  return job;
 }
 
 Result<std::vector<Job>> Lab::ListJobs(const Caller& caller, const JobFilter& filter) {
@@ -1074,7 +1087,11 @@ Result<std::vector<Job>> Lab::ListJobs(const Caller& caller, const JobFilter& fi
   }
   if (f.limit == 0) f.limit = 50;
   f.limit = std::min<std::uint32_t>(f.limit, 1000);
-  return store_.ListJobs(f);
+  auto jobs = store_.ListJobs(f);
+  if (jobs.ok()) {
+    for (Job& j : *jobs) AddQueueWait(j);
+  }
+  return jobs;
 }
 
 Result<Job> Lab::Cancel(const Caller& caller, JobId id) {

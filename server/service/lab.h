@@ -97,6 +97,7 @@ struct EventsView {
 struct SubmitReply {
   JobId id = 0;
   JobState state = JobState::kQueued;
+  QueueWait wait;  // why it waits (position and estimate repeated below)
   // 0 when the job went to a board at once; otherwise 1 + the queued jobs ahead of it that
   // compete for the same boards.
   std::uint32_t queue_position = 0;
@@ -144,6 +145,10 @@ class Lab {
   Result<SubmitReply> Submit(const Caller& caller, SubmitRequest request);
   Result<std::vector<BoardView>> ListBoards(const Caller& caller);
   Result<Job> GetJob(const Caller& caller, JobId id);
+  // Fills job.wait when the job is queued (its position, the reservation it waits on, an
+  // estimated start) from the live state; for views that read the job from the store and have
+  // checked the caller may see it. GetJob and ListJobs call it.
+  void AddQueueWait(Job& job);
   Result<std::vector<Job>> ListJobs(const Caller& caller, const JobFilter& filter);
   // From any state that is not final; a job on a board gets its run cancelled on the agent and is
   // cancelled at once; the board is free when the agent confirms the run ended. A member cancels
@@ -225,10 +230,14 @@ class Lab {
   // Every job change (submitted, state, progress, message) and board change (state, health,
   // queue length) from now on, until the subscriber closes the feed or the Lab stops (then the
   // feed ends). See lab_feed.h for the delivery contract.
-  std::shared_ptr<LabFeed> Subscribe(std::size_t capacity = LabFeed::kDefaultCapacity);
+  // samples_of: a job whose per-iteration values the feed also carries as they are committed
+  // (LiveSamples, for the job page's plot while it runs); 0: none.
+  std::shared_ptr<LabFeed> Subscribe(std::size_t capacity = LabFeed::kDefaultCapacity,
+                                     JobId samples_of = 0);
   // The same for a caller with a token: the feed ends when that token is revoked.
   std::shared_ptr<LabFeed> Subscribe(const Caller& subscriber,
-                                     std::size_t capacity = LabFeed::kDefaultCapacity);
+                                     std::size_t capacity = LabFeed::kDefaultCapacity,
+                                     JobId samples_of = 0);
 
  private:
   struct ActiveJob {
@@ -277,6 +286,7 @@ class Lab {
     // For the feeds (FeedEventsLocked): job events in order, boards that changed, and whether a job
     // entered or left the queue (which changes boards' queue lengths).
     std::vector<JobEvent> feed_jobs;
+    std::vector<LiveSamples> feed_samples;  // after feed_jobs
     std::set<std::string> feed_boards;
     bool queue_changed = false;
     // WriteMark(*this) when ScheduleLocked last ran a pass or found nothing to do in this Tx:
@@ -320,6 +330,10 @@ class Lab {
   // Inserts a new job (memory, row, creation audit, events) without scheduling.
   JobId CreateJobLocked(Job job, std::vector<CaseSpec> cases, const std::string& actor, Tx& tx);
   std::int64_t EstimateStartLocked(const ActiveJob& aj, std::uint32_t position) const;
+  // The median duration of recent runs of the job's kind and op, 0 when none is known.
+  std::int64_t MedianDurationLocked(const Job& job) const;
+  // Why a queued job waits (empty for any other state).
+  QueueWait QueueWaitLocked(const ActiveJob& aj) const;
   void EmitLocked(const Job& job, Tx& tx);  // current state/progress to the job's watchers
   void ScheduleLocked(Tx& tx);
   void AssignLocked(ActiveJob& aj, Board& board, Tx& tx);
@@ -380,8 +394,11 @@ class Lab {
   void OnRunState(const std::string& agent, const mculab::v1::RunState& m);
   void OnRunStarted(const std::string& agent, const mculab::v1::RunStarted& m);
   void OnBatch(const std::string& agent, const mculab::v1::SampleBatch& m);
+  // live: the batch's timer values per case for feeds that follow the job's samples (null when
+  // no feed follows any job's).
   void OnBatchCommitted(const std::string& agent, RunId run, std::uint64_t sequence,
-                        std::uint64_t iterations, const WriteOutcome& outcome);
+                        std::uint64_t iterations, const WriteOutcome& outcome,
+                        std::shared_ptr<std::vector<LiveSamples>> live);
   void OnCaseDone(const std::string& agent, const mculab::v1::CaseDone& m);
   void OnRunFinished(const std::string& agent, const mculab::v1::RunFinished& m);
 
@@ -435,9 +452,11 @@ class Lab {
   std::map<std::string, AgentSessionId> agent_sessions_;  // agent name -> current session
   std::map<JobId, std::vector<std::weak_ptr<JobWatch>>> watchers_;
   std::set<std::pair<std::int64_t, JobId>> deadlines_;
-  std::set<std::pair<std::int64_t, std::string>> lease_deadlines_;    // (lease end, board)
-  std::set<std::pair<std::int64_t, RunId>> cancel_deadlines_;         // (grace end, run)
-  std::map<std::string, std::int64_t> last_assigned_ms_;              // user -> last assignment
+  std::set<std::pair<std::int64_t, std::string>> lease_deadlines_;  // (lease end, board)
+  std::set<std::pair<std::int64_t, RunId>> cancel_deadlines_;       // (grace end, run)
+  std::map<std::string, std::int64_t> last_assigned_ms_;            // user -> last assignment
+  // Some feed follows a job's samples (never reset): batches then keep their values for it.
+  std::atomic<bool> sample_feeds_{false};
   std::map<std::string, std::deque<std::int64_t>> recent_durations_;  // "kind/op" -> run ms
   std::deque<RunId> to_finalize_;
   std::vector<std::weak_ptr<LabFeed>> feeds_;

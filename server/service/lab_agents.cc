@@ -15,6 +15,32 @@ namespace {
 
 std::string Actor(const std::string& agent) { return "agent:" + agent; }
 
+// A batch's timer values per case, in iteration order, each case thinned evenly to at most
+// kLiveSamplesPerEvent values (the job id is filled in once the run is known).
+std::vector<LiveSamples> ThinLive(const SampleBatch& b) {
+  std::map<std::uint32_t, std::vector<std::pair<std::uint32_t, std::int64_t>>> by_case;
+  for (const Sample& s : b.samples) {
+    if (s.metric == 0) by_case[s.case_index].emplace_back(s.iteration, s.value);
+  }
+  std::vector<LiveSamples> out;
+  for (auto& [index, points] : by_case) {
+    std::sort(points.begin(), points.end());
+    LiveSamples l;
+    l.case_index = index;
+    const std::size_t n = points.size();
+    const std::size_t keep = std::min(n, kLiveSamplesPerEvent);
+    l.iterations.reserve(keep);
+    l.values.reserve(keep);
+    for (std::size_t k = 0; k < keep; ++k) {
+      const auto& [iteration, value] = points[k * n / keep];
+      l.iterations.push_back(iteration);
+      l.values.push_back(value);
+    }
+    out.push_back(std::move(l));
+  }
+  return out;
+}
+
 }  // namespace
 
 Result<AgentSessionId> Lab::ConnectAgent(const Caller& caller, const mculab::v1::Register& reg,
@@ -107,10 +133,13 @@ Result<AgentSessionId> Lab::ConnectAgent(const Caller& caller, const mculab::v1:
     b.emulated = info.emulated();
     b.serial = info.serial();
     b.ram_bytes = info.ram_bytes();
+    b.custom_runners = info.custom_runners();
+    b.custom_runners_off = info.custom_runners() ? "" : info.custom_runners_off();
     if (auto r = resumed.find(info.name()); r != resumed.end()) {
       b.current_job = runs_.at(r->second).run.job_id;
-      SetBoardStateLocked(b, BoardState::kBusy,
-                          fmt::format("{}; run {} resumed", reason, r->second), tx);
+      SetBoardStateLocked(
+          b, BoardState::kBusy,
+          fmt::format("{}; job {} (run {}) resumed", reason, b.current_job, r->second), tx);
       continue;
     }
     b.current_job = 0;
@@ -499,6 +528,9 @@ void Lab::OnBatch(const std::string& agent, const mculab::v1::SampleBatch& m) {
     if (s.metric() == 0 && m.pass() == 0) ++b.iterations;  // progress: pass 0's iterations
   }
   const std::uint64_t iterations = b.iterations;
+  std::shared_ptr<std::vector<LiveSamples>> live;
+  if (sample_feeds_ && m.pass() == 0)
+    live = std::make_shared<std::vector<LiveSamples>>(ThinLive(b));
 
   store_.WaitForRoom();  // backpressure on this agent's stream, with no lock held
   std::lock_guard l(mu_);
@@ -524,13 +556,15 @@ void Lab::OnBatch(const std::string& agent, const mculab::v1::SampleBatch& m) {
   }
   if (failed_) return;  // stopped (CommitLocked): not stored, not acknowledged
   // Queued under the lock so the batch is ordered with the run's other writes.
-  store_.Write(std::move(ws), [this, agent, run, sequence, iterations](const WriteOutcome& o) {
-    OnBatchCommitted(agent, run, sequence, iterations, o);
-  });
+  store_.Write(std::move(ws),
+               [this, agent, run, sequence, iterations, live](const WriteOutcome& o) {
+                 OnBatchCommitted(agent, run, sequence, iterations, o, live);
+               });
 }
 
 void Lab::OnBatchCommitted(const std::string& agent, RunId run, std::uint64_t sequence,
-                           std::uint64_t iterations, const WriteOutcome& outcome) {
+                           std::uint64_t iterations, const WriteOutcome& outcome,
+                           std::shared_ptr<std::vector<LiveSamples>> live) {
   if (!outcome.status.ok()) {
     // No acknowledgement: the agent keeps the batch and sends it again. Checked before locking:
     // a closed store runs this on the thread that queued the batch, which holds the lock.
@@ -563,6 +597,12 @@ void Lab::OnBatchCommitted(const std::string& agent, RunId run, std::uint64_t se
   if (it != jobs_.end() && it->second.job.last_run_id == run) {
     it->second.job.progress_done = r->second.run.progress_done;
     EmitLocked(it->second.job, tx);
+    if (live && !outcome.duplicate_batch && !feeds_.empty()) {
+      for (LiveSamples& s : *live) {
+        s.job = it->second.job.id;
+        tx.feed_samples.push_back(std::move(s));
+      }
+    }
   }
   MaybeFinalizeLocked(r->second);
   CommitLocked(tx);

@@ -401,12 +401,17 @@ void Lab::HealthCheckEndedLocked(const ActiveJob& aj, JobState to, Tx& tx) {
   }
 }
 
-std::int64_t Lab::EstimateStartLocked(const ActiveJob& aj, std::uint32_t position) const {
-  auto d = recent_durations_.find(aj.job.kind + "/" + aj.job.op);
+std::int64_t Lab::MedianDurationLocked(const Job& job) const {
+  auto d = recent_durations_.find(job.kind + "/" + job.op);
   if (d == recent_durations_.end() || d->second.empty()) return 0;
   std::vector<std::int64_t> v(d->second.begin(), d->second.end());
   std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
-  const std::int64_t median = v[v.size() / 2];
+  return v[v.size() / 2];
+}
+
+std::int64_t Lab::EstimateStartLocked(const ActiveJob& aj, std::uint32_t position) const {
+  const std::int64_t median = MedianDurationLocked(aj.job);
+  if (median == 0) return 0;
   const QueuedJob me = QueuedOf(aj.job);
   std::int64_t boards = 0;
   for (const auto& [name, b] : boards_) {
@@ -419,6 +424,49 @@ std::int64_t Lab::EstimateStartLocked(const ActiveJob& aj, std::uint32_t positio
   // a time, each taking about the median.
   const std::int64_t rounds = (static_cast<std::int64_t>(position) + boards - 1) / boards;
   return clock_.NowMs() + rounds * median;
+}
+
+QueueWait Lab::QueueWaitLocked(const ActiveJob& aj) const {
+  QueueWait w;
+  if (aj.job.state != JobState::kQueued) return w;
+  w.position = QueuePositionLocked(aj);
+  const QueuedJob me = QueuedOf(aj.job);
+  const std::int64_t now = clock_.NowMs();
+  // Waiting on a reservation: every board the job could run on now (online, healthy enough) is
+  // reserved by someone else; the lease that ends first is what it waits for.
+  const Board* first = nullptr;
+  bool usable = false;
+  for (const auto& [name, b] : boards_) {
+    if (b.state == BoardState::kOffline || !IsSchedulable(b.health)) continue;
+    const BoardSlot slot = SlotOf(b);
+    if (!Fits(me, slot)) continue;
+    if (MayRun(me, slot, now)) {
+      usable = true;
+      break;
+    }
+    if (first == nullptr || b.lease_until_ms < first->lease_until_ms) first = &b;
+  }
+  if (usable || first == nullptr) {
+    w.estimated_start_ms = EstimateStartLocked(aj, w.position);
+    return w;
+  }
+  w.board = first->name;
+  w.holder = first->holder;
+  w.lease_until_ms = first->lease_until_ms;
+  w.note = first->reservation_note;
+  // It starts when the lease ends, after the jobs ahead of it (the holder's among them).
+  const std::int64_t median = MedianDurationLocked(aj.job);
+  w.estimated_start_ms =
+      std::max(now, first->lease_until_ms) + static_cast<std::int64_t>(w.position - 1) * median;
+  return w;
+}
+
+void Lab::AddQueueWait(Job& job) {
+  if (job.state != JobState::kQueued) return;
+  std::lock_guard l(mu_);
+  auto it = jobs_.find(job.id);
+  if (it == jobs_.end() || it->second.job.state != JobState::kQueued) return;
+  job.wait = QueueWaitLocked(it->second);
 }
 
 }  // namespace mculab::server

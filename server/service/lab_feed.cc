@@ -8,6 +8,13 @@ void LabFeed::Push(const LabEvent& event) {
   std::lock_guard l(mu_);
   if (closed_ || ended_ || overflowed_) return;
   const bool was_empty = events_.empty();
+  if (event.kind == LabEvent::Kind::kSamples) {
+    if (samples_of_ == 0 || event.samples.job != samples_of_) return;
+    if (events_.size() >= capacity_ / 2) return;
+    events_.push_back(event);
+    if (was_empty) NotifyLocked();
+    return;
+  }
   if (event.kind == LabEvent::Kind::kJob) {
     auto it = last_job_.find(event.job.job_id);
     if (it != last_job_.end() && events_[it->second].job.state == event.job.state) {

@@ -28,19 +28,38 @@
 
 namespace mculab::server {
 
+// At most this many values per live-samples event: a longer batch is thinned evenly (the job page
+// plots a preview while the job runs, then reads the stored values when the case finishes).
+inline constexpr std::size_t kLiveSamplesPerEvent = 256;
+
+// Per-iteration timer values of one case (pass 0) that a committed batch brought.
+struct LiveSamples {
+  JobId job = 0;
+  std::uint32_t case_index = 0;
+  std::vector<std::uint32_t> iterations;  // ascending
+  std::vector<std::int64_t> values;
+};
+
 struct LabEvent {
-  enum class Kind { kJob, kBoard };
+  enum class Kind { kJob, kBoard, kSamples };
   Kind kind = Kind::kJob;
   JobEvent job;                    // kJob
   Board board;                     // kBoard
   std::uint32_t queue_length = 0;  // kBoard: queued jobs that could run on the board
+  LiveSamples samples;             // kSamples: only to a feed that follows the job's samples
 };
 
 class LabFeed {
  public:
   static constexpr std::size_t kDefaultCapacity = 4096;
 
-  explicit LabFeed(std::size_t capacity = kDefaultCapacity) : capacity_(capacity) {}
+  // samples_of: the job whose live values this feed carries (0: none). Samples events are a
+  // preview: they never coalesce, and are dropped (not an overflow) while the queue is half
+  // full, so a slow consumer loses values before it loses job and board events.
+  explicit LabFeed(std::size_t capacity = kDefaultCapacity, JobId samples_of = 0)
+      : capacity_(capacity), samples_of_(samples_of) {}
+
+  JobId samples_of() const { return samples_of_; }
 
   // ---- producer (the Lab) ----
   void Push(const LabEvent& event);
@@ -64,6 +83,7 @@ class LabFeed {
   void NotifyLocked();
 
   const std::size_t capacity_;
+  const JobId samples_of_;
   mutable std::mutex mu_;
   std::vector<LabEvent> events_;
   std::map<JobId, std::size_t> last_job_;          // job -> index of its last queued event

@@ -121,7 +121,8 @@ void Lab::Finalize(RunId run_id) {
       }
       aj.job.message = message;
       (void)TransitionLocked(aj, JobState::kSucceeded,
-                             fmt::format("run {} finished on board {}", run_id, board), actor, tx);
+                             fmt::format("finished on board {} (run {})", board, run_id), actor,
+                             tx);
       CloseRunLocked(run, RunState::kSucceeded, message, false, tx);
       spdlog::info("job {} succeeded on board {}{}", job_id, board,
                    message.empty() ? "" : " (" + message + ")");

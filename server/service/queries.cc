@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <tuple>
 
 #include "common/op_catalog.h"
 #include "common/stats.h"
@@ -59,7 +60,11 @@ Result<JobPage> LabQueries::ListJobs(const Caller&, const JobQuery& query) {
   JobQuery q = query;
   std::sort(q.states.begin(), q.states.end());
   q.states.erase(std::unique(q.states.begin(), q.states.end()), q.states.end());
-  return store_.QueryJobs(q);
+  auto page = store_.QueryJobs(q);
+  if (page.ok()) {
+    for (JobRow& row : page->jobs) lab_.AddQueueWait(row.job);  // queued ones: why they wait
+  }
+  return page;
 }
 
 Result<JobDetail> LabQueries::GetJobDetail(const Caller& caller, JobId id) {
@@ -98,8 +103,15 @@ Result<JobDetail> LabQueries::GetJobDetail(const Caller& caller, JobId id) {
   if (!stored.ok()) return stored.error();
   std::map<std::uint32_t, CaseStats> stats;
   for (CaseStats& s : *stored) {
-    if (s.metric_index == 0) stats[s.case_index] = std::move(s);
+    if (s.metric_index == 0) {
+      stats[s.case_index] = std::move(s);
+    } else {
+      d.events.push_back(std::move(s));
+    }
   }
+  std::sort(d.events.begin(), d.events.end(), [](const CaseStats& a, const CaseStats& b) {
+    return std::tie(a.case_index, a.metric_index) < std::tie(b.case_index, b.metric_index);
+  });
   std::map<std::uint32_t, CaseResult> results;
   if (run) {
     auto r = store_.GetCaseResults(run->id);
@@ -136,6 +148,9 @@ Result<JobDetail> LabQueries::GetJobDetail(const Caller& caller, JobId id) {
     auto memory = store_.GetMemory(d.run->id);
     if (!memory.ok()) return memory.error();
     d.memory = std::move(*memory);
+    auto passes = store_.GetRunPasses(d.run->id);
+    if (!passes.ok()) return passes.error();
+    d.passes = std::move(*passes);
   }
   return d;
 }

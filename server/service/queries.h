@@ -42,6 +42,10 @@ struct JobDetail {
   std::vector<CaseView> cases;       // in case order
   std::vector<OpProfileRow> ops;     // the run's per-op profiles
   std::vector<MemoryFigure> memory;  // the run's memory figures
+  // Counter events per case (stored statistics of every metric but the timer), in case then
+  // metric order, and the run's passes (which pass counted which event).
+  std::vector<CaseStats> events;
+  std::vector<RunPass> passes;
 };
 
 struct SamplesRequest {

@@ -140,13 +140,21 @@ class CustomRunnerHostTest(unittest.TestCase):
         self.assertNotEqual(r.returncode, 0)
         self.assertIn("--blob needs --firmware", r.stderr)
 
-    def test_a_host_board_without_permission_does_not_run_uploaded_code(self):
+    def test_a_host_board_without_permission_is_refused_at_submit(self):
+        # The agent said at registration that host-locked takes no custom runners: the submit is
+        # refused before any job exists, naming the board and the setting to change.
+        before = self.lab.cli_json("jobs")
         r = self.lab.cli("submit", "--board", "host-locked", "--firmware", self.runner, "--blob",
-                         self.blob, "--iterations", "2", "--wait", "--json", check=False)
+                         self.blob, "--iterations", "2", "--wait", check=False)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("a custom runner cannot run on board host-locked", r.stderr)
+        self.assertIn("allow_custom_runners = true", r.stderr)
+        self.assertEqual(self.lab.cli_json("jobs"), before)
+        r = self.lab.cli("submit", "--kind", "host", "--firmware", self.runner, "--blob",
+                         self.blob, "--iterations", "2", "--wait", "--json")
         import json
-        res = json.loads(r.stdout)
-        self.assertEqual(res["state"], "failed")
-        self.assertIn("allow_custom_runners", res["message"])
+        self.assertEqual(json.loads(r.stdout)["state"], "succeeded",
+                         "a kind with one board that takes them runs it there")
 
 
 if __name__ == "__main__":

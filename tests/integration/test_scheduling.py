@@ -44,6 +44,41 @@ class ReservationTest(unittest.TestCase):
     def history(self, name="host-0"):
         return self.lab.cli_json("board", name, "--history")
 
+    def test_a_job_waiting_on_a_reservation_says_so_and_release_names_the_job_it_went_to(self):
+        bob = self.lab.add_user("bob", "member")
+        self.lab.cli("reserve", "host-0", "--for", "1h", "--note", "calibrating")
+        try:
+            sub = self.lab.cli("submit", "--board", "host-0", "--op", "fully_connected_s8",
+                               "--cases", self.fc, "--iterations", "1", token=bob)
+            jid = sub.stdout.strip()
+            self.assertIn("waiting for board host-0, reserved by admin until", sub.stderr)
+            self.assertNotIn("queue position 0", sub.stderr)
+            show = self.lab.cli("show", jid).stdout
+            # The board asked for, not "-"; what it waits for and until when.
+            self.assertIn(f"job {jid}  queued  fully_connected_s8 on host-0 (host)", show)
+            self.assertIn("waiting: next in the queue; waiting for board host-0, reserved by admin "
+                          "until ", show)
+            self.assertIn("(calibrating); estimated start", show)
+            self.assertIn("priority normal, 1 case x 1 iteration", show)
+            row = next(l for l in self.lab.cli("jobs").stdout.splitlines()
+                       if l.split()[0] == jid)
+            self.assertIn("host-0", row)
+            listed = next(j for j in self.lab.cli_json("jobs") if str(j["id"]) == jid)
+            self.assertEqual(listed["board"], "host-0")
+            self.assertEqual(listed["queue_position"], 1)
+            shown = self.lab.cli_json("show", jid)
+            self.assertEqual(shown["wait"]["holder"], "admin")
+            self.assertEqual(shown["board"], "host-0")
+        finally:
+            released = self.lab.cli("release", "host-0")
+        # Released, and the board went at once to the job that waited for it: the line says so
+        # instead of a bare "busy".
+        self.assertIn(f"released host-0; it now runs job {jid}", released.stdout)
+        self.assertEqual(self.lab.wait_job(jid)["state"], "succeeded")
+        # The board's history names the job of each run, not a bare run id.
+        reasons = [t["reason"] for t in self.history() if t["field"] == "state"]
+        self.assertTrue(any(r.startswith(f"job {jid} (run ") for r in reasons), reasons)
+
     def test_reservation_expires_on_time(self):
         r = self.lab.cli_json("reserve", "host-0", "--for", "2s", "--note", "short one")
         self.assertEqual(r["holder"], "admin")

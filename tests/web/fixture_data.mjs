@@ -129,7 +129,7 @@ function specialJobs(firstId) {
   add('hostSlower', { kind: 'host', assigned_board: 'host-0', op: 'conv2d_s8', label: 'host with debug build',
     state: 'succeeded', iterations: 200, emulated: false, message: '', _version: 0, _slow: [1.25, 1.0, 0.8, 1.12], user: 'ana' });
   add('emulated', { kind: 'corstone300-qemu', assigned_board: 'an547-0', op: 'conv2d_s8', label: 'qemu sweep',
-    state: 'succeeded', iterations: 20, emulated: true, message: '', _version: 1, user: 'ben' });
+    state: 'succeeded', iterations: 20, emulated: true, message: '', _version: 1, user: 'ben', _events: ['instructions', 'loads'] });
   add('xss', { kind: 'host', assigned_board: 'host-0', op: 'conv2d_s8', label: '<img src=x onerror=alert(1)>',
     state: 'succeeded', iterations: 50, emulated: false, user: 'eve',
     message: '<script>alert("message")</script> runner said: <b>done</b>', _version: 2,
@@ -141,8 +141,10 @@ function specialJobs(firstId) {
   add('failed', { kind: 'corstone300-qemu', assigned_board: 'an547-0', op: 'conv2d_s8', label: 'broken kernel',
     state: 'failed', iterations: 20, emulated: true, message: 'checksum mismatch on case 1: board 0x00000000, host 0x5f3a9c12',
     _casesDone: 1, user: 'ben' });
+  // Submitted with --board h743-0, which chen has reserved (makeLab fills in `wait`).
   add('queued', { kind: 'stm32h743-nucleo', assigned_board: '', board: 'h743-0', op: 'fully_connected_s8', label: 'waiting for H7',
-    state: 'queued', iterations: 50, emulated: false, message: '', started_ms: 0, finished_ms: 0, progress_done: 0, user: 'chen' });
+    state: 'queued', iterations: 50, emulated: false, message: '', started_ms: 0, finished_ms: 0, progress_done: 0, user: 'dara',
+    priority: 'high' });
   add('live', { kind: 'host', assigned_board: 'host-0', op: 'fully_connected_s8', label: 'live run',
     state: 'succeeded', iterations: 40, emulated: false, message: '', _version: 0, user: 'ana' });
   add('cancelledMidway', { kind: 'stm32h743-nucleo', assigned_board: 'h743-0', op: 'fully_connected_s8',
@@ -155,6 +157,7 @@ function specialJobs(firstId) {
     label: 'kws on M55 (Helium)', state: 'succeeded', iterations: 20, emulated: true, message: '', _version: 0,
     user: 'ben', _layers: 0.5 });
   for (const j of jobs) {
+    j.priority = j.priority || 'normal';
     j.measured = BOARD_KINDS[j.kind].measured;
     j.num_cases = OPS[j.op].cases.length;
     j.progress_total = j.num_cases * j.iterations;
@@ -256,6 +259,17 @@ export function jobDetail(job) {
     ];
   }
   if (job._layers && cases.length) detail.ops = layerOps(job._layers);
+  // Counter events per case, as the server's `events` (server/http/json_views.cc).
+  detail.events = [];
+  if (job._events && cases.length) {
+    for (const c of cases) {
+      job._events.forEach((event, k) => {
+        const median = Math.round(c.median * (k === 0 ? 0.8 : 0.25));
+        detail.events.push({ case: c.index, id: c.id, params: c.params, event, pass: k === 0 ? 0 : 1, n: c.n,
+          min: median, median, max: median, cv: 0 });
+      });
+    }
+  }
   if (job._memory && cases.length) {
     detail.memory = { arena_bytes: 65_536, arena_used_bytes: 41_472, stack_peak_bytes: 2_304,
       flash: { code_bytes: 48_120, rodata_bytes: 12_288 } };
@@ -411,5 +425,13 @@ export function makeLab({ count = 200, nowMs = Date.now() } = {}) {
   }
   const special = specialJobs(count + 1);
   jobs.push(...special.jobs);
-  return { jobs, ids: special.ids, boards: makeBoards(nowMs), boardNoteHtml: BOARD_NOTE_HTML };
+  const boards = makeBoards(nowMs);
+  // The queued job waits on chen's reservation of h743-0: what the server says of it (Lab's
+  // QueueWait), the estimate being the lease end.
+  const h743 = boards.find((b) => b.name === 'h743-0');
+  special.jobs.find((j) => j.id === special.ids.queued).wait = {
+    position: 1, board: h743.name, holder: h743.holder, lease_until_ms: h743.lease_until_ms, note: h743.note,
+    estimated_start_ms: h743.lease_until_ms,
+  };
+  return { jobs, ids: special.ids, boards, boardNoteHtml: BOARD_NOTE_HTML };
 }

@@ -10,7 +10,8 @@
 // "Authorization: Bearer <token>", like the real server once accounts exist.
 //
 // Test-only controls (not part of the API): POST /__fixture/live?job=ID[&tick_ms=N&step=N]
-// replays a job from "preparing" to "succeeded" with job and board events;
+// replays a job from "preparing" to "succeeded" with job, board and (to streams opened with
+// ?job=ID) samples events;
 // POST /__fixture/drop-events ends every event stream (the page must reconnect);
 // GET /__fixture/ids names the special jobs' ids.
 import { createServer } from 'node:http';
@@ -214,6 +215,25 @@ export function createLab(options) {
     for (const res of streams) res.write(text);
   }
 
+  // The values of iterations [from, to) of the job (all cases in order) as `samples` events, to
+  // the streams opened with ?job=ID, as the server sends them after each committed batch.
+  function samplesEvents(job, from, to) {
+    let start = 0;
+    for (let index = 0; index < job.num_cases; index++) {
+      const lo = Math.max(from, start);
+      const hi = Math.min(to, start + job.iterations);
+      if (lo < hi) {
+        const values = caseSamples(job, index, hi - start);
+        const iterations = [];
+        for (let i = lo - start; i < hi - start; i++) iterations.push(i);
+        const text = `event: samples\ndata: ${JSON.stringify({ id: job.id, case: index, iterations,
+          values: iterations.map((i) => values[i]) })}\n\n`;
+        for (const res of streams) if (res.samplesOf === job.id) res.write(text);
+      }
+      start += job.iterations;
+    }
+  }
+
   function jobEvent(job) {
     broadcast('job', { id: job.id, state: job.state, progress_done: job.progress_done,
       progress_total: job.progress_total, board: job.assigned_board, message: job.message });
@@ -234,8 +254,13 @@ export function createLab(options) {
     jobEvent(job);
     if (board) broadcast('board', board);
     job._timer = setInterval(() => {
-      if (job.state === 'preparing') job.state = 'running';
-      else job.progress_done = Math.min(job.progress_total, job.progress_done + step);
+      if (job.state === 'preparing') {
+        job.state = 'running';
+      } else {
+        const before = job.progress_done;
+        job.progress_done = Math.min(job.progress_total, job.progress_done + step);
+        samplesEvents(job, before, job.progress_done);
+      }
       if (job.progress_done >= job.progress_total) {
         clearInterval(job._timer);
         job._timer = undefined;
@@ -339,6 +364,7 @@ export function startServer(options) {
       if (path === '/api/v1/events') {
         res.writeHead(200, { ...SECURITY_HEADERS, 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-store', Connection: 'keep-alive' });
         res.write('retry: 1000\n: connected\n\n');
+        res.samplesOf = Number(q.get('job')) || 0;  // ?job=ID: that job's values too
         labApi.streams.add(res);
         const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), 15_000);
         res.on('close', () => {

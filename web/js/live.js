@@ -4,7 +4,7 @@
 import { authHeaders } from './api.js';
 import { connectEvents } from './events.js';
 
-const listeners = { job: new Set(), board: new Set() };
+const listeners = { job: new Set(), board: new Set(), samples: new Set() };
 const reconnectListeners = new Set();
 let connection = null;
 
@@ -19,11 +19,12 @@ export function onReconnect(fn) {
   return () => reconnectListeners.delete(fn);
 }
 
-export function startLive(setStatus) {
+// url: the job page asks for api/v1/events?job=ID, which also carries that job's `samples`.
+export function startLive(setStatus, { url = 'api/v1/events' } = {}) {
   if (connection) return connection;
   let opened = 0;
   connection = connectEvents({
-    url: 'api/v1/events',
+    url,
     headers: authHeaders,
     onStatus: setStatus,
     onOpen: () => {

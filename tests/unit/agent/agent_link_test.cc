@@ -262,6 +262,9 @@ TEST_F(AgentLinkTest, RegistersRunsAnAssignmentAndForgetsItOnceClosed) {
     EXPECT_EQ(r.boards(0).kind(), "fake");
     EXPECT_TRUE(r.boards(0).emulated());
     EXPECT_EQ(r.boards(0).tags().at("cpu"), "cortex-m55");
+    // Whether it runs uploaded runners, and why not: the server refuses such jobs at submit.
+    EXPECT_FALSE(r.boards(0).custom_runners());
+    EXPECT_EQ(r.boards(0).custom_runners_off(), "this board's backend does not run custom runners");
     EXPECT_EQ(r.active_runs_size(), 0);
     return 0;
   });

@@ -256,5 +256,104 @@ TEST(ResultsJson, MemoryIsTheApisObjectNotAList) {
       << j.dump();
 }
 
+TEST(JobBoard, AJobSubmittedWithBoardShowsThatBoardBeforeItIsAssigned) {
+  v1::Job j;
+  EXPECT_EQ(JobBoard(j), "-");
+  j.set_board("an547-0");
+  EXPECT_EQ(JobBoard(j), "an547-0");
+  j.set_assigned_board("an547-1");
+  EXPECT_EQ(JobBoard(j), "an547-1");
+  v1::ListJobsReply list;
+  auto* q = list.add_jobs();
+  q->set_id(9);
+  q->set_state("queued");
+  q->set_board("an547-0");
+  const std::string table = RenderJobs(list);
+  EXPECT_NE(table.find("an547-0"), std::string::npos) << table;
+  v1::Results r;
+  r.mutable_job()->set_state("queued");
+  r.mutable_job()->set_board("an547-0");
+  r.mutable_job()->set_kind("corstone300-qemu");
+  EXPECT_NE(RenderResults(r, 0).find(" on an547-0 (corstone300-qemu)"), std::string::npos)
+      << RenderResults(r, 0);
+  EXPECT_EQ(nlohmann::json::parse(ResultsJson(r))["board"], "an547-0");
+  // The progress column of a queued job says what it waits for.
+  q->mutable_wait()->set_position(2);
+  EXPECT_EQ(ProgressCell(*q), "#2 in queue");
+  q->mutable_wait()->set_position(1);
+  q->mutable_wait()->set_board("an547-0");
+  q->mutable_wait()->set_holder("alice");
+  q->mutable_wait()->set_lease_until_ms(1'764'612'000'000);  // 18:00 UTC
+  EXPECT_EQ(ProgressCell(*q), "waits for alice (until 18:00Z)");
+}
+
+TEST(WaitText, AJobWaitingOnAReservationNamesTheHolderTheLeaseEndAndEstimatesFromIt) {
+  v1::QueueWait w;
+  w.set_position(1);
+  w.set_board("an547-0");
+  w.set_holder("alice");
+  w.set_lease_until_ms(1'764'612'000'000);  // 2025-12-01 18:00:00 UTC
+  w.set_note("calibration");
+  w.set_estimated_start_ms(1'764'612'000'000);
+  const std::string text = WaitText(w, 1'764'612'000'000 - 5 * 60 * 1000);
+  EXPECT_EQ(text,
+            "next in the queue; waiting for board an547-0, reserved by alice until 2025-12-01 "
+            "18:00:00 UTC (calibration); estimated start in about 5m");
+  v1::QueueWait plain;
+  plain.set_position(3);
+  EXPECT_EQ(WaitText(plain, 0),
+            "queue position 3; no estimate yet (no recent run of this kind and op)");
+  v1::Results r;
+  r.mutable_job()->set_state("queued");
+  r.mutable_job()->set_priority("high");
+  *r.mutable_job()->mutable_wait() = w;
+  const std::string shown = RenderResults(r, 1'764'612'000'000 - 5 * 60 * 1000);
+  EXPECT_NE(shown.find("waiting: next in the queue; waiting for board an547-0, reserved by alice"),
+            std::string::npos)
+      << shown;
+  EXPECT_NE(shown.find("priority high"), std::string::npos) << shown;
+  const auto json = nlohmann::json::parse(ResultsJson(r));
+  EXPECT_EQ(json["wait"]["holder"], "alice");
+  EXPECT_EQ(json["priority"], "high");
+}
+
+TEST(Progress, ShowAndJobsSayHowFarARunningJobIs) {
+  v1::Job j;
+  j.set_state("running");
+  j.set_num_cases(3);
+  j.set_iterations(20);
+  j.set_progress_total(60);
+  EXPECT_EQ(ProgressCell(j), "-");
+  j.set_progress_done(31);
+  EXPECT_EQ(ProgressCell(j), "51% (31/60)");
+  EXPECT_EQ(ProgressLine(j).rfind("progress: 1 of 3 cases done; iterations [", 0), 0u)
+      << ProgressLine(j);
+  EXPECT_NE(ProgressLine(j).find("] 31/60\n"), std::string::npos) << ProgressLine(j);
+  v1::ListJobsReply list;
+  *list.add_jobs() = j;
+  const std::string table = RenderJobs(list);
+  EXPECT_NE(table.find("progress"), std::string::npos) << table;
+  EXPECT_NE(table.find("51% (31/60)"), std::string::npos) << table;
+  j.set_progress_done(60);
+  EXPECT_EQ(ProgressCell(j), "100%");
+  j.set_state("succeeded");
+  EXPECT_EQ(ProgressLine(j), "");
+  v1::Results r;
+  j.set_state("running");
+  j.set_progress_done(20);
+  *r.mutable_job() = j;
+  EXPECT_NE(RenderResults(r, 0).find("progress: 1 of 3 cases done; iterations ["),
+            std::string::npos)
+      << RenderResults(r, 0);
+  // Its cases that have not finished are still to come, not "not run".
+  auto* c = r.add_cases();
+  c->set_case_id(5);
+  const std::string running = RenderResults(r, 0);
+  EXPECT_NE(running.find("pending"), std::string::npos) << running;
+  EXPECT_EQ(running.find("not run"), std::string::npos) << running;
+  EXPECT_NE(running.find("(no case has finished yet: the job is running)"), std::string::npos)
+      << running;
+}
+
 }  // namespace
 }  // namespace mculab::cli

@@ -233,5 +233,48 @@ TEST_F(CustomFirmwareLabTest, UnverifiedChecksumsDoNotFailTheJobAndAreFlagged) {
   EXPECT_THAT(job->message, HasSubstr("checksums not verified (custom firmware)"));
 }
 
+TEST_F(CustomFirmwareLabTest, BoardsWhoseAgentDoesNotAllowCustomRunnersAreRefusedAtSubmit) {
+  v1::Register reg;
+  reg.set_agent("lab-2");
+  for (const char* name : {"locked-0", "locked-1"}) {
+    auto* b = reg.add_boards();
+    b->set_name(name);
+    b->set_kind("locked");
+    (*b->mutable_tags())["cpu"] = "cortex-m55";
+    b->set_custom_runners(false);
+    b->set_custom_runners_off(std::string("QEMU board ") + name +
+                              " does not run uploaded runner ELFs: the agent's configuration "
+                              "must set allow_custom_runners = true for this board");
+  }
+  auto* open = reg.add_boards();
+  open->set_name("open-0");
+  open->set_kind("open");
+  (*open->mutable_tags())["cpu"] = "cortex-m55";
+  open->set_custom_runners(true);
+  auto agent2 = std::make_shared<FakeAgentChannel>();
+  auto id = lab_->ConnectAgent(testing::AgentCaller(reg.agent()), reg, agent2);
+  ASSERT_TRUE(id.ok()) << id.error().message;
+  const std::string fw = Upload("runner.elf", ElfHeader(1, 40));
+
+  // One board named: its agent's own words, saying what to change.
+  SubmitRequest one = Custom(fw, "", "");
+  one.board = "locked-0";
+  Error e = SubmitError(one);
+  EXPECT_EQ(e.code, ErrorCode::kFailedPrecondition);
+  EXPECT_THAT(e.message, HasSubstr("board locked-0"));
+  EXPECT_THAT(e.message, HasSubstr("allow_custom_runners = true"));
+
+  // A kind whose every board says no: refused naming the kind and its boards.
+  e = SubmitError(Custom(fw, "", "locked"));
+  EXPECT_EQ(e.code, ErrorCode::kFailedPrecondition);
+  EXPECT_THAT(e.message, HasSubstr("kind locked"));
+  EXPECT_THAT(e.message, HasSubstr("locked-0, locked-1"));
+  EXPECT_THAT(e.message, HasSubstr("allow_custom_runners = true"));
+
+  // A board that takes them: accepted.
+  auto ok = lab_->Submit(caller_, Custom(fw, "", "open"));
+  EXPECT_TRUE(ok.ok()) << ok.error().message;
+}
+
 }  // namespace
 }  // namespace mculab::server

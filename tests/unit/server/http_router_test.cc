@@ -757,6 +757,31 @@ TEST_F(HttpRouterTest, AQueuedJobHasNoProvenanceAndNoCases) {
             "job " + std::to_string(id) + " has no results yet (state queued)");
 }
 
+TEST_F(HttpRouterTest, AJobWaitingOnAReservationNamesTheHolderAndTheLeaseEnd) {
+  Caller alice;
+  alice.user = "alice";
+  alice.role = Role::kMember;
+  ASSERT_TRUE(lab_->Reserve(alice, {"host-0", 60'000, "profiling", false}).ok());
+  SubmitRequest r = Conv(1, 3);
+  r.board = "host-0";
+  r.kind.clear();
+  r.priority = JobPriority::kHigh;
+  const JobId id = Submit(std::move(r));
+  Json d = GetJson("/api/v1/jobs/" + std::to_string(id));
+  EXPECT_EQ(d["job"]["state"], "queued");
+  EXPECT_EQ(d["job"]["board"], "host-0");
+  EXPECT_EQ(d["job"]["priority"], "high");
+  EXPECT_EQ(d["job"]["wait"]["position"], 1);
+  EXPECT_EQ(d["job"]["wait"]["board"], "host-0");
+  EXPECT_EQ(d["job"]["wait"]["holder"], "alice");
+  EXPECT_EQ(d["job"]["wait"]["note"], "profiling");
+  EXPECT_EQ(d["job"]["wait"]["lease_until_ms"], clock_.NowMs() + 60'000);
+  EXPECT_EQ(d["job"]["wait"]["estimated_start_ms"], clock_.NowMs() + 60'000);
+  Json list = GetJson("/api/v1/jobs");
+  ASSERT_EQ(list["jobs"].size(), 1u);
+  EXPECT_EQ(list["jobs"][0]["wait"]["holder"], "alice");
+}
+
 TEST_F(HttpRouterTest, WhileAJobRunsItsCasesAppearAsTheyFinish) {
   const JobId id = Submit(Conv(3, 4));
   seq_ = 0;

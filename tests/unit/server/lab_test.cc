@@ -1324,6 +1324,49 @@ TEST_F(LabSchedTest, NoSchedulingPassRunsWhenNothingChangedSinceAPassThatPlacedN
   EXPECT_GT(lab_->schedule_passes(), passes);
 }
 
+TEST_F(LabSchedTest, AJobWaitingOnSomeonesReservationSaysWhoHoldsItAndEstimatesFromTheLease) {
+  ConnectHostAgent();
+  const Caller alice = Member("alice"), bob = Member("bob");
+  ASSERT_TRUE(lab_->Reserve(alice, {"host-0", 60'000, "debugging", false}).ok());
+  const std::int64_t lease_end = clock_.NowMs() + 60'000;
+  auto reply = lab_->Submit(bob, FcJob());
+  ASSERT_TRUE(reply.ok()) << reply.error().message;
+  EXPECT_EQ(reply->wait.position, 1u);
+  EXPECT_EQ(reply->wait.board, "host-0");
+  EXPECT_EQ(reply->wait.holder, "alice");
+  EXPECT_EQ(reply->wait.lease_until_ms, lease_end);
+  EXPECT_EQ(reply->wait.note, "debugging");
+  EXPECT_EQ(reply->estimated_start_ms, lease_end);
+  // GetJob and ListJobs say the same while it waits.
+  auto job = lab_->GetJob(caller_, reply->id);
+  ASSERT_TRUE(job.ok());
+  EXPECT_EQ(job->wait.holder, "alice");
+  EXPECT_EQ(job->wait.estimated_start_ms, lease_end);
+  auto jobs = lab_->ListJobs(caller_, {});
+  ASSERT_TRUE(jobs.ok());
+  ASSERT_FALSE(jobs->empty());
+  EXPECT_EQ(jobs->front().wait.board, "host-0");
+  // Once the lease ends and the job runs, it waits on nothing.
+  clock_.Advance(std::chrono::milliseconds(60'000));
+  EXPECT_EQ(TakeAssignment(*agent_).job_id(), static_cast<std::uint64_t>(reply->id));
+  job = lab_->GetJob(caller_, reply->id);
+  ASSERT_TRUE(job.ok());
+  EXPECT_EQ(job->wait.position, 0u);
+  EXPECT_EQ(job->wait.board, "");
+}
+
+TEST_F(LabSchedTest, AQueuedJobBehindABusyBoardWaitsOnNoReservation) {
+  ConnectHostAgent();
+  const Caller bob = Member("bob");
+  SubmitAs(bob, FcJob());
+  TakeAssignment(*agent_);
+  auto reply = lab_->Submit(bob, FcJob());
+  ASSERT_TRUE(reply.ok());
+  EXPECT_EQ(reply->wait.position, 1u);
+  EXPECT_EQ(reply->wait.board, "");
+  EXPECT_EQ(reply->wait.holder, "");
+}
+
 TEST_F(LabSchedTest, HoldersJobsRunOnTheReservedBoard) {
   ConnectHostAgent();
   const Caller alice = Member("alice");
@@ -1493,6 +1536,82 @@ TEST_F(LabSchedTest, AnAgentThatNeverConfirmsACancelLosesTheBoardAfterTheGracePe
   EXPECT_EQ(BoardNamed("host-0").board.health, BoardHealth::kUnknown);
   EXPECT_EQ(store_->GetRun(static_cast<RunId>(a.run_id()))->state, RunState::kCancelled);
   EXPECT_TRUE(HistoryHas("host-0", "health", "unknown", "server", "did not confirm"));
+}
+
+TEST_F(LabSchedTest, AFeedFollowingAJobGetsItsValuesAsBatchesCommitThinnedToABound) {
+  AgentSessionId s = ConnectHostAgent();
+  const JobId id = Submit(FcJob(2, 600));
+  auto follower = lab_->Subscribe(LabFeed::kDefaultCapacity, id);
+  auto other_job = lab_->Subscribe(LabFeed::kDefaultCapacity, id + 1);
+  auto plain = lab_->Subscribe();
+  std::mutex mu;
+  std::condition_variable cv;
+  bool notified = false;
+  follower->SetListener([&] {
+    std::lock_guard l(mu);
+    notified = true;
+    cv.notify_all();
+  });
+  v1::Assignment a = TakeAssignment(*agent_);
+  Send(s, RunStateMsg(a.run_id(), "running"));
+  Send(s, StartedMsg(a.run_id()));
+  std::vector<std::int64_t> values(600);
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = 1000 + static_cast<std::int64_t>(i);
+  Send(s, BatchMsg(a.run_id(), 0, 1, values));
+  ASSERT_TRUE(agent_->Take(FakeAgentChannel::AckOf(a.run_id(), 0)));
+  // The values follow the acknowledgement, with the batch's progress event: wait for them.
+  std::vector<LiveSamples> live;
+  while (live.empty()) {
+    std::unique_lock l(mu);
+    ASSERT_TRUE(cv.wait_for(l, std::chrono::seconds(10), [&] { return notified; }));
+    notified = false;
+    l.unlock();
+    for (const LabEvent& e : follower->TakeAll()) {
+      if (e.kind == LabEvent::Kind::kSamples) live.push_back(e.samples);
+    }
+  }
+  follower->Close();
+  store_->Flush();  // the commit that pushed them has pushed to every feed
+  ASSERT_EQ(live.size(), 1u);
+  EXPECT_EQ(live[0].job, id);
+  EXPECT_EQ(live[0].case_index, 1u);
+  ASSERT_EQ(live[0].iterations.size(), kLiveSamplesPerEvent);  // 600 values thinned to the bound
+  ASSERT_EQ(live[0].values.size(), kLiveSamplesPerEvent);
+  EXPECT_EQ(live[0].iterations.front(), 0u);
+  EXPECT_LT(live[0].iterations.back(), 600u);
+  for (std::size_t i = 0; i < live[0].iterations.size(); ++i) {
+    EXPECT_EQ(live[0].values[i], 1000 + static_cast<std::int64_t>(live[0].iterations[i]));
+    if (i > 0) {
+      EXPECT_GT(live[0].iterations[i], live[0].iterations[i - 1]);
+    }
+  }
+  // Feeds that do not follow this job get its progress, never its values.
+  for (const auto& feed : {other_job, plain}) {
+    bool progress = false;
+    for (const LabEvent& e : feed->TakeAll()) {
+      EXPECT_NE(e.kind, LabEvent::Kind::kSamples);
+      progress = progress || (e.kind == LabEvent::Kind::kJob && e.job.progress_done == 600);
+    }
+    EXPECT_TRUE(progress);
+  }
+}
+
+TEST(LabFeedTest, LiveValuesAreDroppedBeforeJobAndBoardEventsWhenTheConsumerLags) {
+  LabFeed feed(8, 5);
+  LabEvent samples;
+  samples.kind = LabEvent::Kind::kSamples;
+  samples.samples.job = 5;
+  samples.samples.iterations = {0};
+  samples.samples.values = {1};
+  for (int i = 0; i < 10; ++i) feed.Push(samples);
+  EXPECT_FALSE(feed.overflowed());
+  LabEvent job;
+  job.job.job_id = 5;
+  job.job.state = JobState::kRunning;
+  feed.Push(job);
+  const auto events = feed.TakeAll();
+  ASSERT_EQ(events.size(), 5u);  // half the capacity of values, then the job event
+  EXPECT_EQ(events.back().kind, LabEvent::Kind::kJob);
 }
 
 TEST_F(LabSchedTest, AcceptedJobGetsAnEstimatedStartFromRecentRuns) {

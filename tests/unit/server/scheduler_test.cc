@@ -53,6 +53,23 @@ TEST(Scheduler, JobOfAKindGetsAnIdleBoardOfThatKind) {
   EXPECT_EQ(Schedule(jobs, boards), (std::vector<Placement>{{1, "host-0"}}));
 }
 
+TEST(Scheduler, ACustomRunnerJobSkipsBoardsThatRefuseUploadedRunners) {
+  QueuedJob custom{1, "host", ""};
+  custom.custom_runner = true;
+  QueuedJob generic{2, "host", ""};
+  BoardSlot locked = Idle("host-0", "host");  // first by name
+  locked.refuses_custom_runners = true;
+  std::vector<BoardSlot> boards = {locked, Idle("host-1", "host")};
+  // The custom runner goes to host-1; the generic job takes the board that refused it.
+  EXPECT_EQ(Schedule(std::vector<QueuedJob>{custom, generic}, boards),
+            (std::vector<Placement>{{1, "host-1"}, {2, "host-0"}}));
+  EXPECT_FALSE(Fits(custom, locked));
+  EXPECT_TRUE(Fits(generic, locked));
+  // Alone with boards that refuse: it waits.
+  EXPECT_EQ(Schedule(std::vector<QueuedJob>{custom}, std::vector<BoardSlot>{locked}),
+            std::vector<Placement>{});
+}
+
 TEST(Scheduler, JobNamingABoardGetsOnlyThatBoard) {
   std::vector<QueuedJob> jobs = {{1, "host", "host-1"}};
   std::vector<BoardSlot> boards = {Idle("host-0", "host"), Idle("host-1", "host")};

@@ -356,7 +356,7 @@ test('fixture: live progress arrives over the event stream and survives a droppe
   await page.waitForFunction(() => document.querySelector('#progress-text')?.textContent.endsWith('(100%)'));
   await page.locator('#job-title .badge', { hasText: 'succeeded' }).waitFor();
   await page.waitForFunction(() => document.querySelectorAll('#cases-table tbody tr').length === 3);
-  const streams = w.requests.filter((u) => u.endsWith('/api/v1/events'));
+  const streams = w.requests.filter((u) => /\/api\/v1\/events(\?|$)/.test(u));
   assert.ok(streams.length >= 2, `reconnected (${streams.length} event streams opened)`);
   await w.assertClean('live job');
   await page.close();

@@ -1,6 +1,7 @@
-// Job page: state and live progress (SSE), the emulated/silicon label, per-iteration plot and
-// histogram per case, per-case statistics, per-op and memory sections when present, provenance,
-// CSV/JSON downloads.
+// Job page: state and live progress (SSE), why a queued job waits, the emulated/silicon label,
+// the running case's values live (SSE `samples`), per-iteration plot and histogram per case,
+// per-case statistics, counter events per case, per-op and memory sections when present,
+// provenance, CSV/JSON downloads.
 import { apiGet, describeApiError } from '../api.js';
 import { buildCsv, buildJson, exportFileName } from '../csv.js';
 import {
@@ -11,6 +12,7 @@ import {
 } from '../format.js';
 import { histogramBins, histogramFromServer } from '../histogram.js';
 import { layerBarsSection } from '../layer_view.js';
+import { LiveSeries, eventsByCase, waitText } from '../job_live.js';
 import { initLayout, setTitle } from '../layout.js';
 import { onLive, onReconnect, startLive } from '../live.js';
 import { drawHistogram, drawLineChart } from '../plots.js';
@@ -25,7 +27,8 @@ const HIST_BINS = 40;
 const layout = initLayout('job');
 const jobId = parseJobId(location.search);
 setTitle(jobId ? `job #${jobId}` : 'job');
-startLive(layout.setLive);
+// The stream also carries this job's values as they are stored (the live plot).
+startLive(layout.setLive, jobId ? { url: `api/v1/events?job=${jobId}` } : {});
 
 let detail = null;
 let caseIndex = Number(new URLSearchParams(location.search).get('case')) || 0;
@@ -33,6 +36,9 @@ let plotted = null;  // {caseIndex, n, downsampled} of what the plots show
 let destroyPlots = [];
 let refreshTimer = null;
 let lastRefresh = 0;
+const liveSeries = new LiveSeries();
+let liveDestroy = null;
+let liveTimer = null;
 
 // ---- static structure -------------------------------------------------------------------------
 const title = h('h1', { id: 'job-title' }, jobId ? `Job #${jobId}` : 'Job');
@@ -52,13 +58,18 @@ const plotsSection = h('section', { id: 'plots', class: 'card', hidden: true },
     h('div', { class: 'plots' },
         h('figure', {}, h('figcaption', {}, 'each measured iteration'), linePlot),
         h('figure', {}, h('figcaption', {}, 'histogram'), histPlot)));
+const liveInfo = h('p', { class: 'plot-info', id: 'live-info' });
+const livePlot = h('div', { class: 'plot', id: 'plot-live', role: 'img', 'aria-label': 'values of the running case, live' });
+const liveSection = h('section', { id: 'live', class: 'card', hidden: true },
+    h('h2', {}, 'Live values'), liveInfo, h('figure', {}, h('figcaption', {}, 'each measured iteration so far'), livePlot));
 const casesSection = h('section', { id: 'cases', class: 'card' });
+const eventsSection = h('section', { id: 'events', class: 'card', hidden: true });
 const opsSection = h('section', { id: 'ops', class: 'card', hidden: true });
 const memorySection = h('section', { id: 'memory', class: 'card', hidden: true });
 const provenanceSection = h('section', { id: 'provenance', class: 'card', hidden: true });
 
-replaceChildren(layout.main, title, messages, banner, summary, progress, downloads, plotsSection,
-    casesSection, opsSection, memorySection, provenanceSection);
+replaceChildren(layout.main, title, messages, banner, summary, progress, downloads, liveSection, plotsSection,
+    casesSection, eventsSection, opsSection, memorySection, provenanceSection);
 
 function selectCase(index) {
   caseIndex = index;
@@ -129,11 +140,13 @@ function renderSummary() {
       j.label ? h('p', { class: 'job-label' }, h('span', { class: 'muted' }, 'label: '), h('span', { id: 'job-label' }, j.label)) : null,
       j.message ? messageBox(j.state === 'failed' || j.state === 'timed_out' ? 'error' : 'info',
           h('span', { id: 'job-message-text' }, j.message)) : null,
+      j.state === 'queued' && j.wait ? messageBox('info', h('span', { id: 'job-wait' }, waitText(j.wait, Date.now()))) : null,
       dl([
         ['operator', j.op],
         ['board kind', j.kind],
         ['board', j.assigned_board || (j.board ? `${j.board} (requested)` : 'any')],
         ['user', j.user],
+        ['priority', j.priority],
         ['submitted', formatTime(j.created_ms)],
         ['started', formatTime(j.started_ms)],
         ['finished', formatTime(j.finished_ms)],
@@ -233,6 +246,38 @@ function renderCases() {
       scrollTable(table, 'per-case statistics'));
 }
 
+// Counter events per case, as `mculab show` prints them: the case once, then its events.
+function renderEvents() {
+  const groups = eventsByCase(detail);
+  eventsSection.hidden = groups.length === 0;
+  if (groups.length === 0) return;
+  const head = h('tr', {}, h('th', { scope: 'col' }, 'case'), h('th', { scope: 'col' }, 'event'),
+      h('th', { scope: 'col', class: 'num col-pass' }, 'pass'), h('th', { scope: 'col', class: 'num col-n' }, 'n'),
+      h('th', { scope: 'col', class: 'num col-min' }, 'min'), h('th', { scope: 'col', class: 'num' }, 'median'),
+      h('th', { scope: 'col', class: 'num col-max' }, 'max'), h('th', { scope: 'col', class: 'num' }, 'cv'));
+  const body = h('tbody', {});
+  for (const g of groups) {
+    g.rows.forEach((e, i) => {
+      body.append(h('tr', { dataset: { caseIndex: g.case }, class: i === 0 ? 'case-first' : null },
+          i === 0 ? h('th', { scope: 'rowgroup', rowspan: String(g.rows.length), class: 'case-cell' },
+              h('span', { class: 'case-id' }, String(g.id ?? g.case)), h('span', { class: 'params' }, g.params)) : null,
+          h('td', { class: 'event-name' }, e.event),
+          h('td', { class: 'num col-pass' }, e.pass === null || e.pass === undefined ? '-' : String(e.pass)),
+          h('td', { class: 'num col-n' }, formatCount(e.n)),
+          h('td', { class: 'num col-min' }, formatNumber(e.min)),
+          h('td', { class: 'num' }, formatNumber(e.median)),
+          h('td', { class: 'num col-max' }, formatNumber(e.max)),
+          h('td', { class: 'num' }, formatPercent(e.cv))));
+    });
+  }
+  const table = h('table', { class: 'data', id: 'events-table' }, h('thead', {}, head), body);
+  replaceChildren(eventsSection, h('h2', {}, 'Counter events per case'),
+      h('p', { class: 'table-note' }, isEmulated()
+        ? 'Counted by the emulator, not a silicon PMU. Each event was counted in the pass shown; cycles in every pass.'
+        : 'Each event was counted in the pass shown; cycles in every pass.'),
+      scrollTable(table, 'counter events per case'));
+}
+
 function cellText(v, column) {
   if (column === 'share' && typeof v === 'number') return `${formatNumber(Math.round(v * 1000) / 10)} %`;
   if (typeof v === 'number') return formatNumber(v);
@@ -313,6 +358,7 @@ function renderAll() {
   renderProgress();
   renderDownloads();
   renderCases();
+  renderEvents();
   renderOps();
   renderMemory();
   renderProvenance();
@@ -368,6 +414,34 @@ async function loadSamples({ force = false } = {}) {
   plotted = { caseIndex, n: c.n };
 }
 
+// The running case's values as the stream brings them, redrawn at most once a second.
+function drawLive() {
+  liveTimer = null;
+  const j = detail && detail.job;
+  const finished = !j || FINAL_STATES.includes(j.state);
+  if (finished || liveSeries.x.length === 0) {
+    liveSection.hidden = true;
+    return;
+  }
+  liveSection.hidden = false;
+  const c = (detail.cases || []).find((x) => x.index === liveSeries.caseIndex);
+  const unit = (detail.provenance && detail.provenance.timer_unit) || '';
+  replaceChildren(liveInfo, `case index ${liveSeries.caseIndex}${c ? ` (id ${c.id})` : ''}: `,
+      h('span', { id: 'live-count' }, `${formatCount(liveSeries.received)} values so far`),
+      ' (running; the stored values replace this preview when the case finishes)');
+  if (liveDestroy) liveDestroy();
+  liveDestroy = null;
+  livePlot.replaceChildren();
+  drawLineChart(livePlot, { x: liveSeries.x.slice(), y: liveSeries.y.slice(), unit })
+      .then((d) => { liveDestroy = d; })
+      .catch((err) => replaceChildren(livePlot, messageBox('error', String(err.message || err))));
+}
+
+onLive('samples', (ev) => {
+  if (!detail || ev.id !== jobId) return;
+  if (liveSeries.add(ev) && liveTimer === null) liveTimer = setTimeout(drawLive, liveSection.hidden ? 0 : 1000);
+});
+
 // ---- loading and live updates -----------------------------------------------------------------
 async function refresh() {
   lastRefresh = Date.now();
@@ -400,6 +474,7 @@ onLive('job', (ev) => {
   if (ev.board) j.assigned_board = ev.board;
   renderProgress();
   if (stateChanged) renderSummary();
+  if (FINAL_STATES.includes(ev.state)) liveSection.hidden = true;
   scheduleRefresh();  // new cases, statistics and samples
 });
 onReconnect(() => refresh());
