@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "agent.grpc.pb.h"
+#include "common/crash_point.h"
 
 namespace mculab::agent {
 
@@ -254,7 +255,9 @@ AgentLink::Impl::Impl(LinkOptions options, std::vector<Board*> boards, Spool& sp
 void AgentLink::Impl::Send(const v1::AgentMessage& message) {
   std::lock_guard lock(write_mu_);
   if (stream_ == nullptr || !live_) return;  // spooled messages follow after the reconnect
+  CrashPoint(crash_points::kAgentBeforeSend);
   if (!stream_->Write(message)) live_ = false;
+  CrashPoint(crash_points::kAgentAfterSend);
 }
 
 v1::AgentMessage AgentLink::Impl::BuildRegister() {
@@ -428,6 +431,7 @@ void AgentLink::Impl::Dispatch(const v1::ServerMessage& m) {
       spool_.Ack(m.ack().run_id(), m.ack().sequence());
       return;
     case v1::ServerMessage::kRunClosed: {
+      CrashPoint(crash_points::kAgentAfterRunClosed);
       bool active = false;
       for (auto& w : workers_) active |= w->CloseWhenDone(m.run_closed().run_id());
       if (!active) spool_.Close(m.run_closed().run_id());
