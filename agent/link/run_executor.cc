@@ -345,6 +345,10 @@ class RunReporter final : public SessionListener {
 
   void Flush() {
     if (batch_.samples_size() == 0) return;
+    if (!oversized_.empty()) {  // the run is failing: nothing after the refused message
+      batch_.Clear();
+      return;
+    }
     batch_.set_run_id(a_.run_id());
     batch_.set_sequence(next_seq_);
     batch_.set_pass(pass_ != nullptr ? pass_->index : a_.pass());
@@ -393,6 +397,7 @@ class RunReporter final : public SessionListener {
   }
 
   void SendCaseDone(v1::CaseDone cd) {
+    if (!oversized_.empty()) return;
     if (!Keep(spool_.PutCaseDone(cd))) return;
     v1::AgentMessage m;
     *m.mutable_case_done() = std::move(cd);

@@ -299,10 +299,16 @@ class AgentCrashPointTest(unittest.TestCase):
                 time.sleep(0.1)
             # A crash after the last RunClosed leaves the run's spool: the restarted agent
             # replays it and the server closes it again.
-            if agent_crashed():
-                crashed = True
-                lab.agent.stop()
-                start_agent(None)
+            spool = os.path.join(lab.home, "spool", "runs")
+            deadline = time.monotonic() + 30
+            while agent_crashed() or (os.path.isdir(spool) and os.listdir(spool)):
+                if agent_crashed():
+                    crashed = True
+                    lab.agent.stop()
+                    start_agent(None)
+                if time.monotonic() > deadline:
+                    break  # check() says what is left
+                time.sleep(0.05)
             CrashPointTest.check(self, lab, answered, None, agent_lines=lines)
             if agent_crashed():
                 crashed = True

@@ -111,7 +111,9 @@ TEST_P(LinkFaultTest, EveryFaultIsDroppedOrFailsTheRunClearly) {
       EXPECT_GT(st.bad_frames, 0u);
     }
   }
-  if (mode == "garbage") EXPECT_EQ(succeeded, kSeeds);
+  if (mode == "garbage") {
+    EXPECT_EQ(succeeded, kSeeds);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, LinkFaultTest,
