@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <boost/beast/http.hpp>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>

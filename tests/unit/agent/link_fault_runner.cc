@@ -3,10 +3,10 @@
 //
 //   mculab-link-fault-runner MODE SEED RUNNER ARGS...
 //
-// Starts RUNNER ARGS... with its stdin and stdout on pipes. What the agent writes reaches the runner
-// unchanged; what the runner writes is split into frames at each 0x00 delimiter (the frame format
-// of docs/runner-protocol.md) and, frame by frame, with a probability of 1 in 6 picked by a random
-// generator seeded with SEED, damaged as MODE says:
+// Starts RUNNER ARGS... with its stdin and stdout on pipes. What the agent writes reaches the
+// runner unchanged; what the runner writes is split into frames at each 0x00 delimiter (the frame
+// format of docs/runner-protocol.md) and, frame by frame, with a probability of 1 in 6 picked by a
+// random generator seeded with SEED, damaged as MODE says:
 //   garbage    random non-zero bytes and a delimiter before the frame (costs only themselves)
 //   merge      random non-zero bytes without a delimiter before the frame (costs that frame)
 //   truncate   the frame cut short (its delimiter kept)
@@ -41,7 +41,9 @@ bool WriteAll(int fd, const std::uint8_t* p, std::size_t n) {
   return true;
 }
 
-bool WriteAll(int fd, const std::vector<std::uint8_t>& v) { return WriteAll(fd, v.data(), v.size()); }
+bool WriteAll(int fd, const std::vector<std::uint8_t>& v) {
+  return WriteAll(fd, v.data(), v.size());
+}
 
 }  // namespace
 
