@@ -85,10 +85,9 @@ Status ReadNetworkCaps(const toml::table& t, std::string_view origin, LabConfig&
                                    ") cannot exceed http_max_connections (" +
                                    std::to_string(c.http_max_connections) + ")");
   }
-  for (auto [name, value] : {std::pair{"http_max_event_streams_per_user",
-                                       c.http_max_event_streams_per_user},
-                             std::pair{"http_max_event_streams_per_address",
-                                       c.http_max_event_streams_per_address}}) {
+  for (auto [name, value] :
+       {std::pair{"http_max_event_streams_per_user", c.http_max_event_streams_per_user},
+        std::pair{"http_max_event_streams_per_address", c.http_max_event_streams_per_address}}) {
     if (value > c.http_max_event_streams) {
       return ConfigError(origin, std::string(name) + " (" + std::to_string(value) +
                                      ") cannot exceed http_max_event_streams (" +

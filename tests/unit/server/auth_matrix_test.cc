@@ -85,9 +85,9 @@ Expect Got(const grpc::Status& s) {
 
 // "other member" owns nothing the rows touch (the jobs are "owner"'s), like "member"; "other
 // agent" holds a valid agent token of another host (it may not act as matrix-agent).
-const std::vector<std::string> kCallers = {"no token", "bad token",    "revoked",
-                                           "viewer",   "member",       "other member",
-                                           "admin",    "agent",        "other agent"};
+const std::vector<std::string> kCallers = {"no token", "bad token", "revoked",
+                                           "viewer",   "member",    "other member",
+                                           "admin",    "agent",     "other agent"};
 
 // Who may do what, by role: "viewer reads", "member writes", "admin only", "agents only".
 std::map<std::string, Expect> Least(const std::string& least) {
