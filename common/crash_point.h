@@ -48,9 +48,8 @@ inline constexpr std::string_view kAgentBeforeSend = "agent-before-send";
 inline constexpr std::string_view kAgentAfterSend = "agent-after-send";
 inline constexpr std::string_view kAgentAfterRunClosed = "agent-after-run-closed";
 inline constexpr std::string_view kAgentMidRun = "agent-mid-run";
-inline constexpr std::string_view kAgentAll[] = {kAgentAfterSpoolBatch, kAgentBeforeSend,
-                                                 kAgentAfterSend, kAgentAfterRunClosed,
-                                                 kAgentMidRun};
+inline constexpr std::string_view kAgentAll[] = {
+    kAgentAfterSpoolBatch, kAgentBeforeSend, kAgentAfterSend, kAgentAfterRunClosed, kAgentMidRun};
 }  // namespace crash_points
 
 inline constexpr int kCrashExitCode = 77;

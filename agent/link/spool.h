@@ -41,9 +41,9 @@ Status CheckMessageSize(const v1::AgentMessage& m, std::size_t max_bytes = kMaxA
 
 class Spool {
  public:
-  static Result<std::unique_ptr<Spool>> Open(
-      const std::filesystem::path& dir, bool sync_writes = false,
-      std::size_t max_message_bytes = kMaxAgentMessageBytes);
+  static Result<std::unique_ptr<Spool>> Open(const std::filesystem::path& dir,
+                                             bool sync_writes = false,
+                                             std::size_t max_message_bytes = kMaxAgentMessageBytes);
   const std::filesystem::path& dir() const { return dir_; }
 
   Status BeginRun(std::uint64_t run_id);
