@@ -32,6 +32,11 @@ Target ParseTarget() {
     const auto& all = crash_points::kAll;
     t.point = std::string(all[rng() % std::size(all)]);
     t.count = 1 + rng() % 8;
+  } else if (name == "agent-random") {
+    std::mt19937_64 rng(number);
+    const auto& all = crash_points::kAgentAll;
+    t.point = std::string(all[rng() % std::size(all)]);
+    t.count = 1 + rng() % 8;
   } else {
     t.point = name;
     t.count = number == 0 ? 1 : number;

@@ -9,6 +9,8 @@
 //   MCULAB_CRASH_AT=<point>[:<count>]   _exit(77) at the count-th time (default 1) the process
 //                                       passes <point>
 //   MCULAB_CRASH_AT=random:<seed>       one point and a count from 1 to 8, chosen from the seed
+//                                       (among the server's points, or the agent's for
+//                                       agent-random:<seed>)
 // Before exiting it writes "mculab: crash point <point> (pass <n>): exiting with 77" to stderr.
 // Thread-safety: CrashPoint() may be called from any thread.
 #pragma once
@@ -37,6 +39,17 @@ inline constexpr std::string_view kAll[] = {
     kBeforeCommit,     kAfterCommit,     kBeforeSendAssignment, kAfterSendAssignment,
     kBeforeSendAck,    kAfterSendAck,    kBeforeSendRunClosed,  kAfterSendRunClosed,
     kBeforeSendCancel, kAfterSendCancel, kBeforeReply};
+
+// The agent's points: after a batch is spooled (before it is sent), around every message it writes
+// to the server, after a RunClosed arrives (before the run's spool is dropped), and mid-run (at the
+// end of a case, between the runner's frames).
+inline constexpr std::string_view kAgentAfterSpoolBatch = "agent-after-spool-batch";
+inline constexpr std::string_view kAgentBeforeSend = "agent-before-send";
+inline constexpr std::string_view kAgentAfterSend = "agent-after-send";
+inline constexpr std::string_view kAgentAfterRunClosed = "agent-after-run-closed";
+inline constexpr std::string_view kAgentMidRun = "agent-mid-run";
+inline constexpr std::string_view kAgentAll[] = {
+    kAgentAfterSpoolBatch, kAgentBeforeSend, kAgentAfterSend, kAgentAfterRunClosed, kAgentMidRun};
 }  // namespace crash_points
 
 inline constexpr int kCrashExitCode = 77;

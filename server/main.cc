@@ -92,6 +92,17 @@ int main(int argc, char** argv) {
       "  max_boards_per_agent = 64       boards one agent may register\n"
       "  max_tags_per_board = 32         tags per registered board\n"
       "  upload_timeout_s = 600          an upload must end within this\n"
+      "  http_max_connections = 512      open HTTP connections (more are closed at once)\n"
+      "  http_max_connections_per_address = 64   the same, per client IP address\n"
+      "  http_max_event_streams = 128    open event streams (GET /api/v1/events; more: 503)\n"
+      "  http_max_event_streams_per_user = 16    the same per user (429)\n"
+      "  http_max_event_streams_per_address = 32 the same per client IP address (429)\n"
+      "  http_max_stream_pending_bytes = 1048576 unsent events before a slow stream ends\n"
+      "  http_header_timeout_ms = 10000  a request must arrive whole within this (slowloris)\n"
+      "  http_idle_timeout_s = 60        a keep-alive connection without a request is closed\n"
+      "  http_write_timeout_s = 30       a client that reads nothing this long is dropped\n"
+      "  grpc_max_concurrent_streams = 100  gRPC streams per connection\n"
+      "  grpc_max_threads = 256          gRPC handler threads (agent links, uploads, calls)\n"
       "  tls_cert = \"server.pem\"         TLS for gRPC: certificate chain and key (PEM), both or\n"
       "  tls_key = \"server.key\"          neither; relative to the config file's folder\n"
       "  [health]\n"
@@ -177,7 +188,18 @@ int main(int argc, char** argv) {
   std::unique_ptr<mculab::server::http::HttpServer> http;
   std::string http_text = "HTTP off";
   if (http_on) {
-    auto started = mculab::server::http::HttpServer::Start(router, http_listen);
+    mculab::server::http::HttpServerOptions http_options;
+    http_options.max_connections = config.http_max_connections;
+    http_options.max_connections_per_address = config.http_max_connections_per_address;
+    http_options.max_event_streams = config.http_max_event_streams;
+    http_options.max_event_streams_per_user = config.http_max_event_streams_per_user;
+    http_options.max_event_streams_per_address = config.http_max_event_streams_per_address;
+    http_options.max_stream_pending_bytes = config.http_max_stream_pending_bytes;
+    http_options.header_timeout = std::chrono::milliseconds(config.http_header_timeout_ms);
+    http_options.idle_timeout = std::chrono::seconds(config.http_idle_timeout_s);
+    http_options.write_timeout = std::chrono::seconds(config.http_write_timeout_s);
+    auto started =
+        mculab::server::http::HttpServer::Start(router, http_listen, std::move(http_options));
     if (!started.ok()) {
       (*rpc)->Stop(std::chrono::seconds(0));
       lab.Stop();

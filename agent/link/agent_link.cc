@@ -12,6 +12,7 @@
 
 #include "agent.grpc.pb.h"
 #include "agent/link/send_queue.h"
+#include "common/crash_point.h"
 
 namespace mculab::agent {
 
@@ -484,6 +485,7 @@ void AgentLink::Impl::Dispatch(const v1::ServerMessage& m) {
       spool_.Ack(m.ack().run_id(), m.ack().sequence());
       return;
     case v1::ServerMessage::kRunClosed: {
+      CrashPoint(crash_points::kAgentAfterRunClosed);
       bool active = false;
       for (auto& w : workers_) active |= w->CloseWhenDone(m.run_closed().run_id());
       if (!active) spool_.Close(m.run_closed().run_id());

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <chrono>
 
+#include "common/crash_point.h"
+
 namespace mculab::agent {
 namespace {
 // How long Detach() waits for a write in progress before cancelling the stream.
@@ -159,7 +161,13 @@ void SendQueue::Loop() {
       queue_.pop_front();
       stats_.queued_bytes -= item.bytes;
       lock.unlock();
-      ok = item.resend ? ReplayRun(stream, item.run_id, 0) : stream.Write(item.message);
+      if (item.resend) {
+        ok = ReplayRun(stream, item.run_id, 0);
+      } else {
+        CrashPoint(crash_points::kAgentBeforeSend);
+        ok = stream.Write(item.message);
+        CrashPoint(crash_points::kAgentAfterSend);
+      }
       lock.lock();
       if (ok && !item.resend) ++stats_.written;
     } else if (behind_) {

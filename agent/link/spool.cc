@@ -4,6 +4,7 @@
 #include <charconv>
 
 #include "agent/io/temp_dir.h"
+#include "common/crash_point.h"
 
 namespace mculab::agent {
 namespace {
@@ -20,16 +21,41 @@ bool NumberedName(const std::string& name, std::string_view prefix, std::uint64_
   return ec == std::errc() && p == e;
 }
 
+const char* KindOf(const v1::AgentMessage& m) {
+  switch (m.msg_case()) {
+    case v1::AgentMessage::kRunStarted:
+      return "the run's start (RunStarted)";
+    case v1::AgentMessage::kCaseDone:
+      return "a case's results (CaseDone: operator profiles and memory entries)";
+    case v1::AgentMessage::kBatch:
+      return "a sample batch";
+    case v1::AgentMessage::kRunFinished:
+      return "the run's end (RunFinished)";
+    default:
+      return "a message";
+  }
+}
+
 }  // namespace
 
-Result<std::unique_ptr<Spool>> Spool::Open(const std::filesystem::path& dir, bool sync_writes) {
+Status CheckMessageSize(const v1::AgentMessage& m, std::size_t max_bytes) {
+  const std::size_t size = m.ByteSizeLong();
+  if (size <= max_bytes) return {};
+  return MakeError(ErrorCode::kResourceExhausted,
+                   std::string(KindOf(m)) + " is " + std::to_string(size) +
+                       " bytes, more than the agent sends in one message (" +
+                       std::to_string(max_bytes) + " bytes)");
+}
+
+Result<std::unique_ptr<Spool>> Spool::Open(const std::filesystem::path& dir, bool sync_writes,
+                                           std::size_t max_message_bytes) {
   std::error_code ec;
   std::filesystem::create_directories(dir / "runs", ec);
   if (ec) {
     return MakeError(ErrorCode::kFailedPrecondition,
                      "cannot create spool dir " + (dir / "runs").string() + ": " + ec.message());
   }
-  return std::unique_ptr<Spool>(new Spool(dir, sync_writes));
+  return std::unique_ptr<Spool>(new Spool(dir, sync_writes, max_message_bytes));
 }
 
 std::filesystem::path Spool::RunDir(std::uint64_t run_id) const {
@@ -47,6 +73,7 @@ Status Spool::BeginRun(std::uint64_t run_id) {
 }
 
 Status Spool::Put(std::uint64_t run_id, const std::string& name, const v1::AgentMessage& m) const {
+  if (auto s = CheckMessageSize(m, max_message_bytes_); !s) return s;
   std::string bytes;
   if (!m.SerializeToString(&bytes)) return MakeError(ErrorCode::kInternal, "cannot serialize");
   return WriteFileAtomically(RunDir(run_id) / name, bytes, sync_);
@@ -74,6 +101,7 @@ Status Spool::PutBatch(const v1::SampleBatch& m) {
   v1::AgentMessage msg;
   *msg.mutable_batch() = m;
   if (auto s = Put(m.run_id(), "batch-" + std::to_string(m.sequence()) + ".pb", msg); !s) return s;
+  CrashPoint(crash_points::kAgentAfterSpoolBatch);
   const std::uint64_t next = std::max(NextSequence(m.run_id()), m.sequence() + 1);
   {
     std::lock_guard lock(mu_);

@@ -11,6 +11,10 @@
 // loses nothing; a power cut may lose the last batches): pass sync_writes for the stronger promise
 // at the cost of a disk flush per batch.
 //
+// Every message is checked against a size limit before it is spooled (CheckMessageSize): a message
+// the server would refuse would be replayed after every reconnect and wedge the run's spool, so it
+// is never written; the caller fails the run instead.
+//
 // Thread-safety: all members may be called from any thread. Replay may race with Ack and Close
 // (a file that vanishes meanwhile is skipped).
 #pragma once
@@ -28,10 +32,18 @@
 
 namespace mculab::agent {
 
+// The largest message the agent spools and sends: well under what the server receives (16 MiB).
+inline constexpr std::size_t kMaxAgentMessageBytes = 4 << 20;
+
+// kResourceExhausted, naming the message and its size, when `m` serializes to more than
+// `max_bytes`.
+Status CheckMessageSize(const v1::AgentMessage& m, std::size_t max_bytes = kMaxAgentMessageBytes);
+
 class Spool {
  public:
   static Result<std::unique_ptr<Spool>> Open(const std::filesystem::path& dir,
-                                             bool sync_writes = false);
+                                             bool sync_writes = false,
+                                             std::size_t max_message_bytes = kMaxAgentMessageBytes);
   const std::filesystem::path& dir() const { return dir_; }
 
   Status BeginRun(std::uint64_t run_id);
@@ -64,12 +76,14 @@ class Spool {
                              std::uint64_t from_sequence = 0) const;
 
  private:
-  Spool(std::filesystem::path dir, bool sync) : dir_(std::move(dir)), sync_(sync) {}
+  Spool(std::filesystem::path dir, bool sync, std::size_t max_bytes)
+      : dir_(std::move(dir)), sync_(sync), max_message_bytes_(max_bytes) {}
   std::filesystem::path RunDir(std::uint64_t run_id) const;
   Status Put(std::uint64_t run_id, const std::string& name, const v1::AgentMessage& m) const;
 
   const std::filesystem::path dir_;
   const bool sync_;
+  const std::size_t max_message_bytes_;
   mutable std::mutex mu_;
   mutable std::map<std::uint64_t, std::uint64_t> next_seq_;  // cache of next_seq files
 };

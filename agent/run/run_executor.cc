@@ -8,6 +8,7 @@
 #include "agent/link/artifact_cache.h"
 #include "agent/runner/elf_memory.h"
 #include "agent/runner/runner_session.h"
+#include "common/crash_point.h"
 #include "common/op_catalog.h"
 #include "common/sha256.h"
 #include "common/tflite_model.h"
@@ -41,7 +42,9 @@ v1::RunFinished Finish(std::uint64_t run_id, v1::RunFinished::Outcome outcome,
   v1::RunFinished fin;
   fin.set_run_id(run_id);
   fin.set_outcome(outcome);
-  fin.set_message(message);
+  // A runner's text ends up here: bounded, so the end of a run always fits in a message.
+  constexpr std::size_t kMaxMessage = 4096;
+  fin.set_message(message.size() > kMaxMessage ? message.substr(0, kMaxMessage) + "..." : message);
   fin.set_batches_sent(static_cast<std::uint32_t>(batches));
   if (auto s = spool.PutFinished(fin); !s) {
     spdlog::error("run {}: cannot spool RunFinished: {}", run_id, s.error().message);
@@ -201,7 +204,7 @@ class RunReporter final : public SessionListener {
         spdlog::warn("{}: no memory report from the ELF: {}", log_prefix_, mem.error().message);
       }
     }
-    Keep(spool_.PutStarted(rs));
+    if (!Keep(spool_.PutStarted(rs))) return;
     v1::AgentMessage m;
     *m.mutable_run_started() = std::move(rs);
     sink_.Send(m);
@@ -250,6 +253,7 @@ class RunReporter final : public SessionListener {
   }
 
   void OnCaseEnd(const CaseResult& r) override {
+    CrashPoint(crash_points::kAgentMidRun);
     if (batch_.samples_size() > 0 && clock_.Now() - batch_started_ >= options_.max_batch_age) {
       Flush();
     }
@@ -346,10 +350,18 @@ class RunReporter final : public SessionListener {
 
   void Flush() {
     if (batch_.samples_size() == 0) return;
+    if (!oversized_.empty()) {  // the run is failing: nothing after the refused message
+      batch_.Clear();
+      return;
+    }
     batch_.set_run_id(a_.run_id());
-    batch_.set_sequence(next_seq_++);
+    batch_.set_sequence(next_seq_);
     batch_.set_pass(pass_ != nullptr ? pass_->index : a_.pass());
-    Keep(spool_.PutBatch(batch_));
+    if (!Keep(spool_.PutBatch(batch_))) {
+      batch_.Clear();
+      return;
+    }
+    ++next_seq_;
     v1::AgentMessage m;
     *m.mutable_batch() = std::move(batch_);
     sink_.Send(m);
@@ -359,6 +371,7 @@ class RunReporter final : public SessionListener {
   std::uint64_t batches() const { return next_seq_; }
   std::uint64_t samples() const { return samples_; }
   const std::string& spool_error() const { return spool_error_; }
+  const std::string& oversized() const { return oversized_; }
 
  private:
   void AddSample(const SampleMsg& s,
@@ -389,7 +402,8 @@ class RunReporter final : public SessionListener {
   }
 
   void SendCaseDone(v1::CaseDone cd) {
-    Keep(spool_.PutCaseDone(cd));
+    if (!oversized_.empty()) return;
+    if (!Keep(spool_.PutCaseDone(cd))) return;
     v1::AgentMessage m;
     *m.mutable_case_done() = std::move(cd);
     sink_.Send(m);
@@ -398,12 +412,24 @@ class RunReporter final : public SessionListener {
   std::uint32_t CaseIndex(std::uint16_t workload_index) const {
     return workload_index < a_.cases_size() ? a_.cases(workload_index).index() : workload_index;
   }
-  // A result that cannot be spooled could be lost: stop the run rather than pretend.
-  void Keep(const Status& s) {
-    if (s || !spool_error_.empty()) return;
+  // A result that cannot be spooled could be lost: stop the run rather than pretend. A message too
+  // large to send is the job's fault: it is neither spooled nor sent (it would wedge the spool),
+  // the run stops and fails as a workload failure. Returns whether to send the message.
+  bool Keep(const Status& s) {
+    if (s) return true;
+    if (s.error().code == ErrorCode::kResourceExhausted) {
+      if (oversized_.empty()) {
+        oversized_ = s.error().message;
+        spdlog::warn("{}: {}: stopping the run", log_prefix_, oversized_);
+        cancel_.Cancel(CancelReason::kAgentFault);
+      }
+      return false;
+    }
+    if (!spool_error_.empty()) return true;
     spool_error_ = s.error().message;
     spdlog::error("{}: cannot spool results, stopping the run: {}", log_prefix_, spool_error_);
     cancel_.Cancel(CancelReason::kAgentFault);
+    return true;
   }
 
   const v1::Assignment& a_;
@@ -428,6 +454,8 @@ class RunReporter final : public SessionListener {
   std::uint64_t next_seq_;
   std::uint64_t samples_ = 0;
   std::string spool_error_;
+  std::string oversized_;  // why a message was too large to send: the job's failure
+
   std::string note_extra_;
 
  public:
@@ -725,7 +753,10 @@ v1::RunFinished ExecuteRun(const v1::Assignment& a, Board& board, Spool& spool, 
   }
   reporter.Flush();
 
-  if (!reporter.spool_error().empty()) {
+  if (!reporter.oversized().empty()) {
+    outcome = v1::RunFinished::WORKLOAD_FAILED;
+    message = reporter.oversized();
+  } else if (!reporter.spool_error().empty()) {
     outcome = v1::RunFinished::INFRA_FAILED;
     message = "the agent cannot spool results: " + reporter.spool_error();
   }

@@ -128,9 +128,11 @@ Result<std::unique_ptr<RpcServer>> RpcServer::Start(server::Lab& lab, const std:
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, kMaxPingStrikes);
   // One connection cannot open unbounded streams, and the server as a whole runs a bounded
   // number of handler threads (a call beyond them is RESOURCE_EXHAUSTED, not a new thread).
-  builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, kMaxConcurrentStreams);
+  // Both from the config (grpc_max_concurrent_streams, grpc_max_threads; defaults below).
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS,
+                             static_cast<int>(lab.config().grpc_max_concurrent_streams));
   grpc::ResourceQuota quota("mculab-server");
-  quota.SetMaxThreads(kMaxThreads);
+  quota.SetMaxThreads(static_cast<int>(lab.config().grpc_max_threads));
   builder.SetResourceQuota(quota);
   builder.SetMaxReceiveMessageSize(16 << 20);
   builder.RegisterService(s->lab_service_.get());

@@ -22,7 +22,8 @@ class AgentLinkService;
 
 // Abuse limits of the gRPC endpoint: streams one connection may have open at once, handler
 // threads of the whole server (each agent link and upload holds one while it runs), and the pings
-// without data a client may send faster than every 5 s before it is disconnected.
+// without data a client may send faster than every 5 s before it is disconnected. The first two
+// are the defaults of the config keys grpc_max_concurrent_streams and grpc_max_threads.
 inline constexpr int kMaxConcurrentStreams = 100;
 inline constexpr int kMaxThreads = 256;
 inline constexpr int kMaxPingStrikes = 2;

@@ -51,6 +51,52 @@ Status ReadTls(const toml::table& t, std::string_view origin, LabConfig& c) {
   return {};
 }
 
+// The HTTP and gRPC endpoints' caps; a per-user or per-address cap may not exceed its total.
+Status ReadNetworkCaps(const toml::table& t, std::string_view origin, LabConfig& c) {
+  constexpr std::int64_t kMany = 1'000'000;
+  struct Key {
+    const char* name;
+    std::int64_t min, max;
+    std::uint32_t* out;
+  };
+  const Key keys[] = {
+      {"http_max_connections", 1, kMany, &c.http_max_connections},
+      {"http_max_connections_per_address", 1, kMany, &c.http_max_connections_per_address},
+      {"http_max_event_streams", 1, kMany, &c.http_max_event_streams},
+      {"http_max_event_streams_per_user", 1, kMany, &c.http_max_event_streams_per_user},
+      {"http_max_event_streams_per_address", 1, kMany, &c.http_max_event_streams_per_address},
+      {"http_header_timeout_ms", 100, 3'600'000, &c.http_header_timeout_ms},
+      {"http_idle_timeout_s", 1, 24 * 3600, &c.http_idle_timeout_s},
+      {"http_write_timeout_s", 1, 24 * 3600, &c.http_write_timeout_s},
+      {"grpc_max_concurrent_streams", 1, kMany, &c.grpc_max_concurrent_streams},
+      // gRPC needs a few threads of its own besides the handlers.
+      {"grpc_max_threads", 8, kMany, &c.grpc_max_threads},
+  };
+  for (const Key& k : keys) {
+    if (Status s = ReadInt(t, k.name, k.min, k.max, origin, *k.out); !s.ok()) return s;
+  }
+  if (Status s = ReadInt(t, "http_max_stream_pending_bytes", 4096, std::int64_t{1} << 30, origin,
+                         c.http_max_stream_pending_bytes);
+      !s.ok())
+    return s;
+  if (c.http_max_connections_per_address > c.http_max_connections) {
+    return ConfigError(origin, "http_max_connections_per_address (" +
+                                   std::to_string(c.http_max_connections_per_address) +
+                                   ") cannot exceed http_max_connections (" +
+                                   std::to_string(c.http_max_connections) + ")");
+  }
+  for (auto [name, value] :
+       {std::pair{"http_max_event_streams_per_user", c.http_max_event_streams_per_user},
+        std::pair{"http_max_event_streams_per_address", c.http_max_event_streams_per_address}}) {
+    if (value > c.http_max_event_streams) {
+      return ConfigError(origin, std::string(name) + " (" + std::to_string(value) +
+                                     ") cannot exceed http_max_event_streams (" +
+                                     std::to_string(c.http_max_event_streams) + ")");
+    }
+  }
+  return {};
+}
+
 }  // namespace
 
 Result<LabConfig> ParseLabConfig(std::string_view toml_text, std::string_view origin) {
@@ -69,7 +115,12 @@ Result<LabConfig> ParseLabConfig(std::string_view toml_text, std::string_view or
         k != "pass_cycles_tolerance" && k != "tls_cert" && k != "tls_key" &&
         k != "max_user_artifact_bytes" && k != "max_user_artifacts" && k != "artifact_grace_s" &&
         k != "max_queued_jobs_per_user" && k != "max_boards_per_agent" &&
-        k != "max_tags_per_board" && k != "upload_timeout_s") {
+        k != "max_tags_per_board" && k != "upload_timeout_s" && k != "http_max_connections" &&
+        k != "http_max_connections_per_address" && k != "http_max_event_streams" &&
+        k != "http_max_event_streams_per_user" && k != "http_max_event_streams_per_address" &&
+        k != "http_max_stream_pending_bytes" && k != "http_header_timeout_ms" &&
+        k != "http_idle_timeout_s" && k != "http_write_timeout_s" &&
+        k != "grpc_max_concurrent_streams" && k != "grpc_max_threads") {
       return ConfigError(origin, "unknown key '" + std::string(k) +
                                      "' (known: max_artifact_bytes, default_timeout_s, "
                                      "max_attempts, heartbeat_ms, heartbeat_timeout_ms, "
@@ -78,7 +129,15 @@ Result<LabConfig> ParseLabConfig(std::string_view toml_text, std::string_view or
                                      "max_user_artifact_bytes, max_user_artifacts, "
                                      "artifact_grace_s, max_queued_jobs_per_user, "
                                      "max_boards_per_agent, max_tags_per_board, "
-                                     "upload_timeout_s, [health])");
+                                     "upload_timeout_s, http_max_connections, "
+                                     "http_max_connections_per_address, "
+                                     "http_max_event_streams, "
+                                     "http_max_event_streams_per_user, "
+                                     "http_max_event_streams_per_address, "
+                                     "http_max_stream_pending_bytes, http_header_timeout_ms, "
+                                     "http_idle_timeout_s, http_write_timeout_s, "
+                                     "grpc_max_concurrent_streams, grpc_max_threads, "
+                                     "[health])");
     }
   }
   LabConfig c;
@@ -132,6 +191,7 @@ Result<LabConfig> ParseLabConfig(std::string_view toml_text, std::string_view or
     return s.error();
   if (Status s = ReadInt(t, "upload_timeout_s", 1, 24 * 3600, origin, c.upload_timeout_s); !s.ok())
     return s.error();
+  if (Status s = ReadNetworkCaps(t, origin, c); !s.ok()) return s.error();
   if (const toml::node* h = t.get("health")) {
     const toml::table* ht = h->as_table();
     if (ht == nullptr) return ConfigError(origin, "health must be a table ([health])");

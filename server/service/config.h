@@ -26,6 +26,21 @@
 //   max_tags_per_board = 32         # tags per registered board
 //   upload_timeout_s = 600          # an upload (mculab submit --firmware, --cases) must end within
 //
+//   # The network endpoints' caps (slowloris, connection and stream floods):
+//   http_max_connections = 512      # open HTTP connections; beyond, new ones are closed at once
+//   http_max_connections_per_address = 64   # the same, per client IP address
+//   http_max_event_streams = 128    # open GET /api/v1/events streams (beyond: 503)
+//   http_max_event_streams_per_user = 16    # the same per user (429)
+//   http_max_event_streams_per_address = 32 # the same per client IP address (429)
+//   http_max_stream_pending_bytes = 1048576 # events not yet written to a slow stream; beyond,
+//                                   # the stream ends and the page reconnects
+//   http_header_timeout_ms = 10000  # from a request's first byte to its end (slowloris)
+//   http_idle_timeout_s = 60        # a keep-alive connection without a request
+//   http_write_timeout_s = 30       # a client that reads nothing this long is dropped
+//   grpc_max_concurrent_streams = 100  # gRPC streams one connection may have open at once
+//   grpc_max_threads = 256          # gRPC handler threads of the whole server (each agent link
+//                                   # and upload holds one while it runs)
+//
 //   [health]
 //   checks = true                   # run a health-check job when a board's health is unknown
 //   max_failures = 3                # failed checks in a row that make a board bad
@@ -74,6 +89,19 @@ struct LabConfig {
   std::uint32_t max_boards_per_agent = 64;
   std::uint32_t max_tags_per_board = 32;
   std::uint32_t upload_timeout_s = 600;
+  // The network endpoints' caps (see above); the defaults are HttpServerOptions' and
+  // rpc::kMaxConcurrentStreams / rpc::kMaxThreads.
+  std::uint32_t http_max_connections = 512;
+  std::uint32_t http_max_connections_per_address = 64;
+  std::uint32_t http_max_event_streams = 128;
+  std::uint32_t http_max_event_streams_per_user = 16;
+  std::uint32_t http_max_event_streams_per_address = 32;
+  std::uint64_t http_max_stream_pending_bytes = 1 << 20;
+  std::uint32_t http_header_timeout_ms = 10'000;
+  std::uint32_t http_idle_timeout_s = 60;
+  std::uint32_t http_write_timeout_s = 30;
+  std::uint32_t grpc_max_concurrent_streams = 100;
+  std::uint32_t grpc_max_threads = 256;
 };
 
 Result<LabConfig> ParseLabConfig(std::string_view toml_text, std::string_view origin);

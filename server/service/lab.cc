@@ -52,9 +52,10 @@ Status CheckTags(const SubmitRequest& r, const std::map<std::string, Board>& boa
     if (!r.board.empty() ? name != r.board : board.kind != r.kind) continue;
     if (HasTags(r.tags, board.tags)) return {};
     have.push_back(name + " " + FormatTags(board.tags));
+    const auto& tags = board.tags;  // named: clang 14 cannot capture a structured binding
     std::erase_if(missing, [&](const auto& kv) {
-      auto it = board.tags.find(kv.first);
-      return it != board.tags.end() && it->second == kv.second;
+      auto it = tags.find(kv.first);
+      return it != tags.end() && it->second == kv.second;
     });
   }
   if (missing.empty()) missing = r.tags;  // each tag is somewhere, but not all on one board

@@ -5,9 +5,14 @@ host board: every job reaches a final state, every sample of a succeeded run is 
 every run the agent was assigned is in the database under the job it was assigned for (nothing was
 said before it was committed), no run id names two jobs, and the agent's spool empties.
 
-Needs a server built with -DMCULAB_CRASH_POINTS=ON (skipped otherwise). Seeded: trial i crashes
+The same for the agent: it ends abruptly at one of its points (after spooling a batch, before or
+after writing a message to the server, after a RunClosed before dropping the run's spool, mid-run
+at the end of a case) and is restarted on the same spool; every job must reach a final state with
+its samples stored exactly once, and the spool must empty.
+
+Needs programs built with -DMCULAB_CRASH_POINTS=ON (skipped otherwise). Seeded: trial i crashes
 at point i mod (number of points), on the pass the seed picks; MCULAB_CRASH_TRIALS sets how many
-trials run (default 20)."""
+server trials run (default 20), MCULAB_AGENT_CRASH_TRIALS how many agent trials (default 10)."""
 import os
 import random
 import re
@@ -26,6 +31,11 @@ POINTS = ["before-commit", "after-commit", "before-send-assignment", "after-send
           "before-send-ack", "after-send-ack", "before-send-run-closed", "after-send-run-closed",
           "before-send-cancel", "after-send-cancel", "before-reply"]
 TRIALS = int(os.environ.get("MCULAB_CRASH_TRIALS", "20"))
+# Every agent point of common/crash_point.h, with the highest pass a trial picks (a run's end is
+# passed once per job, a case end twice, messages and batches many times).
+AGENT_POINTS = [("agent-after-spool-batch", 3), ("agent-before-send", 15),
+                ("agent-after-send", 15), ("agent-after-run-closed", 3), ("agent-mid-run", 5)]
+AGENT_TRIALS = int(os.environ.get("MCULAB_AGENT_CRASH_TRIALS", "10"))
 JOBS = 3
 ITERATIONS = 300
 LAST_ITERATIONS = 100_000  # the cancelled job: long enough to be on the board when cancelled
@@ -170,8 +180,9 @@ class CrashPointTest(unittest.TestCase):
             self.assertLess(time.monotonic(), deadline, "server neither crashed nor serving")
             time.sleep(0.1)
 
-    def check(self, lab, answered, last):
-        """Checks the recovered lab; true when the server crashed meanwhile (and was restarted)."""
+    def check(self, lab, answered, last, agent_lines=None):
+        """Checks the recovered lab; true when the server crashed meanwhile (and was restarted).
+        `agent_lines`: the output of every agent process of the trial (default: the one agent)."""
         jobs = {j: (state, run, label) for j, state, run, label in
                 query(lab, "SELECT id, state, last_run_id, label FROM jobs")}
         for j in answered:
@@ -194,7 +205,7 @@ class CrashPointTest(unittest.TestCase):
         # Every Assignment the agent received names a committed run of that job; no run id twice.
         runs = dict(query(lab, "SELECT id, job_id FROM runs"))
         assigned = {}
-        for line in lab.agent.lines:
+        for line in (agent_lines() if agent_lines else lab.agent.lines):
             m = re.search(r"run (\d+): job (\d+) assigned to", line)
             if m:
                 run, job = int(m.group(1)), int(m.group(2))
@@ -212,6 +223,100 @@ class CrashPointTest(unittest.TestCase):
             time.sleep(0.05)
         self.assertFalse(os.path.isdir(spool) and os.listdir(spool), "spool not emptied")
         return crashed
+
+
+class AgentCrashPointTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        if os.environ.get("MCULAB_CRASH_POINTS") != "ON":
+            raise unittest.SkipTest("the agent has no crash points: configure the build with "
+                                    "-DMCULAB_CRASH_POINTS=ON to run this test")
+
+    def test_seeded_agent_crash_trials_recover_every_job_and_sample(self):
+        crashed = {}
+        for seed in range(AGENT_TRIALS):
+            with self.subTest(seed=seed):
+                point, high = AGENT_POINTS[seed % len(AGENT_POINTS)]
+                count = random.Random(1000 + seed).randint(1, high)
+                if self.trial(seed, point, count):
+                    crashed[seed] = f"{point}:{count}"
+        print(f"agent crash trials: {len(crashed)} of {AGENT_TRIALS} crashed: {crashed}",
+              file=sys.stderr)
+        self.assertGreaterEqual(len(crashed), AGENT_TRIALS // 2)
+
+    def trial(self, seed, point, count):
+        """Runs JOBS jobs with an agent armed to crash at `point`; true when it crashed."""
+        lab = CrashLab(f"agent-crash-{seed}", [lablib.host_board("host-0")])
+        agents = []
+
+        def start_agent(crash_at):
+            env = dict(os.environ)
+            env.pop("MCULAB_CRASH_AT", None)
+            if crash_at:
+                env["MCULAB_CRASH_AT"] = crash_at
+            lab.agent = lablib.Proc(
+                "mculab-agent", [os.path.join(lablib.BIN, "mculab-agent"), "--config",
+                                 lab.agent_config()],
+                os.path.join(lab.out_dir, "agent.log"), env=env)
+            agents.append(lab.agent)
+
+        def agent_crashed():
+            return lab.agent.p.poll() == CRASH_EXIT
+
+        def lines():
+            return [line for a in agents for line in a.lines]
+
+        crashed = False
+        try:
+            lab.start_server()
+            start_agent(f"{point}:{count}")
+            deadline = time.monotonic() + 60
+            while not any("mculab-agent ready" in line for line in lab.agent.lines):
+                self.assertIn(lab.agent.p.poll(), (None, CRASH_EXIT), "the agent exited")
+                if agent_crashed():
+                    crashed = True
+                    start_agent(None)
+                self.assertLess(time.monotonic(), deadline, "the agent never registered")
+                time.sleep(0.05)
+            csv = lablib.write_csv(lab.home, "fc.csv", FC_CSV)
+            answered = []
+            for i in range(JOBS):
+                r = lab.cli("submit", "--kind", "host", "--op", "fully_connected_s8", "--cases",
+                            csv, "--iterations", str(ITERATIONS), "--warmup", "0", "--label",
+                            f"crash-{seed}-{i}", "--json")
+                answered.append(int(re.search(r'"id":\s*(\d+)', r.stdout).group(1)))
+            deadline = time.monotonic() + 120
+            while True:
+                if agent_crashed():
+                    crashed = True
+                    lab.agent.stop()
+                    start_agent(None)  # the same config, so the same spool
+                self.assertIn(lab.agent.p.poll(), (None, CRASH_EXIT), "the agent exited")
+                states = query(lab, "SELECT id, state FROM jobs")
+                if states and all(s in FINAL for _, s in states) and not agent_crashed():
+                    break
+                self.assertLess(time.monotonic(), deadline, f"jobs not final: {states}")
+                time.sleep(0.1)
+            # A crash after the last RunClosed leaves the run's spool: the restarted agent
+            # replays it and the server closes it again.
+            spool = os.path.join(lab.home, "spool", "runs")
+            deadline = time.monotonic() + 30
+            while agent_crashed() or (os.path.isdir(spool) and os.listdir(spool)):
+                if agent_crashed():
+                    crashed = True
+                    lab.agent.stop()
+                    start_agent(None)
+                if time.monotonic() > deadline:
+                    break  # check() says what is left
+                time.sleep(0.05)
+            CrashPointTest.check(self, lab, answered, None, agent_lines=lines)
+            if agent_crashed():
+                crashed = True
+            return crashed
+        finally:
+            lab.close()
+            for a in agents[:-1]:
+                a.stop()
 
 
 if __name__ == "__main__":

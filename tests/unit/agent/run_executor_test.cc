@@ -131,6 +131,28 @@ TEST_F(RunExecutorTest, SendsProvenanceSequencedBatchesCaseResultsAndTheEnd) {
   EXPECT_TRUE(spool_->HasFinished(42));
 }
 
+TEST_F(RunExecutorTest, AMessageTooLargeToSendFailsTheJobAndIsNeitherSpooledNorSent) {
+  // A spool that takes 1,500 bytes per message: the run's start fits, a batch of 256 rows does not.
+  auto small = Spool::Open(dir_->path() / "small", false, 1500);
+  ASSERT_TRUE(small.ok());
+  board_ = std::make_unique<FakeBoard>(testing::Info("fake-0", "fake"), FakeOptions{}, clock_);
+  ExecutorOptions o;
+  o.max_batch_samples = 256;
+  auto a = Assignment(200);
+  auto fin = ExecuteRun(a, *board_, **small, sink_, clock_, cancel_, o);
+  EXPECT_EQ(fin.outcome(), v1::RunFinished::WORKLOAD_FAILED);
+  EXPECT_THAT(fin.message(), HasSubstr("sample batch"));
+  EXPECT_THAT(fin.message(), HasSubstr("1500 bytes"));
+  EXPECT_EQ(fin.batches_sent(), 0u);  // no sequence number was used for the refused batch
+  for (const auto& m : sink_.sent) {
+    EXPECT_LE(m.ByteSizeLong(), 1500u);
+    EXPECT_FALSE(m.has_batch());
+  }
+  EXPECT_TRUE((*small)->PendingBatches(42).empty());
+  EXPECT_TRUE((*small)->HasFinished(42));  // the run's end is spooled: the server learns of it
+  EXPECT_TRUE(board_->last_run()->abort_received() || board_->last_run()->killed);
+}
+
 TEST_F(RunExecutorTest, ABoardThatEmulatesLabelsTheRunEmulatedWhateverTheRunnerSays) {
   FakeOptions fake;
   fake.hello_emulated = false;  // e.g. the Corstone-300 runner on the FVP: its DWT counts

@@ -50,6 +50,35 @@ class SpoolTest : public ::testing::Test {
   std::unique_ptr<Spool> spool_;
 };
 
+TEST_F(SpoolTest, AMessageOverTheSizeLimitIsRefusedAndNothingIsWritten) {
+  // A case with as many operator profiles as a runner may send, each with a long name: over the
+  // default limit, it would be refused by the server and replayed after every reconnect.
+  v1::CaseDone cd;
+  cd.set_run_id(7);
+  cd.set_case_index(0);
+  for (int i = 0; i < 64; ++i) {
+    auto* op = cd.add_ops();
+    op->set_op_index(static_cast<std::uint32_t>(i));
+    op->set_name(std::string(80 << 10, 'x'));
+  }
+  ASSERT_TRUE(spool_->BeginRun(7).ok());
+  Status s = spool_->PutCaseDone(cd);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().code, ErrorCode::kResourceExhausted);
+  EXPECT_THAT(s.error().message, ::testing::HasSubstr("CaseDone"));
+  EXPECT_THAT(s.error().message, ::testing::HasSubstr(std::to_string(kMaxAgentMessageBytes)));
+  EXPECT_TRUE(Replayed(*spool_, 7).empty());
+
+  // A spool opened with a smaller limit refuses a batch over it and keeps the sequence unused.
+  auto small = Spool::Open(dir_->path(), false, 64);
+  ASSERT_TRUE(small.ok());
+  EXPECT_EQ((*small)->PutBatch(Batch(7, 0, 20)).error().code, ErrorCode::kResourceExhausted);
+  EXPECT_TRUE((*small)->PendingBatches(7).empty());
+  EXPECT_EQ((*small)->NextSequence(7), 0u);
+  EXPECT_TRUE((*small)->PutBatch(Batch(7, 0, 1)).ok());
+  EXPECT_THAT(Replayed(**small, 7), ElementsAre("batch:0"));
+}
+
 TEST_F(SpoolTest, BatchesArePersistedUntilAcknowledged) {
   ASSERT_TRUE(spool_->BeginRun(7).ok());
   for (std::uint64_t seq = 0; seq < 3; ++seq) ASSERT_TRUE(spool_->PutBatch(Batch(7, seq)).ok());

@@ -1,5 +1,6 @@
 // The auth matrix: every RPC of mculab.v1.Lab and mculab.v1.AgentLink x {no token, bad
-// token, viewer, member, admin, agent token} against a real in-process gRPC server and a real
+// token, revoked token, viewer, member, another member, admin, agent token, another agent's
+// token} against a real in-process gRPC server and a real
 // SQLite store. The table is checked against the services' descriptors: an RPC without a row
 // fails the test, so a new RPC cannot ship without deciding who may call it. Also: the public
 // health check, agent tokens bound to their host, and TLS (a self-signed certificate made with
@@ -82,23 +83,30 @@ Expect Got(const grpc::Status& s) {
   return Expect::kAllowed;  // OK, or an error about the request itself
 }
 
-const std::vector<std::string> kCallers = {"no token", "bad token", "viewer",
-                                           "member",   "admin",     "agent"};
+// "other member" owns nothing the rows touch (the jobs are "owner"'s), like "member"; "other
+// agent" holds a valid agent token of another host (it may not act as matrix-agent).
+const std::vector<std::string> kCallers = {"no token", "bad token", "revoked",
+                                           "viewer",   "member",    "other member",
+                                           "admin",    "agent",     "other agent"};
 
 // Who may do what, by role: "viewer reads", "member writes", "admin only", "agents only".
 std::map<std::string, Expect> Least(const std::string& least) {
   std::map<std::string, Expect> m;
   m["no token"] = Expect::kUnauthenticated;
   m["bad token"] = Expect::kUnauthenticated;
+  m["revoked"] = Expect::kUnauthenticated;
   const std::vector<std::string> roles = {"viewer", "member", "admin"};
   bool ok = false;
   for (const std::string& r : roles) {
     ok = ok || r == least;
     m[r] = ok ? Expect::kAllowed : Expect::kPermissionDenied;
   }
+  m["other member"] = m["member"];
   m["agent"] = least == "agent" ? Expect::kAllowed : Expect::kPermissionDenied;
+  m["other agent"] = Expect::kPermissionDenied;
   if (least == "agent") {
     for (const std::string& r : roles) m[r] = Expect::kPermissionDenied;
+    m["other member"] = Expect::kPermissionDenied;
   }
   return m;
 }
@@ -128,9 +136,21 @@ class AuthMatrixTest : public ::testing::Test {
       ASSERT_TRUE(t.ok());
       tokens_[role] = t->token;
     }
+    auto other = lab_->accounts().AddUser("u-other", "member");
+    ASSERT_TRUE(other.ok());
+    tokens_["other member"] = other->token;
+    // Revoked before its first use (a token in use is cached for up to 2 s: see
+    // ARevokedTokenIsRefused and the stream tests for revocation of a token in use).
+    auto revoked = lab_->accounts().AddUser("u-revoked", "admin");
+    ASSERT_TRUE(revoked.ok());
+    ASSERT_TRUE(lab_->accounts().Revoke(revoked->token).ok());
+    tokens_["revoked"] = revoked->token;
     auto agent = lab_->accounts().AddAgent("matrix-agent");
     ASSERT_TRUE(agent.ok());
     tokens_["agent"] = agent->token;
+    auto other_agent = lab_->accounts().AddAgent("other-agent");
+    ASSERT_TRUE(other_agent.ok());
+    tokens_["other agent"] = other_agent->token;
     tokens_["no token"] = "";
     tokens_["bad token"] = "mcl_u_0123456789012345678901234567890123456789";
     // A board (on an in-process agent) so that jobs can be submitted; jobs owned by "owner".
@@ -419,7 +439,30 @@ TEST_F(AuthMatrixTest, EveryRpcEveryCaller) {
     }
   }
   for (const auto& [name, row] : table) ADD_FAILURE() << "row " << name << " names no RPC";
-  EXPECT_GE(checked, 9 * 6);
+  EXPECT_GE(checked, 9 * 9);
+}
+
+// "lab" names the server's own health checks: nobody may be made user "lab", and a token cannot
+// make a caller "lab" (the name is reserved for every kind of token).
+TEST_F(AuthMatrixTest, NoTokenCanActAsTheUserLab) {
+  auto user = lab_->accounts().AddUser("lab", "admin");
+  ASSERT_FALSE(user.ok());
+  EXPECT_NE(user.error().message.find("reserved"), std::string::npos) << user.error().message;
+  auto agent = lab_->accounts().AddAgent("lab");
+  if (agent.ok()) {
+    // An agent named "lab" is only good for the agent link: it cannot submit as "lab".
+    v1::SubmitJobReply r;
+    grpc::Status s = lab_stub_->SubmitJob(Context(agent->token).get(), JobProto(), &r);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::PERMISSION_DENIED) << s.error_message();
+  }
+  // Jobs a member submits carry the member's name, never "lab".
+  v1::SubmitJobReply r;
+  ASSERT_TRUE(lab_stub_->SubmitJob(Context(tokens_["member"]).get(), JobProto(), &r).ok());
+  v1::GetJobRequest req;
+  req.set_id(r.id());
+  v1::Job job;
+  ASSERT_TRUE(lab_stub_->GetJob(Context(tokens_["member"]).get(), req, &job).ok());
+  EXPECT_EQ(job.user(), "u-member");
 }
 
 TEST_F(AuthMatrixTest, RefusalsSayWhyAndWhatToDo) {

@@ -534,3 +534,60 @@ TEST_F(RpcTest, RevokingAnAgentsTokenEndsItsLinkAndTakesItsBoardsOffline) {
 
 }  // namespace
 }  // namespace mculab::server::rpc
+
+namespace mculab::server::rpc {
+namespace {
+
+// grpc_max_concurrent_streams (config) caps the streams of one connection: with 2, two WatchJob
+// streams are open and a third on the same connection is not started (its deadline passes
+// without a first event) until one of them ends; then a new one starts at once.
+TEST_F(RpcTest, StreamsPerConnectionAreCappedByTheConfig) {
+  lab_->Stop();
+  server_->Stop(std::chrono::seconds(1));
+  server_.reset();
+  lab_.reset();
+  config_.grpc_max_concurrent_streams = 2;
+  lab_ = std::make_unique<Lab>(*store_, clock_, config_, dir_.path());
+  ASSERT_TRUE(lab_->Start().ok());
+  g_accounts = &lab_->accounts();
+  auto server = RpcServer::Start(*lab_, "127.0.0.1:0");
+  ASSERT_TRUE(server.ok()) << server.error().message;
+  server_ = std::move(*server);
+  auto channel = grpc::CreateChannel(server_->address(), grpc::InsecureChannelCredentials());
+  lab_stub_ = v1::Lab::NewStub(channel);
+  agent_stub_ = v1::AgentLink::NewStub(channel);
+
+  v1::SubmitJobReply submitted;  // queued for ever: no agent
+  ASSERT_TRUE(Submit(FcJob(), &submitted).ok());
+  v1::WatchJobRequest req;
+  req.set_id(submitted.id());
+  std::vector<std::unique_ptr<AdminContext>> contexts;
+  std::vector<std::unique_ptr<grpc::ClientReader<v1::JobEvent>>> open;
+  for (int i = 0; i < 2; ++i) {
+    contexts.push_back(std::make_unique<AdminContext>());
+    open.push_back(lab_stub_->WatchJob(contexts.back().get(), req));
+    v1::JobEvent e;
+    ASSERT_TRUE(open.back()->Read(&e)) << "stream " << i;
+  }
+  {
+    AdminContext third;
+    third.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(2));
+    auto reader = lab_stub_->WatchJob(&third, req);
+    v1::JobEvent e;
+    EXPECT_FALSE(reader->Read(&e)) << "a third stream started on a connection capped at 2";
+    EXPECT_EQ(reader->Finish().error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+  }
+  contexts[0]->TryCancel();
+  (void)open[0]->Finish();
+  AdminContext fourth;
+  auto reader = lab_stub_->WatchJob(&fourth, req);
+  v1::JobEvent e;
+  EXPECT_TRUE(reader->Read(&e)) << "a stream ended, so a new one must start";
+  fourth.TryCancel();
+  (void)reader->Finish();
+  contexts[1]->TryCancel();
+  (void)open[1]->Finish();
+}
+
+}  // namespace
+}  // namespace mculab::server::rpc

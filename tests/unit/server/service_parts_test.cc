@@ -64,6 +64,59 @@ TEST(LabConfig, FloatsAndNanAreRefusedWhereTheyDoNotBelong) {
   EXPECT_NE(nan.error().message.find("between 0 and 1"), std::string::npos);
 }
 
+TEST(LabConfig, NetworkCapsHaveTodaysDefaultsAndAreValidated) {
+  auto d = ParseLabConfig("", "server.toml");
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->http_max_connections, 512u);
+  EXPECT_EQ(d->http_max_connections_per_address, 64u);
+  EXPECT_EQ(d->http_max_event_streams, 128u);
+  EXPECT_EQ(d->http_max_event_streams_per_user, 16u);
+  EXPECT_EQ(d->http_max_event_streams_per_address, 32u);
+  EXPECT_EQ(d->http_max_stream_pending_bytes, 1u << 20);
+  EXPECT_EQ(d->http_header_timeout_ms, 10'000u);
+  EXPECT_EQ(d->http_idle_timeout_s, 60u);
+  EXPECT_EQ(d->http_write_timeout_s, 30u);
+  EXPECT_EQ(d->grpc_max_concurrent_streams, 100u);
+  EXPECT_EQ(d->grpc_max_threads, 256u);
+
+  auto c = ParseLabConfig(
+      "http_max_connections = 2000\nhttp_max_connections_per_address = 8\n"
+      "http_max_event_streams = 300\nhttp_max_event_streams_per_user = 250\n"
+      "http_max_event_streams_per_address = 250\nhttp_max_stream_pending_bytes = 65536\n"
+      "http_header_timeout_ms = 2500\nhttp_idle_timeout_s = 5\nhttp_write_timeout_s = 7\n"
+      "grpc_max_concurrent_streams = 20\ngrpc_max_threads = 64\n",
+      "server.toml");
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_EQ(c->http_max_connections, 2000u);
+  EXPECT_EQ(c->http_max_connections_per_address, 8u);
+  EXPECT_EQ(c->http_max_event_streams, 300u);
+  EXPECT_EQ(c->http_max_event_streams_per_user, 250u);
+  EXPECT_EQ(c->http_max_event_streams_per_address, 250u);
+  EXPECT_EQ(c->http_max_stream_pending_bytes, 65536u);
+  EXPECT_EQ(c->http_header_timeout_ms, 2500u);
+  EXPECT_EQ(c->http_idle_timeout_s, 5u);
+  EXPECT_EQ(c->http_write_timeout_s, 7u);
+  EXPECT_EQ(c->grpc_max_concurrent_streams, 20u);
+  EXPECT_EQ(c->grpc_max_threads, 64u);
+
+  for (const auto& [text, says] : std::vector<std::pair<std::string, std::string>>{
+           {"http_max_connections = 0\n", "http_max_connections must be between 1 and"},
+           {"http_header_timeout_ms = 10\n", "http_header_timeout_ms must be between 100 and"},
+           {"grpc_max_threads = 2\n", "grpc_max_threads must be between 8 and"},
+           {"grpc_max_concurrent_streams = -1\n", "grpc_max_concurrent_streams must be between"},
+           {"http_max_stream_pending_bytes = 1.5\n", "must be an integer"},
+           {"http_max_event_streams_per_user = 200\n",
+            "http_max_event_streams_per_user (200) cannot exceed http_max_event_streams (128)"},
+           {"http_max_connections = 10\n",
+            "http_max_connections_per_address (64) cannot exceed http_max_connections (10)"},
+       }) {
+    auto bad = ParseLabConfig(text, "server.toml");
+    ASSERT_FALSE(bad.ok()) << text;
+    EXPECT_NE(bad.error().message.find(says), std::string::npos) << bad.error().message;
+    EXPECT_EQ(bad.error().message.rfind("server.toml: ", 0), 0u) << bad.error().message;
+  }
+}
+
 TEST(LabConfig, DurabilityKeys) {
   auto d = ParseLabConfig("", "server.toml");
   ASSERT_TRUE(d.ok());
