@@ -557,8 +557,17 @@ TEST_F(RpcTest, StreamsPerConnectionAreCappedByTheConfig) {
   lab_stub_ = v1::Lab::NewStub(channel);
   agent_stub_ = v1::AgentLink::NewStub(channel);
 
-  v1::SubmitJobReply submitted;  // queued for ever: no agent
-  ASSERT_TRUE(Submit(FcJob(), &submitted).ok());
+  // The agent on a connection of its own (not a shared subchannel), so that its stream does not
+  // count against the cap.
+  grpc::ChannelArguments own_connection;
+  own_connection.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+  auto agent_channel = grpc::CreateCustomChannel(
+      server_->address(), grpc::InsecureChannelCredentials(), own_connection);
+  auto agent_stub = v1::AgentLink::NewStub(agent_channel);
+  AgentStream agent(*agent_stub, "lab-1", {{"host-0", "host"}});
+  v1::SubmitJobReply submitted;
+  const grpc::Status st = Submit(FcJob(), &submitted);
+  ASSERT_TRUE(st.ok()) << st.error_code() << " " << st.error_message();
   v1::WatchJobRequest req;
   req.set_id(submitted.id());
   std::vector<std::unique_ptr<AdminContext>> contexts;
