@@ -160,14 +160,27 @@ class Lab:
 
     def start_server(self):
         self._make_accounts()
-        http = [] if "--http-listen" in self.server_args else [
-            "--http-listen", f"127.0.0.1:{self.http_port}"]
         tls = self._make_tls() if self.tls else []
-        self.server = Proc("mculab-server",
-                           [os.path.join(BIN, "mculab-server"), "--home", self.home,
-                            "--grpc-listen", self.address] + http + tls + self.server_args,
-                           os.path.join(self.out_dir, "server.log"))
-        self.server.wait_for("mculab-server ready")
+        # free_port() only finds a port that was free: another test may take it before the server
+        # binds it. Before anything knows the lab's address (its first start), pick new ones.
+        for attempt in range(4):
+            http = [] if "--http-listen" in self.server_args else [
+                "--http-listen", f"127.0.0.1:{self.http_port}"]
+            self.server = Proc("mculab-server",
+                               [os.path.join(BIN, "mculab-server"), "--home", self.home,
+                                "--grpc-listen", self.address] + http + tls + self.server_args,
+                               os.path.join(self.out_dir, "server.log"))
+            try:
+                self.server.wait_for("mculab-server ready")
+                self._server_started = True
+                return
+            except AssertionError as e:
+                if (getattr(self, "_server_started", False) or attempt == 3
+                        or "Address already in use" not in str(e)):
+                    raise
+                self.grpc_port = free_port()
+                self.address = f"127.0.0.1:{self.grpc_port}"
+                self.http_port = free_port()
 
     def agent_config(self, agent_name=None, boards=None, spool="spool", filename="agent.toml"):
         agent_name = agent_name or self.agent_name
