@@ -47,14 +47,42 @@ Result<ClientConfig> ResolveClientConfig(const ConfigInputs& in) {
     out.server = "localhost:" + port;
     out.source = "default";
   }
-  if (in.token_flag) out.token = *in.token_flag;
-  else if (!env("MCULAB_TOKEN").empty()) out.token = env("MCULAB_TOKEN");
-  else out.token = file_token;
-  if (in.ca_flag) out.ca_file = *in.ca_flag;
-  else out.ca_file = file_ca;
+  if (in.token_flag)
+    out.token = *in.token_flag;
+  else if (!env("MCULAB_TOKEN").empty())
+    out.token = env("MCULAB_TOKEN");
+  else
+    out.token = file_token;
+  if (in.ca_flag)
+    out.ca_file = *in.ca_flag;
+  else
+    out.ca_file = file_ca;
   if (out.server.empty())
     return MakeError(ErrorCode::kInvalidArgument, "empty server address (from " + out.source + ")");
   return out;
+}
+
+bool IsTransportFailure(const std::string& grpc_message) {
+  if (grpc_message.empty()) return true;
+  static constexpr const char* kTransport[] = {"failed to connect",
+                                               "Failed to connect",
+                                               "Connection refused",
+                                               "Connection reset",
+                                               "Socket closed",
+                                               "GOAWAY",
+                                               "DNS resolution",
+                                               "empty address list",
+                                               "Broken pipe",
+                                               "keepalive",
+                                               "handshake",
+                                               "SSL",
+                                               "ssl",
+                                               "Endpoint",
+                                               "connections to all backends failing"};
+  for (const char* m : kTransport) {
+    if (grpc_message.find(m) != std::string::npos) return true;
+  }
+  return false;
 }
 
 }  // namespace mculab::cli

@@ -30,4 +30,9 @@ struct ConfigInputs {
 std::filesystem::path DefaultConfigPath(const std::map<std::string, std::string>& env);
 Result<ClientConfig> ResolveClientConfig(const ConfigInputs& in);
 
+// Whether an UNAVAILABLE status's message comes from the transport (no server answered: refused,
+// reset, DNS, TLS) rather than from a server that answered and gave its reason (it stopped
+// accepting work, it cannot write an upload). The CLI asks "is it running?" only for the first.
+bool IsTransportFailure(const std::string& grpc_message);
+
 }  // namespace mculab::cli

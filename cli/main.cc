@@ -16,14 +16,14 @@
 
 #include "cli/client_config.h"
 #include "cli/custom_submit.h"
-#include "cli/model_submit.h"
-#include "common/tflite_model.h"
 #include "cli/duration.h"
 #include "cli/format.h"
+#include "cli/model_submit.h"
 #include "cli/profile_format.h"
 #include "cli/trend_format.h"
 #include "common/csv_cases.h"
 #include "common/op_catalog.h"
+#include "common/tflite_model.h"
 #include "lab.grpc.pb.h"
 
 extern char** environ;
@@ -82,8 +82,13 @@ class Client {
     std::string msg;
     switch (s.error_code()) {
       case grpc::StatusCode::UNAVAILABLE:
-        msg = "cannot reach mculab-server at " + cfg_.server + " (from " + cfg_.source +
-              "): " + s.error_message() + "; " + UnavailableHint(s.error_message());
+        if (IsTransportFailure(s.error_message())) {
+          msg = "cannot reach mculab-server at " + cfg_.server + " (from " + cfg_.source +
+                "): " + s.error_message() + "; " + UnavailableHint(s.error_message());
+        } else {  // the server answered: its reason is the message
+          msg =
+              what + ": mculab-server at " + cfg_.server + " is unavailable: " + s.error_message();
+        }
         break;
       case grpc::StatusCode::DEADLINE_EXCEEDED:
         msg = what + ": the server at " + cfg_.server + " did not answer in time";
@@ -320,14 +325,14 @@ int CmdSubmit(Client& c, const SubmitOptions& o) {
   if (!o.model.empty()) {
     // A .tflite model on the runner's own interpreter: the model (and input) go up as one blob.
     if (!o.firmware.empty() || !o.blob.empty() || (!o.op.empty() && o.op != kModelOp))
-      throw UsageError{"--model runs the model on the lab's own runner; drop --op, --firmware "
-                       "and --blob"};
+      throw UsageError{
+          "--model runs the model on the lab's own runner; drop --op, --firmware "
+          "and --blob"};
     if (!o.cases.empty()) throw UsageError{"--model runs one case; drop --cases"};
     auto blob = cli::ReadModelBlob(o.model, o.input);
     if (!blob.ok()) throw UsageError{blob.error().message};
     const std::string name = std::filesystem::path(o.model).filename().string();
-    req.set_blob_artifact(
-        Upload(c, name, std::string(blob->begin(), blob->end())).sha256());
+    req.set_blob_artifact(Upload(c, name, std::string(blob->begin(), blob->end())).sha256());
     req.set_op(kModelOp);
     req.add_cases()->set_id(0);
   } else if (!o.firmware.empty()) {
@@ -770,7 +775,8 @@ int Main(int argc, char** argv) {
   boards->add_flag("--json", json, "print JSON");
 
   SubmitOptions so;
-  auto* submit = app.add_subcommand("submit", "submit an operator benchmark, a .tflite model or your own runner");
+  auto* submit = app.add_subcommand(
+      "submit", "submit an operator benchmark, a .tflite model or your own runner");
   submit->add_option("--kind", so.kind, "board kind, e.g. corstone300-qemu, host");
   submit->add_option("--board", so.board, "one board by name");
   submit->add_option("--op", so.op, "operator benchmark: " + OpNames());

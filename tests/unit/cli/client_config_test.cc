@@ -62,5 +62,19 @@ TEST_F(ClientConfigTest, DefaultPathFollowsXdg) {
             "/x/mculab/config.toml");
 }
 
+// "Is it running?" only when no server answered; a server's own reason is not a lost connection.
+TEST(UnavailableStatus, TransportFailuresAreToldApartFromTheServersReasons) {
+  EXPECT_TRUE(IsTransportFailure(""));
+  EXPECT_TRUE(IsTransportFailure(
+      "failed to connect to all addresses; last error: UNKNOWN: ipv4:127.0.0.1:7420: Failed to "
+      "connect to remote host: Connection refused"));
+  EXPECT_TRUE(IsTransportFailure("Socket closed"));
+  EXPECT_TRUE(IsTransportFailure("DNS resolution failed for nowhere.invalid:7420"));
+  EXPECT_TRUE(IsTransportFailure("Ssl handshake failed: SSL_ERROR_SSL"));
+  EXPECT_FALSE(IsTransportFailure(
+      "mculab-server stopped accepting work after a failed commit: database or disk is full"));
+  EXPECT_FALSE(IsTransportFailure("cannot write /srv/mculab/artifacts/tmp/2-66aad0aa.part"));
+}
+
 }  // namespace
 }  // namespace mculab::cli
