@@ -90,7 +90,9 @@ if [ "$build_it" = 1 ]; then
 fi
 # Targets this build defines (a benchmark whose target is missing, e.g. the gdb board bench without
 # the firmware toolchain, is skipped and says so).
-known=$(cmake --build "$BUILD" --target help 2>/dev/null | sed -n 's/^\([A-Za-z0-9_.+-]*\):.*/\1/p')
+# Ninja lists "name: phony", Unix Makefiles "... name".
+known=$(cmake --build "$BUILD" --target help 2>/dev/null |
+  sed -n -e 's/^\([A-Za-z0-9_.+-]*\):.*/\1/p' -e 's/^\.\.\. \([A-Za-z0-9_.+-]*\).*/\1/p')
 has_target() { grep -qx "$1" <<<"$known"; }
 
 if [ "$QUICK" = 1 ]; then out_dir="$BUILD/bench-quick"; else out_dir="$ROOT/bench"; fi
