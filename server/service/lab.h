@@ -192,7 +192,7 @@ class Lab {
   // artifact's hash. Runs every kArtifactCollectionPeriod on the background thread. Returns how
   // many were deleted.
   Result<std::size_t> CollectArtifacts();
-  // Admin (`mculab-server admin board BOARD --agent NAME`). A board belongs to the agent that
+  // Admin (`mculab board BOARD --agent NAME`). A board belongs to the agent that
   // first registered it; this gives it to `agent` (the old agent's registration of it is refused
   // from now on). A busy board is refused (cancel its job first); otherwise the board goes offline
   // until `agent` registers it.

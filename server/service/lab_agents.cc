@@ -88,7 +88,7 @@ Result<AgentSessionId> Lab::ConnectAgent(const Caller& caller, const mculab::v1:
     if (it != boards_.end() && !it->second.agent.empty() && it->second.agent != reg.agent()) {
       return MakeError(ErrorCode::kAlreadyExists,
                        fmt::format("board {} belongs to agent {}; agent {} may not register it (an "
-                                   "admin can move it: mculab-server admin board {} --agent {})",
+                                   "admin can move it: mculab board {} --agent {})",
                                    b.name(), it->second.agent, reg.agent(), b.name(), reg.agent()));
     }
   }

@@ -2000,7 +2000,7 @@ TEST_F(LabAbuseTest, ABoardOfAnAgentThatIsAwayCannotBeTakenOverEvenAfterARestart
   EXPECT_EQ(id.error().code, ErrorCode::kAlreadyExists);
   EXPECT_NE(id.error().message.find("belongs to agent lab-1"), std::string::npos)
       << id.error().message;
-  EXPECT_NE(id.error().message.find("mculab-server admin board host-0 --agent lab-2"),
+  EXPECT_NE(id.error().message.find("mculab board host-0 --agent lab-2"),
             std::string::npos)
       << id.error().message;
   RestartLab();
