@@ -160,6 +160,23 @@ class ReservationTest(unittest.TestCase):
         self.assertIn("unknown -> good", text)
 
 
+class BoardOwnerTest(unittest.TestCase):
+    """An admin gives a board to another agent with `mculab board BOARD --agent NAME`."""
+
+    def test_the_board_goes_offline_until_its_new_agent_registers_it(self):
+        with lablib.Lab("sched-owner", [lablib.host_board("host-0")]) as lab:
+            bob = lab.add_user("bob", "member")
+            r = lab.cli("board", "host-0", "--agent", "lab-2", token=bob, check=False)
+            self.assertEqual(r.returncode, 1)
+            self.assertIn("giving a board to an agent needs the admin role", r.stderr)
+            r = lab.cli("board", "host-0", "--agent", "lab-2")
+            self.assertIn("board host-0 now belongs to agent lab-2 (offline)", r.stdout)
+            board = next(b for b in lab.cli_json("boards") if b["name"] == "host-0")
+            self.assertEqual((board["agent"], board["state"]), ("lab-2", "offline"))
+            history = lab.cli_json("board", "host-0", "--history")
+            self.assertIn("offline", [t["to"] for t in history])
+
+
 class FairShareTest(unittest.TestCase):
     """With user A's 20 jobs queued behind A's running one, user B's single job runs next."""
 
