@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "cli/duration.h"
+#include "common/lists.h"
 
 namespace mculab::cli {
 namespace {
@@ -481,7 +482,7 @@ std::string ResultsJson(const mculab::v1::Results& r) {
         {"emulated", p.emulated()},
         {"measured", MeasuredKind(p)},
         {"timer_unit", p.timer_unit()},
-        {"counters", p.counters()},
+        {"counters", JoinList(std::vector<std::string>(p.counters().begin(), p.counters().end()))},
         {"note", p.note()}}},
       {"cases", json::array()},
   };

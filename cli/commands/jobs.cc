@@ -11,6 +11,7 @@
 #include "cli/model_submit.h"
 #include "cli/profile_format.h"
 #include "common/csv_cases.h"
+#include "common/lists.h"
 #include "common/op_catalog.h"
 #include "common/tflite_model.h"
 
@@ -86,12 +87,7 @@ int CmdSubmit(Client& c, const SubmitOptions& o) {
   req.set_label(o.label);
   req.set_timeout_s(o.timeout_s);
   req.set_priority(o.priority);
-  for (std::size_t start = 0; start < o.events.size();) {
-    std::size_t end = o.events.find(',', start);
-    if (end == std::string::npos) end = o.events.size();
-    if (end > start) req.add_events(o.events.substr(start, end - start));
-    start = end + 1;
-  }
+  for (std::string& e : SplitList(o.events)) req.add_events(std::move(e));
   v1::SubmitJobReply rep;
   auto ctx = c.Context();
   grpc::Status s = c.stub().SubmitJob(ctx.get(), req, &rep);

@@ -1,9 +1,9 @@
 #include <iostream>
-#include <sstream>
 
 #include "cli/commands/commands.h"
 #include "cli/format.h"
 #include "cli/trend_format.h"
+#include "common/lists.h"
 #include "common/op_catalog.h"
 
 namespace mculab::cli {
@@ -36,18 +36,10 @@ int CmdTrend(Client& c, const TrendOptions& o) {
       throw UsageError{"give --kind and --op with --params (or --case), or --job ID --case ID"};
     if (!o.params.empty()) {
       req.set_has_params(true);
-      std::stringstream ss(o.params);
-      std::string part;
-      while (std::getline(ss, part, ',')) {
-        try {
-          std::size_t used = 0;
-          const int v = std::stoi(part, &used);
-          if (used != part.size()) throw std::invalid_argument(part);
-          req.add_params(v);
-        } catch (const std::exception&) {
-          throw UsageError{"--params must be integers separated by commas, got '" + o.params + "'"};
-        }
-      }
+      auto params = ParseIntList(o.params);
+      if (!params)
+        throw UsageError{"--params must be integers separated by commas, got '" + o.params + "'"};
+      for (std::int32_t p : *params) req.add_params(p);
     }
     if (o.has_case) {
       req.set_has_case_id(true);

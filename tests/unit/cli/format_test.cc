@@ -111,6 +111,18 @@ TEST(RenderResults, LabelsTheHostRunnerHostNotSilicon) {
   EXPECT_EQ(nlohmann::json::parse(ResultsJson(r))["provenance"]["measured"], "silicon");
 }
 
+TEST(ResultsJson, CountersAreOneCommaListWhetherSentAsItemsOrAsTheOldOneString) {
+  v1::Results r = TwoCaseResults("cycles");
+  r.mutable_provenance()->add_counters("instructions");
+  r.mutable_provenance()->add_counters("loads");
+  EXPECT_EQ(nlohmann::json::parse(ResultsJson(r))["provenance"]["counters"], "instructions,loads");
+  // A server from before the field was repeated sent one comma-separated string: the same bytes
+  // on the wire as one item.
+  r.mutable_provenance()->clear_counters();
+  r.mutable_provenance()->add_counters("instructions,loads");
+  EXPECT_EQ(nlohmann::json::parse(ResultsJson(r))["provenance"]["counters"], "instructions,loads");
+}
+
 TEST(RenderBoards, TheTimingColumnSaysHostForTheHostBoard) {
   v1::ListBoardsReply boards;
   auto* host = boards.add_boards();
