@@ -7,6 +7,7 @@
 #include "cli/duration.h"
 #include "cli/format.h"
 #include "cli/profile_format.h"
+#include "common/time_text.h"
 
 namespace mculab::cli {
 
@@ -15,12 +16,7 @@ namespace {
 std::string BoardLine(const v1::Board& b) {
   std::string line = "board " + b.name() + " " + b.state() + ", health " + b.health();
   if (!b.holder().empty()) {
-    const auto secs = static_cast<std::time_t>(b.lease_until_ms() / 1000);
-    std::tm tm{};
-    gmtime_r(&secs, &tm);
-    char buf[32];
-    std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", &tm);
-    line += ", reserved by " + b.holder() + " until " + buf;
+    line += ", reserved by " + b.holder() + " until " + UtcTimeText(b.lease_until_ms());
     if (!b.reservation_note().empty()) line += " (" + b.reservation_note() + ")";
   }
   return line;
@@ -199,12 +195,7 @@ int CmdBoard(Client& c, const std::string& board, const std::string& maintenance
     return 0;
   }
   for (const auto& t : rep.transitions()) {
-    const auto secs = static_cast<std::time_t>(t.time_ms() / 1000);
-    std::tm tm{};
-    gmtime_r(&secs, &tm);
-    char buf[32];
-    std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm);
-    std::cout << buf << "  " << t.actor() << "  " << t.field() << " "
+    std::cout << UtcTimeText(t.time_ms()) << "  " << t.actor() << "  " << t.field() << " "
               << (t.from().empty() ? "-" : t.from()) << " -> " << (t.to().empty() ? "-" : t.to())
               << "  " << t.reason() << "\n";
   }

@@ -5,10 +5,10 @@
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdlib>
-#include <ctime>
 #include <iostream>
 #include <string>
 
+#include "common/time_text.h"
 #include "lab.grpc.pb.h"
 
 namespace mculab::server::admin {
@@ -94,12 +94,7 @@ int RunBoardCommand(int argc, char** argv) {
     grpc::Status s = stub->BoardHistory(ctx.get(), req, &rep);
     if (!s.ok()) return Failed(s, "history", server);
     for (const auto& t : rep.transitions()) {
-      const auto secs = static_cast<std::time_t>(t.time_ms() / 1000);
-      std::tm tm{};
-      gmtime_r(&secs, &tm);
-      char buf[32];
-      std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm);
-      std::cout << buf << "  " << t.actor() << "  " << t.field() << " "
+      std::cout << UtcTimeText(t.time_ms()) << "  " << t.actor() << "  " << t.field() << " "
                 << (t.from().empty() ? "-" : t.from()) << " -> " << (t.to().empty() ? "-" : t.to())
                 << "  " << t.reason() << "\n";
     }

@@ -148,7 +148,7 @@ TEST(RenderBoards, AReservationShowsItsHolderItsEndAndItsNote) {
   b->set_reservation_note("profiling conv2d");
   const std::string text = RenderBoards(boards);
   EXPECT_NE(text.find("alice"), std::string::npos) << text;
-  EXPECT_NE(text.find("2025-11-24 16:00:00Z"), std::string::npos) << text;
+  EXPECT_NE(text.find("2025-11-24 16:00:00 UTC"), std::string::npos) << text;
   EXPECT_NE(text.find("profiling conv2d"), std::string::npos) << text;
 }
 
@@ -296,7 +296,7 @@ TEST(JobBoard, AJobSubmittedWithBoardShowsThatBoardBeforeItIsAssigned) {
   q->mutable_wait()->set_board("an547-0");
   q->mutable_wait()->set_holder("alice");
   q->mutable_wait()->set_lease_until_ms(1'764'612'000'000);  // 18:00 UTC
-  EXPECT_EQ(ProgressCell(*q), "waits for alice (until 18:00Z)");
+  EXPECT_EQ(ProgressCell(*q), "waits for alice (until 2025-12-01 18:00:00 UTC)");
 }
 
 TEST(WaitText, AJobWaitingOnAReservationNamesTheHolderTheLeaseEndAndEstimatesFromIt) {
