@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -18,6 +19,77 @@ namespace {
 constexpr size_t kChunk = 64 * 1024;
 
 }  // namespace
+
+Client::Client(ClientConfig cfg) : cfg_(std::move(cfg)) {
+  std::shared_ptr<grpc::ChannelCredentials> creds;
+  if (!cfg_.ca_file.empty()) {
+    std::ifstream in(cfg_.ca_file);
+    if (!in) throw UsageError{"cannot read CA file " + cfg_.ca_file};
+    std::stringstream ss;
+    ss << in.rdbuf();
+    grpc::SslCredentialsOptions opts;
+    opts.pem_root_certs = ss.str();
+    creds = grpc::SslCredentials(opts);
+  } else {
+    creds = grpc::InsecureChannelCredentials();
+  }
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(64 * 1024 * 1024);
+  stub_ = v1::Lab::NewStub(grpc::CreateCustomChannel(cfg_.server, creds, args));
+}
+
+std::unique_ptr<grpc::ClientContext> Client::Context(int timeout_s) {
+  auto ctx = std::make_unique<grpc::ClientContext>();
+  if (timeout_s > 0)
+    ctx->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(timeout_s));
+  if (!cfg_.token.empty()) ctx->AddMetadata("authorization", "Bearer " + cfg_.token);
+  return ctx;
+}
+
+void Client::Fail(const grpc::Status& s, const std::string& what) {
+  std::string msg;
+  switch (s.error_code()) {
+    case grpc::StatusCode::UNAVAILABLE:
+      if (IsTransportFailure(s.error_message())) {
+        msg = "cannot reach mculab-server at " + cfg_.server + " (from " + cfg_.source +
+              "): " + s.error_message() + "; " + UnavailableHint(s.error_message());
+      } else {  // the server answered: its reason is the message
+        msg = what + ": mculab-server at " + cfg_.server + " is unavailable: " + s.error_message();
+      }
+      break;
+    case grpc::StatusCode::DEADLINE_EXCEEDED:
+      msg = what + ": the server at " + cfg_.server + " did not answer in time";
+      break;
+    case grpc::StatusCode::UNAUTHENTICATED:
+      msg = "no valid token: " + what + ": " + s.error_message() +
+            "; ask an admin for one (`mculab-server admin user add`) and pass it with --token, "
+            "MCULAB_TOKEN or `token = \"...\"` in ~/.config/mculab/config.toml";
+      break;
+    case grpc::StatusCode::PERMISSION_DENIED:
+      msg = what + ": " + s.error_message();
+      break;
+    default:
+      msg = what + ": " + s.error_message();
+  }
+  std::cerr << "mculab: error: " << msg << "\n";
+  std::exit(1);
+}
+
+std::string Client::UnavailableHint(const std::string& message) const {
+  const bool tls_trouble = message.find("SSL") != std::string::npos ||
+                           message.find("ssl") != std::string::npos ||
+                           message.find("handshake") != std::string::npos ||
+                           message.find("CERTIFICATE") != std::string::npos;
+  if (!cfg_.ca_file.empty() && tls_trouble) {
+    return "the TLS handshake failed: is the server's certificate signed by the CA in " +
+           cfg_.ca_file + " (--ca) and issued for the host name in " + cfg_.server + "?";
+  }
+  if (cfg_.ca_file.empty()) {
+    return "is it running? (./deploy/quickstart.sh starts a lab); if the server uses TLS, "
+           "pass its CA certificate with --ca";
+  }
+  return "is it running, and does it use TLS (tls_cert in its config)?";
+}
 
 std::map<std::string, std::string> Environment() {
   std::map<std::string, std::string> env;
