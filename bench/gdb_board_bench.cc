@@ -1,6 +1,6 @@
-// The gdb board against QEMU's gdbstub next to the direct QEMU board (DESIGN.md §8, issue text:
-// "time from assignment to the runner's HELLO through the gdb backend, next to the direct QEMU
-// board, and the RTT link's throughput"). Measured, never asserted.
+// The gdb board against QEMU's gdbstub next to the direct QEMU board (DESIGN.md §8, what
+// was asked: "time from assignment to the runner's HELLO through the gdb backend, next to the
+// direct QEMU board, and the RTT link's throughput"). Measured, never asserted.
 //
 //   gdb_board_bench           MCULAB_BENCH_RUNS (default 20) runs per board: the an547 runner
 //                             (direct and over GDB with its UART) and the an500 RTT runner.

@@ -1,6 +1,6 @@
-// The server's peak memory over one large run (issue figure "server peak memory, one run of 2 M
-// samples"; target < 64 MiB whatever the run's size). A plain program, one run per process, so its
-// VmHWM is that run's:
+// The server's peak memory over one large run (DESIGN.md §8 "server memory": a peak under
+// 64 MiB whatever the run's size). A plain program, one run per process, so its VmHWM is that
+// run's:
 //
 //   run_memory_bench [--samples N] [--load-run]
 //

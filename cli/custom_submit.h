@@ -6,16 +6,10 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
-#include <vector>
 
 #include "common/result.h"
 
 namespace mculab::cli {
-
-// The case ids of a custom runner's CSV: a header line, then one case per line whose first column
-// is the id (other columns are the runtime's business and are ignored). Errors name the line.
-// No data lines is an error; ids must be unique.
-Result<std::vector<std::int64_t>> ParseCaseIdsCsv(std::string_view text, std::string_view source);
 
 // Checks that the first bytes of `path` are an ELF header (the server checks the architecture);
 // the error says what the file looks like instead.

@@ -4,12 +4,13 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <ctime>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "cli/duration.h"
+#include "common/lists.h"
+#include "common/time_text.h"
 
 namespace mculab::cli {
 namespace {
@@ -21,16 +22,6 @@ bool LooksNumeric(const std::string& s) {
           c == 'e' || c == '+'))
       return false;
   return std::isdigit(static_cast<unsigned char>(s.back())) || s.back() == '%';
-}
-
-std::string TimeText(int64_t ms) {
-  if (ms <= 0) return "-";
-  std::time_t t = static_cast<std::time_t>(ms / 1000);
-  std::tm tm{};
-  localtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm);
-  return buf;
 }
 
 std::string ParamsText(const mculab::v1::Results& r, const mculab::v1::CaseStats& c) {
@@ -237,12 +228,8 @@ std::string JobBoard(const mculab::v1::Job& j) {
 std::string ProgressCell(const mculab::v1::Job& j) {
   if (j.state() == "queued" && j.wait().position() > 0) {
     if (!j.wait().board().empty()) {
-      const auto secs = static_cast<std::time_t>(j.wait().lease_until_ms() / 1000);
-      std::tm tm{};
-      gmtime_r(&secs, &tm);
-      char buf[16];
-      std::strftime(buf, sizeof buf, "%H:%MZ", &tm);
-      return "waits for " + j.wait().holder() + " (until " + buf + ")";
+      return "waits for " + j.wait().holder() + " (until " +
+             UtcTimeText(j.wait().lease_until_ms()) + ")";
     }
     return "#" + std::to_string(j.wait().position()) + " in queue";
   }
@@ -265,15 +252,6 @@ std::string ProgressLine(const mculab::v1::Job& j) {
 
 namespace {
 
-std::string UtcText(int64_t ms) {
-  const auto secs = static_cast<std::time_t>(ms / 1000);
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", &tm);
-  return buf;
-}
-
 int64_t NowMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::system_clock::now().time_since_epoch())
@@ -288,7 +266,7 @@ std::string WaitText(const mculab::v1::QueueWait& w, std::int64_t now_ms) {
                                       : "queue position " + std::to_string(w.position());
   if (!w.board().empty()) {
     out += "; waiting for board " + w.board() + ", reserved by " + w.holder() + " until " +
-           UtcText(w.lease_until_ms());
+           UtcTimeText(w.lease_until_ms());
     if (!w.note().empty()) out += " (" + w.note() + ")";
   }
   if (w.estimated_start_ms() > 0) {
@@ -315,7 +293,7 @@ std::string RenderResults(const mculab::v1::Results& r, std::int64_t now_ms) {
   if (j.state() == "queued" && j.wait().position() > 0)
     out << "waiting: " << WaitText(j.wait(), now_ms) << "\n";
   out << ProgressLine(j);
-  out << "submitted " << TimeText(j.created_ms()) << " by " << j.user();
+  out << "submitted " << UtcTimeText(j.created_ms()) << " by " << j.user();
   if (!j.priority().empty()) out << ", priority " << j.priority();
   out << ", " << j.num_cases() << (j.num_cases() == 1 ? " case x " : " cases x ") << j.iterations()
       << (j.iterations() == 1 ? " iteration" : " iterations") << " (+" << j.warmup()
@@ -407,7 +385,7 @@ std::string RenderJobs(const mculab::v1::ListJobsReply& jobs) {
   std::vector<std::vector<std::string>> rows;
   for (const auto& j : jobs.jobs()) {
     rows.push_back({std::to_string(j.id()), j.state(), j.op(), j.kind(), JobBoard(j), j.user(),
-                    std::to_string(j.num_cases()), ProgressCell(j), TimeText(j.created_ms()),
+                    std::to_string(j.num_cases()), ProgressCell(j), UtcTimeText(j.created_ms()),
                     j.label()});
   }
   return RenderTable(
@@ -423,12 +401,7 @@ std::string RenderBoards(const mculab::v1::ListBoardsReply& boards) {
     std::string holder = "-", until = "-";
     if (!b.holder().empty()) {
       holder = b.holder() + (b.hold() ? " (hold)" : "");
-      const auto secs = static_cast<std::time_t>(b.lease_until_ms() / 1000);
-      std::tm tm{};
-      gmtime_r(&secs, &tm);
-      char buf[32];
-      std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%SZ", &tm);
-      until = buf;
+      until = UtcTimeText(b.lease_until_ms());
     }
     rows.push_back({b.name(), b.kind(), b.state(), b.health(), holder, until, b.agent(),
                     b.current_job() ? std::to_string(b.current_job()) : "-",
@@ -481,7 +454,7 @@ std::string ResultsJson(const mculab::v1::Results& r) {
         {"emulated", p.emulated()},
         {"measured", MeasuredKind(p)},
         {"timer_unit", p.timer_unit()},
-        {"counters", p.counters()},
+        {"counters", JoinList(std::vector<std::string>(p.counters().begin(), p.counters().end()))},
         {"note", p.note()}}},
       {"cases", json::array()},
   };

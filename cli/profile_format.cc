@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cli/format.h"
+#include "common/lists.h"
 
 namespace mculab::cli {
 namespace {
@@ -166,10 +167,9 @@ std::string RenderEventUnits(const mculab::v1::ListEventsReply& rep) {
   }
   std::vector<std::vector<std::string>> rows;
   for (const auto& u : rep.units()) {
-    std::string events;
-    for (const auto& e : u.events()) events += (events.empty() ? "" : ",") + e;
     rows.push_back({u.name(), std::to_string(u.max_simultaneous()),
-                    u.emulated() ? "EMULATED" : "silicon", events});
+                    u.emulated() ? "EMULATED" : "silicon",
+                    JoinList(std::vector<std::string>(u.events().begin(), u.events().end()))});
   }
   out << RenderTable({"unit", "at once", "counted", "events"}, rows);
   out << "more events than a unit counts at once are split into passes run back to back\n";

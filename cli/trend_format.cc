@@ -2,25 +2,15 @@
 
 #include <fmt/format.h>
 
-#include <ctime>
 #include <map>
 
 #include "cli/format.h"
+#include "common/time_text.h"
 
 namespace mculab::cli {
 namespace {
 
 namespace v1 = mculab::v1;
-
-std::string LocalTime(std::int64_t ms) {
-  if (ms <= 0) return "-";
-  const auto t = static_cast<std::time_t>(ms / 1000);
-  std::tm tm{};
-  localtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M", &tm);
-  return buf;
-}
 
 bool IsHost(const v1::SeriesJob& j) {
   return !j.emulated() && (j.port() == "host" || j.unit() == "ns");
@@ -88,7 +78,7 @@ std::string RenderTrend(const v1::Series& s) {
     if (auto it = change_at.find(j.id()); it != change_at.end()) {
       change = "step " + Percent(it->second->ratio());
     }
-    rows.push_back({std::to_string(j.id()), LocalTime(j.created_ms()), j.board(), Measured(j),
+    rows.push_back({std::to_string(j.id()), UtcTimeText(j.created_ms()), j.board(), Measured(j),
                     FormatNumber(j.median()),
                     "[" + FormatNumber(j.lo()) + ", " + FormatNumber(j.hi()) + "]",
                     std::to_string(j.n()), runner, change, j.label()});

@@ -1,5 +1,7 @@
 #include "common/csv_cases.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <charconv>
 #include <limits>
@@ -84,16 +86,38 @@ std::optional<T> ParseInt(std::string_view s) {
 
 }  // namespace
 
+Result<std::vector<CsvLine>> ReadCsvLines(std::string_view text, std::string_view source) {
+  const std::string src(source);
+  if (text.size() > kMaxCsvBytes) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     src + ": file is larger than " + std::to_string(kMaxCsvBytes) + " bytes");
+  }
+  if (text.size() >= 3 && static_cast<unsigned char>(text[0]) == 0xEF &&
+      static_cast<unsigned char>(text[1]) == 0xBB && static_cast<unsigned char>(text[2]) == 0xBF)
+    text.remove_prefix(3);  // UTF-8 BOM from spreadsheets
+  std::vector<CsvLine> lines;
+  std::size_t number = 0;
+  while (!text.empty()) {
+    const std::size_t nl = text.find('\n');
+    std::string_view line = text.substr(0, nl);
+    text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
+    ++number;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (Trim(line).empty() || Trim(line).front() == '#') continue;
+    auto fields = SplitLine(line, src + ": line " + std::to_string(number));
+    if (!fields.ok()) return fields.error();
+    lines.push_back(CsvLine{number, std::move(*fields)});
+  }
+  return lines;
+}
+
 Result<CaseTable> ParseCasesCsv(std::string_view text, const OpInfo& op, std::string_view source) {
   const std::string src(source);
   auto fail = [&](std::string msg) {
     return MakeError(ErrorCode::kInvalidArgument, src + ": " + msg);
   };
-  if (text.size() > kMaxCsvBytes)
-    return fail("file is larger than " + std::to_string(kMaxCsvBytes) + " bytes");
-  if (text.size() >= 3 && static_cast<unsigned char>(text[0]) == 0xEF &&
-      static_cast<unsigned char>(text[1]) == 0xBB && static_cast<unsigned char>(text[2]) == 0xBF)
-    text.remove_prefix(3);  // UTF-8 BOM from spreadsheets
+  auto lines = ReadCsvLines(text, source);
+  if (!lines.ok()) return lines.error();
 
   CaseTable table;
   for (const auto& p : op.params) table.param_names.push_back(p.name);
@@ -102,24 +126,11 @@ Result<CaseTable> ParseCasesCsv(std::string_view text, const OpInfo& op, std::st
   std::vector<int> param_to_column(op.params.size(), -1);
   std::vector<std::string> header;
   std::set<std::int64_t> ids;
-  size_t line_no = 0;
-  size_t pos = 0;
-  while (pos <= text.size()) {
-    size_t end = text.find('\n', pos);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view line = text.substr(pos, end - pos);
-    pos = end + 1;
-    ++line_no;
-    if (Trim(line).empty() || Trim(line).front() == '#') {
-      if (end == text.size()) break;
-      continue;
-    }
-    const std::string where = "line " + std::to_string(line_no);
-    auto fields = SplitLine(line, src + ": " + where);
-    if (!fields.ok()) return fields.error();
-
+  for (const CsvLine& line : *lines) {
+    const std::string where = "line " + std::to_string(line.number);
+    const std::vector<std::string>& fields = line.fields;
     if (header.empty()) {
-      header = *fields;
+      header = fields;
       column_to_param.assign(header.size(), -1);
       column_to_param[0] = -2;
       for (size_t c = 1; c < header.size(); ++c) {
@@ -157,20 +168,19 @@ Result<CaseTable> ParseCasesCsv(std::string_view text, const OpInfo& op, std::st
         return fail("line 1: no column for parameter " + prm.name + " of " + op.name +
                     " (accepted names: " + names + ")");
       }
-      if (end == text.size()) break;
       continue;
     }
 
-    if (fields->size() != header.size()) {
-      return fail(where + ": " + std::to_string(fields->size()) + " values, the header has " +
+    if (fields.size() != header.size()) {
+      return fail(where + ": " + std::to_string(fields.size()) + " values, the header has " +
                   std::to_string(header.size()) + " columns");
     }
     CaseRow row;
-    auto id = ParseInt<std::int64_t>((*fields)[0]);
+    auto id = ParseInt<std::int64_t>(fields[0]);
     if (!id) {
       return fail(where + ", column '" + header[0] + "': " +
-                  ((*fields)[0].empty() ? std::string("missing case id")
-                                        : "case id '" + (*fields)[0] + "' is not an integer"));
+                  (fields[0].empty() ? std::string("missing case id")
+                                     : "case id '" + fields[0] + "' is not an integer"));
     }
     if (!ids.insert(*id).second)
       return fail(where + ": case id " + std::to_string(*id) + " repeats");
@@ -182,7 +192,7 @@ Result<CaseTable> ParseCasesCsv(std::string_view text, const OpInfo& op, std::st
         row.params[p] = *op.params[p].default_value;
         continue;
       }
-      const std::string& cell = (*fields)[c];
+      const std::string& cell = fields[c];
       if (Trim(cell).empty()) return fail(where + ", column '" + header[c] + "': missing value");
       auto v = ParseInt<std::int32_t>(cell);
       if (!v) {
@@ -198,12 +208,39 @@ Result<CaseTable> ParseCasesCsv(std::string_view text, const OpInfo& op, std::st
     table.rows.push_back(std::move(row));
     if (table.rows.size() > kMaxCsvCases)
       return fail("more than " + std::to_string(kMaxCsvCases) + " cases; split the sweep");
-    if (end == text.size()) break;
   }
   if (header.empty())
     return fail("empty file: expected a header line such as id," + table.param_names[0] + ",...");
   if (table.rows.empty()) return fail("no cases after the header line");
   return table;
+}
+
+Result<std::vector<std::int64_t>> ParseCaseIdsCsv(std::string_view text, std::string_view source) {
+  auto lines = ReadCsvLines(text, source);
+  if (!lines.ok()) return lines.error();
+  auto fail = [&](std::size_t line, std::string msg) {
+    return MakeError(ErrorCode::kInvalidArgument, fmt::format("{}:{}: {}", source, line, msg));
+  };
+  std::vector<std::int64_t> ids;
+  std::set<std::int64_t> seen;
+  for (std::size_t i = 1; i < lines->size(); ++i) {  // [0] is the header
+    const CsvLine& line = (*lines)[i];
+    const std::string& cell = line.fields[0];
+    auto id = ParseInt<std::int64_t>(cell);
+    if (!id) {
+      return fail(line.number,
+                  fmt::format("the first column must be an integer case id, got '{}'", cell));
+    }
+    if (!seen.insert(*id).second)
+      return fail(line.number, fmt::format("case id {} appears twice", *id));
+    ids.push_back(*id);
+  }
+  if (ids.empty()) {
+    return MakeError(
+        ErrorCode::kInvalidArgument,
+        fmt::format("{}: no cases (a header line, then one case id per line)", source));
+  }
+  return ids;
 }
 
 }  // namespace mculab

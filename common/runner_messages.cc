@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "common/lists.h"
+
 namespace mculab {
 namespace {
 
@@ -31,18 +33,6 @@ void PutFixedString(std::uint8_t* p, std::size_t width, const std::string& s) {
   const std::size_t n = std::min(s.size(), width - 1);  // keep one NUL
   std::copy_n(s.data(), n, p);
   std::fill(p + n, p + width, 0);
-}
-
-std::vector<std::string> SplitCounters(const std::string& s) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  while (start < s.size()) {
-    std::size_t comma = s.find(',', start);
-    if (comma == std::string::npos) comma = s.size();
-    if (comma > start) out.push_back(s.substr(start, comma - start));
-    start = comma + 1;
-  }
-  return out;
 }
 
 Bytes WithText(Bytes fixed, const std::string& text) {
@@ -139,7 +129,7 @@ Result<Hello> DecodeHello(Payload p) {
                                                  " bytes, the payload has " +
                                                  std::to_string(p.size() - at));
     }
-    unit.events = SplitCounters(std::string(reinterpret_cast<const char*>(&p[at]), names_len));
+    unit.events = SplitList(std::string_view(reinterpret_cast<const char*>(&p[at]), names_len));
     at += names_len;
     if (unit.events.size() != num_events) {
       return MakeError(ErrorCode::kDataLoss, which + " (" + unit.name + ") says " +

@@ -3,10 +3,10 @@
 #include <sqlite3.h>
 
 #include <algorithm>
-#include <charconv>
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "common/lists.h"
 #include "db/sqlite_store.h"
 
 namespace mculab::db {
@@ -26,31 +26,6 @@ std::string Text(sqlite3_stmt* s, int col) {
   return p ? std::string(reinterpret_cast<const char*>(p),
                          static_cast<std::size_t>(sqlite3_column_bytes(s, col)))
            : std::string();
-}
-
-// job_cases.params: the parameters in catalog order, "1,16,32,...".
-std::string JoinParams(const std::vector<std::int32_t>& v) {
-  std::string out;
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    if (i) out += ',';
-    out += std::to_string(v[i]);
-  }
-  return out;
-}
-
-std::vector<std::int32_t> SplitParams(const std::string& s) {
-  std::vector<std::int32_t> out;
-  const char* p = s.data();
-  const char* end = p + s.size();
-  while (p < end) {
-    std::int32_t v = 0;
-    auto [next, ec] = std::from_chars(p, end, v);
-    if (ec != std::errc()) break;
-    out.push_back(v);
-    p = next;
-    if (p < end && *p == ',') ++p;
-  }
-  return out;
 }
 
 bool HasTags(const std::string& json, const std::map<std::string, std::string>& wanted) {
@@ -106,7 +81,7 @@ Result<std::vector<SeriesRow>> SqliteStore::QuerySeries(const SeriesQuery& q) {
     };
     text(1, q.kind);
     text(2, q.op);
-    const std::string params = q.params ? JoinParams(*q.params) : std::string();
+    const std::string params = q.params ? JoinList(*q.params) : std::string();
     if (q.params) text(3, params);
     if (q.case_id) sqlite3_bind_int64(raw, 4, *q.case_id);
     if (!q.runner.empty()) text(5, q.runner);
@@ -123,7 +98,7 @@ Result<std::vector<SeriesRow>> SqliteStore::QuerySeries(const SeriesQuery& q) {
       SeriesRow& r = m.row;
       r.case_index = static_cast<std::uint32_t>(sqlite3_column_int64(raw, 2));
       r.case_id = sqlite3_column_int64(raw, 3);
-      r.params = SplitParams(Text(raw, 4));
+      r.params = ParseIntList(Text(raw, 4)).value_or(std::vector<std::int32_t>{});
       CaseStats& st = r.stats;
       st.job_id = id;
       st.case_index = r.case_index;

@@ -8,13 +8,13 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <charconv>
 #include <cstring>
 #include <future>
 #include <nlohmann/json.hpp>
 #include <tuple>
 
 #include "common/crash_point.h"
+#include "common/lists.h"
 
 namespace mculab::db {
 namespace {
@@ -129,52 +129,6 @@ Status ExecFixed(sqlite3* db, const char* sql) {
   return {};
 }
 
-std::string JoinInts(const std::vector<std::int32_t>& v) {
-  std::string out;
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    if (i) out += ',';
-    out += std::to_string(v[i]);
-  }
-  return out;
-}
-
-std::vector<std::int32_t> SplitInts(const std::string& s) {
-  std::vector<std::int32_t> out;
-  const char* p = s.data();
-  const char* end = p + s.size();
-  while (p < end) {
-    std::int32_t v = 0;
-    auto [next, ec] = std::from_chars(p, end, v);
-    if (ec != std::errc()) break;
-    out.push_back(v);
-    p = next;
-    if (p < end && *p == ',') ++p;
-  }
-  return out;
-}
-
-std::string JoinStrings(const std::vector<std::string>& v) {
-  std::string out;
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    if (i) out += ',';
-    out += v[i];
-  }
-  return out;
-}
-
-std::vector<std::string> SplitStrings(const std::string& s) {
-  std::vector<std::string> out;
-  if (s.empty()) return out;
-  std::size_t start = 0;
-  while (true) {
-    std::size_t comma = s.find(',', start);
-    out.push_back(s.substr(start, comma - start));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  return out;
-}
-
 std::string TagsToJson(const std::map<std::string, std::string>& tags) {
   return nlohmann::json(tags).dump();
 }
@@ -265,7 +219,7 @@ Result<Run> ReadRun(Use& u) {
   p.clock_hz = u.UInt(15);
   p.emulated = u.Bool(16);
   p.timer_unit = u.Text(17);
-  p.counters = SplitStrings(u.Text(18));
+  p.counters = SplitList(u.Text(18));
   p.firmware_sha256 = u.Text(19);
   p.workload_sha256 = u.Text(20);
   p.toolchain = u.Text(21);
@@ -766,7 +720,7 @@ Status SqliteStore::ApplyWriteSet(const WriteSet& ws, bool* duplicate_batch) {
     for (std::size_t i = 0; i < n.cases.size(); ++i) {
       Use u(w.insert_case);
       u.Bind(job.id).Bind(static_cast<std::int64_t>(i)).Bind(n.cases[i].id);
-      u.Bind(JoinInts(n.cases[i].params));
+      u.Bind(JoinList(n.cases[i].params));
       if (Status s = u.Exec("storing job case"); !s.ok()) return s;
     }
   }
@@ -795,7 +749,7 @@ Status SqliteStore::ApplyWriteSet(const WriteSet& ws, bool* duplicate_batch) {
     u.Bind(r.id).Bind(r.job_id).Bind(r.attempt).Bind(r.board).Bind(r.agent);
     u.Bind(server::RunStateName(r.state)).Bind(r.created_ms).Bind(r.finished_ms).Bind(r.message);
     u.Bind(r.batches_expected).Bind(r.started).Bind(p.runner_version).Bind(p.port).Bind(p.cpu);
-    u.Bind(p.clock_hz).Bind(p.emulated).Bind(p.timer_unit).Bind(JoinStrings(p.counters));
+    u.Bind(p.clock_hz).Bind(p.emulated).Bind(p.timer_unit).Bind(JoinList(p.counters));
     u.Bind(p.firmware_sha256).Bind(p.workload_sha256).Bind(p.toolchain).Bind(p.board_serial);
     u.Bind(p.note).Bind(p.seed);
     if (Status s = u.Exec("storing run"); !s.ok()) return s;
@@ -1003,7 +957,9 @@ Result<std::vector<CaseSpec>> SqliteStore::GetJobCases(JobId id) {
   Use u(read->s().get_cases);
   u.Bind(id);
   std::vector<CaseSpec> out;
-  while (u.Next()) out.push_back(CaseSpec{u.Int(1), SplitInts(u.Text(2))});
+  while (u.Next())
+    out.push_back(
+        CaseSpec{u.Int(1), ParseIntList(u.Text(2)).value_or(std::vector<std::int32_t>{})});
   if (!u.status().ok()) return u.status().error();
   return out;
 }
@@ -1538,24 +1494,6 @@ Result<std::uint64_t> SqliteStore::SamplesStored() {
 
 namespace {
 
-std::string JoinNames(const std::vector<std::string>& v) {
-  std::string out;
-  for (std::size_t i = 0; i < v.size(); ++i) out += (i ? "," : "") + v[i];
-  return out;
-}
-
-std::vector<std::string> SplitNames(const std::string& s) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  while (start < s.size()) {
-    std::size_t end = s.find(',', start);
-    if (end == std::string::npos) end = s.size();
-    if (end > start) out.push_back(s.substr(start, end - start));
-    start = end + 1;
-  }
-  return out;
-}
-
 // Prepares `sql` on `db` and runs `body` with a Use of it (rare writes and reads: the statement
 // is prepared per call, which costs microseconds next to the transaction).
 template <typename F>
@@ -1572,7 +1510,7 @@ Status SqliteStore::ApplyProfileWrites(const WriteSet& ws) {
     Status st = WithStmt(wdb_, "INSERT OR REPLACE INTO job_events(job_id, events) VALUES(?,?)",
                          [&](Stmt& s) {
                            Use u(s);
-                           u.Bind(e.job_id).Bind(JoinNames(e.events));
+                           u.Bind(e.job_id).Bind(JoinList(e.events));
                            return u.Exec("storing a job's events");
                          });
     if (!st.ok()) return st;
@@ -1592,7 +1530,7 @@ Status SqliteStore::ApplyProfileWrites(const WriteSet& ws) {
                     [&](Stmt& s) {
                       Use u(s);
                       u.Bind(b.board).Bind(static_cast<std::uint64_t>(i)).Bind(unit.name);
-                      u.Bind(unit.max_simultaneous).Bind(JoinNames(unit.events));
+                      u.Bind(unit.max_simultaneous).Bind(JoinList(unit.events));
                       u.Bind(i < b.emulated.size() && b.emulated[i]);
                       return u.Exec("storing a board's counter unit");
                     });
@@ -1604,7 +1542,7 @@ Status SqliteStore::ApplyProfileWrites(const WriteSet& ws) {
         WithStmt(wdb_, "INSERT OR REPLACE INTO run_passes(run_id, pass, events) VALUES(?,?,?)",
                  [&](Stmt& s) {
                    Use u(s);
-                   u.Bind(p.run_id).Bind(p.pass).Bind(JoinNames(p.events));
+                   u.Bind(p.run_id).Bind(p.pass).Bind(JoinList(p.events));
                    return u.Exec("storing a run's pass");
                  });
     if (!st.ok()) return st;
@@ -1665,7 +1603,7 @@ Result<JobEvents> SqliteStore::GetJobEvents(JobId job) {
   u.Bind(job);
   JobEvents out;
   out.job_id = job;
-  if (u.Next()) out.events = SplitNames(u.Text(0));
+  if (u.Next()) out.events = SplitList(u.Text(0));
   if (!u.status().ok()) return u.status().error();
   return out;
 }
@@ -1688,7 +1626,7 @@ Result<std::vector<BoardUnits>> SqliteStore::ListBoardUnits() {
     server::CounterUnit unit;
     unit.name = u.Text(1);
     unit.max_simultaneous = u.U32(2);
-    unit.events = SplitNames(u.Text(3));
+    unit.events = SplitList(u.Text(3));
     out.back().units.push_back(std::move(unit));
     out.back().emulated.push_back(u.Bool(4));
   }
@@ -1708,7 +1646,7 @@ Result<std::vector<RunPass>> SqliteStore::GetRunPasses(RunId run) {
   Use u(s);
   u.Bind(run);
   std::vector<RunPass> out;
-  while (u.Next()) out.push_back(RunPass{run, u.U32(0), SplitNames(u.Text(1))});
+  while (u.Next()) out.push_back(RunPass{run, u.U32(0), SplitList(u.Text(1))});
   if (!u.status().ok()) return u.status().error();
   return out;
 }

@@ -1,8 +1,8 @@
 // admin user add|list, admin token add|revoke, admin agent add.
-#include <ctime>
 #include <ostream>
 #include <string>
 
+#include "common/time_text.h"
 #include "server/admin/admin.h"
 #include "server/service/accounts.h"
 
@@ -12,15 +12,6 @@ namespace {
 int Fail(AdminContext& ctx, const Error& e) {
   ctx.err << "mculab-server admin: error: " << e.message << "\n";
   return 1;
-}
-
-std::string FormatTime(std::int64_t ms) {
-  const std::time_t t = static_cast<std::time_t>(ms / 1000);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M UTC", &tm);
-  return buf;
 }
 
 std::string Pad(std::string s, std::size_t width) {
@@ -64,7 +55,7 @@ void AddAccountCommands(CLI::App& admin, AdminAction& chosen) {
         ctx.err << "no users yet: `mculab-server admin user add NAME --role admin` makes one\n";
         return 0;
       }
-      ctx.out << Pad("NAME", 20) << Pad("ROLE", 8) << Pad("CREATED", 22) << "TOKENS\n";
+      ctx.out << Pad("NAME", 20) << Pad("ROLE", 8) << Pad("CREATED", 24) << "TOKENS\n";
       for (const Account& a : *list) {
         std::string tokens;
         for (const TokenRecord& t : a.tokens) {
@@ -72,7 +63,7 @@ void AddAccountCommands(CLI::App& admin, AdminAction& chosen) {
           tokens += t.id + (t.revoked_ms != 0 ? " (revoked)" : "");
         }
         ctx.out << Pad(a.user.name, 19) << " " << Pad(a.user.role, 8)
-                << Pad(FormatTime(a.user.created_ms), 22) << (tokens.empty() ? "-" : tokens)
+                << Pad(UtcTimeText(a.user.created_ms), 24) << (tokens.empty() ? "-" : tokens)
                 << "\n";
       }
       return 0;

@@ -6,14 +6,10 @@
 #include <set>
 #include <tuple>
 
+#include "common/lists.h"
+
 namespace mculab::server::http {
 namespace {
-
-std::string JoinComma(const std::vector<std::string>& v) {
-  std::string out;
-  for (const auto& s : v) out += (out.empty() ? "" : ",") + s;
-  return out;
-}
 
 // JSON has no infinity: a ratio whose resamples divided by zero is null.
 Json Number(double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); }
@@ -35,7 +31,7 @@ Json ProvenanceJson(const Job& job, const Run& run) {
   j["emulated"] = p.emulated;
   j["measured"] = MeasuredKind(p.emulated, IsHostRun(p));
   j["timer_unit"] = p.timer_unit;
-  j["counters"] = JoinComma(p.counters);
+  j["counters"] = JoinList(p.counters);
   j["note"] = p.note;
   return j;
 }
@@ -302,9 +298,11 @@ Json ComparisonJson(const Comparison& c, const HostBoards& host) {
   std::string refused;
   if (units.size() > 1) {
     refused = "the jobs are measured in different units (" +
-              JoinComma({units.begin(), units.end()}) + "): a ratio of their medians means nothing";
+              JoinList(std::vector<std::string>(units.begin(), units.end())) +
+              "): a ratio of their medians means nothing";
   } else if (kinds.size() > 1) {
-    refused = "the jobs are of different kinds (" + JoinComma({kinds.begin(), kinds.end()}) +
+    refused = "the jobs are of different kinds (" +
+              JoinList(std::vector<std::string>(kinds.begin(), kinds.end())) +
               "): emulated, host and silicon figures measure different things, so a ratio "
               "between them means nothing";
   }

@@ -8,6 +8,7 @@
 #include <exception>
 #include <limits>
 
+#include "common/lists.h"
 #include "server/http/auth.h"
 #include "server/http/event_stream.h"
 #include "server/http/json_views.h"
@@ -74,17 +75,12 @@ Result<JobQuery> ParseJobQuery(const QueryParams& q) {
     *into = std::move(*v);
   }
   if (auto states = q.Get("state")) {
-    std::string_view rest = *states;
-    while (!rest.empty()) {
-      const std::size_t comma = rest.find(',');
-      const std::string_view s = rest.substr(0, comma);
-      rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
-      if (s.empty()) continue;
+    for (std::string& s : SplitList(*states)) {
       if (!ParseJobState(s)) {
         return Invalid(fmt::format("state must be job states separated by commas ({}), got \"{}\"",
                                    StateNames(), s));
       }
-      out.states.emplace_back(s);
+      out.states.push_back(std::move(s));
     }
   }
   auto from = q.OptionalInt("from", -kMaxTimeMs, kMaxTimeMs);
@@ -119,19 +115,13 @@ Result<JobQuery> ParseJobQuery(const QueryParams& q) {
 
 Result<std::vector<JobId>> ParseCompareIds(const QueryParams& q) {
   const std::string raw = q.Get("jobs").value_or("");
-  std::vector<std::string_view> parts;
-  std::string_view rest = raw;
-  while (!rest.empty()) {
-    const std::size_t comma = rest.find(',');
-    if (comma != 0) parts.push_back(rest.substr(0, comma));
-    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
-  }
+  const std::vector<std::string> parts = SplitList(raw);
   if (parts.size() < kMinComparedJobs || parts.size() > kMaxComparedJobs) {
     return Invalid(fmt::format("jobs must list {} to {} job ids separated by commas, got \"{}\"",
                                kMinComparedJobs, kMaxComparedJobs, raw));
   }
   std::vector<JobId> ids;
-  for (std::string_view p : parts) {
+  for (const std::string& p : parts) {
     auto id = ParseJobId(p);
     if (!id) return Invalid(fmt::format("jobs: \"{}\" is not a job id", p));
     ids.push_back(*id);

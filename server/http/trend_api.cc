@@ -2,8 +2,9 @@
 
 #include <fmt/format.h>
 
-#include <charconv>
 #include <cstdlib>
+
+#include "common/lists.h"
 
 namespace mculab::server::http {
 namespace {
@@ -12,16 +13,6 @@ constexpr std::size_t kMaxText = 256;
 
 Error Invalid(std::string message) {
   return MakeError(ErrorCode::kInvalidArgument, std::move(message));
-}
-
-std::vector<std::string_view> SplitComma(std::string_view s) {
-  std::vector<std::string_view> out;
-  while (!s.empty()) {
-    const std::size_t comma = s.find(',');
-    out.push_back(s.substr(0, comma));
-    s = comma == std::string_view::npos ? std::string_view() : s.substr(comma + 1);
-  }
-  return out;
 }
 
 }  // namespace
@@ -50,18 +41,12 @@ Result<TrendRequest> ParseTrendRequest(const QueryParams& q) {
     if (params->size() > kMaxText) {
       return Invalid(fmt::format("params is longer than {} characters", kMaxText));
     }
-    std::vector<std::int32_t> values;
-    for (std::string_view p : SplitComma(*params)) {
-      std::int32_t v = 0;
-      auto [end, ec] = std::from_chars(p.data(), p.data() + p.size(), v);
-      if (p.empty() || ec != std::errc() || end != p.data() + p.size()) {
-        return Invalid(fmt::format(
-            "params must be the case's integer parameters separated by commas, got \"{}\"",
-            *params));
-      }
-      values.push_back(v);
+    auto values = ParseIntList(*params);
+    if (!values) {
+      return Invalid(fmt::format(
+          "params must be the case's integer parameters separated by commas, got \"{}\"", *params));
     }
-    s.params = std::move(values);
+    s.params = std::move(*values);
   }
   auto case_id = q.OptionalInt("case", INT64_MIN + 1, INT64_MAX);
   if (!case_id.ok()) return case_id.error();
@@ -70,13 +55,13 @@ Result<TrendRequest> ParseTrendRequest(const QueryParams& q) {
     if (tags->size() > kMaxText) {
       return Invalid(fmt::format("tag is longer than {} characters", kMaxText));
     }
-    for (std::string_view t : SplitComma(*tags)) {
+    for (const std::string& t : SplitList(*tags)) {
       const std::size_t eq = t.find('=');
-      if (eq == 0 || eq == std::string_view::npos) {
+      if (eq == 0 || eq == std::string::npos) {
         return Invalid(
             fmt::format("tag must be key=value pairs separated by commas, got \"{}\"", *tags));
       }
-      s.tags[std::string(t.substr(0, eq))] = std::string(t.substr(eq + 1));
+      s.tags[t.substr(0, eq)] = t.substr(eq + 1);
     }
   }
   auto limit = q.Int("limit", 1, kMaxSeriesJobs, 200);

@@ -142,9 +142,7 @@ void ToProto(const JobResults& r, v1::Results* out) {
     pv->set_cpu(p.cpu);
     pv->set_emulated(p.emulated);
     pv->set_timer_unit(p.timer_unit);
-    std::string counters;
-    for (const auto& c : p.counters) counters += (counters.empty() ? "" : ",") + c;
-    pv->set_counters(counters);
+    for (const auto& c : p.counters) pv->add_counters(c);
     pv->set_note(p.note);
     pv->set_seed(p.seed);
   }

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "common/time_text.h"
 #include "server/domain/scheduler.h"
 #include "server/service/lab.h"
 
@@ -18,15 +19,6 @@ Error NoBoard(const std::string& name, const std::map<std::string, Board>& board
   for (const auto& [n, b] : boards) have += (have.empty() ? "" : ", ") + n;
   return MakeError(ErrorCode::kNotFound, "no board named '" + name + "'; the lab has: " +
                                              (have.empty() ? std::string("none") : have));
-}
-
-std::string Until(std::int64_t ms) {
-  const auto secs = static_cast<std::time_t>(ms / 1000);
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", &tm);
-  return buf;
 }
 
 }  // namespace
@@ -79,7 +71,7 @@ Result<Board> Lab::Reserve(const Caller& caller, const ReserveRequest& request) 
         ErrorCode::kFailedPrecondition,
         fmt::format("board {} is reserved by {} until {}{}; ask them, or an admin "
                     "(mculab release {})",
-                    b.name, b.holder, Until(b.lease_until_ms),
+                    b.name, b.holder, UtcTimeText(b.lease_until_ms),
                     b.reservation_note.empty() ? "" : " (" + b.reservation_note + ")", b.name));
   }
   if (b.health == BoardHealth::kMaintenance || b.health == BoardHealth::kBad) {
@@ -89,9 +81,9 @@ Result<Board> Lab::Reserve(const Caller& caller, const ReserveRequest& request) 
                                  b.name, BoardHealthName(b.health), b.name));
   }
   Tx tx;
-  const std::string what = request.hold
-                               ? "held (--hold)"
-                               : fmt::format("reserved until {}", Until(now + request.duration_ms));
+  const std::string what =
+      request.hold ? "held (--hold)"
+                   : fmt::format("reserved until {}", UtcTimeText(now + request.duration_ms));
   if (!b.holder.empty()) lease_deadlines_.erase({b.lease_until_ms, b.name});
   AuditReservationLocked(b, b.holder, caller.user,
                          what + (request.note.empty() ? "" : ": " + request.note), caller.user, tx);

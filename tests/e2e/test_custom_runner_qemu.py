@@ -70,7 +70,7 @@ class CustomRunnerQemuTest(unittest.TestCase):
         self.assertIn("not verified (custom firmware)", text)
         self.assertIn(sha256_file(ELF) + " (custom runner)", text)
 
-        # Issue 5: the example runner's per-op samples (mculab_op_begin/end around its two ops)
+        # Per-op profiles from a custom runner: the example runner's per-op samples (mculab_op_begin/end around its two ops)
         # and its memory report appear in `mculab show`, labelled emulated.
         ops = self.lab.cli("show", str(res["id"]), "--ops").stdout
         self.assertIn("EMULATED", ops)

@@ -1,4 +1,4 @@
-"""End to end, issue 5: emulated events on a QEMU board, planned into passes, checked against the
+"""End to end, counters and passes: emulated events on a QEMU board, planned into passes, checked against the
 calibration loops' known instruction mix (firmware_stub/include/mculab/ops.h), with per-op
 profiles and the memory report in `mculab show`."""
 import os

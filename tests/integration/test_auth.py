@@ -1,4 +1,4 @@
-"""Integration: accounts and auth with the real programs (issue 3): admin commands, tokens on the
+"""Integration: accounts and auth with the real programs: admin commands, tokens on the
 CLI, the agent and the HTTP API, revocation, and TLS with a self-signed certificate."""
 import json
 import os

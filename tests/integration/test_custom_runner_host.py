@@ -82,8 +82,10 @@ class CustomRunnerHostTest(unittest.TestCase):
         self.assertTrue(os.path.exists(os.path.join(cache, runner_sha)))
         self.assertTrue(os.path.exists(os.path.join(cache, blob_sha)))
 
-    def test_case_ids_from_a_csv_and_the_cache_is_reused(self):
-        csv = lablib.write_csv(self.lab.home, "ids.csv", "id,note\n3,first\n7,second\n")
+    def test_case_ids_from_a_commented_quoted_csv_and_the_cache_is_reused(self):
+        # A comment, a quoted id and a quoted note holding a comma: the same dialect as --op's CSV.
+        csv = lablib.write_csv(self.lab.home, "ids.csv",
+                               "id,note\n# two cases\n3,\"first, of two\"\n\"7\",second\n")
         res = self.lab.cli_json("submit", "--board", "host-custom", "--firmware", self.runner,
                                 "--blob", self.blob, "--cases", csv, "--iterations", "3", "--wait")
         self.assertEqual(res["state"], "succeeded", res.get("message"))

@@ -1,4 +1,4 @@
-"""Integration (issue 3, durability): real mculab-server and mculab-agent processes, fake boards
+"""Integration, durability: real mculab-server and mculab-agent processes, fake boards
 slowed down so that the agent or the server can be killed mid-run. After each kill the job must
 complete and every sample of its successful run must be stored exactly once (read from the lab's
 SQLite, read-only)."""

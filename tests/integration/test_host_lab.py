@@ -7,7 +7,9 @@ import unittest
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
 import lablib  # noqa: E402
 
-FC_CSV = "id,batch,input_size,output_size,comment\n0,1,64,32,small\n1,2,128,16,wide\n"
+# A comment line and a quoted cell holding a comma: the CLI reads the case file's whole dialect.
+FC_CSV = ("id,batch,input_size,output_size,comment\n# two fully connected cases\n"
+          "0,1,64,32,small\n1,2,128,16,\"wide, and short\"\n")
 CONV_CSV = "id,N,C,H,W,K,kh,kw,pads_0,pads_1\n5,1,4,8,8,4,3,3,1,1\n"
 
 

@@ -1,4 +1,4 @@
-"""Integration (issue 3): reservations with leases, --hold, fair share, maintenance, board history,
+"""Integration, scheduling: reservations with leases, --hold, fair share, maintenance, board history,
 health checks, with the real server, agent and CLI (fake and host boards)."""
 import json
 import os

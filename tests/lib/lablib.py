@@ -21,7 +21,7 @@ import time
 
 BIN = os.environ.get("MCULAB_BIN", os.path.join(os.path.dirname(__file__), "..", "..", "build", "bin"))
 AN547_ELF = os.environ.get("MCULAB_AN547_ELF", "")
-QEMU_PLUGIN = os.environ.get("MCULAB_QEMU_PLUGIN", "")  # the QEMU counting plugin (issue 5)
+QEMU_PLUGIN = os.environ.get("MCULAB_QEMU_PLUGIN", "")  # the QEMU counting plugin (qemu_plugin/)
 OUTPUT = os.environ.get("MCULAB_TEST_OUTPUT", tempfile.gettempdir())
 
 

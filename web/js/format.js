@@ -107,12 +107,13 @@ export function formatPercent(fraction) {
 
 const pad2 = (n) => String(n).padStart(2, '0');
 
-// Local "YYYY-MM-DD HH:MM:SS" like the CLI; "-" for 0 (the API's "not yet").
+// "YYYY-MM-DD HH:MM:SS UTC" whatever the browser's zone, as the CLI prints it
+// (common/time_text.h); "-" for 0 (the API's "not yet").
 export function formatTime(ms) {
   if (typeof ms !== 'number' || !Number.isFinite(ms) || ms <= 0) return '-';
   const d = new Date(ms);
-  return `${d.getFullYear()}-${pad2(d.getMonth() + 1)}-${pad2(d.getDate())} ` +
-      `${pad2(d.getHours())}:${pad2(d.getMinutes())}:${pad2(d.getSeconds())}`;
+  return `${d.getUTCFullYear()}-${pad2(d.getUTCMonth() + 1)}-${pad2(d.getUTCDate())} ` +
+      `${pad2(d.getUTCHours())}:${pad2(d.getUTCMinutes())}:${pad2(d.getUTCSeconds())} UTC`;
 }
 
 // A span of time: "850 ms", "12.3 s", "4 min 05 s", "2 h 03 min", "3 d 4 h".

@@ -29,14 +29,15 @@ export function isIsoDay(s) {
   return t.getUTCFullYear() === y && t.getUTCMonth() === mo - 1 && t.getUTCDate() === d;
 }
 
-// The first and last millisecond of a local calendar day (the API's from/to are inclusive).
-export function localDayStartMs(day) {
+// The first and last millisecond of a UTC calendar day (the API's from/to are inclusive): the
+// days the page's times are printed in (formatTime).
+export function utcDayStartMs(day) {
   const [y, m, d] = day.split('-').map(Number);
-  return new Date(y, m - 1, d).getTime();
+  return Date.UTC(y, m - 1, d);
 }
-export function localDayEndMs(day) {
+export function utcDayEndMs(day) {
   const [y, m, d] = day.split('-').map(Number);
-  return new Date(y, m - 1, d + 1).getTime() - 1;
+  return Date.UTC(y, m - 1, d + 1) - 1;
 }
 
 // A state filter value: '' (any), one state, a group name, or a comma list of states.
@@ -92,8 +93,8 @@ export function jobsApiParams(state) {
   const q = new URLSearchParams();
   for (const key of TEXT_FILTERS) if (state[key]) q.set(key, state[key]);
   if (state.state) q.set('state', stateFilterToApi(state.state));
-  if (state.from) q.set('from', String(localDayStartMs(state.from)));
-  if (state.to) q.set('to', String(localDayEndMs(state.to)));
+  if (state.from) q.set('from', String(utcDayStartMs(state.from)));
+  if (state.to) q.set('to', String(utcDayEndMs(state.to)));
   q.set('sort', state.sort);
   q.set('order', state.order);
   q.set('limit', String(state.limit));

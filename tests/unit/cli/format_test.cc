@@ -111,6 +111,18 @@ TEST(RenderResults, LabelsTheHostRunnerHostNotSilicon) {
   EXPECT_EQ(nlohmann::json::parse(ResultsJson(r))["provenance"]["measured"], "silicon");
 }
 
+TEST(ResultsJson, CountersAreOneCommaListWhetherSentAsItemsOrAsTheOldOneString) {
+  v1::Results r = TwoCaseResults("cycles");
+  r.mutable_provenance()->add_counters("instructions");
+  r.mutable_provenance()->add_counters("loads");
+  EXPECT_EQ(nlohmann::json::parse(ResultsJson(r))["provenance"]["counters"], "instructions,loads");
+  // A server from before the field was repeated sent one comma-separated string: the same bytes
+  // on the wire as one item.
+  r.mutable_provenance()->clear_counters();
+  r.mutable_provenance()->add_counters("instructions,loads");
+  EXPECT_EQ(nlohmann::json::parse(ResultsJson(r))["provenance"]["counters"], "instructions,loads");
+}
+
 TEST(RenderBoards, TheTimingColumnSaysHostForTheHostBoard) {
   v1::ListBoardsReply boards;
   auto* host = boards.add_boards();
@@ -136,7 +148,7 @@ TEST(RenderBoards, AReservationShowsItsHolderItsEndAndItsNote) {
   b->set_reservation_note("profiling conv2d");
   const std::string text = RenderBoards(boards);
   EXPECT_NE(text.find("alice"), std::string::npos) << text;
-  EXPECT_NE(text.find("2025-11-24 16:00:00Z"), std::string::npos) << text;
+  EXPECT_NE(text.find("2025-11-24 16:00:00 UTC"), std::string::npos) << text;
   EXPECT_NE(text.find("profiling conv2d"), std::string::npos) << text;
 }
 
@@ -284,7 +296,7 @@ TEST(JobBoard, AJobSubmittedWithBoardShowsThatBoardBeforeItIsAssigned) {
   q->mutable_wait()->set_board("an547-0");
   q->mutable_wait()->set_holder("alice");
   q->mutable_wait()->set_lease_until_ms(1'764'612'000'000);  // 18:00 UTC
-  EXPECT_EQ(ProgressCell(*q), "waits for alice (until 18:00Z)");
+  EXPECT_EQ(ProgressCell(*q), "waits for alice (until 2025-12-01 18:00:00 UTC)");
 }
 
 TEST(WaitText, AJobWaitingOnAReservationNamesTheHolderTheLeaseEndAndEstimatesFromIt) {

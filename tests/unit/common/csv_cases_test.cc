@@ -128,5 +128,68 @@ TEST(CsvCases, UnterminatedQuoteIsAnError) {
   EXPECT_NE(t.error().message.find("unterminated quote"), std::string::npos);
 }
 
+TEST(CsvLines, QuotedFieldsKeepCommasBlanksAndDoubledQuotes) {
+  auto lines = ReadCsvLines("id,note\n3,\"a, b\"\n4,\" x \"\n5,\"say \"\"hi\"\"\"\n", "t.csv");
+  ASSERT_TRUE(lines.ok()) << lines.error().message;
+  ASSERT_EQ(lines->size(), 4u);
+  EXPECT_EQ((*lines)[1].fields, (std::vector<std::string>{"3", "a, b"}));
+  EXPECT_EQ((*lines)[2].fields, (std::vector<std::string>{"4", " x "}));
+  EXPECT_EQ((*lines)[3].fields, (std::vector<std::string>{"5", "say \"hi\""}));
+}
+
+TEST(CsvLines, CommentsAndBlankLinesAreSkippedButCounted) {
+  auto lines = ReadCsvLines("# a sweep\nid , note\r\n\n   # indented comment\n 7 ,x\r\n", "t.csv");
+  ASSERT_TRUE(lines.ok()) << lines.error().message;
+  ASSERT_EQ(lines->size(), 2u);
+  EXPECT_EQ((*lines)[0].number, 2u);
+  EXPECT_EQ((*lines)[0].fields, (std::vector<std::string>{"id", "note"}));
+  EXPECT_EQ((*lines)[1].number, 5u);
+  EXPECT_EQ((*lines)[1].fields, (std::vector<std::string>{"7", "x"}));
+}
+
+TEST(CsvLines, AQuoteClosedBeforeTheCarriageReturnKeepsNoCarriageReturn) {
+  auto lines = ReadCsvLines("id,note\r\n1,\"x\"\r\n", "t.csv");
+  ASSERT_TRUE(lines.ok()) << lines.error().message;
+  EXPECT_EQ((*lines)[1].fields, (std::vector<std::string>{"1", "x"}));
+}
+
+TEST(CsvLines, AQuoteLeftOpenAtTheEndOfALineNamesTheLine) {
+  auto lines = ReadCsvLines("id\n1\n\"2,\n", "t.csv");
+  ASSERT_FALSE(lines.ok());
+  EXPECT_EQ(lines.error().message, "t.csv: line 3: unterminated quote");
+}
+
+TEST(CaseIdsCsv, ReadsTheFirstColumnAndIgnoresTheOthers) {
+  auto ids = ParseCaseIdsCsv("id,note\n3,first\n7,second,extra\n", "ids.csv");
+  ASSERT_TRUE(ids.ok()) << ids.error().message;
+  EXPECT_EQ(*ids, (std::vector<std::int64_t>{3, 7}));
+}
+
+TEST(CaseIdsCsv, AcceptsCommentsAndQuotedCells) {
+  auto ids = ParseCaseIdsCsv(
+      "# ids for the custom runner\n\"id\",\"note\"\n\"3\",\"first, with a comma\"\n"
+      "# the next one is slow\n7,\"a \"\"quoted\"\" word\"\n",
+      "ids.csv");
+  ASSERT_TRUE(ids.ok()) << ids.error().message;
+  EXPECT_EQ(*ids, (std::vector<std::int64_t>{3, 7}));
+}
+
+TEST(CaseIdsCsv, ANonIntegerIdNamesTheLine) {
+  auto ids = ParseCaseIdsCsv("id\n1\nx\n", "ids.csv");
+  ASSERT_FALSE(ids.ok());
+  EXPECT_EQ(ids.error().message, "ids.csv:3: the first column must be an integer case id, got 'x'");
+}
+
+TEST(CaseIdsCsv, ARepeatedIdIsAnError) {
+  auto ids = ParseCaseIdsCsv("id\n1\n2\n1\n", "ids.csv");
+  ASSERT_FALSE(ids.ok());
+  EXPECT_EQ(ids.error().message, "ids.csv:4: case id 1 appears twice");
+}
+
+TEST(CaseIdsCsv, AHeaderWithoutCasesIsAnError) {
+  EXPECT_FALSE(ParseCaseIdsCsv("id,note\n# nothing yet\n", "ids.csv").ok());
+  EXPECT_FALSE(ParseCaseIdsCsv("", "ids.csv").ok());
+}
+
 }  // namespace
 }  // namespace mculab

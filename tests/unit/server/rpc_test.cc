@@ -233,7 +233,8 @@ TEST_F(RpcTest, JobGoesFromSubmitThroughTheAgentStreamToResults) {
   EXPECT_EQ(results.provenance().board(), "host-0");
   EXPECT_EQ(results.provenance().agent(), "lab-1");
   EXPECT_TRUE(results.provenance().emulated());
-  EXPECT_EQ(results.provenance().counters(), "instructions");
+  ASSERT_EQ(results.provenance().counters_size(), 1);
+  EXPECT_EQ(results.provenance().counters(0), "instructions");
   EXPECT_EQ(results.provenance().seed(), 42u);
   // One row per case (the timer), so the CLI's table and CSV export list each case once.
   ASSERT_EQ(results.cases_size(), 1);

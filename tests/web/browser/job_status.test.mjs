@@ -33,8 +33,8 @@ test('a queued job says whose reservation it waits on, until when, and when it s
     const wait = page.locator('#job-wait');
     await wait.waitFor();
     const text = await wait.textContent();
-    assert.match(text, /^Waiting for board h743-0, reserved by chen until \d{4}-\d\d-\d\d \d\d:\d\d:\d\d \(reserved for the H7 profiling week\)\./);
-    assert.match(text, /Next in the queue\. Estimated start \d{4}-\d\d-\d\d \d\d:\d\d:\d\d \((in about [^)]+|any moment now)\)\./);
+    assert.match(text, /^Waiting for board h743-0, reserved by chen until \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC \(reserved for the H7 profiling week\)\./);
+    assert.match(text, /Next in the queue\. Estimated start \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC \((in about [^)]+|any moment now)\)\./);
     // The board asked for and the priority show before the job has a board.
     assert.match(await page.locator('#job-summary').textContent(), /boardh743-0 \(requested\)/);
     assert.match(await page.locator('#job-summary').textContent(), /priorityhigh/);

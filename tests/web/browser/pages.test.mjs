@@ -93,7 +93,7 @@ test('history lists jobs, one page at a time, and a filter narrows them', async 
 test('the date range filter keeps jobs submitted on those days', async () => {
   const newest = (await api('jobs?limit=1&sort=created')).jobs[0];
   const d = new Date(newest.created_ms);
-  const day = `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, '0')}-${String(d.getDate()).padStart(2, '0')}`;
+  const day = d.toISOString().slice(0, 10);  // the page prints and filters UTC days
   const { page, w } = await openPage(desktop.context, `index.html?from=${day}&to=${day}`);
   await page.locator('#jobs-table tbody tr').first().waitFor();
   assert.equal(await page.locator('#f-from').inputValue(), day);

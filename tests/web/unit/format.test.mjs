@@ -2,7 +2,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-process.env.TZ = 'UTC';  // formatTime prints local time; pin it
 const {
   formatCount, formatDuration, formatNumber, formatPercent, formatProgress, formatRatio, formatRelative,
   formatTime, jobDuration, paramsText, printfFixed, printfGeneral,
@@ -74,10 +73,22 @@ test('formatPercent shows cv as a percentage like the CLI', () => {
   assert.equal(formatPercent(undefined), '-');
 });
 
-test('formatTime prints local date and time, "-" for a time not reached yet', () => {
-  assert.equal(formatTime(Date.UTC(2025, 10, 3, 9, 5, 7)), '2025-11-03 09:05:07');
+test('formatTime prints UTC date and time, labelled, "-" for a time not reached yet', () => {
+  assert.equal(formatTime(Date.UTC(2025, 10, 3, 9, 5, 7)), '2025-11-03 09:05:07 UTC');
   assert.equal(formatTime(0), '-');
   assert.equal(formatTime(-5), '-');
+});
+
+test('formatTime does not depend on the browser\'s zone', () => {
+  const saved = process.env.TZ;
+  process.env.TZ = 'Asia/Kolkata';  // UTC+5:30: local time would read 14:35:07
+  try {
+    assert.equal(new Date(Date.UTC(2025, 10, 3, 9, 5, 7)).getHours(), 14);  // the zone took
+    assert.equal(formatTime(Date.UTC(2025, 10, 3, 9, 5, 7)), '2025-11-03 09:05:07 UTC');
+  } finally {
+    if (saved === undefined) delete process.env.TZ;
+    else process.env.TZ = saved;
+  }
 });
 
 test('formatDuration picks a readable unit', () => {

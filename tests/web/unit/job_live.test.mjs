@@ -3,7 +3,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-process.env.TZ = 'UTC';  // formatTime prints local time; pin it
 const { LiveSeries, MAX_LIVE_POINTS, eventsByCase, waitText } = await import('../../../web/js/job_live.js');
 
 const LEASE = Date.UTC(2026, 11, 1, 18, 0, 0);
@@ -11,8 +10,8 @@ const LEASE = Date.UTC(2026, 11, 1, 18, 0, 0);
 test('a job waiting on a reservation names the board, the holder, the lease end and the estimate', () => {
   const text = waitText({ position: 1, board: 'h743-0', holder: 'chen', lease_until_ms: LEASE, note: 'profiling',
     estimated_start_ms: LEASE }, LEASE - 47 * 60_000);
-  assert.equal(text, 'Waiting for board h743-0, reserved by chen until 2026-12-01 18:00:00 (profiling). ' +
-      'Next in the queue. Estimated start 2026-12-01 18:00:00 (in about 47 min).');
+  assert.equal(text, 'Waiting for board h743-0, reserved by chen until 2026-12-01 18:00:00 UTC (profiling). ' +
+      'Next in the queue. Estimated start 2026-12-01 18:00:00 UTC (in about 47 min).');
 });
 
 test('a job behind others says its position, and when nothing is known, that there is no estimate', () => {

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-process.env.TZ = 'UTC';  // date filters are local days; pin the zone
+process.env.TZ = 'Asia/Kolkata';  // UTC+5:30: date filters are UTC days whatever the zone
 const q = await import('../../../web/js/query.js');
 
 test('an empty query string is the default view: newest jobs first, 50 a page', () => {
@@ -35,7 +35,7 @@ test('state groups expand to the API\'s comma list', () => {
   assert.equal(q.jobsApiParams(s).get('state'), 'queued,assigned,preparing,running');
 });
 
-test('date filters become the API\'s inclusive created_ms range of whole local days', () => {
+test('date filters become the API\'s inclusive created_ms range of whole UTC days', () => {
   const p = q.jobsApiParams({ ...q.DEFAULT_HISTORY, from: '2025-11-01', to: '2025-11-03' });
   assert.equal(p.get('from'), String(Date.UTC(2025, 10, 1)));
   assert.equal(p.get('to'), String(Date.UTC(2025, 10, 4) - 1));

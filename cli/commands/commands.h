@@ -1,0 +1,61 @@
+// The CLI's commands: one function per command, grouped by what they act on (jobs.cc: submit,
+// jobs, show, export, cancel; boards.cc: boards, events, reserve, release, board; trend.cc;
+// catalog.cc: ops and models, which need no server). main.cc wires them to CLI11. A command
+// prints its result on stdout and returns the exit code; bad usage throws UsageError (exit 2), a
+// failed request exits 1 through Client::Fail.
+#pragma once
+
+#include <csignal>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cli/commands/client.h"
+
+namespace mculab::cli {
+
+struct SubmitOptions {
+  std::string kind, board, op, cases, label, priority, events, firmware, blob, model, input;
+  std::vector<std::string> tags;  // --tag KEY=VALUE, repeatable
+  unsigned iterations = 20, warmup = 2, timeout_s = 0;
+  bool wait = false, json = false;
+};
+
+int CmdSubmit(Client& c, const SubmitOptions& o);
+int CmdJobs(Client& c, const v1::ListJobsRequest& req, bool json);
+int CmdShow(Client& c, uint64_t id, bool json, bool ops);
+int CmdExport(Client& c, uint64_t id, const std::string& out_path, const std::string& format);
+int CmdCancel(Client& c, uint64_t id);
+
+int CmdBoards(Client& c, bool json);
+int CmdEvents(Client& c, const std::string& kind, const std::string& board);
+int CmdReserve(Client& c, const std::string& board, const std::string& duration,
+               const std::string& note, bool json);
+int CmdRelease(Client& c, const std::string& board);
+// `mculab reserve BOARD --hold`: a short lease renewed every third of it while this runs;
+// released on SIGINT/SIGTERM (blocked by the caller before any thread started, taken here with
+// sigtimedwait). A killed process stops renewing and the lease runs out by itself.
+int CmdHold(Client& c, const std::string& board, const std::string& lease, const std::string& note,
+            const sigset_t& signals);
+int CmdBoard(Client& c, const std::string& board, const std::string& maintenance,
+             const std::string& reason, const std::string& agent, bool history, bool json);
+
+// `mculab trend`: which case (flags, or a job and one of its case ids), the series, printed.
+struct TrendOptions {
+  std::string kind, op, params, runner, user, label;
+  std::vector<std::string> tags;
+  int64_t case_id = 0;
+  bool has_case = false;
+  uint64_t job = 0;
+  unsigned limit = 200, window = 3;
+  double min_step = 0.01;
+  bool json = false;
+};
+
+int CmdTrend(Client& c, const TrendOptions& o);
+
+// `mculab ops [describe OP]` and `mculab models inspect FILE`: no server needed.
+int CmdOps(bool describe, const std::string& op);
+int CmdModelsInspect(const std::string& path, const std::string& input, bool json);
+
+}  // namespace mculab::cli
