@@ -97,10 +97,13 @@ class DiskFullTest(unittest.TestCase):
                               "--warmup", "0", "--label", "before")
         self.assertEqual(lab.wait_job(before["id"])["state"], "succeeded")
 
-        # A long job whose samples cannot all be stored: the disk fills while it runs.
+        # A long job whose samples cannot all be stored: the disk fills while it runs. Long enough
+        # (2 M samples, several seconds on a host board) that it is still sending when the disk is
+        # full, however slow the machine is to notice it running: 200,000 samples once ended
+        # before the filler did, and nothing was left to write.
         during = lab.cli_json("submit", "--kind", "host", "--op", "fully_connected_s8", "--cases",
                               lablib.write_csv(self.spool, "fc.csv", FC_CSV), "--iterations",
-                              "100000", "--warmup", "0", "--label", "during")
+                              "1000000", "--warmup", "0", "--label", "during")
         lab.wait_job(during["id"], states=("running",))
         filler = fill(lab.home)
         serving_error = None
