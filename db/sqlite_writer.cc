@@ -1,0 +1,158 @@
+// SqliteStore's writer: the queue, the batched transaction with a savepoint per write, the
+// waits (room, flush, state a read must see).
+#include <spdlog/spdlog.h>
+#include <sqlite3.h>
+
+#include <future>
+
+#include "common/crash_point.h"
+#include "db/sql_statement.h"
+#include "db/sqlite_statements.h"
+#include "db/sqlite_store.h"
+
+namespace mculab::db {
+
+// ---------------------------------------------------------------------------------------------
+// The writer
+
+void SqliteStore::Enqueue(Op op) {
+  {
+    std::unique_lock l(mu_);
+    if (!closing_) {
+      op.seq = next_seq_++;
+      if (!op.samples_only) last_state_seq_ = op.seq;
+      if (!OnWriterThread()) queued_by_thread_[std::this_thread::get_id()] = op.seq;
+      queued_rows_ += op.rows;
+      queue_.push_back(std::move(op));
+      l.unlock();
+      queue_cv_.notify_one();
+      return;
+    }
+  }
+  if (op.after_commit) op.after_commit(MakeError(ErrorCode::kUnavailable, "the store is closed"));
+}
+
+void SqliteStore::WriterLoop() {
+  std::vector<Op> ops;
+  while (true) {
+    ops.clear();
+    {
+      std::unique_lock l(mu_);
+      queue_cv_.wait(l, [&] { return !queue_.empty() || closing_; });
+      if (queue_.empty()) return;  // closing, and everything queued is done
+      std::size_t rows = 0;
+      while (!queue_.empty() &&
+             (ops.empty() || rows + queue_.front().rows <= options_.max_rows_per_transaction)) {
+        rows += queue_.front().rows;
+        ops.push_back(std::move(queue_.front()));
+        queue_.pop_front();
+      }
+    }
+    CommitBatch(ops);
+  }
+}
+
+void SqliteStore::CommitBatch(std::vector<Op>& ops) {
+  std::vector<Status> results(ops.size());
+  Status txn = Use(w_->begin).Exec("BEGIN");
+  if (txn.ok()) {
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      Status s = Use(w_->savepoint).Exec("SAVEPOINT");
+      if (s.ok()) {
+        s = ops[i].apply();
+        if (!s.ok()) (void)Use(w_->rollback_to).Exec("ROLLBACK TO");
+        (void)Use(w_->release).Exec("RELEASE");
+      }
+      results[i] = s;
+    }
+    CrashPoint(crash_points::kBeforeCommit);
+    txn = Use(w_->commit).Exec("COMMIT");
+    if (!txn.ok()) (void)Use(w_->rollback).Exec("ROLLBACK");
+    if (txn.ok()) CrashPoint(crash_points::kAfterCommit);
+  }
+  if (!txn.ok()) {
+    for (auto& r : results) r = txn;
+  }
+  std::size_t rows = 0;
+  for (const Op& op : ops) rows += op.rows;
+  const std::uint64_t last = ops.back().seq;
+  {
+    std::lock_guard l(mu_);
+    committed_seq_ = last;
+    queued_rows_ -= rows;
+    if (txn.ok()) ++transactions_;
+  }
+  progress_cv_.notify_all();
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    if (ops[i].after_commit) ops[i].after_commit(results[i]);
+  }
+  {
+    std::lock_guard l(mu_);
+    done_seq_ = last;
+  }
+  progress_cv_.notify_all();
+}
+
+void SqliteStore::Write(WriteSet ws, WriteDone done) {
+  auto shared = std::make_shared<WriteSet>(std::move(ws));
+  auto duplicate = std::make_shared<bool>(false);
+  Op op;
+  op.rows = std::max<std::size_t>(1, shared->Rows());
+  // Rows of state besides the samples (an empty write only orders a callback after the commits).
+  op.samples_only = shared->Rows() == (shared->batch ? shared->batch->samples.size() + 1 : 0);
+  op.apply = [this, shared, duplicate] { return ApplyWriteSet(*shared, duplicate.get()); };
+  if (done) {
+    op.after_commit = [done = std::move(done), duplicate](const Status& s) {
+      done(WriteOutcome{s, s.ok() && *duplicate});
+    };
+  } else {
+    // Nobody hears of this write's outcome: a failure is at least logged, never dropped silently.
+    op.after_commit = [](const Status& s) {
+      if (!s.ok()) spdlog::error("a database write failed and was lost: {}", s.error().message);
+    };
+  }
+  Enqueue(std::move(op));
+}
+
+void SqliteStore::WaitForRoom() {
+  if (OnWriterThread()) return;
+  std::unique_lock l(mu_);
+  progress_cv_.wait(l, [&] { return queued_rows_ <= options_.max_queued_rows || closing_; });
+}
+
+void SqliteStore::Flush() {
+  if (OnWriterThread()) return;
+  std::unique_lock l(mu_);
+  const std::uint64_t target = next_seq_ - 1;
+  progress_cv_.wait(l, [&] { return done_seq_ >= target || closed_; });
+}
+
+bool SqliteStore::WaitForState() {
+  std::unique_lock l(mu_);
+  if (closed_) return false;
+  if (OnWriterThread()) return true;
+  std::uint64_t target = last_state_seq_;
+  const auto it = queued_by_thread_.find(std::this_thread::get_id());
+  if (it != queued_by_thread_.end()) target = std::max(target, it->second);
+  progress_cv_.wait(l, [&] { return committed_seq_ >= target || closed_; });
+  if (closed_) return false;
+  // Committed: this thread has nothing of its own to wait for until it writes again.
+  if (auto again = queued_by_thread_.find(std::this_thread::get_id());
+      again != queued_by_thread_.end() && again->second <= committed_seq_) {
+    queued_by_thread_.erase(again);
+  }
+  return true;
+}
+
+Status SqliteStore::WriteFunction(std::function<Status(sqlite3* db)> apply) {
+  auto done = std::make_shared<std::promise<Status>>();
+  auto future = done->get_future();
+  Op op;
+  op.rows = 1;
+  op.apply = [this, apply = std::move(apply)] { return apply(wdb_); };
+  op.after_commit = [done](const Status& s) { done->set_value(s); };
+  Enqueue(std::move(op));
+  return future.get();
+}
+
+}  // namespace mculab::db
