@@ -1,15 +1,11 @@
-#include <sqlite3.h>
-
+// SqliteStore reads for the web page and /metrics. The history query's SQL is assembled from fixed
+// fragments (one per filter that is set, one per sort key); every value is bound. Each shape is
+// prepared once per connection (a few dozen shapes in use).
 #include <algorithm>
 
 #include "db/sql_statement.h"
 #include "db/sqlite_rows.h"
 #include "db/sqlite_store.h"
-
-// ---------------------------------------------------------------------------------------------
-// Reads for the web page and /metrics. The history query's SQL is assembled from fixed
-// fragments (one per filter that is set, one per sort key) and prepared per call; every value is
-// bound. Preparing costs tens of microseconds, far below the query itself.
 
 namespace mculab::db {
 namespace {
@@ -123,20 +119,18 @@ void BindWhere(Use& u, const JobWhere& w) {
 // Ends a read transaction on every path.
 class ReadTransaction {
  public:
-  explicit ReadTransaction(sqlite3* db) {
-    if (begin_.Prepare(db, "BEGIN").ok() && commit_.Prepare(db, "COMMIT").ok()) {
-      open_ = Use(begin_).Exec("BEGIN").ok();
-    }
+  explicit ReadTransaction(Connection& c) : c_(c) {
+    open_ = Use(c_.Statement("BEGIN")).Exec("BEGIN").ok();
   }
   ~ReadTransaction() {
-    if (open_) (void)Use(commit_).Exec("COMMIT");
+    if (open_) (void)Use(c_.Statement("COMMIT")).Exec("COMMIT");
   }
   ReadTransaction(const ReadTransaction&) = delete;
   ReadTransaction& operator=(const ReadTransaction&) = delete;
   bool ok() const { return open_; }
 
  private:
-  Stmt begin_, commit_;
+  Connection& c_;
   bool open_ = false;
 };
 
@@ -148,27 +142,20 @@ Result<JobPage> SqliteStore::QueryJobs(const JobQuery& q) {
   constexpr std::uint64_t kFewMatches = 2000;
   auto read = StartRead();
   if (!read.ok()) return read.error();
-  ReadTransaction txn(read->db());  // the total and the page from one snapshot
-  if (!txn.ok()) return SqlError(read->db(), "starting a read transaction");
+  Connection& c = read->connection();
+  ReadTransaction txn(c);  // the total and the page from one snapshot
+  if (!txn.ok()) return SqlError(c.db(), "starting a read transaction");
   // A label of three characters or more found in few jobs (counted over the distinct labels of
   // label_counts, migration 0011: probing the trigram index itself would read every trigram match
   // of a frequent label) is looked up through its trigrams.
   bool trigrams = false;
   if (CodePoints(q.label_contains) >= 3) {
-    Stmt s;
-    if (Status st = s.Prepare(read->db(),
-                              "SELECT COALESCE(SUM(n), 0) FROM label_counts "
-                              "WHERE label LIKE ? ESCAPE '\\'");
-        !st.ok()) {
-      return st.error();
-    }
-    Use u(s);
+    Use u(
+        c.Statement("SELECT COALESCE(SUM(n), 0) FROM label_counts WHERE label LIKE ? ESCAPE '\\'"));
     u.Bind(ContainsPattern(q.label_contains));
-    if (!u.Next()) {
-      if (!u.status().ok()) return u.status().error();
-      return SqlError(read->db(), "counting labels");
-    }
-    trigrams = u.UInt(0) <= kFewMatches;
+    auto matches = FirstRow<std::uint64_t>(u, ReadCount, SqlError(c.db(), "counting labels"));
+    if (!matches.ok()) return matches.error();
+    trigrams = *matches <= kFewMatches;
   }
   const JobWhere where = BuildJobWhere(q, trigrams);
   const SortSql sort = SortOf(q.sort);
@@ -189,15 +176,12 @@ Result<JobPage> SqliteStore::QueryJobs(const JobQuery& q) {
 
   JobPage page;
   {
-    Stmt s;
-    if (Status st = s.Prepare(read->db(), count_sql.c_str()); !st.ok()) return st.error();
-    Use u(s);
+    Use u(c.Statement(count_sql));
     BindWhere(u, where);
-    if (!u.Next()) {
-      return u.status().ok() ? MakeError(ErrorCode::kInternal, "counting jobs: no row")
-                             : u.status().error();
-    }
-    page.total = u.UInt(0);
+    auto total = FirstRow<std::uint64_t>(u, ReadCount,
+                                         MakeError(ErrorCode::kInternal, "counting jobs: no row"));
+    if (!total.ok()) return total.error();
+    page.total = *total;
   }
   if (page.total <= q.offset) return page;  // nothing on this page: no second pass
   // A page past the middle is read from the other end: the same rows in reverse, after stepping
@@ -228,10 +212,8 @@ Result<JobPage> SqliteStore::QueryJobs(const JobQuery& q) {
       "boards b WHERE b.kind = j.kind), 0) END " +
       cols.substr(from) + "WHERE j.id IN (SELECT j.id FROM jobs j" + index + " " + where.sql +
       order + " LIMIT ? OFFSET ?)" + order;
-  Stmt s;
-  if (Status st = s.Prepare(read->db(), page_sql.c_str()); !st.ok()) return st.error();
-  const int emulated_col = sqlite3_column_count(s.get()) - 1;
-  Use u(s);
+  Use u(c.Statement(page_sql));
+  const int emulated_col = u.Columns() - 1;
   BindWhere(u, where);
   u.Bind(static_cast<std::int64_t>(limit)).Bind(static_cast<std::int64_t>(offset));
   while (u.Next()) {
@@ -247,16 +229,8 @@ Result<JobPage> SqliteStore::QueryJobs(const JobQuery& q) {
 Result<std::vector<std::pair<std::string, std::uint64_t>>> SqliteStore::CountJobsByState() {
   auto read = StartRead();
   if (!read.ok()) return read.error();
-  Stmt s;
-  if (Status st = s.Prepare(read->db(), "SELECT state, COUNT(*) FROM jobs GROUP BY state");
-      !st.ok()) {
-    return st.error();
-  }
-  Use u(s);
-  std::vector<std::pair<std::string, std::uint64_t>> out;
-  while (u.Next()) out.emplace_back(u.Text(0), u.UInt(1));
-  if (!u.status().ok()) return u.status().error();
-  return out;
+  Use u(read->connection().Statement("SELECT state, COUNT(*) FROM jobs GROUP BY state"));
+  return AllRows(u, [](Use& row) { return std::make_pair(row.Text(0), row.UInt(1)); });
 }
 
 }  // namespace mculab::db

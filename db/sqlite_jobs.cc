@@ -1,184 +1,165 @@
 // SqliteStore reads of jobs, runs, boards and artifacts.
-#include <sqlite3.h>
-
 #include "db/sql_statement.h"
 #include "db/sql_util.h"
 #include "db/sqlite_rows.h"
-#include "db/sqlite_statements.h"
 #include "db/sqlite_store.h"
 
 namespace mculab::db {
+namespace {
+
+Artifact ReadArtifact(Use& u) {
+  return Artifact{u.Text(0), u.UInt(1), u.Text(2), u.Text(3), u.Int(4)};
+}
+
+}  // namespace
 
 Result<Job> SqliteStore::GetJob(JobId id) {
+  static const std::string kSql = std::string("SELECT ") + kJobCols + "WHERE j.id = ?";
   auto read = StartRead();
   if (!read.ok()) return read.error();
-  Use u(read->s().get_job);
+  Use u(read->connection().Statement(kSql));
   u.Bind(id);
-  if (!u.Next()) {
-    if (!u.status().ok()) return u.status().error();
-    return MakeError(ErrorCode::kNotFound, "no job " + std::to_string(id));
-  }
-  return ReadJob(u);
+  return FirstRow<Job>(u, ReadJob, MakeError(ErrorCode::kNotFound, "no job " + std::to_string(id)));
 }
 
 Result<std::vector<Job>> SqliteStore::ListJobs(const JobFilter& f) {
+  static const std::string kSql =
+      std::string("SELECT ") + kJobCols +
+      "WHERE (?1 = '' OR j.state = ?1) AND (?2 = '' OR j.kind = ?2) "
+      "AND (?3 = '' OR j.board = ?3 OR j.assigned_board = ?3) AND (?4 = '' OR j.op = ?4) "
+      "AND (?5 = '' OR j.user_name = ?5) AND (?6 = 0 OR j.id < ?6) "
+      "ORDER BY j.id DESC LIMIT ?7";
   auto read = StartRead();
   if (!read.ok()) return read.error();
-  Use u(read->s().list_jobs);
+  Use u(read->connection().Statement(kSql));
   u.Bind(f.state).Bind(f.kind).Bind(f.board).Bind(f.op).Bind(f.user).Bind(f.before_id);
   u.Bind(f.limit);
-  std::vector<Job> out;
-  while (u.Next()) {
-    auto j = ReadJob(u);
-    if (!j.ok()) return j.error();
-    out.push_back(std::move(*j));
-  }
-  if (!u.status().ok()) return u.status().error();
-  return out;
+  return AllRows(u, ReadJob);
 }
 
 Result<std::vector<Job>> SqliteStore::ListActiveJobs() {
+  static const std::string kSql =
+      std::string("SELECT ") + kJobCols +
+      "WHERE j.state IN ('queued', 'assigned', 'preparing', 'running') ORDER BY j.id";
   auto read = StartRead();
   if (!read.ok()) return read.error();
-  Use u(read->s().list_active_jobs);
-  std::vector<Job> out;
-  while (u.Next()) {
-    auto j = ReadJob(u);
-    if (!j.ok()) return j.error();
-    out.push_back(std::move(*j));
-  }
-  if (!u.status().ok()) return u.status().error();
-  return out;
+  Use u(read->connection().Statement(kSql));
+  return AllRows(u, ReadJob);
 }
 
 Result<std::vector<CaseSpec>> SqliteStore::GetJobCases(JobId id) {
   auto read = StartRead();
   if (!read.ok()) return read.error();
-  Use u(read->s().get_cases);
+  Use u(read->connection().Statement(
+      "SELECT case_index, case_id, params FROM job_cases WHERE job_id = ? ORDER BY case_index"));
   u.Bind(id);
-  std::vector<CaseSpec> out;
-  while (u.Next()) out.push_back(CaseSpec{u.Int(1), SplitInts(u.Text(2))});
-  if (!u.status().ok()) return u.status().error();
-  return out;
+  return AllRows(u, [](Use& row) { return CaseSpec{row.Int(1), SplitInts(row.Text(2))}; });
 }
 
 Result<std::vector<JobTransition>> SqliteStore::GetTransitions(JobId id) {
   auto read = StartRead();
   if (!read.ok()) return read.error();
-  Use u(read->s().get_transitions);
+  Use u(read->connection().Statement(
+      "SELECT job_id, from_state, to_state, reason, actor, time_ms FROM job_transitions "
+      "WHERE job_id = ? ORDER BY id"));
   u.Bind(id);
-  std::vector<JobTransition> out;
-  while (u.Next()) {
-    out.push_back(JobTransition{u.Int(0), u.Text(1), u.Text(2), u.Text(3), u.Text(4), u.Int(5)});
-  }
-  if (!u.status().ok()) return u.status().error();
-  return out;
+  return AllRows(u, [](Use& row) {
+    return JobTransition{row.Int(0),  row.Text(1), row.Text(2),
+                         row.Text(3), row.Text(4), row.Int(5)};
+  });
 }
 
 Result<std::vector<Board>> SqliteStore::ListBoards() {
+  static const std::string kSql = std::string("SELECT ") + kBoardCols + "ORDER BY name";
   auto read = StartRead();
   if (!read.ok()) return read.error();
-  Use u(read->s().list_boards);
-  std::vector<Board> out;
-  while (u.Next()) {
-    auto b = ReadBoard(u);
-    if (!b.ok()) return b.error();
-    out.push_back(std::move(*b));
-  }
-  if (!u.status().ok()) return u.status().error();
-  return out;
+  Use u(read->connection().Statement(kSql));
+  return AllRows(u, ReadBoard);
 }
 
 Result<std::vector<BoardTransition>> SqliteStore::GetBoardTransitions(const std::string& board) {
   auto read = StartRead();
   if (!read.ok()) return read.error();
-  Use u(read->s().get_board_transitions);
+  Use u(read->connection().Statement(
+      "SELECT board, field, from_value, to_value, reason, actor, time_ms FROM "
+      "board_transitions WHERE board = ? ORDER BY id"));
   u.Bind(board);
-  std::vector<BoardTransition> out;
-  while (u.Next()) {
-    out.push_back(BoardTransition{u.Text(0), u.Text(1), u.Text(2), u.Text(3), u.Text(4), u.Text(5),
-                                  u.Int(6)});
-  }
-  if (!u.status().ok()) return u.status().error();
-  return out;
+  return AllRows(u, [](Use& row) {
+    return BoardTransition{row.Text(0), row.Text(1), row.Text(2), row.Text(3),
+                           row.Text(4), row.Text(5), row.Int(6)};
+  });
 }
 
 Result<Run> SqliteStore::GetRun(RunId id) {
+  static const std::string kSql = std::string("SELECT ") + kRunCols + "WHERE id = ?";
   auto read = StartRead();
   if (!read.ok()) return read.error();
-  Use u(read->s().get_run);
+  Use u(read->connection().Statement(kSql));
   u.Bind(id);
-  if (!u.Next()) {
-    if (!u.status().ok()) return u.status().error();
-    return MakeError(ErrorCode::kNotFound, "no run " + std::to_string(id));
-  }
-  return ReadRun(u);
+  return FirstRow<Run>(u, ReadRun, MakeError(ErrorCode::kNotFound, "no run " + std::to_string(id)));
 }
 
 Result<std::vector<Run>> SqliteStore::ListRuns(JobId job) {
+  static const std::string kSql =
+      std::string("SELECT ") + kRunCols + "WHERE job_id = ? ORDER BY id";
   auto read = StartRead();
   if (!read.ok()) return read.error();
-  Use u(read->s().list_runs);
+  Use u(read->connection().Statement(kSql));
   u.Bind(job);
-  std::vector<Run> out;
-  while (u.Next()) {
-    auto r = ReadRun(u);
-    if (!r.ok()) return r.error();
-    out.push_back(std::move(*r));
-  }
-  if (!u.status().ok()) return u.status().error();
-  return out;
+  return AllRows(u, ReadRun);
 }
 
 Result<JobId> SqliteStore::MaxJobId() {
   auto read = StartRead();
   if (!read.ok()) return read.error();
-  Use u(read->s().max_job);
-  if (!u.Next()) return u.status().ok() ? JobId{0} : Result<JobId>(u.status().error());
-  return u.Int(0);
+  Use u(read->connection().Statement("SELECT COALESCE(MAX(id), 0) FROM jobs"));
+  return FirstRow<JobId>(
+      u, [](Use& row) { return row.Int(0); }, JobId{0});
 }
 
 Result<RunId> SqliteStore::MaxRunId() {
   auto read = StartRead();
   if (!read.ok()) return read.error();
-  Use u(read->s().max_run);
-  if (!u.Next()) return u.status().ok() ? RunId{0} : Result<RunId>(u.status().error());
-  return u.Int(0);
+  Use u(read->connection().Statement(
+      "SELECT MAX(COALESCE((SELECT MAX(id) FROM runs), 0), "
+      "COALESCE((SELECT last FROM id_reservations WHERE name = 'run'), 0))"));
+  return FirstRow<RunId>(
+      u, [](Use& row) { return row.Int(0); }, RunId{0});
 }
 
 Result<std::vector<Artifact>> SqliteStore::ListArtifactsBefore(std::int64_t ms) {
   auto read = StartRead();
   if (!read.ok()) return read.error();
-  Use u(read->s().artifacts_before);
+  Use u(read->connection().Statement(
+      "SELECT sha256, size, name, user_name, created_ms FROM artifacts WHERE created_ms < ? "
+      "ORDER BY created_ms"));
   u.Bind(ms);
-  std::vector<Artifact> out;
-  while (u.Next()) out.push_back(Artifact{u.Text(0), u.UInt(1), u.Text(2), u.Text(3), u.Int(4)});
-  if (!u.status().ok()) return u.status().error();
-  return out;
+  return AllRows(u, ReadArtifact);
 }
 
 Result<Store::ArtifactUsage> SqliteStore::GetArtifactUsage(const std::string& user) {
   auto read = StartRead();
   if (!read.ok()) return read.error();
-  Use u(read->s().artifact_usage);
+  Use u(read->connection().Statement(
+      "SELECT COUNT(*), COALESCE(SUM(size), 0) FROM artifacts WHERE user_name = ?"));
   u.Bind(user);
-  if (!u.Next()) {
-    if (!u.status().ok()) return u.status().error();
-    return ArtifactUsage{};
-  }
-  return ArtifactUsage{u.UInt(0), u.UInt(1)};
+  return FirstRow<ArtifactUsage>(
+      u,
+      [](Use& row) {
+        return ArtifactUsage{row.UInt(0), row.UInt(1)};
+      },
+      ArtifactUsage{});
 }
 
 Result<std::optional<Artifact>> SqliteStore::GetArtifact(const std::string& sha256) {
   auto read = StartRead();
   if (!read.ok()) return read.error();
-  Use u(read->s().get_artifact);
+  Use u(read->connection().Statement(
+      "SELECT sha256, size, name, user_name, created_ms FROM artifacts WHERE sha256 = ?"));
   u.Bind(sha256);
-  if (!u.Next()) {
-    if (!u.status().ok()) return u.status().error();
-    return std::optional<Artifact>();
-  }
-  return std::optional<Artifact>(Artifact{u.Text(0), u.UInt(1), u.Text(2), u.Text(3), u.Int(4)});
+  return FirstRow<std::optional<Artifact>>(
+      u, [](Use& row) { return std::optional<Artifact>(ReadArtifact(row)); },
+      std::optional<Artifact>());
 }
 
 }  // namespace mculab::db

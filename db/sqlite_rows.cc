@@ -4,11 +4,6 @@
 
 namespace mculab::db {
 
-using server::BoardHealth;
-using server::BoardState;
-using server::JobState;
-using server::RunState;
-
 const char* const kJobCols =
     "j.id, j.user_name, j.kind, j.board, j.op, j.label, j.state, j.iterations, j.warmup, "
     "j.num_cases, j.cases_artifact, j.timeout_s, j.attempts, j.created_ms, j.started_ms, "
@@ -127,6 +122,6 @@ Result<Board> ReadBoard(Use& u) {
   return b;
 }
 
-std::string Sql(const char* head, const char* tail) { return std::string(head) + tail; }
+std::uint64_t ReadCount(Use& u) { return u.UInt(0); }
 
 }  // namespace mculab::db

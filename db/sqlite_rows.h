@@ -1,5 +1,5 @@
-// Row readers of the SQLite store: the columns a job, run or board is read from, and the reader
-// of one such row. db-internal.
+// Row readers of the SQLite store: the columns a job, run or board is read from (each ends in its
+// FROM clause), and the reader of one such row. db-internal.
 #pragma once
 
 #include <string>
@@ -16,7 +16,7 @@ extern const char* const kBoardCols;
 Result<Job> ReadJob(Use& u);
 Result<Run> ReadRun(Use& u);
 Result<Board> ReadBoard(Use& u);
-
-std::string Sql(const char* head, const char* tail);
+// A count or sequence in the first column.
+std::uint64_t ReadCount(Use& u);
 
 }  // namespace mculab::db

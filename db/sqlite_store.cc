@@ -10,7 +10,6 @@
 #include <cstring>
 
 #include "db/sql_statement.h"
-#include "db/sqlite_statements.h"
 
 namespace mculab::db {
 
@@ -42,7 +41,7 @@ Status RestrictToOwner(const std::filesystem::path& path) {
   return {};
 }
 
-Result<sqlite3*> OpenConnection(const std::filesystem::path& path) {
+Result<std::unique_ptr<Connection>> OpenConnection(const std::filesystem::path& path) {
   sqlite3* db = nullptr;
   int rc = sqlite3_open_v2(
       path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
@@ -54,21 +53,21 @@ Result<sqlite3*> OpenConnection(const std::filesystem::path& path) {
   }
   sqlite3_busy_timeout(db, 5000);
   sqlite3_extended_result_codes(db, 1);
-  return db;
+  return std::make_unique<Connection>(db);
 }
 
 // Reads the single value of a one-row statement.
-Result<std::string> QueryText(sqlite3* db, const char* sql) {
-  Stmt s;
-  if (Status st = s.Prepare(db, sql); !st.ok()) return st.error();
-  Use u(s);
-  if (!u.Next())
-    return u.status().ok() ? MakeError(ErrorCode::kInternal, std::string(sql) + ": no row")
-                           : u.status().error();
-  return u.Text(0);
+Result<std::string> QueryText(Connection& c, const std::string& sql) {
+  Use u(c.Statement(sql));
+  return FirstRow<std::string>(
+      u, [](Use& row) { return row.Text(0); }, MakeError(ErrorCode::kInternal, sql + ": no row"));
 }
 
-Status ApplyMigrations(sqlite3* db, const std::vector<Migration>& migrations) {
+Status Exec(Connection& c, const std::string& sql) {
+  return Use(c.Statement(sql)).Exec(sql.c_str());
+}
+
+Status ApplyMigrations(Connection& c, const std::vector<Migration>& migrations) {
   // Numbers increase; a gap is a number another branch owns (db/embed_migrations.cmake).
   for (std::size_t i = 0; i < migrations.size(); ++i) {
     const int least = i == 0 ? 1 : migrations[i - 1].version + 1;
@@ -78,7 +77,7 @@ Status ApplyMigrations(sqlite3* db, const std::vector<Migration>& migrations) {
                                                  ", expected at least " + std::to_string(least));
     }
   }
-  auto current = QueryText(db, "PRAGMA user_version");
+  auto current = QueryText(c, "PRAGMA user_version");
   if (!current.ok()) return current.error();
   const int have = std::stoi(*current);
   const int latest = migrations.empty() ? 0 : migrations.back().version;
@@ -90,16 +89,13 @@ Status ApplyMigrations(sqlite3* db, const std::vector<Migration>& migrations) {
   }
   for (const Migration& m : migrations) {
     if (m.version <= have) continue;
-    if (Status s = ExecFixed(db, "BEGIN IMMEDIATE"); !s.ok()) return s;
-    Status s = ExecFixed(db, m.sql.c_str());
-    if (s.ok()) {
-      // PRAGMA takes no parameters; the number is ours, not input.
-      const std::string pragma = "PRAGMA user_version = " + std::to_string(m.version);
-      s = ExecFixed(db, pragma.c_str());
-    }
-    if (s.ok()) s = ExecFixed(db, "COMMIT");
+    if (Status s = Exec(c, "BEGIN IMMEDIATE"); !s.ok()) return s;
+    Status s = ExecScript(c.db(), m.sql);
+    // PRAGMA takes no parameters; the number is ours, not input.
+    if (s.ok()) s = Exec(c, "PRAGMA user_version = " + std::to_string(m.version));
+    if (s.ok()) s = Exec(c, "COMMIT");
     if (!s.ok()) {
-      (void)ExecFixed(db, "ROLLBACK");
+      (void)Exec(c, "ROLLBACK");
       return MakeError(ErrorCode::kInternal,
                        "applying migration " + m.name + ": " + s.error().message);
     }
@@ -125,8 +121,8 @@ Status SqliteStore::Init(const std::filesystem::path& path) {
   if (Status s = RestrictToOwner(path); !s.ok()) return s;
   auto w = OpenConnection(path);
   if (!w.ok()) return w.error();
-  wdb_ = *w;
-  auto mode = QueryText(wdb_, "PRAGMA journal_mode = WAL");
+  w_ = std::move(*w);
+  auto mode = QueryText(*w_, "PRAGMA journal_mode = WAL");
   if (!mode.ok()) return mode.error();
   if (*mode != "wal") {
     return MakeError(ErrorCode::kUnavailable, "cannot put " + path.string() +
@@ -134,10 +130,8 @@ Status SqliteStore::Init(const std::filesystem::path& path) {
   }
   const char* sync =
       options_.synchronous_full ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL";
-  if (Status s = ExecFixed(wdb_, sync); !s.ok()) return s;
-  if (Status s = ApplyMigrations(wdb_, options_.migrations); !s.ok()) return s;
-  w_ = std::make_unique<Statements>();
-  if (Status s = w_->PrepareWrites(wdb_); !s.ok()) return s;
+  if (Status s = Exec(*w_, sync); !s.ok()) return s;
+  if (Status s = ApplyMigrations(*w_, options_.migrations); !s.ok()) return s;
 
   path_ = path;
   auto r = OpenReadConnection();  // one now, so a database that cannot be read fails Open
@@ -174,22 +168,13 @@ void SqliteStore::Close() {
     reads_.clear();
   }
   w_.reset();
-  sqlite3_close(wdb_);
-  wdb_ = nullptr;
 }
 
-SqliteStore::ReadConnection::~ReadConnection() {
-  s.reset();
-  sqlite3_close(db);
-}
-
-Result<std::unique_ptr<SqliteStore::ReadConnection>> SqliteStore::OpenReadConnection() {
-  auto db = OpenConnection(path_);
-  if (!db.ok()) return db.error();
-  auto c = std::make_unique<ReadConnection>();
-  c->db = *db;
-  c->s = std::make_unique<Statements>();
-  if (Status s = c->s->PrepareReads(c->db); !s.ok()) return s.error();
+Result<std::unique_ptr<Connection>> SqliteStore::OpenReadConnection() {
+  auto c = OpenConnection(path_);
+  if (!c.ok()) return c.error();
+  // Reads the schema now, so a database that cannot be read fails here.
+  if (auto v = QueryText(**c, "PRAGMA user_version"); !v.ok()) return v.error();
   return c;
 }
 
@@ -209,7 +194,7 @@ Result<SqliteStore::ReadLease> SqliteStore::StartRead() {
   while (true) {
     if (reads_closed_) return MakeError(ErrorCode::kUnavailable, "the store is closed");
     if (!idle_reads_.empty()) {
-      ReadConnection* c = idle_reads_.back();
+      Connection* c = idle_reads_.back();
       idle_reads_.pop_back();
       return ReadLease(this, c);
     }
@@ -223,7 +208,7 @@ Result<SqliteStore::ReadLease> SqliteStore::StartRead() {
   }
 }
 
-void SqliteStore::EndRead(ReadConnection* c) {
+void SqliteStore::EndRead(Connection* c) {
   {
     std::lock_guard l(pool_mu_);
     idle_reads_.push_back(c);
@@ -238,17 +223,17 @@ SqliteStore::ReadLease::~ReadLease() {
 Result<int> SqliteStore::SchemaVersion() {
   auto read = StartRead();
   if (!read.ok()) return read.error();
-  Use u(read->s().user_version);
-  if (!u.Next()) return u.status().ok() ? 0 : Result<int>(u.status().error());
-  return static_cast<int>(u.Int(0));
+  Use u(read->connection().Statement("PRAGMA user_version"));
+  return FirstRow<int>(
+      u, [](Use& row) { return static_cast<int>(row.Int(0)); }, 0);
 }
 
 Result<std::string> SqliteStore::JournalMode() {
   auto read = StartRead();
   if (!read.ok()) return read.error();
-  Use u(read->s().journal_mode);
-  if (!u.Next()) return u.status().ok() ? std::string() : Result<std::string>(u.status().error());
-  return u.Text(0);
+  Use u(read->connection().Statement("PRAGMA journal_mode"));
+  return FirstRow<std::string>(
+      u, [](Use& row) { return row.Text(0); }, std::string());
 }
 
 }  // namespace mculab::db

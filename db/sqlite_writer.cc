@@ -1,13 +1,11 @@
 // SqliteStore's writer: the queue, the batched transaction with a savepoint per write, the
 // waits (room, flush, state a read must see).
 #include <spdlog/spdlog.h>
-#include <sqlite3.h>
 
 #include <future>
 
 #include "common/crash_point.h"
 #include "db/sql_statement.h"
-#include "db/sqlite_statements.h"
 #include "db/sqlite_store.h"
 
 namespace mculab::db {
@@ -54,20 +52,20 @@ void SqliteStore::WriterLoop() {
 
 void SqliteStore::CommitBatch(std::vector<Op>& ops) {
   std::vector<Status> results(ops.size());
-  Status txn = Use(w_->begin).Exec("BEGIN");
+  Status txn = Use(w_->Statement("BEGIN IMMEDIATE")).Exec("BEGIN");
   if (txn.ok()) {
     for (std::size_t i = 0; i < ops.size(); ++i) {
-      Status s = Use(w_->savepoint).Exec("SAVEPOINT");
+      Status s = Use(w_->Statement("SAVEPOINT write_set")).Exec("SAVEPOINT");
       if (s.ok()) {
         s = ops[i].apply();
-        if (!s.ok()) (void)Use(w_->rollback_to).Exec("ROLLBACK TO");
-        (void)Use(w_->release).Exec("RELEASE");
+        if (!s.ok()) (void)Use(w_->Statement("ROLLBACK TO write_set")).Exec("ROLLBACK TO");
+        (void)Use(w_->Statement("RELEASE write_set")).Exec("RELEASE");
       }
       results[i] = s;
     }
     CrashPoint(crash_points::kBeforeCommit);
-    txn = Use(w_->commit).Exec("COMMIT");
-    if (!txn.ok()) (void)Use(w_->rollback).Exec("ROLLBACK");
+    txn = Use(w_->Statement("COMMIT")).Exec("COMMIT");
+    if (!txn.ok()) (void)Use(w_->Statement("ROLLBACK")).Exec("ROLLBACK");
     if (txn.ok()) CrashPoint(crash_points::kAfterCommit);
   }
   if (!txn.ok()) {
@@ -144,12 +142,12 @@ bool SqliteStore::WaitForState() {
   return true;
 }
 
-Status SqliteStore::WriteFunction(std::function<Status(sqlite3* db)> apply) {
+Status SqliteStore::WriteFunction(std::function<Status(Connection& w)> apply) {
   auto done = std::make_shared<std::promise<Status>>();
   auto future = done->get_future();
   Op op;
   op.rows = 1;
-  op.apply = [this, apply = std::move(apply)] { return apply(wdb_); };
+  op.apply = [this, apply = std::move(apply)] { return apply(*w_); };
   op.after_commit = [done](const Status& s) { done->set_value(s); };
   Enqueue(std::move(op));
   return future.get();
