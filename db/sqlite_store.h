@@ -22,6 +22,7 @@
 // Thread-safety: as Store. Close() (or the destructor) drains the queue and joins the writer.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -31,7 +32,6 @@
 #include <mutex>
 #include <string>
 #include <thread>
-#include <unordered_map>
 #include <vector>
 
 #include "db/migrations.h"
@@ -188,15 +188,18 @@ class SqliteStore final : public Store {
   std::deque<Op> queue_;
   std::size_t queued_rows_ = 0;
   std::uint64_t next_seq_ = 1;
-  std::uint64_t committed_seq_ = 0;
+  // Written under mu_; a read loads these two and closed_ without it (WaitForState), so a read
+  // with nothing to wait for never takes the lock the ingest's writes contend for.
+  std::atomic<std::uint64_t> committed_seq_{0};
+  // The last write queued that holds more than samples (state every later read must see).
+  std::atomic<std::uint64_t> last_state_seq_{0};
+  std::atomic<bool> closed_{false};
   std::uint64_t done_seq_ = 0;
   std::uint64_t transactions_ = 0;
-  // The last write queued that holds more than samples (state every later read must see).
-  std::uint64_t last_state_seq_ = 0;
-  // The last write each thread queued (the writer thread's own are not recorded).
-  std::unordered_map<std::thread::id, std::uint64_t> queued_by_thread_;
   bool closing_ = false;
-  bool closed_ = false;
+  // Names this store in each thread's record of its last queued write (never reused).
+  static std::uint64_t NextStoreId();
+  const std::uint64_t id_ = NextStoreId();
   std::thread writer_;
   std::thread::id writer_id_;
 
