@@ -5,15 +5,15 @@
 //
 // Fills a store with N jobs (default 100,000), then measures the history API through the HTTP
 // route function (http::Router::Handle, with a viewer's token, no sockets) for each view below:
-// first idle, R requests per view (default 200, the views in turn), then while another thread stores M samples
-// (default 1,000,000) as the server does, batches of 1,024 queued to the store's writer with
-// WaitForRoom, until the ingest has ended and every view had R requests. It prints p50/p95 per
-// view and phase, the ratio of the p95s, and the ingest's rate. Target: p95 under ingest within
-// 2x of p95 idle, same run. Beside each wall-clock figure it prints the CPU time the request
-// thread itself spent (CLOCK_THREAD_CPUTIME_ID): when the CPU time stays while the wall time
-// grows, the request waited for a core, not for the store. --nice-ingest K runs the ingest thread
-// and the store's writer thread (named mculab-writer) at nice K during the ingest, to show how
-// much of the rise is CPU sharing. The load average is printed before and after.
+// first idle, R requests per view (default 200, the views in turn), then while another thread
+// stores M samples (default 1,000,000) as the server does, batches of 1,024 queued to the store's
+// writer with WaitForRoom, until the ingest has ended and every view had R requests. It prints
+// p50/p95 per view and phase, the ratio of the p95s, and the ingest's rate. Target: p95 under
+// ingest within 2x of p95 idle, same run. Beside each wall-clock figure it prints the CPU time the
+// request thread itself spent (CLOCK_THREAD_CPUTIME_ID): when the CPU time stays while the wall
+// time grows, the request waited for a core, not for the store. --nice-ingest K runs the ingest
+// thread and the store's writer thread (named mculab-writer) at nice K during the ingest, to show
+// how much of the rise is CPU sharing. The load average is printed before and after.
 #include <spdlog/spdlog.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>

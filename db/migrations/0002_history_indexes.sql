@@ -1,4 +1,4 @@
--- 0002: indexes for the job history (GET /api/v1/jobs, issue 4), so a page of a filtered, sorted
+-- 0002: indexes for the job history (GET /api/v1/jobs), so a page of a filtered, sorted
 -- list stays fast at 100,000 jobs (bench/history_api_bench.cc, bench/results/history_api.md).
 --
 -- One covering index per sort key of the history, ordered by (key, id) like the page, holding

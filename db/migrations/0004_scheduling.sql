@@ -1,4 +1,4 @@
--- 0004: scheduling (issue 3): job priority, board reservations with leases, health checks.
+-- 0004: scheduling: job priority, board reservations with leases, health checks.
 ALTER TABLE jobs ADD COLUMN priority TEXT NOT NULL DEFAULT 'normal';  -- high | normal | low
 ALTER TABLE boards ADD COLUMN holder TEXT NOT NULL DEFAULT '';        -- '' = not reserved
 ALTER TABLE boards ADD COLUMN lease_until_ms INTEGER NOT NULL DEFAULT 0;

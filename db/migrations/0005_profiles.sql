@@ -1,4 +1,4 @@
--- 0005: counters, passes, per-op profiles and memory reports (issue 5).
+-- 0005: counters, passes, per-op profiles and memory reports.
 -- Kept in tables of their own so the jobs/runs/boards rows of earlier migrations stay as they are.
 
 -- The events a job asked for at submit ("cycles" is implied), comma separated, catalogue order
