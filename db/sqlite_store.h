@@ -7,15 +7,22 @@
 // the ingest backlog: a read waits for the writes that hold more than samples (job, run, board and
 // account state: what the service decided is what every read sees) and for its own thread's
 // writes, not for other threads' sample batches queued after the last such write. Under a flood
-// of sample batches, a history read therefore costs what the query costs. Only
-// prepared statements touch data; the only SQL text run directly is the embedded migrations and
-// fixed pragmas. Migrations are applied at Open and recorded in PRAGMA user_version.
+// of sample batches, a history read therefore costs what the query costs. All SQL but a
+// migration's script runs as statements prepared once per connection (db/sql_statement.h).
+// Migrations are applied at Open and recorded in PRAGMA user_version.
+//
+// The implementation, by file: sqlite_store.cc (open, close, the read pool), sqlite_writer.cc
+// (queue, transactions, savepoints), sqlite_write_set.cc (one write set's rows), sqlite_rows.cc
+// (row readers), and the reads by area: sqlite_jobs.cc (jobs, runs, boards, artifacts),
+// sqlite_results.cc (samples, statistics, profiles), sqlite_history.cc and sqlite_series.cc (the
+// history page's queries), sqlite_accounts.cc (users and tokens).
 //
 // Durability: synchronous=NORMAL by default, which survives a crash or kill -9 of the server but
 // may lose the last transactions on power loss; `synchronous_full` trades speed for that.
 // Thread-safety: as Store. Close() (or the destructor) drains the queue and joins the writer.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -25,15 +32,14 @@
 #include <mutex>
 #include <string>
 #include <thread>
-#include <unordered_map>
 #include <vector>
 
 #include "db/migrations.h"
 #include "server/service/store.h"
 
-struct sqlite3;
-
 namespace mculab::db {
+
+class Connection;  // a connection and its prepared statements (sql_statement.h)
 
 // The service's vocabulary, which this folder implements.
 using server::Artifact;
@@ -125,8 +131,6 @@ class SqliteStore final : public Store {
   Result<ArtifactUsage> GetArtifactUsage(const std::string& user) override;
   Result<std::vector<Artifact>> ListArtifactsBefore(std::int64_t ms) override;
 
-  class Statements;  // prepared statements of one connection (sqlite_store.cc)
-
  private:
   struct Op {
     std::function<Status()> apply;                    // runs in the writer's transaction
@@ -143,27 +147,20 @@ class SqliteStore final : public Store {
   void CommitBatch(std::vector<Op>& ops);
   Status ApplyWriteSet(const WriteSet& ws, bool* duplicate_batch);
   Status ApplyProfileWrites(const WriteSet& ws);  // the counter and profile tables (migration 0005)
-  // A read connection and its prepared statements, lent to one read at a time.
-  struct ReadConnection {
-    sqlite3* db = nullptr;
-    std::unique_ptr<Statements> s;
-    ~ReadConnection();
-  };
-  // A read's connection, given back to the pool when the lease ends.
+  // A read's connection (lent to one read at a time), given back to the pool when the lease ends.
   class ReadLease {
    public:
-    ReadLease(SqliteStore* store, ReadConnection* c) : store_(store), c_(c) {}
+    ReadLease(SqliteStore* store, Connection* c) : store_(store), c_(c) {}
     ReadLease(ReadLease&& other) noexcept : store_(other.store_), c_(other.c_) {
       other.c_ = nullptr;
     }
     ReadLease& operator=(ReadLease&&) = delete;
     ~ReadLease();
-    sqlite3* db() const { return c_->db; }
-    Statements& s() const { return *c_->s; }
+    Connection& connection() const { return *c_; }
 
    private:
     SqliteStore* store_;
-    ReadConnection* c_;
+    Connection* c_;
   };
 
   // Waits until the last write holding more than samples, and the calling thread's own writes,
@@ -171,19 +168,18 @@ class SqliteStore final : public Store {
   bool WaitForState();
   // WaitForState, then a read connection.
   Result<ReadLease> StartRead();
-  Result<std::unique_ptr<ReadConnection>> OpenReadConnection();
-  void EndRead(ReadConnection* c);
+  Result<std::unique_ptr<Connection>> OpenReadConnection();
+  void EndRead(Connection* c);
   bool OnWriterThread() const;
 
   SqliteOptions options_;
   std::filesystem::path path_;
-  sqlite3* wdb_ = nullptr;  // the writer's connection: writer thread only (and Init)
-  std::unique_ptr<Statements> w_;
+  std::unique_ptr<Connection> w_;  // the writer's connection: writer thread only (and Init)
 
   std::mutex pool_mu_;  // the read connections
   std::condition_variable pool_cv_;
-  std::vector<std::unique_ptr<ReadConnection>> reads_;  // every open one
-  std::vector<ReadConnection*> idle_reads_;
+  std::vector<std::unique_ptr<Connection>> reads_;  // every open one
+  std::vector<Connection*> idle_reads_;
   bool reads_closed_ = false;
 
   mutable std::mutex mu_;  // the queue and the counters below
@@ -192,15 +188,18 @@ class SqliteStore final : public Store {
   std::deque<Op> queue_;
   std::size_t queued_rows_ = 0;
   std::uint64_t next_seq_ = 1;
-  std::uint64_t committed_seq_ = 0;
+  // Written under mu_; a read loads these two and closed_ without it (WaitForState), so a read
+  // with nothing to wait for never takes the lock the ingest's writes contend for.
+  std::atomic<std::uint64_t> committed_seq_{0};
+  // The last write queued that holds more than samples (state every later read must see).
+  std::atomic<std::uint64_t> last_state_seq_{0};
+  std::atomic<bool> closed_{false};
   std::uint64_t done_seq_ = 0;
   std::uint64_t transactions_ = 0;
-  // The last write queued that holds more than samples (state every later read must see).
-  std::uint64_t last_state_seq_ = 0;
-  // The last write each thread queued (the writer thread's own are not recorded).
-  std::unordered_map<std::thread::id, std::uint64_t> queued_by_thread_;
   bool closing_ = false;
-  bool closed_ = false;
+  // Names this store in each thread's record of its last queued write (never reused).
+  static std::uint64_t NextStoreId();
+  const std::uint64_t id_ = NextStoreId();
   std::thread writer_;
   std::thread::id writer_id_;
 
@@ -230,8 +229,8 @@ class SqliteStore final : public Store {
   Result<std::vector<TokenRecord>> ListTokens() override;
 
  private:
-  // Runs `apply` in the writer's transaction (on wdb_) and waits for the commit.
-  Status WriteFunction(std::function<Status(sqlite3* db)> apply);
+  // Runs `apply` in the writer's transaction (on its connection) and waits for the commit.
+  Status WriteFunction(std::function<Status(Connection& w)> apply);
 };
 
 }  // namespace mculab::db

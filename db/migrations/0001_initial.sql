@@ -1,5 +1,4 @@
--- 0001: the lab's first schema (jobs, runs, samples, boards, artifacts). Applied once; PRAGMA
--- user_version records it.
+-- 0001: the lab's first schema. Applied once; PRAGMA user_version records it.
 -- Times are milliseconds since the Unix epoch. States are the domain's names (server/domain).
 -- Foreign keys are documented in comments but not enforced: samples are the hot path.
 

@@ -1,4 +1,4 @@
--- 0003: accounts and tokens. People have a role; people and agents present bearer tokens, which are
+-- 0003: accounts. People have a role; people and agents present bearer tokens, which are
 -- stored only as SHA-256 hashes. A token's id (its kind prefix and first 8 hex digits, e.g.
 -- "mcl_u_1a2b3c4d") names it in lists and `admin token revoke`; it is not enough to use it.
 

@@ -1025,5 +1025,35 @@ TEST_F(SqliteStoreTest, LabelInMoreJobsThanTheTrigramProbeTakesIsCountedAndPaged
   }
 }
 
+// A read connection keeps the statements it prepared, the history query's assembled shapes too,
+// and drops the idle ones once it holds too many: every shape still gets its own right answer.
+TEST_F(SqliteStoreTest, MoreHistoryQueryShapesThanAConnectionKeepsAreEachAnsweredRight) {
+  auto store = Open();
+  ASSERT_TRUE(store);
+  Insert(*store, NewJob("host", "ana"));
+  Insert(*store, NewJob("host", "ben"));
+  Insert(*store, NewJob("qemu", "ana"));
+  for (int n = 1; n <= 300; ++n) {
+    JobQuery q;
+    // n states: n placeholders, a statement of its own for each n.
+    q.states.assign(static_cast<std::size_t>(n), "queued");
+    if (n % 2) q.user = "ana";
+    if (n % 3 == 0) q.kind = "host";
+    auto page = store->QueryJobs(q);
+    ASSERT_TRUE(page.ok()) << page.error().message;
+    const std::uint64_t want = n % 2 ? (n % 3 == 0 ? 1 : 2) : (n % 3 == 0 ? 2 : 3);
+    EXPECT_EQ(page->total, want) << n << " states";
+    EXPECT_EQ(page->jobs.size(), want) << n << " states";
+  }
+  // The first shapes again, after the connection dropped them.
+  JobQuery q;
+  q.states = {"queued"};
+  q.user = "ben";
+  auto page = store->QueryJobs(q);
+  ASSERT_TRUE(page.ok());
+  ASSERT_EQ(page->jobs.size(), 1u);
+  EXPECT_EQ(page->jobs[0].job.user, "ben");
+}
+
 }  // namespace
 }  // namespace mculab::db

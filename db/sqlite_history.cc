@@ -1,0 +1,236 @@
+// SqliteStore reads for the web page and /metrics. The history query's SQL is assembled from fixed
+// fragments (one per filter that is set, one per sort key); every value is bound. Each shape is
+// prepared once per connection (a few dozen shapes in use).
+#include <algorithm>
+
+#include "db/sql_statement.h"
+#include "db/sqlite_rows.h"
+#include "db/sqlite_store.h"
+
+namespace mculab::db {
+namespace {
+
+// A sort key's SQL and its covering index (migration 0002), ordered by (key, id).
+struct SortSql {
+  const char* expression;
+  const char* index;
+};
+
+SortSql SortOf(JobSortKey key) {
+  switch (key) {
+    case JobSortKey::kCreated:
+      return {"j.created_ms", "jobs_history_created"};
+    case JobSortKey::kState:
+      return {"j.state", "jobs_history_state"};
+    case JobSortKey::kOp:
+      return {"j.op", "jobs_history_op"};
+    case JobSortKey::kUser:
+      return {"j.user_name", "jobs_history_user"};
+    case JobSortKey::kBoard:
+      // The expression of index jobs_history_board, written identically.
+      return {"(CASE WHEN j.assigned_board <> '' THEN j.assigned_board ELSE j.board END)",
+              "jobs_history_board"};
+    case JobSortKey::kId:
+      break;
+  }
+  return {"j.id", "jobs_history_id"};
+}
+
+// LIKE pattern matching `text` anywhere, with LIKE's wildcards in `text` taken literally.
+std::string ContainsPattern(const std::string& text) {
+  std::string p = "%";
+  for (char c : text) {
+    if (c == '%' || c == '_' || c == '\\') p += '\\';
+    p += c;
+  }
+  return p + "%";
+}
+
+// Characters (UTF-8 code points) in `text`.
+std::size_t CodePoints(const std::string& text) {
+  return static_cast<std::size_t>(
+      std::count_if(text.begin(), text.end(), [](char c) { return (c & 0xC0) != 0x80; }));
+}
+
+// An FTS5 query matching `text` as one phrase: with the trigram tokenizer, any label holding it.
+std::string TrigramPhrase(const std::string& text) {
+  std::string p = "\"";
+  for (char c : text) {
+    if (c == '"') p += '"';
+    p += c;
+  }
+  return p + "\"";
+}
+
+// The WHERE clause of a history query and the values to bind to it, in order.
+struct JobWhere {
+  bool label_search = false;  // candidates come from the label's trigram index
+  std::string sql;
+  std::vector<std::string> text;   // bound first, in order
+  std::vector<std::int64_t> ints;  // then these
+};
+
+// `trigrams`: the label's candidates come from its trigram index (a label of three characters or
+// more found in few jobs).
+JobWhere BuildJobWhere(const JobQuery& q, bool trigrams) {
+  JobWhere w;
+  w.sql = "WHERE 1 = 1";
+  auto text = [&](const char* fragment, const std::string& value, int times = 1) {
+    w.sql += fragment;
+    for (int i = 0; i < times; ++i) w.text.push_back(value);
+  };
+  if (!q.user.empty()) text(" AND j.user_name = ?", q.user);
+  if (!q.kind.empty()) text(" AND j.kind = ?", q.kind);
+  if (!q.op.empty()) text(" AND j.op = ?", q.op);
+  if (!q.board.empty()) text(" AND (j.assigned_board = ? OR j.board = ?)", q.board, 2);
+  if (!q.states.empty()) {
+    w.sql += " AND j.state IN (";
+    for (std::size_t i = 0; i < q.states.size(); ++i) {
+      w.sql += i ? ", ?" : "?";
+      w.text.push_back(q.states[i]);
+    }
+    w.sql += ")";
+  }
+  if (!q.label_contains.empty()) {
+    // The trigram index (migration 0010) finds the candidates, LIKE keeps the matching rules.
+    if (trigrams) {
+      w.label_search = true;
+      text(" AND j.id IN (SELECT rowid FROM jobs_label_search WHERE jobs_label_search MATCH ?)",
+           TrigramPhrase(q.label_contains));
+    }
+    text(" AND j.label LIKE ? ESCAPE '\\'", ContainsPattern(q.label_contains));
+  }
+  if (q.created_from) {
+    w.sql += " AND j.created_ms >= ?";
+    w.ints.push_back(*q.created_from);
+  }
+  if (q.created_to) {
+    w.sql += " AND j.created_ms <= ?";
+    w.ints.push_back(*q.created_to);
+  }
+  return w;
+}
+
+void BindWhere(Use& u, const JobWhere& w) {
+  for (const std::string& t : w.text) u.Bind(t);
+  for (std::int64_t v : w.ints) u.Bind(v);
+}
+
+// Ends a read transaction on every path.
+class ReadTransaction {
+ public:
+  explicit ReadTransaction(Connection& c) : c_(c) {
+    open_ = Use(c_.Statement("BEGIN")).Exec("BEGIN").ok();
+  }
+  ~ReadTransaction() {
+    if (open_) (void)Use(c_.Statement("COMMIT")).Exec("COMMIT");
+  }
+  ReadTransaction(const ReadTransaction&) = delete;
+  ReadTransaction& operator=(const ReadTransaction&) = delete;
+  bool ok() const { return open_; }
+
+ private:
+  Connection& c_;
+  bool open_ = false;
+};
+
+}  // namespace
+
+Result<JobPage> SqliteStore::QueryJobs(const JobQuery& q) {
+  // Few matches: found through the label's trigram index, then sorted, instead of reading a sort
+  // key's index until a page is full.
+  constexpr std::uint64_t kFewMatches = 2000;
+  auto read = StartRead();
+  if (!read.ok()) return read.error();
+  Connection& c = read->connection();
+  ReadTransaction txn(c);  // the total and the page from one snapshot
+  if (!txn.ok()) return SqlError(c.db(), "starting a read transaction");
+  // A label of three characters or more found in few jobs (counted over the distinct labels of
+  // label_counts, migration 0011: probing the trigram index itself would read every trigram match
+  // of a frequent label) is looked up through its trigrams.
+  bool trigrams = false;
+  if (CodePoints(q.label_contains) >= 3) {
+    Use u(
+        c.Statement("SELECT COALESCE(SUM(n), 0) FROM label_counts WHERE label LIKE ? ESCAPE '\\'"));
+    u.Bind(ContainsPattern(q.label_contains));
+    auto matches = FirstRow<std::uint64_t>(u, ReadCount, SqlError(c.db(), "counting labels"));
+    if (!matches.ok()) return matches.error();
+    trigrams = *matches <= kFewMatches;
+  }
+  const JobWhere where = BuildJobWhere(q, trigrams);
+  const SortSql sort = SortOf(q.sort);
+  // The page's ids come from the sort key's covering index alone (read in order, filters checked
+  // on its entries), then only those rows are read and joined with their runs.
+  const std::string cols(kJobCols);
+  const std::size_t from = cols.find("FROM jobs j");
+  // Filters on state, op, kind and user alone are summed from job_counts, a frequent label alone
+  // from label_counts (migration 0011); the rest are counted.
+  const bool others = !q.board.empty() || q.created_from || q.created_to;
+  const bool counted = !others && q.label_contains.empty();
+  const bool label_counted = !others && !q.label_contains.empty() && !trigrams && q.user.empty() &&
+                             q.kind.empty() && q.op.empty() && q.states.empty();
+  const std::string count_sql =
+      counted         ? "SELECT COALESCE(SUM(n), 0) FROM job_counts j " + where.sql
+      : label_counted ? "SELECT COALESCE(SUM(n), 0) FROM label_counts j " + where.sql
+                      : "SELECT COUNT(*) FROM jobs j " + where.sql;
+
+  JobPage page;
+  {
+    Use u(c.Statement(count_sql));
+    BindWhere(u, where);
+    auto total = FirstRow<std::uint64_t>(u, ReadCount,
+                                         MakeError(ErrorCode::kInternal, "counting jobs: no row"));
+    if (!total.ok()) return total.error();
+    page.total = *total;
+  }
+  if (page.total <= q.offset) return page;  // nothing on this page: no second pass
+  // A page past the middle is read from the other end: the same rows in reverse, after stepping
+  // over fewer index entries (ties are broken by id in the sort's direction, so reversing the
+  // order reverses the list exactly).
+  std::uint64_t offset = q.offset;
+  std::uint64_t limit = q.limit;
+  bool ascending = q.ascending;
+  const bool from_the_end = q.offset > page.total / 2;
+  if (from_the_end) {
+    const std::uint64_t end = std::min<std::uint64_t>(page.total, q.offset + q.limit);
+    limit = end - q.offset;
+    offset = page.total - end;
+    ascending = !ascending;
+  }
+  const std::string dir = ascending ? " ASC" : " DESC";
+  const std::string order = std::string(" ORDER BY ") + sort.expression + dir + ", j.id" + dir;
+  // A label found in few jobs: its trigrams give their ids (or, for a label too short for
+  // trigrams, the narrow label index is read once) and those few are sorted, instead of reading
+  // the sort key's wide index end to end.
+  const bool few_labels = !q.label_contains.empty() && page.total <= kFewMatches;
+  const std::string index = few_labels && where.label_search ? std::string()
+                            : few_labels                     ? " INDEXED BY jobs_label"
+                                         : std::string(" INDEXED BY ") + sort.index;
+  const std::string page_sql =
+      "SELECT " + cols.substr(0, from) +
+      ", CASE WHEN r.started = 1 THEN r.emulated ELSE COALESCE((SELECT MAX(b.emulated) FROM "
+      "boards b WHERE b.kind = j.kind), 0) END " +
+      cols.substr(from) + "WHERE j.id IN (SELECT j.id FROM jobs j" + index + " " + where.sql +
+      order + " LIMIT ? OFFSET ?)" + order;
+  Use u(c.Statement(page_sql));
+  const int emulated_col = u.Columns() - 1;
+  BindWhere(u, where);
+  u.Bind(static_cast<std::int64_t>(limit)).Bind(static_cast<std::int64_t>(offset));
+  while (u.Next()) {
+    auto j = ReadJob(u);
+    if (!j.ok()) return j.error();
+    page.jobs.push_back(JobRow{std::move(*j), u.Bool(emulated_col)});
+  }
+  if (!u.status().ok()) return u.status().error();
+  if (from_the_end) std::reverse(page.jobs.begin(), page.jobs.end());
+  return page;
+}
+
+Result<std::vector<std::pair<std::string, std::uint64_t>>> SqliteStore::CountJobsByState() {
+  auto read = StartRead();
+  if (!read.ok()) return read.error();
+  Use u(read->connection().Statement("SELECT state, COUNT(*) FROM jobs GROUP BY state"));
+  return AllRows(u, [](Use& row) { return std::make_pair(row.Text(0), row.UInt(1)); });
+}
+
+}  // namespace mculab::db
