@@ -22,6 +22,7 @@
 #include "agent/boards/qemu_board.h"
 #include "agent/io/fd.h"
 #include "agent/io/gdb_remote.h"
+#include "agent/io/reaper.h"
 #include "agent/io/serial_link.h"
 #include "agent/io/subprocess.h"
 #include "agent/io/temp_dir.h"
@@ -96,8 +97,10 @@ class GdbRunnerProcess final : public RunnerProcess {
   GdbRunnerProcess(std::unique_ptr<TempDir> dir, std::unique_ptr<Subprocess> server,
                    std::unique_ptr<GdbRemote> gdb, std::unique_ptr<RttPump> rtt,
                    std::unique_ptr<SerialLink> serial, UniqueFd read_fd, UniqueFd write_fd,
-                   std::filesystem::path stderr_file, RunProvenance prov, bool halt_on_kill)
+                   std::filesystem::path stderr_file, RunProvenance prov, bool halt_on_kill,
+                   std::shared_ptr<Reaper> reaper)
       : halt_on_kill_(halt_on_kill),
+        reaper_(std::move(reaper)),
         dir_(std::move(dir)),
         server_(std::move(server)),
         gdb_(std::move(gdb)),
@@ -114,7 +117,11 @@ class GdbRunnerProcess final : public RunnerProcess {
     serial_.reset();
     rtt_.reset();
     gdb_.reset();
-    server_.reset();  // kills the group and reaps
+    if (reaper_) {
+      reaper_->Give(std::move(server_), std::move(dir_));  // killed now, reaped off this thread
+    } else {
+      server_.reset();  // kills the group and reaps
+    }
   }
 
   Result<std::size_t> Read(std::span<std::uint8_t> buf,
@@ -181,6 +188,8 @@ class GdbRunnerProcess final : public RunnerProcess {
   // Halt the core before stopping the server: a real board keeps running otherwise; an emulator
   // (QEMU) ends with its process.
   const bool halt_on_kill_;
+  // Set for an emulator: its exit is waited for, and its folder removed, off the board's thread.
+  const std::shared_ptr<Reaper> reaper_;
   std::unique_ptr<TempDir> dir_;  // declared first: removed last
   std::unique_ptr<Subprocess> server_;
   std::unique_ptr<GdbRemote> gdb_;
@@ -536,6 +545,8 @@ Result<std::unique_ptr<GdbBoard::Server>> GdbBoard::StartServer(
   if (!gdb) return sv.Fail("no GDB connection", gdb.error());
   sv.gdb = std::move(*gdb);
   GdbRemote& g = *sv.gdb;
+  // QEMU's gdbstub reads packets back to back whatever the ack mode: a load is one burst.
+  if (IsQemuServer(*argv)) g.set_pipeline_with_acks(true);
   if (!options_.reset_command.empty()) {
     if (auto out = g.Monitor(options_.reset_command); !out) {
       return sv.Fail("monitor " + options_.reset_command, out.error());
@@ -735,9 +746,6 @@ Result<std::unique_ptr<RunnerProcess>> GdbBoard::Start(const RunSpec& spec) {
       return fail("loading the runner at " + Hex(s.paddr), w.error());
     }
   }
-  if (auto w = g.WriteMemory(options_.workload_addr, spec.workload); !w) {
-    return fail("writing the workload at " + Hex(options_.workload_addr), w.error());
-  }
   if (!preloaded) {
     if (auto w = SetEntry(g, *entry); !w) return fail("setting the entry point", w.error());
   }
@@ -746,7 +754,12 @@ Result<std::unique_ptr<RunnerProcess>> GdbBoard::Start(const RunSpec& spec) {
     pump = std::make_unique<RttPump>(g, *rtt_symbols);
     if (auto a = pump->Arm(); !a) return fail("setting the RTT breakpoint", a.error());
   }
-  if (auto c = g.Continue(); !c) return fail("starting the runner", c.error());
+  // The workload last, with the continue in the same burst: a warm board's whole load is this.
+  if (auto w = g.WriteMemoryAndContinue(options_.workload_addr, spec.workload); !w) {
+    return fail(
+        "writing the workload at " + Hex(options_.workload_addr) + " and starting the runner",
+        w.error());
+  }
   if (pump) pump->Start();
 
   last_times_.load = std::chrono::duration_cast<std::chrono::microseconds>(clock_.Now() - t_load);
@@ -756,6 +769,8 @@ Result<std::unique_ptr<RunnerProcess>> GdbBoard::Start(const RunSpec& spec) {
     write_fd = UniqueFd(::fcntl(sv.link.get(), F_DUPFD_CLOEXEC, 0));
     if (!write_fd.valid()) return MakeError(ErrorCode::kInternal, ErrnoMessage("dup", errno));
   }
+  const bool qemu = IsQemuServer(sv.argv);
+  if (qemu && !reaper_) reaper_ = std::make_shared<Reaper>();
   RunProvenance prov;
   prov.firmware_sha256 = id->sha256;
   prov.toolchain = id->toolchain;
@@ -769,7 +784,7 @@ Result<std::unique_ptr<RunnerProcess>> GdbBoard::Start(const RunSpec& spec) {
   return std::unique_ptr<RunnerProcess>(new GdbRunnerProcess(
       std::move(sv.dir), std::move(sv.proc), std::move(sv.gdb), std::move(pump),
       std::move(sv.serial), std::move(sv.link), std::move(write_fd), sv.stderr_file,
-      std::move(prov), !IsQemuServer(sv.argv)));
+      std::move(prov), !qemu, qemu ? reaper_ : nullptr));
 }
 
 }  // namespace mculab::agent

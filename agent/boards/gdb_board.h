@@ -13,9 +13,11 @@
 //      (xPSR's Thumb bit), and continue.
 // The returned RunnerProcess reads the link. Kill() halts the core over GDB, then stops the server
 // process; the destructor does the same, and so does the session after DONE (the runner parks its
-// core). A server that dies is an infrastructure failure (the link read reports it). A QEMU server
-// runs in the job sandbox (no network: its GDB and UART connections must be unix sockets). The
-// runner has no process of its own: Wait() waits for the server's. Thread-safety: as Board.
+// core). A QEMU server is killed by the destructor and reaped (its folder removed) on a thread of
+// the board's, so the next run does not wait for the old QEMU's exit. A server that dies is an
+// infrastructure failure (the link read reports it). A QEMU server runs in the job sandbox (no
+// network: its GDB and UART connections must be unix sockets). The runner has no process of its
+// own: Wait() waits for the server's. Thread-safety: as Board.
 #pragma once
 
 #include <chrono>
@@ -32,6 +34,7 @@
 #include "agent/boards/board.h"
 #include "agent/boards/firmware_identity.h"
 #include "agent/io/clock.h"
+#include "agent/io/reaper.h"
 #include "agent/io/sandbox.h"
 
 namespace mculab::agent {
@@ -139,6 +142,10 @@ class GdbBoard final : public Board {
   std::string cached_elf_;
   int warm_starts_ = 0;
   StartTimes last_times_;
+  // Waits for the end of the runs' QEMU servers off the board's thread, made at the first: an
+  // emulator holds nothing the next run needs, where a probe's server (ended in place) holds the
+  // probe.
+  std::shared_ptr<Reaper> reaper_;
   // Warm boards: the server started ahead, by warmer_ (WarmLoop), guarded by warm_mu_.
   void WarmLoop();
   std::mutex warm_mu_;
