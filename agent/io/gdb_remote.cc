@@ -504,6 +504,7 @@ Result<std::string> GdbRemote::ReadPacket(Clock::TimePoint deadline, bool ack) {
 
 Result<std::string> GdbRemote::Request(std::string_view payload) {
   if (!broken_.empty()) return MakeError(ErrorCode::kUnavailable, broken_);
+  if (auto s = ReadUnread(); !s) return s.error();
   const auto deadline = clock_.Now() + timeout_;
   if (auto s = SendPacket(payload, deadline); !s) {
     broken_ = "the GDB connection is unusable after: " + s.error().message;
@@ -669,16 +670,18 @@ std::string GdbRemote::WriteChunk(std::uint64_t addr, std::span<const std::uint8
 }
 
 Status GdbRemote::WriteMemory(std::uint64_t addr, std::span<const std::uint8_t> data) {
-  return WriteMemoryThen(addr, data, {});
+  return WriteMemoryThen(addr, data, {}, true);
 }
 
-Status GdbRemote::WriteMemoryAndContinue(std::uint64_t addr, std::span<const std::uint8_t> data) {
+Status GdbRemote::WriteMemoryAndContinue(std::uint64_t addr, std::span<const std::uint8_t> data,
+                                         bool await_replies) {
   if (auto s = PrepareContinue(); !s) return s;
-  return WriteMemoryThen(addr, data, *vcont_c_ ? "vCont;c" : "c");
+  return WriteMemoryThen(addr, data, *vcont_c_ ? "vCont;c" : "c", await_replies);
 }
 
 Status GdbRemote::WriteMemoryThen(std::uint64_t addr, std::span<const std::uint8_t> data,
-                                  std::string_view then) {
+                                  std::string_view then, bool await_replies) {
+  if (auto s = ReadUnread(); !s) return s;
   const bool pipelined = no_ack_ || pipeline_with_acks_;
   std::size_t done = 0;
   // One packet at a time until the server's answer to X is known (or when it cannot be
@@ -710,22 +713,32 @@ Status GdbRemote::WriteMemoryThen(std::uint64_t addr, std::span<const std::uint8
   }
   if (!then.empty()) burst += GdbFrame(then);
   packets_sent_ += requests.size() + (then.empty() ? 0 : 1);
-  // Whatever goes wrong leaves replies (or acks) to come that would answer later requests.
+  // A failed write leaves replies (or acks) to come that would answer later requests.
   auto broken = [this](Error e) {
     broken_ = "the GDB connection is unusable after: " + e.message;
     return e;
   };
   if (auto s = WriteRaw(burst); !s) return broken(s.error());
-  for (const auto& req : requests) {
+  unread_.insert(unread_.end(), requests.begin(), requests.end());
+  // In ack mode `then`'s ack may come before or among the replies; a later read skips it.
+  return await_replies ? ReadUnread() : Status{};
+}
+
+Status GdbRemote::ReadUnread() {
+  while (!unread_.empty()) {
+    const std::string req = std::move(unread_.front());
+    unread_.erase(unread_.begin());
     // In ack mode ReadPacket skips the server's '+' before each reply; the replies are not acked
     // (see set_pipeline_with_acks).
     auto reply = ReadPacket(clock_.Now() + timeout_, /*ack=*/false);
     if (reply && *reply == "OK") continue;
     Error e = reply ? ReplyError(req, *reply) : reply.error();
     if (!reply) e.message += " (request " + Printable(req) + ")";
-    return broken(e);
+    // The replies still to come would answer later requests.
+    unread_.clear();
+    broken_ = "the GDB connection is unusable after: " + e.message;
+    return e;
   }
-  // In ack mode `then`'s ack may come before or among the replies; a later read skips it.
   return {};
 }
 
@@ -805,6 +818,7 @@ Status GdbRemote::Continue() {
 }
 
 Result<GdbStopReply> GdbRemote::WaitForStop(std::chrono::milliseconds timeout) {
+  if (auto s = ReadUnread(); !s) return s.error();
   const auto deadline = clock_.Now() + timeout;
   while (true) {
     auto p = ReadPacket(deadline);
@@ -840,6 +854,7 @@ Result<std::string> GdbRemote::Monitor(const std::string& command) {
   const std::string req =
       "qRcmd," +
       GdbHex(std::span(reinterpret_cast<const std::uint8_t*>(command.data()), command.size()));
+  if (auto s = ReadUnread(); !s) return s.error();
   const auto deadline = clock_.Now() + timeout_;
   if (auto s = SendPacket(req, deadline); !s) return s.error();
   std::string output;

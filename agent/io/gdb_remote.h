@@ -132,7 +132,11 @@ class GdbRemote {
   Status WriteMemory(std::uint64_t addr, std::span<const std::uint8_t> data);
   // WriteMemory, then Continue(); when the chunks are pipelined the continue goes in the same
   // burst, so the server starts the target as soon as it has the data (one round trip in all).
-  Status WriteMemoryAndContinue(std::uint64_t addr, std::span<const std::uint8_t> data);
+  // Pipelined with `await_replies` false, it returns once the burst is written and the target
+  // may run before the writes' replies are read: the next call that reads from the server
+  // (Request, WaitForStop, Monitor, a write) reads them first and fails with any error they hold.
+  Status WriteMemoryAndContinue(std::uint64_t addr, std::span<const std::uint8_t> data,
+                                bool await_replies = true);
   // `P` by the target description's number (`g`/`G` when P is not supported).
   Status WriteRegister(const std::string& name, std::uint64_t value);
   Result<std::uint64_t> ReadRegister(const std::string& name);
@@ -188,9 +192,11 @@ class GdbRemote {
   Error ReplyError(std::string_view request, std::string_view reply) const;
   Status ExpectOk(std::string_view request);
   Status WriteRegisterG(const GdbRegister& reg, std::uint64_t value);
-  // WriteMemory, then `then` (a packet with no reply; empty: none).
+  // WriteMemory, then `then` (a packet with no reply; empty: none); see WriteMemoryAndContinue.
   Status WriteMemoryThen(std::uint64_t addr, std::span<const std::uint8_t> data,
-                         std::string_view then);
+                         std::string_view then, bool await_replies);
+  // Reads the replies to pipelined writes not read yet; an error in one breaks the connection.
+  Status ReadUnread();
   // The `X` (or, without X, `M`) request for as much of `data` (written at `addr`) as fits one
   // packet; `taken` is how many bytes it holds.
   std::string WriteChunk(std::uint64_t addr, std::span<const std::uint8_t> data,
@@ -202,6 +208,7 @@ class GdbRemote {
   std::mutex write_mu_;
   bool no_ack_ = false;
   bool pipeline_with_acks_ = false;
+  std::vector<std::string> unread_;  // pipelined writes whose replies are not read yet
   std::size_t packet_size_ = 400;
   std::uint64_t packets_sent_ = 0;
   std::string supported_;

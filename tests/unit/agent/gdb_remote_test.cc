@@ -268,6 +268,32 @@ TEST(GdbRemoteTest, AfterTheFirstXTheChunksAndTheContinueGoInOneBurst) {
 
 TEST(GdbRemoteTest, InAckModeTheBurstIsOptIn) { ExpectChunksAndContinueInOneBurst(false); }
 
+// Not awaited, the replies are read by the next call, which fails with an error among them.
+TEST(GdbRemoteTest, RepliesNotAwaitedAreReadByTheNextCall) {
+  int x = 0;
+  FakeGdbServer server([&](const std::string& p) {
+    if (p == "vCont?") return FakeGdbAction{{"vCont;c"}};
+    if (p[0] == 'X') return FakeGdbAction{{++x == 4 ? "E02" : "OK"}};
+    if (p == "vCont;c") return FakeGdbAction{};
+    if (p == "\x03") return FakeGdbAction{{"T02thread:01;"}};
+    if (p == "?") return FakeGdbAction{{"S05"}};
+    return FakeGdbAction{{""}};
+  });
+  auto g = ConnectTo(server);
+  ASSERT_TRUE(g);
+  ASSERT_TRUE(g->WriteMemory(0x100, std::vector<std::uint8_t>{1}).ok());
+  // Two chunks, both OK: the next call reads past their replies to its own.
+  ASSERT_TRUE(g->WriteMemoryAndContinue(0x200, std::vector<std::uint8_t>(300, 0x11), false).ok());
+  auto stop = g->Halt();
+  ASSERT_TRUE(stop.ok()) << stop.error().message;
+  EXPECT_EQ(stop->signal, 2);
+  // A failed chunk (the fourth X) is the next call's error.
+  ASSERT_TRUE(g->WriteMemoryAndContinue(0x400, std::vector<std::uint8_t>(10, 0x22), false).ok());
+  auto q = g->QueryStop();
+  ASSERT_FALSE(q.ok());
+  EXPECT_THAT(q.error().message, HasSubstr("E02"));
+}
+
 TEST(GdbRemoteTest, AnErrorInAPipelinedWriteIsReportedAndEndsTheConnection) {
   int x = 0;
   FakeGdbServer server([&](const std::string& p) {
