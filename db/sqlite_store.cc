@@ -602,11 +602,12 @@ Status SqliteStore::Init(const std::filesystem::path& path) {
   const char* sync =
       options_.synchronous_full ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL";
   if (Status s = ExecFixed(wdb_, sync); !s.ok()) return s;
-  // Statement journals (a statement that may fail inside a larger transaction, e.g. a job's
-  // insert with its label index) in memory: they spilled to a file in /var/tmp past 64 KiB, which
-  // every submit's commit then created, wrote and removed.
-  if (Status s = ExecFixed(wdb_, "PRAGMA temp_store = MEMORY"); !s.ok()) return s;
   if (Status s = ApplyMigrations(wdb_, options_.migrations); !s.ok()) return s;
+  // The writer's statement journals in memory: past 64 KiB they spilled to a file in /var/tmp,
+  // which every submit's commit then created, wrote (≈ 40 pages) and removed. Set after the
+  // migrations, whose index builds may sort more than memory should hold; the writer's own
+  // statements change a few rows each.
+  if (Status s = ExecFixed(wdb_, "PRAGMA temp_store = MEMORY"); !s.ok()) return s;
   w_ = std::make_unique<Statements>();
   if (Status s = w_->PrepareWrites(wdb_); !s.ok()) return s;
 
