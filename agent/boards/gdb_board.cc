@@ -653,15 +653,21 @@ Result<std::unique_ptr<RunnerProcess>> GdbBoard::Start(const RunSpec& spec) {
   const std::uint64_t packets_before = (*started)->gdb->packets_sent();
   last_times_.server = std::chrono::duration_cast<std::chrono::microseconds>(t_load - t_server);
   std::unique_ptr<Server> server = std::move(*started);
-  if (options_.warm && spec.firmware.empty()) {
-    // The next run's server starts now, while this run goes: its Start only loads.
-    {
-      std::lock_guard lock(warm_mu_);
-      warm_wanted_ = true;
-      if (!warmer_.joinable()) warmer_ = std::thread([this] { WarmLoop(); });
+  // The next run's server starts when this Start returns, while this run goes (its Start then
+  // only loads): after this load, which it would otherwise compete with for a core.
+  struct AskForNext {
+    GdbBoard* board;
+    ~AskForNext() {
+      if (board == nullptr) return;
+      {
+        std::lock_guard lock(board->warm_mu_);
+        board->warm_wanted_ = true;
+        if (!board->warmer_.joinable())
+          board->warmer_ = std::thread([b = board] { b->WarmLoop(); });
+      }
+      board->warm_cv_.notify_all();
     }
-    warm_cv_.notify_all();
-  }
+  } ask_for_next{options_.warm && spec.firmware.empty() ? this : nullptr};
   Server& sv = *server;
   GdbRemote& g = *sv.gdb;
   auto fail = [&sv](const std::string& what, const Error& e) { return sv.Fail(what, e); };
