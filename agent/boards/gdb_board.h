@@ -129,6 +129,8 @@ class GdbBoard final : public Board {
   Result<std::unique_ptr<Server>> StartServer(const std::filesystem::path& firmware);
   // A server started ahead: the board's own runner's RAM segments loaded into it already.
   void Preload(Server& server);
+  // Preload's last step for QEMU with a socket link: runs the runner to its HELLO and halts it.
+  bool BootAhead(Server& server);
   // The warm server when there is a live one for the board's own runner, else a new one.
   Result<std::unique_ptr<Server>> TakeServer(const std::filesystem::path& firmware,
                                              bool own_firmware);
