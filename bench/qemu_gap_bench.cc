@@ -1,6 +1,7 @@
 // The gap between consecutive jobs on one QEMU board, cold (a QEMU started per job: -kernel and
 // the loader device) against warm (the next QEMU started halted while the current job runs, the
-// runner and workload loaded over its gdbstub when the job comes). Measured, never asserted.
+// runner loaded over its gdbstub and booted to its HELLO ahead, the workload written when the
+// job comes). Measured, never asserted.
 //
 //   qemu_gap_bench     MCULAB_BENCH_RUNS (default 20) jobs back to back per board;
 //                      MCULAB_BENCH_ITERATIONS (default 50) iterations of 2 conv2d cases per job;
@@ -159,8 +160,8 @@ int Main() {
       std::printf("| %s | Start(): workload + continue written to QEMU's gdbstub | %.2f | %.2f |\n",
                   name, Pct(g->load, 0.5), Pct(g->load, 0.9));
     }
-    std::printf("| %s | Start() -> HELLO (QEMU runs the runner's boot) | %.2f | %.2f |\n", name,
-                Pct(g->boot, 0.5), Pct(g->boot, 0.9));
+    std::printf("| %s | Start() -> HELLO read | %.2f | %.2f |\n", name, Pct(g->boot, 0.5),
+                Pct(g->boot, 0.9));
     std::printf("| %s | **gap** | **%.2f** | **%.2f** |\n", name, Pct(g->total, 0.5),
                 Pct(g->total, 0.9));
   }

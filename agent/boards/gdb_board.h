@@ -70,8 +70,10 @@ struct GdbBoardOptions {
   // Load a job's own runner ELF (RunSpec::firmware) onto the board; off unless the config allows.
   bool allow_custom_runners = false;
   // Warm: while a run goes, the next run's server is started, its links opened and the core
-  // halted, so the next Start only loads the runner and the workload (for servers that start
-  // afresh per run, i.e. QEMU; a job's own runner starts a server of its own).
+  // halted, the runner's RAM segments loaded and, for QEMU with a socket link, the runner booted
+  // to its HELLO and halted again, so the next Start only writes the workload and resumes (for
+  // servers that start afresh per run, i.e. QEMU; a job's own runner starts a server of its
+  // own).
   bool warm = false;
   std::string note;  // the provenance note; empty: "... behind GDB server <program> ..."
 };
