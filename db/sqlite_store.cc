@@ -143,6 +143,11 @@ Status SqliteStore::Init(const std::filesystem::path& path) {
       options_.synchronous_full ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL";
   if (Status s = Exec(*w_, sync); !s.ok()) return s;
   if (Status s = ApplyMigrations(*w_, options_.migrations); !s.ok()) return s;
+  // The writer's statement journals in memory: past 64 KiB they spilled to a file in /var/tmp,
+  // which every submit's commit then created, wrote (≈ 40 pages) and removed. Set after the
+  // migrations, whose index builds may sort more than memory should hold; the writer's own
+  // statements change a few rows each.
+  if (Status s = Exec(*w_, "PRAGMA temp_store = MEMORY"); !s.ok()) return s;
 
   path_ = path;
   auto r = OpenReadConnection();  // one now, so a database that cannot be read fails Open

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <spdlog/spdlog.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -22,6 +23,7 @@
 #include "agent/boards/qemu_board.h"
 #include "agent/io/fd.h"
 #include "agent/io/gdb_remote.h"
+#include "agent/io/reaper.h"
 #include "agent/io/serial_link.h"
 #include "agent/io/subprocess.h"
 #include "agent/io/temp_dir.h"
@@ -96,8 +98,10 @@ class GdbRunnerProcess final : public RunnerProcess {
   GdbRunnerProcess(std::unique_ptr<TempDir> dir, std::unique_ptr<Subprocess> server,
                    std::unique_ptr<GdbRemote> gdb, std::unique_ptr<RttPump> rtt,
                    std::unique_ptr<SerialLink> serial, UniqueFd read_fd, UniqueFd write_fd,
-                   std::filesystem::path stderr_file, RunProvenance prov, bool halt_on_kill)
+                   std::filesystem::path stderr_file, RunProvenance prov, bool halt_on_kill,
+                   std::shared_ptr<Reaper> reaper)
       : halt_on_kill_(halt_on_kill),
+        reaper_(std::move(reaper)),
         dir_(std::move(dir)),
         server_(std::move(server)),
         gdb_(std::move(gdb)),
@@ -114,7 +118,11 @@ class GdbRunnerProcess final : public RunnerProcess {
     serial_.reset();
     rtt_.reset();
     gdb_.reset();
-    server_.reset();  // kills the group and reaps
+    if (reaper_) {
+      reaper_->Give(std::move(server_), std::move(dir_));  // killed now, reaped off this thread
+    } else {
+      server_.reset();  // kills the group and reaps
+    }
   }
 
   Result<std::size_t> Read(std::span<std::uint8_t> buf,
@@ -181,6 +189,8 @@ class GdbRunnerProcess final : public RunnerProcess {
   // Halt the core before stopping the server: a real board keeps running otherwise; an emulator
   // (QEMU) ends with its process.
   const bool halt_on_kill_;
+  // Set for an emulator: its exit is waited for, and its folder removed, off the board's thread.
+  const std::shared_ptr<Reaper> reaper_;
   std::unique_ptr<TempDir> dir_;  // declared first: removed last
   std::unique_ptr<Subprocess> server_;
   std::unique_ptr<GdbRemote> gdb_;
@@ -385,6 +395,8 @@ struct GdbBoard::Server {
   // whose entry point is set already (the core never ran since), by SHA-256.
   std::optional<std::vector<GdbMemoryRegion>> map;
   std::string preloaded_sha256;
+  // Started ahead but unusable: the runner ran and did not get as far as its HELLO.
+  bool spoiled = false;
 
   // Whether the server process is still there.
   bool Alive() {
@@ -428,7 +440,13 @@ void GdbBoard::WarmLoop() {
     warm_busy_ = true;
     lock.unlock();
     auto server = StartServer(options_.firmware);
-    if (server) Preload(**server);
+    if (server) {
+      Preload(**server);
+      if ((*server)->spoiled) {
+        server = (*server)->Fail("booting the runner ahead",
+                                 MakeError(ErrorCode::kUnavailable, "no HELLO on the link"));
+      }
+    }
     lock.lock();
     warm_ready_.emplace(std::move(server));
     warm_busy_ = false;
@@ -536,6 +554,8 @@ Result<std::unique_ptr<GdbBoard::Server>> GdbBoard::StartServer(
   if (!gdb) return sv.Fail("no GDB connection", gdb.error());
   sv.gdb = std::move(*gdb);
   GdbRemote& g = *sv.gdb;
+  // QEMU's gdbstub reads packets back to back whatever the ack mode: a load is one burst.
+  if (IsQemuServer(*argv)) g.set_pipeline_with_acks(true);
   if (!options_.reset_command.empty()) {
     if (auto out = g.Monitor(options_.reset_command); !out) {
       return sv.Fail("monitor " + options_.reset_command, out.error());
@@ -571,7 +591,34 @@ void GdbBoard::Preload(Server& sv) {
   }
   if (!SetEntry(*sv.gdb, *entry)) return;
   if (!sv.gdb->PrepareContinue()) return;
+  if (IsQemuServer(sv.argv) && sv.link.valid()) {
+    // The runner boots now, off the next job's gap (in a QEMU that has run nothing yet its boot
+    // costs milliseconds of translation), sends its HELLO into the link, where it waits to be
+    // read, and is halted while it waits for its CONFIGURE (it polls the UART: halted, it costs
+    // no CPU). The job's load then writes the workload and resumes it there; nothing it
+    // measures runs before its CONFIGURE, so its counts are a cold start's.
+    if (!BootAhead(sv)) {
+      sv.spoiled = true;
+      return;
+    }
+  }
   sv.preloaded_sha256 = id->sha256;
+}
+
+bool GdbBoard::BootAhead(Server& sv) {
+  if (!sv.gdb->Continue()) return false;
+  // HELLO has gone out once the link holds the runner's lone delimiter and HELLO's closing one.
+  const auto deadline = clock_.Now() + options_.start_timeout;
+  for (;;) {
+    std::uint8_t buf[512];
+    const ssize_t n = ::recv(sv.link.get(), buf, sizeof(buf), MSG_PEEK | MSG_DONTWAIT);
+    if (n > 0 && std::count(buf, buf + n, std::uint8_t{0}) >= 2) break;
+    if (n == 0 || clock_.Now() >= deadline || !sv.Alive()) return false;
+    pollfd p{sv.link.get(), POLLIN, 0};
+    (void)::poll(&p, 1, 5);  // new bytes, or a 5 ms slice to check the deadline and the process
+  }
+  auto stop = sv.gdb->Halt();
+  return stop.ok() && !stop->exited();
 }
 
 Result<std::unique_ptr<GdbBoard::Server>> GdbBoard::TakeServer(
@@ -642,15 +689,21 @@ Result<std::unique_ptr<RunnerProcess>> GdbBoard::Start(const RunSpec& spec) {
   const std::uint64_t packets_before = (*started)->gdb->packets_sent();
   last_times_.server = std::chrono::duration_cast<std::chrono::microseconds>(t_load - t_server);
   std::unique_ptr<Server> server = std::move(*started);
-  if (options_.warm && spec.firmware.empty()) {
-    // The next run's server starts now, while this run goes: its Start only loads.
-    {
-      std::lock_guard lock(warm_mu_);
-      warm_wanted_ = true;
-      if (!warmer_.joinable()) warmer_ = std::thread([this] { WarmLoop(); });
+  // The next run's server starts when this Start returns, while this run goes (its Start then
+  // only loads): after this load, which it would otherwise compete with for a core.
+  struct AskForNext {
+    GdbBoard* board;
+    ~AskForNext() {
+      if (board == nullptr) return;
+      {
+        std::lock_guard lock(board->warm_mu_);
+        board->warm_wanted_ = true;
+        if (!board->warmer_.joinable())
+          board->warmer_ = std::thread([b = board] { b->WarmLoop(); });
+      }
+      board->warm_cv_.notify_all();
     }
-    warm_cv_.notify_all();
-  }
+  } ask_for_next{options_.warm && spec.firmware.empty() ? this : nullptr};
   Server& sv = *server;
   GdbRemote& g = *sv.gdb;
   auto fail = [&sv](const std::string& what, const Error& e) { return sv.Fail(what, e); };
@@ -735,9 +788,6 @@ Result<std::unique_ptr<RunnerProcess>> GdbBoard::Start(const RunSpec& spec) {
       return fail("loading the runner at " + Hex(s.paddr), w.error());
     }
   }
-  if (auto w = g.WriteMemory(options_.workload_addr, spec.workload); !w) {
-    return fail("writing the workload at " + Hex(options_.workload_addr), w.error());
-  }
   if (!preloaded) {
     if (auto w = SetEntry(g, *entry); !w) return fail("setting the entry point", w.error());
   }
@@ -746,7 +796,15 @@ Result<std::unique_ptr<RunnerProcess>> GdbBoard::Start(const RunSpec& spec) {
     pump = std::make_unique<RttPump>(g, *rtt_symbols);
     if (auto a = pump->Arm(); !a) return fail("setting the RTT breakpoint", a.error());
   }
-  if (auto c = g.Continue(); !c) return fail("starting the runner", c.error());
+  // The workload last, with the continue in the same burst: a warm board's whole load is this.
+  // QEMU's replies are not waited for (the runner checks the workload's CRC, and a later GDB call
+  // reads them); a probe's are, so a failed write is an infrastructure failure said here.
+  const bool qemu = IsQemuServer(sv.argv);
+  if (auto w = g.WriteMemoryAndContinue(options_.workload_addr, spec.workload, !qemu); !w) {
+    return fail(
+        "writing the workload at " + Hex(options_.workload_addr) + " and starting the runner",
+        w.error());
+  }
   if (pump) pump->Start();
 
   last_times_.load = std::chrono::duration_cast<std::chrono::microseconds>(clock_.Now() - t_load);
@@ -756,6 +814,7 @@ Result<std::unique_ptr<RunnerProcess>> GdbBoard::Start(const RunSpec& spec) {
     write_fd = UniqueFd(::fcntl(sv.link.get(), F_DUPFD_CLOEXEC, 0));
     if (!write_fd.valid()) return MakeError(ErrorCode::kInternal, ErrnoMessage("dup", errno));
   }
+  if (qemu && !reaper_) reaper_ = std::make_shared<Reaper>();
   RunProvenance prov;
   prov.firmware_sha256 = id->sha256;
   prov.toolchain = id->toolchain;
@@ -769,7 +828,7 @@ Result<std::unique_ptr<RunnerProcess>> GdbBoard::Start(const RunSpec& spec) {
   return std::unique_ptr<RunnerProcess>(new GdbRunnerProcess(
       std::move(sv.dir), std::move(sv.proc), std::move(sv.gdb), std::move(pump),
       std::move(sv.serial), std::move(sv.link), std::move(write_fd), sv.stderr_file,
-      std::move(prov), !IsQemuServer(sv.argv)));
+      std::move(prov), !qemu, qemu ? reaper_ : nullptr));
 }
 
 }  // namespace mculab::agent

@@ -13,9 +13,11 @@
 //      (xPSR's Thumb bit), and continue.
 // The returned RunnerProcess reads the link. Kill() halts the core over GDB, then stops the server
 // process; the destructor does the same, and so does the session after DONE (the runner parks its
-// core). A server that dies is an infrastructure failure (the link read reports it). A QEMU server
-// runs in the job sandbox (no network: its GDB and UART connections must be unix sockets). The
-// runner has no process of its own: Wait() waits for the server's. Thread-safety: as Board.
+// core). A QEMU server is killed by the destructor and reaped (its folder removed) on a thread of
+// the board's, so the next run does not wait for the old QEMU's exit. A server that dies is an
+// infrastructure failure (the link read reports it). A QEMU server runs in the job sandbox (no
+// network: its GDB and UART connections must be unix sockets). The runner has no process of its
+// own: Wait() waits for the server's. Thread-safety: as Board.
 #pragma once
 
 #include <chrono>
@@ -32,6 +34,7 @@
 #include "agent/boards/board.h"
 #include "agent/boards/firmware_identity.h"
 #include "agent/io/clock.h"
+#include "agent/io/reaper.h"
 #include "agent/io/sandbox.h"
 
 namespace mculab::agent {
@@ -67,8 +70,10 @@ struct GdbBoardOptions {
   // Load a job's own runner ELF (RunSpec::firmware) onto the board; off unless the config allows.
   bool allow_custom_runners = false;
   // Warm: while a run goes, the next run's server is started, its links opened and the core
-  // halted, so the next Start only loads the runner and the workload (for servers that start
-  // afresh per run, i.e. QEMU; a job's own runner starts a server of its own).
+  // halted, the runner's RAM segments loaded and, for QEMU with a socket link, the runner booted
+  // to its HELLO and halted again, so the next Start only writes the workload and resumes (for
+  // servers that start afresh per run, i.e. QEMU; a job's own runner starts a server of its
+  // own).
   bool warm = false;
   std::string note;  // the provenance note; empty: "... behind GDB server <program> ..."
 };
@@ -126,6 +131,8 @@ class GdbBoard final : public Board {
   Result<std::unique_ptr<Server>> StartServer(const std::filesystem::path& firmware);
   // A server started ahead: the board's own runner's RAM segments loaded into it already.
   void Preload(Server& server);
+  // Preload's last step for QEMU with a socket link: runs the runner to its HELLO and halts it.
+  bool BootAhead(Server& server);
   // The warm server when there is a live one for the board's own runner, else a new one.
   Result<std::unique_ptr<Server>> TakeServer(const std::filesystem::path& firmware,
                                              bool own_firmware);
@@ -139,6 +146,10 @@ class GdbBoard final : public Board {
   std::string cached_elf_;
   int warm_starts_ = 0;
   StartTimes last_times_;
+  // Waits for the end of the runs' QEMU servers off the board's thread, made at the first: an
+  // emulator holds nothing the next run needs, where a probe's server (ended in place) holds the
+  // probe.
+  std::shared_ptr<Reaper> reaper_;
   // Warm boards: the server started ahead, by warmer_ (WarmLoop), guarded by warm_mu_.
   void WarmLoop();
   std::mutex warm_mu_;

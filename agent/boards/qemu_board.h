@@ -31,9 +31,11 @@ struct QemuOptions {
   // Run a job's own runner ELF (RunSpec::firmware); off unless the agent's config allows it.
   bool allow_custom_runners = false;
   // Warm: the next run's QEMU is started halted (-S) with its link open while the current run
-  // goes, and the runner and workload are loaded into it over QEMU's gdbstub when the run comes
-  // (GdbBoard with `warm`), so the gap between jobs is the load, not QEMU's start. Runs that count
-  // emulated events (the plugin is a start-up option) or bring their own runner start cold.
+  // goes, the runner loaded into it over QEMU's gdbstub and booted to its HELLO, then halted
+  // while it waits for its CONFIGURE (GdbBoard with `warm`); when the run comes only the
+  // workload is written and the core resumed, so the gap between jobs is that write, not QEMU's
+  // start nor the runner's boot. Runs that count emulated events (the plugin is a start-up
+  // option) or bring their own runner start cold.
   bool warm = false;
 };
 

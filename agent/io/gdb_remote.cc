@@ -458,7 +458,7 @@ Status GdbRemote::SendPacket(std::string_view payload, Clock::TimePoint deadline
   }
 }
 
-Result<std::string> GdbRemote::ReadPacket(Clock::TimePoint deadline) {
+Result<std::string> GdbRemote::ReadPacket(Clock::TimePoint deadline, bool ack) {
   for (int attempt = 0;; ++attempt) {
     // Skip to the start of a packet (acks, a '%' notification's bytes are not ours).
     while (true) {
@@ -486,7 +486,7 @@ Result<std::string> GdbRemote::ReadPacket(Clock::TimePoint deadline) {
                       GdbChecksum(raw) == std::string{static_cast<char>(std::tolower(cs[0])),
                                                       static_cast<char>(std::tolower(cs[1]))};
     if (good) {
-      if (!no_ack_) {
+      if (!no_ack_ && ack) {
         if (auto s = WriteRaw("+"); !s) return s.error();
       }
       return GdbDecodePayload(raw);
@@ -504,6 +504,7 @@ Result<std::string> GdbRemote::ReadPacket(Clock::TimePoint deadline) {
 
 Result<std::string> GdbRemote::Request(std::string_view payload) {
   if (!broken_.empty()) return MakeError(ErrorCode::kUnavailable, broken_);
+  if (auto s = ReadUnread(); !s) return s.error();
   const auto deadline = clock_.Now() + timeout_;
   if (auto s = SendPacket(payload, deadline); !s) {
     broken_ = "the GDB connection is unusable after: " + s.error().message;
@@ -561,8 +562,8 @@ Status GdbRemote::Handshake() {
     }
     pos = end + 1;
   }
-  // Asked even when not offered (QEMU 7.2 accepts it without listing it); an empty reply keeps
-  // the acks.
+  // Asked even when not offered (some servers accept it without listing it); an empty reply keeps
+  // the acks (Debian's QEMU 7.2.22 gdbstub answers empty, and has no `X` either).
   auto ok = Request("QStartNoAckMode");
   if (!ok) return ok.error();
   if (*ok == "OK") no_ack_ = true;
@@ -645,40 +646,98 @@ Result<std::vector<std::uint8_t>> GdbRemote::ReadMemory(std::uint64_t addr, std:
   return out;
 }
 
+std::string GdbRemote::WriteChunk(std::uint64_t addr, std::span<const std::uint8_t> data,
+                                  std::size_t& taken) const {
+  const bool x = x_supported_.value_or(true);
+  const std::string head_probe = (x ? "X" : "M") + HexNum(addr) + "," + HexNum(data.size()) + ":";
+  const std::size_t budget =
+      packet_size_ > head_probe.size() + 8 ? packet_size_ - head_probe.size() - 8 : 16;
+  if (!x) {
+    taken = std::min(budget / 2, data.size());
+    return "M" + HexNum(addr) + "," + HexNum(taken) + ":" + GdbHex(data.first(taken));
+  }
+  // Take as many bytes as fit once escaped.
+  std::size_t n = 0, escaped = 0;
+  while (n < data.size()) {
+    const std::uint8_t b = data[n];
+    const std::size_t w = (b == '}' || b == '#' || b == '$' || b == '*') ? 2 : 1;
+    if (escaped + w > budget) break;
+    escaped += w;
+    ++n;
+  }
+  taken = n;
+  return "X" + HexNum(addr) + "," + HexNum(n) + ":" + GdbEscapeBinary(data.first(n));
+}
+
 Status GdbRemote::WriteMemory(std::uint64_t addr, std::span<const std::uint8_t> data) {
+  return WriteMemoryThen(addr, data, {}, true);
+}
+
+Status GdbRemote::WriteMemoryAndContinue(std::uint64_t addr, std::span<const std::uint8_t> data,
+                                         bool await_replies) {
+  if (auto s = PrepareContinue(); !s) return s;
+  return WriteMemoryThen(addr, data, *vcont_c_ ? "vCont;c" : "c", await_replies);
+}
+
+Status GdbRemote::WriteMemoryThen(std::uint64_t addr, std::span<const std::uint8_t> data,
+                                  std::string_view then, bool await_replies) {
+  if (auto s = ReadUnread(); !s) return s;
+  const bool pipelined = no_ack_ || pipeline_with_acks_;
   std::size_t done = 0;
-  while (done < data.size()) {
-    const std::string head_probe = "X" + HexNum(addr + done) + "," + HexNum(data.size()) + ":";
-    const std::size_t budget =
-        packet_size_ > head_probe.size() + 8 ? packet_size_ - head_probe.size() - 8 : 16;
-    if (x_supported_.value_or(true)) {
-      // Take as many bytes as fit once escaped.
-      std::size_t n = 0, escaped = 0;
-      while (done + n < data.size()) {
-        const std::uint8_t b = data[done + n];
-        const std::size_t w = (b == '}' || b == '#' || b == '$' || b == '*') ? 2 : 1;
-        if (escaped + w > budget) break;
-        escaped += w;
-        ++n;
-      }
-      const auto part = data.subspan(done, n);
-      const std::string req =
-          "X" + HexNum(addr + done) + "," + HexNum(n) + ":" + GdbEscapeBinary(part);
-      auto r = Request(req);
-      if (!r) return r.error();
-      if (*r == "OK") {
-        x_supported_ = true;
-        done += n;
-        continue;
-      }
-      if (!r->empty() || x_supported_.has_value()) return ReplyError(req, *r);
-      x_supported_ = false;  // an empty reply: no X, fall back to M
+  // One packet at a time until the server's answer to X is known (or when it cannot be
+  // pipelined); the rest in one burst.
+  while (done < data.size() && !(pipelined && x_supported_.has_value() && broken_.empty())) {
+    const bool x = x_supported_.value_or(true);
+    std::size_t n = 0;
+    const std::string req = WriteChunk(addr + done, data.subspan(done), n);
+    auto r = Request(req);
+    if (!r) return r.error();
+    if (*r == "OK") {
+      if (x) x_supported_ = true;
+      done += n;
+      continue;
     }
-    const std::size_t n = std::min(budget / 2, data.size() - done);
-    const std::string req =
-        "M" + HexNum(addr + done) + "," + HexNum(n) + ":" + GdbHex(data.subspan(done, n));
-    if (auto s = ExpectOk(req); !s) return s;
+    if (!x || !r->empty() || x_supported_.has_value()) return ReplyError(req, *r);
+    x_supported_ = false;  // an empty reply: no X, fall back to M
+  }
+  if (done == data.size()) return then.empty() ? Status{} : Send(then);
+  // Every chunk and `then` in one write, then the chunks' replies in order. The replies are a few
+  // bytes each, so the server never blocks on them while we still write.
+  std::string burst;
+  std::vector<std::string> requests;
+  while (done < data.size()) {
+    std::size_t n = 0;
+    requests.push_back(WriteChunk(addr + done, data.subspan(done), n));
+    burst += GdbFrame(requests.back());
     done += n;
+  }
+  if (!then.empty()) burst += GdbFrame(then);
+  packets_sent_ += requests.size() + (then.empty() ? 0 : 1);
+  // A failed write leaves replies (or acks) to come that would answer later requests.
+  auto broken = [this](Error e) {
+    broken_ = "the GDB connection is unusable after: " + e.message;
+    return e;
+  };
+  if (auto s = WriteRaw(burst); !s) return broken(s.error());
+  unread_.insert(unread_.end(), requests.begin(), requests.end());
+  // In ack mode `then`'s ack may come before or among the replies; a later read skips it.
+  return await_replies ? ReadUnread() : Status{};
+}
+
+Status GdbRemote::ReadUnread() {
+  while (!unread_.empty()) {
+    const std::string req = std::move(unread_.front());
+    unread_.erase(unread_.begin());
+    // In ack mode ReadPacket skips the server's '+' before each reply; the replies are not acked
+    // (see set_pipeline_with_acks).
+    auto reply = ReadPacket(clock_.Now() + timeout_, /*ack=*/false);
+    if (reply && *reply == "OK") continue;
+    Error e = reply ? ReplyError(req, *reply) : reply.error();
+    if (!reply) e.message += " (request " + Printable(req) + ")";
+    // The replies still to come would answer later requests.
+    unread_.clear();
+    broken_ = "the GDB connection is unusable after: " + e.message;
+    return e;
   }
   return {};
 }
@@ -759,6 +818,7 @@ Status GdbRemote::Continue() {
 }
 
 Result<GdbStopReply> GdbRemote::WaitForStop(std::chrono::milliseconds timeout) {
+  if (auto s = ReadUnread(); !s) return s.error();
   const auto deadline = clock_.Now() + timeout;
   while (true) {
     auto p = ReadPacket(deadline);
@@ -794,6 +854,7 @@ Result<std::string> GdbRemote::Monitor(const std::string& command) {
   const std::string req =
       "qRcmd," +
       GdbHex(std::span(reinterpret_cast<const std::uint8_t*>(command.data()), command.size()));
+  if (auto s = ReadUnread(); !s) return s.error();
   const auto deadline = clock_.Now() + timeout_;
   if (auto s = SendPacket(req, deadline); !s) return s.error();
   std::string output;

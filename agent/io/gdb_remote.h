@@ -125,8 +125,18 @@ class GdbRemote {
   Result<std::vector<GdbMemoryRegion>> MemoryMap();
 
   Result<std::vector<std::uint8_t>> ReadMemory(std::uint64_t addr, std::size_t length);
-  // `X` binary writes, chunked to the packet size (`M` hex writes when X is not supported).
+  // `X` binary writes, chunked to the packet size (`M` hex writes when X is not supported). In
+  // no-ack mode (or with pipeline_with_acks), once the server's answer to the first `X` is known,
+  // every chunk is sent before any reply is read (the replies come back in order): a load is one
+  // burst, not one round trip per chunk.
   Status WriteMemory(std::uint64_t addr, std::span<const std::uint8_t> data);
+  // WriteMemory, then Continue(); when the chunks are pipelined the continue goes in the same
+  // burst, so the server starts the target as soon as it has the data (one round trip in all).
+  // Pipelined with `await_replies` false, it returns once the burst is written and the target
+  // may run before the writes' replies are read: the next call that reads from the server
+  // (Request, WaitForStop, Monitor, a write) reads them first and fails with any error they hold.
+  Status WriteMemoryAndContinue(std::uint64_t addr, std::span<const std::uint8_t> data,
+                                bool await_replies = true);
   // `P` by the target description's number (`g`/`G` when P is not supported).
   Status WriteRegister(const std::string& name, std::uint64_t value);
   Result<std::uint64_t> ReadRegister(const std::string& name);
@@ -158,6 +168,13 @@ class GdbRemote {
   Status FlashWrite(std::uint64_t addr, std::span<const std::uint8_t> data);
   Status FlashDone();
 
+  // Pipeline writes in ack mode too, leaving the replies to pipelined packets unacknowledged: for
+  // QEMU's system-emulation gdbstub, which offers no no-ack mode, acks each packet as it reads it,
+  // never waits for our acks, and takes any byte that comes while the target runs for a break (so
+  // an ack sent after a pipelined continue would stop the target). A '-' for a pipelined packet
+  // surfaces as a timeout.
+  void set_pipeline_with_acks(bool on) { pipeline_with_acks_ = on; }
+
   // Per-call timeout (default: the one given at Connect).
   void set_timeout(std::chrono::milliseconds t) { timeout_ = t; }
   std::chrono::milliseconds timeout() const { return timeout_; }
@@ -168,18 +185,30 @@ class GdbRemote {
   GdbRemote(std::unique_ptr<Transport> t, std::chrono::milliseconds timeout, Clock& clock);
   Status Handshake();
   Status SendPacket(std::string_view payload, Clock::TimePoint deadline);
-  Result<std::string> ReadPacket(Clock::TimePoint deadline);
+  // Reads one packet; acks it in ack mode unless `ack` is false.
+  Result<std::string> ReadPacket(Clock::TimePoint deadline, bool ack = true);
   Result<std::uint8_t> ReadByte(Clock::TimePoint deadline);
   Status WriteRaw(std::string_view bytes);
   Error ReplyError(std::string_view request, std::string_view reply) const;
   Status ExpectOk(std::string_view request);
   Status WriteRegisterG(const GdbRegister& reg, std::uint64_t value);
+  // WriteMemory, then `then` (a packet with no reply; empty: none); see WriteMemoryAndContinue.
+  Status WriteMemoryThen(std::uint64_t addr, std::span<const std::uint8_t> data,
+                         std::string_view then, bool await_replies);
+  // Reads the replies to pipelined writes not read yet; an error in one breaks the connection.
+  Status ReadUnread();
+  // The `X` (or, without X, `M`) request for as much of `data` (written at `addr`) as fits one
+  // packet; `taken` is how many bytes it holds.
+  std::string WriteChunk(std::uint64_t addr, std::span<const std::uint8_t> data,
+                         std::size_t& taken) const;
 
   std::unique_ptr<Transport> t_;
   std::chrono::milliseconds timeout_;
   Clock& clock_;
   std::mutex write_mu_;
   bool no_ack_ = false;
+  bool pipeline_with_acks_ = false;
+  std::vector<std::string> unread_;  // pipelined writes whose replies are not read yet
   std::size_t packet_size_ = 400;
   std::uint64_t packets_sent_ = 0;
   std::string supported_;

@@ -48,10 +48,12 @@ class AgentLink::Impl final : public RunSink {
     const std::string& name() const { return board_.Info().name; }
 
     void Enqueue(v1::Assignment a, Clock::TimePoint received) {
-      std::lock_guard lock(mu_);
-      queue_.push_back(std::move(a));
-      received_.push_back(received);
-      cv_.notify_all();
+      {
+        std::lock_guard lock(mu_);
+        queue_.push_back(std::move(a));
+        received_.push_back(received);
+      }
+      cv_.notify_all();  // unlocked: the worker wakes to a free lock (the dispatch path)
     }
     // True when this worker has the run (running or queued).
     bool Cancel(std::uint64_t run_id) {

@@ -27,15 +27,19 @@ SendQueue::~SendQueue() {
 
 void SendQueue::Send(const v1::AgentMessage& message) {
   const std::size_t bytes = message.ByteSizeLong();
-  std::lock_guard lock(mu_);
-  if (stream_ == nullptr || broken_ || close_ || closed_) return;  // Attach replays the spool
-  if (behind_ || (!queue_.empty() && stats_.queued_bytes + bytes > max_bytes_)) {
-    LeaveOutLocked(message);
-    return;
+  {
+    std::lock_guard lock(mu_);
+    if (stream_ == nullptr || broken_ || close_ || closed_) return;  // Attach replays the spool
+    if (behind_ || (!queue_.empty() && stats_.queued_bytes + bytes > max_bytes_)) {
+      LeaveOutLocked(message);
+      return;
+    }
+    queue_.push_back(Item{message, bytes, false, 0});
+    stats_.queued_bytes += bytes;
+    stats_.peak_queued_bytes = std::max(stats_.peak_queued_bytes, stats_.queued_bytes);
   }
-  queue_.push_back(Item{message, bytes, false, 0});
-  stats_.queued_bytes += bytes;
-  stats_.peak_queued_bytes = std::max(stats_.peak_queued_bytes, stats_.queued_bytes);
+  // After unlocking: the sender wakes to a free lock instead of blocking on ours (a run's state
+  // change is on the dispatch path).
   cv_.notify_all();
 }
 

@@ -222,6 +222,94 @@ TEST(GdbRemoteTest, BinaryWritesAreChunkedEscapedAndReadBack) {
   EXPECT_EQ(*back, data);
 }
 
+// A server that answers the first X at once and holds every later reply until it has the
+// continue: a client waiting for each reply before sending the next packet would never finish.
+void ExpectChunksAndContinueInOneBurst(bool no_ack) {
+  testing::FakeTargetMemory mem(0x20000000, 4096);
+  int writes = 0, held = 0;
+  bool continued = false;
+  FakeGdbServer server(
+      [&](const std::string& p) {
+        if (p == "vCont?") return FakeGdbAction{{"vCont;c;C;s;S"}};
+        std::string reply;
+        if (mem.Apply(p, reply)) {
+          if (reply != "OK" || ++writes == 1) return FakeGdbAction{{reply}};  // the first write
+          ++held;
+          return FakeGdbAction{};
+        }
+        if (p == "vCont;c") {
+          continued = true;
+          return FakeGdbAction{std::vector<std::string>(static_cast<std::size_t>(held), "OK")};
+        }
+        return FakeGdbAction{{""}};
+      },
+      no_ack);
+  auto g = ConnectTo(server);
+  ASSERT_TRUE(g);
+  EXPECT_EQ(g->no_ack(), no_ack);
+  g->set_pipeline_with_acks(true);  // no effect in no-ack mode
+  ASSERT_TRUE(g->PrepareContinue().ok());
+  ASSERT_TRUE(g->WriteMemory(0x20000000, std::vector<std::uint8_t>{0x5a}).ok());  // X learnt
+  std::vector<std::uint8_t> data(1500);
+  for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<std::uint8_t>(i * 7 + 3);
+  const auto sent_before = g->packets_sent();
+  auto w = g->WriteMemoryAndContinue(0x20000010, data);
+  ASSERT_TRUE(w.ok()) << w.error().message;
+  EXPECT_TRUE(continued);
+  EXPECT_GE(held, 6);  // 1500 bytes through 256-byte packets, every reply held
+  EXPECT_EQ(g->packets_sent() - sent_before, static_cast<std::uint64_t>(held) + 1);
+  EXPECT_TRUE(std::equal(data.begin(), data.end(), mem.bytes.begin() + 0x10));
+  EXPECT_EQ(server.packets().back(), "vCont;c");
+}
+
+TEST(GdbRemoteTest, AfterTheFirstXTheChunksAndTheContinueGoInOneBurst) {
+  ExpectChunksAndContinueInOneBurst(true);
+}
+
+TEST(GdbRemoteTest, InAckModeTheBurstIsOptIn) { ExpectChunksAndContinueInOneBurst(false); }
+
+// Not awaited, the replies are read by the next call, which fails with an error among them.
+TEST(GdbRemoteTest, RepliesNotAwaitedAreReadByTheNextCall) {
+  int x = 0;
+  FakeGdbServer server([&](const std::string& p) {
+    if (p == "vCont?") return FakeGdbAction{{"vCont;c"}};
+    if (p[0] == 'X') return FakeGdbAction{{++x == 4 ? "E02" : "OK"}};
+    if (p == "vCont;c") return FakeGdbAction{};
+    if (p == "\x03") return FakeGdbAction{{"T02thread:01;"}};
+    if (p == "?") return FakeGdbAction{{"S05"}};
+    return FakeGdbAction{{""}};
+  });
+  auto g = ConnectTo(server);
+  ASSERT_TRUE(g);
+  ASSERT_TRUE(g->WriteMemory(0x100, std::vector<std::uint8_t>{1}).ok());
+  // Two chunks, both OK: the next call reads past their replies to its own.
+  ASSERT_TRUE(g->WriteMemoryAndContinue(0x200, std::vector<std::uint8_t>(300, 0x11), false).ok());
+  auto stop = g->Halt();
+  ASSERT_TRUE(stop.ok()) << stop.error().message;
+  EXPECT_EQ(stop->signal, 2);
+  // A failed chunk (the fourth X) is the next call's error.
+  ASSERT_TRUE(g->WriteMemoryAndContinue(0x400, std::vector<std::uint8_t>(10, 0x22), false).ok());
+  auto q = g->QueryStop();
+  ASSERT_FALSE(q.ok());
+  EXPECT_THAT(q.error().message, HasSubstr("E02"));
+}
+
+TEST(GdbRemoteTest, AnErrorInAPipelinedWriteIsReportedAndEndsTheConnection) {
+  int x = 0;
+  FakeGdbServer server([&](const std::string& p) {
+    if (p[0] == 'X') return FakeGdbAction{{++x == 3 ? "E01" : "OK"}};
+    return FakeGdbAction{{""}};
+  });
+  auto g = ConnectTo(server);
+  ASSERT_TRUE(g);
+  ASSERT_TRUE(g->WriteMemory(0x100, std::vector<std::uint8_t>{1}).ok());
+  auto w = g->WriteMemory(0x200, std::vector<std::uint8_t>(1000, 0x11));
+  ASSERT_FALSE(w.ok());
+  EXPECT_THAT(w.error().message, HasSubstr("E01"));
+  // Replies to the chunks after the failed one may still come: nothing more is asked.
+  EXPECT_FALSE(g->ReadMemory(0x100, 1).ok());
+}
+
 TEST(GdbRemoteTest, WithoutXWritesFallBackToHexM) {
   std::vector<std::string> m_packets;
   FakeGdbServer server([&](const std::string& p) {

@@ -6,10 +6,12 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstring>
 
+#include "agent/io/reaper.h"
 #include "agent/io/temp_dir.h"
 #include "agent/io/unix_socket.h"
 
@@ -157,6 +159,47 @@ TEST(UnixSocket, ConnectsToAListener) {
   auto n = ReadSome(fd->get(), got, std::chrono::seconds(5));
   ASSERT_TRUE(n.ok());
   EXPECT_EQ(got[0], 0x42);
+}
+
+}  // namespace
+}  // namespace mculab::agent
+
+namespace mculab::agent {
+namespace {
+
+// A process given to the reaper is killed at once, then reaped and its folder removed on the
+// reaper's thread.
+TEST(Reaper, KillsAtOnceThenReapsAndRemovesTheFolderOffTheCallersThread) {
+  auto dir = TempDir::Create("mculab-reaper-test-");
+  ASSERT_TRUE(dir.ok());
+  const auto path = (*dir)->path();
+  auto p = Spawn({"sleep", "600"});
+  ASSERT_TRUE(p);
+  const pid_t pid = p->pid();
+  Reaper reaper;
+  reaper.Give(std::move(p), std::move(*dir));
+  reaper.Drain();
+  EXPECT_FALSE(std::filesystem::exists(path));
+  // Reaped: the pid is no child of ours any more.
+  EXPECT_EQ(::waitpid(pid, nullptr, WNOHANG), -1);
+  EXPECT_EQ(errno, ECHILD);
+}
+
+TEST(Reaper, ItsDestructorFinishesWhatItWasGiven) {
+  std::filesystem::path path;
+  pid_t pid = 0;
+  {
+    Reaper reaper;
+    auto dir = TempDir::Create("mculab-reaper-test-");
+    ASSERT_TRUE(dir.ok());
+    path = (*dir)->path();
+    auto p = Spawn({"sleep", "600"});
+    ASSERT_TRUE(p);
+    pid = p->pid();
+    reaper.Give(std::move(p), std::move(*dir));
+  }
+  EXPECT_FALSE(std::filesystem::exists(path));
+  EXPECT_EQ(::waitpid(pid, nullptr, WNOHANG), -1);
 }
 
 }  // namespace
