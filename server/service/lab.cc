@@ -279,6 +279,21 @@ Status Lab::TransitionLocked(ActiveJob& aj, JobState to, std::string reason, std
   return {};
 }
 
+JobId Lab::CreateJobLocked(Job job, std::vector<CaseSpec> cases, const std::string& actor, Tx& tx) {
+  job.id = next_job_id_++;
+  job.state = JobState::kQueued;
+  job.created_ms = clock_.NowMs();
+  tx.writes.new_jobs.push_back({job, cases});
+  tx.writes.transitions.push_back(CreationTransition(job, actor));
+  tx.queue_changed = true;
+  EmitLocked(job, tx);
+  ActiveJob aj;
+  aj.job = job;
+  aj.cases = std::move(cases);
+  jobs_.emplace(job.id, std::move(aj));
+  return job.id;
+}
+
 void Lab::SetBoardStateLocked(Board& b, BoardState to, const std::string& reason, Tx& tx,
                               const std::string& actor) {
   const std::int64_t now = clock_.NowMs();

@@ -304,6 +304,8 @@ class Lab {
   // A job reaching a final state leaves jobs_.
   Status TransitionLocked(ActiveJob& aj, JobState to, std::string reason, std::string actor,
                           Tx& tx);
+  // Inserts a new job (memory, row, creation audit, events) without scheduling.
+  JobId CreateJobLocked(Job job, std::vector<CaseSpec> cases, const std::string& actor, Tx& tx);
   void SetBoardStateLocked(Board& b, BoardState to, const std::string& reason, Tx& tx,
                            const std::string& actor = "server");
   void SetBoardHealthLocked(Board& b, BoardHealth to, const std::string& reason, Tx& tx,
@@ -327,8 +329,6 @@ class Lab {
   void HealthCheckEndedLocked(const ActiveJob& aj, JobState to, Tx& tx);
   // Empty when the finalized health check's value matches the board's calibration.
   std::string CheckCalibrationLocked(ActiveJob& aj, const std::vector<CaseStats>& stats);
-  // Inserts a new job (memory, row, creation audit, events) without scheduling.
-  JobId CreateJobLocked(Job job, std::vector<CaseSpec> cases, const std::string& actor, Tx& tx);
   std::int64_t EstimateStartLocked(const ActiveJob& aj, std::uint32_t position) const;
   // The median duration of recent runs of the job's kind and op, 0 when none is known.
   std::int64_t MedianDurationLocked(const Job& job) const;
@@ -402,7 +402,7 @@ class Lab {
   void OnCaseDone(const std::string& agent, const mculab::v1::CaseDone& m);
   void OnRunFinished(const std::string& agent, const mculab::v1::RunFinished& m);
 
-  // Counters, passes, op profiles, memory (lab_profiles.cc).
+  // Counters, passes, op profiles, memory (lab_counters.cc).
   // Admission: every candidate board of the request must be able to count its events.
   Status CheckEventsLocked(const SubmitRequest& request) const;
   // Remembers (and stores) the counter units an agent registered for a board.

@@ -304,21 +304,6 @@ Result<std::vector<BoardTransition>> Lab::BoardHistory(const Caller& caller,
 
 bool Lab::IsHealthCheck(const Job& job) { return job.origin == JobOrigin::kHealthCheck; }
 
-JobId Lab::CreateJobLocked(Job job, std::vector<CaseSpec> cases, const std::string& actor, Tx& tx) {
-  job.id = next_job_id_++;
-  job.state = JobState::kQueued;
-  job.created_ms = clock_.NowMs();
-  tx.writes.new_jobs.push_back({job, cases});
-  tx.writes.transitions.push_back(CreationTransition(job, actor));
-  tx.queue_changed = true;
-  EmitLocked(job, tx);
-  ActiveJob aj;
-  aj.job = job;
-  aj.cases = std::move(cases);
-  jobs_.emplace(job.id, std::move(aj));
-  return job.id;
-}
-
 void Lab::QueueHealthCheckLocked(Board& b, Tx& tx) {
   if (!config_.health_checks || stopping_) return;
   for (const auto& [id, aj] : jobs_) {
