@@ -12,9 +12,10 @@
 #include "common/crash_point.h"
 #include "common/op_catalog.h"
 #include "server/domain/admission.h"
+#include "server/domain/queue_position.h"
 #include "server/domain/scheduler.h"
-#include "server/service/profiles.h"
 #include "server/service/model_admission.h"
+#include "server/service/profiles.h"
 
 namespace mculab::server {
 namespace {
@@ -146,6 +147,7 @@ Status Lab::Start() {
     const Job& job = (*active)[i];
     ActiveJob& aj = jobs_[job.id] =
         ActiveJob{job, std::move(cases[i]), kNoDeadline, std::move(events[i])};
+    EnterStateLocked(aj.job);
     if (!IsOnBoard(job.state)) continue;
     if (runs[i] && !IsFinal(runs[i]->state) && !runs[i]->agent.empty() &&
         boards_.contains(runs[i]->board)) {
@@ -258,6 +260,8 @@ Status Lab::TransitionLocked(ActiveJob& aj, JobState to, std::string reason, std
     return t.error();
   }
   spdlog::debug("job {}: {} -> {} ({})", id, t->from, t->to, t->reason);
+  LeaveStateLocked(aj.job, from);
+  if (!IsFinal(to)) EnterStateLocked(aj.job);
   tx.writes.jobs.push_back(aj.job);
   tx.writes.transitions.push_back(std::move(*t));
   if ((from == JobState::kQueued) != (to == JobState::kQueued)) tx.queue_changed = true;
@@ -291,7 +295,21 @@ JobId Lab::CreateJobLocked(Job job, std::vector<CaseSpec> cases, const std::stri
   aj.job = job;
   aj.cases = std::move(cases);
   jobs_.emplace(job.id, std::move(aj));
+  EnterStateLocked(job);
   return job.id;
+}
+
+void Lab::EnterStateLocked(const Job& job) {
+  if (job.state == JobState::kQueued) queue_.insert_or_assign(job.id, QueuedOf(job));
+  if (IsOnBoard(job.state)) ++on_boards_[job.user];
+}
+
+void Lab::LeaveStateLocked(const Job& job, JobState from) {
+  if (from == JobState::kQueued) queue_.erase(job.id);
+  if (IsOnBoard(from)) {
+    auto it = on_boards_.find(job.user);
+    if (it != on_boards_.end() && --it->second == 0) on_boards_.erase(it);
+  }
 }
 
 void Lab::SetBoardStateLocked(Board& b, BoardState to, const std::string& reason, Tx& tx,
@@ -475,20 +493,18 @@ std::map<std::string, std::uint32_t> Lab::QueueLengthsLocked() const {
   std::map<std::string, std::uint32_t> by_kind;
   std::map<std::string, std::uint32_t> out;
   for (const auto& [name, b] : boards_) out[name] = 0;
-  for (const auto& [id, aj] : jobs_) {
-    if (aj.job.state != JobState::kQueued) continue;
-    if (aj.job.board.empty() && aj.job.tags.empty()) {
-      ++by_kind[aj.job.kind];
+  for (const auto& [id, q] : queue_) {
+    if (q.board.empty() && q.tags.empty()) {
+      ++by_kind[q.kind];
       continue;
     }
-    const QueuedJob q = QueuedOf(aj.job);
-    if (!aj.job.board.empty()) {
-      auto b = boards_.find(aj.job.board);
+    if (!q.board.empty()) {
+      auto b = boards_.find(q.board);
       if (b != boards_.end() && Fits(q, SlotOf(b->second))) ++out[b->first];
       continue;
     }
     for (const auto& [name, b] : boards_) {
-      if (b.kind == aj.job.kind && HasTags(aj.job.tags, b.tags)) ++out[name];
+      if (b.kind == q.kind && HasTags(q.tags, b.tags)) ++out[name];
     }
   }
   for (const auto& [name, b] : boards_) {
@@ -610,16 +626,12 @@ void Lab::ScheduleLocked(Tx& tx) {
     }
   }
   if (!any_free) return;
-  std::vector<QueuedJob> queued;
+  if (queue_.empty()) return;
+  std::vector<const QueuedJob*> queued;
+  queued.reserve(queue_.size());
+  for (const auto& [id, q] : queue_) queued.push_back(&q);
   std::map<std::string, UserShare> shares;
-  for (const auto& [id, aj] : jobs_) {
-    if (aj.job.state == JobState::kQueued) {
-      queued.push_back(QueuedOf(aj.job));
-    } else if (IsOnBoard(aj.job.state)) {
-      ++shares[aj.job.user].on_boards;
-    }
-  }
-  if (queued.empty()) return;
+  for (const auto& [user, n] : on_boards_) shares[user].on_boards = n;
   ++schedule_passes_;
   for (const auto& [user, ms] : last_assigned_ms_) shares[user].last_assigned_ms = ms;
   std::vector<UserShare> users;
@@ -642,7 +654,10 @@ void Lab::ScheduleLocked(Tx& tx) {
     slots.push_back(std::move(slot));
   }
   bool refused = false;
-  for (const Placement& p : Schedule(queued, slots, now, users)) {
+  const std::vector<Placement> placements =
+      Schedule(std::span<const QueuedJob* const>(queued), slots, now, users);
+  queued.clear();  // placing a job drops its view
+  for (const Placement& p : placements) {
     ActiveJob& aj = jobs_.at(p.job);
     AssignLocked(aj, boards_.at(p.board), tx);
     refused = refused || aj.job.state == JobState::kQueued;
@@ -716,23 +731,14 @@ void Lab::AssignLocked(ActiveJob& aj, Board& board, Tx& tx) {
                run.attempt);
 }
 
-std::uint32_t Lab::QueuePositionLocked(const ActiveJob& aj) const {
-  const QueuedJob me = QueuedOf(aj.job);
-  std::vector<BoardSlot> mine;
-  for (const auto& [name, b] : boards_) {
-    BoardSlot slot = SlotOf(b);
-    if (Fits(me, slot)) mine.push_back(std::move(slot));
-  }
-  std::uint32_t ahead = 0;
-  for (const auto& [id, other] : jobs_) {
-    if (id >= aj.job.id) break;
-    if (other.job.state != JobState::kQueued) continue;
-    const QueuedJob q = QueuedOf(other.job);
-    if (std::any_of(mine.begin(), mine.end(), [&](const BoardSlot& s) { return Fits(q, s); })) {
-      ++ahead;
-    }
-  }
-  return ahead + 1;
+std::vector<std::uint32_t> Lab::QueuePositionsLocked(std::span<const JobId> ids) const {
+  std::vector<const QueuedJob*> queue;
+  queue.reserve(queue_.size());
+  for (const auto& [id, q] : queue_) queue.push_back(&q);
+  std::vector<BoardSlot> slots;
+  slots.reserve(boards_.size());
+  for (const auto& [name, b] : boards_) slots.push_back(SlotOf(b));
+  return QueuePositions(queue, slots, ids);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -890,8 +896,8 @@ Result<SubmitReply> Lab::Submit(const Caller& caller, SubmitRequest request) {
                            " was never uploaded (mculab submit --model uploads it)");
     }
     model_blob = **blob;
-    auto inspected =
-        AdmitModelFile(artifacts_.PathOf(request.blob_artifact), model_blob->name, model_blob->size);
+    auto inspected = AdmitModelFile(artifacts_.PathOf(request.blob_artifact), model_blob->name,
+                                    model_blob->size);
     if (!inspected.ok()) return inspected.error();
     model = std::move(*inspected);
   } else if (!request.firmware_artifact.empty()) {
@@ -1037,7 +1043,8 @@ Result<SubmitReply> Lab::Submit(const Caller& caller, SubmitRequest request) {
   reply.id = job.id;
   const ActiveJob& aj = jobs_.at(job.id);  // a new job cannot be final yet
   reply.state = aj.job.state;
-  reply.wait = QueueWaitLocked(aj);
+  const JobId ids[] = {job.id};
+  reply.wait = QueueWaitLocked(aj, QueuePositionsLocked(ids)[0]);
   reply.queue_position = reply.wait.position;
   reply.estimated_start_ms = reply.wait.estimated_start_ms;
 
@@ -1051,7 +1058,10 @@ Result<SubmitReply> Lab::Submit(const Caller& caller, SubmitRequest request) {
     spdlog::error("job {} could not be stored: {}", job.id, s.error().message);
     {
       std::lock_guard relock(mu_);
-      jobs_.erase(job.id);
+      if (auto it = jobs_.find(job.id); it != jobs_.end()) {
+        LeaveStateLocked(it->second.job, it->second.job.state);
+        jobs_.erase(it);
+      }
     }
     return MakeError(ErrorCode::kUnavailable, "the job could not be stored (" + s.error().message +
                                                   "); it was not accepted and will not run");
@@ -1064,18 +1074,14 @@ Result<std::vector<BoardView>> Lab::ListBoards(const Caller& caller) {
   if (Status s = RequireRole(caller, Role::kViewer, "listing boards"); !s.ok()) return s.error();
   if (Status s = Serving(); !s.ok()) return s.error();
   std::lock_guard l(mu_);
-  std::vector<QueuedJob> queued;
-  for (const auto& [id, aj] : jobs_) {
-    if (aj.job.state == JobState::kQueued) queued.push_back(QueuedOf(aj.job));
-  }
   std::map<std::string, std::uint32_t> by_kind;
-  for (const QueuedJob& q : queued) ++by_kind[q.kind];
+  for (const auto& [id, q] : queue_) ++by_kind[q.kind];
   std::vector<BoardView> out;
   out.reserve(boards_.size());
   for (const auto& [name, b] : boards_) {
     const BoardSlot slot = SlotOf(b);
     BoardView v{b, 0, 0};
-    for (const QueuedJob& q : queued) v.queue_length += Fits(q, slot) ? 1 : 0;
+    for (const auto& [id, q] : queue_) v.queue_length += Fits(q, slot) ? 1 : 0;
     if (auto k = by_kind.find(b.kind); k != by_kind.end()) v.kind_queue_length = k->second;
     out.push_back(std::move(v));
   }
@@ -1105,7 +1111,9 @@ Result<std::vector<Job>> Lab::ListJobs(const Caller& caller, const JobFilter& fi
   f.limit = std::min<std::uint32_t>(f.limit, 1000);
   auto jobs = store_.ListJobs(f);
   if (jobs.ok()) {
-    for (Job& j : *jobs) AddQueueWait(j);
+    std::vector<Job*> page;
+    for (Job& j : *jobs) page.push_back(&j);
+    AddQueueWaits(page);
   }
   return jobs;
 }

@@ -411,11 +411,12 @@ std::int64_t Lab::EstimateStartLocked(const ActiveJob& aj, std::uint32_t positio
   return clock_.NowMs() + rounds * median;
 }
 
-QueueWait Lab::QueueWaitLocked(const ActiveJob& aj) const {
+QueueWait Lab::QueueWaitLocked(const ActiveJob& aj, std::uint32_t position) const {
   QueueWait w;
-  if (aj.job.state != JobState::kQueued) return w;
-  w.position = QueuePositionLocked(aj);
-  const QueuedJob me = QueuedOf(aj.job);
+  auto view = queue_.find(aj.job.id);
+  if (aj.job.state != JobState::kQueued || view == queue_.end()) return w;
+  w.position = position;
+  const QueuedJob& me = view->second;
   const std::int64_t now = clock_.NowMs();
   // Waiting on a reservation: every board the job could run on now (online, healthy enough) is
   // reserved by someone else; the lease that ends first is what it waits for.
@@ -446,12 +447,24 @@ QueueWait Lab::QueueWaitLocked(const ActiveJob& aj) const {
   return w;
 }
 
-void Lab::AddQueueWait(Job& job) {
-  if (job.state != JobState::kQueued) return;
+void Lab::AddQueueWait(Job& job) { AddQueueWaits({&job}); }
+
+void Lab::AddQueueWaits(const std::vector<Job*>& jobs) {
+  std::vector<JobId> queued;
+  for (const Job* j : jobs) {
+    if (j->state == JobState::kQueued) queued.push_back(j->id);
+  }
+  if (queued.empty()) return;
   std::lock_guard l(mu_);
-  auto it = jobs_.find(job.id);
-  if (it == jobs_.end() || it->second.job.state != JobState::kQueued) return;
-  job.wait = QueueWaitLocked(it->second);
+  const std::vector<std::uint32_t> positions = QueuePositionsLocked(queued);
+  std::size_t i = 0;
+  for (Job* j : jobs) {
+    if (j->state != JobState::kQueued) continue;
+    const std::uint32_t position = positions[i++];
+    auto it = jobs_.find(j->id);
+    if (position == 0 || it == jobs_.end()) continue;  // no longer queued
+    j->wait = QueueWaitLocked(it->second, position);
+  }
 }
 
 }  // namespace mculab::server
