@@ -26,53 +26,6 @@ bool IsHexSha256(const std::string& s) {
          });
 }
 
-std::string JoinNames(const std::vector<std::string>& names) {
-  std::string out;
-  for (const auto& n : names) {
-    if (!out.empty()) out += ", ";
-    out += n;
-  }
-  return out.empty() ? "none" : out;
-}
-
-// "{cpu=cortex-m55, npu=ethos-u55-128}" ("{}" for none).
-std::string FormatTags(const std::map<std::string, std::string>& tags) {
-  std::string out;
-  for (const auto& [k, v] : tags) out += (out.empty() ? "" : ", ") + k + "=" + v;
-  return "{" + out + "}";
-}
-
-// Admission by tags: some board the job could run on (its named board, or one of its kind) has
-// every tag it asks for. The error names the tags no such board has (or, when each is on some
-// board but none has them all, every tag) and lists the boards' tags.
-Status CheckTags(const SubmitRequest& r, const std::map<std::string, Board>& boards) {
-  if (r.tags.empty()) return {};
-  std::vector<std::string> have;
-  std::map<std::string, std::string> missing = r.tags;
-  for (const auto& [name, board] : boards) {
-    if (!r.board.empty() ? name != r.board : board.kind != r.kind) continue;
-    if (HasTags(r.tags, board.tags)) return {};
-    have.push_back(name + " " + FormatTags(board.tags));
-    const auto& tags = board.tags;  // named: clang 14 cannot capture a structured binding
-    std::erase_if(missing, [&](const auto& kv) {
-      auto it = tags.find(kv.first);
-      return it != tags.end() && it->second == kv.second;
-    });
-  }
-  if (missing.empty()) missing = r.tags;  // each tag is somewhere, but not all on one board
-  std::vector<std::string> wanted;
-  for (const auto& [k, v] : missing) wanted.push_back(k + "=" + v);
-  const std::string what = (missing.size() == 1 ? "tag " : "tags ") + JoinNames(wanted);
-  if (!r.board.empty()) {
-    return MakeError(ErrorCode::kFailedPrecondition, "board " + r.board + " does not have " + what +
-                                                         "; its tags are " +
-                                                         FormatTags(boards.at(r.board).tags));
-  }
-  return MakeError(ErrorCode::kFailedPrecondition,
-                   "no board of kind " + r.kind + " has " + what + "; its boards have: " +
-                       JoinNames(have) + "; drop the --tag or ask for tags a board has");
-}
-
 }  // namespace
 
 Lab::Lab(Store& store, Clock& clock, LabConfig config, std::filesystem::path home)
@@ -169,10 +122,12 @@ Status Lab::Start() {
     }
     if (runs[i]) {
       Run run = *runs[i];
-      run.state = RunState::kInfraFailed;
-      run.finished_ms = clock_.NowMs();
-      run.message = "the server restarted during the run";
-      tx.writes.runs.push_back(run);
+      // A run that ended already keeps its end.
+      if (ApplyTransition(run, RunState::kInfraFailed, "the server restarted during the run",
+                          clock_.NowMs())
+              .ok()) {
+        tx.writes.runs.push_back(run);
+      }
     }
     const JobState to = AfterInfraFailure(aj.job, config_.max_attempts);
     aj.job.message =
@@ -747,9 +702,11 @@ std::vector<std::uint32_t> Lab::QueuePositionsLocked(std::span<const JobId> ids)
 void Lab::CloseRunLocked(ActiveRun& r, RunState state, const std::string& message,
                          bool board_offline, Tx& tx) {
   const RunId id = r.run.id;
-  r.run.state = state;
-  r.run.finished_ms = clock_.NowMs();
-  r.run.message = message;
+  if (Status s = ApplyTransition(r.run, state, message, clock_.NowMs()); !s.ok()) {
+    // An active run is never final, so every end is legal; should that break, the run is still
+    // closed (its board freed) and the refused move logged.
+    spdlog::error("{}", s.error().message);
+  }
   tx.writes.runs.push_back(r.run);
   auto b = boards_.find(r.run.board);
   if (b != boards_.end() && b->second.current_job == r.run.job_id) {
@@ -925,35 +882,10 @@ Result<SubmitReply> Lab::Submit(const Caller& caller, SubmitRequest request) {
     }
   }
   // Admission control: only what some registered board (online or not) could run.
-  if (!request.board.empty()) {
-    auto b = boards_.find(request.board);
-    if (b == boards_.end()) {
-      std::vector<std::string> names;
-      for (const auto& [name, board] : boards_) names.push_back(name);
-      return MakeError(ErrorCode::kFailedPrecondition,
-                       "no board named '" + request.board + "'; the lab has: " + JoinNames(names));
-    }
-    if (!request.kind.empty() && b->second.kind != request.kind) {
-      return MakeError(ErrorCode::kFailedPrecondition, "board " + request.board + " is of kind '" +
-                                                           b->second.kind + "', not '" +
-                                                           request.kind + "'");
-    }
-    request.kind = b->second.kind;
-    if (Status s = CheckEventsLocked(request); !s.ok()) return s.error();
-  } else {
-    std::map<std::string, int> kinds;
-    for (const auto& [name, board] : boards_) ++kinds[board.kind];
-    if (!kinds.contains(request.kind)) {
-      std::vector<std::string> have;
-      for (const auto& [kind, n] : kinds) {
-        have.push_back(fmt::format("{} ({} board{})", kind, n, n == 1 ? "" : "s"));
-      }
-      return MakeError(ErrorCode::kFailedPrecondition,
-                       "no board of kind '" + request.kind + "'; the lab has: " + JoinNames(have));
-    }
-    if (Status s = CheckEventsLocked(request); !s.ok()) return s.error();
-  }
-  if (Status s = CheckTags(request, boards_); !s.ok()) return s.error();
+  AdmissionRequest admission{request.kind, request.board, request.op, request.tags, request.events};
+  auto kind = AdmitToBoards(admission, boards_, board_units_);
+  if (!kind.ok()) return kind.error();
+  request.kind = admission.kind = *kind;
 
   if (custom) {
     if (Status s = AdmitCustomLocked(request, *custom); !s.ok()) return s.error();
@@ -970,46 +902,8 @@ Result<SubmitReply> Lab::Submit(const Caller& caller, SubmitRequest request) {
       return s.error();
     }
   }
-  // Memory: the largest case's tensors must fit some board it could run on (boards that do not
-  // report their RAM are not checked).
-  {
-    std::uint64_t need = 0;
-    std::int64_t case_id = 0;
-    for (const CaseSpec& c : request.cases) {
-      const std::uint64_t n = WorkloadTensorBytes(request.op, c.params);
-      if (n > need) {
-        need = n;
-        case_id = c.id;
-      }
-    }
-    // Whatever the boards report: no runner addresses more than 4 GiB (the Cortex-M address
-    // space; the host runner's arena is smaller still).
-    constexpr std::uint64_t kMostAddressable = std::uint64_t{1} << 32;
-    if (need > kMostAddressable) {
-      return MakeError(ErrorCode::kInvalidArgument,
-                       fmt::format("case {} needs {} of RAM for its tensors, more than a runner "
-                                   "can address (4 GiB); use smaller cases",
-                                   case_id,
-                                   need == std::numeric_limits<std::uint64_t>::max()
-                                       ? std::string("more than 2^64 bytes")
-                                       : fmt::format("about {} bytes", need)));
-    }
-    std::uint64_t most = 0;
-    bool unknown_ram = false;
-    std::vector<std::string> names;
-    for (const auto& [name, board] : boards_) {
-      if (!request.board.empty() ? name != request.board : board.kind != request.kind) continue;
-      if (board.ram_bytes == 0) unknown_ram = true;
-      most = std::max<std::uint64_t>(most, board.ram_bytes);
-      names.push_back(fmt::format("{} ({} bytes)", name, board.ram_bytes));
-    }
-    if (need > 0 && !unknown_ram && need > most) {
-      return MakeError(ErrorCode::kFailedPrecondition,
-                       fmt::format("case {} needs about {} bytes of RAM for its tensors, more than "
-                                   "any board it could run on has: {}; use smaller cases or a "
-                                   "board with more RAM",
-                                   case_id, need, JoinNames(names)));
-    }
+  if (Status s = AdmitWorkloadMemory(admission, request.cases, boards_); !s.ok()) {
+    return s.error();
   }
 
   Job job;

@@ -412,8 +412,6 @@ class Lab {
   void OnRunFinished(const std::string& agent, const mculab::v1::RunFinished& m);
 
   // Counters, passes, op profiles, memory (lab_counters.cc).
-  // Admission: every candidate board of the request must be able to count its events.
-  Status CheckEventsLocked(const SubmitRequest& request) const;
   // Remembers (and stores) the counter units an agent registered for a board.
   void SetBoardUnitsLocked(const std::string& board,
                            const google::protobuf::RepeatedPtrField<mculab::v1::CounterUnit>& units,
@@ -424,10 +422,6 @@ class Lab {
   // Store rows for the op profiles and memory figures of a CaseDone / RunStarted.
   static void AddCaseProfiles(RunId run, const mculab::v1::CaseDone& m, Tx& tx);
   static void AddFirmwareMemory(RunId run, const mculab::v1::RunStarted& m, Tx& tx);
-  // The flag for a run whose passes disagree on cycles ("" when they agree or there is one pass).
-  // `cycles_by_pass` as CyclesByPass gives it.
-  std::string PassAgreementFlag(const Provenance& provenance, std::uint32_t passes,
-                                const std::vector<std::vector<double>>& cycles_by_pass) const;
   Status AddProfileResults(JobResults& out);
 
   // Background thread.

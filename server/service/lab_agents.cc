@@ -8,6 +8,7 @@
 #include <set>
 
 #include "common/crash_point.h"
+#include "server/domain/run_verdict.h"
 #include "server/service/lab.h"
 
 namespace mculab::server {
@@ -475,8 +476,11 @@ void Lab::OnRunState(const std::string& agent, const mculab::v1::RunState& m) {
       (job_state == JobState::kPreparing && aj.job.state == JobState::kRunning)) {
     return;
   }
+  if (Status s = ApplyTransition(r->run, run_state, "", clock_.NowMs()); !s.ok()) {
+    spdlog::warn("agent {}: {}", agent, s.error().message);
+    return;
+  }
   Tx tx;
-  r->run.state = run_state;
   tx.writes.runs.push_back(r->run);
   (void)TransitionLocked(aj, job_state,
                          m.message().empty() ? "agent reports " + m.state() : m.message(),
@@ -615,9 +619,8 @@ void Lab::OnCaseDone(const std::string& agent, const mculab::v1::CaseDone& m) {
   ActiveRun* r = FindRunLocked(static_cast<RunId>(m.run_id()), agent);
   if (r == nullptr) return;
   if (!m.checksum_ok() && !m.checksum_unverified()) {
-    r->checksum_failures.push_back(fmt::format("case {}: checksum {:#010x}, expected {:#010x}",
-                                               m.case_index(), m.checksum(),
-                                               m.expected_checksum()));
+    r->checksum_failures.push_back(
+        ChecksumFailure(m.case_index(), m.checksum(), m.expected_checksum()));
   }
   Tx tx;
   tx.writes.case_results.push_back(CaseResult{r->run.id, m.case_index(), m.checksum(),

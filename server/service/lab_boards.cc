@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "server/domain/health_check.h"
 #include "server/domain/scheduler.h"
 #include "server/service/lab.h"
 
@@ -330,22 +331,9 @@ void Lab::QueueHealthCheckLocked(Board& b, Tx& tx) {
 std::string Lab::CheckCalibrationLocked(ActiveJob& aj, const std::vector<CaseStats>& stats) {
   auto b = boards_.find(aj.job.board);
   if (b == boards_.end()) return {};
-  double median = 0;
-  for (const CaseStats& s : stats) {
-    if (s.case_index == 0 && s.metric_index == 0) median = s.median;
-  }
-  aj.health_median = static_cast<std::int64_t>(std::llround(median));
-  std::int64_t expected = 0;
-  if (auto e = config_.health_expected.find(b->second.kind); e != config_.health_expected.end()) {
-    expected = e->second;
-  } else if (b->second.emulated) {
-    expected = b->second.calibration;  // a timer on silicon or a host varies: no comparison
-  }
-  if (expected <= 0) return {};
-  const double diff = std::abs(static_cast<double>(aj.health_median - expected));
-  if (diff <= config_.health_tolerance * static_cast<double>(expected)) return {};
-  return fmt::format("health check: measured {}, expected {} (tolerance {})", aj.health_median,
-                     expected, config_.health_tolerance);
+  aj.health_median = HealthCheckValue(stats);
+  return CheckCalibration(aj.health_median, ExpectedHealthValue(b->second, config_.health_expected),
+                          config_.health_tolerance);
 }
 
 void Lab::HealthCheckEndedLocked(const ActiveJob& aj, JobState to, Tx& tx) {
