@@ -398,7 +398,8 @@ class SqliteStore::Statements {
          "INSERT INTO samples(run_id, pass, case_index, iteration, metric, value) "
          "VALUES(?,?,?,?,?,?)"},
         {&insert_samples_multi, multi.c_str()},
-        {&add_progress, "UPDATE runs SET progress_done = progress_done + ? WHERE id = ?"},
+        {&add_progress,
+         "UPDATE runs SET progress_done = progress_done + ? WHERE id = ? RETURNING progress_done"},
         {&insert_job,
          "INSERT INTO jobs(id, user_name, kind, board, op, label, state, iterations, warmup, "
          "num_cases, cases_artifact, timeout_s, attempts, created_ms, started_ms, finished_ms, "
@@ -748,7 +749,7 @@ void SqliteStore::CommitBatch(std::vector<Op>& ops) {
   progress_cv_.notify_all();
 }
 
-Status SqliteStore::ApplyWriteSet(const WriteSet& ws, bool* duplicate_batch) {
+Status SqliteStore::ApplyWriteSet(const WriteSet& ws, WriteOutcome* outcome) {
   Statements& w = *w_;
   for (const NewJob& n : ws.new_jobs) {
     const Job& job = n.job;
@@ -839,7 +840,7 @@ Status SqliteStore::ApplyWriteSet(const WriteSet& ws, bool* duplicate_batch) {
       if (Status s = u.Exec("storing batch"); !s.ok()) return s;
     }
     if (sqlite3_changes(wdb_) == 0) {
-      *duplicate_batch = true;
+      outcome->duplicate_batch = true;
       return {};
     }
     const std::size_t n = b.samples.size();
@@ -863,7 +864,8 @@ Status SqliteStore::ApplyWriteSet(const WriteSet& ws, bool* duplicate_batch) {
     if (b.iterations > 0) {
       Use u(w.add_progress);
       u.Bind(b.iterations).Bind(b.run_id);
-      if (Status s = u.Exec("updating run progress"); !s.ok()) return s;
+      if (u.Next()) outcome->run_progress = u.UInt(0);
+      if (Status s = u.status(); !s.ok()) return s;
     }
   }
   return {};
@@ -871,15 +873,20 @@ Status SqliteStore::ApplyWriteSet(const WriteSet& ws, bool* duplicate_batch) {
 
 void SqliteStore::Write(WriteSet ws, WriteDone done) {
   auto shared = std::make_shared<WriteSet>(std::move(ws));
-  auto duplicate = std::make_shared<bool>(false);
+  auto outcome = std::make_shared<WriteOutcome>();
   Op op;
   op.rows = std::max<std::size_t>(1, shared->Rows());
   // Rows of state besides the samples (an empty write only orders a callback after the commits).
   op.samples_only = shared->Rows() == (shared->batch ? shared->batch->samples.size() + 1 : 0);
-  op.apply = [this, shared, duplicate] { return ApplyWriteSet(*shared, duplicate.get()); };
+  op.apply = [this, shared, outcome] {
+    *outcome = WriteOutcome{};  // a retried apply starts over
+    return ApplyWriteSet(*shared, outcome.get());
+  };
   if (done) {
-    op.after_commit = [done = std::move(done), duplicate](const Status& s) {
-      done(WriteOutcome{s, s.ok() && *duplicate});
+    op.after_commit = [done = std::move(done), outcome](const Status& s) {
+      WriteOutcome o = s.ok() ? *outcome : WriteOutcome{};
+      o.status = s;
+      done(o);
     };
   } else {
     // Nobody hears of this write's outcome: a failure is at least logged, never dropped silently.

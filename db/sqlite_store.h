@@ -141,7 +141,8 @@ class SqliteStore final : public Store {
   void Enqueue(Op op);
   void WriterLoop();
   void CommitBatch(std::vector<Op>& ops);
-  Status ApplyWriteSet(const WriteSet& ws, bool* duplicate_batch);
+  // Fills outcome->duplicate_batch and outcome->run_progress (not its status).
+  Status ApplyWriteSet(const WriteSet& ws, WriteOutcome* outcome);
   Status ApplyProfileWrites(const WriteSet& ws);  // the counter and profile tables (migration 0005)
   // A read connection and its prepared statements, lent to one read at a time.
   struct ReadConnection {

@@ -406,7 +406,7 @@ class Lab {
   // live: the batch's timer values per case for feeds that follow the job's samples (null when
   // no feed follows any job's).
   void OnBatchCommitted(const std::string& agent, RunId run, std::uint64_t sequence,
-                        std::uint64_t iterations, const WriteOutcome& outcome,
+                        const WriteOutcome& outcome,
                         std::shared_ptr<std::vector<LiveSamples>> live);
   void OnCaseDone(const std::string& agent, const mculab::v1::CaseDone& m);
   void OnRunFinished(const std::string& agent, const mculab::v1::RunFinished& m);

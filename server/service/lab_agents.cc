@@ -531,7 +531,6 @@ void Lab::OnBatch(const std::string& agent, const mculab::v1::SampleBatch& m) {
     b.samples.push_back(Sample{m.pass(), s.case_index(), s.iteration(), s.metric(), s.value()});
     if (s.metric() == 0 && m.pass() == 0) ++b.iterations;  // progress: pass 0's iterations
   }
-  const std::uint64_t iterations = b.iterations;
   std::shared_ptr<std::vector<LiveSamples>> live;
   if (sample_feeds_ && m.pass() == 0)
     live = std::make_shared<std::vector<LiveSamples>>(ThinLive(b));
@@ -560,14 +559,13 @@ void Lab::OnBatch(const std::string& agent, const mculab::v1::SampleBatch& m) {
   }
   if (failed_) return;  // stopped (CommitLocked): not stored, not acknowledged
   // Queued under the lock so the batch is ordered with the run's other writes.
-  store_.Write(std::move(ws),
-               [this, agent, run, sequence, iterations, live](const WriteOutcome& o) {
-                 OnBatchCommitted(agent, run, sequence, iterations, o, live);
-               });
+  store_.Write(std::move(ws), [this, agent, run, sequence, live](const WriteOutcome& o) {
+    OnBatchCommitted(agent, run, sequence, o, live);
+  });
 }
 
 void Lab::OnBatchCommitted(const std::string& agent, RunId run, std::uint64_t sequence,
-                           std::uint64_t iterations, const WriteOutcome& outcome,
+                           const WriteOutcome& outcome,
                            std::shared_ptr<std::vector<LiveSamples>> live) {
   if (!outcome.status.ok()) {
     // No acknowledgement: the agent keeps the batch and sends it again. Checked before locking:
@@ -595,7 +593,8 @@ void Lab::OnBatchCommitted(const std::string& agent, RunId run, std::uint64_t se
   auto r = runs_.find(run);
   if (r == runs_.end()) return;
   if (!r->second.committed.insert(sequence).second) return;
-  if (!outcome.duplicate_batch) r->second.run.progress_done += iterations;
+  // Counted by the store, in the batch's transaction: copied, never counted twice.
+  if (outcome.run_progress) r->second.run.progress_done = *outcome.run_progress;
   Tx tx;
   auto it = jobs_.find(r->second.run.job_id);
   if (it != jobs_.end() && it->second.job.last_run_id == run) {
