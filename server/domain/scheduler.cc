@@ -163,7 +163,10 @@ class FreeBoards {
     while (q.next < q.boards.size() && taken_.contains(q.boards[q.next])) ++q.next;
     for (std::size_t i = q.next; i < q.boards.size(); ++i) {
       const BoardSlot* b = q.boards[i];
-      if (!taken_.contains(b) && HasTags(job.tags, b->tags) && TakesRunner(job, *b)) return b;
+      if (!taken_.contains(b) && (job.tags.empty() || HasTags(job.tags, b->tags)) &&
+          TakesRunner(job, *b)) {
+        return b;
+      }
     }
     return nullptr;
   }
@@ -221,8 +224,10 @@ std::vector<Placement> Schedule(std::span<const QueuedJob* const> queued,
   }
   std::int64_t served = 0;  // placements so far: the round-robin order of this call
 
-  // priority -> user -> jobs (std::map: a fixed order, whatever the input order)
-  std::map<JobPriority, std::map<std::string_view, UserQueue>, std::greater<>> by_priority;
+  // priority -> user -> jobs. Users are ranked below by `turn`, an ordered set whose key (standing,
+  // oldest job id, user) is unique, so the hash map's order cannot reach the answer.
+  std::map<JobPriority, std::unordered_map<std::string_view, UserQueue>, std::greater<>>
+      by_priority;
   for (const QueuedJob* j : queued) {
     // A job no board that is free now would take is passed over below anyway (boards are only
     // ever taken during a call), and passing it over changes no one's turn: leave it out.
