@@ -24,6 +24,7 @@
 
 #include "agent.pb.h"
 #include "db/sqlite_store.h"
+#include "server/rpc/agent_wire.h"
 #include "server/service/agent_channel.h"
 #include "server/service/clock.h"
 #include "server/service/lab.h"
@@ -41,7 +42,8 @@ constexpr std::uint32_t kBatch = 1024;
 // The agent's side of the link: keeps the assignment, counts acknowledgements, drops the rest.
 class BenchChannel final : public AgentChannel {
  public:
-  void Send(const v1::ServerMessage& m) override {
+  void Send(const AgentCommand& c) override {
+    const v1::ServerMessage m = rpc::ToProto(c);
     std::lock_guard l(mu_);
     if (m.has_assign()) assignment_ = m.assign();
     if (m.has_ack()) ++acks_;
@@ -125,7 +127,7 @@ int main(int argc, char** argv) {
     Caller agent;
     agent.user = "bench-agent";
     agent.role = Role::kAgent;
-    auto session = lab.ConnectAgent(agent, reg, channel);
+    auto session = lab.ConnectAgent(agent, rpc::RegistrationFromProto(reg), channel);
     if (!session.ok()) return Fail(session.error().message);
 
     SubmitRequest req;
@@ -146,7 +148,9 @@ int main(int argc, char** argv) {
     if (a.run_id() == 0) return Fail("no assignment");
 
     const auto t0 = std::chrono::steady_clock::now();
-    auto send = [&](const v1::AgentMessage& m) { lab.OnAgentMessage(*session, m); };
+    auto send = [&](const v1::AgentMessage& m) {
+      lab.OnAgentMessage(*session, rpc::EventFromProto(m, "bench-agent"));
+    };
     for (const char* state : {"preparing", "running"}) {
       v1::AgentMessage m;
       m.mutable_run_state()->set_run_id(a.run_id());

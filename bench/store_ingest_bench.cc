@@ -29,6 +29,7 @@
 #include "db/migrations.h"
 #include "db/sqlite_store.h"
 #include "server/rpc/agent_link.h"
+#include "server/rpc/agent_wire.h"
 #include "server/service/clock.h"
 #include "server/service/lab.h"
 
@@ -167,7 +168,8 @@ void BM_StoreIngest(benchmark::State& state) {
 // Counts acknowledgements; the Lab calls Send with its lock held, so this only counts.
 class CountingChannel final : public server::AgentChannel {
  public:
-  void Send(const v1::ServerMessage& m) override {
+  void Send(const server::AgentCommand& c) override {
+    const v1::ServerMessage m = server::rpc::ToProto(c);
     if (m.has_assign()) {
       std::lock_guard l(mu_);
       assignment_ = m.assign();
@@ -213,7 +215,7 @@ struct LabFixture {
     server::Caller agent_caller;
     agent_caller.user = reg.agent();
     agent_caller.role = server::Role::kAgent;
-    session = *lab.ConnectAgent(agent_caller, reg, channel);
+    session = *lab.ConnectAgent(agent_caller, server::rpc::RegistrationFromProto(reg), channel);
     server::SubmitRequest r;
     r.kind = "host";
     r.op = "fully_connected_s8";
@@ -254,7 +256,8 @@ void BM_LabIngest(benchmark::State& state) {
     std::vector<v1::AgentMessage> messages;
     for (int i = 0; i < batches; ++i) messages.push_back(ProtoBatch(run, i));
     state.ResumeTiming();
-    for (const auto& m : messages) f.lab.OnAgentMessage(f.session, m);
+    for (const auto& m : messages)
+      f.lab.OnAgentMessage(f.session, server::rpc::EventFromProto(m, "bench"));
     channel->WaitAcks(batches);
     state.PauseTiming();
     f.lab.Stop();

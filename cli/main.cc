@@ -630,7 +630,7 @@ int CmdHold(Client& c, const std::string& board, const std::string& lease, const
 }
 
 int CmdBoard(Client& c, const std::string& board, const std::string& maintenance,
-             const std::string& reason, bool history, bool json) {
+             const std::string& reason, const std::string& agent, bool history, bool json) {
   if (!maintenance.empty()) {
     if (maintenance != "on" && maintenance != "off")
       throw UsageError{"--maintenance takes on or off, got '" + maintenance + "'"};
@@ -643,9 +643,23 @@ int CmdBoard(Client& c, const std::string& board, const std::string& maintenance
     grpc::Status s = c.stub().SetMaintenance(ctx.get(), req, &b);
     if (!s.ok()) c.Fail(s, "maintenance " + maintenance + " for " + board);
     std::cout << BoardLine(b) << "\n";
-    if (!history) return 0;
   }
-  if (!history) throw UsageError{"give --history or --maintenance on|off"};
+  if (!agent.empty()) {
+    v1::AssignBoardRequest req;
+    req.set_board(board);
+    req.set_agent(agent);
+    v1::Board b;
+    auto ctx = c.Context();
+    grpc::Status s = c.stub().AssignBoard(ctx.get(), req, &b);
+    if (!s.ok()) c.Fail(s, "giving " + board + " to agent " + agent);
+    std::cout << "board " << b.name() << " now belongs to agent " << b.agent() << " (" << b.state()
+              << ")\n";
+  }
+  if (!history) {
+    if (maintenance.empty() && agent.empty())
+      throw UsageError{"give --history, --maintenance on|off or --agent NAME"};
+    return 0;
+  }
   v1::BoardHistoryRequest req;
   req.set_board(board);
   v1::BoardHistoryReply rep;
@@ -903,7 +917,7 @@ int Main(int argc, char** argv) {
       ->capture_default_str();
   trend->add_flag("--json", to.json, "print the JSON document of GET /api/v1/series");
 
-  std::string board_name, for_duration, note, lease = "30s", maintenance, reason;
+  std::string board_name, for_duration, note, lease = "30s", maintenance, reason, owner;
   bool hold = false, history = false;
   auto* reserve = app.add_subcommand("reserve", "reserve a board: only your jobs run on it");
   reserve->add_option("board", board_name, "board name")->required();
@@ -915,10 +929,14 @@ int Main(int argc, char** argv) {
   reserve->add_flag("--json", json, "print JSON");
   auto* release = app.add_subcommand("release", "end your reservation of a board");
   release->add_option("board", board_name, "board name")->required();
-  auto* board_cmd = app.add_subcommand("board", "one board: its history, maintenance mode");
+  auto* board_cmd =
+      app.add_subcommand("board", "one board: its history, maintenance mode, owning agent");
   board_cmd->add_option("board", board_name, "board name")->required();
   board_cmd->add_option("--maintenance", maintenance, "on or off (admin)");
   board_cmd->add_option("--reason", reason, "why, for the audit trail");
+  board_cmd->add_option("--agent", owner,
+                        "give the board to this agent (admin; a board belongs to the agent that "
+                        "registered it first, others are refused)");
   board_cmd->add_flag("--history", history, "print the board's audit trail (who, what, when)");
   board_cmd->add_flag("--json", json, "print JSON");
 
@@ -1001,7 +1019,7 @@ int Main(int argc, char** argv) {
                   : CmdReserve(client, board_name, for_duration, note, json);
     }
     if (*release) return CmdRelease(client, board_name);
-    if (*board_cmd) return CmdBoard(client, board_name, maintenance, reason, history, json);
+    if (*board_cmd) return CmdBoard(client, board_name, maintenance, reason, owner, history, json);
   } catch (const UsageError& e) {
     std::cerr << "mculab: error: " << e.message << "\n";
     return 2;

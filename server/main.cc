@@ -22,7 +22,6 @@
 #include "common/crash_point.h"
 #include "db/sqlite_store.h"
 #include "server/admin/admin.h"
-#include "server/admin/board_command.h"
 #include "server/http/router.h"
 #include "server/http/server.h"
 #include "server/http/static_files.h"
@@ -46,10 +45,6 @@ int Fail(const std::string& message) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // `mculab-server admin board ...` (the auth branch adds admin user/token/agent beside it).
-  if (argc >= 3 && std::string(argv[1]) == "admin" && std::string(argv[2]) == "board") {
-    return mculab::server::admin::RunBoardCommand(argc - 2, argv + 2);
-  }
   CLI::App app{"mculab-server: the mculab lab server (jobs, boards, results)", "mculab-server"};
   std::string home;
   std::string listen;

@@ -14,12 +14,11 @@ Admin::Admin(CLI::App& app) {
   admin_->require_subcommand(1);
   admin_->fallthrough();  // --home may come after the command
   AddAccountCommands(*admin_, action_);
-  // `admin board` is parsed on its own (server/admin/board_command.h): list it here too.
+  // A board's live state is the running server's: the CLI changes it through the server.
   admin_->footer(
-      "Also:\n  board BOARD --maintenance on|off [--reason TEXT] | --history  [--server "
-      "HOST:PORT] [--token T]\n      a board's maintenance mode and audit trail, through the "
-      "running server\n      (mculab-server admin board --help)");
-  // More groups register here, each from its own file (e.g. boards: maintenance on|off).
+      "Boards (through the running server, with an admin token): mculab board BOARD\n"
+      "  --maintenance on|off [--reason TEXT] | --agent NAME | --history");
+  // More groups register here, each from its own file.
 }
 
 int Admin::Run(const std::string& home) {

@@ -11,8 +11,8 @@
 //   admin agent add HOST                             prints a token for the agent named HOST
 //
 // Each group of commands lives in its own file and registers itself in Admin's constructor
-// (admin.cc); a new group (e.g. `admin board BOARD --maintenance on|off`) adds one file and one
-// line there.
+// (admin.cc); a new group adds one file and one line there. What changes the running server's live
+// state (a board's maintenance mode or owning agent) is the CLI's: `mculab board`.
 #pragma once
 
 #include <CLI/CLI.hpp>

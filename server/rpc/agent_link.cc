@@ -5,6 +5,7 @@
 #include <fstream>
 #include <vector>
 
+#include "server/rpc/agent_wire.h"
 #include "server/rpc/caller.h"
 #include "server/rpc/status.h"
 
@@ -19,11 +20,11 @@ StreamChannel::StreamChannel(Stream* stream, grpc::ServerContext* context)
 
 StreamChannel::~StreamChannel() { Close(); }
 
-void StreamChannel::Send(const v1::ServerMessage& message) {
+void StreamChannel::Send(const AgentCommand& command) {
   {
     std::lock_guard l(mu_);
     if (closed_) return;
-    queue_.push_back(message);
+    queue_.push_back(command);
   }
   cv_.notify_one();
 }
@@ -53,10 +54,10 @@ void StreamChannel::SenderLoop() {
   while (true) {
     cv_.wait(l, [&] { return closed_ || !queue_.empty(); });
     if (closed_) return;
-    v1::ServerMessage m = std::move(queue_.front());
+    AgentCommand command = std::move(queue_.front());
     queue_.pop_front();
     l.unlock();
-    const bool ok = stream_->Write(m);
+    const bool ok = stream_->Write(ToProto(command));
     l.lock();
     if (!ok) {
       // The stream is broken; the handler's Read fails too and ends the session.
@@ -82,13 +83,14 @@ grpc::Status AgentLinkService::Connect(grpc::ServerContext* context,
                         "the first message on AgentLink.Connect must be Register");
   }
   auto channel = std::make_shared<StreamChannel>(stream, context);
-  auto session = lab_.ConnectAgent(caller, message.register_(), channel);
+  const std::string agent = message.register_().agent();
+  auto session = lab_.ConnectAgent(caller, RegistrationFromProto(message.register_()), channel);
   if (!session.ok()) {
     channel->Close();
-    spdlog::warn("agent {} refused: {}", message.register_().agent(), session.error().message);
+    spdlog::warn("agent {} refused: {}", agent, session.error().message);
     return ToGrpcStatus(session.error());
   }
-  while (stream->Read(&message)) lab_.OnAgentMessage(*session, message);
+  while (stream->Read(&message)) lab_.OnAgentMessage(*session, EventFromProto(message, agent));
   lab_.DisconnectAgent(*session, context->IsCancelled() ? "the stream was cancelled"
                                                         : "the agent closed the stream");
   channel->Close();

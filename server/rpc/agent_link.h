@@ -1,7 +1,8 @@
 // AgentLinkService: mculab.v1.AgentLink over gRPC. Each agent's Connect stream is served by a
-// synchronous handler that reads in a loop and hands every message to the Lab. Messages to the
-// agent go through a StreamChannel: Send() only queues (so the Lab may call it under its lock)
-// and a sender thread per stream writes them in order; the stream's lifetime ends the sender.
+// synchronous handler that reads in a loop and hands every message to the Lab as its event
+// (rpc/agent_wire.h). Commands to the agent go through a StreamChannel: Send() only queues (so
+// the Lab may call it under its lock) and a sender thread per stream converts and writes them in
+// order; the stream's lifetime ends the sender.
 #pragma once
 
 #include <condition_variable>
@@ -23,7 +24,7 @@ class StreamChannel final : public AgentChannel {
   explicit StreamChannel(Stream* stream, grpc::ServerContext* context = nullptr);
   ~StreamChannel() override;
 
-  void Send(const mculab::v1::ServerMessage& message) override;
+  void Send(const AgentCommand& command) override;
   // Stops the sender (messages not yet written are dropped) and waits for it. Later Sends are
   // dropped. Must be called before the stream's handler returns.
   void Close();
@@ -36,7 +37,7 @@ class StreamChannel final : public AgentChannel {
   grpc::ServerContext* context_;
   std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<mculab::v1::ServerMessage> queue_;
+  std::deque<AgentCommand> queue_;
   bool closed_ = false;
   std::thread sender_;
 };

@@ -1,6 +1,6 @@
-// AgentChannel: how the Lab talks to one connected agent (Assignment, Cancel, BatchAck,
-// RunClosed, Registered). The rpc layer implements it over the agent's gRPC stream; tests use a
-// fake that records messages.
+// AgentChannel: how the Lab talks to one connected agent (AgentCommand: AgentRegistered,
+// RunAssignment, RunCancel, BatchAck, RunClosed). The rpc layer implements it over the agent's gRPC
+// stream; tests use a fake that records messages.
 //
 // Contract: Send() queues the message and returns at once; it never blocks on the network and never
 // calls back into the Lab. The Lab calls it only once the state the message reports is committed:
@@ -9,14 +9,14 @@
 // Thread-safety: Send() may be called from any thread.
 #pragma once
 
-#include "agent.pb.h"
+#include "server/service/agent_events.h"
 
 namespace mculab::server {
 
 class AgentChannel {
  public:
   virtual ~AgentChannel() = default;
-  virtual void Send(const mculab::v1::ServerMessage& message) = 0;
+  virtual void Send(const AgentCommand& command) = 0;
   // Ends the stream from the server's side (the agent went silent and was dropped; it reconnects
   // and registers again if it is still alive). Never blocks; later Sends are dropped.
   virtual void Hangup() {}

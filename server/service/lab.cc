@@ -323,12 +323,18 @@ void Lab::EmitLocked(const Job& job, Tx& tx) {
 
 namespace {
 
-std::string_view SendPoint(const mculab::v1::ServerMessage& m, bool before) {
+std::string_view SendPoint(const AgentCommand& c, bool before) {
   namespace cp = crash_points;
-  if (m.has_assign()) return before ? cp::kBeforeSendAssignment : cp::kAfterSendAssignment;
-  if (m.has_ack()) return before ? cp::kBeforeSendAck : cp::kAfterSendAck;
-  if (m.has_run_closed()) return before ? cp::kBeforeSendRunClosed : cp::kAfterSendRunClosed;
-  if (m.has_cancel()) return before ? cp::kBeforeSendCancel : cp::kAfterSendCancel;
+  if (std::holds_alternative<RunAssignment>(c)) {
+    return before ? cp::kBeforeSendAssignment : cp::kAfterSendAssignment;
+  }
+  if (std::holds_alternative<BatchAck>(c)) return before ? cp::kBeforeSendAck : cp::kAfterSendAck;
+  if (std::holds_alternative<RunClosed>(c)) {
+    return before ? cp::kBeforeSendRunClosed : cp::kAfterSendRunClosed;
+  }
+  if (std::holds_alternative<RunCancel>(c)) {
+    return before ? cp::kBeforeSendCancel : cp::kAfterSendCancel;
+  }
   return {};
 }
 
@@ -345,7 +351,7 @@ void Lab::CommitLocked(Tx& tx, WriteDone done) {
   }
   // What the writes let the Lab say, said by the commit callback (see the class comment).
   struct Said {
-    std::vector<std::pair<std::shared_ptr<AgentChannel>, mculab::v1::ServerMessage>> sends;
+    std::vector<std::pair<std::shared_ptr<AgentChannel>, AgentCommand>> sends;
     std::vector<std::pair<std::shared_ptr<JobWatch>, JobEvent>> events;
     std::vector<std::shared_ptr<LabFeed>> feeds;
     std::vector<LabEvent> feed_events;
@@ -549,11 +555,13 @@ void Lab::Deliver(Tx& tx) {
   tx.notify.clear();
 }
 
-void Lab::SendToAgentLocked(const std::string& agent, const mculab::v1::ServerMessage& m, Tx& tx) {
+void Lab::SendToAgentLocked(const std::string& agent, AgentCommand command, Tx& tx) {
   auto it = agent_sessions_.find(agent);
   if (it == agent_sessions_.end()) return;
   auto s = sessions_.find(it->second);
-  if (s != sessions_.end() && s->second.channel) tx.sends.emplace_back(s->second.channel, m);
+  if (s != sessions_.end() && s->second.channel) {
+    tx.sends.emplace_back(s->second.channel, std::move(command));
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -662,26 +670,20 @@ void Lab::AssignLocked(ActiveJob& aj, Board& board, Tx& tx) {
   deadlines_.insert({aj.deadline_ms, aj.job.id});
   bg_cv_.notify_all();
 
-  mculab::v1::ServerMessage m;
-  auto* a = m.mutable_assign();
-  a->set_run_id(static_cast<std::uint64_t>(run.id));
-  a->set_job_id(static_cast<std::uint64_t>(aj.job.id));
-  a->set_board(board.name);
-  a->set_op(aj.job.op);
-  for (std::size_t i = 0; i < aj.cases.size(); ++i) {
-    auto* c = a->add_cases();
-    c->set_index(static_cast<std::uint32_t>(i));
-    c->set_id(aj.cases[i].id);
-    for (std::int32_t p : aj.cases[i].params) c->add_params(p);
-  }
-  a->set_iterations(aj.job.iterations);
-  a->set_warmup(aj.job.warmup);
-  a->set_timeout_s(aj.job.timeout_s);
-  a->set_pass(0);
-  PlanPassesLocked(aj, board, runs_.at(run.id), *a, tx);
-  a->set_firmware_sha256(aj.job.firmware_artifact);
-  a->set_blob_sha256(aj.job.blob_artifact);
-  SendToAgentLocked(board.agent, m, tx);
+  RunAssignment a;
+  a.run = run.id;
+  a.job = aj.job.id;
+  a.board = board.name;
+  a.op = aj.job.op;
+  a.cases = aj.cases;
+  a.iterations = aj.job.iterations;
+  a.warmup = aj.job.warmup;
+  a.timeout_s = aj.job.timeout_s;
+  a.pass = 0;
+  PlanPassesLocked(aj, board, runs_.at(run.id), a, tx);
+  a.firmware_sha256 = aj.job.firmware_artifact;
+  a.blob_sha256 = aj.job.blob_artifact;
+  SendToAgentLocked(board.agent, std::move(a), tx);
   spdlog::info("job {} -> board {} (run {}, attempt {})", aj.job.id, board.name, run.id,
                run.attempt);
 }
@@ -718,9 +720,7 @@ void Lab::CloseRunLocked(ActiveRun& r, RunState state, const std::string& messag
                         tx);
   }
   if (!board_offline) {
-    mculab::v1::ServerMessage m;
-    m.mutable_run_closed()->set_run_id(static_cast<std::uint64_t>(id));
-    SendToAgentLocked(r.run.agent, m, tx);
+    SendToAgentLocked(r.run.agent, RunClosed{id}, tx);
   }
   runs_.erase(id);  // r is gone
 }
@@ -1040,10 +1040,7 @@ Result<Job> Lab::Cancel(const Caller& caller, JobId id) {
   if (IsOnBoard(aj.job.state)) {
     auto r = runs_.find(aj.job.last_run_id);
     if (r != runs_.end()) {
-      mculab::v1::ServerMessage m;
-      m.mutable_cancel()->set_run_id(static_cast<std::uint64_t>(r->first));
-      m.mutable_cancel()->set_reason(reason);
-      SendToAgentLocked(r->second.run.agent, m, tx);
+      SendToAgentLocked(r->second.run.agent, RunCancel{r->first, reason}, tx);
       r->second.job_ended = true;
       r->second.end_state = RunState::kCancelled;
       if (!r->second.finish_received) ArmCancelGraceLocked(r->first);
@@ -1181,10 +1178,7 @@ void Lab::ExpireDeadlinesLocked(Tx& tx) {
     auto r = runs_.find(aj.job.last_run_id);
     bool close_run = false;
     if (r != runs_.end()) {
-      mculab::v1::ServerMessage m;
-      m.mutable_cancel()->set_run_id(static_cast<std::uint64_t>(r->first));
-      m.mutable_cancel()->set_reason(why);
-      SendToAgentLocked(r->second.run.agent, m, tx);
+      SendToAgentLocked(r->second.run.agent, RunCancel{r->first, why}, tx);
       r->second.job_ended = true;
       r->second.end_state = RunState::kTimedOut;
       close_run = r->second.finish_received;

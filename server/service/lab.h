@@ -36,7 +36,6 @@
 #include <thread>
 #include <vector>
 
-#include "agent.pb.h"
 #include "common/result.h"
 #include "server/domain/board.h"
 #include "server/domain/job.h"
@@ -46,6 +45,7 @@
 #include "server/domain/scheduler.h"
 #include "server/service/accounts.h"
 #include "server/service/agent_channel.h"
+#include "server/service/agent_events.h"
 #include "server/service/artifacts.h"
 #include "server/service/caller.h"
 #include "server/service/clock.h"
@@ -134,7 +134,7 @@ class Lab {
   // Loads the boards and unfinished jobs from the store. Boards start offline until their agent
   // registers. A job that was on a board when the server stopped keeps its run, which waits for
   // its agent (config reconnect_grace_s): when the agent registers and lists the run in
-  // Register.active_runs, the run resumes (the agent resends what the server has not
+  // AgentRegistration.active_runs, the run resumes (the agent resends what the server has not
   // acknowledged; committed batches are known from the store); when the agent registers without
   // it, or the grace ends, the job is requeued as an infrastructure failure. Starts the
   // background thread. Call once, before serving.
@@ -196,7 +196,7 @@ class Lab {
   // artifact's hash. Runs every kArtifactCollectionPeriod on the background thread. Returns how
   // many were deleted.
   Result<std::size_t> CollectArtifacts();
-  // Admin (`mculab-server admin board BOARD --agent NAME`). A board belongs to the agent that
+  // Admin (`mculab board BOARD --agent NAME`). A board belongs to the agent that
   // first registered it; this gives it to `agent` (the old agent's registration of it is refused
   // from now on). A busy board is refused (cancel its job first); otherwise the board goes offline
   // until `agent` registers it.
@@ -212,11 +212,11 @@ class Lab {
   // replaces an older session of the same agent (whose runs are infrastructure failures). An agent
   // that then sends nothing (not even a heartbeat) for config heartbeat_timeout is dropped like a
   // disconnected one, and its channel is hung up.
-  Result<AgentSessionId> ConnectAgent(const Caller& caller, const mculab::v1::Register& reg,
+  Result<AgentSessionId> ConnectAgent(const Caller& caller, const AgentRegistration& reg,
                                       std::shared_ptr<AgentChannel> channel);
   // Every later message of that stream. A message about a run the agent does not hold (another
   // agent's, or one never assigned) is refused, counted (refused_agent_messages) and never stored.
-  void OnAgentMessage(AgentSessionId session, const mculab::v1::AgentMessage& message);
+  void OnAgentMessage(AgentSessionId session, AgentEvent event);
   // The stream ended: the agent's boards go offline and their runs are infrastructure failures
   // (except while the Lab is stopping: then the next Start() deals with them).
   void DisconnectAgent(AgentSessionId session, const std::string& reason);
@@ -284,7 +284,7 @@ class Lab {
   struct Tx {
     WriteSet writes;
     // Messages for agents, sent once `writes` (and every write queued before) is committed.
-    std::vector<std::pair<std::shared_ptr<AgentChannel>, mculab::v1::ServerMessage>> sends;
+    std::vector<std::pair<std::shared_ptr<AgentChannel>, AgentCommand>> sends;
     std::vector<std::pair<std::shared_ptr<JobWatch>, JobEvent>> events;
     std::vector<std::shared_ptr<JobWatch>> notify;
     // For the feeds (FeedEventsLocked): job events in order, boards that changed, and whether a job
@@ -354,7 +354,7 @@ class Lab {
                           const std::string& actor, Tx& tx);
   void DropSessionLocked(AgentSession& s, const std::string& reason, Tx& tx);
   // Queues a message for the agent's current session, sent after the Tx commits.
-  void SendToAgentLocked(const std::string& agent, const mculab::v1::ServerMessage& m, Tx& tx);
+  void SendToAgentLocked(const std::string& agent, AgentCommand command, Tx& tx);
   void MaybeFinalizeLocked(ActiveRun& r);
   void ExpireDeadlinesLocked(Tx& tx);
   // Silent agents and restored runs whose agent did not come back (background thread).
@@ -397,31 +397,29 @@ class Lab {
 
   // Agent messages.
   void OnAgentStopping(AgentSessionId session);
-  void OnBoardStatus(AgentSessionId session, const mculab::v1::BoardStatus& m);
+  void OnBoardStatus(AgentSessionId session, const BoardStatusReport& m);
   // Whether `board`'s agent is stopping or has said the board is gone.
   bool BoardUnavailableLocked(const Board& board) const;
-  void OnRunState(const std::string& agent, const mculab::v1::RunState& m);
-  void OnRunStarted(const std::string& agent, const mculab::v1::RunStarted& m);
-  void OnBatch(const std::string& agent, const mculab::v1::SampleBatch& m);
+  void OnRunState(const std::string& agent, const RunPhaseReport& m);
+  void OnRunStarted(const std::string& agent, RunStartedReport m);
+  void OnBatch(const std::string& agent, SampleBatchReport m);
   // live: the batch's timer values per case for feeds that follow the job's samples (null when
   // no feed follows any job's).
   void OnBatchCommitted(const std::string& agent, RunId run, std::uint64_t sequence,
                         const WriteOutcome& outcome,
                         std::shared_ptr<std::vector<LiveSamples>> live);
-  void OnCaseDone(const std::string& agent, const mculab::v1::CaseDone& m);
-  void OnRunFinished(const std::string& agent, const mculab::v1::RunFinished& m);
+  void OnCaseDone(const std::string& agent, CaseDoneReport m);
+  void OnRunFinished(const std::string& agent, const RunFinishedReport& m);
 
   // Counters, passes, op profiles, memory (lab_counters.cc).
   // Remembers (and stores) the counter units an agent registered for a board.
-  void SetBoardUnitsLocked(const std::string& board,
-                           const google::protobuf::RepeatedPtrField<mculab::v1::CounterUnit>& units,
-                           Tx& tx);
+  void SetBoardUnitsLocked(const std::string& board, BoardUnits units, Tx& tx);
   // Plans the run's passes on its board and fills the assignment's passes.
   void PlanPassesLocked(const ActiveJob& aj, const Board& board, ActiveRun& run,
-                        mculab::v1::Assignment& assignment, Tx& tx);
-  // Store rows for the op profiles and memory figures of a CaseDone / RunStarted.
-  static void AddCaseProfiles(RunId run, const mculab::v1::CaseDone& m, Tx& tx);
-  static void AddFirmwareMemory(RunId run, const mculab::v1::RunStarted& m, Tx& tx);
+                        RunAssignment& assignment, Tx& tx);
+  // Store rows for the op profiles and memory figures of a case's end / a run's start, for `run`.
+  static void AddCaseProfiles(RunId run, CaseDoneReport& m, Tx& tx);
+  static void AddFirmwareMemory(RunId run, RunStartedReport& m, Tx& tx);
   Status AddProfileResults(JobResults& out);
 
   // Background thread.

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <type_traits>
+#include <variant>
 
 #include "common/crash_point.h"
 #include "server/domain/run_verdict.h"
@@ -44,38 +46,37 @@ std::vector<LiveSamples> ThinLive(const SampleBatch& b) {
 
 }  // namespace
 
-Result<AgentSessionId> Lab::ConnectAgent(const Caller& caller, const mculab::v1::Register& reg,
+Result<AgentSessionId> Lab::ConnectAgent(const Caller& caller, const AgentRegistration& reg,
                                          std::shared_ptr<AgentChannel> channel) {
-  if (reg.agent().empty()) {
+  if (reg.agent.empty()) {
     return MakeError(ErrorCode::kInvalidArgument, "Register.agent (the agent's name) is empty");
   }
-  if (Status s = RequireAgent(caller, reg.agent()); !s.ok()) return s.error();
+  if (Status s = RequireAgent(caller, reg.agent); !s.ok()) return s.error();
   std::set<std::string> names;
-  for (const auto& b : reg.boards()) {
-    if (b.name().empty() || b.kind().empty()) {
+  for (const auto& b : reg.boards) {
+    if (b.name.empty() || b.kind.empty()) {
       return MakeError(ErrorCode::kInvalidArgument,
-                       "agent " + reg.agent() + " registered a board without a name or kind");
+                       "agent " + reg.agent + " registered a board without a name or kind");
     }
-    if (!names.insert(b.name()).second) {
+    if (!names.insert(b.name).second) {
       return MakeError(ErrorCode::kInvalidArgument,
-                       "agent " + reg.agent() + " registered board " + b.name() + " twice");
+                       "agent " + reg.agent + " registered board " + b.name + " twice");
     }
   }
 
-  if (static_cast<std::uint32_t>(reg.boards_size()) > config_.max_boards_per_agent) {
+  if (reg.boards.size() > config_.max_boards_per_agent) {
     return MakeError(
         ErrorCode::kResourceExhausted,
         fmt::format("agent {} registered {} boards; this server accepts at most {} per "
                     "agent (server config max_boards_per_agent)",
-                    reg.agent(), reg.boards_size(), config_.max_boards_per_agent));
+                    reg.agent, reg.boards.size(), config_.max_boards_per_agent));
   }
-  for (const auto& b : reg.boards()) {
-    if (static_cast<std::uint32_t>(b.tags_size()) > config_.max_tags_per_board) {
-      return MakeError(
-          ErrorCode::kResourceExhausted,
-          fmt::format("agent {} registered board {} with {} tags; this server accepts "
-                      "at most {} per board (server config max_tags_per_board)",
-                      reg.agent(), b.name(), b.tags_size(), config_.max_tags_per_board));
+  for (const auto& b : reg.boards) {
+    if (b.tags.size() > config_.max_tags_per_board) {
+      return MakeError(ErrorCode::kResourceExhausted,
+                       fmt::format("agent {} registered board {} with {} tags; this server accepts "
+                                   "at most {} per board (server config max_tags_per_board)",
+                                   reg.agent, b.name, b.tags.size(), config_.max_tags_per_board));
     }
   }
 
@@ -84,59 +85,59 @@ Result<AgentSessionId> Lab::ConnectAgent(const Caller& caller, const mculab::v1:
   if (stopping_) return MakeError(ErrorCode::kUnavailable, "the server is shutting down");
   // A board belongs to the agent that first registered it (the boards table keeps the owner
   // across restarts), connected or not: another agent cannot take it over.
-  for (const auto& b : reg.boards()) {
-    auto it = boards_.find(b.name());
-    if (it != boards_.end() && !it->second.agent.empty() && it->second.agent != reg.agent()) {
+  for (const auto& b : reg.boards) {
+    auto it = boards_.find(b.name);
+    if (it != boards_.end() && !it->second.agent.empty() && it->second.agent != reg.agent) {
       return MakeError(ErrorCode::kAlreadyExists,
                        fmt::format("board {} belongs to agent {}; agent {} may not register it (an "
-                                   "admin can move it: mculab-server admin board {} --agent {})",
-                                   b.name(), it->second.agent, reg.agent(), b.name(), reg.agent()));
+                                   "admin can move it: mculab board {} --agent {})",
+                                   b.name, it->second.agent, reg.agent, b.name, reg.agent));
     }
   }
   Tx tx;
-  if (auto old = agent_sessions_.find(reg.agent()); old != agent_sessions_.end()) {
-    DropSessionLocked(sessions_.at(old->second), "agent " + reg.agent() + " reconnected", tx);
+  if (auto old = agent_sessions_.find(reg.agent); old != agent_sessions_.end()) {
+    DropSessionLocked(sessions_.at(old->second), "agent " + reg.agent + " reconnected", tx);
   }
   const AgentSessionId id = next_session_id_++;
   sessions_[id] =
       AgentSession{id,
-                   reg.agent(),
+                   reg.agent,
                    std::move(channel),
                    clock_.NowMs(),
                    false,
                    accounts_.WatchToken(caller.token, [this, id] { OnAgentTokenRevoked(id); }),
                    {}};
-  agent_sessions_[reg.agent()] = id;
+  agent_sessions_[reg.agent] = id;
   bg_cv_.notify_all();  // a new heartbeat deadline
 
   // Runs restored after a server restart that this agent claims: their boards stay busy.
-  const std::set<std::uint64_t> active_runs(reg.active_runs().begin(), reg.active_runs().end());
+  const std::set<std::uint64_t> active_runs(reg.active_runs.begin(), reg.active_runs.end());
   std::map<std::string, RunId> resumed;  // board -> run
   for (const auto& [run_id, r] : runs_) {
-    if (r.awaiting_agent && r.run.agent == reg.agent() && names.contains(r.run.board) &&
+    if (r.awaiting_agent && r.run.agent == reg.agent && names.contains(r.run.board) &&
         active_runs.contains(static_cast<std::uint64_t>(run_id))) {
       resumed[r.run.board] = run_id;
     }
   }
 
-  const std::string reason = "agent " + reg.agent() + " connected";
-  for (const auto& info : reg.boards()) {
-    auto [it, is_new] = boards_.try_emplace(info.name());
+  const std::string reason = "agent " + reg.agent + " connected";
+  for (const auto& info : reg.boards) {
+    auto [it, is_new] = boards_.try_emplace(info.name);
     Board& b = it->second;
     if (is_new) {
-      b.name = info.name();
+      b.name = info.name;
       b.state = BoardState::kOffline;
       b.health = BoardHealth::kGood;
     }
-    b.kind = info.kind();
-    b.agent = reg.agent();
-    b.tags = std::map<std::string, std::string>(info.tags().begin(), info.tags().end());
-    b.emulated = info.emulated();
-    b.serial = info.serial();
-    b.ram_bytes = info.ram_bytes();
-    b.custom_runners = info.custom_runners();
-    b.custom_runners_off = info.custom_runners() ? "" : info.custom_runners_off();
-    if (auto r = resumed.find(info.name()); r != resumed.end()) {
+    b.kind = info.kind;
+    b.agent = reg.agent;
+    b.tags = info.tags;
+    b.emulated = info.emulated;
+    b.serial = info.serial;
+    b.ram_bytes = info.ram_bytes;
+    b.custom_runners = info.custom_runners;
+    b.custom_runners_off = info.custom_runners ? "" : info.custom_runners_off;
+    if (auto r = resumed.find(info.name); r != resumed.end()) {
       b.current_job = runs_.at(r->second).run.job_id;
       SetBoardStateLocked(
           b, BoardState::kBusy,
@@ -144,36 +145,28 @@ Result<AgentSessionId> Lab::ConnectAgent(const Caller& caller, const mculab::v1:
       continue;
     }
     b.current_job = 0;
-    SetBoardUnitsLocked(b.name, info.counter_units(), tx);
-    if (!info.offline().empty()) {
-      sessions_.at(id).absent_boards[b.name] = info.offline();
-      SetBoardStateLocked(b, BoardState::kOffline, reason + "; " + info.offline(), tx);
+    SetBoardUnitsLocked(b.name, info.units, tx);
+    if (!info.offline.empty()) {
+      sessions_.at(id).absent_boards[b.name] = info.offline;
+      SetBoardStateLocked(b, BoardState::kOffline, reason + "; " + info.offline, tx);
       continue;
     }
     SetBoardStateLocked(b, FreeState(b), reason, tx);
   }
   for (auto& [name, b] : boards_) {
-    if (b.agent == reg.agent() && !names.contains(name) && b.state != BoardState::kOffline) {
-      SetBoardStateLocked(b, BoardState::kOffline, "no longer reported by agent " + reg.agent(),
-                          tx);
+    if (b.agent == reg.agent && !names.contains(name) && b.state != BoardState::kOffline) {
+      SetBoardStateLocked(b, BoardState::kOffline, "no longer reported by agent " + reg.agent, tx);
     }
   }
-  {
-    mculab::v1::ServerMessage m;
-    m.mutable_registered()->set_agent(reg.agent());
-    m.mutable_registered()->set_heartbeat_ms(config_.heartbeat_ms);
-    SendToAgentLocked(reg.agent(), m, tx);
-  }
-  ReconcileRunsLocked(reg.agent(), active_runs, tx);
+  SendToAgentLocked(reg.agent, AgentRegistered{reg.agent, config_.heartbeat_ms}, tx);
+  ReconcileRunsLocked(reg.agent, active_runs, tx);
   // Runs the agent still holds that the server has closed (requeued, finished): it may drop them.
-  for (std::uint64_t run : reg.active_runs()) {
-    if (runs_.contains(static_cast<RunId>(run))) continue;
-    mculab::v1::ServerMessage m;
-    m.mutable_run_closed()->set_run_id(run);
-    SendToAgentLocked(reg.agent(), m, tx);
+  for (RunId run : reg.active_runs) {
+    if (runs_.contains(run)) continue;
+    SendToAgentLocked(reg.agent, RunClosed{run}, tx);
   }
-  spdlog::info("agent {} connected from {} with {} board(s)", reg.agent(),
-               caller.peer.empty() ? "?" : caller.peer, reg.boards_size());
+  spdlog::info("agent {} connected from {} with {} board(s)", reg.agent,
+               caller.peer.empty() ? "?" : caller.peer, reg.boards.size());
   ScheduleLocked(tx);
   CommitLocked(tx);
   l.unlock();
@@ -212,10 +205,7 @@ void Lab::ReconcileRunsLocked(const std::string& agent, const std::set<std::uint
                  r.run.board, agent);
     if (r.job_ended) {
       // Cancelled or timed out while the agent was away: tell it now.
-      mculab::v1::ServerMessage m;
-      m.mutable_cancel()->set_run_id(static_cast<std::uint64_t>(run_id));
-      m.mutable_cancel()->set_reason(fmt::format("the job ended while the server was down"));
-      SendToAgentLocked(agent, m, tx);
+      SendToAgentLocked(agent, RunCancel{run_id, "the job ended while the server was down"}, tx);
     }
   }
 }
@@ -344,7 +334,7 @@ Lab::ActiveRun* Lab::FindRunLocked(RunId id, const std::string& agent) {
   return &it->second;
 }
 
-void Lab::OnAgentMessage(AgentSessionId session, const mculab::v1::AgentMessage& message) {
+void Lab::OnAgentMessage(AgentSessionId session, AgentEvent event) {
   if (failed_) {
     // Stopped: nothing more is stored or acknowledged (the agent keeps it). The background thread
     // hangs the agents up too; this makes sure of it by the next heartbeat at the latest.
@@ -360,36 +350,27 @@ void Lab::OnAgentMessage(AgentSessionId session, const mculab::v1::AgentMessage&
     it->second.last_seen_ms = clock_.NowMs();
     agent = it->second.agent;
   }
-  using M = mculab::v1::AgentMessage;
-  switch (message.msg_case()) {
-    case M::kRegister:
-      spdlog::warn("agent {} sent Register twice on one stream; ignored", agent);
-      break;
-    case M::kHeartbeat:
-      if (message.heartbeat().stopping()) OnAgentStopping(session);
-      break;
-    case M::kBoardStatus:
-      OnBoardStatus(session, message.board_status());
-      break;
-    case M::kRunState:
-      OnRunState(agent, message.run_state());
-      break;
-    case M::kRunStarted:
-      OnRunStarted(agent, message.run_started());
-      break;
-    case M::kBatch:
-      OnBatch(agent, message.batch());
-      break;
-    case M::kCaseDone:
-      OnCaseDone(agent, message.case_done());
-      break;
-    case M::kRunFinished:
-      OnRunFinished(agent, message.run_finished());
-      break;
-    case M::MSG_NOT_SET:
-      spdlog::warn("agent {} sent an empty message", agent);
-      break;
-  }
+  std::visit(
+      [&](auto&& e) {
+        using T = std::decay_t<decltype(e)>;
+        if constexpr (std::is_same_v<T, AgentHeartbeat>) {
+          if (e.stopping) OnAgentStopping(session);
+        } else if constexpr (std::is_same_v<T, BoardStatusReport>) {
+          OnBoardStatus(session, e);
+        } else if constexpr (std::is_same_v<T, RunPhaseReport>) {
+          OnRunState(agent, e);
+        } else if constexpr (std::is_same_v<T, RunStartedReport>) {
+          OnRunStarted(agent, std::move(e));
+        } else if constexpr (std::is_same_v<T, SampleBatchReport>) {
+          OnBatch(agent, std::move(e));
+        } else if constexpr (std::is_same_v<T, CaseDoneReport>) {
+          OnCaseDone(agent, std::move(e));
+        } else {
+          static_assert(std::is_same_v<T, RunFinishedReport>);
+          OnRunFinished(agent, e);
+        }
+      },
+      event);
 }
 
 void Lab::OnAgentStopping(AgentSessionId session) {
@@ -419,26 +400,26 @@ bool Lab::BoardUnavailableLocked(const Board& board) const {
          (s->second.stopping || s->second.absent_boards.contains(board.name));
 }
 
-void Lab::OnBoardStatus(AgentSessionId session, const mculab::v1::BoardStatus& m) {
+void Lab::OnBoardStatus(AgentSessionId session, const BoardStatusReport& m) {
   std::unique_lock l(mu_);
   auto it = sessions_.find(session);
   if (it == sessions_.end()) return;
   AgentSession& s = it->second;
-  auto b = boards_.find(m.board());
+  auto b = boards_.find(m.board);
   if (b == boards_.end() || b->second.agent != s.agent) {
     ++refused_agent_messages_;
     spdlog::warn("agent {} reported the status of board {}, which is not its own; refused", s.agent,
-                 m.board());
+                 m.board);
     return;
   }
   Board& board = b->second;
   Tx tx;
-  if (!m.offline().empty()) {
-    s.absent_boards[board.name] = m.offline();
-    spdlog::warn("board {} is gone: {}", board.name, m.offline());
+  if (!m.offline.empty()) {
+    s.absent_boards[board.name] = m.offline;
+    spdlog::warn("board {} is gone: {}", board.name, m.offline);
     // A busy board goes offline when its run ends (the agent ends it as INFRA_FAILED).
     if (board.state == BoardState::kIdle || board.state == BoardState::kReserved) {
-      SetBoardStateLocked(board, BoardState::kOffline, m.offline(), tx);
+      SetBoardStateLocked(board, BoardState::kOffline, m.offline, tx);
     }
   } else if (s.absent_boards.erase(board.name) > 0) {
     spdlog::info("board {} is back", board.name);
@@ -452,21 +433,20 @@ void Lab::OnBoardStatus(AgentSessionId session, const mculab::v1::BoardStatus& m
   Deliver(tx);
 }
 
-void Lab::OnRunState(const std::string& agent, const mculab::v1::RunState& m) {
-  RunState run_state;
+void Lab::OnRunState(const std::string& agent, const RunPhaseReport& m) {
+  const RunState run_state = m.state;
   JobState job_state;
-  if (m.state() == "preparing") {
-    run_state = RunState::kPreparing;
+  if (run_state == RunState::kPreparing) {
     job_state = JobState::kPreparing;
-  } else if (m.state() == "running") {
-    run_state = RunState::kRunning;
+  } else if (run_state == RunState::kRunning) {
     job_state = JobState::kRunning;
   } else {
-    spdlog::warn("agent {} reported run {} in unknown state '{}'", agent, m.run_id(), m.state());
+    spdlog::warn("agent {} reported run {} in state '{}', which is not an agent's to report", agent,
+                 m.run, RunStateName(run_state));
     return;
   }
   std::unique_lock l(mu_);
-  ActiveRun* r = FindRunLocked(static_cast<RunId>(m.run_id()), agent);
+  ActiveRun* r = FindRunLocked(m.run, agent);
   if (r == nullptr || r->job_ended) return;
   auto it = jobs_.find(r->run.job_id);
   if (it == jobs_.end() || it->second.job.last_run_id != r->run.id) return;
@@ -482,35 +462,24 @@ void Lab::OnRunState(const std::string& agent, const mculab::v1::RunState& m) {
   }
   Tx tx;
   tx.writes.runs.push_back(r->run);
-  (void)TransitionLocked(aj, job_state,
-                         m.message().empty() ? "agent reports " + m.state() : m.message(),
-                         Actor(agent), tx);
+  (void)TransitionLocked(
+      aj, job_state,
+      m.message.empty() ? "agent reports " + std::string(RunStateName(run_state)) : m.message,
+      Actor(agent), tx);
   CommitLocked(tx);
   l.unlock();
   Deliver(tx);
 }
 
-void Lab::OnRunStarted(const std::string& agent, const mculab::v1::RunStarted& m) {
+void Lab::OnRunStarted(const std::string& agent, RunStartedReport m) {
   std::lock_guard l(mu_);
-  ActiveRun* r = FindRunLocked(static_cast<RunId>(m.run_id()), agent);
+  ActiveRun* r = FindRunLocked(m.run, agent);
   if (r == nullptr) return;
   Provenance& p = r->run.provenance;
-  p.runner_version = m.runner_version();
-  p.port = m.port();
-  p.cpu = m.cpu();
-  p.clock_hz = m.clock_hz();
-  p.emulated = m.emulated();
-  p.timer_unit = m.timer_unit();
-  p.counters.assign(m.counters().begin(), m.counters().end());
-  p.firmware_sha256 = m.firmware_sha256();
-  p.workload_sha256 = m.workload_sha256();
-  p.toolchain = m.toolchain();
-  p.board_serial = m.board_serial();
+  p = std::move(m.provenance);
   if (p.board_serial.empty()) {
     if (auto b = boards_.find(r->run.board); b != boards_.end()) p.board_serial = b->second.serial;
   }
-  p.note = m.note();
-  p.seed = m.seed();
   r->run.started = true;
   Tx tx;
   tx.writes.runs.push_back(r->run);
@@ -518,22 +487,20 @@ void Lab::OnRunStarted(const std::string& agent, const mculab::v1::RunStarted& m
   CommitLocked(tx);
 }
 
-void Lab::OnBatch(const std::string& agent, const mculab::v1::SampleBatch& m) {
-  const RunId run = static_cast<RunId>(m.run_id());
-  const std::uint64_t sequence = m.sequence();
+void Lab::OnBatch(const std::string& agent, SampleBatchReport m) {
+  const RunId run = m.run;
+  const std::uint64_t sequence = m.sequence;
   WriteSet ws;
   ws.batch.emplace();
   SampleBatch& b = *ws.batch;
   b.run_id = run;
   b.sequence = sequence;
-  b.samples.reserve(static_cast<std::size_t>(m.samples_size()));
-  for (const auto& s : m.samples()) {
-    b.samples.push_back(Sample{m.pass(), s.case_index(), s.iteration(), s.metric(), s.value()});
-    if (s.metric() == 0 && m.pass() == 0) ++b.iterations;  // progress: pass 0's iterations
+  b.samples = std::move(m.samples);
+  for (const Sample& s : b.samples) {
+    if (s.metric == 0 && s.pass == 0) ++b.iterations;  // progress: pass 0's iterations
   }
   std::shared_ptr<std::vector<LiveSamples>> live;
-  if (sample_feeds_ && m.pass() == 0)
-    live = std::make_shared<std::vector<LiveSamples>>(ThinLive(b));
+  if (sample_feeds_ && m.pass == 0) live = std::make_shared<std::vector<LiveSamples>>(ThinLive(b));
 
   store_.WaitForRoom();  // backpressure on this agent's stream, with no lock held
   std::lock_guard l(mu_);
@@ -541,19 +508,14 @@ void Lab::OnBatch(const std::string& agent, const mculab::v1::SampleBatch& m) {
   if (r == nullptr) {
     // Unknown or closed run (requeued, finished): nothing to store; the agent may drop it once
     // the run's end is committed.
-    mculab::v1::ServerMessage closed;
-    closed.mutable_run_closed()->set_run_id(m.run_id());
     Tx tx;
-    SendToAgentLocked(agent, closed, tx);
+    SendToAgentLocked(agent, RunClosed{run}, tx);
     CommitLocked(tx);
     return;
   }
   if (r->committed.contains(sequence)) {
-    mculab::v1::ServerMessage ack;
-    ack.mutable_ack()->set_run_id(m.run_id());
-    ack.mutable_ack()->set_sequence(sequence);
     Tx tx;
-    SendToAgentLocked(agent, ack, tx);
+    SendToAgentLocked(agent, BatchAck{run, sequence}, tx);
     CommitLocked(tx);
     return;
   }
@@ -581,11 +543,8 @@ void Lab::OnBatchCommitted(const std::string& agent, RunId run, std::uint64_t se
     auto a = agent_sessions_.find(agent);
     auto s = a == agent_sessions_.end() ? sessions_.end() : sessions_.find(a->second);
     if (s != sessions_.end() && s->second.channel) {
-      mculab::v1::ServerMessage ack;
-      ack.mutable_ack()->set_run_id(static_cast<std::uint64_t>(run));
-      ack.mutable_ack()->set_sequence(sequence);
       CrashPoint(crash_points::kBeforeSendAck);
-      s->second.channel->Send(ack);
+      s->second.channel->Send(BatchAck{run, sequence});
       CrashPoint(crash_points::kAfterSendAck);
     }
   }
@@ -613,31 +572,26 @@ void Lab::OnBatchCommitted(const std::string& agent, RunId run, std::uint64_t se
   Deliver(tx);
 }
 
-void Lab::OnCaseDone(const std::string& agent, const mculab::v1::CaseDone& m) {
+void Lab::OnCaseDone(const std::string& agent, CaseDoneReport m) {
   std::lock_guard l(mu_);
-  ActiveRun* r = FindRunLocked(static_cast<RunId>(m.run_id()), agent);
+  ActiveRun* r = FindRunLocked(m.run, agent);
   if (r == nullptr) return;
-  if (!m.checksum_ok() && !m.checksum_unverified()) {
-    r->checksum_failures.push_back(
-        ChecksumFailure(m.case_index(), m.checksum(), m.expected_checksum()));
+  if (!m.checksum_ok && !m.checksum_unverified) {
+    r->checksum_failures.push_back(ChecksumFailure(m.case_index, m.checksum, m.expected_checksum));
   }
   Tx tx;
-  tx.writes.case_results.push_back(CaseResult{r->run.id, m.case_index(), m.checksum(),
-                                              m.expected_checksum(), m.checksum_ok(),
-                                              m.overhead()});
+  tx.writes.case_results.push_back(CaseResult{r->run.id, m.case_index, m.checksum,
+                                              m.expected_checksum, m.checksum_ok, m.overhead});
   AddCaseProfiles(r->run.id, m, tx);
   CommitLocked(tx);
 }
 
-void Lab::OnRunFinished(const std::string& agent, const mculab::v1::RunFinished& m) {
-  using Outcome = mculab::v1::RunFinished;
+void Lab::OnRunFinished(const std::string& agent, const RunFinishedReport& m) {
   std::unique_lock l(mu_);
-  ActiveRun* r = FindRunLocked(static_cast<RunId>(m.run_id()), agent);
+  ActiveRun* r = FindRunLocked(m.run, agent);
   if (r == nullptr) {
-    mculab::v1::ServerMessage closed;
-    closed.mutable_run_closed()->set_run_id(m.run_id());
     Tx tx;
-    SendToAgentLocked(agent, closed, tx);
+    SendToAgentLocked(agent, RunClosed{m.run}, tx);
     CommitLocked(tx);
     return;
   }
@@ -645,39 +599,36 @@ void Lab::OnRunFinished(const std::string& agent, const mculab::v1::RunFinished&
   const std::string actor = Actor(agent);
   if (r->job_ended) {
     // The job was cancelled or timed out; the agent confirms the run is over.
-    CloseRunLocked(*r, r->end_state, m.message(), false, tx);
+    CloseRunLocked(*r, r->end_state, m.message, false, tx);
   } else {
-    switch (m.outcome()) {
-      case Outcome::SUCCEEDED:
+    switch (m.outcome) {
+      case RunOutcome::kSucceeded:
         r->finish_received = true;
-        r->run.batches_expected = m.batches_sent();
+        r->run.batches_expected = m.batches_sent;
         tx.writes.runs.push_back(r->run);
         MaybeFinalizeLocked(*r);
         break;
-      case Outcome::WORKLOAD_FAILED: {
-        const std::string msg = m.message().empty() ? "the runner reported a failure" : m.message();
+      case RunOutcome::kWorkloadFailed: {
+        const std::string msg = m.message.empty() ? "the runner reported a failure" : m.message;
         FailJobOfRunLocked(*r, JobState::kFailed, msg, actor, tx);
         CloseRunLocked(*r, RunState::kWorkloadFailed, msg, false, tx);
         break;
       }
-      case Outcome::TIMED_OUT: {
-        const std::string msg =
-            m.message().empty() ? "the run timed out on the agent" : m.message();
+      case RunOutcome::kTimedOut: {
+        const std::string msg = m.message.empty() ? "the run timed out on the agent" : m.message;
         FailJobOfRunLocked(*r, JobState::kTimedOut, msg, actor, tx);
         CloseRunLocked(*r, RunState::kTimedOut, msg, false, tx);
         break;
       }
-      case Outcome::CANCELLED:
+      case RunOutcome::kCancelled:
         // Not asked for by the server (e.g. the agent is shutting down): try again elsewhere.
-        InfraFailLocked(*r,
-                        "the agent cancelled the run" +
-                            (m.message().empty() ? std::string() : ": " + m.message()),
-                        actor, false, tx);
+        InfraFailLocked(
+            *r,
+            "the agent cancelled the run" + (m.message.empty() ? std::string() : ": " + m.message),
+            actor, false, tx);
         break;
-      case Outcome::INFRA_FAILED:
-      default:
-        InfraFailLocked(*r, m.message().empty() ? "the board failed" : m.message(), actor, false,
-                        tx);
+      case RunOutcome::kInfraFailed:
+        InfraFailLocked(*r, m.message.empty() ? "the board failed" : m.message, actor, false, tx);
         break;
     }
   }

@@ -20,18 +20,16 @@ std::string Join(const std::vector<std::string>& v) {
 
 }  // namespace
 
-void Lab::SetBoardUnitsLocked(
-    const std::string& board,
-    const google::protobuf::RepeatedPtrField<mculab::v1::CounterUnit>& units, Tx& tx) {
-  BoardUnits b = UnitsFromProto(board, units);
-  tx.writes.board_units.push_back(b);
-  board_units_[board] = std::move(b);
+void Lab::SetBoardUnitsLocked(const std::string& board, BoardUnits units, Tx& tx) {
+  units.board = board;
+  tx.writes.board_units.push_back(units);
+  board_units_[board] = std::move(units);
 }
 
 void Lab::PlanPassesLocked(const ActiveJob& aj, const Board& board, ActiveRun& run,
-                           mculab::v1::Assignment& a, Tx& tx) {
-  a.set_profile_ops(true);
-  a.set_report_memory(true);
+                           RunAssignment& a, Tx& tx) {
+  a.profile_ops = true;
+  a.report_memory = true;
   PassPlan plan;
   auto it = board_units_.find(board.name);
   const std::vector<CounterUnit> none;
@@ -43,31 +41,39 @@ void Lab::PlanPassesLocked(const ActiveJob& aj, const Board& board, ActiveRun& r
     // agent's runner says which event it can not count.
     spdlog::warn("job {} on board {}: {}", aj.job.id, board.name, planned.error().message);
     plan.passes.push_back(Pass{{std::string(kCyclesEvent)}, {}});
-    for (const auto& e : aj.events) a.add_events(e);
+    a.events.insert(a.events.end(), aj.events.begin(), aj.events.end());
   }
   run.passes = static_cast<std::uint32_t>(plan.passes.size());
   for (std::size_t i = 0; i < plan.passes.size(); ++i) {
-    auto* p = a.add_passes();
-    p->set_index(static_cast<std::uint32_t>(i));
+    PassAssignment& p = a.passes.emplace_back();
+    p.index = static_cast<std::uint32_t>(i);
     for (const std::string& e : plan.passes[i].events) {
-      if (e != kCyclesEvent) p->add_events(e);
+      if (e != kCyclesEvent) p.events.push_back(e);
     }
     tx.writes.run_passes.push_back(
         RunPass{run.run.id, static_cast<std::uint32_t>(i), plan.passes[i].events});
   }
   if (planned.ok()) {
-    for (const std::string& e : RunCounters(plan)) a.add_events(e);
+    for (std::string& e : RunCounters(plan)) a.events.push_back(std::move(e));
   }
 }
 
-void Lab::AddCaseProfiles(RunId run, const mculab::v1::CaseDone& m, Tx& tx) {
-  for (auto& row : OpRowsFromProto(run, m)) tx.writes.op_profiles.push_back(std::move(row));
-  for (auto& f : MemoryFromProto(run, m.memory())) tx.writes.memory.push_back(std::move(f));
+void Lab::AddCaseProfiles(RunId run, CaseDoneReport& m, Tx& tx) {
+  for (OpProfileRow& row : m.ops) {
+    row.run_id = run;
+    tx.writes.op_profiles.push_back(std::move(row));
+  }
+  for (MemoryFigure& f : m.memory) {
+    f.run_id = run;
+    tx.writes.memory.push_back(std::move(f));
+  }
 }
 
-void Lab::AddFirmwareMemory(RunId run, const mculab::v1::RunStarted& m, Tx& tx) {
-  for (auto& f : MemoryFromProto(run, m.firmware_memory()))
+void Lab::AddFirmwareMemory(RunId run, RunStartedReport& m, Tx& tx) {
+  for (MemoryFigure& f : m.firmware_memory) {
+    f.run_id = run;
     tx.writes.memory.push_back(std::move(f));
+  }
 }
 
 Status Lab::AddProfileResults(JobResults& out) {

@@ -11,22 +11,6 @@
 
 namespace mculab::server {
 
-BoardUnits UnitsFromProto(
-    const std::string& board,
-    const google::protobuf::RepeatedPtrField<mculab::v1::CounterUnit>& units) {
-  BoardUnits out;
-  out.board = board;
-  for (const auto& u : units) {
-    CounterUnit unit;
-    unit.name = u.name();
-    unit.max_simultaneous = u.max_simultaneous();
-    unit.events.assign(u.events().begin(), u.events().end());
-    out.units.push_back(std::move(unit));
-    out.emulated.push_back(u.emulated());
-  }
-  return out;
-}
-
 bool AllEmulated(const BoardUnits& units) {
   return !units.emulated.empty() &&
          std::all_of(units.emulated.begin(), units.emulated.end(), [](bool e) { return e; });
@@ -63,39 +47,6 @@ std::vector<std::string> RunCounters(const PassPlan& plan) {
       if (e == kCyclesEvent) continue;
       if (std::find(out.begin(), out.end(), e) == out.end()) out.push_back(e);
     }
-  }
-  return out;
-}
-
-std::vector<OpProfileRow> OpRowsFromProto(RunId run, const mculab::v1::CaseDone& m) {
-  std::vector<OpProfileRow> out;
-  for (const auto& op : m.ops()) {
-    for (const auto& metric : op.metrics()) {
-      OpProfileRow r;
-      r.run_id = run;
-      r.pass = m.pass();
-      r.case_index = m.case_index();
-      r.op_index = op.op_index();
-      r.metric = metric.metric();
-      r.type = op.type();
-      r.name = op.name();
-      r.count = metric.count();
-      r.sum = metric.sum();
-      r.min = metric.min();
-      r.max = metric.max();
-      r.unclosed = op.unclosed();
-      out.push_back(std::move(r));
-    }
-  }
-  return out;
-}
-
-std::vector<MemoryFigure> MemoryFromProto(
-    RunId run, const google::protobuf::RepeatedPtrField<mculab::v1::MemoryFigure>& figures) {
-  std::vector<MemoryFigure> out;
-  for (const auto& f : figures) {
-    out.push_back(
-        MemoryFigure{run, f.case_index(), f.source(), f.category(), f.used(), f.reserved()});
   }
   return out;
 }

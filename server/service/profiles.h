@@ -1,6 +1,6 @@
-// The counter and profile use-case helpers, pure so they are tested without a Lab: converting the
-// agent's counter units and per-case op/memory reports into store rows, the statistics of a run
-// with several passes, and the passes' agreement on cycles. Thread-safety: pure functions over
+// The counter and profile use-case helpers, pure so they are tested without a Lab: events and the
+// metrics they make, the statistics of a run with several passes, and the passes' agreement on
+// cycles. Thread-safety: pure functions over
 // plain values.
 #pragma once
 
@@ -9,7 +9,6 @@
 #include <string>
 #include <vector>
 
-#include "agent.pb.h"
 #include "common/result.h"
 #include "server/domain/pass_planner.h"
 #include "server/domain/profile.h"
@@ -17,9 +16,6 @@
 
 namespace mculab::server {
 
-// A board's units as the agent registered them.
-BoardUnits UnitsFromProto(const std::string& board,
-                          const google::protobuf::RepeatedPtrField<mculab::v1::CounterUnit>& units);
 // Whether every unit of the board is emulated (and it has at least one).
 bool AllEmulated(const BoardUnits& units);
 
@@ -30,11 +26,6 @@ Result<std::vector<std::string>> NormalizeEvents(const std::vector<std::string>&
 // The metrics of a run with these passes: the union of the passes' events (cycles excluded), in
 // pass order: metric i + 1 is union[i] (Provenance::counters).
 std::vector<std::string> RunCounters(const PassPlan& plan);
-
-// Rows for one CaseDone's op profiles and memory figures.
-std::vector<OpProfileRow> OpRowsFromProto(RunId run, const mculab::v1::CaseDone& m);
-std::vector<MemoryFigure> MemoryFromProto(
-    RunId run, const google::protobuf::RepeatedPtrField<mculab::v1::MemoryFigure>& figures);
 
 // Per-case statistics of a run whose samples may come from several passes: the timer (metric 0)
 // from pass 0 only (every pass measures it; pass 0 is the one shown), every counter from the pass

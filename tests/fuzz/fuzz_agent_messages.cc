@@ -17,6 +17,7 @@
 
 #include "agent.pb.h"
 #include "db/sqlite_store.h"
+#include "server/rpc/agent_wire.h"
 #include "server/service/agent_channel.h"
 #include "server/service/clock.h"
 #include "server/service/lab.h"
@@ -29,7 +30,8 @@ using mculab::server::Role;
 
 class Channel final : public mculab::server::AgentChannel {
  public:
-  void Send(const v1::ServerMessage& m) override {
+  void Send(const mculab::server::AgentCommand& c) override {
+    const v1::ServerMessage m = mculab::server::rpc::ToProto(c);
     std::lock_guard l(mu_);
     if (m.has_assign()) runs_.push_back(m.assign().run_id());
   }
@@ -125,13 +127,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   agent.role = Role::kAgent;
   Submit(*w.lab);  // work for the session's boards, if it registers a host board
   auto channel = std::make_shared<Channel>();
-  auto session = w.lab->ConnectAgent(agent, reg, channel);
+  auto session =
+      w.lab->ConnectAgent(agent, mculab::server::rpc::RegistrationFromProto(reg), channel);
   if (!session.ok()) return 0;
   for (std::size_t i = 1; i < chunks.size(); ++i) {
     v1::AgentMessage m;
     if (!m.ParseFromString(chunks[i])) continue;
     MapRun(m, channel->runs());
-    w.lab->OnAgentMessage(*session, m);
+    w.lab->OnAgentMessage(*session, mculab::server::rpc::EventFromProto(m, agent.user));
   }
   w.lab->DisconnectAgent(*session, "fuzz input ended");
   return 0;

@@ -144,13 +144,8 @@ class ReservationTest(unittest.TestCase):
         jid = self.lab.cli("submit", "--board", "host-0", "--op", "fully_connected_s8", "--cases",
                            self.fc, "--iterations", "1").stdout.strip()
         self.assertEqual(self.lab.cli_json("show", jid)["state"], "queued")
-        # The server-side admin command calls the same RPC.
-        server = os.path.join(lablib.BIN, "mculab-server")
-        import subprocess
-        out = subprocess.run([server, "admin", "board", "host-0", "--maintenance", "off",
-                              "--server", self.lab.address], capture_output=True, text=True,
-                             timeout=60, env=dict(os.environ, MCULAB_TOKEN=self.lab.admin_token))
-        self.assertEqual(out.returncode, 0, out.stderr)
+        r = self.lab.cli("board", "host-0", "--maintenance", "off")
+        self.assertIn("health unknown", r.stdout)
         # Back from maintenance through a health check (a job of the user "lab"), then the job.
         res = self.lab.cli_json("submit", "--board", "host-0", "--op", "fully_connected_s8",
                                 "--cases", self.fc, "--iterations", "1", "--wait")
@@ -163,6 +158,23 @@ class ReservationTest(unittest.TestCase):
         self.assertIn("maintenance -> unknown", text)
         self.assertIn("rewiring", text)
         self.assertIn("unknown -> good", text)
+
+
+class BoardOwnerTest(unittest.TestCase):
+    """An admin gives a board to another agent with `mculab board BOARD --agent NAME`."""
+
+    def test_the_board_goes_offline_until_its_new_agent_registers_it(self):
+        with lablib.Lab("sched-owner", [lablib.host_board("host-0")]) as lab:
+            bob = lab.add_user("bob", "member")
+            r = lab.cli("board", "host-0", "--agent", "lab-2", token=bob, check=False)
+            self.assertEqual(r.returncode, 1)
+            self.assertIn("giving a board to an agent needs the admin role", r.stderr)
+            r = lab.cli("board", "host-0", "--agent", "lab-2")
+            self.assertIn("board host-0 now belongs to agent lab-2 (offline)", r.stdout)
+            board = next(b for b in lab.cli_json("boards") if b["name"] == "host-0")
+            self.assertEqual((board["agent"], board["state"]), ("lab-2", "offline"))
+            history = lab.cli_json("board", "host-0", "--history")
+            self.assertIn("offline", [t["to"] for t in history])
 
 
 class FairShareTest(unittest.TestCase):

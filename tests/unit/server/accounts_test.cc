@@ -195,7 +195,9 @@ class LabRolesTest : public ::testing::Test {
     reg.set_agent("lab-1");
     reg.add_boards()->set_name("host-0");
     reg.mutable_boards(0)->set_kind("host");
-    ASSERT_TRUE(lab_->ConnectAgent(testing::AgentCaller("lab-1"), reg, agent_).ok());
+    ASSERT_TRUE(
+        lab_->ConnectAgent(testing::AgentCaller("lab-1"), testing::RegistrationOf(reg), agent_)
+            .ok());
   }
   void TearDown() override {
     lab_->Stop();
@@ -321,17 +323,17 @@ TEST_F(LabRolesTest, TheAgentLinkNeedsTheAgentsOwnToken) {
   reg.mutable_boards(0)->set_kind("host");
   auto channel = std::make_shared<FakeAgentChannel>();
   Caller none = As("", Role::kNone);
-  auto r = lab_->ConnectAgent(none, reg, channel);
+  auto r = lab_->ConnectAgent(none, testing::RegistrationOf(reg), channel);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, ErrorCode::kUnauthenticated);
-  r = lab_->ConnectAgent(As("ada", Role::kAdmin), reg, channel);
+  r = lab_->ConnectAgent(As("ada", Role::kAdmin), testing::RegistrationOf(reg), channel);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, ErrorCode::kPermissionDenied);
-  r = lab_->ConnectAgent(As("lab-1", Role::kAgent), reg, channel);
+  r = lab_->ConnectAgent(As("lab-1", Role::kAgent), testing::RegistrationOf(reg), channel);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, ErrorCode::kPermissionDenied);
   EXPECT_NE(r.error().message.find("belongs to agent lab-1, not lab-2"), std::string::npos);
-  r = lab_->ConnectAgent(As("lab-2", Role::kAgent), reg, channel);
+  r = lab_->ConnectAgent(As("lab-2", Role::kAgent), testing::RegistrationOf(reg), channel);
   EXPECT_TRUE(r.ok());
 }
 

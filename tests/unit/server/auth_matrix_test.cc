@@ -158,7 +158,9 @@ class AuthMatrixTest : public ::testing::Test {
     reg.set_agent("lab-1");
     reg.add_boards()->set_name("host-0");
     reg.mutable_boards(0)->set_kind("host");
-    ASSERT_TRUE(lab_->ConnectAgent(testing::AgentCaller("lab-1"), reg, agent_).ok());
+    ASSERT_TRUE(
+        lab_->ConnectAgent(testing::AgentCaller("lab-1"), testing::RegistrationOf(reg), agent_)
+            .ok());
     Caller owner;
     owner.user = "owner";
     owner.role = Role::kMember;

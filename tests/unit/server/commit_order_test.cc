@@ -85,7 +85,8 @@ class CommitOrderTest : public ::testing::Test {
       info->set_name(name);
       info->set_kind("host");
     }
-    auto id = lab_->ConnectAgent(testing::AgentCaller(reg.agent()), reg, channel);
+    auto id = lab_->ConnectAgent(testing::AgentCaller(reg.agent()), testing::RegistrationOf(reg),
+                                 channel);
     EXPECT_TRUE(id.ok()) << (id.ok() ? "" : id.error().message);
     EXPECT_TRUE(channel->Take(FakeAgentChannel::IsRegistered));
     return id.ok() ? *id : 0;
@@ -154,7 +155,8 @@ TEST_F(CommitOrderTest, RunClosedIsSentOnlyAfterTheRunsFinalStateIsCommitted) {
   ASSERT_TRUE(a.has_value());
   const std::uint64_t run = a->assign().run_id();
   faulty_->SetMode(Mode::kHold);
-  lab_->OnAgentMessage(session, FinishedMsg(run, Outcome::WORKLOAD_FAILED, "bad model"));
+  lab_->OnAgentMessage(
+      session, testing::AgentEventOf(FinishedMsg(run, Outcome::WORKLOAD_FAILED, "bad model")));
   ASSERT_TRUE(faulty_->WaitHeld(1));
   EXPECT_FALSE(agent_->Has(FakeAgentChannel::ClosedOf(run)))
       << "RunClosed sent before the run's end was committed: the agent would drop its spool";
@@ -256,7 +258,8 @@ TEST_F(CommitOrderTest, SubmitWhoseCommitFailsIsRefusedAndTheJobNeverRuns) {
   auto other = std::make_shared<FakeAgentChannel>();
   v1::Register reg;
   reg.set_agent("lab-2");
-  auto refused = lab_->ConnectAgent(testing::AgentCaller("lab-2"), reg, other);
+  auto refused =
+      lab_->ConnectAgent(testing::AgentCaller("lab-2"), testing::RegistrationOf(reg), other);
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.error().code, ErrorCode::kUnavailable);
   Settle();
@@ -277,7 +280,8 @@ TEST_F(CommitOrderTest, FailedCommitWithoutAReplyStopsTheLabAndHangsUpItsAgents)
   v1::AgentMessage running;
   running.mutable_run_state()->set_run_id(a->assign().run_id());
   running.mutable_run_state()->set_state("running");
-  lab_->OnAgentMessage(session, running);  // answered by nothing: its write fails quietly
+  lab_->OnAgentMessage(
+      session, testing::AgentEventOf(running));  // answered by nothing: its write fails quietly
   Settle();
   EXPECT_EQ(faulty_->failed_writes(), 1u);
   faulty_->SetMode(Mode::kPass);
@@ -289,7 +293,7 @@ TEST_F(CommitOrderTest, FailedCommitWithoutAReplyStopsTheLabAndHangsUpItsAgents)
   // theirs at the latest.
   v1::AgentMessage heartbeat;
   heartbeat.mutable_heartbeat();
-  lab_->OnAgentMessage(session, heartbeat);
+  lab_->OnAgentMessage(session, testing::AgentEventOf(heartbeat));
   EXPECT_TRUE(agent_->hung_up());
   // Nothing more is written: the database keeps what was committed, as after a crash.
   lab_->DisconnectAgent(session, "the stream ended");
@@ -334,7 +338,8 @@ TEST_F(CommitOrderTest, JobsOfAUserNamedLabAreNotHealthChecks) {
   auto a = agent_->Take(FakeAgentChannel::IsAssign);
   ASSERT_TRUE(a.has_value());
   // An infrastructure failure requeues a user's job; a health check would fail instead.
-  lab_->OnAgentMessage(session, FinishedMsg(a->assign().run_id(), Outcome::INFRA_FAILED, "probe"));
+  lab_->OnAgentMessage(session, testing::AgentEventOf(FinishedMsg(a->assign().run_id(),
+                                                                  Outcome::INFRA_FAILED, "probe")));
   Settle();
   auto job = store_->GetJob(reply->id);
   ASSERT_TRUE(job.ok());
@@ -352,7 +357,8 @@ TEST_F(CommitOrderTest, HealthCheckJobsAreStoredWithTheirOrigin) {
   Submit(FcJob("host-0"));
   auto a = agent_->Take(FakeAgentChannel::IsAssign);
   ASSERT_TRUE(a.has_value());
-  lab_->OnAgentMessage(session, FinishedMsg(a->assign().run_id(), Outcome::INFRA_FAILED, "probe"));
+  lab_->OnAgentMessage(session, testing::AgentEventOf(FinishedMsg(a->assign().run_id(),
+                                                                  Outcome::INFRA_FAILED, "probe")));
   Settle();  // the board's health is unknown: a health check is queued for it
   auto jobs = store_->ListJobs(JobFilter{});
   ASSERT_TRUE(jobs.ok());

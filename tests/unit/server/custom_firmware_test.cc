@@ -59,7 +59,8 @@ class CustomFirmwareLabTest : public ::testing::Test {
     auto* odd = reg.add_boards();
     odd->set_name("odd-0");
     odd->set_kind("mystery");
-    auto id = lab_->ConnectAgent(testing::AgentCaller(reg.agent()), reg, agent_);
+    auto id =
+        lab_->ConnectAgent(testing::AgentCaller(reg.agent()), testing::RegistrationOf(reg), agent_);
     ASSERT_TRUE(id.ok()) << id.error().message;
     session_ = *id;
     ASSERT_TRUE(agent_->Take(FakeAgentChannel::IsRegistered));
@@ -194,7 +195,9 @@ TEST_F(CustomFirmwareLabTest, UnverifiedChecksumsDoNotFailTheJobAndAreFlagged) {
   auto reply = lab_->Submit(caller_, Custom(fw));
   ASSERT_TRUE(reply.ok());
   auto a = agent_->Take(FakeAgentChannel::IsAssign)->assign();
-  auto send = [&](const v1::AgentMessage& m) { lab_->OnAgentMessage(session_, m); };
+  auto send = [&](const v1::AgentMessage& m) {
+    lab_->OnAgentMessage(session_, testing::AgentEventOf(m));
+  };
   v1::AgentMessage m;
   m.mutable_run_started()->set_run_id(a.run_id());
   m.mutable_run_started()->set_timer_unit("cycles");
@@ -252,7 +255,8 @@ TEST_F(CustomFirmwareLabTest, BoardsWhoseAgentDoesNotAllowCustomRunnersAreRefuse
   (*open->mutable_tags())["cpu"] = "cortex-m55";
   open->set_custom_runners(true);
   auto agent2 = std::make_shared<FakeAgentChannel>();
-  auto id = lab_->ConnectAgent(testing::AgentCaller(reg.agent()), reg, agent2);
+  auto id =
+      lab_->ConnectAgent(testing::AgentCaller(reg.agent()), testing::RegistrationOf(reg), agent2);
   ASSERT_TRUE(id.ok()) << id.error().message;
   const std::string fw = Upload("runner.elf", ElfHeader(1, 40));
 

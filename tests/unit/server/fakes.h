@@ -13,11 +13,21 @@
 #include <vector>
 
 #include "agent.pb.h"
+#include "server/rpc/agent_wire.h"
 #include "server/service/agent_channel.h"
 #include "server/service/caller.h"
 #include "server/service/clock.h"
 
 namespace mculab::server::testing {
+
+// The Lab driven as an agent's stream drives it: agent.proto's messages converted as the agent
+// link service converts them (server/rpc/agent_wire.h).
+inline AgentRegistration RegistrationOf(const mculab::v1::Register& reg) {
+  return rpc::RegistrationFromProto(reg);
+}
+inline AgentEvent AgentEventOf(const mculab::v1::AgentMessage& m) {
+  return rpc::EventFromProto(m, "test-agent");
+}
 
 // The caller an agent's stream has once its agent token is checked (agents are bound to a name).
 inline Caller AgentCaller(const std::string& agent) {
@@ -73,17 +83,19 @@ class FakeClock final : public Clock {
   std::vector<std::pair<std::mutex*, std::condition_variable*>> waiters_;
 };
 
-// Records every message; tests take the ones they expect, waiting for those sent from the
-// store's writer thread (acknowledgements) or the Lab's background thread (timeouts).
+// Records every command as the agent receives it (agent.proto's ServerMessage, converted as the
+// agent link service converts it); tests take the ones they expect, waiting for those sent from
+// the store's writer thread (acknowledgements) or the Lab's background thread (timeouts).
 class FakeAgentChannel final : public AgentChannel {
  public:
   using Message = mculab::v1::ServerMessage;
   using Pred = std::function<bool(const Message&)>;
 
-  void Send(const Message& m) override {
+  void Send(const AgentCommand& command) override {
+    Message m = rpc::ToProto(command);
     {
       std::lock_guard l(mu_);
-      pending_.push_back(m);
+      pending_.push_back(std::move(m));
       ++sent_;
     }
     cv_.notify_all();

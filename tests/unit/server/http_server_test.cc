@@ -109,7 +109,9 @@ class HttpServerTest : public ::testing::Test {
     reg.set_agent("lab-1");
     reg.add_boards()->set_name("host-0");
     reg.mutable_boards(0)->set_kind("host");
-    ASSERT_TRUE(lab_->ConnectAgent(testing::AgentCaller(reg.agent()), reg, agent_).ok());
+    ASSERT_TRUE(
+        lab_->ConnectAgent(testing::AgentCaller(reg.agent()), testing::RegistrationOf(reg), agent_)
+            .ok());
   }
   void TearDown() override {
     if (server_) server_->Stop();

@@ -85,7 +85,8 @@ class LabTest : public ::testing::Test {
       info->set_kind(b.kind);
       info->set_serial("SN-" + b.name);
     }
-    auto id = lab_->ConnectAgent(testing::AgentCaller(reg.agent()), reg, channel);
+    auto id = lab_->ConnectAgent(testing::AgentCaller(reg.agent()), testing::RegistrationOf(reg),
+                                 channel);
     EXPECT_TRUE(id.ok()) << (id.ok() ? "" : id.error().message);
     EXPECT_TRUE(channel->Take(FakeAgentChannel::IsRegistered));
     return id.ok() ? *id : 0;
@@ -108,7 +109,8 @@ class LabTest : public ::testing::Test {
       info->set_serial("SN-" + b.name);
       for (const auto& [k, v] : b.tags) (*info->mutable_tags())[k] = v;
     }
-    auto id = lab_->ConnectAgent(testing::AgentCaller(reg.agent()), reg, channel);
+    auto id = lab_->ConnectAgent(testing::AgentCaller(reg.agent()), testing::RegistrationOf(reg),
+                                 channel);
     EXPECT_TRUE(id.ok()) << (id.ok() ? "" : id.error().message);
     EXPECT_TRUE(channel->Take(FakeAgentChannel::IsRegistered));
     return id.ok() ? *id : 0;
@@ -141,7 +143,9 @@ class LabTest : public ::testing::Test {
     return m ? m->assign() : v1::Assignment{};
   }
 
-  void Send(AgentSessionId session, const v1::AgentMessage& m) { lab_->OnAgentMessage(session, m); }
+  void Send(AgentSessionId session, const v1::AgentMessage& m) {
+    lab_->OnAgentMessage(session, testing::AgentEventOf(m));
+  }
 
   static v1::AgentMessage RunStateMsg(std::uint64_t run, const std::string& state) {
     v1::AgentMessage m;
@@ -790,7 +794,8 @@ TEST_F(LabTest, ReconnectingAgentReplacesItsOldSessionAndGetsStaleRunsClosed) {
   b->set_name("host-0");
   b->set_kind("host");
   reg.add_active_runs(a.run_id());
-  auto id = lab_->ConnectAgent(testing::AgentCaller(reg.agent()), reg, again);
+  auto id =
+      lab_->ConnectAgent(testing::AgentCaller(reg.agent()), testing::RegistrationOf(reg), again);
   ASSERT_TRUE(id.ok());
   EXPECT_TRUE(again->Take(FakeAgentChannel::ClosedOf(a.run_id())));
   EXPECT_NE(TakeAssignment(*again).run_id(), a.run_id());
@@ -806,7 +811,7 @@ TEST_F(LabTest, BoardHeldByAnotherConnectedAgentCannotBeRegistered) {
   auto* b = reg.add_boards();
   b->set_name("host-0");
   b->set_kind("host");
-  auto id = lab_->ConnectAgent(testing::AgentCaller(reg.agent()), reg,
+  auto id = lab_->ConnectAgent(testing::AgentCaller(reg.agent()), testing::RegistrationOf(reg),
                                std::make_shared<FakeAgentChannel>());
   ASSERT_FALSE(id.ok());
   EXPECT_EQ(id.error().code, ErrorCode::kAlreadyExists);
@@ -1159,7 +1164,8 @@ TEST_F(LabTest, ABoardRegisteredWithoutItsProbeStaysOfflineUntilItsStatusSaysItI
   info->set_name("f767");
   info->set_kind("nucleo-f767");
   info->set_offline("probe 066EFF not plugged in");
-  auto id = lab_->ConnectAgent(testing::AgentCaller(reg.agent()), reg, agent_);
+  auto id =
+      lab_->ConnectAgent(testing::AgentCaller(reg.agent()), testing::RegistrationOf(reg), agent_);
   ASSERT_TRUE(id.ok());
   EXPECT_EQ(BoardNamed("f767").board.state, BoardState::kOffline);
   Submit(FcJob(1, 2, "nucleo-f767"));
@@ -1758,7 +1764,9 @@ TEST_F(LabSchedTest, AdmissionRejectsACaseLargerThanEveryBoardsRam) {
   info->set_name("mcu-0");
   info->set_kind("small");
   info->set_ram_bytes(4096);
-  ASSERT_TRUE(lab_->ConnectAgent(testing::AgentCaller(reg.agent()), reg, agent_).ok());
+  ASSERT_TRUE(
+      lab_->ConnectAgent(testing::AgentCaller(reg.agent()), testing::RegistrationOf(reg), agent_)
+          .ok());
   SubmitRequest fits = FcJob(1, 1, "small");  // 1 x 8 -> 4: a few dozen bytes
   EXPECT_TRUE(lab_->Submit(caller_, fits).ok());
   SubmitRequest big = FcJob(1, 1, "small");
@@ -1826,7 +1834,7 @@ v1::AgentMessage PassBatch(std::uint64_t run, std::uint64_t seq, std::uint32_t p
 TEST_F(LabTest, AnEventTheBoardCannotCountIsRejectedAtSubmitListingWhatItCounts) {
   auto q = std::make_shared<FakeAgentChannel>();
   ASSERT_TRUE(lab_->ConnectAgent(testing::AgentCaller(profiles::QemuAgent().agent()),
-                                 profiles::QemuAgent(), q)
+                                 testing::RegistrationOf(profiles::QemuAgent()), q)
                   .ok());
   auto r = FcJob(1, 2, "corstone300-qemu");
   r.events = {"instructions", "npu_active"};
@@ -1847,7 +1855,7 @@ TEST_F(LabTest, AnEventTheBoardCannotCountIsRejectedAtSubmitListingWhatItCounts)
 TEST_F(LabTest, FiveEmulatedEventsRunAsTwoPassesOfOneRunAndTheirStatisticsAreStored) {
   auto q = std::make_shared<FakeAgentChannel>();
   auto session = lab_->ConnectAgent(testing::AgentCaller(profiles::QemuAgent().agent()),
-                                    profiles::QemuAgent(), q);
+                                    testing::RegistrationOf(profiles::QemuAgent()), q);
   ASSERT_TRUE(session.ok());
   ASSERT_TRUE(q->Take(FakeAgentChannel::IsRegistered));
   auto r = FcJob(2, 3, "corstone300-qemu");
@@ -1930,7 +1938,7 @@ TEST_F(LabTest, FiveEmulatedEventsRunAsTwoPassesOfOneRunAndTheirStatisticsAreSto
 TEST_F(LabTest, EmulatedPassesThatDisagreeOnCyclesFlagTheJob) {
   auto q = std::make_shared<FakeAgentChannel>();
   auto session = lab_->ConnectAgent(testing::AgentCaller(profiles::QemuAgent().agent()),
-                                    profiles::QemuAgent(), q);
+                                    testing::RegistrationOf(profiles::QemuAgent()), q);
   ASSERT_TRUE(session.ok());
   auto r = FcJob(1, 2, "corstone300-qemu");
   r.events = {"instructions", "loads", "stores", "branches"};
@@ -1957,7 +1965,7 @@ TEST_F(LabTest, EmulatedPassesThatDisagreeOnCyclesFlagTheJob) {
 TEST_F(LabTest, ListEventsShowsTheUnitsOfAKind) {
   auto q = std::make_shared<FakeAgentChannel>();
   ASSERT_TRUE(lab_->ConnectAgent(testing::AgentCaller(profiles::QemuAgent().agent()),
-                                 profiles::QemuAgent(), q)
+                                 testing::RegistrationOf(profiles::QemuAgent()), q)
                   .ok());
   auto v = lab_->ListEvents(caller_, "corstone300-qemu", "");
   ASSERT_TRUE(v.ok());
@@ -1971,7 +1979,7 @@ TEST_F(LabTest, ListEventsShowsTheUnitsOfAKind) {
 TEST_F(LabTest, BoardUnitsAndJobEventsSurviveARestart) {
   auto q = std::make_shared<FakeAgentChannel>();
   ASSERT_TRUE(lab_->ConnectAgent(testing::AgentCaller(profiles::QemuAgent().agent()),
-                                 profiles::QemuAgent(), q)
+                                 testing::RegistrationOf(profiles::QemuAgent()), q)
                   .ok());
   RestartLab();
   // The agent has not reconnected: its board's units are known from the store.
@@ -1982,7 +1990,7 @@ TEST_F(LabTest, BoardUnitsAndJobEventsSurviveARestart) {
   const JobId id = Submit(r);
   auto q2 = std::make_shared<FakeAgentChannel>();
   ASSERT_TRUE(lab_->ConnectAgent(testing::AgentCaller(profiles::QemuAgent().agent()),
-                                 profiles::QemuAgent(), q2)
+                                 testing::RegistrationOf(profiles::QemuAgent()), q2)
                   .ok());
   const v1::Assignment a = TakeAssignment(*q2);
   EXPECT_EQ(a.passes_size(), 1);
@@ -2027,16 +2035,17 @@ TEST_F(LabAbuseTest, ABoardOfAnAgentThatIsAwayCannotBeTakenOverEvenAfterARestart
   reg.set_agent("lab-2");
   reg.add_boards()->set_name("host-0");
   reg.mutable_boards(0)->set_kind("host");
-  auto id = lab_->ConnectAgent(testing::AgentCaller("lab-2"), reg, thief);
+  auto id = lab_->ConnectAgent(testing::AgentCaller("lab-2"), testing::RegistrationOf(reg), thief);
   ASSERT_FALSE(id.ok());
   EXPECT_EQ(id.error().code, ErrorCode::kAlreadyExists);
   EXPECT_NE(id.error().message.find("belongs to agent lab-1"), std::string::npos)
       << id.error().message;
-  EXPECT_NE(id.error().message.find("mculab-server admin board host-0 --agent lab-2"),
+  EXPECT_NE(id.error().message.find("mculab board host-0 --agent lab-2"),
             std::string::npos)
       << id.error().message;
   RestartLab();
-  EXPECT_FALSE(lab_->ConnectAgent(testing::AgentCaller("lab-2"), reg, thief).ok());
+  EXPECT_FALSE(
+      lab_->ConnectAgent(testing::AgentCaller("lab-2"), testing::RegistrationOf(reg), thief).ok());
   EXPECT_EQ(BoardNamed("host-0").board.agent, "lab-1");
 }
 
@@ -2056,9 +2065,9 @@ TEST_F(LabAbuseTest, AnAdminGivesABoardToAnotherAgentAndTheOldOneIsRefusedFromTh
   old.set_agent("lab-1");
   old.add_boards()->set_name("host-0");
   old.mutable_boards(0)->set_kind("host");
-  EXPECT_FALSE(
-      lab_->ConnectAgent(testing::AgentCaller("lab-1"), old, std::make_shared<FakeAgentChannel>())
-          .ok());
+  EXPECT_FALSE(lab_->ConnectAgent(testing::AgentCaller("lab-1"), testing::RegistrationOf(old),
+                                  std::make_shared<FakeAgentChannel>())
+                   .ok());
   auto history = lab_->BoardHistory(caller_, "host-0");
   ASSERT_TRUE(history.ok());
   EXPECT_TRUE(std::any_of(history->begin(), history->end(), [](const BoardTransition& t) {
@@ -2125,7 +2134,7 @@ TEST_F(LabAbuseTest, RevokingAnAgentsTokenEndsItsSessionAndTakesItsBoardsOffline
   reg.set_agent("lab-1");
   reg.add_boards()->set_name("host-0");
   reg.mutable_boards(0)->set_kind("host");
-  ASSERT_TRUE(lab_->ConnectAgent(agent, reg, agent_).ok());
+  ASSERT_TRUE(lab_->ConnectAgent(agent, testing::RegistrationOf(reg), agent_).ok());
   JobId job = Submit(FcJob());
   TakeAssignment(*agent_);
   EXPECT_EQ(lab_->accounts().watched_streams(), 1u);
@@ -2195,14 +2204,16 @@ TEST_F(LabAbuseTest, BoardsAndTagsPerAgentAreCappedNamingTheConfigKeys) {
     b->set_name(name);
     b->set_kind("host");
   }
-  auto many = lab_->ConnectAgent(testing::AgentCaller("lab-1"), reg, agent_);
+  auto many =
+      lab_->ConnectAgent(testing::AgentCaller("lab-1"), testing::RegistrationOf(reg), agent_);
   ASSERT_FALSE(many.ok());
   EXPECT_EQ(many.error().code, ErrorCode::kResourceExhausted);
   EXPECT_NE(many.error().message.find("max_boards_per_agent"), std::string::npos);
   reg.mutable_boards()->RemoveLast();
   (*reg.mutable_boards(0)->mutable_tags())["cpu"] = "m55";
   (*reg.mutable_boards(0)->mutable_tags())["npu"] = "u55";
-  auto tagged = lab_->ConnectAgent(testing::AgentCaller("lab-1"), reg, agent_);
+  auto tagged =
+      lab_->ConnectAgent(testing::AgentCaller("lab-1"), testing::RegistrationOf(reg), agent_);
   ASSERT_FALSE(tagged.ok());
   EXPECT_NE(tagged.error().message.find("max_tags_per_board"), std::string::npos);
 }

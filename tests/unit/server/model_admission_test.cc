@@ -59,7 +59,8 @@ class ModelAdmissionTest : public ::testing::Test {
     small->set_name("tiny-0");
     small->set_kind("tiny");
     small->set_ram_bytes(20000);
-    auto id = lab_->ConnectAgent(testing::AgentCaller(reg.agent()), reg, agent_);
+    auto id =
+        lab_->ConnectAgent(testing::AgentCaller(reg.agent()), testing::RegistrationOf(reg), agent_);
     ASSERT_TRUE(id.ok()) << id.error().message;
     ASSERT_TRUE(agent_->Take(FakeAgentChannel::IsRegistered));
   }
