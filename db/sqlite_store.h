@@ -145,7 +145,8 @@ class SqliteStore final : public Store {
   void Enqueue(Op op);
   void WriterLoop();
   void CommitBatch(std::vector<Op>& ops);
-  Status ApplyWriteSet(const WriteSet& ws, bool* duplicate_batch);
+  // Fills outcome->duplicate_batch and outcome->run_progress (not its status).
+  Status ApplyWriteSet(const WriteSet& ws, WriteOutcome* outcome);
   Status ApplyProfileWrites(const WriteSet& ws);  // the counter and profile tables (migration 0005)
   // A read's connection (lent to one read at a time), given back to the pool when the lease ends.
   class ReadLease {

@@ -61,7 +61,8 @@ const std::string kInsertBatch =
 const std::string kInsertSample =
     "INSERT INTO samples(run_id, pass, case_index, iteration, metric, value) "
     "VALUES(?,?,?,?,?,?)";
-const std::string kAddProgress = "UPDATE runs SET progress_done = progress_done + ? WHERE id = ?";
+const std::string kAddProgress =
+    "UPDATE runs SET progress_done = progress_done + ? WHERE id = ? RETURNING progress_done";
 const std::string kInsertJob =
     "INSERT INTO jobs(id, user_name, kind, board, op, label, state, iterations, warmup, "
     "num_cases, cases_artifact, timeout_s, attempts, created_ms, started_ms, finished_ms, "
@@ -87,7 +88,7 @@ const std::string kInsertSamplesMulti = MultiSampleInsert(kSamplesPerInsert);
 
 }  // namespace
 
-Status SqliteStore::ApplyWriteSet(const WriteSet& ws, bool* duplicate_batch) {
+Status SqliteStore::ApplyWriteSet(const WriteSet& ws, WriteOutcome* outcome) {
   Connection& w = *w_;
   for (const NewJob& n : ws.new_jobs) {
     const Job& job = n.job;
@@ -178,7 +179,7 @@ Status SqliteStore::ApplyWriteSet(const WriteSet& ws, bool* duplicate_batch) {
       if (Status s = u.Exec("storing batch"); !s.ok()) return s;
     }
     if (w.Changes() == 0) {
-      *duplicate_batch = true;
+      outcome->duplicate_batch = true;
       return {};
     }
     const std::size_t n = b.samples.size();
@@ -202,7 +203,8 @@ Status SqliteStore::ApplyWriteSet(const WriteSet& ws, bool* duplicate_batch) {
     if (b.iterations > 0) {
       Use u(w.Statement(kAddProgress));
       u.Bind(b.iterations).Bind(b.run_id);
-      if (Status s = u.Exec("updating run progress"); !s.ok()) return s;
+      if (u.Next()) outcome->run_progress = u.UInt(0);
+      if (Status s = u.status(); !s.ok()) return s;
     }
   }
   return {};

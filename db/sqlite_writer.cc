@@ -124,15 +124,20 @@ void SqliteStore::CommitBatch(std::vector<Op>& ops) {
 
 void SqliteStore::Write(WriteSet ws, WriteDone done) {
   auto shared = std::make_shared<WriteSet>(std::move(ws));
-  auto duplicate = std::make_shared<bool>(false);
+  auto outcome = std::make_shared<WriteOutcome>();
   Op op;
   op.rows = std::max<std::size_t>(1, shared->Rows());
   // Rows of state besides the samples (an empty write only orders a callback after the commits).
   op.samples_only = shared->Rows() == (shared->batch ? shared->batch->samples.size() + 1 : 0);
-  op.apply = [this, shared, duplicate] { return ApplyWriteSet(*shared, duplicate.get()); };
+  op.apply = [this, shared, outcome] {
+    *outcome = WriteOutcome{};  // a retried apply starts over
+    return ApplyWriteSet(*shared, outcome.get());
+  };
   if (done) {
-    op.after_commit = [done = std::move(done), duplicate](const Status& s) {
-      done(WriteOutcome{s, s.ok() && *duplicate});
+    op.after_commit = [done = std::move(done), outcome](const Status& s) {
+      WriteOutcome o = s.ok() ? *outcome : WriteOutcome{};
+      o.status = s;
+      done(o);
     };
   } else {
     // Nobody hears of this write's outcome: a failure is at least logged, never dropped silently.

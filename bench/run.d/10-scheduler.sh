@@ -6,11 +6,12 @@ bench_scheduler() {
   [ "$QUICK" = 1 ] && env=(MCULAB_BENCH_QUEUED=200 MCULAB_BENCH_BOARDS=20)
   env "${env[@]}" "$BIN/scheduler_bench" $(gbench_flags) --benchmark_format=json \
     --benchmark_out="$work/scheduler.json" >"$work/stdout.txt"
-  echo "\`scheduler_bench\` (Google Benchmark). A pass as the Lab runs it: the scheduler's inputs" \
-    "built from the Lab's jobs and boards, \`Schedule()\`, and the pass planner for each" \
-    "placement; \`BM_ScheduleOnly/50\` and \`/1\` the domain pass alone (one board in 50 free," \
-    "every board free). The Lab runs no pass at all when no board is free or nothing changed" \
-    "since a pass that placed nothing (\`lab_test\` NoSchedulingPass*)." >>"$out"
+  echo "\`scheduler_bench\` (Google Benchmark). A pass as the Lab runs it: pointers to the" \
+    "scheduler's views the Lab keeps of its queued jobs (built when a job enters the queue)," \
+    "the boards' slots, \`Schedule()\`, and the pass planner for each placement;" \
+    "\`BM_ScheduleOnly/50\` and \`/1\` the domain pass alone (one board in 50 free, every board" \
+    "free). The Lab runs no pass at all when no board is free or nothing changed since a pass" \
+    "that placed nothing (\`lab_test\` NoSchedulingPass*)." >>"$out"
   echo >>"$out"
   gbench table "$work/scheduler.json" --target-ms 1 >>"$out"
 }

@@ -1,6 +1,10 @@
 #include "server/domain/admission.h"
 
+#include <algorithm>
 #include <limits>
+
+#include "server/domain/pass_planner.h"
+#include "server/domain/scheduler.h"
 
 namespace mculab::server {
 
@@ -22,7 +26,151 @@ struct Bytes {
   }
 };
 
+// "{cpu=cortex-m55, npu=ethos-u55-128}" ("{}" for none).
+std::string FormatTags(const std::map<std::string, std::string>& tags) {
+  std::string out;
+  for (const auto& [k, v] : tags) out += (out.empty() ? "" : ", ") + k + "=" + v;
+  return "{" + out + "}";
+}
+
+Error Refused(std::string message) {
+  return MakeError(ErrorCode::kFailedPrecondition, std::move(message));
+}
+
+// Every candidate board can count the events.
+Status CheckEvents(const AdmissionRequest& r, const std::map<std::string, Board>& boards,
+                   const std::map<std::string, BoardUnits>& units) {
+  if (r.events.empty()) return {};
+  bool any = false;
+  const std::vector<CounterUnit> none;
+  for (const auto& [name, board] : boards) {
+    if (!IsCandidate(r, board)) continue;
+    any = true;
+    auto it = units.find(name);
+    if (auto plan = PlanPasses(r.events, it != units.end() ? it->second.units : none); !plan.ok()) {
+      return MakeError(ErrorCode::kInvalidArgument, "board " + name + ": " + plan.error().message);
+    }
+  }
+  if (!any) {
+    return Refused("no board to count events on for '" + (r.board.empty() ? r.kind : r.board) +
+                   "'");
+  }
+  return {};
+}
+
+// Some candidate board has every tag asked for. The error names the tags no such board has (or,
+// when each is on some board but none has them all, every tag) and lists the boards' tags.
+Status CheckTags(const AdmissionRequest& r, const std::map<std::string, Board>& boards) {
+  if (r.tags.empty()) return {};
+  std::vector<std::string> have;
+  std::map<std::string, std::string> missing = r.tags;
+  for (const auto& [name, board] : boards) {
+    if (!IsCandidate(r, board)) continue;
+    if (HasTags(r.tags, board.tags)) return {};
+    have.push_back(name + " " + FormatTags(board.tags));
+    const auto& tags = board.tags;  // named: clang 14 cannot capture a structured binding
+    std::erase_if(missing, [&](const auto& kv) {
+      auto it = tags.find(kv.first);
+      return it != tags.end() && it->second == kv.second;
+    });
+  }
+  if (missing.empty()) missing = r.tags;  // each tag is somewhere, but not all on one board
+  std::vector<std::string> wanted;
+  for (const auto& [k, v] : missing) wanted.push_back(k + "=" + v);
+  const std::string what = (missing.size() == 1 ? "tag " : "tags ") + JoinNames(wanted);
+  if (!r.board.empty()) {
+    return Refused("board " + r.board + " does not have " + what + "; its tags are " +
+                   FormatTags(boards.at(r.board).tags));
+  }
+  return Refused("no board of kind " + r.kind + " has " + what + "; its boards have: " +
+                 JoinNames(have) + "; drop the --tag or ask for tags a board has");
+}
+
 }  // namespace
+
+std::string JoinNames(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) {
+    if (!out.empty()) out += ", ";
+    out += n;
+  }
+  return out.empty() ? "none" : out;
+}
+
+bool IsCandidate(const AdmissionRequest& request, const Board& board) {
+  return !request.board.empty() ? board.name == request.board : board.kind == request.kind;
+}
+
+Result<std::string> AdmitToBoards(const AdmissionRequest& request,
+                                  const std::map<std::string, Board>& boards,
+                                  const std::map<std::string, BoardUnits>& units) {
+  AdmissionRequest r = request;
+  if (!r.board.empty()) {
+    auto b = boards.find(r.board);
+    if (b == boards.end()) {
+      std::vector<std::string> names;
+      for (const auto& [name, board] : boards) names.push_back(name);
+      return Refused("no board named '" + r.board + "'; the lab has: " + JoinNames(names));
+    }
+    if (!r.kind.empty() && b->second.kind != r.kind) {
+      return Refused("board " + r.board + " is of kind '" + b->second.kind + "', not '" + r.kind +
+                     "'");
+    }
+    r.kind = b->second.kind;
+  } else {
+    std::map<std::string, int> kinds;
+    for (const auto& [name, board] : boards) ++kinds[board.kind];
+    if (!kinds.contains(r.kind)) {
+      std::vector<std::string> have;
+      for (const auto& [kind, n] : kinds) {
+        have.push_back(kind + " (" + std::to_string(n) + " board" + (n == 1 ? "" : "s") + ")");
+      }
+      return Refused("no board of kind '" + r.kind + "'; the lab has: " + JoinNames(have));
+    }
+  }
+  if (Status s = CheckEvents(r, boards, units); !s.ok()) return s.error();
+  if (Status s = CheckTags(r, boards); !s.ok()) return s.error();
+  return r.kind;
+}
+
+Status AdmitWorkloadMemory(const AdmissionRequest& request, std::span<const CaseSpec> cases,
+                           const std::map<std::string, Board>& boards) {
+  std::uint64_t need = 0;
+  std::int64_t case_id = 0;
+  for (const CaseSpec& c : cases) {
+    const std::uint64_t n = WorkloadTensorBytes(request.op, c.params);
+    if (n > need) {
+      need = n;
+      case_id = c.id;
+    }
+  }
+  // Whatever the boards report: no runner addresses more than 4 GiB (the Cortex-M address
+  // space; the host runner's arena is smaller still).
+  constexpr std::uint64_t kMostAddressable = std::uint64_t{1} << 32;
+  if (need > kMostAddressable) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "case " + std::to_string(case_id) + " needs " +
+                         (need == kSaturated ? std::string("more than 2^64 bytes")
+                                             : "about " + std::to_string(need) + " bytes") +
+                         " of RAM for its tensors, more than a runner can address (4 GiB); use "
+                         "smaller cases");
+  }
+  std::uint64_t most = 0;
+  bool unknown_ram = false;
+  std::vector<std::string> names;
+  for (const auto& [name, board] : boards) {
+    if (!IsCandidate(request, board)) continue;
+    if (board.ram_bytes == 0) unknown_ram = true;
+    most = std::max<std::uint64_t>(most, board.ram_bytes);
+    names.push_back(name + " (" + std::to_string(board.ram_bytes) + " bytes)");
+  }
+  if (need > 0 && !unknown_ram && need > most) {
+    return Refused("case " + std::to_string(case_id) + " needs about " + std::to_string(need) +
+                   " bytes of RAM for its tensors, more than any board it could run on has: " +
+                   JoinNames(names) + "; use smaller cases or a board with more RAM");
+  }
+  return {};
+}
 
 std::uint64_t WorkloadTensorBytes(std::string_view op, const std::vector<std::int32_t>& params) {
   auto p = [&](std::size_t i) -> std::uint64_t {

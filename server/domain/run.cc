@@ -25,11 +25,31 @@ std::string_view RunStateName(RunState state) {
 }
 
 std::optional<RunState> ParseRunState(std::string_view name) {
-  for (RunState s : {RunState::kAssigned, RunState::kPreparing, RunState::kRunning,
-                     RunState::kSucceeded, RunState::kWorkloadFailed, RunState::kInfraFailed,
-                     RunState::kCancelled, RunState::kTimedOut})
+  for (RunState s : kAllRunStates)
     if (RunStateName(s) == name) return s;
   return std::nullopt;
+}
+
+bool IsLegalTransition(RunState from, RunState to) {
+  for (const RunTransitionRule& r : kRunTransitions) {
+    if (r.from == from && r.to == to) return true;
+  }
+  return false;
+}
+
+Status ApplyTransition(Run& run, RunState to, std::string message, std::int64_t now_ms) {
+  if (!IsLegalTransition(run.state, to)) {
+    return MakeError(ErrorCode::kFailedPrecondition, "run " + std::to_string(run.id) +
+                                                         " cannot go from " +
+                                                         std::string(RunStateName(run.state)) +
+                                                         " to " + std::string(RunStateName(to)));
+  }
+  run.state = to;
+  if (IsFinal(to)) {
+    run.finished_ms = now_ms;
+    run.message = std::move(message);
+  }
+  return {};
 }
 
 bool IsFinal(RunState state) {

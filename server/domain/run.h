@@ -1,6 +1,13 @@
 // Run: one visit of a job to a board (a job is requeued onto a new run after an infrastructure
-// failure), with the provenance the runner and agent report; and the result records a run
-// produces: raw samples, per-case checksum results and per-case statistics.
+// failure), with the provenance the runner and agent report; its state machine; and the result
+// records a run produces: raw samples, per-case checksum results and per-case statistics.
+//
+//   assigned -> preparing -> running -> succeeded | workload_failed | infra_failed | cancelled |
+//                                       timed_out
+//
+// A run may skip preparing or running (the agent had nothing to flash, or its report of the
+// state crossed the run's end) and may end from any state that is not final. ApplyTransition is
+// the one function that changes a run's state.
 // Pure: standard library only. Thread-safety: plain values.
 #pragma once
 
@@ -25,9 +32,41 @@ enum class RunState {
   kTimedOut,
 };
 
+inline constexpr RunState kAllRunStates[] = {
+    RunState::kAssigned,       RunState::kPreparing,   RunState::kRunning,   RunState::kSucceeded,
+    RunState::kWorkloadFailed, RunState::kInfraFailed, RunState::kCancelled, RunState::kTimedOut};
+
 std::string_view RunStateName(RunState state);
 std::optional<RunState> ParseRunState(std::string_view name);
 bool IsFinal(RunState state);
+
+// Every legal move of a run, in one table; any other pair is illegal.
+struct RunTransitionRule {
+  RunState from;
+  RunState to;
+};
+inline constexpr RunTransitionRule kRunTransitions[] = {
+    {RunState::kAssigned, RunState::kPreparing},
+    {RunState::kAssigned, RunState::kRunning},
+    {RunState::kPreparing, RunState::kRunning},
+    // The run ends, from any state that is not final.
+    {RunState::kAssigned, RunState::kSucceeded},
+    {RunState::kAssigned, RunState::kWorkloadFailed},
+    {RunState::kAssigned, RunState::kInfraFailed},
+    {RunState::kAssigned, RunState::kCancelled},
+    {RunState::kAssigned, RunState::kTimedOut},
+    {RunState::kPreparing, RunState::kSucceeded},
+    {RunState::kPreparing, RunState::kWorkloadFailed},
+    {RunState::kPreparing, RunState::kInfraFailed},
+    {RunState::kPreparing, RunState::kCancelled},
+    {RunState::kPreparing, RunState::kTimedOut},
+    {RunState::kRunning, RunState::kSucceeded},
+    {RunState::kRunning, RunState::kWorkloadFailed},
+    {RunState::kRunning, RunState::kInfraFailed},
+    {RunState::kRunning, RunState::kCancelled},
+    {RunState::kRunning, RunState::kTimedOut},
+};
+bool IsLegalTransition(RunState from, RunState to);
 
 // What the runner said about itself and how the agent ran it (agent.proto RunStarted).
 struct Provenance {
@@ -61,6 +100,10 @@ struct Run {
   Provenance provenance;
   std::uint64_t progress_done = 0;  // measured iterations stored (maintained by the store)
 };
+
+// Moves run to `to` when kRunTransitions allows it; entering a final state sets finished_ms and
+// message. Otherwise an error naming both states, and run is unchanged.
+Status ApplyTransition(Run& run, RunState to, std::string message, std::int64_t now_ms);
 
 // The name of a metric index: 0 is the timer (named by its unit), then the counters.
 std::string MetricName(const Provenance& p, std::uint32_t metric);

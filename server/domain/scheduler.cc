@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 #include <tuple>
+#include <unordered_map>
 #include <unordered_set>
 
 namespace mculab::server {
@@ -115,8 +116,9 @@ class FreeBoards {
     });
     static_assert(BoardHealth::kGood < BoardHealth::kUnknown);
     for (const BoardSlot* b : free) {
-      const std::string_view open_to = ReservationInForce(*b, now_ms_) ? b->holder : kEveryone;
-      queues_[{b->kind, open_to}].boards.push_back(b);
+      KindBoards& k = kinds_[b->kind];
+      BoardQueue& q = ReservationInForce(*b, now_ms_) ? k.by_holder[b->holder] : k.everyone;
+      q.boards.push_back(b);
       by_name_.emplace(b->name, b);
     }
     left_ = free.size();
@@ -131,11 +133,16 @@ class FreeBoards {
       if (it == by_name_.end() || taken_.contains(it->second)) return nullptr;
       return MayRun(job, *it->second, now_ms_) ? it->second : nullptr;
     }
+    auto k = kinds_.find(job.kind);
+    if (k == kinds_.end()) return nullptr;
     // The user's own reserved boards first, then public ones.
-    if (!job.user.empty()) {
-      if (const BoardSlot* b = FirstFree(job, job.user)) return b;
+    if (!job.user.empty() && !k->second.by_holder.empty()) {
+      auto h = k->second.by_holder.find(job.user);
+      if (h != k->second.by_holder.end()) {
+        if (const BoardSlot* b = FirstFree(job, h->second)) return b;
+      }
     }
-    return FirstFree(job, kEveryone);
+    return FirstFree(job, k->second.everyone);
   }
 
   void Take(const BoardSlot* b) {
@@ -144,26 +151,31 @@ class FreeBoards {
   }
 
  private:
-  static constexpr std::string_view kEveryone = "";
+  // The free boards of one kind: open to everyone, and reserved, by holder.
+  struct KindBoards {
+    BoardQueue everyone;
+    std::unordered_map<std::string_view, BoardQueue> by_holder;
+  };
 
-  // The first free board of the job's kind open to `open_to` that has the job's tags. A job
-  // with tags may skip boards without them (they stay free for others): O(B) per such job.
-  const BoardSlot* FirstFree(const QueuedJob& job, std::string_view open_to) {
-    auto it = queues_.find({job.kind, open_to});
-    if (it == queues_.end()) return nullptr;
-    BoardQueue& q = it->second;
+  // The first free board of `q` that has the job's tags. A job with tags may skip boards without
+  // them (they stay free for others): O(B) per such job.
+  const BoardSlot* FirstFree(const QueuedJob& job, BoardQueue& q) {
     while (q.next < q.boards.size() && taken_.contains(q.boards[q.next])) ++q.next;
     for (std::size_t i = q.next; i < q.boards.size(); ++i) {
       const BoardSlot* b = q.boards[i];
-      if (!taken_.contains(b) && HasTags(job.tags, b->tags) && TakesRunner(job, *b)) return b;
+      if (!taken_.contains(b) && (job.tags.empty() || HasTags(job.tags, b->tags)) &&
+          TakesRunner(job, *b)) {
+        return b;
+      }
     }
     return nullptr;
   }
 
   std::int64_t now_ms_;
-  // (kind, the holder the boards are open to or "" for everyone); views into the caller's boards
-  std::map<std::pair<std::string_view, std::string_view>, BoardQueue> queues_;
-  std::map<std::string_view, const BoardSlot*> by_name_;
+  // Hash maps: only looked up, never iterated, so their order cannot reach the answer. Views into
+  // the caller's boards.
+  std::unordered_map<std::string_view, KindBoards> kinds_;
+  std::unordered_map<std::string_view, const BoardSlot*> by_name_;
   std::unordered_set<const BoardSlot*> taken_;
   std::size_t left_ = 0;
 };
@@ -190,6 +202,15 @@ struct UserQueue {
 std::vector<Placement> Schedule(std::span<const QueuedJob> queued,
                                 std::span<const BoardSlot> boards, std::int64_t now_ms,
                                 std::span<const UserShare> users) {
+  std::vector<const QueuedJob*> views;
+  views.reserve(queued.size());
+  for (const QueuedJob& j : queued) views.push_back(&j);
+  return Schedule(std::span<const QueuedJob* const>(views), boards, now_ms, users);
+}
+
+std::vector<Placement> Schedule(std::span<const QueuedJob* const> queued,
+                                std::span<const BoardSlot> boards, std::int64_t now_ms,
+                                std::span<const UserShare> users) {
   std::vector<Placement> out;
   if (queued.empty() || boards.empty()) return out;
   FreeBoards free(boards, now_ms);
@@ -203,15 +224,17 @@ std::vector<Placement> Schedule(std::span<const QueuedJob> queued,
   }
   std::int64_t served = 0;  // placements so far: the round-robin order of this call
 
-  // priority -> user -> jobs (std::map: a fixed order, whatever the input order)
-  std::map<JobPriority, std::map<std::string_view, UserQueue>, std::greater<>> by_priority;
-  for (const QueuedJob& j : queued) {
+  // priority -> user -> jobs. Users are ranked below by `turn`, an ordered set whose key (standing,
+  // oldest job id, user) is unique, so the hash map's order cannot reach the answer.
+  std::map<JobPriority, std::unordered_map<std::string_view, UserQueue>, std::greater<>>
+      by_priority;
+  for (const QueuedJob* j : queued) {
     // A job no board that is free now would take is passed over below anyway (boards are only
     // ever taken during a call), and passing it over changes no one's turn: leave it out.
-    if (!free.Find(j)) continue;
-    UserQueue& q = by_priority[j.priority][j.user];
-    q.user = j.user;
-    q.jobs.push_back(&j);
+    if (!free.Find(*j)) continue;
+    UserQueue& q = by_priority[j->priority][j->user];
+    q.user = j->user;
+    q.jobs.push_back(j);
   }
 
   for (auto& [priority, queues] : by_priority) {

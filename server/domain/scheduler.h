@@ -120,6 +120,11 @@ struct Placement {
 std::vector<Placement> Schedule(std::span<const QueuedJob> queued,
                                 std::span<const BoardSlot> boards, std::int64_t now_ms,
                                 std::span<const UserShare> users);
+// The same over views the caller keeps (the Lab keeps each queued job's view while it waits, so a
+// pass copies none of them). The pointers must stay valid during the call.
+std::vector<Placement> Schedule(std::span<const QueuedJob* const> queued,
+                                std::span<const BoardSlot> boards, std::int64_t now_ms,
+                                std::span<const UserShare> users);
 
 // The original call, for callers that pass neither time nor history: Schedule(queued, boards,
 // 0, {}). A board with a holder counts as reserved until lease_until_ms > 0 says otherwise, so

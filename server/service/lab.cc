@@ -12,9 +12,10 @@
 #include "common/crash_point.h"
 #include "common/op_catalog.h"
 #include "server/domain/admission.h"
+#include "server/domain/queue_position.h"
 #include "server/domain/scheduler.h"
-#include "server/service/profiles.h"
 #include "server/service/model_admission.h"
+#include "server/service/profiles.h"
 
 namespace mculab::server {
 namespace {
@@ -23,53 +24,6 @@ bool IsHexSha256(const std::string& s) {
   return s.size() == 64 && std::all_of(s.begin(), s.end(), [](char c) {
            return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
          });
-}
-
-std::string JoinNames(const std::vector<std::string>& names) {
-  std::string out;
-  for (const auto& n : names) {
-    if (!out.empty()) out += ", ";
-    out += n;
-  }
-  return out.empty() ? "none" : out;
-}
-
-// "{cpu=cortex-m55, npu=ethos-u55-128}" ("{}" for none).
-std::string FormatTags(const std::map<std::string, std::string>& tags) {
-  std::string out;
-  for (const auto& [k, v] : tags) out += (out.empty() ? "" : ", ") + k + "=" + v;
-  return "{" + out + "}";
-}
-
-// Admission by tags: some board the job could run on (its named board, or one of its kind) has
-// every tag it asks for. The error names the tags no such board has (or, when each is on some
-// board but none has them all, every tag) and lists the boards' tags.
-Status CheckTags(const SubmitRequest& r, const std::map<std::string, Board>& boards) {
-  if (r.tags.empty()) return {};
-  std::vector<std::string> have;
-  std::map<std::string, std::string> missing = r.tags;
-  for (const auto& [name, board] : boards) {
-    if (!r.board.empty() ? name != r.board : board.kind != r.kind) continue;
-    if (HasTags(r.tags, board.tags)) return {};
-    have.push_back(name + " " + FormatTags(board.tags));
-    const auto& tags = board.tags;  // named: clang 14 cannot capture a structured binding
-    std::erase_if(missing, [&](const auto& kv) {
-      auto it = tags.find(kv.first);
-      return it != tags.end() && it->second == kv.second;
-    });
-  }
-  if (missing.empty()) missing = r.tags;  // each tag is somewhere, but not all on one board
-  std::vector<std::string> wanted;
-  for (const auto& [k, v] : missing) wanted.push_back(k + "=" + v);
-  const std::string what = (missing.size() == 1 ? "tag " : "tags ") + JoinNames(wanted);
-  if (!r.board.empty()) {
-    return MakeError(ErrorCode::kFailedPrecondition, "board " + r.board + " does not have " + what +
-                                                         "; its tags are " +
-                                                         FormatTags(boards.at(r.board).tags));
-  }
-  return MakeError(ErrorCode::kFailedPrecondition,
-                   "no board of kind " + r.kind + " has " + what + "; its boards have: " +
-                       JoinNames(have) + "; drop the --tag or ask for tags a board has");
 }
 
 }  // namespace
@@ -146,6 +100,7 @@ Status Lab::Start() {
     const Job& job = (*active)[i];
     ActiveJob& aj = jobs_[job.id] =
         ActiveJob{job, std::move(cases[i]), kNoDeadline, std::move(events[i])};
+    EnterStateLocked(aj.job);
     if (!IsOnBoard(job.state)) continue;
     if (runs[i] && !IsFinal(runs[i]->state) && !runs[i]->agent.empty() &&
         boards_.contains(runs[i]->board)) {
@@ -167,10 +122,12 @@ Status Lab::Start() {
     }
     if (runs[i]) {
       Run run = *runs[i];
-      run.state = RunState::kInfraFailed;
-      run.finished_ms = clock_.NowMs();
-      run.message = "the server restarted during the run";
-      tx.writes.runs.push_back(run);
+      // A run that ended already keeps its end.
+      if (ApplyTransition(run, RunState::kInfraFailed, "the server restarted during the run",
+                          clock_.NowMs())
+              .ok()) {
+        tx.writes.runs.push_back(run);
+      }
     }
     const JobState to = AfterInfraFailure(aj.job, config_.max_attempts);
     aj.job.message =
@@ -258,6 +215,8 @@ Status Lab::TransitionLocked(ActiveJob& aj, JobState to, std::string reason, std
     return t.error();
   }
   spdlog::debug("job {}: {} -> {} ({})", id, t->from, t->to, t->reason);
+  LeaveStateLocked(aj.job, from);
+  if (!IsFinal(to)) EnterStateLocked(aj.job);
   tx.writes.jobs.push_back(aj.job);
   tx.writes.transitions.push_back(std::move(*t));
   if ((from == JobState::kQueued) != (to == JobState::kQueued)) tx.queue_changed = true;
@@ -277,6 +236,35 @@ Status Lab::TransitionLocked(ActiveJob& aj, JobState to, std::string reason, std
     jobs_.erase(id);  // aj is gone
   }
   return {};
+}
+
+JobId Lab::CreateJobLocked(Job job, std::vector<CaseSpec> cases, const std::string& actor, Tx& tx) {
+  job.id = next_job_id_++;
+  job.state = JobState::kQueued;
+  job.created_ms = clock_.NowMs();
+  tx.writes.new_jobs.push_back({job, cases});
+  tx.writes.transitions.push_back(CreationTransition(job, actor));
+  tx.queue_changed = true;
+  EmitLocked(job, tx);
+  ActiveJob aj;
+  aj.job = job;
+  aj.cases = std::move(cases);
+  jobs_.emplace(job.id, std::move(aj));
+  EnterStateLocked(job);
+  return job.id;
+}
+
+void Lab::EnterStateLocked(const Job& job) {
+  if (job.state == JobState::kQueued) queue_.insert_or_assign(job.id, QueuedOf(job));
+  if (IsOnBoard(job.state)) ++on_boards_[job.user];
+}
+
+void Lab::LeaveStateLocked(const Job& job, JobState from) {
+  if (from == JobState::kQueued) queue_.erase(job.id);
+  if (IsOnBoard(from)) {
+    auto it = on_boards_.find(job.user);
+    if (it != on_boards_.end() && --it->second == 0) on_boards_.erase(it);
+  }
 }
 
 void Lab::SetBoardStateLocked(Board& b, BoardState to, const std::string& reason, Tx& tx,
@@ -466,20 +454,18 @@ std::map<std::string, std::uint32_t> Lab::QueueLengthsLocked() const {
   std::map<std::string, std::uint32_t> by_kind;
   std::map<std::string, std::uint32_t> out;
   for (const auto& [name, b] : boards_) out[name] = 0;
-  for (const auto& [id, aj] : jobs_) {
-    if (aj.job.state != JobState::kQueued) continue;
-    if (aj.job.board.empty() && aj.job.tags.empty()) {
-      ++by_kind[aj.job.kind];
+  for (const auto& [id, q] : queue_) {
+    if (q.board.empty() && q.tags.empty()) {
+      ++by_kind[q.kind];
       continue;
     }
-    const QueuedJob q = QueuedOf(aj.job);
-    if (!aj.job.board.empty()) {
-      auto b = boards_.find(aj.job.board);
+    if (!q.board.empty()) {
+      auto b = boards_.find(q.board);
       if (b != boards_.end() && Fits(q, SlotOf(b->second))) ++out[b->first];
       continue;
     }
     for (const auto& [name, b] : boards_) {
-      if (b.kind == aj.job.kind && HasTags(aj.job.tags, b.tags)) ++out[name];
+      if (b.kind == q.kind && HasTags(q.tags, b.tags)) ++out[name];
     }
   }
   for (const auto& [name, b] : boards_) {
@@ -603,16 +589,12 @@ void Lab::ScheduleLocked(Tx& tx) {
     }
   }
   if (!any_free) return;
-  std::vector<QueuedJob> queued;
+  if (queue_.empty()) return;
+  std::vector<const QueuedJob*> queued;
+  queued.reserve(queue_.size());
+  for (const auto& [id, q] : queue_) queued.push_back(&q);
   std::map<std::string, UserShare> shares;
-  for (const auto& [id, aj] : jobs_) {
-    if (aj.job.state == JobState::kQueued) {
-      queued.push_back(QueuedOf(aj.job));
-    } else if (IsOnBoard(aj.job.state)) {
-      ++shares[aj.job.user].on_boards;
-    }
-  }
-  if (queued.empty()) return;
+  for (const auto& [user, n] : on_boards_) shares[user].on_boards = n;
   ++schedule_passes_;
   for (const auto& [user, ms] : last_assigned_ms_) shares[user].last_assigned_ms = ms;
   std::vector<UserShare> users;
@@ -635,7 +617,10 @@ void Lab::ScheduleLocked(Tx& tx) {
     slots.push_back(std::move(slot));
   }
   bool refused = false;
-  for (const Placement& p : Schedule(queued, slots, now, users)) {
+  const std::vector<Placement> placements =
+      Schedule(std::span<const QueuedJob* const>(queued), slots, now, users);
+  queued.clear();  // placing a job drops its view
+  for (const Placement& p : placements) {
     ActiveJob& aj = jobs_.at(p.job);
     AssignLocked(aj, boards_.at(p.board), tx);
     refused = refused || aj.job.state == JobState::kQueued;
@@ -703,23 +688,14 @@ void Lab::AssignLocked(ActiveJob& aj, Board& board, Tx& tx) {
                run.attempt);
 }
 
-std::uint32_t Lab::QueuePositionLocked(const ActiveJob& aj) const {
-  const QueuedJob me = QueuedOf(aj.job);
-  std::vector<BoardSlot> mine;
-  for (const auto& [name, b] : boards_) {
-    BoardSlot slot = SlotOf(b);
-    if (Fits(me, slot)) mine.push_back(std::move(slot));
-  }
-  std::uint32_t ahead = 0;
-  for (const auto& [id, other] : jobs_) {
-    if (id >= aj.job.id) break;
-    if (other.job.state != JobState::kQueued) continue;
-    const QueuedJob q = QueuedOf(other.job);
-    if (std::any_of(mine.begin(), mine.end(), [&](const BoardSlot& s) { return Fits(q, s); })) {
-      ++ahead;
-    }
-  }
-  return ahead + 1;
+std::vector<std::uint32_t> Lab::QueuePositionsLocked(std::span<const JobId> ids) const {
+  std::vector<const QueuedJob*> queue;
+  queue.reserve(queue_.size());
+  for (const auto& [id, q] : queue_) queue.push_back(&q);
+  std::vector<BoardSlot> slots;
+  slots.reserve(boards_.size());
+  for (const auto& [name, b] : boards_) slots.push_back(SlotOf(b));
+  return QueuePositions(queue, slots, ids);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -728,9 +704,11 @@ std::uint32_t Lab::QueuePositionLocked(const ActiveJob& aj) const {
 void Lab::CloseRunLocked(ActiveRun& r, RunState state, const std::string& message,
                          bool board_offline, Tx& tx) {
   const RunId id = r.run.id;
-  r.run.state = state;
-  r.run.finished_ms = clock_.NowMs();
-  r.run.message = message;
+  if (Status s = ApplyTransition(r.run, state, message, clock_.NowMs()); !s.ok()) {
+    // An active run is never final, so every end is legal; should that break, the run is still
+    // closed (its board freed) and the refused move logged.
+    spdlog::error("{}", s.error().message);
+  }
   tx.writes.runs.push_back(r.run);
   auto b = boards_.find(r.run.board);
   if (b != boards_.end() && b->second.current_job == r.run.job_id) {
@@ -875,8 +853,8 @@ Result<SubmitReply> Lab::Submit(const Caller& caller, SubmitRequest request) {
                            " was never uploaded (mculab submit --model uploads it)");
     }
     model_blob = **blob;
-    auto inspected =
-        AdmitModelFile(artifacts_.PathOf(request.blob_artifact), model_blob->name, model_blob->size);
+    auto inspected = AdmitModelFile(artifacts_.PathOf(request.blob_artifact), model_blob->name,
+                                    model_blob->size);
     if (!inspected.ok()) return inspected.error();
     model = std::move(*inspected);
   } else if (!request.firmware_artifact.empty()) {
@@ -904,35 +882,10 @@ Result<SubmitReply> Lab::Submit(const Caller& caller, SubmitRequest request) {
     }
   }
   // Admission control: only what some registered board (online or not) could run.
-  if (!request.board.empty()) {
-    auto b = boards_.find(request.board);
-    if (b == boards_.end()) {
-      std::vector<std::string> names;
-      for (const auto& [name, board] : boards_) names.push_back(name);
-      return MakeError(ErrorCode::kFailedPrecondition,
-                       "no board named '" + request.board + "'; the lab has: " + JoinNames(names));
-    }
-    if (!request.kind.empty() && b->second.kind != request.kind) {
-      return MakeError(ErrorCode::kFailedPrecondition, "board " + request.board + " is of kind '" +
-                                                           b->second.kind + "', not '" +
-                                                           request.kind + "'");
-    }
-    request.kind = b->second.kind;
-    if (Status s = CheckEventsLocked(request); !s.ok()) return s.error();
-  } else {
-    std::map<std::string, int> kinds;
-    for (const auto& [name, board] : boards_) ++kinds[board.kind];
-    if (!kinds.contains(request.kind)) {
-      std::vector<std::string> have;
-      for (const auto& [kind, n] : kinds) {
-        have.push_back(fmt::format("{} ({} board{})", kind, n, n == 1 ? "" : "s"));
-      }
-      return MakeError(ErrorCode::kFailedPrecondition,
-                       "no board of kind '" + request.kind + "'; the lab has: " + JoinNames(have));
-    }
-    if (Status s = CheckEventsLocked(request); !s.ok()) return s.error();
-  }
-  if (Status s = CheckTags(request, boards_); !s.ok()) return s.error();
+  AdmissionRequest admission{request.kind, request.board, request.op, request.tags, request.events};
+  auto kind = AdmitToBoards(admission, boards_, board_units_);
+  if (!kind.ok()) return kind.error();
+  request.kind = admission.kind = *kind;
 
   if (custom) {
     if (Status s = AdmitCustomLocked(request, *custom); !s.ok()) return s.error();
@@ -949,46 +902,8 @@ Result<SubmitReply> Lab::Submit(const Caller& caller, SubmitRequest request) {
       return s.error();
     }
   }
-  // Memory: the largest case's tensors must fit some board it could run on (boards that do not
-  // report their RAM are not checked).
-  {
-    std::uint64_t need = 0;
-    std::int64_t case_id = 0;
-    for (const CaseSpec& c : request.cases) {
-      const std::uint64_t n = WorkloadTensorBytes(request.op, c.params);
-      if (n > need) {
-        need = n;
-        case_id = c.id;
-      }
-    }
-    // Whatever the boards report: no runner addresses more than 4 GiB (the Cortex-M address
-    // space; the host runner's arena is smaller still).
-    constexpr std::uint64_t kMostAddressable = std::uint64_t{1} << 32;
-    if (need > kMostAddressable) {
-      return MakeError(ErrorCode::kInvalidArgument,
-                       fmt::format("case {} needs {} of RAM for its tensors, more than a runner "
-                                   "can address (4 GiB); use smaller cases",
-                                   case_id,
-                                   need == std::numeric_limits<std::uint64_t>::max()
-                                       ? std::string("more than 2^64 bytes")
-                                       : fmt::format("about {} bytes", need)));
-    }
-    std::uint64_t most = 0;
-    bool unknown_ram = false;
-    std::vector<std::string> names;
-    for (const auto& [name, board] : boards_) {
-      if (!request.board.empty() ? name != request.board : board.kind != request.kind) continue;
-      if (board.ram_bytes == 0) unknown_ram = true;
-      most = std::max<std::uint64_t>(most, board.ram_bytes);
-      names.push_back(fmt::format("{} ({} bytes)", name, board.ram_bytes));
-    }
-    if (need > 0 && !unknown_ram && need > most) {
-      return MakeError(ErrorCode::kFailedPrecondition,
-                       fmt::format("case {} needs about {} bytes of RAM for its tensors, more than "
-                                   "any board it could run on has: {}; use smaller cases or a "
-                                   "board with more RAM",
-                                   case_id, need, JoinNames(names)));
-    }
+  if (Status s = AdmitWorkloadMemory(admission, request.cases, boards_); !s.ok()) {
+    return s.error();
   }
 
   Job job;
@@ -1022,7 +937,8 @@ Result<SubmitReply> Lab::Submit(const Caller& caller, SubmitRequest request) {
   reply.id = job.id;
   const ActiveJob& aj = jobs_.at(job.id);  // a new job cannot be final yet
   reply.state = aj.job.state;
-  reply.wait = QueueWaitLocked(aj);
+  const JobId ids[] = {job.id};
+  reply.wait = QueueWaitLocked(aj, QueuePositionsLocked(ids)[0]);
   reply.queue_position = reply.wait.position;
   reply.estimated_start_ms = reply.wait.estimated_start_ms;
 
@@ -1036,7 +952,10 @@ Result<SubmitReply> Lab::Submit(const Caller& caller, SubmitRequest request) {
     spdlog::error("job {} could not be stored: {}", job.id, s.error().message);
     {
       std::lock_guard relock(mu_);
-      jobs_.erase(job.id);
+      if (auto it = jobs_.find(job.id); it != jobs_.end()) {
+        LeaveStateLocked(it->second.job, it->second.job.state);
+        jobs_.erase(it);
+      }
     }
     return MakeError(ErrorCode::kUnavailable, "the job could not be stored (" + s.error().message +
                                                   "); it was not accepted and will not run");
@@ -1049,18 +968,14 @@ Result<std::vector<BoardView>> Lab::ListBoards(const Caller& caller) {
   if (Status s = RequireRole(caller, Role::kViewer, "listing boards"); !s.ok()) return s.error();
   if (Status s = Serving(); !s.ok()) return s.error();
   std::lock_guard l(mu_);
-  std::vector<QueuedJob> queued;
-  for (const auto& [id, aj] : jobs_) {
-    if (aj.job.state == JobState::kQueued) queued.push_back(QueuedOf(aj.job));
-  }
   std::map<std::string, std::uint32_t> by_kind;
-  for (const QueuedJob& q : queued) ++by_kind[q.kind];
+  for (const auto& [id, q] : queue_) ++by_kind[q.kind];
   std::vector<BoardView> out;
   out.reserve(boards_.size());
   for (const auto& [name, b] : boards_) {
     const BoardSlot slot = SlotOf(b);
     BoardView v{b, 0, 0};
-    for (const QueuedJob& q : queued) v.queue_length += Fits(q, slot) ? 1 : 0;
+    for (const auto& [id, q] : queue_) v.queue_length += Fits(q, slot) ? 1 : 0;
     if (auto k = by_kind.find(b.kind); k != by_kind.end()) v.kind_queue_length = k->second;
     out.push_back(std::move(v));
   }
@@ -1090,7 +1005,9 @@ Result<std::vector<Job>> Lab::ListJobs(const Caller& caller, const JobFilter& fi
   f.limit = std::min<std::uint32_t>(f.limit, 1000);
   auto jobs = store_.ListJobs(f);
   if (jobs.ok()) {
-    for (Job& j : *jobs) AddQueueWait(j);
+    std::vector<Job*> page;
+    for (Job& j : *jobs) page.push_back(&j);
+    AddQueueWaits(page);
   }
   return jobs;
 }

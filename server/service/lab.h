@@ -31,6 +31,7 @@
 #include <memory>
 #include <mutex>
 #include <set>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -41,6 +42,7 @@
 #include "server/domain/pass_planner.h"
 #include "server/domain/profile.h"
 #include "server/domain/run.h"
+#include "server/domain/scheduler.h"
 #include "server/service/accounts.h"
 #include "server/service/agent_channel.h"
 #include "server/service/agent_events.h"
@@ -149,6 +151,8 @@ class Lab {
   // estimated start) from the live state; for views that read the job from the store and have
   // checked the caller may see it. GetJob and ListJobs call it.
   void AddQueueWait(Job& job);
+  // The same for a page of jobs: one lock and one walk of the queue for all their positions.
+  void AddQueueWaits(const std::vector<Job*>& jobs);
   Result<std::vector<Job>> ListJobs(const Caller& caller, const JobFilter& filter);
   // From any state that is not final; a job on a board gets its run cancelled on the agent and is
   // cancelled at once; the board is free when the agent confirms the run ended. A member cancels
@@ -304,6 +308,12 @@ class Lab {
   // A job reaching a final state leaves jobs_.
   Status TransitionLocked(ActiveJob& aj, JobState to, std::string reason, std::string actor,
                           Tx& tx);
+  // Inserts a new job (memory, row, creation audit, events) without scheduling.
+  JobId CreateJobLocked(Job job, std::vector<CaseSpec> cases, const std::string& actor, Tx& tx);
+  // The indexes that follow a job's state (queue_, on_boards_): a job enters its current state,
+  // or leaves `from`. Called wherever a job is added, changes state or is dropped.
+  void EnterStateLocked(const Job& job);
+  void LeaveStateLocked(const Job& job, JobState from);
   void SetBoardStateLocked(Board& b, BoardState to, const std::string& reason, Tx& tx,
                            const std::string& actor = "server");
   void SetBoardHealthLocked(Board& b, BoardHealth to, const std::string& reason, Tx& tx,
@@ -327,13 +337,11 @@ class Lab {
   void HealthCheckEndedLocked(const ActiveJob& aj, JobState to, Tx& tx);
   // Empty when the finalized health check's value matches the board's calibration.
   std::string CheckCalibrationLocked(ActiveJob& aj, const std::vector<CaseStats>& stats);
-  // Inserts a new job (memory, row, creation audit, events) without scheduling.
-  JobId CreateJobLocked(Job job, std::vector<CaseSpec> cases, const std::string& actor, Tx& tx);
   std::int64_t EstimateStartLocked(const ActiveJob& aj, std::uint32_t position) const;
   // The median duration of recent runs of the job's kind and op, 0 when none is known.
   std::int64_t MedianDurationLocked(const Job& job) const;
-  // Why a queued job waits (empty for any other state).
-  QueueWait QueueWaitLocked(const ActiveJob& aj) const;
+  // Why a queued job waits (empty for any other state), given its queue position.
+  QueueWait QueueWaitLocked(const ActiveJob& aj, std::uint32_t position) const;
   void EmitLocked(const Job& job, Tx& tx);  // current state/progress to the job's watchers
   void ScheduleLocked(Tx& tx);
   void AssignLocked(ActiveJob& aj, Board& board, Tx& tx);
@@ -356,7 +364,8 @@ class Lab {
   // In ConnectAgent: the agent's restored runs resume (listed in active_runs) or fail.
   void ReconcileRunsLocked(const std::string& agent, const std::set<std::uint64_t>& active_runs,
                            Tx& tx);
-  std::uint32_t QueuePositionLocked(const ActiveJob& aj) const;
+  // Positions of the queued jobs `ids` (0 for one not queued); domain/queue_position.h.
+  std::vector<std::uint32_t> QueuePositionsLocked(std::span<const JobId> ids) const;
   // Queues the Tx's writes; once they commit, says what they changed (messages, watch and feed
   // events) and then runs `done`. A failed commit says nothing, stops the Lab (FailStop) and runs
   // `done` with the failure.
@@ -397,14 +406,12 @@ class Lab {
   // live: the batch's timer values per case for feeds that follow the job's samples (null when
   // no feed follows any job's).
   void OnBatchCommitted(const std::string& agent, RunId run, std::uint64_t sequence,
-                        std::uint64_t iterations, const WriteOutcome& outcome,
+                        const WriteOutcome& outcome,
                         std::shared_ptr<std::vector<LiveSamples>> live);
   void OnCaseDone(const std::string& agent, CaseDoneReport m);
   void OnRunFinished(const std::string& agent, const RunFinishedReport& m);
 
-  // Counters, passes, op profiles, memory (lab_profiles.cc).
-  // Admission: every candidate board of the request must be able to count its events.
-  Status CheckEventsLocked(const SubmitRequest& request) const;
+  // Counters, passes, op profiles, memory (lab_counters.cc).
   // Remembers (and stores) the counter units an agent registered for a board.
   void SetBoardUnitsLocked(const std::string& board, BoardUnits units, Tx& tx);
   // Plans the run's passes on its board and fills the assignment's passes.
@@ -413,10 +420,6 @@ class Lab {
   // Store rows for the op profiles and memory figures of a case's end / a run's start, for `run`.
   static void AddCaseProfiles(RunId run, CaseDoneReport& m, Tx& tx);
   static void AddFirmwareMemory(RunId run, RunStartedReport& m, Tx& tx);
-  // The flag for a run whose passes disagree on cycles ("" when they agree or there is one pass).
-  // `cycles_by_pass` as CyclesByPass gives it.
-  std::string PassAgreementFlag(const Provenance& provenance, std::uint32_t passes,
-                                const std::vector<std::vector<double>>& cycles_by_pass) const;
   Status AddProfileResults(JobResults& out);
 
   // Background thread.
@@ -444,6 +447,10 @@ class Lab {
   std::string failure_;  // what failed, for kUnavailable answers (failure_mu_)
   AgentSessionId next_session_id_ = 1;
   std::map<JobId, ActiveJob> jobs_;  // every job not in a final state; id order = submit order
+  // The scheduler's view of every queued job, in id order: built when the job enters the queue,
+  // dropped when it leaves, so a scheduling pass copies none of them.
+  std::map<JobId, QueuedJob> queue_;
+  std::map<std::string, std::uint32_t> on_boards_;  // user -> jobs assigned, preparing, running
   std::map<std::string, Board> boards_;
   std::map<RunId, ActiveRun> runs_;
   std::map<AgentSessionId, AgentSession> sessions_;

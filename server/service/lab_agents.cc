@@ -10,6 +10,7 @@
 #include <variant>
 
 #include "common/crash_point.h"
+#include "server/domain/run_verdict.h"
 #include "server/service/lab.h"
 
 namespace mculab::server {
@@ -455,8 +456,11 @@ void Lab::OnRunState(const std::string& agent, const RunPhaseReport& m) {
       (job_state == JobState::kPreparing && aj.job.state == JobState::kRunning)) {
     return;
   }
+  if (Status s = ApplyTransition(r->run, run_state, "", clock_.NowMs()); !s.ok()) {
+    spdlog::warn("agent {}: {}", agent, s.error().message);
+    return;
+  }
   Tx tx;
-  r->run.state = run_state;
   tx.writes.runs.push_back(r->run);
   (void)TransitionLocked(
       aj, job_state,
@@ -495,7 +499,6 @@ void Lab::OnBatch(const std::string& agent, SampleBatchReport m) {
   for (const Sample& s : b.samples) {
     if (s.metric == 0 && s.pass == 0) ++b.iterations;  // progress: pass 0's iterations
   }
-  const std::uint64_t iterations = b.iterations;
   std::shared_ptr<std::vector<LiveSamples>> live;
   if (sample_feeds_ && m.pass == 0) live = std::make_shared<std::vector<LiveSamples>>(ThinLive(b));
 
@@ -518,14 +521,13 @@ void Lab::OnBatch(const std::string& agent, SampleBatchReport m) {
   }
   if (failed_) return;  // stopped (CommitLocked): not stored, not acknowledged
   // Queued under the lock so the batch is ordered with the run's other writes.
-  store_.Write(std::move(ws),
-               [this, agent, run, sequence, iterations, live](const WriteOutcome& o) {
-                 OnBatchCommitted(agent, run, sequence, iterations, o, live);
-               });
+  store_.Write(std::move(ws), [this, agent, run, sequence, live](const WriteOutcome& o) {
+    OnBatchCommitted(agent, run, sequence, o, live);
+  });
 }
 
 void Lab::OnBatchCommitted(const std::string& agent, RunId run, std::uint64_t sequence,
-                           std::uint64_t iterations, const WriteOutcome& outcome,
+                           const WriteOutcome& outcome,
                            std::shared_ptr<std::vector<LiveSamples>> live) {
   if (!outcome.status.ok()) {
     // No acknowledgement: the agent keeps the batch and sends it again. Checked before locking:
@@ -550,7 +552,8 @@ void Lab::OnBatchCommitted(const std::string& agent, RunId run, std::uint64_t se
   auto r = runs_.find(run);
   if (r == runs_.end()) return;
   if (!r->second.committed.insert(sequence).second) return;
-  if (!outcome.duplicate_batch) r->second.run.progress_done += iterations;
+  // Counted by the store, in the batch's transaction: copied, never counted twice.
+  if (outcome.run_progress) r->second.run.progress_done = *outcome.run_progress;
   Tx tx;
   auto it = jobs_.find(r->second.run.job_id);
   if (it != jobs_.end() && it->second.job.last_run_id == run) {
@@ -574,8 +577,7 @@ void Lab::OnCaseDone(const std::string& agent, CaseDoneReport m) {
   ActiveRun* r = FindRunLocked(m.run, agent);
   if (r == nullptr) return;
   if (!m.checksum_ok && !m.checksum_unverified) {
-    r->checksum_failures.push_back(fmt::format("case {}: checksum {:#010x}, expected {:#010x}",
-                                               m.case_index, m.checksum, m.expected_checksum));
+    r->checksum_failures.push_back(ChecksumFailure(m.case_index, m.checksum, m.expected_checksum));
   }
   Tx tx;
   tx.writes.case_results.push_back(CaseResult{r->run.id, m.case_index, m.checksum,

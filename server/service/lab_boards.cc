@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "common/time_text.h"
+#include "server/domain/health_check.h"
 #include "server/domain/scheduler.h"
 #include "server/service/lab.h"
 
@@ -296,21 +297,6 @@ Result<std::vector<BoardTransition>> Lab::BoardHistory(const Caller& caller,
 
 bool Lab::IsHealthCheck(const Job& job) { return job.origin == JobOrigin::kHealthCheck; }
 
-JobId Lab::CreateJobLocked(Job job, std::vector<CaseSpec> cases, const std::string& actor, Tx& tx) {
-  job.id = next_job_id_++;
-  job.state = JobState::kQueued;
-  job.created_ms = clock_.NowMs();
-  tx.writes.new_jobs.push_back({job, cases});
-  tx.writes.transitions.push_back(CreationTransition(job, actor));
-  tx.queue_changed = true;
-  EmitLocked(job, tx);
-  ActiveJob aj;
-  aj.job = job;
-  aj.cases = std::move(cases);
-  jobs_.emplace(job.id, std::move(aj));
-  return job.id;
-}
-
 void Lab::QueueHealthCheckLocked(Board& b, Tx& tx) {
   if (!config_.health_checks || stopping_) return;
   for (const auto& [id, aj] : jobs_) {
@@ -337,22 +323,9 @@ void Lab::QueueHealthCheckLocked(Board& b, Tx& tx) {
 std::string Lab::CheckCalibrationLocked(ActiveJob& aj, const std::vector<CaseStats>& stats) {
   auto b = boards_.find(aj.job.board);
   if (b == boards_.end()) return {};
-  double median = 0;
-  for (const CaseStats& s : stats) {
-    if (s.case_index == 0 && s.metric_index == 0) median = s.median;
-  }
-  aj.health_median = static_cast<std::int64_t>(std::llround(median));
-  std::int64_t expected = 0;
-  if (auto e = config_.health_expected.find(b->second.kind); e != config_.health_expected.end()) {
-    expected = e->second;
-  } else if (b->second.emulated) {
-    expected = b->second.calibration;  // a timer on silicon or a host varies: no comparison
-  }
-  if (expected <= 0) return {};
-  const double diff = std::abs(static_cast<double>(aj.health_median - expected));
-  if (diff <= config_.health_tolerance * static_cast<double>(expected)) return {};
-  return fmt::format("health check: measured {}, expected {} (tolerance {})", aj.health_median,
-                     expected, config_.health_tolerance);
+  aj.health_median = HealthCheckValue(stats);
+  return CheckCalibration(aj.health_median, ExpectedHealthValue(b->second, config_.health_expected),
+                          config_.health_tolerance);
 }
 
 void Lab::HealthCheckEndedLocked(const ActiveJob& aj, JobState to, Tx& tx) {
@@ -418,11 +391,12 @@ std::int64_t Lab::EstimateStartLocked(const ActiveJob& aj, std::uint32_t positio
   return clock_.NowMs() + rounds * median;
 }
 
-QueueWait Lab::QueueWaitLocked(const ActiveJob& aj) const {
+QueueWait Lab::QueueWaitLocked(const ActiveJob& aj, std::uint32_t position) const {
   QueueWait w;
-  if (aj.job.state != JobState::kQueued) return w;
-  w.position = QueuePositionLocked(aj);
-  const QueuedJob me = QueuedOf(aj.job);
+  auto view = queue_.find(aj.job.id);
+  if (aj.job.state != JobState::kQueued || view == queue_.end()) return w;
+  w.position = position;
+  const QueuedJob& me = view->second;
   const std::int64_t now = clock_.NowMs();
   // Waiting on a reservation: every board the job could run on now (online, healthy enough) is
   // reserved by someone else; the lease that ends first is what it waits for.
@@ -453,12 +427,24 @@ QueueWait Lab::QueueWaitLocked(const ActiveJob& aj) const {
   return w;
 }
 
-void Lab::AddQueueWait(Job& job) {
-  if (job.state != JobState::kQueued) return;
+void Lab::AddQueueWait(Job& job) { AddQueueWaits({&job}); }
+
+void Lab::AddQueueWaits(const std::vector<Job*>& jobs) {
+  std::vector<JobId> queued;
+  for (const Job* j : jobs) {
+    if (j->state == JobState::kQueued) queued.push_back(j->id);
+  }
+  if (queued.empty()) return;
   std::lock_guard l(mu_);
-  auto it = jobs_.find(job.id);
-  if (it == jobs_.end() || it->second.job.state != JobState::kQueued) return;
-  job.wait = QueueWaitLocked(it->second);
+  const std::vector<std::uint32_t> positions = QueuePositionsLocked(queued);
+  std::size_t i = 0;
+  for (Job* j : jobs) {
+    if (j->state != JobState::kQueued) continue;
+    const std::uint32_t position = positions[i++];
+    auto it = jobs_.find(j->id);
+    if (position == 0 || it == jobs_.end()) continue;  // no longer queued
+    j->wait = QueueWaitLocked(it->second, position);
+  }
 }
 
 }  // namespace mculab::server

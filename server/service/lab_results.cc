@@ -7,6 +7,7 @@
 #include <map>
 
 #include "common/op_catalog.h"
+#include "server/domain/run_verdict.h"
 #include "server/service/lab.h"
 #include "server/service/profiles.h"
 #include "server/service/run_statistics.h"
@@ -63,45 +64,21 @@ void Lab::Finalize(RunId run_id) {
     CloseRunLocked(run, RunState::kInfraFailed, msg, false, tx);
   } else {
     ActiveJob& aj = it->second;
-    // A custom runner's checksums cannot be verified: the lab has no reference for its runtime.
-    const bool custom = !aj.job.firmware_artifact.empty();
-    std::vector<std::string> failures = run.checksum_failures;
-    for (const CaseResult& c : *results) {
-      if (c.ok || custom) continue;
-      std::string f = fmt::format("case {}: checksum {:#010x}, expected {:#010x}", c.case_index,
-                                  c.checksum, c.expected);
-      if (std::find(failures.begin(), failures.end(), f) == failures.end()) failures.push_back(f);
-    }
-    if (!failures.empty()) {
-      std::string msg = "wrong result (checksum mismatch): ";
-      for (std::size_t i = 0; i < failures.size(); ++i) msg += (i ? "; " : "") + failures[i];
-      FailJobOfRunLocked(run, JobState::kFailed, msg, "server", tx);
-      CloseRunLocked(run, RunState::kWorkloadFailed, msg, false, tx);
+    RunVerdictInput in;
+    in.num_cases = aj.job.num_cases;
+    in.iterations = aj.job.iterations;
+    in.custom_runner = !aj.job.firmware_artifact.empty();
+    in.reported_failures = run.checksum_failures;
+    in.passes = passes;
+    in.cycles_by_pass = std::move(cycles_by_pass);
+    in.pass_tolerance = config_.pass_cycles_tolerance;
+    in.emulated = provenance.emulated;
+    const RunVerdict verdict = JudgeRun(in, *results, stats);
+    if (verdict.wrong_result) {
+      FailJobOfRunLocked(run, JobState::kFailed, verdict.message, "server", tx);
+      CloseRunLocked(run, RunState::kWorkloadFailed, verdict.message, false, tx);
     } else {
-      // Flags worth showing: cases with missing iterations or without a checksum report.
-      std::map<std::uint32_t, std::uint64_t> timer_n;
-      for (const CaseStats& s : stats) {
-        if (s.metric_index == 0) timer_n[s.case_index] = s.n;
-      }
-      std::vector<bool> reported(aj.job.num_cases, false);
-      for (const CaseResult& c : *results) {
-        if (c.case_index < reported.size()) reported[c.case_index] = true;
-      }
-      std::vector<std::string> flags;
-      for (std::uint32_t i = 0; i < aj.job.num_cases; ++i) {
-        const std::uint64_t n = timer_n.contains(i) ? timer_n[i] : 0;
-        if (n != aj.job.iterations) {
-          flags.push_back(
-              fmt::format("case {}: {} of {} iterations stored", i, n, aj.job.iterations));
-        }
-        if (!reported[i]) flags.push_back(fmt::format("case {}: no checksum reported", i));
-      }
-      if (std::string f = PassAgreementFlag(provenance, passes, cycles_by_pass); !f.empty()) {
-        flags.push_back(f);
-      }
-      if (custom) flags.push_back("checksums not verified (custom firmware)");
-      std::string message;
-      for (std::size_t i = 0; i < flags.size(); ++i) message += (i ? "; " : "") + flags[i];
+      const std::string& message = verdict.message;
       const std::string actor = "agent:" + run.run.agent;
       const std::string calibration =
           IsHealthCheck(aj.job) ? CheckCalibrationLocked(aj, stats) : std::string();

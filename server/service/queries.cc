@@ -62,7 +62,9 @@ Result<JobPage> LabQueries::ListJobs(const Caller&, const JobQuery& query) {
   q.states.erase(std::unique(q.states.begin(), q.states.end()), q.states.end());
   auto page = store_.QueryJobs(q);
   if (page.ok()) {
-    for (JobRow& row : page->jobs) lab_.AddQueueWait(row.job);  // queued ones: why they wait
+    std::vector<Job*> jobs;  // the queued ones: why they wait
+    for (JobRow& row : page->jobs) jobs.push_back(&row.job);
+    lab_.AddQueueWaits(jobs);
   }
   return page;
 }

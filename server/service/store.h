@@ -71,6 +71,9 @@ struct WriteSet {
 struct WriteOutcome {
   Status status;                 // the commit's (or this write set's) outcome
   bool duplicate_batch = false;  // the batch was already stored: nothing was appended
+  // The batch's run's progress_done once the batch was appended (the store is the one place
+  // that counts progress); empty when nothing was added (a duplicate, or no measured iteration).
+  std::optional<std::uint64_t> run_progress = std::nullopt;
 };
 using WriteDone = std::function<void(const WriteOutcome&)>;
 

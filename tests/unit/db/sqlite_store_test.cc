@@ -384,6 +384,14 @@ TEST_F(SqliteStoreTest, RepeatedBatchIsStoredOnceAndAcknowledgedAsDuplicate) {
   EXPECT_TRUE(outcomes[1].duplicate_batch);
   EXPECT_EQ(*store->CountSamples(1), 10u);
   EXPECT_EQ(store->GetRun(1)->progress_done, 5u);
+  // The outcome reports the run's progress after an appended batch, and none for a duplicate.
+  EXPECT_EQ(outcomes[0].run_progress, std::optional<std::uint64_t>(5));
+  EXPECT_EQ(outcomes[1].run_progress, std::nullopt);
+  std::promise<WriteOutcome> next;
+  WriteSet ws;
+  ws.batch = Batch(1, 1, 3);
+  store->Write(std::move(ws), [&next](const WriteOutcome& o) { next.set_value(o); });
+  EXPECT_EQ(next.get_future().get().run_progress, std::optional<std::uint64_t>(8));
 }
 
 TEST_F(SqliteStoreTest, SameSequenceOfAnotherRunIsNotADuplicate) {

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <future>
 #include <limits>
+#include <map>
 #include <random>
 #include <thread>
 
@@ -457,6 +458,37 @@ TEST_F(LabTest, QueuePositionCountsJobsAheadForTheSameBoards) {
   EXPECT_EQ(lab_->Submit(caller_, FcJob())->queue_position, 1u);
   EXPECT_EQ(lab_->Submit(caller_, FcJob(1, 1, "corstone300-qemu"))->state, JobState::kAssigned);
   EXPECT_EQ(lab_->Submit(caller_, FcJob())->queue_position, 2u);
+}
+
+TEST_F(LabTest, ListingManyQueuedJobsGivesEachItsPositionAmongTheJobsForItsBoards) {
+  Connect(agent_, "lab-1", {{"an547-0", "corstone300-qemu"}, {"host-0", "host"}});
+  Submit(FcJob());                          // takes host-0
+  Submit(FcJob(1, 1, "corstone300-qemu"));  // takes an547-0
+  std::vector<JobId> host, qemu;
+  JobId cancelled = 0;
+  for (int i = 0; i < 120; ++i) {
+    const bool on_host = i % 3 != 0;
+    const JobId id = Submit(on_host ? FcJob() : FcJob(1, 1, "corstone300-qemu"));
+    if (i == 40) {
+      ASSERT_TRUE(lab_->Cancel(caller_, id).ok());  // leaves the queue: behind it move up
+      cancelled = id;
+      continue;
+    }
+    (on_host ? host : qemu).push_back(id);
+  }
+  JobFilter all;
+  all.limit = 1000;
+  auto jobs = lab_->ListJobs(caller_, all);
+  ASSERT_TRUE(jobs.ok()) << jobs.error().message;
+  ASSERT_EQ(jobs->size(), 122u);
+  std::map<JobId, std::uint32_t> positions;
+  for (const Job& j : *jobs) positions[j.id] = j.wait.position;
+  for (std::size_t i = 0; i < host.size(); ++i) EXPECT_EQ(positions[host[i]], i + 1);
+  for (std::size_t i = 0; i < qemu.size(); ++i) EXPECT_EQ(positions[qemu[i]], i + 1);
+  EXPECT_EQ(positions[cancelled], 0u);
+  EXPECT_EQ(positions[1], 0u) << "a job on a board waits for nothing";
+  // One job read alone says the same as the page.
+  EXPECT_EQ(lab_->GetJob(caller_, host.back())->wait.position, host.size());
 }
 
 TEST_F(LabTest, BoardListShowsStateHealthAndQueueLengthPerBoard) {

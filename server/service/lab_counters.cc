@@ -1,5 +1,5 @@
-// Lab: counters, passes, op profiles and memory. Boards register counter units; a job's events are
-// checked against them at submit; each run is planned into passes on its board
+// Lab: counters, passes, op profiles and memory. Boards register counter units (a job's events are
+// checked against them at submit: domain/admission.h); each run is planned into passes on its board
 // (server/domain/pass_planner.h), run back to back by the agent; op profiles and memory figures
 // arrive with each case's end and the firmware's memory with the run's start; a finished run is
 // flagged when its passes disagree on cycles.
@@ -19,27 +19,6 @@ std::string Join(const std::vector<std::string>& v) {
 }
 
 }  // namespace
-
-Status Lab::CheckEventsLocked(const SubmitRequest& request) const {
-  if (request.events.empty()) return {};
-  bool any = false;
-  for (const auto& [name, board] : boards_) {
-    if (!request.board.empty() ? name != request.board : board.kind != request.kind) continue;
-    any = true;
-    auto it = board_units_.find(name);
-    const std::vector<CounterUnit> none;
-    const auto& units = it != board_units_.end() ? it->second.units : none;
-    if (auto plan = PlanPasses(request.events, units); !plan.ok()) {
-      return MakeError(ErrorCode::kInvalidArgument, "board " + name + ": " + plan.error().message);
-    }
-  }
-  if (!any) {
-    return MakeError(ErrorCode::kFailedPrecondition,
-                     "no board to count events on for '" +
-                         (request.board.empty() ? request.kind : request.board) + "'");
-  }
-  return {};
-}
 
 void Lab::SetBoardUnitsLocked(const std::string& board, BoardUnits units, Tx& tx) {
   units.board = board;
@@ -95,14 +74,6 @@ void Lab::AddFirmwareMemory(RunId run, RunStartedReport& m, Tx& tx) {
     f.run_id = run;
     tx.writes.memory.push_back(std::move(f));
   }
-}
-
-std::string Lab::PassAgreementFlag(const Provenance& provenance, std::uint32_t passes,
-                                   const std::vector<std::vector<double>>& cycles_by_pass) const {
-  if (passes < 2) return "";
-  const PassAgreement agreement =
-      CheckPassAgreement(cycles_by_pass, config_.pass_cycles_tolerance, provenance.emulated);
-  return agreement.Summary();
 }
 
 Status Lab::AddProfileResults(JobResults& out) {
