@@ -156,6 +156,7 @@ class Lab {
   Result<Job> Cancel(const Caller& caller, JobId id);
   // Events from the job's current state until a final one.
   Result<std::shared_ptr<JobWatch>> Watch(const Caller& caller, JobId id);
+  // The job's results (ReadJobResults, job_results.h).
   Result<JobResults> GetResults(const Caller& caller, JobId id, bool include_samples);
   Result<std::unique_ptr<ArtifactUpload>> BeginUpload(const Caller& caller, std::string name,
                                                       std::uint64_t declared_size);
@@ -419,7 +420,6 @@ class Lab {
   // `cycles_by_pass` as CyclesByPass gives it.
   std::string PassAgreementFlag(const Provenance& provenance, std::uint32_t passes,
                                 const std::vector<std::vector<double>>& cycles_by_pass) const;
-  Status AddProfileResults(JobResults& out);
 
   // Background thread.
   void BackgroundLoop();

@@ -311,32 +311,5 @@ TEST(FormatEvents, OneRecordPerEventWithOneDataLine) {
             "\"holder\":\"\",\"lease_until_ms\":0,\"note\":\"\"}\n\n");
 }
 
-// ---- the job page's ops and memory ----
-
-TEST(JobDetailJson, OpsCarryTheirShareAndMemoryIsGroupedWithBytes) {
-  JobDetail d;
-  server::Run run;
-  run.provenance.timer_unit = "cycles";
-  run.provenance.counters = {"instructions"};
-  d.run = run;
-  d.ops.push_back({1, 0, 0, 0, 0, "CONV_2D", "conv", 10, 300, 30, 30, false});
-  d.ops.push_back({1, 0, 0, 1, 0, "FULLY_CONNECTED", "fc", 10, 100, 10, 10, false});
-  d.ops.push_back({1, 1, 0, 0, 0, "CONV_2D", "conv", 10, 999, 99, 99, false});  // pass 1 timer
-  d.ops.push_back({1, 1, 0, 0, 1, "CONV_2D", "conv", 10, 5000, 500, 500, false});
-  d.memory.push_back({1, -1, "elf", "flash.text", 4096, 0});
-  d.memory.push_back({1, 0, "runner", "arena", 100, 4096});
-  d.memory.push_back({1, 1, "runner", "arena", 300, 4096});
-  const auto j = http::JobDetailJson(d);
-  ASSERT_EQ(j["ops"].size(), 3u);  // the timer of pass 1 is not shown twice
-  EXPECT_EQ(j["ops"][0]["metric"], "cycles");
-  EXPECT_DOUBLE_EQ(j["ops"][0]["share"].get<double>(), 0.75);
-  EXPECT_DOUBLE_EQ(j["ops"][1]["share"].get<double>(), 0.25);
-  EXPECT_EQ(j["ops"][2]["metric"], "instructions");
-  EXPECT_DOUBLE_EQ(j["ops"][2]["mean"].get<double>(), 500);
-  EXPECT_EQ(j["memory"]["flash"]["text_bytes"], 4096);
-  EXPECT_EQ(j["memory"]["runner"]["arena_used_bytes"], 300);
-  EXPECT_EQ(j["memory"]["runner"]["arena_reserved_bytes"], 4096);
-}
-
 }  // namespace
 }  // namespace mculab::server

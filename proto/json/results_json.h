@@ -1,0 +1,28 @@
+// The JSON document of a job's results (docs/http-api.md, "One job"): written from lab.proto's
+// Results by `mculab show --json` (and submit --wait --json, export --format json) and by the
+// server's GET /api/v1/jobs/{id}, so the CLI and the API print the same document for the same
+// job. Thread-safety: a pure function.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "lab.pb.h"
+
+namespace mculab {
+
+// The job's fields at the top level ("board" is the board it ran or runs on, else the one it asked
+// for; "requested_board" the one it asked for), "wait" while queued, "provenance" (null before
+// the run's runner said hello), "param_names", "cases" (every case in sweep order; a case that has
+// not run has n = 0 and null checksum fields; "samples" per metric when the results carry raw
+// samples), "events" (counter statistics per case), "passes", "ops" (per-op rows with their share
+// of the case's total; the timer as pass 0 measured it) and "memory" (null when none). Figures
+// that are not finite are null.
+nlohmann::ordered_json ResultsDocument(const mculab::v1::Results& results);
+
+// How a run measured, from its runner's hello (DESIGN.md section 7: never mixed in a verdict):
+// "emulated" (QEMU), "host" (the runner as a native Linux process: port "host", a timer in ns) or
+// "silicon".
+std::string MeasuredKindOf(const mculab::v1::Provenance& provenance);
+
+}  // namespace mculab

@@ -1,0 +1,14 @@
+#include "server/rpc/job_document.h"
+
+#include "proto/json/results_json.h"
+#include "server/rpc/convert.h"
+
+namespace mculab::server::rpc {
+
+nlohmann::ordered_json JobDocument(const JobResults& results) {
+  mculab::v1::Results reply;
+  ToProto(results, &reply);
+  return ResultsDocument(reply);
+}
+
+}  // namespace mculab::server::rpc
