@@ -216,6 +216,31 @@ std::string MeasuredKindOf(const v1::Provenance& p) {
   return "silicon";
 }
 
+nlohmann::ordered_json BoardDocument(const v1::Board& b) {
+  Json j;
+  j["name"] = b.name();
+  j["kind"] = b.kind();
+  j["agent"] = b.agent();
+  j["state"] = b.state();
+  j["health"] = b.health();
+  j["emulated"] = b.emulated();
+  const auto timing = b.tags().find("timing");
+  const bool host = timing != b.tags().end() && timing->second == "host";
+  j["measured"] = b.emulated() ? "emulated" : host ? "host" : "silicon";
+  j["tags"] = Json(std::map<std::string, std::string>(b.tags().begin(), b.tags().end()));
+  j["current_job"] = b.current_job();
+  j["queue_length"] = b.queue_length();
+  j["kind_queue_length"] = b.kind_queue_length();
+  j["ram_bytes"] = b.ram_bytes();
+  const bool held = !b.holder().empty();  // the reservation in force
+  j["holder"] = b.holder();
+  j["lease_until_ms"] = held ? b.lease_until_ms() : 0;
+  j["note"] = held ? b.reservation_note() : std::string();
+  j["hold"] = held && b.hold();
+  j["health_failures"] = b.health_failures();
+  return j;
+}
+
 nlohmann::ordered_json ResultsDocument(const v1::Results& r) {
   Json j;
   AddJob(r, j);

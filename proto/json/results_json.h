@@ -1,3 +1,5 @@
+// The JSON documents of lab.proto's messages that the CLI's --json and the HTTP API both print.
+//
 // The JSON document of a job's results (docs/http-api.md, "One job"): written from lab.proto's
 // Results by `mculab show --json` (and submit --wait --json, export --format json) and by the
 // server's GET /api/v1/jobs/{id}, so the CLI and the API print the same document for the same
@@ -24,5 +26,11 @@ nlohmann::ordered_json ResultsDocument(const mculab::v1::Results& results);
 // "emulated" (QEMU), "host" (the runner as a native Linux process: port "host", a timer in ns) or
 // "silicon".
 std::string MeasuredKindOf(const mculab::v1::Provenance& provenance);
+
+// One board as `mculab boards --json` lists it and GET /api/v1/boards (and the board events of
+// GET /api/v1/events) serve it: state apart from health, "measured" ("host" for a board tagged
+// timing=host), and the reservation in force ("holder", "lease_until_ms", "note": empty and 0 when
+// none).
+nlohmann::ordered_json BoardDocument(const mculab::v1::Board& board);
 
 }  // namespace mculab

@@ -166,26 +166,6 @@ Json ComparisonJson(const Comparison& c, const HostBoards& host) {
   return j;
 }
 
-Json BoardJson(const Board& b, std::uint32_t queue_length) {
-  Json j;
-  j["name"] = b.name;
-  j["kind"] = b.kind;
-  j["agent"] = b.agent;
-  j["state"] = std::string(BoardStateName(b.state));
-  j["health"] = std::string(BoardHealthName(b.health));
-  j["emulated"] = b.emulated;
-  j["measured"] = MeasuredKind(b.emulated, IsHostBoard(b));
-  Json tags = Json::object();
-  for (const auto& [k, v] : b.tags) tags[k] = v;
-  j["tags"] = std::move(tags);
-  j["current_job"] = b.current_job;
-  j["queue_length"] = queue_length;
-  j["holder"] = b.holder;  // the reservation in force, empty when none
-  j["lease_until_ms"] = b.holder.empty() ? 0 : b.lease_until_ms;
-  j["note"] = b.holder.empty() ? std::string() : b.reservation_note;
-  return j;
-}
-
 Json LiveSamplesJson(const LiveSamples& s) {
   Json j;
   j["id"] = s.job;

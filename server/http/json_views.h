@@ -33,7 +33,6 @@ Json CaseSamplesJson(const CaseSamples& samples);
 // silicon) means nothing: the comparison then gives every ratio null and says why in
 // "ratio_refused" (null when the ratios stand).
 Json ComparisonJson(const Comparison& comparison, const HostBoards& host = {});
-Json BoardJson(const Board& board, std::uint32_t queue_length);
 Json JobEventJson(const JobEvent& event);
 // A live-samples event of GET /api/v1/events?job=ID.
 Json LiveSamplesJson(const LiveSamples& samples);

@@ -370,7 +370,7 @@ Router::Reply Router::Api(const Request& req, const std::string& path, const Que
   } else if (path == "/api/v1/boards") {
     json(queries_.ListBoards(caller), [](const std::vector<BoardView>& boards) {
       Json list = Json::array();
-      for (const BoardView& b : boards) list.push_back(BoardJson(b.board, b.queue_length));
+      for (const BoardView& b : boards) list.push_back(rpc::BoardDocument(b));
       Json j;
       j["boards"] = std::move(list);
       return j;

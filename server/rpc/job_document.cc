@@ -11,4 +11,10 @@ nlohmann::ordered_json JobDocument(const JobResults& results) {
   return ResultsDocument(reply);
 }
 
+nlohmann::ordered_json BoardDocument(const BoardView& board) {
+  mculab::v1::Board reply;
+  ToProto(board, &reply);
+  return mculab::BoardDocument(reply);
+}
+
 }  // namespace mculab::server::rpc

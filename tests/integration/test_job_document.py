@@ -1,5 +1,6 @@
 """Integration: `mculab show --json` and GET /api/v1/jobs/{id} print the same document for the same
-job (one read model, one writer: proto/json/results_json.h), whatever state the job is in.
+job (one read model, one writer: proto/json/results_json.h), whatever state the job is in; and
+`mculab boards --json` lists the boards GET /api/v1/boards serves.
 
 A real server and agent with a host board and a slow fake board; each job is compared once its
 document no longer changes: succeeded, queued behind a reservation, cancelled after one of its
@@ -78,6 +79,13 @@ class JobDocumentTest(unittest.TestCase):
             self.assertEqual(doc["wait"]["note"], "document test")
             self.assertEqual([c["n"] for c in doc["cases"]], [0, 0, 0])
             self.assertEqual(doc["measured"], "host", "labelled by the board it asked for")
+            # The boards as `mculab boards --json` lists them are the API's, reservation included.
+            boards = self.lab.cli_json("boards")
+            self.assertEqual(boards, self.api("api/v1/boards")["boards"])
+            host = next(b for b in boards if b["name"] == "host-0")
+            self.assertEqual((host["holder"], host["note"]), ("admin", "document test"))
+            self.assertGreater(host["lease_until_ms"], 0)
+            self.assertEqual(host["queue_length"], 1)
             self.lab.cli("cancel", str(job_id), token=carol)
         finally:
             self.lab.cli("release", "host-0")

@@ -13,6 +13,7 @@
 #include "server/http/json_views.h"
 #include "server/http/metrics.h"
 #include "server/http/params.h"
+#include "server/rpc/job_document.h"
 #include "server/service/lab_feed.h"
 #include "server/service/series.h"
 
@@ -275,20 +276,20 @@ TEST(LabFeed, AfterCloseTheListenerIsNeverCalled) {
   EXPECT_TRUE(feed.closed());
 }
 
-// The boards page and GET /api/v1/boards show who holds a board, until when, and the note, as
-// `mculab boards` does.
-TEST(BoardJson, AReservationShowsItsHolderLeaseAndNote) {
+// The boards page and GET /api/v1/boards show who holds a board, until when, and the note, in the
+// object `mculab boards --json` prints.
+TEST(BoardDocument, AReservationShowsItsHolderLeaseAndNote) {
   Board b;
   b.name = "an547-0";
   b.holder = "alice";
   b.lease_until_ms = 1'764'000'000'000;
   b.reservation_note = "profiling conv2d";
-  const auto j = http::BoardJson(b, 0);
+  const auto j = rpc::BoardDocument(BoardView{b, 0, 0});
   EXPECT_EQ(j["holder"], "alice");
   EXPECT_EQ(j["lease_until_ms"], 1'764'000'000'000);
   EXPECT_EQ(j["note"], "profiling conv2d");
   b.holder.clear();  // released: no stale lease or note
-  const auto free = http::BoardJson(b, 0);
+  const auto free = rpc::BoardDocument(BoardView{b, 0, 0});
   EXPECT_EQ(free["holder"], "");
   EXPECT_EQ(free["lease_until_ms"], 0);
   EXPECT_EQ(free["note"], "");
@@ -308,7 +309,8 @@ TEST(FormatEvents, OneRecordPerEventWithOneDataLine) {
             "event: board\ndata: {\"name\":\"an547-0\",\"kind\":\"\",\"agent\":\"\","
             "\"state\":\"offline\",\"health\":\"good\",\"emulated\":false,\"measured\":\"silicon\","
             "\"tags\":{\"cpu\":\"cortex-m55\"},\"current_job\":0,\"queue_length\":0,"
-            "\"holder\":\"\",\"lease_until_ms\":0,\"note\":\"\"}\n\n");
+            "\"ram_bytes\":0,\"holder\":\"\",\"lease_until_ms\":0,\"note\":\"\",\"hold\":false,"
+            "\"health_failures\":0}\n\n");
 }
 
 }  // namespace
