@@ -10,7 +10,7 @@
 #include <sstream>
 
 #include "cli/duration.h"
-#include "proto/json/results_json.h"
+#include "proto/json/documents.h"
 
 namespace mculab::cli {
 namespace {

@@ -82,7 +82,7 @@ ParsedTag ParseTag(const std::string& text);
 // "cpu=cortex-m55,npu=ethos-u55-128" ("" for none).
 std::string FormatTags(const google::protobuf::Map<std::string, std::string>& tags);
 
-// Results as the JSON document GET /api/v1/jobs/{id} serves (proto/json/results_json.h), with raw
+// Results as the JSON document GET /api/v1/jobs/{id} serves (proto/json/documents.h), with raw
 // samples when present, indented.
 std::string ResultsJson(const mculab::v1::Results& results);
 

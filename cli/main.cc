@@ -25,7 +25,7 @@
 #include "common/op_catalog.h"
 #include "common/tflite_model.h"
 #include "lab.grpc.pb.h"
-#include "proto/json/results_json.h"
+#include "proto/json/documents.h"
 
 extern char** environ;
 

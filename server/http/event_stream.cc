@@ -1,7 +1,7 @@
 #include "server/http/event_stream.h"
 
 #include "server/http/json_views.h"
-#include "server/rpc/job_document.h"
+#include "server/rpc/documents.h"
 
 namespace mculab::server::http {
 

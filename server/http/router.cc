@@ -12,7 +12,7 @@
 #include "server/http/event_stream.h"
 #include "server/http/json_views.h"
 #include "server/http/trend_api.h"
-#include "server/rpc/job_document.h"
+#include "server/rpc/documents.h"
 
 namespace mculab::server::http {
 namespace {

@@ -1,5 +1,5 @@
 """Integration: `mculab show --json` and GET /api/v1/jobs/{id} print the same document for the same
-job (one read model, one writer: proto/json/results_json.h), whatever state the job is in; and
+job (one read model, one writer: proto/json/documents.h), whatever state the job is in; and
 `mculab boards --json` lists the boards GET /api/v1/boards serves.
 
 A real server and agent with a host board and a slow fake board; each job is compared once its

@@ -255,7 +255,7 @@ export function jobDetail(job) {
       overhead: reported ? (unit === 'ns' ? 38 : 12) : null, checksum_verified: true };
   });
   const cases = all.filter((c) => c.n > 0);
-  // The job's fields at the top level, as proto/json/results_json.cc writes them: "board" is the
+  // The job's fields at the top level, as proto/json/documents.cc writes them: "board" is the
   // board it runs on, else the one it asked for.
   const detail = { ...publicJob(job), board: job.assigned_board || job.board, requested_board: job.board,
     provenance: prov, param_names: opDef.params, cases: all, events: [], passes: [], ops: [], memory: null };
@@ -267,7 +267,7 @@ export function jobDetail(job) {
     ];
   }
   if (job._layers && cases.length) detail.ops = layerOps(job._layers);
-  // Counter events per case, as the server's `events` (proto/json/results_json.cc).
+  // Counter events per case, as the server's `events` (proto/json/documents.cc).
   if (job._events && cases.length) {
     for (const c of cases) {
       job._events.forEach((event, k) => {
@@ -284,7 +284,7 @@ export function jobDetail(job) {
   return detail;
 }
 
-// The API's per-layer rows (proto/json/results_json.cc OpsJson) of a small model: cycles and
+// The API's per-layer rows (proto/json/documents.cc OpsJson) of a small model: cycles and
 // instructions per layer; `convScale` scales the conv layers (a faster kernel build).
 export function layerOps(convScale) {
   const layers = [['CONV_2D', 'conv1', 40_000], ['DEPTHWISE_CONV_', 'dw', 12_000], ['CONV_2D', 'pw', 30_000],

@@ -13,7 +13,7 @@
 #include "server/http/json_views.h"
 #include "server/http/metrics.h"
 #include "server/http/params.h"
-#include "server/rpc/job_document.h"
+#include "server/rpc/documents.h"
 #include "server/service/lab_feed.h"
 #include "server/service/series.h"
 

@@ -1,4 +1,4 @@
-#include "proto/json/results_json.h"
+#include "proto/json/documents.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,9 +1,7 @@
-// The JSON documents of lab.proto's messages that the CLI's --json and the HTTP API both print.
-//
-// The JSON document of a job's results (docs/http-api.md, "One job"): written from lab.proto's
-// Results by `mculab show --json` (and submit --wait --json, export --format json) and by the
-// server's GET /api/v1/jobs/{id}, so the CLI and the API print the same document for the same
-// job. Thread-safety: a pure function.
+// The JSON documents of lab.proto's messages that the CLI's --json and the HTTP API both print
+// (docs/http-api.md), written once so the two never drift: a job's results (`mculab show --json`,
+// submit --wait --json, export --format json; GET /api/v1/jobs/{id}) and a board (`mculab boards
+// --json`; GET /api/v1/boards). Thread-safety: pure functions.
 #pragma once
 
 #include <nlohmann/json.hpp>

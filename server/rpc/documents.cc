@@ -1,6 +1,6 @@
-#include "server/rpc/job_document.h"
+#include "server/rpc/documents.h"
 
-#include "proto/json/results_json.h"
+#include "proto/json/documents.h"
 #include "server/rpc/convert.h"
 
 namespace mculab::server::rpc {
