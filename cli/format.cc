@@ -11,6 +11,7 @@
 #include "cli/duration.h"
 #include "common/lists.h"
 #include "common/time_text.h"
+#include "proto/json/documents.h"
 
 namespace mculab::cli {
 namespace {
@@ -36,11 +37,7 @@ std::string ParamsText(const mculab::v1::Results& r, const mculab::v1::CaseStats
 
 }  // namespace
 
-std::string MeasuredKind(const mculab::v1::Provenance& p) {
-  if (p.emulated()) return "emulated";
-  if (p.port() == "host" || p.timer_unit() == "ns") return "host";
-  return "silicon";
-}
+std::string MeasuredKind(const mculab::v1::Provenance& p) { return MeasuredKindOf(p); }
 
 std::string BoardTiming(const mculab::v1::Board& b) {
   if (b.emulated()) return "emulated";
@@ -413,152 +410,6 @@ std::string RenderBoards(const mculab::v1::ListBoardsReply& boards) {
                      rows);
 }
 
-std::string ResultsJson(const mculab::v1::Results& r) {
-  using nlohmann::json;
-  const auto& j = r.job();
-  const auto& p = r.provenance();
-  json out = {
-      {"id", j.id()},
-      {"state", j.state()},
-      {"op", j.op()},
-      {"kind", j.kind()},
-      {"board", JobBoard(j) == "-" ? std::string() : JobBoard(j)},
-      {"requested_board", j.board()},
-      {"priority", j.priority()},
-      {"progress_done", j.progress_done()},
-      {"progress_total", j.progress_total()},
-      {"label", j.label()},
-      {"user", j.user()},
-      {"message", j.message()},
-      {"iterations", j.iterations()},
-      {"warmup", j.warmup()},
-      {"created_ms", j.created_ms()},
-      {"started_ms", j.started_ms()},
-      {"finished_ms", j.finished_ms()},
-      {"firmware_artifact", j.firmware_artifact()},
-      {"blob_artifact", j.blob_artifact()},
-      {"tags", json(std::map<std::string, std::string>(j.tags().begin(), j.tags().end()))},
-      {"param_names", json::array()},
-      {"provenance",
-       {{"board", p.board()},
-        {"board_kind", p.board_kind()},
-        {"board_serial", p.board_serial()},
-        {"agent", p.agent()},
-        {"runner_version", p.runner_version()},
-        {"firmware_sha256", p.firmware_sha256()},
-        {"workload_sha256", p.workload_sha256()},
-        {"toolchain", p.toolchain()},
-        {"clock_hz", p.clock_hz()},
-        {"port", p.port()},
-        {"cpu", p.cpu()},
-        {"emulated", p.emulated()},
-        {"measured", MeasuredKind(p)},
-        {"timer_unit", p.timer_unit()},
-        {"counters", JoinList(std::vector<std::string>(p.counters().begin(), p.counters().end()))},
-        {"note", p.note()}}},
-      {"cases", json::array()},
-  };
-  for (const auto& n : r.param_names()) out["param_names"].push_back(n);
-  for (const auto& c : r.cases()) {
-    json jc = {{"index", c.index()},
-               {"id", c.case_id()},
-               {"params", json::array()},
-               {"metric", c.metric()},
-               {"unit", c.unit()},
-               {"n", c.n()},
-               {"min", c.min()},
-               {"median", c.median()},
-               {"mean", c.mean()},
-               {"p90", c.p90()},
-               {"p99", c.p99()},
-               {"stddev", c.stddev()},
-               {"cv", c.cv()},
-               {"max", c.max()},
-               {"checksum", c.checksum()},
-               {"checksum_ok", c.checksum_ok()},
-               {"overhead", c.overhead()},
-               {"checksum_verified", r.job().firmware_artifact().empty()}};
-    // As the HTTP API: no checksum verdict for a case that never ran or a custom runner's.
-    if (!CaseRan(c)) {
-      jc["checksum"] = nullptr;
-      jc["checksum_ok"] = nullptr;
-      jc["overhead"] = nullptr;
-    } else if (!r.job().firmware_artifact().empty()) {
-      jc["checksum_ok"] = nullptr;
-    }
-    for (auto v : c.params()) jc["params"].push_back(v);
-    for (const auto& s : r.samples()) {
-      if (s.case_index() != c.index()) continue;
-      jc["samples"][s.metric()] = json(std::vector<int64_t>(s.values().begin(), s.values().end()));
-    }
-    out["cases"].push_back(std::move(jc));
-  }
-  // Counter events (per case), passes, per-op profile, memory.
-  out["events"] = json::array();
-  for (const auto& c : r.counters()) {
-    out["events"].push_back({{"index", c.index()},
-                             {"id", c.case_id()},
-                             {"event", c.metric()},
-                             {"n", c.n()},
-                             {"min", c.min()},
-                             {"median", c.median()},
-                             {"max", c.max()},
-                             {"cv", c.cv()}});
-  }
-  out["passes"] = json::array();
-  for (const auto& ps : r.passes()) {
-    out["passes"].push_back(
-        {{"index", ps.index()},
-         {"events", std::vector<std::string>(ps.events().begin(), ps.events().end())}});
-  }
-  out["ops"] = json::array();
-  for (const auto& o : r.ops()) {
-    out["ops"].push_back({{"case", o.case_index()},
-                          {"op_index", o.op_index()},
-                          {"type", o.type()},
-                          {"name", o.name()},
-                          {"metric", o.metric()},
-                          {"pass", o.pass()},
-                          {"count", o.count()},
-                          {"sum", o.sum()},
-                          {"min", o.min()},
-                          {"max", o.max()}});
-  }
-  // The memory report as GET /api/v1/jobs/{id} gives it (docs/http-api.md): the ELF's sections
-  // grouped ({"flash": {"text_bytes": ...}, "ram": {...}}), the runner's reports as the largest
-  // over the cases ({"runner": {"arena_used_bytes": ..., "arena_reserved_bytes": ...}}); null
-  // when there is none.
-  json memory = nullptr;
-  for (const auto& m : r.memory()) {
-    if (memory.is_null()) memory = json::object();
-    if (m.source() == "elf") {
-      const auto dot = m.category().find('.');
-      const std::string group = dot == std::string::npos ? "firmware" : m.category().substr(0, dot);
-      const std::string name =
-          dot == std::string::npos ? m.category() : m.category().substr(dot + 1);
-      memory[group][name + "_bytes"] = m.used();
-    } else {
-      for (const auto& [suffix, v] :
-           {std::pair{"_used_bytes", m.used()}, std::pair{"_reserved_bytes", m.reserved()}}) {
-        json& slot = memory["runner"][m.category() + suffix];
-        slot = std::max<std::uint64_t>(slot.is_null() ? 0 : slot.get<std::uint64_t>(), v);
-      }
-    }
-  }
-  out["memory"] = std::move(memory);
-  // While queued, why it waits (as the HTTP API's job "wait").
-  if (j.wait().position() > 0) {
-    json w = {{"position", j.wait().position()},
-              {"estimated_start_ms", j.wait().estimated_start_ms()}};
-    if (!j.wait().board().empty()) {
-      w["board"] = j.wait().board();
-      w["holder"] = j.wait().holder();
-      w["lease_until_ms"] = j.wait().lease_until_ms();
-      w["note"] = j.wait().note();
-    }
-    out["wait"] = std::move(w);
-  }
-  return out.dump(2);
-}
+std::string ResultsJson(const mculab::v1::Results& r) { return ResultsDocument(r).dump(2); }
 
 }  // namespace mculab::cli

@@ -82,7 +82,8 @@ ParsedTag ParseTag(const std::string& text);
 // "cpu=cortex-m55,npu=ethos-u55-128" ("" for none).
 std::string FormatTags(const google::protobuf::Map<std::string, std::string>& tags);
 
-// Results as JSON (with raw samples when present).
+// Results as the JSON document GET /api/v1/jobs/{id} serves (proto/json/documents.h), with raw
+// samples when present, indented.
 std::string ResultsJson(const mculab::v1::Results& results);
 
 }  // namespace mculab::cli

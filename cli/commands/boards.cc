@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands/commands.h"
+#include "proto/json/documents.h"
 #include "cli/duration.h"
 #include "cli/format.h"
 #include "cli/profile_format.h"
@@ -30,26 +31,8 @@ int CmdBoards(Client& c, bool json) {
   grpc::Status s = c.stub().ListBoards(ctx.get(), v1::ListBoardsRequest{}, &rep);
   if (!s.ok()) c.Fail(s, "listing boards");
   if (json) {
-    nlohmann::json out = nlohmann::json::array();
-    for (const auto& b : rep.boards()) {
-      nlohmann::json tags = nlohmann::json::object();
-      for (const auto& [k, v] : b.tags()) tags[k] = v;
-      out.push_back({{"name", b.name()},
-                     {"kind", b.kind()},
-                     {"agent", b.agent()},
-                     {"state", b.state()},
-                     {"health", b.health()},
-                     {"emulated", b.emulated()},
-                     {"queue_length", b.queue_length()},
-                     {"current_job", b.current_job()},
-                     {"tags", tags},
-                     {"holder", b.holder()},
-                     {"lease_until_ms", b.lease_until_ms()},
-                     {"note", b.reservation_note()},
-                     {"hold", b.hold()},
-                     {"kind_queue_length", b.kind_queue_length()},
-                     {"health_failures", b.health_failures()}});
-    }
+    nlohmann::ordered_json out = nlohmann::ordered_json::array();
+    for (const auto& b : rep.boards()) out.push_back(BoardDocument(b));
     std::cout << out.dump(2) << "\n";
   } else if (rep.boards_size() == 0) {
     std::cout << "no boards registered: start an agent (mculab-agent --config FILE)\n";

@@ -1,6 +1,7 @@
 #include "server/http/event_stream.h"
 
 #include "server/http/json_views.h"
+#include "server/rpc/documents.h"
 
 namespace mculab::server::http {
 
@@ -15,7 +16,11 @@ std::string FormatEvents(std::span<const LabEvent> events) {
       out += Dump(LiveSamplesJson(e.samples));
     } else {
       out += "event: board\ndata: ";
-      out += Dump(BoardJson(e.board, e.queue_length));
+      // The board as GET /api/v1/boards lists it, but for the kind's queue, which the feed does
+      // not follow.
+      Json board = rpc::BoardDocument(BoardView{e.board, e.queue_length, 0});
+      board.erase("kind_queue_length");
+      out += Dump(board);
     }
     out += "\n\n";
   }

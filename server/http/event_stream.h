@@ -19,10 +19,11 @@ inline constexpr std::string_view kEventStreamKeepAlive = ": keep-alive\n\n";
 // stream silent for three of them).
 inline constexpr std::chrono::seconds kKeepAliveInterval{15};
 
-// Records: `event: job` (JobEventJson), `event: board` (BoardJson) and, on a stream opened with
-// ?job=ID, `event: samples` ({"id", "case", "iterations", "values"}: the timer values a
-// committed batch brought, at most kLiveSamplesPerEvent). One record per event, in order. JSON has
-// no raw newlines, so each record has one data line.
+// Records: `event: job` (JobEventJson), `event: board` (a board as GET /api/v1/boards lists it,
+// without kind_queue_length) and, on a stream opened with ?job=ID, `event: samples` ({"id", "case",
+// "iterations", "values"}: the timer values a committed batch brought, at most
+// kLiveSamplesPerEvent). One record per event, in order. JSON has no raw newlines, so each record
+// has one data line.
 std::string FormatEvents(std::span<const LabEvent> events);
 
 }  // namespace mculab::server::http

@@ -17,20 +17,6 @@ namespace mculab::server::http {
 
 using Json = nlohmann::ordered_json;
 
-// How a result was measured, three things never mixed in a verdict (DESIGN.md section 7):
-// "emulated" (QEMU counts instructions in virtual time), "host" (the runner as a native Linux
-// process, timed in ns) and "silicon" (an MCU's own counters).
-inline constexpr std::string_view kMeasuredEmulated = "emulated";
-inline constexpr std::string_view kMeasuredHost = "host";
-inline constexpr std::string_view kMeasuredSilicon = "silicon";
-
-// A board whose agent runs the runner as a native process says so with the tag timing=host (the
-// agent adds it to every board of backend "host").
-bool IsHostBoard(const Board& board);
-// A run on the host runner: its HELLO names port "host" and a timer in ns.
-bool IsHostRun(const Provenance& provenance);
-std::string_view MeasuredKind(bool emulated, bool host);
-
 // The lab's host boards, by name and by kind, to label jobs that have not started yet.
 struct HostBoards {
   std::set<std::string> names;
@@ -42,13 +28,11 @@ HostBoards HostBoardsOf(const std::vector<BoardView>& boards);
 Json JobJson(const JobRow& row, const HostBoards& host = {});
 Json JobPageJson(const JobPage& page, std::uint64_t offset, std::uint32_t limit,
                  const HostBoards& host = {});
-Json JobDetailJson(const JobDetail& detail, const HostBoards& host = {});
 Json CaseSamplesJson(const CaseSamples& samples);
 // A ratio between jobs measured in different units or of different kinds (emulated, host,
 // silicon) means nothing: the comparison then gives every ratio null and says why in
 // "ratio_refused" (null when the ratios stand).
 Json ComparisonJson(const Comparison& comparison, const HostBoards& host = {});
-Json BoardJson(const Board& board, std::uint32_t queue_length);
 Json JobEventJson(const JobEvent& event);
 // A live-samples event of GET /api/v1/events?job=ID.
 Json LiveSamplesJson(const LiveSamples& samples);

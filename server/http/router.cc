@@ -13,6 +13,7 @@
 #include "server/http/event_stream.h"
 #include "server/http/json_views.h"
 #include "server/http/trend_api.h"
+#include "server/rpc/documents.h"
 
 namespace mculab::server::http {
 namespace {
@@ -309,8 +310,13 @@ Router::Reply Router::Api(const Request& req, const std::string& path, const Que
       return reply;
     }
     if (sub.empty()) {
-      json(queries_.GetJobDetail(caller, *id),  // Lab::GetJob fills the queue wait
-           [&](const JobDetail& d) { return JobDetailJson(d, host_boards()); });
+      // ?samples=1: every raw sample too, as `mculab show --json` prints them.
+      auto samples = q.Int("samples", 0, 1, 0);
+      if (!samples.ok()) {
+        reply.response = ErrorOf(samples.error(), req);
+        return reply;
+      }
+      json(queries_.GetJobResults(caller, *id, *samples == 1), rpc::JobDocument);
     } else {
       SamplesRequest r;
       auto c = q.Int("case", 0, 1'000'000'000, 0);
@@ -354,7 +360,7 @@ Router::Reply Router::Api(const Request& req, const std::string& path, const Que
   } else if (path == "/api/v1/boards") {
     json(queries_.ListBoards(caller), [](const std::vector<BoardView>& boards) {
       Json list = Json::array();
-      for (const BoardView& b : boards) list.push_back(BoardJson(b.board, b.queue_length));
+      for (const BoardView& b : boards) list.push_back(rpc::BoardDocument(b));
       Json j;
       j["boards"] = std::move(list);
       return j;

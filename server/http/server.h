@@ -20,16 +20,16 @@
 namespace mculab::server::http {
 
 struct HttpServerOptions {
-  std::size_t workers = 2;                 // threads that run the router
-  std::size_t max_connections = 512;       // beyond this, new connections are closed at once
+  std::size_t workers = 2;                       // threads that run the router
+  std::size_t max_connections = 512;             // beyond this, new connections are closed at once
   std::size_t max_connections_per_address = 64;  // the same, per client IP address
-  std::size_t max_event_streams = 128;     // beyond this, GET /api/v1/events is 503
-  std::size_t max_event_streams_per_user = 16;     // the same per user (429), so one user's
+  std::size_t max_event_streams = 128;           // beyond this, GET /api/v1/events is 503
+  std::size_t max_event_streams_per_user = 16;   // the same per user (429), so one user's
   std::size_t max_event_streams_per_address = 32;  // tabs or scripts cannot take them all
   // Formatted events not yet written to a slow stream; beyond this the stream ends (the page
   // reconnects and refetches), like the Lab's feed when its reader falls behind.
   std::size_t max_stream_pending_bytes = 1 << 20;
-  std::chrono::seconds idle_timeout{60};   // a keep-alive connection without a request
+  std::chrono::seconds idle_timeout{60};  // a keep-alive connection without a request
   // From a request's first byte to its end (slowloris: a client trickling a header).
   std::chrono::milliseconds header_timeout{10'000};
   std::chrono::seconds write_timeout{30};  // a client that reads nothing for this long is gone

@@ -125,7 +125,9 @@ void ToProto(const SubmitReply& r, v1::SubmitJobReply* out) {
 
 void ToProto(const JobResults& r, v1::Results* out) {
   ToProto(r.job, out->mutable_job());
-  if (r.run) {
+  out->set_emulated(r.emulated);
+  out->set_measured(r.measured);
+  if (r.run && r.run->started) {  // before its runner's HELLO, a run has no provenance
     const Run& run = *r.run;
     const Provenance& p = run.provenance;
     auto* pv = out->mutable_provenance();
@@ -153,6 +155,7 @@ void ToProto(const JobResults& r, v1::Results* out) {
     cs->set_case_id(c.case_id);
     for (std::int32_t p : c.params) cs->add_params(p);
     if (c.result) {
+      cs->set_checksum_reported(true);
       cs->set_checksum_ok(c.result->ok);
       cs->set_checksum(c.result->checksum);
       cs->set_overhead(static_cast<double>(c.result->overhead));
@@ -210,6 +213,7 @@ void ToProto(const JobResults& r, v1::Results* out) {
     os->set_max(static_cast<double>(o.max));
     os->set_unclosed(o.unclosed);
     os->set_pass(o.pass);
+    os->set_timer(o.metric == 0);
   }
   for (const MemoryFigure& m : r.memory) {
     auto* ms = out->add_memory();

@@ -160,6 +160,7 @@ class Lab {
   Result<Job> Cancel(const Caller& caller, JobId id);
   // Events from the job's current state until a final one.
   Result<std::shared_ptr<JobWatch>> Watch(const Caller& caller, JobId id);
+  // The job's results (ReadJobResults, job_results.h).
   Result<JobResults> GetResults(const Caller& caller, JobId id, bool include_samples);
   Result<std::unique_ptr<ArtifactUpload>> BeginUpload(const Caller& caller, std::string name,
                                                       std::uint64_t declared_size);
@@ -420,7 +421,6 @@ class Lab {
   // Store rows for the op profiles and memory figures of a case's end / a run's start, for `run`.
   static void AddCaseProfiles(RunId run, CaseDoneReport& m, Tx& tx);
   static void AddFirmwareMemory(RunId run, RunStartedReport& m, Tx& tx);
-  Status AddProfileResults(JobResults& out);
 
   // Background thread.
   void BackgroundLoop();

@@ -76,23 +76,6 @@ void Lab::AddFirmwareMemory(RunId run, RunStartedReport& m, Tx& tx) {
   }
 }
 
-Status Lab::AddProfileResults(JobResults& out) {
-  auto events = store_.GetJobEvents(out.job.id);
-  if (!events.ok()) return events.error();
-  out.events = std::move(events->events);
-  if (!out.run) return {};
-  auto passes = store_.GetRunPasses(out.run->id);
-  if (!passes.ok()) return passes.error();
-  out.passes = std::move(*passes);
-  auto ops = store_.GetOpProfiles(out.run->id);
-  if (!ops.ok()) return ops.error();
-  out.ops = std::move(*ops);
-  auto memory = store_.GetMemory(out.run->id);
-  if (!memory.ok()) return memory.error();
-  out.memory = std::move(*memory);
-  return {};
-}
-
 Result<EventsView> Lab::ListEvents(const Caller& caller, const std::string& kind,
                                    const std::string& board) {
   if (Status s = RequireRole(caller, Role::kViewer, "list the events boards count"); !s.ok()) {

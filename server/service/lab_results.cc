@@ -1,5 +1,5 @@
 // Lab: a finished run's statistics (computed from the stored raw samples once every batch the
-// agent sent is committed) and a job's results.
+// agent sent is committed) and a job's results (read by job_results.h).
 #include <fmt/format.h>
 #include <malloc.h>
 #include <spdlog/spdlog.h>
@@ -8,6 +8,7 @@
 
 #include "common/op_catalog.h"
 #include "server/domain/run_verdict.h"
+#include "server/service/job_results.h"
 #include "server/service/lab.h"
 #include "server/service/profiles.h"
 #include "server/service/run_statistics.h"
@@ -113,50 +114,7 @@ void Lab::Finalize(RunId run_id) {
 
 Result<JobResults> Lab::GetResults(const Caller& caller, JobId id, bool include_samples) {
   if (Status s = RequireRole(caller, Role::kViewer, "reading results"); !s.ok()) return s.error();
-  auto job = GetJob(caller, id);
-  if (!job.ok()) return job.error();
-  JobResults out;
-  out.job = *job;
-  if (const OpInfo* op = FindOp(out.job.op)) {
-    for (const OpParam& p : op->params) out.param_names.push_back(p.name);
-  }
-  auto cases = store_.GetJobCases(id);
-  if (!cases.ok()) return cases.error();
-  auto stats = store_.GetCaseStats(id);
-  if (!stats.ok()) return stats.error();
-  std::vector<CaseResult> case_results;
-  if (out.job.last_run_id != 0) {
-    auto run = store_.GetRun(out.job.last_run_id);
-    if (run.ok()) {
-      out.run = std::move(*run);
-      auto r = store_.GetCaseResults(out.job.last_run_id);
-      if (!r.ok()) return r.error();
-      case_results = std::move(*r);
-    } else if (run.error().code != ErrorCode::kNotFound) {
-      return run.error();
-    }
-  }
-  out.cases.reserve(cases->size());
-  for (std::size_t i = 0; i < cases->size(); ++i) {
-    CaseOutcome c;
-    c.index = static_cast<std::uint32_t>(i);
-    c.case_id = (*cases)[i].id;
-    c.params = (*cases)[i].params;
-    out.cases.push_back(std::move(c));
-  }
-  for (CaseResult& r : case_results) {
-    if (r.case_index < out.cases.size()) out.cases[r.case_index].result = r;
-  }
-  for (CaseStats& s : *stats) {
-    if (s.case_index < out.cases.size()) out.cases[s.case_index].stats.push_back(std::move(s));
-  }
-  if (Status s = AddProfileResults(out); !s.ok()) return s.error();
-  if (include_samples && out.run) {
-    auto samples = store_.GetSamples(out.run->id);
-    if (!samples.ok()) return samples.error();
-    out.samples = GroupSamples(out.run->provenance, *samples);
-  }
-  return out;
+  return ReadJobResults(*this, store_, caller, id, include_samples);
 }
 
 }  // namespace mculab::server

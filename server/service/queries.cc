@@ -4,13 +4,9 @@
 
 #include <algorithm>
 #include <map>
-#include <tuple>
 
-#include "common/op_catalog.h"
 #include "common/stats.h"
-#include "server/service/profiles.h"
 #include "server/service/results.h"
-#include "server/service/run_statistics.h"
 
 namespace mculab::server {
 namespace {
@@ -25,14 +21,6 @@ Error UnknownJob(JobId id) {
   return MakeError(ErrorCode::kNotFound, fmt::format("job {} does not exist", id));
 }
 
-std::vector<std::string> ParamNames(const std::string& op) {
-  std::vector<std::string> names;
-  if (const OpInfo* info = FindOp(op)) {
-    for (const OpParam& p : info->params) names.push_back(p.name);
-  }
-  return names;
-}
-
 // Every timer value (metric 0, all passes) of a run, by case index.
 Result<std::map<std::uint32_t, std::vector<double>>> TimerValuesByCase(Store& store, RunId run) {
   std::map<std::uint32_t, std::vector<double>> out;
@@ -42,6 +30,22 @@ Result<std::map<std::uint32_t, std::vector<double>>> TimerValuesByCase(Store& st
     }
   });
   if (!s.ok()) return s.error();
+  return out;
+}
+
+// A case of a job's results with the timer's statistics (metric 0).
+struct TimedCase {
+  const CaseOutcome* outcome = nullptr;
+  const CaseStats* stats = nullptr;
+};
+
+std::vector<TimedCase> TimedCases(const JobResults& r) {
+  std::vector<TimedCase> out;
+  for (const CaseOutcome& c : r.cases) {
+    for (const CaseStats& s : c.stats) {
+      if (s.metric_index == 0) out.push_back({&c, &s});
+    }
+  }
   return out;
 }
 
@@ -69,92 +73,10 @@ Result<JobPage> LabQueries::ListJobs(const Caller&, const JobQuery& query) {
   return page;
 }
 
-Result<JobDetail> LabQueries::GetJobDetail(const Caller& caller, JobId id) {
-  auto job = lab_.GetJob(caller, id);
-  if (!job.ok()) {
-    return job.error().code == ErrorCode::kNotFound ? UnknownJob(id) : job.error();
-  }
-  JobDetail d;
-  d.job.job = std::move(*job);
-  const Job& j = d.job.job;
-  d.param_names = ParamNames(j.op);
-
-  std::optional<Run> run;
-  if (j.last_run_id != 0) {
-    auto r = store_.GetRun(j.last_run_id);
-    if (r.ok()) {
-      run = std::move(*r);
-    } else if (r.error().code != ErrorCode::kNotFound) {
-      return r.error();
-    }
-  }
-  if (run && run->started) {
-    d.job.emulated = run->provenance.emulated;
-    d.run = run;
-  } else {
-    auto boards = lab_.ListBoards(caller);
-    if (!boards.ok()) return boards.error();
-    d.job.emulated = std::any_of(boards->begin(), boards->end(), [&](const BoardView& b) {
-      return b.board.kind == j.kind && b.board.emulated;
-    });
-  }
-
-  auto cases = store_.GetJobCases(id);
-  if (!cases.ok()) return cases.error();
-  auto stored = store_.GetCaseStats(id);
-  if (!stored.ok()) return stored.error();
-  std::map<std::uint32_t, CaseStats> stats;
-  for (CaseStats& s : *stored) {
-    if (s.metric_index == 0) {
-      stats[s.case_index] = std::move(s);
-    } else {
-      d.events.push_back(std::move(s));
-    }
-  }
-  std::sort(d.events.begin(), d.events.end(), [](const CaseStats& a, const CaseStats& b) {
-    return std::tie(a.case_index, a.metric_index) < std::tie(b.case_index, b.metric_index);
-  });
-  std::map<std::uint32_t, CaseResult> results;
-  if (run) {
-    auto r = store_.GetCaseResults(run->id);
-    if (!r.ok()) return r.error();
-    for (CaseResult& c : *r) results[c.case_index] = c;
-  }
-  // Cases without stored statistics (the run has not succeeded): computed from the raw samples
-  // of the cases whose every iteration is stored.
-  if (d.run && stats.size() < cases->size()) {
-    auto computed = ComputeRunStatistics(store_, id, d.run->id, d.run->provenance, 1, 0);
-    if (!computed.ok()) return computed.error();
-    for (CaseStats& s : computed->stats) {
-      if (s.metric_index == 0 && s.n >= j.iterations && !stats.contains(s.case_index)) {
-        stats[s.case_index] = std::move(s);
-      }
-    }
-  }
-  for (std::size_t i = 0; i < cases->size(); ++i) {
-    const auto index = static_cast<std::uint32_t>(i);
-    auto s = stats.find(index);
-    if (s == stats.end()) continue;
-    CaseView c;
-    c.index = index;
-    c.id = (*cases)[i].id;
-    c.params = (*cases)[i].params;
-    c.stats = std::move(s->second);
-    if (auto r = results.find(index); r != results.end()) c.result = r->second;
-    d.cases.push_back(std::move(c));
-  }
-  if (d.run) {
-    auto ops = store_.GetOpProfiles(d.run->id);
-    if (!ops.ok()) return ops.error();
-    d.ops = std::move(*ops);
-    auto memory = store_.GetMemory(d.run->id);
-    if (!memory.ok()) return memory.error();
-    d.memory = std::move(*memory);
-    auto passes = store_.GetRunPasses(d.run->id);
-    if (!passes.ok()) return passes.error();
-    d.passes = std::move(*passes);
-  }
-  return d;
+Result<JobResults> LabQueries::GetJobResults(const Caller& caller, JobId id, bool include_samples) {
+  auto r = ReadJobResults(lab_, store_, caller, id, include_samples);
+  if (!r.ok() && r.error().code == ErrorCode::kNotFound) return UnknownJob(id);
+  return r;
 }
 
 Result<CaseSamples> LabQueries::GetCaseSamples(const Caller& caller, JobId id,
@@ -203,16 +125,19 @@ Result<Comparison> LabQueries::Compare(const Caller& caller, std::span<const Job
                      fmt::format("compare takes {} to {} jobs, got {}", kMinComparedJobs,
                                  kMaxComparedJobs, ids.size()));
   }
-  std::vector<JobDetail> details;
+  std::vector<JobResults> details;
   for (JobId id : ids) {
-    auto d = GetJobDetail(caller, id);
+    auto d = GetJobResults(caller, id, false);
     if (!d.ok()) return d.error();
     details.push_back(std::move(*d));
   }
+  // Per job, its cases with the timer's statistics, in case order.
+  std::vector<std::vector<TimedCase>> timed;
   std::vector<std::map<std::uint32_t, std::vector<double>>> values;
-  for (const JobDetail& d : details) {
-    const Job& j = d.job.job;
-    if (d.cases.empty() || !d.run) {
+  for (const JobResults& d : details) {
+    const Job& j = d.job;
+    timed.push_back(TimedCases(d));
+    if (timed.back().empty() || !d.run || !d.run->started) {
       return MakeError(
           ErrorCode::kInvalidArgument,
           fmt::format("job {} has no results yet (state {})", j.id, JobStateName(j.state)));
@@ -224,39 +149,39 @@ Result<Comparison> LabQueries::Compare(const Caller& caller, std::span<const Job
 
   Comparison out;
   out.param_names = details[0].param_names;
-  for (const JobDetail& d : details) {
-    out.jobs.push_back(ComparedJob{d.job.job.id, d.job.job.label, d.job.job.op,
-                                   d.job.job.assigned_board, d.cases.front().stats.unit,
-                                   d.job.emulated});
+  for (std::size_t k = 0; k < details.size(); ++k) {
+    const Job& j = details[k].job;
+    out.jobs.push_back(ComparedJob{j.id, j.label, j.op, j.assigned_board,
+                                   timed[k].front().stats->unit, details[k].emulated});
   }
   // Case ids in the first job's order, then those only later jobs have.
   std::vector<std::int64_t> case_ids;
-  for (const JobDetail& d : details) {
-    for (const CaseView& c : d.cases) {
-      if (std::find(case_ids.begin(), case_ids.end(), c.id) == case_ids.end()) {
-        case_ids.push_back(c.id);
+  for (const auto& cases : timed) {
+    for (const TimedCase& c : cases) {
+      if (std::find(case_ids.begin(), case_ids.end(), c.outcome->case_id) == case_ids.end()) {
+        case_ids.push_back(c.outcome->case_id);
       }
     }
   }
   for (std::int64_t case_id : case_ids) {
     ComparedCase cc;
     cc.id = case_id;
-    std::vector<const CaseView*> per_job;
-    for (const JobDetail& d : details) {
-      auto it = std::find_if(d.cases.begin(), d.cases.end(),
-                             [&](const CaseView& c) { return c.id == case_id; });
-      per_job.push_back(it == d.cases.end() ? nullptr : &*it);
+    std::vector<const TimedCase*> per_job;
+    for (const auto& cases : timed) {
+      auto it = std::find_if(cases.begin(), cases.end(),
+                             [&](const TimedCase& c) { return c.outcome->case_id == case_id; });
+      per_job.push_back(it == cases.end() ? nullptr : &*it);
     }
-    for (const CaseView* c : per_job) {
-      if (c != nullptr && cc.params.empty()) cc.params = c->params;
-      cc.medians.push_back(c ? std::optional<double>(c->stats.median) : std::nullopt);
+    for (const TimedCase* c : per_job) {
+      if (c != nullptr && cc.params.empty()) cc.params = c->outcome->params;
+      cc.medians.push_back(c ? std::optional<double>(c->stats->median) : std::nullopt);
     }
-    const CaseView* base = per_job[0];
+    const TimedCase* base = per_job[0];
     for (std::size_t k = 0; k < per_job.size(); ++k) {
       std::optional<RatioInterval> ratio;
       if (k > 0 && base != nullptr && per_job[k] != nullptr) {
-        const auto& a = values[0][base->index];
-        const auto& b = values[k][per_job[k]->index];
+        const auto& a = values[0][base->outcome->index];
+        const auto& b = values[k][per_job[k]->outcome->index];
         const std::uint64_t seed = kCompareSeed ^
                                    (static_cast<std::uint64_t>(case_id) * 0x9e3779b97f4a7c15ULL) ^
                                    (static_cast<std::uint64_t>(k) << 56);

@@ -1,7 +1,7 @@
-// LabQueries: the read side of the web page (docs/http-api.md): the job history, one job with its
-// per-case statistics, one case's samples, comparisons of jobs, the boards, and the figures
-// /metrics exports. It reads the store and the Lab's live state and changes nothing.
-// Thread-safety: every method may be called from any thread (the Lab and the store may).
+// LabQueries: the read side of the web page (docs/http-api.md): the job history, one job's results
+// (the read model `mculab show` reads too), one case's samples, comparisons of jobs, the boards,
+// and the figures /metrics exports. It reads the store and the Lab's live state and changes
+// nothing. Thread-safety: every method may be called from any thread (the Lab and the store may).
 #pragma once
 
 #include <cstdint>
@@ -13,6 +13,7 @@
 
 #include "common/result.h"
 #include "server/service/caller.h"
+#include "server/service/job_results.h"
 #include "server/service/lab.h"
 #include "server/service/series.h"
 #include "server/service/store.h"
@@ -23,30 +24,6 @@ namespace mculab::server {
 inline constexpr std::uint32_t kMaxJobsPerPage = 500;
 inline constexpr std::size_t kMinComparedJobs = 2;
 inline constexpr std::size_t kMaxComparedJobs = 8;
-
-// One case of a job whose statistics are final: stored when the run succeeded, computed from the
-// raw samples for a case every iteration of which is stored otherwise (a running, failed or
-// cancelled job), so the page shows cases as they finish.
-struct CaseView {
-  std::uint32_t index = 0;
-  std::int64_t id = 0;
-  std::vector<std::int32_t> params;
-  CaseStats stats;                   // the timer (metric 0)
-  std::optional<CaseResult> result;  // checksum and overhead, once the agent reported them
-};
-
-struct JobDetail {
-  JobRow job;
-  std::optional<Run> run;  // the latest run, once it has started measuring (its provenance)
-  std::vector<std::string> param_names;
-  std::vector<CaseView> cases;       // in case order
-  std::vector<OpProfileRow> ops;     // the run's per-op profiles
-  std::vector<MemoryFigure> memory;  // the run's memory figures
-  // Counter events per case (stored statistics of every metric but the timer), in case then
-  // metric order, and the run's passes (which pass counted which event).
-  std::vector<CaseStats> events;
-  std::vector<RunPass> passes;
-};
 
 struct SamplesRequest {
   std::uint32_t case_index = 0;
@@ -103,8 +80,8 @@ class LabQueries {
 
   // kInvalidArgument for an unknown state or a limit outside 1..kMaxJobsPerPage.
   Result<JobPage> ListJobs(const Caller& caller, const JobQuery& query);
-  // kNotFound for an unknown job.
-  Result<JobDetail> GetJobDetail(const Caller& caller, JobId id);
+  // The job's results (ReadJobResults, job_results.h). kNotFound for an unknown job.
+  Result<JobResults> GetJobResults(const Caller& caller, JobId id, bool include_samples);
   // kNotFound for an unknown job, kInvalidArgument for a case index the job does not have. A case
   // that has not run yet gives n = 0 and no points.
   Result<CaseSamples> GetCaseSamples(const Caller& caller, JobId id, const SamplesRequest& request);

@@ -52,4 +52,17 @@ std::vector<RawSeries> GroupSamples(const Provenance& provenance, std::span<cons
   return out;
 }
 
+bool IsHostBoard(const Board& board) {
+  const auto it = board.tags.find("timing");
+  return it != board.tags.end() && it->second == kMeasuredHost;
+}
+
+bool IsHostRun(const Provenance& p) {
+  return !p.emulated && (p.port == "host" || p.timer_unit == "ns");
+}
+
+std::string_view MeasuredKind(bool emulated, bool host) {
+  return emulated ? kMeasuredEmulated : host ? kMeasuredHost : kMeasuredSilicon;
+}
+
 }  // namespace mculab::server

@@ -5,8 +5,10 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "server/domain/board.h"
 #include "server/domain/job.h"
 #include "server/domain/profile.h"
 #include "server/domain/run.h"
@@ -37,10 +39,19 @@ struct RawSeries {
   std::vector<std::int64_t> values;
 };
 
+// A job's results: the one read model behind `mculab show` (gRPC GetResults) and the HTTP API's
+// job document (job_results.h reads it).
 struct JobResults {
   Job job;
   std::optional<Run> run;  // the latest run, when the job has been on a board
+  // How the job measures (DESIGN.md section 7): from its run's runner once it started, else from
+  // the lab's boards it can run on. `measured` is kMeasuredEmulated, kMeasuredHost or
+  // kMeasuredSilicon.
+  bool emulated = false;
+  std::string measured;
   std::vector<std::string> param_names;
+  // Every case of the job in sweep order; a case's statistics are stored once the run succeeded,
+  // else computed from the raw samples of a case whose every iteration is stored, else empty.
   std::vector<CaseOutcome> cases;
   std::vector<RawSeries> samples;  // only when asked for
   // The latest run's events, passes, op profiles and memory.
@@ -49,6 +60,19 @@ struct JobResults {
   std::vector<OpProfileRow> ops;
   std::vector<MemoryFigure> memory;
 };
+
+// How a result was measured, three things never mixed in a verdict (DESIGN.md section 7):
+// "emulated" (QEMU counts instructions in virtual time), "host" (the runner as a native Linux
+// process, timed in ns) and "silicon" (an MCU's own counters).
+inline constexpr std::string_view kMeasuredEmulated = "emulated";
+inline constexpr std::string_view kMeasuredHost = "host";
+inline constexpr std::string_view kMeasuredSilicon = "silicon";
+// A board whose agent runs the runner as a native process says so with the tag timing=host (the
+// agent adds it to every board of backend "host").
+bool IsHostBoard(const Board& board);
+// A run on the host runner: its HELLO names port "host" and a timer in ns.
+bool IsHostRun(const Provenance& provenance);
+std::string_view MeasuredKind(bool emulated, bool host);
 
 // Groups sorted samples (pass, case, metric, iteration) into series.
 std::vector<RawSeries> GroupSamples(const Provenance& provenance, std::span<const Sample> samples);

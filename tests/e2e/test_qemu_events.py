@@ -104,7 +104,7 @@ class QemuEventsTest(unittest.TestCase):
         # A repeat gives bit-identical events.
         again = self.submit(EVENTS)
         self.assertEqual(again["state"], "succeeded", again.get("message"))
-        key = lambda e: (e["index"], e["event"])  # noqa: E731
+        key = lambda e: (e["case"], e["event"])  # noqa: E731
         self.assertEqual(sorted(((key(e), e["median"], e["min"], e["max"]) for e in job["events"])),
                          sorted(((key(e), e["median"], e["min"], e["max"]) for e in again["events"])))
 

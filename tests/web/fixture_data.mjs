@@ -240,17 +240,25 @@ export function jobDetail(job) {
   const progress = casesProgress(job);
   const prov = provenanceOf(job);
   const unit = BOARD_KINDS[job.kind].unit;
-  const cases = [];
-  opDef.cases.forEach(([id, params], index) => {
-    if (progress[index] < job.iterations) return;  // statistics once a case is complete
+  // Every case; one that has not finished has n = 0 and no figures (as the server, which gives
+  // statistics once every iteration of a case is stored).
+  const all = opDef.cases.map(([id, params], index) => {
+    if (progress[index] < job.iterations) {
+      return { index, id, params, metric: '', unit: '', ...summarize([]), checksum: null, checksum_ok: null,
+        overhead: null, checksum_verified: true };
+    }
     const values = caseSamples(job, index);
     const s = summarize(values);
     const reported = !(job._noChecksum || []).includes(index);  // cancelled before the case's checksum
-    cases.push({ index, id, params, metric: unit, unit, ...s, checksum: reported ? (id * 2654435761) >>> 0 : null,
+    return { index, id, params, metric: unit, unit, ...s, checksum: reported ? (id * 2654435761) >>> 0 : null,
       checksum_ok: reported ? !(job.state === 'failed' && index === (job._casesDone || 0)) : null,
-      overhead: reported ? (unit === 'ns' ? 38 : 12) : null });
+      overhead: reported ? (unit === 'ns' ? 38 : 12) : null, checksum_verified: true };
   });
-  const detail = { job: publicJob(job), provenance: prov, param_names: opDef.params, cases, ops: [], memory: null };
+  const cases = all.filter((c) => c.n > 0);
+  // The job's fields at the top level, as proto/json/documents.cc writes them: "board" is the
+  // board it runs on, else the one it asked for.
+  const detail = { ...publicJob(job), board: job.assigned_board || job.board, requested_board: job.board,
+    provenance: prov, param_names: opDef.params, cases: all, events: [], passes: [], ops: [], memory: null };
   if (job._ops && cases.length) {
     detail.ops = [
       { name: 'conv2d_s8 (im2col)', calls: 4, cycles: 181_522, share: 0.71 },
@@ -259,8 +267,7 @@ export function jobDetail(job) {
     ];
   }
   if (job._layers && cases.length) detail.ops = layerOps(job._layers);
-  // Counter events per case, as the server's `events` (server/http/json_views.cc).
-  detail.events = [];
+  // Counter events per case, as the server's `events` (proto/json/documents.cc).
   if (job._events && cases.length) {
     for (const c of cases) {
       job._events.forEach((event, k) => {
@@ -277,7 +284,7 @@ export function jobDetail(job) {
   return detail;
 }
 
-// The API's per-layer rows (server/http/json_views.cc OpsJson) of a small model: cycles and
+// The API's per-layer rows (proto/json/documents.cc OpsJson) of a small model: cycles and
 // instructions per layer; `convScale` scales the conv layers (a faster kernel build).
 export function layerOps(convScale) {
   const layers = [['CONV_2D', 'conv1', 40_000], ['DEPTHWISE_CONV_', 'dw', 12_000], ['CONV_2D', 'pw', 30_000],

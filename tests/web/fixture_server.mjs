@@ -169,7 +169,7 @@ export function createLab(options) {
     const key = parts.join(',');
     if (compareCache.has(key)) return compareCache.get(key);
     const jobs = parts.map(getJob);
-    const details = jobs.map(jobDetail);
+    const details = jobs.map(jobDetail).map((d) => ({ ...d, cases: d.cases.filter((c) => c.n > 0) }));
     details.forEach((d, i) => {
       if (d.cases.length === 0) throw new HttpError(400, `job ${jobs[i].id} has no results yet (state ${jobs[i].state})`);
     });

@@ -10,7 +10,7 @@ export function exportUnitFor(timerUnit) {
   return { unit: 'cycles', divideBy: 1 };
 }
 
-// detail: the GET /api/v1/jobs/{id} object. The unit comes from the provenance's timer unit,
+// detail: the GET /api/v1/jobs/{id} document (the CLI's `show --json`). The unit comes from the provenance's timer unit,
 // like the CLI; a job whose provenance has none yet falls back to its cases' unit.
 export function buildCsv(detail) {
   const cases = (detail && detail.cases) || [];
@@ -18,7 +18,10 @@ export function buildCsv(detail) {
       (cases.length ? cases[0].unit : '');
   const u = exportUnitFor(timerUnit);
   let out = `id,${u.unit}\n`;
-  for (const c of cases) out += `${c.id},${formatNumber(c.median / u.divideBy)}\n`;
+  for (const c of cases) {
+    if (c.n === 0) continue;  // a case that has not run has no median
+    out += `${c.id},${formatNumber(c.median / u.divideBy)}\n`;
+  }
   return out;
 }
 

@@ -156,6 +156,7 @@ TEST(RenderResults, CasesThatNeverRanShowAsNotRunNotZerosAndMismatch) {
   v1::Results r = TwoCaseResults("cycles");
   r.mutable_job()->set_state("cancelled");
   r.mutable_cases(0)->set_checksum_ok(true);
+  r.mutable_cases(0)->set_checksum_reported(true);
   r.mutable_cases(1)->set_n(0);  // never ran
   r.mutable_cases(1)->set_median(0);
   const std::string text = RenderResults(r);
@@ -177,6 +178,33 @@ TEST(RenderResults, ARefusedJobPrintsNoEmptyUnit) {
   EXPECT_NE(text.find("no case ran"), std::string::npos) << text;
   auto j = nlohmann::json::parse(ResultsJson(r));
   EXPECT_TRUE(j["cases"][0]["checksum_ok"].is_null());
+}
+
+TEST(ResultsJson, OpsCarryTheirShareAndTheTimerOnce) {
+  v1::Results r = TwoCaseResults("cycles");
+  auto op = [&](std::uint32_t pass, std::uint32_t index, const char* metric, bool timer,
+                double sum) {
+    auto* o = r.add_ops();
+    o->set_case_index(0);
+    o->set_op_index(index);
+    o->set_name(index == 0 ? "conv" : "fc");
+    o->set_metric(metric);
+    o->set_timer(timer);
+    o->set_pass(pass);
+    o->set_count(10);
+    o->set_sum(sum);
+  };
+  op(0, 0, "cycles", true, 300);
+  op(0, 1, "cycles", true, 100);
+  op(1, 0, "cycles", true, 999);  // the timer as pass 1 measured it: not shown twice
+  op(1, 0, "instructions", false, 5000);
+  const auto j = nlohmann::json::parse(ResultsJson(r));
+  ASSERT_EQ(j["ops"].size(), 3u);
+  EXPECT_EQ(j["ops"][0]["metric"], "cycles");
+  EXPECT_DOUBLE_EQ(j["ops"][0]["share"].get<double>(), 0.75);
+  EXPECT_DOUBLE_EQ(j["ops"][1]["share"].get<double>(), 0.25);
+  EXPECT_EQ(j["ops"][2]["metric"], "instructions");
+  EXPECT_DOUBLE_EQ(j["ops"][2]["mean"].get<double>(), 500);
 }
 
 TEST(ResultsJson, HoldsRawSamplesPerCase) {

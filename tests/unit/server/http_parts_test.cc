@@ -13,6 +13,7 @@
 #include "server/http/json_views.h"
 #include "server/http/metrics.h"
 #include "server/http/params.h"
+#include "server/rpc/documents.h"
 #include "server/service/lab_feed.h"
 #include "server/service/series.h"
 
@@ -275,20 +276,20 @@ TEST(LabFeed, AfterCloseTheListenerIsNeverCalled) {
   EXPECT_TRUE(feed.closed());
 }
 
-// The boards page and GET /api/v1/boards show who holds a board, until when, and the note, as
-// `mculab boards` does.
-TEST(BoardJson, AReservationShowsItsHolderLeaseAndNote) {
+// The boards page and GET /api/v1/boards show who holds a board, until when, and the note, in the
+// object `mculab boards --json` prints.
+TEST(BoardDocument, AReservationShowsItsHolderLeaseAndNote) {
   Board b;
   b.name = "an547-0";
   b.holder = "alice";
   b.lease_until_ms = 1'764'000'000'000;
   b.reservation_note = "profiling conv2d";
-  const auto j = http::BoardJson(b, 0);
+  const auto j = rpc::BoardDocument(BoardView{b, 0, 0});
   EXPECT_EQ(j["holder"], "alice");
   EXPECT_EQ(j["lease_until_ms"], 1'764'000'000'000);
   EXPECT_EQ(j["note"], "profiling conv2d");
   b.holder.clear();  // released: no stale lease or note
-  const auto free = http::BoardJson(b, 0);
+  const auto free = rpc::BoardDocument(BoardView{b, 0, 0});
   EXPECT_EQ(free["holder"], "");
   EXPECT_EQ(free["lease_until_ms"], 0);
   EXPECT_EQ(free["note"], "");
@@ -308,34 +309,8 @@ TEST(FormatEvents, OneRecordPerEventWithOneDataLine) {
             "event: board\ndata: {\"name\":\"an547-0\",\"kind\":\"\",\"agent\":\"\","
             "\"state\":\"offline\",\"health\":\"good\",\"emulated\":false,\"measured\":\"silicon\","
             "\"tags\":{\"cpu\":\"cortex-m55\"},\"current_job\":0,\"queue_length\":0,"
-            "\"holder\":\"\",\"lease_until_ms\":0,\"note\":\"\"}\n\n");
-}
-
-// ---- the job page's ops and memory ----
-
-TEST(JobDetailJson, OpsCarryTheirShareAndMemoryIsGroupedWithBytes) {
-  JobDetail d;
-  server::Run run;
-  run.provenance.timer_unit = "cycles";
-  run.provenance.counters = {"instructions"};
-  d.run = run;
-  d.ops.push_back({1, 0, 0, 0, 0, "CONV_2D", "conv", 10, 300, 30, 30, false});
-  d.ops.push_back({1, 0, 0, 1, 0, "FULLY_CONNECTED", "fc", 10, 100, 10, 10, false});
-  d.ops.push_back({1, 1, 0, 0, 0, "CONV_2D", "conv", 10, 999, 99, 99, false});  // pass 1 timer
-  d.ops.push_back({1, 1, 0, 0, 1, "CONV_2D", "conv", 10, 5000, 500, 500, false});
-  d.memory.push_back({1, -1, "elf", "flash.text", 4096, 0});
-  d.memory.push_back({1, 0, "runner", "arena", 100, 4096});
-  d.memory.push_back({1, 1, "runner", "arena", 300, 4096});
-  const auto j = http::JobDetailJson(d);
-  ASSERT_EQ(j["ops"].size(), 3u);  // the timer of pass 1 is not shown twice
-  EXPECT_EQ(j["ops"][0]["metric"], "cycles");
-  EXPECT_DOUBLE_EQ(j["ops"][0]["share"].get<double>(), 0.75);
-  EXPECT_DOUBLE_EQ(j["ops"][1]["share"].get<double>(), 0.25);
-  EXPECT_EQ(j["ops"][2]["metric"], "instructions");
-  EXPECT_DOUBLE_EQ(j["ops"][2]["mean"].get<double>(), 500);
-  EXPECT_EQ(j["memory"]["flash"]["text_bytes"], 4096);
-  EXPECT_EQ(j["memory"]["runner"]["arena_used_bytes"], 300);
-  EXPECT_EQ(j["memory"]["runner"]["arena_reserved_bytes"], 4096);
+            "\"ram_bytes\":0,\"holder\":\"\",\"lease_until_ms\":0,\"note\":\"\",\"hold\":false,"
+            "\"health_failures\":0}\n\n");
 }
 
 }  // namespace

@@ -710,8 +710,8 @@ TEST_F(HttpRouterTest, AJobHasItsProvenanceParametersAndPerCaseStatistics) {
       },
       /*emulated=*/true);
   Json d = GetJson("/api/v1/jobs/" + std::to_string(id));
-  EXPECT_EQ(d["job"]["id"], id);
-  EXPECT_EQ(d["job"]["emulated"], true);
+  EXPECT_EQ(d["id"], id);
+  EXPECT_EQ(d["emulated"], true);
   const Json& p = d["provenance"];
   EXPECT_EQ(p["board"], "host-0");
   EXPECT_EQ(p["board_kind"], "host");
@@ -742,13 +742,16 @@ TEST_F(HttpRouterTest, AJobHasItsProvenanceParametersAndPerCaseStatistics) {
   EXPECT_TRUE(d["memory"].is_null());
 }
 
-TEST_F(HttpRouterTest, AQueuedJobHasNoProvenanceAndNoCases) {
+TEST_F(HttpRouterTest, AQueuedJobHasNoProvenanceAndItsCasesHaveNotRun) {
   lab_->DisconnectAgent(session_, "test");
   const JobId id = Submit(Conv(1, 3));  // host-0 is offline now
   Json d = GetJson("/api/v1/jobs/" + std::to_string(id));
-  EXPECT_EQ(d["job"]["state"], "queued");
+  EXPECT_EQ(d["state"], "queued");
   EXPECT_TRUE(d["provenance"].is_null());
-  EXPECT_EQ(d["cases"], Json::array());
+  ASSERT_EQ(d["cases"].size(), 1u);
+  EXPECT_EQ(d["cases"][0]["n"], 0);
+  EXPECT_EQ(d["cases"][0]["params"], Json::parse("[1, 8, 4]"));
+  EXPECT_TRUE(d["cases"][0]["checksum_ok"].is_null());
   Json s = GetJson("/api/v1/jobs/" + std::to_string(id) + "/samples");
   EXPECT_EQ(s["n"], 0);
   EXPECT_EQ(s["iterations"], Json::array());
@@ -769,15 +772,15 @@ TEST_F(HttpRouterTest, AJobWaitingOnAReservationNamesTheHolderAndTheLeaseEnd) {
   r.priority = JobPriority::kHigh;
   const JobId id = Submit(std::move(r));
   Json d = GetJson("/api/v1/jobs/" + std::to_string(id));
-  EXPECT_EQ(d["job"]["state"], "queued");
-  EXPECT_EQ(d["job"]["board"], "host-0");
-  EXPECT_EQ(d["job"]["priority"], "high");
-  EXPECT_EQ(d["job"]["wait"]["position"], 1);
-  EXPECT_EQ(d["job"]["wait"]["board"], "host-0");
-  EXPECT_EQ(d["job"]["wait"]["holder"], "alice");
-  EXPECT_EQ(d["job"]["wait"]["note"], "profiling");
-  EXPECT_EQ(d["job"]["wait"]["lease_until_ms"], clock_.NowMs() + 60'000);
-  EXPECT_EQ(d["job"]["wait"]["estimated_start_ms"], clock_.NowMs() + 60'000);
+  EXPECT_EQ(d["state"], "queued");
+  EXPECT_EQ(d["board"], "host-0");
+  EXPECT_EQ(d["priority"], "high");
+  EXPECT_EQ(d["wait"]["position"], 1);
+  EXPECT_EQ(d["wait"]["board"], "host-0");
+  EXPECT_EQ(d["wait"]["holder"], "alice");
+  EXPECT_EQ(d["wait"]["note"], "profiling");
+  EXPECT_EQ(d["wait"]["lease_until_ms"], clock_.NowMs() + 60'000);
+  EXPECT_EQ(d["wait"]["estimated_start_ms"], clock_.NowMs() + 60'000);
   Json list = GetJson("/api/v1/jobs");
   ASSERT_EQ(list["jobs"].size(), 1u);
   EXPECT_EQ(list["jobs"][0]["wait"]["holder"], "alice");
@@ -790,11 +793,13 @@ TEST_F(HttpRouterTest, WhileAJobRunsItsCasesAppearAsTheyFinish) {
   SendCase(a, 0, {5, 6, 7, 8});
   SendCase(a, 1, {9, 9}, /*checksum=*/false);  // half of case 1
   Json d = GetJson("/api/v1/jobs/" + std::to_string(id));
-  EXPECT_EQ(d["job"]["state"], "running");
-  EXPECT_EQ(d["job"]["progress_done"], 6);
-  EXPECT_EQ(d["job"]["progress_total"], 12);
-  ASSERT_EQ(d["cases"].size(), 1u);
+  EXPECT_EQ(d["state"], "running");
+  EXPECT_EQ(d["progress_done"], 6);
+  EXPECT_EQ(d["progress_total"], 12);
+  ASSERT_EQ(d["cases"].size(), 3u);  // every case; the unfinished ones have not run yet
   EXPECT_EQ(d["cases"][0]["median"], 6.5);
+  EXPECT_EQ(d["cases"][1]["n"], 0) << "half of case 1 is stored: not final yet";
+  EXPECT_EQ(d["cases"][2]["n"], 0);
   EXPECT_EQ(d["provenance"]["timer_unit"], "ns");
   Json s = GetJson("/api/v1/jobs/" + std::to_string(id) + "/samples?case=1");
   EXPECT_EQ(s["n"], 2);
@@ -914,7 +919,7 @@ TEST_F(HttpRouterTest, HostResultsAreLabelledHostNeitherSiliconNorEmulated) {
   Json page = GetJson("/api/v1/jobs");
   ASSERT_EQ(page["jobs"][0]["id"], queued);
   EXPECT_EQ(page["jobs"][0]["measured"], "host") << "labelled by the host board of its kind";
-  EXPECT_EQ(GetJson("/api/v1/jobs/" + std::to_string(queued))["job"]["measured"], "host");
+  EXPECT_EQ(GetJson("/api/v1/jobs/" + std::to_string(queued))["measured"], "host");
   Json boards = GetJson("/api/v1/boards")["boards"];
   EXPECT_EQ(boards[0]["measured"], "emulated");
   EXPECT_EQ(boards[1]["measured"], "host");
@@ -923,7 +928,7 @@ TEST_F(HttpRouterTest, HostResultsAreLabelledHostNeitherSiliconNorEmulated) {
 TEST_F(HttpRouterTest, ARunOnTheHostRunnerIsLabelledHostFromItsHello) {
   const JobId host = RunJob(Conv(1, 3), Constant(100, 3));
   Json d = GetJson("/api/v1/jobs/" + std::to_string(host));
-  EXPECT_EQ(d["job"]["measured"], "host");
+  EXPECT_EQ(d["measured"], "host");
   EXPECT_EQ(d["provenance"]["measured"], "host");
   EXPECT_EQ(d["provenance"]["emulated"], false);
   const JobId qemu = RunJob(Conv(1, 3), Constant(100, 3), /*emulated=*/true);

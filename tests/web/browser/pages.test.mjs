@@ -158,7 +158,7 @@ test('paging moves through the list and "N of total" follows', async () => {
 });
 
 test('a job page draws its plot and histogram and shows its statistics with units and the measurement label', async () => {
-  const job = FIXTURE ? (await api(`jobs/${ids.hostBaseline}`)).job : (await succeededJobs())[0];
+  const job = FIXTURE ? await api(`jobs/${ids.hostBaseline}`) : (await succeededJobs())[0];
   assert.ok(job, 'a succeeded job with cases exists');
   const detail = await api(`jobs/${job.id}`);
   const { page, w } = await openPage(desktop.context, `job.html?id=${job.id}`);
@@ -301,6 +301,35 @@ test('the boards page shows every board with state, health and queue', async () 
     if (b.holder) assert.ok(text.includes(b.holder));
   }
   await w.assertClean('boards');
+  await page.close();
+});
+
+test('the boards page shows who holds a reserved board, until when, and why', async () => {
+  const { boards } = await api('boards');
+  // The fixture's h743-0 is reserved; tests/e2e/test_web.py reserves host-0 on the real server.
+  const held = boards.filter((b) => b.holder);
+  assert.ok(held.length > 0, `a board is reserved: ${JSON.stringify(boards)}`);
+  const { page, w } = await openPage(desktop.context, 'boards.html');
+  await page.locator('#boards-table tbody tr').first().waitFor();
+  const headings = await page.locator('#boards-table thead th').allTextContents();
+  const column = (name) => headings.indexOf(name);
+  for (const b of held) {
+    assert.ok(b.lease_until_ms > Date.now(), `${b.name}: the lease ends in the future (${b.lease_until_ms})`);
+    const cells = await page.locator(`#boards-table tbody tr[data-board="${b.name}"] > *`).allTextContents();
+    assert.equal(cells[column('holder')], b.holder, `${b.name}: ${JSON.stringify(cells)}`);
+    const lease = cells[column('lease ends')];
+    assert.notEqual(lease, '-', `${b.name}: no lease end shown`);
+    const year = String(new Date(b.lease_until_ms).getFullYear());
+    assert.ok(lease.includes(year), `${b.name}: the lease end ${lease} is not ${new Date(b.lease_until_ms).toISOString()}`);
+    if (b.note) assert.equal(cells[column('note')], b.note);
+  }
+  for (const b of boards.filter((x) => !x.holder)) {
+    const cells = await page.locator(`#boards-table tbody tr[data-board="${b.name}"] > *`).allTextContents();
+    assert.equal(cells[column('holder')], '-', b.name);
+    assert.equal(cells[column('lease ends')], '-', b.name);
+  }
+  await screenshot(page, 'boards-reserved-desktop');
+  await w.assertClean('boards with a reservation');
   await page.close();
 });
 

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import { buildCsv, buildJson, exportFileName, exportUnitFor } from '../../../web/js/csv.js';
 
 const detail = (timerUnit, cases) => ({
-  job: { id: 7 },
+  id: 7,
   provenance: timerUnit === null ? null : { timer_unit: timerUnit },
   cases,
 });

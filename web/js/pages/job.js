@@ -90,7 +90,7 @@ function rememberCase() {
 // 'emulated', 'host' or 'silicon': the runner's HELLO once the run started, else the board's.
 function measured() {
   const p = detail.provenance;
-  return measuredKind(p && p.runner_version ? p : detail.job);
+  return measuredKind(p && p.runner_version ? p : detail);
 }
 function isEmulated() {
   return measured() === 'emulated';
@@ -99,7 +99,7 @@ function isEmulated() {
 function renderBanner() {
   const p = detail.provenance || {};
   if (measured() === 'host') {
-    const where = [p.board || detail.job.assigned_board, p.cpu].filter(Boolean).join(', ');
+    const where = [p.board || detail.assigned_board, p.cpu].filter(Boolean).join(', ');
     replaceChildren(banner, h('div', { class: 'measure-banner host', role: 'note', id: 'measured-label' },
         h('strong', { class: 'measure-word' }, 'HOST RESULTS (native)'),
         h('span', {}, ` The runner ran as a native Linux process${where ? ` (${where})` : ''}, timed by ` +
@@ -114,7 +114,7 @@ function renderBanner() {
             'read them as silicon speed.'),
         p.note ? h('span', { class: 'measure-note' }, ` Run note: ${p.note}`) : null));
   } else {
-    const where = [p.board || detail.job.assigned_board, p.cpu, p.clock_hz ? `${formatNumber(p.clock_hz / 1e6)} MHz` : '']
+    const where = [p.board || detail.assigned_board, p.cpu, p.clock_hz ? `${formatNumber(p.clock_hz / 1e6)} MHz` : '']
         .filter(Boolean).join(', ');
     replaceChildren(banner, h('div', { class: 'measure-banner silicon', role: 'note', id: 'measured-label' },
         h('strong', { class: 'measure-word' }, 'SILICON RESULTS'),
@@ -133,7 +133,7 @@ function dl(pairs, cls) {
 }
 
 function renderSummary() {
-  const j = detail.job;
+  const j = detail;
   setTitle(`job #${j.id}${j.label ? ` · ${j.label}` : ''}`);
   replaceChildren(title, `Job #${j.id} `, badge('state', j.state), ' ', measuredBadge(measured()));
   replaceChildren(summary,
@@ -144,7 +144,7 @@ function renderSummary() {
       dl([
         ['operator', j.op],
         ['board kind', j.kind],
-        ['board', j.assigned_board || (j.board ? `${j.board} (requested)` : 'any')],
+        ['board', j.assigned_board || (j.requested_board ? `${j.requested_board} (requested)` : 'any')],
         ['user', j.user],
         ['priority', j.priority],
         ['submitted', formatTime(j.created_ms)],
@@ -157,7 +157,7 @@ function renderSummary() {
 }
 
 function renderProgress() {
-  const j = detail.job;
+  const j = detail;
   const running = !FINAL_STATES.includes(j.state);
   const bar = h('progress', { id: 'progress-bar', max: String(Math.max(1, j.progress_total)), value: String(j.progress_done) });
   replaceChildren(progress,
@@ -168,8 +168,8 @@ function renderProgress() {
 }
 
 function renderDownloads() {
-  const j = detail.job;
-  const hasCases = (detail.cases || []).length > 0;
+  const j = detail;
+  const hasCases = (detail.cases || []).some((c) => c.n > 0);
   replaceChildren(downloads,
       hasCases ? downloadLink('Download CSV', exportFileName(j.id, 'csv'), 'text/csv', () => buildCsv(detail)) : null,
       downloadLink('Download JSON', exportFileName(j.id, 'json'), 'application/json', () => buildJson(detail)));
@@ -186,9 +186,11 @@ function caseName(c) {
 }
 
 function renderCases() {
+  // Every case of the job is listed; one that has not run has n = 0.
+  const ran = (c) => c.n > 0;
   const cases = detail.cases || [];
-  if (cases.length === 0) {
-    const j = detail.job;
+  if (!cases.some(ran)) {
+    const j = detail;
     replaceChildren(casesSection, h('h2', {}, 'Per-case statistics'),
         h('p', { class: 'muted', id: 'no-results' }, FINAL_STATES.includes(j.state)
           ? 'This job has no results.' : `No results yet (${j.state}): cases appear here as they finish.`));
@@ -196,13 +198,14 @@ function renderCases() {
     return;
   }
   plotsSection.hidden = false;
-  if (!cases.some((c) => c.index === caseIndex)) caseIndex = cases[0].index;
-  replaceChildren(caseSelect, cases.map((c) => h('option', { value: String(c.index) }, caseName(c))));
+  if (!cases.some((c) => c.index === caseIndex && ran(c))) caseIndex = cases.find(ran).index;
+  replaceChildren(caseSelect, cases.filter(ran).map((c) => h('option', { value: String(c.index) }, caseName(c))));
   caseSelect.value = String(caseIndex);
 
   // A case that never ran (the job was queued, cancelled, timed out or refused before it) has no
-  // statistics and no checksum verdict: "not run", never zeros and MISMATCH.
-  const ran = (c) => c.n > 0;
+  // statistics and no checksum verdict: "not run" ("pending" while the job may still run it), never
+  // zeros and MISMATCH.
+  const notRun = FINAL_STATES.includes(detail.state) ? 'not run' : 'pending';
   const unit = unitOf(cases.find(ran) || cases[0]);
   const u = (name) => [name, h('span', { class: 'unit' }, ` (${unit})`)];
   const head = h('tr', {},
@@ -216,7 +219,7 @@ function renderCases() {
       body.append(h('tr', { dataset: { caseIndex: c.index }, class: ['not-run', c.index === caseIndex ? 'selected' : null] },
           h('th', { scope: 'row', class: 'case-cell' }, h('span', { class: 'case-id' }, String(c.id)),
               h('span', { class: 'params' }, paramsText(detail.param_names, c.params))),
-          h('td', { class: 'not-run-cell', colspan: '11' }, 'not run')));
+          h('td', { class: 'not-run-cell', colspan: '11' }, notRun)));
       continue;
     }
     const tr = h('tr', { dataset: { caseIndex: c.index }, class: c.index === caseIndex ? 'selected' : null },
@@ -224,7 +227,7 @@ function renderCases() {
             h('button', { type: 'button', class: 'linkish case-id', title: 'plot this case', on: { click: () => selectCase(c.index) } },
                 String(c.id)),
             h('span', { class: 'params' }, paramsText(detail.param_names, c.params)),
-            h('a', { class: 'trend-link', href: trendHref(detail.job, c), title: 'this case job after job' }, 'trend')),
+            h('a', { class: 'trend-link', href: trendHref(detail, c), title: 'this case job after job' }, 'trend')),
         h('td', { class: 'num' }, formatCount(c.n)),
         ...[['min', c.min], ['median', c.median], ['mean', c.mean], ['p90', c.p90], ['p99', c.p99],
           ['stddev', c.stddev], ['max', c.max], ['overhead', c.overhead]]
@@ -374,7 +377,7 @@ function clearPlots() {
 
 async function loadSamples({ force = false } = {}) {
   const c = (detail.cases || []).find((x) => x.index === caseIndex);
-  if (!c) return;
+  if (!c || !(c.n > 0)) return;  // a case that has not run has no samples to plot
   if (!force && plotted && plotted.caseIndex === caseIndex && plotted.n === c.n) return;
   const wanted = caseIndex;
   let s;
@@ -417,7 +420,7 @@ async function loadSamples({ force = false } = {}) {
 // The running case's values as the stream brings them, redrawn at most once a second.
 function drawLive() {
   liveTimer = null;
-  const j = detail && detail.job;
+  const j = detail;
   const finished = !j || FINAL_STATES.includes(j.state);
   if (finished || liveSeries.x.length === 0) {
     liveSection.hidden = true;
@@ -467,7 +470,7 @@ function scheduleRefresh() {
 
 onLive('job', (ev) => {
   if (!detail || ev.id !== jobId) return;
-  const j = detail.job;
+  const j = detail;
   const stateChanged = ev.state !== j.state;
   Object.assign(j, { state: ev.state, progress_done: ev.progress_done, progress_total: ev.progress_total });
   if (ev.message !== undefined) j.message = ev.message;

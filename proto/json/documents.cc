@@ -1,0 +1,266 @@
+#include "proto/json/documents.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+namespace mculab {
+namespace {
+
+using Json = nlohmann::ordered_json;
+namespace v1 = mculab::v1;
+
+// JSON has no infinity or NaN.
+Json Number(double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); }
+
+template <typename T>
+Json Array(const google::protobuf::RepeatedField<T>& values) {
+  return Json(std::vector<T>(values.begin(), values.end()));
+}
+
+Json Strings(const google::protobuf::RepeatedPtrField<std::string>& values) {
+  return Json(std::vector<std::string>(values.begin(), values.end()));
+}
+
+void AddJob(const v1::Results& r, Json& j) {
+  const v1::Job& job = r.job();
+  j["id"] = job.id();
+  j["user"] = job.user();
+  j["kind"] = job.kind();
+  j["board"] = !job.assigned_board().empty() ? job.assigned_board() : job.board();
+  j["requested_board"] = job.board();
+  j["assigned_board"] = job.assigned_board();
+  j["op"] = job.op();
+  j["label"] = job.label();
+  j["state"] = job.state();
+  j["priority"] = job.priority();
+  j["created_ms"] = job.created_ms();
+  j["started_ms"] = job.started_ms();
+  j["finished_ms"] = job.finished_ms();
+  j["num_cases"] = job.num_cases();
+  j["iterations"] = job.iterations();
+  j["warmup"] = job.warmup();
+  j["emulated"] = r.emulated();
+  j["measured"] = r.measured();
+  j["message"] = job.message();
+  j["progress_done"] = job.progress_done();
+  j["progress_total"] = job.progress_total();
+  j["attempts"] = job.attempts();
+  j["tags"] = Json(std::map<std::string, std::string>(job.tags().begin(), job.tags().end()));
+  j["firmware_artifact"] = job.firmware_artifact();
+  j["blob_artifact"] = job.blob_artifact();
+  if (job.wait().position() > 0) {
+    const v1::QueueWait& w = job.wait();
+    Json o;
+    o["position"] = w.position();
+    o["estimated_start_ms"] = w.estimated_start_ms();
+    if (!w.board().empty()) {
+      o["board"] = w.board();
+      o["holder"] = w.holder();
+      o["lease_until_ms"] = w.lease_until_ms();
+      o["note"] = w.note();
+    }
+    j["wait"] = std::move(o);
+  }
+}
+
+Json ProvenanceJson(const v1::Results& r) {
+  if (!r.has_provenance()) return nullptr;
+  const v1::Provenance& p = r.provenance();
+  Json j;
+  j["board"] = p.board();
+  j["board_kind"] = p.board_kind();
+  j["board_serial"] = p.board_serial();
+  j["agent"] = p.agent();
+  j["runner_version"] = p.runner_version();
+  j["firmware_sha256"] = p.firmware_sha256();
+  j["workload_sha256"] = p.workload_sha256();
+  j["toolchain"] = p.toolchain();
+  j["clock_hz"] = p.clock_hz();
+  j["port"] = p.port();
+  j["cpu"] = p.cpu();
+  j["emulated"] = p.emulated();
+  j["measured"] = MeasuredKindOf(p);
+  j["timer_unit"] = p.timer_unit();
+  j["counters"] = JoinList(std::vector<std::string>(p.counters().begin(), p.counters().end()));
+  j["note"] = p.note();
+  j["seed"] = p.seed();
+  return j;
+}
+
+Json CaseJson(const v1::Results& r, const v1::CaseStats& c) {
+  Json j;
+  j["index"] = c.index();
+  j["id"] = c.case_id();
+  j["params"] = Array(c.params());
+  j["metric"] = c.metric();
+  j["unit"] = c.unit();
+  j["n"] = c.n();
+  for (const auto& [name, v] :
+       {std::pair{"min", c.min()}, std::pair{"median", c.median()}, std::pair{"mean", c.mean()},
+        std::pair{"p90", c.p90()}, std::pair{"p99", c.p99()}, std::pair{"stddev", c.stddev()},
+        std::pair{"cv", c.cv()}, std::pair{"max", c.max()}}) {
+    j[name] = Number(v);
+  }
+  // No verdict for a case that never ran or whose checksum the agent has not reported, and none
+  // for a custom runner's output (the lab has no reference for its runtime).
+  const bool reported = c.n() > 0 && c.checksum_reported();
+  const bool verified = r.job().firmware_artifact().empty();
+  j["checksum"] = reported ? Json(c.checksum()) : Json(nullptr);
+  j["checksum_ok"] = reported && verified ? Json(c.checksum_ok()) : Json(nullptr);
+  j["overhead"] = reported ? Number(c.overhead()) : Json(nullptr);
+  j["checksum_verified"] = verified;
+  for (const v1::RawSamples& s : r.samples()) {
+    if (s.case_index() == c.index()) j["samples"][s.metric()] = Array(s.values());
+  }
+  return j;
+}
+
+// Counter events per case, as `mculab show` prints them: one row per case and event with the
+// case's id and parameters, the pass that counted it, and its statistics.
+Json EventsJson(const v1::Results& r) {
+  std::map<std::string, std::uint32_t> pass_of;
+  for (const v1::PassInfo& p : r.passes()) {
+    for (const std::string& e : p.events()) pass_of.emplace(e, p.index());
+  }
+  Json rows = Json::array();
+  for (const v1::CaseStats& s : r.counters()) {
+    Json o;
+    o["case"] = s.index();
+    o["id"] = s.case_id();
+    o["params"] = Array(s.params());
+    o["event"] = s.metric();
+    auto p = pass_of.find(s.metric());
+    o["pass"] = p == pass_of.end() ? Json(nullptr) : Json(p->second);
+    o["n"] = s.n();
+    o["min"] = Number(s.min());
+    o["median"] = Number(s.median());
+    o["max"] = Number(s.max());
+    o["cv"] = Number(s.cv());
+    rows.push_back(std::move(o));
+  }
+  return rows;
+}
+
+// Per-op rows: one per (case, op, metric) of the pass that counted the metric (the timer as pass
+// 0 measured it), with its share of the case's total over the ops of that metric.
+Json OpsJson(const v1::Results& r) {
+  auto shown = [](const v1::OpStats& o) { return !o.timer() || o.pass() == 0; };
+  std::map<std::tuple<std::uint32_t, std::uint32_t, std::string>, double> totals;
+  for (const v1::OpStats& o : r.ops()) {
+    if (shown(o)) totals[{o.pass(), o.case_index(), o.metric()}] += o.sum();
+  }
+  Json rows = Json::array();
+  for (const v1::OpStats& o : r.ops()) {
+    if (!shown(o)) continue;
+    Json j;
+    j["case"] = o.case_index();
+    j["op_index"] = o.op_index();
+    j["type"] = o.type();
+    j["name"] = o.name();
+    j["metric"] = o.metric();
+    j["pass"] = o.pass();
+    j["count"] = o.count();
+    j["sum"] = o.sum();
+    j["mean"] = o.count() > 0 ? o.sum() / static_cast<double>(o.count()) : 0.0;
+    j["min"] = o.min();
+    j["max"] = o.max();
+    const double total = totals[{o.pass(), o.case_index(), o.metric()}];
+    j["share"] = total > 0 ? o.sum() / total : 0.0;
+    j["unclosed"] = o.unclosed();
+    rows.push_back(std::move(j));
+  }
+  return rows;
+}
+
+// {"flash": {"text_bytes": ...}, "ram": {...}, "runner": {"arena_used_bytes": ...,
+// "arena_reserved_bytes": ...}} (runner figures: the largest over the cases); null when none.
+Json MemoryJson(const v1::Results& r) {
+  if (r.memory().empty()) return nullptr;
+  std::map<std::string, std::map<std::string, std::uint64_t>> groups;
+  std::map<std::string, std::pair<std::uint64_t, std::uint64_t>> runner;
+  for (const v1::MemoryStat& m : r.memory()) {
+    if (m.source() == "elf") {
+      const auto dot = m.category().find('.');
+      const std::string group = dot == std::string::npos ? "firmware" : m.category().substr(0, dot);
+      const std::string name =
+          dot == std::string::npos ? m.category() : m.category().substr(dot + 1);
+      groups[group][name + "_bytes"] = m.used();
+    } else {
+      auto& [used, reserved] = runner[m.category()];
+      used = std::max(used, m.used());
+      reserved = std::max(reserved, m.reserved());
+    }
+  }
+  Json j = Json::object();
+  for (const auto& [group, figures] : groups) {
+    for (const auto& [name, v] : figures) j[group][name] = v;
+  }
+  for (const auto& [category, v] : runner) {
+    j["runner"][category + "_used_bytes"] = v.first;
+    j["runner"][category + "_reserved_bytes"] = v.second;
+  }
+  return j;
+}
+
+}  // namespace
+
+std::string MeasuredKindOf(const v1::Provenance& p) {
+  if (p.emulated()) return "emulated";
+  if (p.port() == "host" || p.timer_unit() == "ns") return "host";
+  return "silicon";
+}
+
+nlohmann::ordered_json BoardDocument(const v1::Board& b) {
+  Json j;
+  j["name"] = b.name();
+  j["kind"] = b.kind();
+  j["agent"] = b.agent();
+  j["state"] = b.state();
+  j["health"] = b.health();
+  j["emulated"] = b.emulated();
+  const auto timing = b.tags().find("timing");
+  const bool host = timing != b.tags().end() && timing->second == "host";
+  j["measured"] = b.emulated() ? "emulated" : host ? "host" : "silicon";
+  j["tags"] = Json(std::map<std::string, std::string>(b.tags().begin(), b.tags().end()));
+  j["current_job"] = b.current_job();
+  j["queue_length"] = b.queue_length();
+  j["kind_queue_length"] = b.kind_queue_length();
+  j["ram_bytes"] = b.ram_bytes();
+  const bool held = !b.holder().empty();  // the reservation in force
+  j["holder"] = b.holder();
+  j["lease_until_ms"] = held ? b.lease_until_ms() : 0;
+  j["note"] = held ? b.reservation_note() : std::string();
+  j["hold"] = held && b.hold();
+  j["health_failures"] = b.health_failures();
+  return j;
+}
+
+nlohmann::ordered_json ResultsDocument(const v1::Results& r) {
+  Json j;
+  AddJob(r, j);
+  j["provenance"] = ProvenanceJson(r);
+  j["param_names"] = Strings(r.param_names());
+  Json cases = Json::array();
+  for (const v1::CaseStats& c : r.cases()) cases.push_back(CaseJson(r, c));
+  j["cases"] = std::move(cases);
+  j["events"] = EventsJson(r);
+  Json passes = Json::array();
+  for (const v1::PassInfo& p : r.passes()) {
+    Json o;
+    o["index"] = p.index();
+    o["events"] = Strings(p.events());
+    passes.push_back(std::move(o));
+  }
+  j["passes"] = std::move(passes);
+  j["ops"] = OpsJson(r);
+  j["memory"] = MemoryJson(r);
+  return j;
+}
+
+}  // namespace mculab

@@ -1,0 +1,34 @@
+// The JSON documents of lab.proto's messages that the CLI's --json and the HTTP API both print
+// (docs/http-api.md), written once so the two never drift: a job's results (`mculab show --json`,
+// submit --wait --json, export --format json; GET /api/v1/jobs/{id}) and a board (`mculab boards
+// --json`; GET /api/v1/boards). Thread-safety: pure functions.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "lab.pb.h"
+
+namespace mculab {
+
+// The job's fields at the top level ("board" is the board it ran or runs on, else the one it asked
+// for; "requested_board" the one it asked for), "wait" while queued, "provenance" (null before
+// the run's runner said hello), "param_names", "cases" (every case in sweep order; a case that has
+// not run has n = 0 and null checksum fields; "samples" per metric when the results carry raw
+// samples), "events" (counter statistics per case), "passes", "ops" (per-op rows with their share
+// of the case's total; the timer as pass 0 measured it) and "memory" (null when none). Figures
+// that are not finite are null.
+nlohmann::ordered_json ResultsDocument(const mculab::v1::Results& results);
+
+// How a run measured, from its runner's hello (DESIGN.md section 7: never mixed in a verdict):
+// "emulated" (QEMU), "host" (the runner as a native Linux process: port "host", a timer in ns) or
+// "silicon".
+std::string MeasuredKindOf(const mculab::v1::Provenance& provenance);
+
+// One board as `mculab boards --json` lists it and GET /api/v1/boards (and the board events of
+// GET /api/v1/events) serve it: state apart from health, "measured" ("host" for a board tagged
+// timing=host), and the reservation in force ("holder", "lease_until_ms", "note": empty and 0 when
+// none).
+nlohmann::ordered_json BoardDocument(const mculab::v1::Board& board);
+
+}  // namespace mculab
