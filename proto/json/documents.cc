@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include "common/lists.h"
+
 namespace mculab {
 namespace {
 
