@@ -22,6 +22,8 @@ import lablib  # noqa: E402
 SIZE = "24m"
 FC_CSV = "id,batch,input_size,output_size\n0,1,16,8\n1,1,32,8\n"
 CASES = 2
+LONG_CSV = "id,batch,input_size,output_size\n" + "".join(
+    f"{i},1,{16 + 16 * (i % 4)},8\n" for i in range(20))
 
 
 def query(path, sql, args=()):
@@ -98,12 +100,12 @@ class DiskFullTest(unittest.TestCase):
         self.assertEqual(lab.wait_job(before["id"])["state"], "succeeded")
 
         # A long job whose samples cannot all be stored: the disk fills while it runs. Long enough
-        # (2 M samples, several seconds on a host board) that it is still sending when the disk is
-        # full, however slow the machine is to notice it running: 200,000 samples once ended
-        # before the filler did, and nothing was left to write.
+        # (20 cases x 100,000 iterations: 2 M samples, several seconds on a host board) that it is
+        # still sending when the disk is full, however slow the machine is to notice it running:
+        # 200,000 samples once ended before the filler did, and nothing was left to write.
         during = lab.cli_json("submit", "--kind", "host", "--op", "fully_connected_s8", "--cases",
-                              lablib.write_csv(self.spool, "fc.csv", FC_CSV), "--iterations",
-                              "1000000", "--warmup", "0", "--label", "during")
+                              lablib.write_csv(self.spool, "fc-long.csv", LONG_CSV),
+                              "--iterations", "100000", "--warmup", "0", "--label", "during")
         lab.wait_job(during["id"], states=("running",))
         filler = fill(lab.home)
         serving_error = None
