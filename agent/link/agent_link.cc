@@ -340,12 +340,15 @@ void AgentLink::Impl::SetBoardOffline(const std::string& board, const std::strin
       offline_[board] = offline;
     }
   }
-  // The server first, so the run ending below does not free the board for new work.
+  // Going offline, the server hears first, so the run ending below does not free the board for
+  // new work. Coming back, the board takes work first: an assignment the server sends as soon as
+  // it hears must not find the board still offline here (it would fail as infra and be requeued).
   v1::AgentMessage m;
   m.mutable_board_status()->set_board(board);
   m.mutable_board_status()->set_offline(offline);
+  if (offline.empty()) w->SetOffline(offline);
   Send(m);
-  w->SetOffline(offline);
+  if (!offline.empty()) w->SetOffline(offline);
   if (offline.empty()) {
     spdlog::info("board {} is back", board);
   } else {
