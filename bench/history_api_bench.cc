@@ -29,6 +29,7 @@
 #include "server/http/router.h"
 #include "server/service/clock.h"
 #include "server/service/lab.h"
+#include "tests/unit/server/owned_lab.h"
 
 namespace {
 
@@ -64,7 +65,7 @@ struct BenchLab {
   fs::path dir;
   std::unique_ptr<db::SqliteStore> store;
   server::SystemClock clock;
-  std::unique_ptr<server::Lab> lab;
+  std::unique_ptr<server::testing::OwnedLab> lab;
   std::unique_ptr<Router> router;
   std::int64_t jobs = 0;
   std::int64_t series_a = 0, series_b = 0;  // jobs with stored samples
@@ -79,7 +80,7 @@ struct BenchLab {
     store = std::move(*s);
     jobs = JobCount();
     Fill();
-    lab = std::make_unique<server::Lab>(*store, clock, server::LabConfig{}, dir);
+    lab = std::make_unique<server::testing::OwnedLab>(*store, clock, server::LabConfig{}, dir);
     if (Status st = lab->Start(); !st.ok()) throw std::runtime_error(st.error().message);
     auto viewer = lab->accounts().AddUser("bench", "viewer");
     if (!viewer.ok()) throw std::runtime_error(viewer.error().message);

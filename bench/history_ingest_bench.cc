@@ -36,6 +36,7 @@
 #include "server/http/router.h"
 #include "server/service/clock.h"
 #include "server/service/lab.h"
+#include "tests/unit/server/owned_lab.h"
 
 namespace {
 
@@ -182,7 +183,7 @@ int main(int argc, char** argv) {
     server::SystemClock clock;
     server::LabConfig config;
     config.health_checks = false;
-    server::Lab lab(store, clock, config, dir);
+    server::testing::OwnedLab lab(store, clock, config, dir);
     Check(lab.Start());
     auto viewer = lab.accounts().AddUser("bench", "viewer");
     if (!viewer.ok()) Fail(viewer.error().message);

@@ -29,6 +29,7 @@
 #include "server/service/clock.h"
 #include "server/service/lab.h"
 #include "server/service/profiles.h"
+#include "tests/unit/server/owned_lab.h"
 
 namespace {
 
@@ -113,7 +114,7 @@ int main(int argc, char** argv) {
     LabConfig config;
     config.health_checks = false;
     config.heartbeat_timeout_ms = 24 * 3'600'000;  // this agent sends no heartbeats
-    Lab lab(**store, clock, config, dir);
+    mculab::server::testing::OwnedLab lab(**store, clock, config, dir);
     if (mculab::Status s = lab.Start(); !s.ok()) return Fail(s.error().message);
     const std::string rss_idle = ProcStatus("VmRSS:");
 

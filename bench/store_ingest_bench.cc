@@ -32,6 +32,7 @@
 #include "server/rpc/agent_wire.h"
 #include "server/service/clock.h"
 #include "server/service/lab.h"
+#include "tests/unit/server/owned_lab.h"
 
 namespace {
 
@@ -226,7 +227,7 @@ struct LabFixture {
   }
   server::SystemClock clock;
   std::unique_ptr<db::SqliteStore> store;
-  server::Lab lab;
+  server::testing::OwnedLab lab;
   server::AgentSessionId session = 0;
 };
 
@@ -275,7 +276,7 @@ void BM_GrpcIngest(benchmark::State& state) {
     TempDir dir;
     auto store = db::SqliteStore::Open(dir.path() / "mculab.db").value();
     server::SystemClock clock;
-    server::Lab lab(*store, clock, server::LabConfig{}, dir.path());
+    server::testing::OwnedLab lab(*store, clock, server::LabConfig{}, dir.path());
     if (!lab.Start().ok()) state.SkipWithError("lab did not start");
     server::rpc::AgentLinkService service(lab);
     grpc::ServerBuilder builder;

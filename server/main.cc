@@ -170,7 +170,10 @@ int main(int argc, char** argv) {
   auto store = mculab::db::SqliteStore::Open(std::filesystem::path(home) / "mculab.db");
   if (!store.ok()) return Fail(store.error().message);
   mculab::server::SystemClock clock;
-  mculab::server::Lab lab(**store, clock, config, home);
+  mculab::server::Accounts accounts(**store, clock);
+  mculab::server::ArtifactStore artifacts(std::filesystem::path(home) / "artifacts",
+                                          mculab::server::ArtifactLimitsOf(config), **store, clock);
+  mculab::server::Lab lab(**store, clock, config, accounts, artifacts);
   if (mculab::Status s = lab.Start(); !s.ok()) return Fail(s.error().message);
 
   auto rpc = mculab::server::rpc::RpcServer::Start(lab, listen);

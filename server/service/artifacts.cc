@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
@@ -198,6 +199,12 @@ Result<Artifact> ArtifactUpload::Finish() {
   ws.artifacts.push_back(a);
   if (Status s = owner_.store_.WriteAndWait(std::move(ws)); !s.ok()) return s.error();
   return a;
+}
+
+bool IsArtifactHash(const std::string& s) {
+  return s.size() == 64 && std::all_of(s.begin(), s.end(), [](char c) {
+           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+         });
 }
 
 }  // namespace mculab::server

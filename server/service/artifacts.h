@@ -80,4 +80,7 @@ class ArtifactStore {
 // "64 MiB", "1.5 KiB", "12 bytes".
 std::string HumanBytes(std::uint64_t bytes);
 
+// Whether `s` names an artifact as the store does: its SHA-256 in 64 lowercase hex digits.
+bool IsArtifactHash(const std::string& s);
+
 }  // namespace mculab::server

@@ -107,16 +107,6 @@ Status AdmitCustomRunners(const std::vector<const Board*>& boards, const std::st
                   where, fmt::join(names, ", ")));
 }
 
-namespace {
-
-bool IsHexSha(const std::string& s) {
-  return s.size() == 64 && std::all_of(s.begin(), s.end(), [](char c) {
-           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-         });
-}
-
-}  // namespace
-
 Status ValidateCustomRequest(const SubmitRequest& r) {
   auto invalid = [](std::string m) { return MakeError(ErrorCode::kInvalidArgument, std::move(m)); };
   if (r.firmware_artifact.empty()) {
@@ -131,11 +121,11 @@ Status ValidateCustomRequest(const SubmitRequest& r) {
         "--op " +
         r.op + " (the built-in ops run on the generic runner)");
   }
-  if (!IsHexSha(r.firmware_artifact)) {
+  if (!IsArtifactHash(r.firmware_artifact)) {
     return invalid("firmware_artifact must be a SHA-256 in lowercase hex, got '" +
                    r.firmware_artifact + "'");
   }
-  if (!r.blob_artifact.empty() && !IsHexSha(r.blob_artifact)) {
+  if (!r.blob_artifact.empty() && !IsArtifactHash(r.blob_artifact)) {
     return invalid("blob_artifact must be a SHA-256 in lowercase hex, got '" + r.blob_artifact +
                    "'");
   }
@@ -183,55 +173,6 @@ Status Lab::AdmitCustomLocked(const SubmitRequest& r, const CustomFirmwareFiles&
   const std::string where = r.board.empty() ? "kind " + r.kind : "board " + r.board;
   if (Status s = AdmitCustomRunners(candidates, where); !s.ok()) return s;
   return AdmitCustomFirmware(files, candidates, r.cases.size(), where);
-}
-
-Result<std::pair<std::filesystem::path, Artifact>> Lab::OpenArtifact(const Caller& caller,
-                                                                     const std::string& sha256) {
-  // Agents fetch what their jobs need; admins may do everything. A user token is refused.
-  if (caller.role != Role::kAgent && caller.role != Role::kAdmin) {
-    if (caller.role == Role::kNone) {
-      return MakeError(ErrorCode::kUnauthenticated, "fetching an artifact needs an agent token");
-    }
-    return MakeError(ErrorCode::kPermissionDenied, "fetching an artifact needs an agent token; " +
-                                                       caller.user + " is " +
-                                                       std::string(RoleName(caller.role)));
-  }
-  if (!IsHexSha(sha256)) {
-    return MakeError(ErrorCode::kInvalidArgument,
-                     "artifact must be a SHA-256 in lowercase hex, got '" + sha256 + "'");
-  }
-  if (caller.role == Role::kAgent) {
-    // Only what the agent's own active runs need: another agent's uploads stay private.
-    bool referenced = false;
-    {
-      std::lock_guard l(mu_);
-      for (const auto& [run_id, r] : runs_) {
-        if (r.run.agent != caller.user) continue;
-        auto j = jobs_.find(r.run.job_id);
-        if (j == jobs_.end()) continue;
-        const Job& job = j->second.job;
-        if (job.firmware_artifact == sha256 || job.blob_artifact == sha256 ||
-            job.cases_artifact == sha256) {
-          referenced = true;
-          break;
-        }
-      }
-    }
-    if (!referenced) {
-      ++refused_agent_messages_;
-      spdlog::warn("agent {} asked for artifact {}, which no run it holds references; refused",
-                   caller.user, sha256);
-      return MakeError(
-          ErrorCode::kPermissionDenied,
-          "agent " + caller.user + " holds no active run that references artifact " + sha256);
-    }
-  }
-  auto a = store_.GetArtifact(sha256);
-  if (!a.ok()) return a.error();
-  if (!a->has_value()) {
-    return MakeError(ErrorCode::kNotFound, "no artifact " + sha256 + " on this server");
-  }
-  return std::make_pair(artifacts_.PathOf(sha256), **a);
 }
 
 }  // namespace mculab::server

@@ -1,5 +1,7 @@
 #include "server/service/job_watch.h"
 
+#include <algorithm>
+
 namespace mculab::server {
 
 void JobWatch::Push(const JobEvent& event) {
@@ -96,6 +98,50 @@ void JobWatch::Close() {
 bool JobWatch::closed() const {
   std::lock_guard l(mu_);
   return closed_;
+}
+
+JobEvent JobEventOf(const Job& job, std::int64_t now_ms) {
+  return JobEvent{job.id,
+                  job.state,
+                  job.message,
+                  std::min(job.progress_done, job.ProgressTotal()),
+                  job.ProgressTotal(),
+                  job.assigned_board,
+                  now_ms};
+}
+
+void JobWatchers::Add(JobId job, std::shared_ptr<JobWatch> watch) {
+  watches_[job].push_back(std::move(watch));
+}
+
+void JobWatchers::Collect(const JobEvent& event, Delivery& out) {
+  auto it = watches_.find(event.job_id);
+  if (it == watches_.end()) return;
+  auto& list = it->second;
+  for (auto w = list.begin(); w != list.end();) {
+    auto watch = w->lock();
+    if (!watch || watch->closed()) {
+      w = list.erase(w);
+      continue;
+    }
+    out.emplace_back(std::move(watch), event);
+    ++w;
+  }
+  if (list.empty()) watches_.erase(it);
+}
+
+std::vector<std::shared_ptr<JobWatch>> JobWatchers::EndAll() {
+  std::vector<std::shared_ptr<JobWatch>> ended;
+  for (auto& [id, list] : watches_) {
+    for (auto& weak : list) {
+      if (auto w = weak.lock()) {
+        w->End();
+        ended.push_back(std::move(w));
+      }
+    }
+  }
+  watches_.clear();
+  return ended;
 }
 
 }  // namespace mculab::server

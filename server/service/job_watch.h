@@ -14,10 +14,13 @@
 #include <condition_variable>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "server/domain/job.h"
 
@@ -32,6 +35,9 @@ struct JobEvent {
   std::string board;
   std::int64_t time_ms = 0;
 };
+
+// The event that tells `job`'s current state and progress at `now_ms`.
+JobEvent JobEventOf(const Job& job, std::int64_t now_ms);
 
 class JobWatch {
  public:
@@ -72,6 +78,25 @@ class JobWatch {
   std::function<void()> listener_;
   std::string failure_;
   std::shared_ptr<void> held_;
+};
+
+// The watches of the Lab's live jobs (Lab::Watch): which watch hears which job's events. Not
+// thread-safe: the Lab calls it under its lock.
+class JobWatchers {
+ public:
+  using Delivery = std::vector<std::pair<std::shared_ptr<JobWatch>, JobEvent>>;
+
+  void Add(JobId job, std::shared_ptr<JobWatch> watch);
+  // `event` for every open watch of its job, into `out` (pushed after the commit); closed or
+  // dropped watches are forgotten.
+  void Collect(const JobEvent& event, Delivery& out);
+  // The job reached a final state: its watches hear nothing more from here.
+  void Forget(JobId job) { watches_.erase(job); }
+  // Ends every watch and forgets them; returns the ones still held (to notify without locks).
+  std::vector<std::shared_ptr<JobWatch>> EndAll();
+
+ private:
+  std::map<JobId, std::vector<std::weak_ptr<JobWatch>>> watches_;
 };
 
 }  // namespace mculab::server

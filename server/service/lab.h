@@ -3,6 +3,13 @@
 // are not finished, their runs) under one mutex, writes every change through the store's single
 // writer, and pushes messages to agents through AgentChannel. The rpc layer only translates.
 //
+// Parts: jobs (lab_jobs.cc), dispatch (lab_dispatch.cc), boards (lab_boards.cc), agent sessions
+// (lab_agents.cc), run ends and finalisation (lab_runs.cc), counters (lab_counters.cc), uploads
+// (lab_artifacts.cc) share the one mutex and add to one operation's Effects (effects.h); the live
+// feeds (FeedHub) and the job watches (JobWatchers) are plain classes it holds. Accounts and the
+// ArtifactStore are built by main and lent to it. Admission, run verdicts, health calibration,
+// queue positions and scheduling are pure functions in server/domain/.
+//
 // Concurrency:
 // - Public methods may be called from any thread.
 // - The store's commit callbacks (sample batches) call back in on the store's writer thread.
@@ -51,6 +58,8 @@
 #include "server/service/clock.h"
 #include "server/service/config.h"
 #include "server/service/custom_firmware.h"
+#include "server/service/effects.h"
+#include "server/service/feed_hub.h"
 #include "server/service/job_watch.h"
 #include "server/service/lab_feed.h"
 #include "server/service/results.h"
@@ -124,9 +133,17 @@ struct BoardView {
 
 using AgentSessionId = std::uint64_t;
 
+// The artifact store's limits set by the lab's configuration.
+inline ArtifactStore::Limits ArtifactLimitsOf(const LabConfig& config) {
+  return {config.max_artifact_bytes, config.max_user_artifact_bytes, config.max_user_artifacts};
+}
+
 class Lab {
  public:
-  Lab(Store& store, Clock& clock, LabConfig config, std::filesystem::path home);
+  // The Lab uses `accounts` and `artifacts` (built by the caller, main or a test, from the same
+  // store and clock; ArtifactLimitsOf(config) gives the artifact store's limits) and must be
+  // destroyed before them.
+  Lab(Store& store, Clock& clock, LabConfig config, Accounts& accounts, ArtifactStore& artifacts);
   ~Lab();
   Lab(const Lab&) = delete;
   Lab& operator=(const Lab&) = delete;
@@ -279,103 +296,21 @@ class Lab {
     // brings them back; a busy one goes offline when its run ends.
     std::map<std::string, std::string> absent_boards;
   };
-  // What one operation changed under the lock. CommitLocked() queues the writes; their commit
-  // callback then sends the messages and hands the events to their watches and feeds, so whoever
-  // hears of a change can read it and a crash never leaves a change announced but not stored.
-  struct Tx {
-    WriteSet writes;
-    // Messages for agents, sent once `writes` (and every write queued before) is committed.
-    std::vector<std::pair<std::shared_ptr<AgentChannel>, AgentCommand>> sends;
-    std::vector<std::pair<std::shared_ptr<JobWatch>, JobEvent>> events;
-    std::vector<std::shared_ptr<JobWatch>> notify;
-    // For the feeds (FeedEventsLocked): job events in order, boards that changed, and whether a job
-    // entered or left the queue (which changes boards' queue lengths).
-    std::vector<JobEvent> feed_jobs;
-    std::vector<LiveSamples> feed_samples;  // after feed_jobs
-    std::set<std::string> feed_boards;
-    bool queue_changed = false;
-    // WriteMark(*this) when ScheduleLocked last ran a pass or found nothing to do in this Tx:
-    // writes after it may let a job run, so CommitLocked marks the schedule stale.
-    std::size_t scheduled_mark = 0;
-  };
-  // Rows that can change what the scheduler decides (boards and jobs, new or changed): every
-  // such change is written, so their count grows whenever scheduling's inputs change.
-  static std::size_t WriteMark(const Tx& tx) {
-    return tx.writes.boards.size() + tx.writes.jobs.size() + tx.writes.new_jobs.size();
-  }
 
-  // ---- helpers; *Locked ones need mu_ ----
-  // The one place a job changes state: domain check, memory, job row + audit row, watch events.
-  // A job reaching a final state leaves jobs_.
-  Status TransitionLocked(ActiveJob& aj, JobState to, std::string reason, std::string actor,
-                          Tx& tx);
-  // Inserts a new job (memory, row, creation audit, events) without scheduling.
-  JobId CreateJobLocked(Job job, std::vector<CaseSpec> cases, const std::string& actor, Tx& tx);
-  // The indexes that follow a job's state (queue_, on_boards_): a job enters its current state,
-  // or leaves `from`. Called wherever a job is added, changes state or is dropped.
-  void EnterStateLocked(const Job& job);
-  void LeaveStateLocked(const Job& job, JobState from);
-  void SetBoardStateLocked(Board& b, BoardState to, const std::string& reason, Tx& tx,
-                           const std::string& actor = "server");
-  void SetBoardHealthLocked(Board& b, BoardHealth to, const std::string& reason, Tx& tx,
-                            const std::string& actor = "server");
-  // A free board's state: reserved while it has a holder, else idle.
-  static BoardState FreeState(const Board& b);
-  // Records a reservation change in the board's audit trail (field "reservation").
-  void AuditReservationLocked(Board& b, const std::string& from, const std::string& to,
-                              const std::string& reason, const std::string& actor, Tx& tx);
-  void ClearReservationLocked(Board& b, const std::string& reason, const std::string& actor,
-                              Tx& tx);
-  void ExpireLeasesLocked(Tx& tx);
-  void ExpireCancelGraceLocked(Tx& tx);
-  // A cancelled or timed-out run the agent must confirm within config_.cancel_grace_ms.
-  void ArmCancelGraceLocked(RunId run);
-  // ---- health checks (lab_boards.cc) ----
-  static bool IsHealthCheck(const Job& job);
-  // Queues a health-check job for the board unless one is queued or running.
-  void QueueHealthCheckLocked(Board& b, Tx& tx);
-  // A health-check job ended (final state `to`): the board's health follows.
-  void HealthCheckEndedLocked(const ActiveJob& aj, JobState to, Tx& tx);
-  // Empty when the finalized health check's value matches the board's calibration.
-  std::string CheckCalibrationLocked(ActiveJob& aj, const std::vector<CaseStats>& stats);
-  std::int64_t EstimateStartLocked(const ActiveJob& aj, std::uint32_t position) const;
-  // The median duration of recent runs of the job's kind and op, 0 when none is known.
-  std::int64_t MedianDurationLocked(const Job& job) const;
-  // Why a queued job waits (empty for any other state), given its queue position.
-  QueueWait QueueWaitLocked(const ActiveJob& aj, std::uint32_t position) const;
-  void EmitLocked(const Job& job, Tx& tx);  // current state/progress to the job's watchers
-  void ScheduleLocked(Tx& tx);
-  void AssignLocked(ActiveJob& aj, Board& board, Tx& tx);
-  // Ends an active run: records it, frees (or takes offline) its board, tells the agent.
-  void CloseRunLocked(ActiveRun& r, RunState state, const std::string& message, bool board_offline,
-                      Tx& tx);
-  void InfraFailLocked(ActiveRun& r, const std::string& why, const std::string& actor,
-                       bool board_offline, Tx& tx);
-  void FailJobOfRunLocked(ActiveRun& r, JobState to, const std::string& message,
-                          const std::string& actor, Tx& tx);
-  void DropSessionLocked(AgentSession& s, const std::string& reason, Tx& tx);
-  // Queues a message for the agent's current session, sent after the Tx commits.
-  void SendToAgentLocked(const std::string& agent, AgentCommand command, Tx& tx);
-  void MaybeFinalizeLocked(ActiveRun& r);
-  void ExpireDeadlinesLocked(Tx& tx);
-  // Silent agents and restored runs whose agent did not come back (background thread).
-  void ExpireAgentsLocked(Tx& tx);
-  // The earliest of those deadlines, kNoDeadline when none.
-  std::int64_t NextAgentDeadlineLocked() const;
-  // In ConnectAgent: the agent's restored runs resume (listed in active_runs) or fail.
-  void ReconcileRunsLocked(const std::string& agent, const std::set<std::uint64_t>& active_runs,
-                           Tx& tx);
-  // Positions of the queued jobs `ids` (0 for one not queued); domain/queue_position.h.
-  std::vector<std::uint32_t> QueuePositionsLocked(std::span<const JobId> ids) const;
-  // Queues the Tx's writes; once they commit, says what they changed (messages, watch and feed
+  // The Lab's parts, one file each; *Locked functions need mu_, and every part adds what it
+  // changed to the operation's Effects (effects.h), committed and then said by CommitLocked.
+
+  // ---- effects, fail-stop, background thread (lab.cc) ----
+  // Queues the effects' writes; once they commit, says what they changed (messages, watch and feed
   // events) and then runs `done`. A failed commit says nothing, stops the Lab (FailStop) and runs
   // `done` with the failure.
-  void CommitLocked(Tx& tx, WriteDone done = nullptr);
+  void CommitLocked(Effects& fx, WriteDone done = nullptr);
+  // CommitLocked, unlock, then wait for the commit: its status (a failure is the write's).
+  Status WaitForCommit(std::unique_lock<std::mutex>& l, Effects& fx);
   // CommitLocked, unlock, then wait for the commit: for a reply that reports the change.
   // kUnavailable when the commit failed (the Lab has stopped).
-  Status CommitAndWait(std::unique_lock<std::mutex>& l, Tx& tx);
-  // The Tx's job and board changes as feed events (called by CommitLocked).
-  std::vector<LabEvent> FeedEventsLocked(Tx& tx);
+  Status CommitAndWait(std::unique_lock<std::mutex>& l, Effects& fx);
+  static void Deliver(Effects& fx);
   // A write failed: log it and stop accepting work. Never takes mu_ (a closed store runs write
   // callbacks on the writing thread, which holds it).
   void FailStop(const std::string& what, const Status& status);
@@ -383,20 +318,79 @@ class Lab {
   Status Serving() const;
   // Background thread, after FailStop: hang up agents, end watches and feeds.
   void ShutDownAfterFailureLocked();
+  void BackgroundLoop();
+
+  // ---- jobs (lab_jobs.cc) ----
+  // The one place a job changes state: domain check, memory, job row + audit row, watch events.
+  // A job reaching a final state leaves jobs_.
+  Status TransitionLocked(ActiveJob& aj, JobState to, std::string reason, std::string actor,
+                          Effects& fx);
+  // Inserts a new job (memory, row, creation audit, events) without scheduling.
+  JobId CreateJobLocked(Job job, std::vector<CaseSpec> cases, const std::string& actor,
+                        Effects& fx);
+  // The indexes that follow a job's state (queue_, on_boards_): a job enters its current state,
+  // or leaves `from`. Called wherever a job is added, changes state or is dropped.
+  void EnterStateLocked(const Job& job);
+  void LeaveStateLocked(const Job& job, JobState from);
+  void EmitLocked(const Job& job, Effects& fx);  // current state/progress to the job's watchers
+  void ExpireDeadlinesLocked(Effects& fx);
+  Status ValidateSubmit(const SubmitRequest& r) const;
+  // A custom-runner job's artifacts against the boards that could run it (custom_firmware.cc).
+  Status AdmitCustomLocked(const SubmitRequest& r, const CustomFirmwareFiles& files) const;
+
+  // ---- dispatch (lab_dispatch.cc) ----
+  void ScheduleLocked(Effects& fx);
+  void AssignLocked(ActiveJob& aj, Board& board, Effects& fx);
+  // Positions of the queued jobs `ids` (0 for one not queued); domain/queue_position.h.
+  std::vector<std::uint32_t> QueuePositionsLocked(std::span<const JobId> ids) const;
+  // Why a queued job waits (empty for any other state), given its queue position.
+  QueueWait QueueWaitLocked(const ActiveJob& aj, std::uint32_t position) const;
+  std::int64_t EstimateStartLocked(const ActiveJob& aj, std::uint32_t position) const;
+  // The median duration of recent runs of the job's kind and op, 0 when none is known.
+  std::int64_t MedianDurationLocked(const Job& job) const;
   // Queued jobs that could run on each board, by board name (ListBoards' queue_length).
   std::map<std::string, std::uint32_t> QueueLengthsLocked() const;
-  static void Deliver(Tx& tx);
 
+  // ---- boards: state, reservations, maintenance, health checks (lab_boards.cc) ----
+  void SetBoardStateLocked(Board& b, BoardState to, const std::string& reason, Effects& fx,
+                           const std::string& actor = "server");
+  void SetBoardHealthLocked(Board& b, BoardHealth to, const std::string& reason, Effects& fx,
+                            const std::string& actor = "server");
+  // A free board's state: reserved while it has a holder, else idle.
+  static BoardState FreeState(const Board& b);
+  // Records a reservation change in the board's audit trail (field "reservation").
+  void AuditReservationLocked(Board& b, const std::string& from, const std::string& to,
+                              const std::string& reason, const std::string& actor, Effects& fx);
+  void ClearReservationLocked(Board& b, const std::string& reason, const std::string& actor,
+                              Effects& fx);
+  void ExpireLeasesLocked(Effects& fx);
+  void ExpireCancelGraceLocked(Effects& fx);
+  // A cancelled or timed-out run the agent must confirm within config_.cancel_grace_ms.
+  void ArmCancelGraceLocked(RunId run);
+  static bool IsHealthCheck(const Job& job);
+  // Queues a health-check job for the board unless one is queued or running.
+  void QueueHealthCheckLocked(Board& b, Effects& fx);
+  // A health-check job ended (final state `to`): the board's health follows.
+  void HealthCheckEndedLocked(const ActiveJob& aj, JobState to, Effects& fx);
+  // Empty when the finalized health check's value matches the board's calibration.
+  std::string CheckCalibrationLocked(ActiveJob& aj, const std::vector<CaseStats>& stats);
+
+  // ---- agent sessions and their messages (lab_agents.cc) ----
+  void DropSessionLocked(AgentSession& s, const std::string& reason, Effects& fx);
+  // Queues a message for the agent's current session, sent after the effects' writes commit.
+  void SendToAgentLocked(const std::string& agent, AgentCommand command, Effects& fx);
+  // Silent agents and restored runs whose agent did not come back (background thread).
+  void ExpireAgentsLocked(Effects& fx);
+  // The earliest of those deadlines, kNoDeadline when none.
+  std::int64_t NextAgentDeadlineLocked() const;
+  // In ConnectAgent: the agent's restored runs resume (listed in active_runs) or fail.
+  void ReconcileRunsLocked(const std::string& agent, const std::set<std::uint64_t>& active_runs,
+                           Effects& fx);
   // The agent's active run `id`; null (and counted as refused, unless the run merely ended) when
   // the agent does not hold it.
   ActiveRun* FindRunLocked(RunId id, const std::string& agent);
   // The token of session `id` was revoked: drop it and hang up its stream.
   void OnAgentTokenRevoked(AgentSessionId id);
-  Status ValidateSubmit(const SubmitRequest& r) const;
-  // A custom-runner job's artifacts against the boards that could run it (custom_firmware.h).
-  Status AdmitCustomLocked(const SubmitRequest& r, const CustomFirmwareFiles& files) const;
-
-  // Agent messages.
   void OnAgentStopping(AgentSessionId session);
   void OnBoardStatus(AgentSessionId session, const BoardStatusReport& m);
   // Whether `board`'s agent is stopping or has said the board is gone.
@@ -412,25 +406,33 @@ class Lab {
   void OnCaseDone(const std::string& agent, CaseDoneReport m);
   void OnRunFinished(const std::string& agent, const RunFinishedReport& m);
 
-  // Counters, passes, op profiles, memory (lab_counters.cc).
+  // ---- runs ending and finalisation (lab_runs.cc) ----
+  // Ends an active run: records it, frees (or takes offline) its board, tells the agent.
+  void CloseRunLocked(ActiveRun& r, RunState state, const std::string& message, bool board_offline,
+                      Effects& fx);
+  void InfraFailLocked(ActiveRun& r, const std::string& why, const std::string& actor,
+                       bool board_offline, Effects& fx);
+  void FailJobOfRunLocked(ActiveRun& r, JobState to, const std::string& message,
+                          const std::string& actor, Effects& fx);
+  void MaybeFinalizeLocked(ActiveRun& r);
+  // On the background thread: the run's statistics and verdict.
+  void Finalize(RunId run);
+
+  // ---- counters, passes, op profiles, memory (lab_counters.cc) ----
   // Remembers (and stores) the counter units an agent registered for a board.
-  void SetBoardUnitsLocked(const std::string& board, BoardUnits units, Tx& tx);
+  void SetBoardUnitsLocked(const std::string& board, BoardUnits units, Effects& fx);
   // Plans the run's passes on its board and fills the assignment's passes.
   void PlanPassesLocked(const ActiveJob& aj, const Board& board, ActiveRun& run,
-                        RunAssignment& assignment, Tx& tx);
+                        RunAssignment& assignment, Effects& fx);
   // Store rows for the op profiles and memory figures of a case's end / a run's start, for `run`.
-  static void AddCaseProfiles(RunId run, CaseDoneReport& m, Tx& tx);
-  static void AddFirmwareMemory(RunId run, RunStartedReport& m, Tx& tx);
-
-  // Background thread.
-  void BackgroundLoop();
-  void Finalize(RunId run);
+  static void AddCaseProfiles(RunId run, CaseDoneReport& m, Effects& fx);
+  static void AddFirmwareMemory(RunId run, RunStartedReport& m, Effects& fx);
 
   Store& store_;
   Clock& clock_;
   const LabConfig config_;
-  ArtifactStore artifacts_;
-  Accounts accounts_;
+  ArtifactStore& artifacts_;
+  Accounts& accounts_;
 
   std::mutex mu_;
   std::condition_variable bg_cv_;  // deadlines changed, a run to finalize, stopping
@@ -455,18 +457,15 @@ class Lab {
   std::map<RunId, ActiveRun> runs_;
   std::map<AgentSessionId, AgentSession> sessions_;
   std::map<std::string, AgentSessionId> agent_sessions_;  // agent name -> current session
-  std::map<JobId, std::vector<std::weak_ptr<JobWatch>>> watchers_;
+  JobWatchers watchers_;                                  // of live jobs (Watch)
   std::set<std::pair<std::int64_t, JobId>> deadlines_;
-  std::set<std::pair<std::int64_t, std::string>> lease_deadlines_;  // (lease end, board)
-  std::set<std::pair<std::int64_t, RunId>> cancel_deadlines_;       // (grace end, run)
-  std::map<std::string, std::int64_t> last_assigned_ms_;            // user -> last assignment
-  // Some feed follows a job's samples (never reset): batches then keep their values for it.
-  std::atomic<bool> sample_feeds_{false};
+  std::set<std::pair<std::int64_t, std::string>> lease_deadlines_;    // (lease end, board)
+  std::set<std::pair<std::int64_t, RunId>> cancel_deadlines_;         // (grace end, run)
+  std::map<std::string, std::int64_t> last_assigned_ms_;              // user -> last assignment
   std::map<std::string, std::deque<std::int64_t>> recent_durations_;  // "kind/op" -> run ms
   std::deque<RunId> to_finalize_;
-  std::vector<std::weak_ptr<LabFeed>> feeds_;
-  std::map<std::string, std::uint32_t> published_queue_;  // the queue lengths feeds were told
-  std::map<std::string, BoardUnits> board_units_;         // by board name
+  FeedHub feeds_;                                  // the live feeds (Subscribe)
+  std::map<std::string, BoardUnits> board_units_;  // by board name
   std::thread background_;
   std::atomic<std::uint64_t> refused_agent_messages_{0};
   // The schedule is stale until a pass (or the short-cut that finds no free board) saw every

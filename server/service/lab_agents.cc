@@ -94,9 +94,9 @@ Result<AgentSessionId> Lab::ConnectAgent(const Caller& caller, const AgentRegist
                                    b.name, it->second.agent, reg.agent, b.name, reg.agent));
     }
   }
-  Tx tx;
+  Effects fx;
   if (auto old = agent_sessions_.find(reg.agent); old != agent_sessions_.end()) {
-    DropSessionLocked(sessions_.at(old->second), "agent " + reg.agent + " reconnected", tx);
+    DropSessionLocked(sessions_.at(old->second), "agent " + reg.agent + " reconnected", fx);
   }
   const AgentSessionId id = next_session_id_++;
   sessions_[id] =
@@ -141,41 +141,41 @@ Result<AgentSessionId> Lab::ConnectAgent(const Caller& caller, const AgentRegist
       b.current_job = runs_.at(r->second).run.job_id;
       SetBoardStateLocked(
           b, BoardState::kBusy,
-          fmt::format("{}; job {} (run {}) resumed", reason, b.current_job, r->second), tx);
+          fmt::format("{}; job {} (run {}) resumed", reason, b.current_job, r->second), fx);
       continue;
     }
     b.current_job = 0;
-    SetBoardUnitsLocked(b.name, info.units, tx);
+    SetBoardUnitsLocked(b.name, info.units, fx);
     if (!info.offline.empty()) {
       sessions_.at(id).absent_boards[b.name] = info.offline;
-      SetBoardStateLocked(b, BoardState::kOffline, reason + "; " + info.offline, tx);
+      SetBoardStateLocked(b, BoardState::kOffline, reason + "; " + info.offline, fx);
       continue;
     }
-    SetBoardStateLocked(b, FreeState(b), reason, tx);
+    SetBoardStateLocked(b, FreeState(b), reason, fx);
   }
   for (auto& [name, b] : boards_) {
     if (b.agent == reg.agent && !names.contains(name) && b.state != BoardState::kOffline) {
-      SetBoardStateLocked(b, BoardState::kOffline, "no longer reported by agent " + reg.agent, tx);
+      SetBoardStateLocked(b, BoardState::kOffline, "no longer reported by agent " + reg.agent, fx);
     }
   }
-  SendToAgentLocked(reg.agent, AgentRegistered{reg.agent, config_.heartbeat_ms}, tx);
-  ReconcileRunsLocked(reg.agent, active_runs, tx);
+  SendToAgentLocked(reg.agent, AgentRegistered{reg.agent, config_.heartbeat_ms}, fx);
+  ReconcileRunsLocked(reg.agent, active_runs, fx);
   // Runs the agent still holds that the server has closed (requeued, finished): it may drop them.
   for (RunId run : reg.active_runs) {
     if (runs_.contains(run)) continue;
-    SendToAgentLocked(reg.agent, RunClosed{run}, tx);
+    SendToAgentLocked(reg.agent, RunClosed{run}, fx);
   }
   spdlog::info("agent {} connected from {} with {} board(s)", reg.agent,
                caller.peer.empty() ? "?" : caller.peer, reg.boards.size());
-  ScheduleLocked(tx);
-  CommitLocked(tx);
+  ScheduleLocked(fx);
+  CommitLocked(fx);
   l.unlock();
-  Deliver(tx);
+  Deliver(fx);
   return id;
 }
 
 void Lab::ReconcileRunsLocked(const std::string& agent, const std::set<std::uint64_t>& active_runs,
-                              Tx& tx) {
+                              Effects& fx) {
   std::vector<RunId> mine;
   for (const auto& [run_id, r] : runs_) {
     if (r.awaiting_agent && r.run.agent == agent) mine.push_back(run_id);
@@ -196,7 +196,7 @@ void Lab::ReconcileRunsLocked(const std::string& agent, const std::set<std::uint
                       fmt::format("agent {} reconnected without run {} (lost while the server "
                                   "was down)",
                                   agent, run_id),
-                      Actor(agent), false, tx);
+                      Actor(agent), false, fx);
       continue;
     }
     r.awaiting_agent = false;
@@ -205,12 +205,12 @@ void Lab::ReconcileRunsLocked(const std::string& agent, const std::set<std::uint
                  r.run.board, agent);
     if (r.job_ended) {
       // Cancelled or timed out while the agent was away: tell it now.
-      SendToAgentLocked(agent, RunCancel{run_id, "the job ended while the server was down"}, tx);
+      SendToAgentLocked(agent, RunCancel{run_id, "the job ended while the server was down"}, fx);
     }
   }
 }
 
-void Lab::ExpireAgentsLocked(Tx& tx) {
+void Lab::ExpireAgentsLocked(Effects& fx) {
   const std::int64_t now = clock_.NowMs();
   const std::int64_t timeout = config_.HeartbeatTimeoutMs();
   std::vector<AgentSessionId> silent;
@@ -225,7 +225,7 @@ void Lab::ExpireAgentsLocked(Tx& tx) {
     const std::string why = fmt::format("agent {} sent nothing for {} ms (heartbeat timeout)",
                                         agent, now - s.last_seen_ms);
     spdlog::warn("{}; dropping it", why);
-    DropSessionLocked(s, why, tx);  // s is gone
+    DropSessionLocked(s, why, fx);  // s is gone
     if (channel) channel->Hangup();
     changed = true;
   }
@@ -239,10 +239,10 @@ void Lab::ExpireAgentsLocked(Tx& tx) {
         fmt::format("agent {} did not reconnect within {} s after the server restarted",
                     r.run.agent, config_.reconnect_grace_s);
     spdlog::warn("run {} (job {}): {}", run_id, r.run.job_id, why);
-    InfraFailLocked(r, why, "server", true, tx);
+    InfraFailLocked(r, why, "server", true, fx);
     changed = true;
   }
-  if (changed) ScheduleLocked(tx);
+  if (changed) ScheduleLocked(fx);
 }
 
 std::int64_t Lab::NextAgentDeadlineLocked() const {
@@ -255,18 +255,18 @@ std::int64_t Lab::NextAgentDeadlineLocked() const {
   return next;
 }
 
-void Lab::DropSessionLocked(AgentSession& s, const std::string& reason, Tx& tx) {
+void Lab::DropSessionLocked(AgentSession& s, const std::string& reason, Effects& fx) {
   const std::string agent = s.agent;
   const AgentSessionId id = s.id;
   std::vector<RunId> lost;
   for (const auto& [run_id, r] : runs_) {
     if (r.run.agent == agent) lost.push_back(run_id);
   }
-  for (RunId run_id : lost) InfraFailLocked(runs_.at(run_id), reason, Actor(agent), true, tx);
+  for (RunId run_id : lost) InfraFailLocked(runs_.at(run_id), reason, Actor(agent), true, fx);
   for (auto& [name, b] : boards_) {
     if (b.agent == agent && b.state != BoardState::kOffline) {
       b.current_job = 0;
-      SetBoardStateLocked(b, BoardState::kOffline, reason, tx);
+      SetBoardStateLocked(b, BoardState::kOffline, reason, fx);
     }
   }
   if (auto it = agent_sessions_.find(agent); it != agent_sessions_.end() && it->second == id) {
@@ -289,13 +289,13 @@ void Lab::DisconnectAgent(AgentSessionId session, const std::string& reason) {
     sessions_.erase(it);
     return;
   }
-  Tx tx;
+  Effects fx;
   spdlog::warn("agent {} disconnected: {}", agent, reason);
-  DropSessionLocked(it->second, "agent " + agent + " disconnected: " + reason, tx);
-  ScheduleLocked(tx);
-  CommitLocked(tx);
+  DropSessionLocked(it->second, "agent " + agent + " disconnected: " + reason, fx);
+  ScheduleLocked(fx);
+  CommitLocked(fx);
   l.unlock();
-  Deliver(tx);
+  Deliver(fx);
 }
 
 void Lab::OnAgentTokenRevoked(AgentSessionId id) {
@@ -305,13 +305,13 @@ void Lab::OnAgentTokenRevoked(AgentSessionId id) {
   const std::shared_ptr<AgentChannel> channel = it->second.channel;
   const std::string why = "agent " + it->second.agent + "'s token was revoked";
   spdlog::warn("{}; dropping its session", why);
-  Tx tx;
-  DropSessionLocked(it->second, why, tx);  // it is gone
+  Effects fx;
+  DropSessionLocked(it->second, why, fx);  // it is gone
   if (channel) channel->Hangup();
-  ScheduleLocked(tx);
-  CommitLocked(tx);
+  ScheduleLocked(fx);
+  CommitLocked(fx);
   l.unlock();
-  Deliver(tx);
+  Deliver(fx);
 }
 
 Lab::ActiveRun* Lab::FindRunLocked(RunId id, const std::string& agent) {
@@ -380,16 +380,16 @@ void Lab::OnAgentStopping(AgentSessionId session) {
   it->second.stopping = true;
   const std::string agent = it->second.agent;
   spdlog::info("agent {} is stopping; its boards get no new jobs", agent);
-  Tx tx;
+  Effects fx;
   for (auto& [name, b] : boards_) {
     // Busy boards go offline when their run ends (CloseRunLocked).
     if (b.agent == agent && (b.state == BoardState::kIdle || b.state == BoardState::kReserved)) {
-      SetBoardStateLocked(b, BoardState::kOffline, "agent " + agent + " is stopping", tx);
+      SetBoardStateLocked(b, BoardState::kOffline, "agent " + agent + " is stopping", fx);
     }
   }
-  CommitLocked(tx);
+  CommitLocked(fx);
   l.unlock();
-  Deliver(tx);
+  Deliver(fx);
 }
 
 bool Lab::BoardUnavailableLocked(const Board& board) const {
@@ -413,24 +413,24 @@ void Lab::OnBoardStatus(AgentSessionId session, const BoardStatusReport& m) {
     return;
   }
   Board& board = b->second;
-  Tx tx;
+  Effects fx;
   if (!m.offline.empty()) {
     s.absent_boards[board.name] = m.offline;
     spdlog::warn("board {} is gone: {}", board.name, m.offline);
     // A busy board goes offline when its run ends (the agent ends it as INFRA_FAILED).
     if (board.state == BoardState::kIdle || board.state == BoardState::kReserved) {
-      SetBoardStateLocked(board, BoardState::kOffline, m.offline, tx);
+      SetBoardStateLocked(board, BoardState::kOffline, m.offline, fx);
     }
   } else if (s.absent_boards.erase(board.name) > 0) {
     spdlog::info("board {} is back", board.name);
     if (board.state == BoardState::kOffline && board.current_job == 0 && !s.stopping) {
-      SetBoardStateLocked(board, FreeState(board), "agent " + s.agent + ": the board is back", tx);
-      ScheduleLocked(tx);
+      SetBoardStateLocked(board, FreeState(board), "agent " + s.agent + ": the board is back", fx);
+      ScheduleLocked(fx);
     }
   }
-  CommitLocked(tx);
+  CommitLocked(fx);
   l.unlock();
-  Deliver(tx);
+  Deliver(fx);
 }
 
 void Lab::OnRunState(const std::string& agent, const RunPhaseReport& m) {
@@ -460,15 +460,15 @@ void Lab::OnRunState(const std::string& agent, const RunPhaseReport& m) {
     spdlog::warn("agent {}: {}", agent, s.error().message);
     return;
   }
-  Tx tx;
-  tx.writes.runs.push_back(r->run);
+  Effects fx;
+  fx.writes.runs.push_back(r->run);
   (void)TransitionLocked(
       aj, job_state,
       m.message.empty() ? "agent reports " + std::string(RunStateName(run_state)) : m.message,
-      Actor(agent), tx);
-  CommitLocked(tx);
+      Actor(agent), fx);
+  CommitLocked(fx);
   l.unlock();
-  Deliver(tx);
+  Deliver(fx);
 }
 
 void Lab::OnRunStarted(const std::string& agent, RunStartedReport m) {
@@ -481,10 +481,10 @@ void Lab::OnRunStarted(const std::string& agent, RunStartedReport m) {
     if (auto b = boards_.find(r->run.board); b != boards_.end()) p.board_serial = b->second.serial;
   }
   r->run.started = true;
-  Tx tx;
-  tx.writes.runs.push_back(r->run);
-  AddFirmwareMemory(r->run.id, m, tx);
-  CommitLocked(tx);
+  Effects fx;
+  fx.writes.runs.push_back(r->run);
+  AddFirmwareMemory(r->run.id, m, fx);
+  CommitLocked(fx);
 }
 
 void Lab::OnBatch(const std::string& agent, SampleBatchReport m) {
@@ -500,7 +500,8 @@ void Lab::OnBatch(const std::string& agent, SampleBatchReport m) {
     if (s.metric == 0 && s.pass == 0) ++b.iterations;  // progress: pass 0's iterations
   }
   std::shared_ptr<std::vector<LiveSamples>> live;
-  if (sample_feeds_ && m.pass == 0) live = std::make_shared<std::vector<LiveSamples>>(ThinLive(b));
+  if (feeds_.FollowsSamples() && m.pass == 0)
+    live = std::make_shared<std::vector<LiveSamples>>(ThinLive(b));
 
   store_.WaitForRoom();  // backpressure on this agent's stream, with no lock held
   std::lock_guard l(mu_);
@@ -508,15 +509,15 @@ void Lab::OnBatch(const std::string& agent, SampleBatchReport m) {
   if (r == nullptr) {
     // Unknown or closed run (requeued, finished): nothing to store; the agent may drop it once
     // the run's end is committed.
-    Tx tx;
-    SendToAgentLocked(agent, RunClosed{run}, tx);
-    CommitLocked(tx);
+    Effects fx;
+    SendToAgentLocked(agent, RunClosed{run}, fx);
+    CommitLocked(fx);
     return;
   }
   if (r->committed.contains(sequence)) {
-    Tx tx;
-    SendToAgentLocked(agent, BatchAck{run, sequence}, tx);
-    CommitLocked(tx);
+    Effects fx;
+    SendToAgentLocked(agent, BatchAck{run, sequence}, fx);
+    CommitLocked(fx);
     return;
   }
   if (failed_) return;  // stopped (CommitLocked): not stored, not acknowledged
@@ -554,22 +555,22 @@ void Lab::OnBatchCommitted(const std::string& agent, RunId run, std::uint64_t se
   if (!r->second.committed.insert(sequence).second) return;
   // Counted by the store, in the batch's transaction: copied, never counted twice.
   if (outcome.run_progress) r->second.run.progress_done = *outcome.run_progress;
-  Tx tx;
+  Effects fx;
   auto it = jobs_.find(r->second.run.job_id);
   if (it != jobs_.end() && it->second.job.last_run_id == run) {
     it->second.job.progress_done = r->second.run.progress_done;
-    EmitLocked(it->second.job, tx);
+    EmitLocked(it->second.job, fx);
     if (live && !outcome.duplicate_batch && !feeds_.empty()) {
       for (LiveSamples& s : *live) {
         s.job = it->second.job.id;
-        tx.feed_samples.push_back(std::move(s));
+        fx.feed_samples.push_back(std::move(s));
       }
     }
   }
   MaybeFinalizeLocked(r->second);
-  CommitLocked(tx);
+  CommitLocked(fx);
   l.unlock();
-  Deliver(tx);
+  Deliver(fx);
 }
 
 void Lab::OnCaseDone(const std::string& agent, CaseDoneReport m) {
@@ -579,45 +580,45 @@ void Lab::OnCaseDone(const std::string& agent, CaseDoneReport m) {
   if (!m.checksum_ok && !m.checksum_unverified) {
     r->checksum_failures.push_back(ChecksumFailure(m.case_index, m.checksum, m.expected_checksum));
   }
-  Tx tx;
-  tx.writes.case_results.push_back(CaseResult{r->run.id, m.case_index, m.checksum,
+  Effects fx;
+  fx.writes.case_results.push_back(CaseResult{r->run.id, m.case_index, m.checksum,
                                               m.expected_checksum, m.checksum_ok, m.overhead});
-  AddCaseProfiles(r->run.id, m, tx);
-  CommitLocked(tx);
+  AddCaseProfiles(r->run.id, m, fx);
+  CommitLocked(fx);
 }
 
 void Lab::OnRunFinished(const std::string& agent, const RunFinishedReport& m) {
   std::unique_lock l(mu_);
   ActiveRun* r = FindRunLocked(m.run, agent);
   if (r == nullptr) {
-    Tx tx;
-    SendToAgentLocked(agent, RunClosed{m.run}, tx);
-    CommitLocked(tx);
+    Effects fx;
+    SendToAgentLocked(agent, RunClosed{m.run}, fx);
+    CommitLocked(fx);
     return;
   }
-  Tx tx;
+  Effects fx;
   const std::string actor = Actor(agent);
   if (r->job_ended) {
     // The job was cancelled or timed out; the agent confirms the run is over.
-    CloseRunLocked(*r, r->end_state, m.message, false, tx);
+    CloseRunLocked(*r, r->end_state, m.message, false, fx);
   } else {
     switch (m.outcome) {
       case RunOutcome::kSucceeded:
         r->finish_received = true;
         r->run.batches_expected = m.batches_sent;
-        tx.writes.runs.push_back(r->run);
+        fx.writes.runs.push_back(r->run);
         MaybeFinalizeLocked(*r);
         break;
       case RunOutcome::kWorkloadFailed: {
         const std::string msg = m.message.empty() ? "the runner reported a failure" : m.message;
-        FailJobOfRunLocked(*r, JobState::kFailed, msg, actor, tx);
-        CloseRunLocked(*r, RunState::kWorkloadFailed, msg, false, tx);
+        FailJobOfRunLocked(*r, JobState::kFailed, msg, actor, fx);
+        CloseRunLocked(*r, RunState::kWorkloadFailed, msg, false, fx);
         break;
       }
       case RunOutcome::kTimedOut: {
         const std::string msg = m.message.empty() ? "the run timed out on the agent" : m.message;
-        FailJobOfRunLocked(*r, JobState::kTimedOut, msg, actor, tx);
-        CloseRunLocked(*r, RunState::kTimedOut, msg, false, tx);
+        FailJobOfRunLocked(*r, JobState::kTimedOut, msg, actor, fx);
+        CloseRunLocked(*r, RunState::kTimedOut, msg, false, fx);
         break;
       }
       case RunOutcome::kCancelled:
@@ -625,17 +626,26 @@ void Lab::OnRunFinished(const std::string& agent, const RunFinishedReport& m) {
         InfraFailLocked(
             *r,
             "the agent cancelled the run" + (m.message.empty() ? std::string() : ": " + m.message),
-            actor, false, tx);
+            actor, false, fx);
         break;
       case RunOutcome::kInfraFailed:
-        InfraFailLocked(*r, m.message.empty() ? "the board failed" : m.message, actor, false, tx);
+        InfraFailLocked(*r, m.message.empty() ? "the board failed" : m.message, actor, false, fx);
         break;
     }
   }
-  ScheduleLocked(tx);
-  CommitLocked(tx);
+  ScheduleLocked(fx);
+  CommitLocked(fx);
   l.unlock();
-  Deliver(tx);
+  Deliver(fx);
+}
+
+void Lab::SendToAgentLocked(const std::string& agent, AgentCommand command, Effects& fx) {
+  auto it = agent_sessions_.find(agent);
+  if (it == agent_sessions_.end()) return;
+  auto s = sessions_.find(it->second);
+  if (s != sessions_.end() && s->second.channel) {
+    fx.sends.emplace_back(s->second.channel, std::move(command));
+  }
 }
 
 }  // namespace mculab::server

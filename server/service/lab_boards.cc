@@ -1,6 +1,6 @@
-// Lab: reservations with leases, maintenance, the boards' audit trail, health checks, cancel
-// grace periods and start estimates. Lease ends and grace periods are deadlines of the
-// background thread on the injected Clock: nothing polls.
+// Lab: boards. Their state and health, the board list, reservations with leases, maintenance,
+// the boards' audit trail, health checks and cancel grace periods. Lease ends and grace periods are
+// deadlines of the background thread on the injected Clock: nothing polls.
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
@@ -29,21 +29,21 @@ BoardState Lab::FreeState(const Board& b) {
 }
 
 void Lab::AuditReservationLocked(Board& b, const std::string& from, const std::string& to,
-                                 const std::string& reason, const std::string& actor, Tx& tx) {
-  tx.writes.board_transitions.push_back(
+                                 const std::string& reason, const std::string& actor, Effects& fx) {
+  fx.writes.board_transitions.push_back(
       BoardTransition{b.name, "reservation", from, to, reason, actor, clock_.NowMs()});
 }
 
 void Lab::ClearReservationLocked(Board& b, const std::string& reason, const std::string& actor,
-                                 Tx& tx) {
+                                 Effects& fx) {
   lease_deadlines_.erase({b.lease_until_ms, b.name});
-  AuditReservationLocked(b, b.holder, "", reason, actor, tx);
+  AuditReservationLocked(b, b.holder, "", reason, actor, fx);
   b.holder.clear();
   b.lease_until_ms = 0;
   b.reservation_note.clear();
   b.hold = false;
   // SetBoardStateLocked writes the board row even when the state stays (busy, offline).
-  SetBoardStateLocked(b, b.state == BoardState::kReserved ? BoardState::kIdle : b.state, reason, tx,
+  SetBoardStateLocked(b, b.state == BoardState::kReserved ? BoardState::kIdle : b.state, reason, fx,
                       actor);
 }
 
@@ -81,25 +81,25 @@ Result<Board> Lab::Reserve(const Caller& caller, const ReserveRequest& request) 
                                  "admin brings it back (mculab board {} --maintenance off)",
                                  b.name, BoardHealthName(b.health), b.name));
   }
-  Tx tx;
+  Effects fx;
   const std::string what =
       request.hold ? "held (--hold)"
                    : fmt::format("reserved until {}", UtcTimeText(now + request.duration_ms));
   if (!b.holder.empty()) lease_deadlines_.erase({b.lease_until_ms, b.name});
   AuditReservationLocked(b, b.holder, caller.user,
-                         what + (request.note.empty() ? "" : ": " + request.note), caller.user, tx);
+                         what + (request.note.empty() ? "" : ": " + request.note), caller.user, fx);
   b.holder = caller.user;
   b.lease_until_ms = now + request.duration_ms;
   b.reservation_note = request.note;
   b.hold = request.hold;
   lease_deadlines_.insert({b.lease_until_ms, b.name});
   SetBoardStateLocked(b, b.state == BoardState::kIdle ? BoardState::kReserved : b.state,
-                      "reserved by " + caller.user, tx, caller.user);
+                      "reserved by " + caller.user, fx, caller.user);
   bg_cv_.notify_all();
   spdlog::info("board {} {} by {}", b.name, what, caller.user);
-  ScheduleLocked(tx);  // the holder's queued jobs for it may start
+  ScheduleLocked(fx);  // the holder's queued jobs for it may start
   Board out = b;
-  if (Status s = CommitAndWait(l, tx); !s.ok()) return s.error();
+  if (Status s = CommitAndWait(l, fx); !s.ok()) return s.error();
   return out;
 }
 
@@ -130,12 +130,12 @@ Result<Board> Lab::RenewReservation(const Caller& caller, const std::string& boa
   lease_deadlines_.erase({b.lease_until_ms, b.name});
   b.lease_until_ms = now + duration_ms;
   lease_deadlines_.insert({b.lease_until_ms, b.name});
-  Tx tx;
-  tx.writes.boards.push_back(b);
-  tx.feed_boards.insert(b.name);
+  Effects fx;
+  fx.writes.boards.push_back(b);
+  fx.feed_boards.insert(b.name);
   bg_cv_.notify_all();
   Board out = b;
-  if (Status s = CommitAndWait(l, tx); !s.ok()) return s.error();
+  if (Status s = CommitAndWait(l, fx); !s.ok()) return s.error();
   return out;
 }
 
@@ -157,16 +157,16 @@ Result<Board> Lab::Release(const Caller& caller, const std::string& board) {
                                  "it",
                                  board, b.holder));
   }
-  Tx tx;
-  ClearReservationLocked(b, "released by " + caller.user, caller.user, tx);
+  Effects fx;
+  ClearReservationLocked(b, "released by " + caller.user, caller.user, fx);
   spdlog::info("board {} released by {}", board, caller.user);
-  ScheduleLocked(tx);
+  ScheduleLocked(fx);
   Board out = b;
-  if (Status s = CommitAndWait(l, tx); !s.ok()) return s.error();
+  if (Status s = CommitAndWait(l, fx); !s.ok()) return s.error();
   return out;
 }
 
-void Lab::ExpireLeasesLocked(Tx& tx) {
+void Lab::ExpireLeasesLocked(Effects& fx) {
   const std::int64_t now = clock_.NowMs();
   bool any = false;
   while (!lease_deadlines_.empty() && lease_deadlines_.begin()->first <= now) {
@@ -183,10 +183,10 @@ void Lab::ExpireLeasesLocked(Tx& tx) {
                                          b.holder)
                                    : fmt::format("the reservation of {} expired", b.holder);
     spdlog::info("board {}: {}", name, why);
-    ClearReservationLocked(b, why, "server", tx);
+    ClearReservationLocked(b, why, "server", fx);
     any = true;
   }
-  if (any) ScheduleLocked(tx);
+  if (any) ScheduleLocked(fx);
 }
 
 void Lab::ArmCancelGraceLocked(RunId run) {
@@ -194,7 +194,7 @@ void Lab::ArmCancelGraceLocked(RunId run) {
   bg_cv_.notify_all();
 }
 
-void Lab::ExpireCancelGraceLocked(Tx& tx) {
+void Lab::ExpireCancelGraceLocked(Effects& fx) {
   const std::int64_t now = clock_.NowMs();
   bool any = false;
   while (!cancel_deadlines_.empty() && cancel_deadlines_.begin()->first <= now) {
@@ -206,11 +206,11 @@ void Lab::ExpireCancelGraceLocked(Tx& tx) {
                                         r->second.run.agent, id, config_.cancel_grace_ms);
     spdlog::warn("board {}: {}; taking it offline", r->second.run.board, why);
     auto b = boards_.find(r->second.run.board);
-    if (b != boards_.end()) SetBoardHealthLocked(b->second, BoardHealth::kUnknown, why, tx);
-    CloseRunLocked(r->second, r->second.end_state, why, /*board_offline=*/true, tx);
+    if (b != boards_.end()) SetBoardHealthLocked(b->second, BoardHealth::kUnknown, why, fx);
+    CloseRunLocked(r->second, r->second.end_state, why, /*board_offline=*/true, fx);
     any = true;
   }
-  if (any) ScheduleLocked(tx);
+  if (any) ScheduleLocked(fx);
 }
 
 Result<Board> Lab::SetMaintenance(const Caller& caller, const std::string& board, bool on,
@@ -221,23 +221,23 @@ Result<Board> Lab::SetMaintenance(const Caller& caller, const std::string& board
   auto it = boards_.find(board);
   if (it == boards_.end()) return NoBoard(board, boards_);
   Board& b = it->second;
-  Tx tx;
+  Effects fx;
   const std::string why = fmt::format("maintenance {} by {}{}", on ? "on" : "off", caller.user,
                                       reason.empty() ? "" : ": " + reason);
   if (on) {
-    SetBoardHealthLocked(b, BoardHealth::kMaintenance, why, tx, caller.user);
+    SetBoardHealthLocked(b, BoardHealth::kMaintenance, why, fx, caller.user);
   } else if (b.health == BoardHealth::kMaintenance || b.health == BoardHealth::kBad) {
     b.health_failures = 0;
     SetBoardHealthLocked(b, config_.health_checks ? BoardHealth::kUnknown : BoardHealth::kGood, why,
-                         tx, caller.user);
+                         fx, caller.user);
   } else {
     return MakeError(ErrorCode::kFailedPrecondition,
                      fmt::format("board {} is not in maintenance (health {})", board,
                                  BoardHealthName(b.health)));
   }
-  ScheduleLocked(tx);
+  ScheduleLocked(fx);
   Board out = b;
-  if (Status s = CommitAndWait(l, tx); !s.ok()) return s.error();
+  if (Status s = CommitAndWait(l, fx); !s.ok()) return s.error();
   return out;
 }
 
@@ -260,23 +260,23 @@ Result<Board> Lab::AssignBoard(const Caller& caller, const std::string& board,
                                  "for it to end, then give the board to agent {}",
                                  board, b.current_job, b.agent, agent));
   }
-  Tx tx;
+  Effects fx;
   const std::string from = b.agent;
   b.agent = agent;
-  tx.writes.board_transitions.push_back(
+  fx.writes.board_transitions.push_back(
       BoardTransition{board, "agent", from, agent, "given to agent " + agent + " by " + caller.user,
                       caller.user, clock_.NowMs()});
   spdlog::info("board {} now belongs to agent {} (was {}), by {}", board, agent, from, caller.user);
   if (b.state != BoardState::kOffline) {
     SetBoardStateLocked(b, BoardState::kOffline,
-                        "given to agent " + agent + "; it registers the board when it connects", tx,
+                        "given to agent " + agent + "; it registers the board when it connects", fx,
                         caller.user);
   } else {
-    tx.writes.boards.push_back(b);
+    fx.writes.boards.push_back(b);
   }
-  ScheduleLocked(tx);
+  ScheduleLocked(fx);
   Board out = b;
-  if (Status s = CommitAndWait(l, tx); !s.ok()) return s.error();
+  if (Status s = CommitAndWait(l, fx); !s.ok()) return s.error();
   return out;
 }
 
@@ -297,7 +297,7 @@ Result<std::vector<BoardTransition>> Lab::BoardHistory(const Caller& caller,
 
 bool Lab::IsHealthCheck(const Job& job) { return job.origin == JobOrigin::kHealthCheck; }
 
-void Lab::QueueHealthCheckLocked(Board& b, Tx& tx) {
+void Lab::QueueHealthCheckLocked(Board& b, Effects& fx) {
   if (!config_.health_checks || stopping_) return;
   for (const auto& [id, aj] : jobs_) {
     if (IsHealthCheck(aj.job) && aj.job.board == b.name) return;
@@ -316,7 +316,7 @@ void Lab::QueueHealthCheckLocked(Board& b, Tx& tx) {
   job.warmup = 1;
   job.num_cases = 1;
   job.timeout_s = std::min<std::uint32_t>(config_.default_timeout_s, 300);
-  const JobId id = CreateJobLocked(job, {CaseSpec{0, {1, 32, 8}}}, "server", tx);
+  const JobId id = CreateJobLocked(job, {CaseSpec{0, {1, 32, 8}}}, "server", fx);
   spdlog::info("board {}: health check job {} queued", b.name, id);
 }
 
@@ -328,7 +328,7 @@ std::string Lab::CheckCalibrationLocked(ActiveJob& aj, const std::vector<CaseSta
                           config_.health_tolerance);
 }
 
-void Lab::HealthCheckEndedLocked(const ActiveJob& aj, JobState to, Tx& tx) {
+void Lab::HealthCheckEndedLocked(const ActiveJob& aj, JobState to, Effects& fx) {
   auto it = boards_.find(aj.job.board);
   if (it == boards_.end()) return;
   Board& b = it->second;
@@ -338,19 +338,19 @@ void Lab::HealthCheckEndedLocked(const ActiveJob& aj, JobState to, Tx& tx) {
     b.health_failures = 0;
     if (b.calibration == 0 && aj.health_median > 0) b.calibration = aj.health_median;
     if (b.health == BoardHealth::kUnknown) {
-      SetBoardHealthLocked(b, BoardHealth::kGood, what + " passed", tx);
+      SetBoardHealthLocked(b, BoardHealth::kGood, what + " passed", fx);
     }
-    tx.writes.boards.push_back(b);
+    fx.writes.boards.push_back(b);
     return;
   }
   ++b.health_failures;
   const std::string why =
       fmt::format("{} {}: {} ({} of {} allowed failures)", what, JobStateName(to), aj.job.message,
                   b.health_failures, config_.health_max_failures);
-  tx.writes.boards.push_back(b);
+  fx.writes.boards.push_back(b);
   if (b.health != BoardHealth::kUnknown) return;  // maintenance meanwhile: leave it
   if (b.health_failures >= config_.health_max_failures) {
-    SetBoardHealthLocked(b, BoardHealth::kBad, why, tx);
+    SetBoardHealthLocked(b, BoardHealth::kBad, why, fx);
   } else {
     spdlog::warn("board {}: {}; checking again", b.name, why);
     // The ended check is still in jobs_ (the caller erases it after this): queue directly.
@@ -361,90 +361,60 @@ void Lab::HealthCheckEndedLocked(const ActiveJob& aj, JobState to, Tx& tx) {
     job.started_ms = job.finished_ms = 0;
     job.message.clear();
     std::vector<CaseSpec> cases = aj.cases;
-    const JobId id = CreateJobLocked(job, std::move(cases), "server", tx);
+    const JobId id = CreateJobLocked(job, std::move(cases), "server", fx);
     spdlog::info("board {}: health check job {} queued", b.name, id);
   }
 }
 
-std::int64_t Lab::MedianDurationLocked(const Job& job) const {
-  auto d = recent_durations_.find(job.kind + "/" + job.op);
-  if (d == recent_durations_.end() || d->second.empty()) return 0;
-  std::vector<std::int64_t> v(d->second.begin(), d->second.end());
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
-  return v[v.size() / 2];
-}
+// ---------------------------------------------------------------------------------------------
+// Board state and the board list
 
-std::int64_t Lab::EstimateStartLocked(const ActiveJob& aj, std::uint32_t position) const {
-  const std::int64_t median = MedianDurationLocked(aj.job);
-  if (median == 0) return 0;
-  const QueuedJob me = QueuedOf(aj.job);
-  std::int64_t boards = 0;
-  for (const auto& [name, b] : boards_) {
-    if (b.state != BoardState::kOffline && IsSchedulable(b.health) && Fits(me, SlotOf(b))) {
-      ++boards;
-    }
-  }
-  if (boards == 0) return 0;
-  // Every fitting board is busy (the job is queued): `position` jobs go before it, `boards` at
-  // a time, each taking about the median.
-  const std::int64_t rounds = (static_cast<std::int64_t>(position) + boards - 1) / boards;
-  return clock_.NowMs() + rounds * median;
-}
-
-QueueWait Lab::QueueWaitLocked(const ActiveJob& aj, std::uint32_t position) const {
-  QueueWait w;
-  auto view = queue_.find(aj.job.id);
-  if (aj.job.state != JobState::kQueued || view == queue_.end()) return w;
-  w.position = position;
-  const QueuedJob& me = view->second;
+void Lab::SetBoardStateLocked(Board& b, BoardState to, const std::string& reason, Effects& fx,
+                              const std::string& actor) {
   const std::int64_t now = clock_.NowMs();
-  // Waiting on a reservation: every board the job could run on now (online, healthy enough) is
-  // reserved by someone else; the lease that ends first is what it waits for.
-  const Board* first = nullptr;
-  bool usable = false;
-  for (const auto& [name, b] : boards_) {
-    if (b.state == BoardState::kOffline || !IsSchedulable(b.health)) continue;
-    const BoardSlot slot = SlotOf(b);
-    if (!Fits(me, slot)) continue;
-    if (MayRun(me, slot, now)) {
-      usable = true;
-      break;
-    }
-    if (first == nullptr || b.lease_until_ms < first->lease_until_ms) first = &b;
+  if (b.state != to) {
+    fx.writes.board_transitions.push_back(
+        BoardTransition{b.name, "state", std::string(BoardStateName(b.state)),
+                        std::string(BoardStateName(to)), reason, actor, now});
+    b.state = to;
   }
-  if (usable || first == nullptr) {
-    w.estimated_start_ms = EstimateStartLocked(aj, w.position);
-    return w;
-  }
-  w.board = first->name;
-  w.holder = first->holder;
-  w.lease_until_ms = first->lease_until_ms;
-  w.note = first->reservation_note;
-  // It starts when the lease ends, after the jobs ahead of it (the holder's among them).
-  const std::int64_t median = MedianDurationLocked(aj.job);
-  w.estimated_start_ms =
-      std::max(now, first->lease_until_ms) + static_cast<std::int64_t>(w.position - 1) * median;
-  return w;
+  b.updated_ms = now;
+  fx.writes.boards.push_back(b);
+  fx.feed_boards.insert(b.name);
 }
 
-void Lab::AddQueueWait(Job& job) { AddQueueWaits({&job}); }
+void Lab::SetBoardHealthLocked(Board& b, BoardHealth to, const std::string& reason, Effects& fx,
+                               const std::string& actor) {
+  if (b.health == to) return;
+  const std::int64_t now = clock_.NowMs();
+  fx.writes.board_transitions.push_back(
+      BoardTransition{b.name, "health", std::string(BoardHealthName(b.health)),
+                      std::string(BoardHealthName(to)), reason, actor, now});
+  spdlog::warn("board {}: health {} -> {} ({})", b.name, BoardHealthName(b.health),
+               BoardHealthName(to), reason);
+  b.health = to;
+  b.updated_ms = now;
+  fx.writes.boards.push_back(b);
+  fx.feed_boards.insert(b.name);
+  if (to == BoardHealth::kUnknown) QueueHealthCheckLocked(b, fx);
+}
 
-void Lab::AddQueueWaits(const std::vector<Job*>& jobs) {
-  std::vector<JobId> queued;
-  for (const Job* j : jobs) {
-    if (j->state == JobState::kQueued) queued.push_back(j->id);
-  }
-  if (queued.empty()) return;
+Result<std::vector<BoardView>> Lab::ListBoards(const Caller& caller) {
+  if (Status s = RequireRole(caller, Role::kViewer, "listing boards"); !s.ok()) return s.error();
+  if (Status s = Serving(); !s.ok()) return s.error();
   std::lock_guard l(mu_);
-  const std::vector<std::uint32_t> positions = QueuePositionsLocked(queued);
-  std::size_t i = 0;
-  for (Job* j : jobs) {
-    if (j->state != JobState::kQueued) continue;
-    const std::uint32_t position = positions[i++];
-    auto it = jobs_.find(j->id);
-    if (position == 0 || it == jobs_.end()) continue;  // no longer queued
-    j->wait = QueueWaitLocked(it->second, position);
+  std::map<std::string, std::uint32_t> by_kind;
+  for (const auto& [id, q] : queue_) ++by_kind[q.kind];
+  std::vector<BoardView> out;
+  out.reserve(boards_.size());
+  for (const auto& [name, b] : boards_) {
+    const BoardSlot slot = SlotOf(b);
+    BoardView v{b, 0, 0};
+    for (const auto& [id, q] : queue_) v.queue_length += Fits(q, slot) ? 1 : 0;
+    if (auto k = by_kind.find(b.kind); k != by_kind.end()) v.kind_queue_length = k->second;
+    out.push_back(std::move(v));
   }
+  return out;
 }
 
 }  // namespace mculab::server

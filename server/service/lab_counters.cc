@@ -20,14 +20,14 @@ std::string Join(const std::vector<std::string>& v) {
 
 }  // namespace
 
-void Lab::SetBoardUnitsLocked(const std::string& board, BoardUnits units, Tx& tx) {
+void Lab::SetBoardUnitsLocked(const std::string& board, BoardUnits units, Effects& fx) {
   units.board = board;
-  tx.writes.board_units.push_back(units);
+  fx.writes.board_units.push_back(units);
   board_units_[board] = std::move(units);
 }
 
 void Lab::PlanPassesLocked(const ActiveJob& aj, const Board& board, ActiveRun& run,
-                           RunAssignment& a, Tx& tx) {
+                           RunAssignment& a, Effects& fx) {
   a.profile_ops = true;
   a.report_memory = true;
   PassPlan plan;
@@ -50,7 +50,7 @@ void Lab::PlanPassesLocked(const ActiveJob& aj, const Board& board, ActiveRun& r
     for (const std::string& e : plan.passes[i].events) {
       if (e != kCyclesEvent) p.events.push_back(e);
     }
-    tx.writes.run_passes.push_back(
+    fx.writes.run_passes.push_back(
         RunPass{run.run.id, static_cast<std::uint32_t>(i), plan.passes[i].events});
   }
   if (planned.ok()) {
@@ -58,21 +58,21 @@ void Lab::PlanPassesLocked(const ActiveJob& aj, const Board& board, ActiveRun& r
   }
 }
 
-void Lab::AddCaseProfiles(RunId run, CaseDoneReport& m, Tx& tx) {
+void Lab::AddCaseProfiles(RunId run, CaseDoneReport& m, Effects& fx) {
   for (OpProfileRow& row : m.ops) {
     row.run_id = run;
-    tx.writes.op_profiles.push_back(std::move(row));
+    fx.writes.op_profiles.push_back(std::move(row));
   }
   for (MemoryFigure& f : m.memory) {
     f.run_id = run;
-    tx.writes.memory.push_back(std::move(f));
+    fx.writes.memory.push_back(std::move(f));
   }
 }
 
-void Lab::AddFirmwareMemory(RunId run, RunStartedReport& m, Tx& tx) {
+void Lab::AddFirmwareMemory(RunId run, RunStartedReport& m, Effects& fx) {
   for (MemoryFigure& f : m.firmware_memory) {
     f.run_id = run;
-    tx.writes.memory.push_back(std::move(f));
+    fx.writes.memory.push_back(std::move(f));
   }
 }
 

@@ -14,6 +14,7 @@
 #include "db/sqlite_store.h"
 #include "fakes.h"
 #include "server/service/lab.h"
+#include "tests/unit/server/owned_lab.h"
 
 namespace mculab::server {
 namespace {
@@ -189,7 +190,8 @@ class LabRolesTest : public ::testing::Test {
     auto store = db::SqliteStore::Open(dir_.path() / "mculab.db");
     ASSERT_TRUE(store.ok());
     store_ = std::move(*store);
-    lab_ = std::make_unique<Lab>(*store_, clock_, LabConfig{}, dir_.path());
+    lab_ = std::make_unique<mculab::server::testing::OwnedLab>(*store_, clock_, LabConfig{},
+                                                               dir_.path());
     ASSERT_TRUE(lab_->Start().ok());
     v1::Register reg;
     reg.set_agent("lab-1");
@@ -235,7 +237,7 @@ class LabRolesTest : public ::testing::Test {
   TempDir dir_;
   FakeClock clock_;
   std::unique_ptr<db::SqliteStore> store_;
-  std::unique_ptr<Lab> lab_;
+  std::unique_ptr<mculab::server::testing::OwnedLab> lab_;
   std::shared_ptr<FakeAgentChannel> agent_ = std::make_shared<FakeAgentChannel>();
 };
 

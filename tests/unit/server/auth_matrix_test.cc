@@ -23,6 +23,7 @@
 #include "fakes.h"
 #include "lab.grpc.pb.h"
 #include "server/rpc/server.h"
+#include "tests/unit/server/owned_lab.h"
 
 namespace mculab::server::rpc {
 namespace {
@@ -117,7 +118,8 @@ class AuthMatrixTest : public ::testing::Test {
     auto store = db::SqliteStore::Open(dir_.path() / "mculab.db");
     ASSERT_TRUE(store.ok());
     store_ = std::move(*store);
-    lab_ = std::make_unique<Lab>(*store_, clock_, config, dir_.path());
+    lab_ =
+        std::make_unique<mculab::server::testing::OwnedLab>(*store_, clock_, config, dir_.path());
     ASSERT_TRUE(lab_->Start().ok());
     auto server = RpcServer::Start(*lab_, "127.0.0.1:0");
     ASSERT_TRUE(server.ok()) << server.error().message;
@@ -404,7 +406,7 @@ class AuthMatrixTest : public ::testing::Test {
   TempDir dir_;
   FakeClock clock_;
   std::unique_ptr<db::SqliteStore> store_;
-  std::unique_ptr<Lab> lab_;
+  std::unique_ptr<mculab::server::testing::OwnedLab> lab_;
   std::unique_ptr<RpcServer> server_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::Lab::Stub> lab_stub_;
@@ -568,7 +570,7 @@ TEST(TlsConfigTest, AMissingCertificateFileIsAClearStartError) {
   LabConfig config;
   config.tls_cert = dir.path() / "nope.pem";
   config.tls_key = dir.path() / "nope.key";
-  Lab lab(**store, clock, config, dir.path());
+  mculab::server::testing::OwnedLab lab(**store, clock, config, dir.path());
   ASSERT_TRUE(lab.Start().ok());
   auto server = RpcServer::Start(lab, "127.0.0.1:0");
   ASSERT_FALSE(server.ok());

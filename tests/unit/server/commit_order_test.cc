@@ -14,6 +14,7 @@
 #include "faulty_store.h"
 #include "server/service/accounts.h"
 #include "server/service/lab.h"
+#include "tests/unit/server/owned_lab.h"
 
 namespace mculab::server {
 namespace {
@@ -60,7 +61,8 @@ class CommitOrderTest : public ::testing::Test {
     ASSERT_TRUE(store.ok()) << store.error().message;
     store_ = std::move(*store);
     faulty_ = std::make_unique<FaultyStore>(*store_);
-    lab_ = std::make_unique<Lab>(*faulty_, clock_, config_, dir_.path());
+    lab_ =
+        std::make_unique<mculab::server::testing::OwnedLab>(*faulty_, clock_, config_, dir_.path());
     Status s = lab_->Start();
     ASSERT_TRUE(s.ok()) << s.error().message;
   }
@@ -127,7 +129,7 @@ class CommitOrderTest : public ::testing::Test {
   Caller caller_;
   std::unique_ptr<db::SqliteStore> store_;
   std::unique_ptr<FaultyStore> faulty_;
-  std::unique_ptr<Lab> lab_;
+  std::unique_ptr<mculab::server::testing::OwnedLab> lab_;
   std::shared_ptr<FakeAgentChannel> agent_ = std::make_shared<FakeAgentChannel>();
 };
 

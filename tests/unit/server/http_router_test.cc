@@ -17,6 +17,7 @@
 #include "server/http/event_stream.h"
 #include "server/http/json_views.h"
 #include "server/http/router.h"
+#include "tests/unit/server/owned_lab.h"
 
 namespace mculab::server::http {
 namespace {
@@ -65,7 +66,8 @@ class HttpRouterTest : public ::testing::Test {
     store_ = std::move(*store);
     LabConfig config;
     config.health_checks = false;  // a health check would add jobs of its own to the history
-    lab_ = std::make_unique<Lab>(*store_, clock_, config, dir_.path());
+    lab_ =
+        std::make_unique<mculab::server::testing::OwnedLab>(*store_, clock_, config, dir_.path());
     ASSERT_TRUE(lab_->Start().ok());
     web_ = dir_.path() / "web";
     WriteFile(web_ / "index.html", "<!doctype html><title>history</title>");
@@ -236,7 +238,7 @@ class HttpRouterTest : public ::testing::Test {
   Caller caller_;
   std::string admin_token_;
   std::unique_ptr<db::SqliteStore> store_;
-  std::unique_ptr<Lab> lab_;
+  std::unique_ptr<mculab::server::testing::OwnedLab> lab_;
   std::filesystem::path web_;
   std::unique_ptr<Router> router_;
   std::shared_ptr<FakeAgentChannel> agent_ = std::make_shared<FakeAgentChannel>();

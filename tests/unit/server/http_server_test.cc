@@ -18,6 +18,7 @@
 #include "db/sqlite_store.h"
 #include "fakes.h"
 #include "server/http/server.h"
+#include "tests/unit/server/owned_lab.h"
 
 namespace mculab::server::http {
 namespace {
@@ -94,7 +95,7 @@ class HttpServerTest : public ::testing::Test {
     auto store = db::SqliteStore::Open(dir_ / "mculab.db");
     ASSERT_TRUE(store.ok());
     store_ = std::move(*store);
-    lab_ = std::make_unique<Lab>(*store_, clock_, LabConfig{}, dir_);
+    lab_ = std::make_unique<mculab::server::testing::OwnedLab>(*store_, clock_, LabConfig{}, dir_);
     ASSERT_TRUE(lab_->Start().ok());
     router_ = std::make_unique<Router>(*lab_, *store_, clock_, RouterOptions{});
     auto admin = lab_->accounts().AddUser("admin", "admin");
@@ -146,7 +147,7 @@ class HttpServerTest : public ::testing::Test {
   std::filesystem::path dir_;
   FakeClock clock_;
   std::unique_ptr<db::SqliteStore> store_;
-  std::unique_ptr<Lab> lab_;
+  std::unique_ptr<mculab::server::testing::OwnedLab> lab_;
   std::unique_ptr<Router> router_;
   std::unique_ptr<HttpServer> server_;
   std::shared_ptr<FakeAgentChannel> agent_ = std::make_shared<FakeAgentChannel>();

@@ -16,6 +16,7 @@
 #include "db/sqlite_store.h"
 #include "fakes.h"
 #include "server/service/lab.h"
+#include "tests/unit/server/owned_lab.h"
 #include "tflite_writer.h"
 
 namespace mculab::server {
@@ -47,7 +48,7 @@ class ModelAdmissionTest : public ::testing::Test {
     auto store = db::SqliteStore::Open(dir_ / "mculab.db");
     ASSERT_TRUE(store.ok()) << store.error().message;
     store_ = std::move(*store);
-    lab_ = std::make_unique<Lab>(*store_, clock_, config_, dir_);
+    lab_ = std::make_unique<mculab::server::testing::OwnedLab>(*store_, clock_, config_, dir_);
     ASSERT_TRUE(lab_->Start().ok());
     v1::Register reg;
     reg.set_agent("lab-1");
@@ -97,7 +98,7 @@ class ModelAdmissionTest : public ::testing::Test {
   LabConfig config_;
   Caller caller_;
   std::unique_ptr<db::SqliteStore> store_;
-  std::unique_ptr<Lab> lab_;
+  std::unique_ptr<mculab::server::testing::OwnedLab> lab_;
   std::shared_ptr<FakeAgentChannel> agent_ = std::make_shared<FakeAgentChannel>();
 };
 

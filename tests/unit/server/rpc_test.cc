@@ -14,6 +14,7 @@
 #include "server/rpc/lab_service.h"
 #include "server/rpc/server.h"
 #include "server/rpc/status.h"
+#include "tests/unit/server/owned_lab.h"
 
 namespace mculab::server::rpc {
 namespace {
@@ -107,7 +108,8 @@ class RpcTest : public ::testing::Test {
     store_ = std::move(*store);
     config_.max_artifact_bytes = 1000;
     config_.health_checks = false;  // a health check would add a job of its own
-    lab_ = std::make_unique<Lab>(*store_, clock_, config_, dir_.path());
+    lab_ =
+        std::make_unique<mculab::server::testing::OwnedLab>(*store_, clock_, config_, dir_.path());
     ASSERT_TRUE(lab_->Start().ok());
     g_accounts = &lab_->accounts();
     auto admin = lab_->accounts().AddUser("admin", "admin");
@@ -149,7 +151,7 @@ class RpcTest : public ::testing::Test {
   testing::FakeClock clock_;
   LabConfig config_;
   std::unique_ptr<db::SqliteStore> store_;
-  std::unique_ptr<Lab> lab_;
+  std::unique_ptr<mculab::server::testing::OwnedLab> lab_;
   std::unique_ptr<RpcServer> server_;
   std::unique_ptr<v1::Lab::Stub> lab_stub_;
   std::unique_ptr<v1::AgentLink::Stub> agent_stub_;
@@ -455,7 +457,7 @@ TEST(RpcUploadDeadline, AStalledUploadIsCancelledAtTheServersUploadTimeout) {
   testing::FakeClock clock;
   LabConfig config;
   config.upload_timeout_s = 1;
-  Lab lab(**store, clock, config, dir.path());
+  mculab::server::testing::OwnedLab lab(**store, clock, config, dir.path());
   ASSERT_TRUE(lab.Start().ok());
   auto member = lab.accounts().AddUser("slow", "member");
   ASSERT_TRUE(member.ok());
@@ -548,7 +550,7 @@ TEST_F(RpcTest, StreamsPerConnectionAreCappedByTheConfig) {
   server_.reset();
   lab_.reset();
   config_.grpc_max_concurrent_streams = 2;
-  lab_ = std::make_unique<Lab>(*store_, clock_, config_, dir_.path());
+  lab_ = std::make_unique<mculab::server::testing::OwnedLab>(*store_, clock_, config_, dir_.path());
   ASSERT_TRUE(lab_->Start().ok());
   g_accounts = &lab_->accounts();
   auto server = RpcServer::Start(*lab_, "127.0.0.1:0");

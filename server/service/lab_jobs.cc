@@ -1,0 +1,441 @@
+// Lab: jobs. The one place a job changes state (TransitionLocked), the indexes that follow its
+// state, its watchers and deadlines, and the client use cases on jobs (submit, list, get, cancel,
+// watch, history).
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <future>
+#include <limits>
+
+#include "common/crash_point.h"
+#include "common/op_catalog.h"
+#include "server/domain/admission.h"
+#include "server/domain/queue_position.h"
+#include "server/domain/scheduler.h"
+#include "server/service/lab.h"
+#include "server/service/model_admission.h"
+#include "server/service/profiles.h"
+
+namespace mculab::server {
+
+Status Lab::TransitionLocked(ActiveJob& aj, JobState to, std::string reason, std::string actor,
+                             Effects& fx) {
+  const JobId id = aj.job.id;
+  const JobState from = aj.job.state;
+  auto t = ApplyTransition(aj.job, to, std::move(reason), std::move(actor), clock_.NowMs());
+  if (!t.ok()) {
+    spdlog::warn("{}", t.error().message);
+    return t.error();
+  }
+  spdlog::debug("job {}: {} -> {} ({})", id, t->from, t->to, t->reason);
+  LeaveStateLocked(aj.job, from);
+  if (!IsFinal(to)) EnterStateLocked(aj.job);
+  fx.writes.jobs.push_back(aj.job);
+  fx.writes.transitions.push_back(std::move(*t));
+  if ((from == JobState::kQueued) != (to == JobState::kQueued)) fx.queue_changed = true;
+  if (!IsOnBoard(to) && aj.deadline_ms != kNoDeadline) {
+    deadlines_.erase({aj.deadline_ms, id});
+    aj.deadline_ms = kNoDeadline;
+  }
+  EmitLocked(aj.job, fx);
+  if (to == JobState::kSucceeded && aj.job.started_ms != 0) {
+    auto& d = recent_durations_[aj.job.kind + "/" + aj.job.op];
+    d.push_back(aj.job.finished_ms - aj.job.started_ms);
+    if (d.size() > 20) d.pop_front();
+  }
+  if (IsFinal(to) && IsHealthCheck(aj.job)) HealthCheckEndedLocked(aj, to, fx);
+  if (IsFinal(to)) {
+    watchers_.Forget(id);
+    jobs_.erase(id);  // aj is gone
+  }
+  return {};
+}
+
+JobId Lab::CreateJobLocked(Job job, std::vector<CaseSpec> cases, const std::string& actor,
+                           Effects& fx) {
+  job.id = next_job_id_++;
+  job.state = JobState::kQueued;
+  job.created_ms = clock_.NowMs();
+  fx.writes.new_jobs.push_back({job, cases});
+  fx.writes.transitions.push_back(CreationTransition(job, actor));
+  fx.queue_changed = true;
+  EmitLocked(job, fx);
+  ActiveJob aj;
+  aj.job = job;
+  aj.cases = std::move(cases);
+  jobs_.emplace(job.id, std::move(aj));
+  EnterStateLocked(job);
+  return job.id;
+}
+
+void Lab::EnterStateLocked(const Job& job) {
+  if (job.state == JobState::kQueued) queue_.insert_or_assign(job.id, QueuedOf(job));
+  if (IsOnBoard(job.state)) ++on_boards_[job.user];
+}
+
+void Lab::LeaveStateLocked(const Job& job, JobState from) {
+  if (from == JobState::kQueued) queue_.erase(job.id);
+  if (IsOnBoard(from)) {
+    auto it = on_boards_.find(job.user);
+    if (it != on_boards_.end() && --it->second == 0) on_boards_.erase(it);
+  }
+}
+
+void Lab::EmitLocked(const Job& job, Effects& fx) {
+  const JobEvent e = JobEventOf(job, clock_.NowMs());
+  if (!feeds_.empty()) fx.feed_jobs.push_back(e);
+  watchers_.Collect(e, fx.events);
+}
+
+Status Lab::ValidateSubmit(const SubmitRequest& r) const {
+  auto invalid = [](std::string m) { return MakeError(ErrorCode::kInvalidArgument, std::move(m)); };
+  if (r.kind.empty() && r.board.empty()) {
+    return invalid("give a board kind or a board name to run on");
+  }
+  for (const auto& [key, value] : r.tags) {
+    if (key.empty() || value.empty() || key.find('=') != std::string::npos) {
+      return invalid("tag '" + key + "=" + value +
+                     "' is not KEY=VALUE with a non-empty key and value (e.g. cpu=cortex-m55)");
+    }
+  }
+  if (r.op == kModelOp) {
+    if (Status s = ValidateModelRequest(r); !s.ok()) return s;
+  } else if (!r.firmware_artifact.empty() || !r.blob_artifact.empty() || r.op == kCustomOp) {
+    if (Status s = ValidateCustomRequest(r); !s.ok()) return s;
+  } else {
+    if (r.op.empty()) return invalid("op is required (built-in ops: " + OpNames() + ")");
+    const OpInfo* op = FindOp(r.op);
+    if (op == nullptr) {
+      return invalid("unknown op '" + r.op + "' (built-in ops: " + OpNames() + ")");
+    }
+    if (r.cases.empty()) return invalid("the job has no cases");
+    for (std::size_t i = 0; i < r.cases.size(); ++i) {
+      if (Status s = ValidateCaseParams(*op, r.cases[i].params); !s.ok()) {
+        return invalid(fmt::format("case {} (id {}): {}", i, r.cases[i].id, s.error().message));
+      }
+    }
+  }
+  if (r.cases.size() > kMaxCases) {
+    return invalid(
+        fmt::format("the job has {} cases; at most {} are accepted", r.cases.size(), kMaxCases));
+  }
+  if (r.iterations < 1 || r.iterations > kMaxIterations) {
+    return invalid(
+        fmt::format("iterations must be between 1 and {}, got {}", kMaxIterations, r.iterations));
+  }
+  if (r.warmup > kMaxWarmup) {
+    return invalid(fmt::format("warmup must be between 0 and {}, got {}", kMaxWarmup, r.warmup));
+  }
+  if (r.timeout_s > kMaxTimeoutS) {
+    return invalid(fmt::format("timeout must be at most {} s, got {}", kMaxTimeoutS, r.timeout_s));
+  }
+  if (r.label.size() > 256) return invalid("label is longer than 256 characters");
+  if (!r.cases_artifact.empty() && !IsArtifactHash(r.cases_artifact)) {
+    return invalid("cases_artifact must be a SHA-256 in lowercase hex, got '" + r.cases_artifact +
+                   "'");
+  }
+  return {};
+}
+
+Result<SubmitReply> Lab::Submit(const Caller& caller, SubmitRequest request) {
+  if (Status s = RequireRole(caller, Role::kMember, "submitting a job"); !s.ok()) return s.error();
+  if (Status s = ValidateSubmit(request); !s.ok()) return s.error();
+  auto events = NormalizeEvents(request.events);
+  if (!events.ok()) return events.error();
+  request.events = std::move(*events);
+  if (!request.cases_artifact.empty()) {
+    auto artifact = store_.GetArtifact(request.cases_artifact);
+    if (!artifact.ok()) return artifact.error();
+    if (!artifact->has_value()) {
+      return MakeError(ErrorCode::kFailedPrecondition,
+                       "cases artifact " + request.cases_artifact + " was never uploaded");
+    }
+  }
+
+  std::optional<CustomFirmwareFiles> custom;
+  // A model job: the blob parsed here, before the lock (model_admission.h).
+  std::optional<ModelInspection> model;
+  std::optional<Artifact> model_blob;
+  if (request.op == kModelOp) {
+    if (request.cases.empty()) request.cases.push_back(CaseSpec{0, {}});
+    auto blob = store_.GetArtifact(request.blob_artifact);
+    if (!blob.ok()) return blob.error();
+    if (!blob->has_value()) {
+      return MakeError(ErrorCode::kFailedPrecondition,
+                       "model artifact " + request.blob_artifact +
+                           " was never uploaded (mculab submit --model uploads it)");
+    }
+    model_blob = **blob;
+    auto inspected = AdmitModelFile(artifacts_.PathOf(request.blob_artifact), model_blob->name,
+                                    model_blob->size);
+    if (!inspected.ok()) return inspected.error();
+    model = std::move(*inspected);
+  } else if (!request.firmware_artifact.empty()) {
+    request.op = kCustomOp;
+    if (request.cases.empty()) request.cases.push_back(CaseSpec{0, {}});
+    auto files = FindCustomFiles(store_, artifacts_, request);
+    if (!files.ok()) return files.error();
+    custom = std::move(*files);
+  }
+
+  std::unique_lock l(mu_);
+  if (stopping_) return MakeError(ErrorCode::kUnavailable, "the server is shutting down");
+  if (Status s = Serving(); !s.ok()) return s.error();
+  {
+    std::uint32_t queued = 0;
+    for (const auto& [id, aj] : jobs_) {
+      if (aj.job.user == caller.user && aj.job.state == JobState::kQueued) ++queued;
+    }
+    if (queued >= config_.max_queued_jobs_per_user) {
+      return MakeError(ErrorCode::kResourceExhausted,
+                       fmt::format("{} has {} jobs queued, the most this server queues per user "
+                                   "(max_queued_jobs_per_user in the server config); wait for "
+                                   "some to start or cancel them",
+                                   caller.user, queued));
+    }
+  }
+  // Admission control: only what some registered board (online or not) could run.
+  AdmissionRequest admission{request.kind, request.board, request.op, request.tags, request.events};
+  auto kind = AdmitToBoards(admission, boards_, board_units_);
+  if (!kind.ok()) return kind.error();
+  request.kind = admission.kind = *kind;
+
+  if (custom) {
+    if (Status s = AdmitCustomLocked(request, *custom); !s.ok()) return s.error();
+  }
+  if (model) {
+    std::vector<const Board*> candidates;
+    for (const auto& [name, b] : boards_) {
+      if (!request.board.empty() ? name == request.board : b.kind == request.kind) {
+        candidates.push_back(&b);
+      }
+    }
+    if (Status s = AdmitModelOnBoards(*model, model_blob->size, model_blob->name, candidates);
+        !s.ok()) {
+      return s.error();
+    }
+  }
+  if (Status s = AdmitWorkloadMemory(admission, request.cases, boards_); !s.ok()) {
+    return s.error();
+  }
+
+  Job job;
+  job.user = caller.user;
+  job.priority = request.priority;
+  job.kind = request.kind;
+  job.board = request.board;
+  job.op = request.op;
+  job.label = request.label;
+  job.state = JobState::kQueued;
+  job.iterations = request.iterations;
+  job.warmup = request.warmup;
+  job.num_cases = static_cast<std::uint32_t>(request.cases.size());
+  job.cases_artifact = request.cases_artifact;
+  job.firmware_artifact = request.firmware_artifact;
+  job.blob_artifact = request.blob_artifact;
+  job.tags = request.tags;
+  job.timeout_s = request.timeout_s != 0 ? request.timeout_s : config_.default_timeout_s;
+
+  Effects fx;
+  job.id = CreateJobLocked(job, std::move(request.cases), caller.user, fx);
+  if (!request.events.empty()) {
+    fx.writes.job_events.push_back(JobEvents{job.id, request.events});
+    jobs_.at(job.id).events = request.events;
+  }
+  spdlog::info("job {} submitted by {}: {} on {} ({} case{} x {} iteration{})", job.id, caller.user,
+               job.op, job.board.empty() ? job.kind : job.board, job.num_cases,
+               job.num_cases == 1 ? "" : "s", job.iterations, job.iterations == 1 ? "" : "s");
+  ScheduleLocked(fx);
+  SubmitReply reply;
+  reply.id = job.id;
+  const ActiveJob& aj = jobs_.at(job.id);  // a new job cannot be final yet
+  reply.state = aj.job.state;
+  const JobId ids[] = {job.id};
+  reply.wait = QueueWaitLocked(aj, QueuePositionsLocked(ids)[0]);
+  reply.queue_position = reply.wait.position;
+  reply.estimated_start_ms = reply.wait.estimated_start_ms;
+
+  if (Status s = WaitForCommit(l, fx); !s.ok()) {
+    // Not stored, so it must not run: the Lab has stopped (FailStop) and the job leaves memory.
+    spdlog::error("job {} could not be stored: {}", job.id, s.error().message);
+    {
+      std::lock_guard relock(mu_);
+      if (auto it = jobs_.find(job.id); it != jobs_.end()) {
+        LeaveStateLocked(it->second.job, it->second.job.state);
+        jobs_.erase(it);
+      }
+    }
+    return MakeError(ErrorCode::kUnavailable, "the job could not be stored (" + s.error().message +
+                                                  "); it was not accepted and will not run");
+  }
+  CrashPoint(crash_points::kBeforeReply);
+  return reply;
+}
+
+Result<Job> Lab::GetJob(const Caller& caller, JobId id) {
+  if (Status s = RequireRole(caller, Role::kViewer, "reading a job"); !s.ok()) return s.error();
+  if (Status s = Serving(); !s.ok()) return s.error();
+  // From the store, never from memory: the reply reports only what is committed (the read waits
+  // for the state writes queued before it, so it shows every change decided so far).
+  auto job = store_.GetJob(id);
+  if (job.ok()) AddQueueWait(*job);
+  return job;
+}
+
+Result<std::vector<Job>> Lab::ListJobs(const Caller& caller, const JobFilter& filter) {
+  if (Status s = RequireRole(caller, Role::kViewer, "listing jobs"); !s.ok()) return s.error();
+  JobFilter f = filter;
+  if (!f.state.empty() && !ParseJobState(f.state)) {
+    std::vector<std::string> names;
+    for (JobState s : kAllJobStates) names.emplace_back(JobStateName(s));
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "unknown job state '" + f.state + "' (states: " + JoinNames(names) + ")");
+  }
+  if (f.limit == 0) f.limit = 50;
+  f.limit = std::min<std::uint32_t>(f.limit, 1000);
+  auto jobs = store_.ListJobs(f);
+  if (jobs.ok()) {
+    std::vector<Job*> page;
+    for (Job& j : *jobs) page.push_back(&j);
+    AddQueueWaits(page);
+  }
+  return jobs;
+}
+
+Result<Job> Lab::Cancel(const Caller& caller, JobId id) {
+  if (Status s = RequireRole(caller, Role::kMember, "cancelling a job"); !s.ok()) return s.error();
+  // Someone else's job needs the admin role, whatever its state.
+  auto owned_by_caller = [&](const std::string& owner) -> Status {
+    if (owner == caller.user || caller.role == Role::kAdmin) return {};
+    return MakeError(
+        ErrorCode::kPermissionDenied,
+        fmt::format("job {} belongs to {}: only they or an admin can cancel it", id, owner));
+  };
+  if (Status s = Serving(); !s.ok()) return s.error();
+  std::unique_lock l(mu_);
+  auto it = jobs_.find(id);
+  if (it == jobs_.end()) {
+    l.unlock();
+    auto job = store_.GetJob(id);
+    if (!job.ok()) return job.error();
+    if (Status s = owned_by_caller(job->user); !s.ok()) return s.error();
+    return MakeError(ErrorCode::kFailedPrecondition,
+                     fmt::format("job {} already {}", id, JobStateName(job->state)));
+  }
+  ActiveJob& aj = it->second;
+  if (Status s = owned_by_caller(aj.job.user); !s.ok()) return s.error();
+  Effects fx;
+  const std::string reason = "cancelled by " + caller.user;
+  bool freed_board = false;
+  if (IsOnBoard(aj.job.state)) {
+    auto r = runs_.find(aj.job.last_run_id);
+    if (r != runs_.end()) {
+      SendToAgentLocked(r->second.run.agent, RunCancel{r->first, reason}, fx);
+      r->second.job_ended = true;
+      r->second.end_state = RunState::kCancelled;
+      if (!r->second.finish_received) ArmCancelGraceLocked(r->first);
+    }
+  }
+  aj.job.message = reason;
+  Job out = aj.job;
+  if (Status s = TransitionLocked(aj, JobState::kCancelled, reason, caller.user, fx); !s.ok()) {
+    return s.error();
+  }
+  out.state = JobState::kCancelled;
+  out.finished_ms = clock_.NowMs();
+  // A run whose agent already reported its end (we were only waiting for batches) ends now.
+  auto r = runs_.find(out.last_run_id);
+  if (r != runs_.end() && r->second.job_ended && r->second.finish_received) {
+    CloseRunLocked(r->second, RunState::kCancelled, reason, false, fx);
+    freed_board = true;
+  }
+  if (freed_board) ScheduleLocked(fx);
+  if (Status s = WaitForCommit(l, fx); !s.ok()) {
+    return MakeError(
+        ErrorCode::kUnavailable,
+        fmt::format("the cancellation of job {} could not be stored ({})", id, s.error().message));
+  }
+  spdlog::info("job {} {}", id, reason);
+  CrashPoint(crash_points::kBeforeReply);
+  return out;
+}
+
+Result<std::shared_ptr<JobWatch>> Lab::Watch(const Caller& caller, JobId id) {
+  if (Status s = RequireRole(caller, Role::kViewer, "watching a job"); !s.ok()) return s.error();
+  if (Status s = Serving(); !s.ok()) return s.error();
+  auto watch = std::make_shared<JobWatch>(id);
+  {
+    std::lock_guard l(mu_);
+    auto it = jobs_.find(id);
+    if (it != jobs_.end()) {
+      if (stopping_) {
+        watch->End();
+        return watch;
+      }
+      // The current state, told once every write queued so far (the state's own) is committed;
+      // later changes follow in commit order.
+      const Job& j = it->second.job;
+      Effects fx;
+      fx.events.emplace_back(watch, JobEventOf(j, clock_.NowMs()));
+      watchers_.Add(id, watch);
+      // A revoked token ends the watch (Accounts runs this without locks held).
+      watch->Hold(accounts_.WatchToken(caller.token, [weak = std::weak_ptr<JobWatch>(watch)] {
+        if (auto w = weak.lock()) w->Fail("the watcher's token was revoked");
+      }));
+      CommitLocked(fx);
+      return watch;
+    }
+  }
+  // Not live: finished (or unknown). Every unfinished job is live, so this is the last event.
+  auto job = store_.GetJob(id);
+  if (!job.ok()) return job.error();
+  watch->Push(JobEvent{job->id, job->state, job->message,
+                       std::min(job->progress_done, job->ProgressTotal()), job->ProgressTotal(),
+                       job->assigned_board, job->finished_ms});
+  watch->End();
+  return watch;
+}
+
+Result<std::vector<JobTransition>> Lab::JobHistory(const Caller& caller, JobId id) {
+  if (Status s = RequireRole(caller, Role::kViewer, "reading a job's history"); !s.ok()) {
+    return s.error();
+  }
+  auto t = store_.GetTransitions(id);
+  if (!t.ok()) return t.error();
+  if (t->empty()) return MakeError(ErrorCode::kNotFound, fmt::format("no job {}", id));
+  return t;
+}
+
+void Lab::ExpireDeadlinesLocked(Effects& fx) {
+  const std::int64_t now = clock_.NowMs();
+  while (!deadlines_.empty() && deadlines_.begin()->first <= now) {
+    const JobId id = deadlines_.begin()->second;
+    deadlines_.erase(deadlines_.begin());
+    auto it = jobs_.find(id);
+    if (it == jobs_.end() || !IsOnBoard(it->second.job.state)) continue;
+    ActiveJob& aj = it->second;
+    aj.deadline_ms = kNoDeadline;
+    const std::string why =
+        fmt::format("timed out after {} s on board {}", aj.job.timeout_s, aj.job.assigned_board);
+    auto r = runs_.find(aj.job.last_run_id);
+    bool close_run = false;
+    if (r != runs_.end()) {
+      SendToAgentLocked(r->second.run.agent, RunCancel{r->first, why}, fx);
+      r->second.job_ended = true;
+      r->second.end_state = RunState::kTimedOut;
+      close_run = r->second.finish_received;
+      if (!close_run) ArmCancelGraceLocked(r->first);
+    }
+    aj.job.message = why;
+    const RunId run = aj.job.last_run_id;
+    spdlog::warn("job {} {}", id, why);
+    (void)TransitionLocked(aj, JobState::kTimedOut, why, "server", fx);
+    if (close_run) {
+      CloseRunLocked(runs_.at(run), RunState::kTimedOut, why, false, fx);
+      ScheduleLocked(fx);
+    }
+  }
+}
+
+}  // namespace mculab::server
