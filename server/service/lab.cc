@@ -290,7 +290,7 @@ Status Lab::Serving() const {
 void Lab::ShutDownAfterFailureLocked() {
   if (failure_handled_) return;
   failure_handled_ = true;
-  for (auto& [id, session] : sessions_) {
+  for (auto& [id, session] : sessions_.all()) {
     if (session.channel) session.channel->Hangup();
   }
   watchers_.EndAll();

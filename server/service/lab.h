@@ -53,6 +53,7 @@
 #include "server/service/accounts.h"
 #include "server/service/agent_channel.h"
 #include "server/service/agent_events.h"
+#include "server/service/agent_sessions.h"
 #include "server/service/artifacts.h"
 #include "server/service/caller.h"
 #include "server/service/clock.h"
@@ -130,8 +131,6 @@ struct BoardView {
   std::uint32_t queue_length = 0;       // queued jobs that could run on this board
   std::uint32_t kind_queue_length = 0;  // queued jobs of this board's kind (any of its boards)
 };
-
-using AgentSessionId = std::uint64_t;
 
 // The artifact store's limits set by the lab's configuration.
 inline ArtifactStore::Limits ArtifactLimitsOf(const LabConfig& config) {
@@ -285,17 +284,6 @@ class Lab {
     bool awaiting_agent = false;
     std::int64_t resume_deadline_ms = kNoDeadline;
   };
-  struct AgentSession {
-    AgentSessionId id = 0;
-    std::string agent;
-    std::shared_ptr<AgentChannel> channel;
-    std::int64_t last_seen_ms = 0;
-    bool stopping = false;  // Heartbeat.stopping: its boards get no new work
-    std::shared_ptr<TokenSubscription> token_watch;  // ends the session when revoked
-    // Boards the agent says are gone (probe unplugged), with why: offline until BoardStatus
-    // brings them back; a busy one goes offline when its run ends.
-    std::map<std::string, std::string> absent_boards;
-  };
 
   // The Lab's parts, one file each; *Locked functions need mu_, and every part adds what it
   // changed to the operation's Effects (effects.h), committed and then said by CommitLocked.
@@ -446,8 +434,7 @@ class Lab {
   std::atomic<bool> failed_{false};
   bool failure_handled_ = false;  // ShutDownAfterFailureLocked ran
   mutable std::mutex failure_mu_;
-  std::string failure_;  // what failed, for kUnavailable answers (failure_mu_)
-  AgentSessionId next_session_id_ = 1;
+  std::string failure_;              // what failed, for kUnavailable answers (failure_mu_)
   std::map<JobId, ActiveJob> jobs_;  // every job not in a final state; id order = submit order
   // The scheduler's view of every queued job, in id order: built when the job enters the queue,
   // dropped when it leaves, so a scheduling pass copies none of them.
@@ -455,9 +442,8 @@ class Lab {
   std::map<std::string, std::uint32_t> on_boards_;  // user -> jobs assigned, preparing, running
   std::map<std::string, Board> boards_;
   std::map<RunId, ActiveRun> runs_;
-  std::map<AgentSessionId, AgentSession> sessions_;
-  std::map<std::string, AgentSessionId> agent_sessions_;  // agent name -> current session
-  JobWatchers watchers_;                                  // of live jobs (Watch)
+  AgentSessions sessions_;  // connected agents
+  JobWatchers watchers_;    // of live jobs (Watch)
   std::set<std::pair<std::int64_t, JobId>> deadlines_;
   std::set<std::pair<std::int64_t, std::string>> lease_deadlines_;    // (lease end, board)
   std::set<std::pair<std::int64_t, RunId>> cancel_deadlines_;         // (grace end, run)

@@ -95,19 +95,12 @@ Result<AgentSessionId> Lab::ConnectAgent(const Caller& caller, const AgentRegist
     }
   }
   Effects fx;
-  if (auto old = agent_sessions_.find(reg.agent); old != agent_sessions_.end()) {
-    DropSessionLocked(sessions_.at(old->second), "agent " + reg.agent + " reconnected", fx);
+  if (AgentSession* old = sessions_.Current(reg.agent)) {
+    DropSessionLocked(*old, "agent " + reg.agent + " reconnected", fx);
   }
-  const AgentSessionId id = next_session_id_++;
-  sessions_[id] =
-      AgentSession{id,
-                   reg.agent,
-                   std::move(channel),
-                   clock_.NowMs(),
-                   false,
-                   accounts_.WatchToken(caller.token, [this, id] { OnAgentTokenRevoked(id); }),
-                   {}};
-  agent_sessions_[reg.agent] = id;
+  const AgentSessionId id = sessions_.NextId();
+  sessions_.Open(reg.agent, std::move(channel), clock_.NowMs(),
+                 accounts_.WatchToken(caller.token, [this, id] { OnAgentTokenRevoked(id); }));
   bg_cv_.notify_all();  // a new heartbeat deadline
 
   // Runs restored after a server restart that this agent claims: their boards stay busy.
@@ -147,7 +140,7 @@ Result<AgentSessionId> Lab::ConnectAgent(const Caller& caller, const AgentRegist
     b.current_job = 0;
     SetBoardUnitsLocked(b.name, info.units, fx);
     if (!info.offline.empty()) {
-      sessions_.at(id).absent_boards[b.name] = info.offline;
+      sessions_.Find(id)->absent_boards[b.name] = info.offline;
       SetBoardStateLocked(b, BoardState::kOffline, reason + "; " + info.offline, fx);
       continue;
     }
@@ -214,12 +207,12 @@ void Lab::ExpireAgentsLocked(Effects& fx) {
   const std::int64_t now = clock_.NowMs();
   const std::int64_t timeout = config_.HeartbeatTimeoutMs();
   std::vector<AgentSessionId> silent;
-  for (const auto& [id, s] : sessions_) {
+  for (const auto& [id, s] : sessions_.all()) {
     if (now - s.last_seen_ms >= timeout) silent.push_back(id);
   }
   bool changed = false;
   for (AgentSessionId id : silent) {
-    AgentSession& s = sessions_.at(id);
+    AgentSession& s = *sessions_.Find(id);
     const std::string agent = s.agent;
     const std::shared_ptr<AgentChannel> channel = s.channel;
     const std::string why = fmt::format("agent {} sent nothing for {} ms (heartbeat timeout)",
@@ -248,7 +241,7 @@ void Lab::ExpireAgentsLocked(Effects& fx) {
 std::int64_t Lab::NextAgentDeadlineLocked() const {
   std::int64_t next = kNoDeadline;
   const std::int64_t timeout = config_.HeartbeatTimeoutMs();
-  for (const auto& [id, s] : sessions_) next = std::min(next, s.last_seen_ms + timeout);
+  for (const auto& [id, s] : sessions_.all()) next = std::min(next, s.last_seen_ms + timeout);
   for (const auto& [run_id, r] : runs_) {
     if (r.awaiting_agent) next = std::min(next, r.resume_deadline_ms);
   }
@@ -269,29 +262,23 @@ void Lab::DropSessionLocked(AgentSession& s, const std::string& reason, Effects&
       SetBoardStateLocked(b, BoardState::kOffline, reason, fx);
     }
   }
-  if (auto it = agent_sessions_.find(agent); it != agent_sessions_.end() && it->second == id) {
-    agent_sessions_.erase(it);
-  }
-  sessions_.erase(id);  // s is gone
+  sessions_.Close(id);  // s is gone
 }
 
 void Lab::DisconnectAgent(AgentSessionId session, const std::string& reason) {
   std::unique_lock l(mu_);
-  auto it = sessions_.find(session);
-  if (it == sessions_.end()) return;  // replaced by a newer session already
-  const std::string agent = it->second.agent;
+  AgentSession* s = sessions_.Find(session);
+  if (s == nullptr) return;  // replaced by a newer session already
+  const std::string agent = s->agent;
   if (stopping_) {
     // The server is going down: runs are not the agent's failure. Start() of the next server
     // requeues them; the boards' states are left for it too.
-    if (auto a = agent_sessions_.find(agent); a != agent_sessions_.end() && a->second == session) {
-      agent_sessions_.erase(a);
-    }
-    sessions_.erase(it);
+    sessions_.Close(session);
     return;
   }
   Effects fx;
   spdlog::warn("agent {} disconnected: {}", agent, reason);
-  DropSessionLocked(it->second, "agent " + agent + " disconnected: " + reason, fx);
+  DropSessionLocked(*s, "agent " + agent + " disconnected: " + reason, fx);
   ScheduleLocked(fx);
   CommitLocked(fx);
   l.unlock();
@@ -300,13 +287,13 @@ void Lab::DisconnectAgent(AgentSessionId session, const std::string& reason) {
 
 void Lab::OnAgentTokenRevoked(AgentSessionId id) {
   std::unique_lock l(mu_);
-  auto it = sessions_.find(id);
-  if (it == sessions_.end() || stopping_) return;
-  const std::shared_ptr<AgentChannel> channel = it->second.channel;
-  const std::string why = "agent " + it->second.agent + "'s token was revoked";
+  AgentSession* s = sessions_.Find(id);
+  if (s == nullptr || stopping_) return;
+  const std::shared_ptr<AgentChannel> channel = s->channel;
+  const std::string why = "agent " + s->agent + "'s token was revoked";
   spdlog::warn("{}; dropping its session", why);
   Effects fx;
-  DropSessionLocked(it->second, why, fx);  // it is gone
+  DropSessionLocked(*s, why, fx);  // s is gone
   if (channel) channel->Hangup();
   ScheduleLocked(fx);
   CommitLocked(fx);
@@ -345,10 +332,10 @@ void Lab::OnAgentMessage(AgentSessionId session, AgentEvent event) {
   std::string agent;
   {
     std::lock_guard l(mu_);
-    auto it = sessions_.find(session);
-    if (it == sessions_.end()) return;  // a stale stream of a replaced session
-    it->second.last_seen_ms = clock_.NowMs();
-    agent = it->second.agent;
+    AgentSession* s = sessions_.Find(session);
+    if (s == nullptr) return;  // a stale stream of a replaced session
+    s->last_seen_ms = clock_.NowMs();
+    agent = s->agent;
   }
   std::visit(
       [&](auto&& e) {
@@ -375,10 +362,10 @@ void Lab::OnAgentMessage(AgentSessionId session, AgentEvent event) {
 
 void Lab::OnAgentStopping(AgentSessionId session) {
   std::unique_lock l(mu_);
-  auto it = sessions_.find(session);
-  if (it == sessions_.end() || it->second.stopping) return;
-  it->second.stopping = true;
-  const std::string agent = it->second.agent;
+  AgentSession* s = sessions_.Find(session);
+  if (s == nullptr || s->stopping) return;
+  s->stopping = true;
+  const std::string agent = s->agent;
   spdlog::info("agent {} is stopping; its boards get no new jobs", agent);
   Effects fx;
   for (auto& [name, b] : boards_) {
@@ -393,18 +380,15 @@ void Lab::OnAgentStopping(AgentSessionId session) {
 }
 
 bool Lab::BoardUnavailableLocked(const Board& board) const {
-  auto a = agent_sessions_.find(board.agent);
-  if (a == agent_sessions_.end()) return false;
-  auto s = sessions_.find(a->second);
-  return s != sessions_.end() &&
-         (s->second.stopping || s->second.absent_boards.contains(board.name));
+  const AgentSession* s = sessions_.Current(board.agent);
+  return s != nullptr && (s->stopping || s->absent_boards.contains(board.name));
 }
 
 void Lab::OnBoardStatus(AgentSessionId session, const BoardStatusReport& m) {
   std::unique_lock l(mu_);
-  auto it = sessions_.find(session);
-  if (it == sessions_.end()) return;
-  AgentSession& s = it->second;
+  AgentSession* found = sessions_.Find(session);
+  if (found == nullptr) return;
+  AgentSession& s = *found;
   auto b = boards_.find(m.board);
   if (b == boards_.end() || b->second.agent != s.agent) {
     ++refused_agent_messages_;
@@ -541,11 +525,10 @@ void Lab::OnBatchCommitted(const std::string& agent, RunId run, std::uint64_t se
   std::unique_lock l(mu_);
   {
     // Committed: acknowledged at once (this runs after every earlier write's messages went).
-    auto a = agent_sessions_.find(agent);
-    auto s = a == agent_sessions_.end() ? sessions_.end() : sessions_.find(a->second);
-    if (s != sessions_.end() && s->second.channel) {
+    const AgentSession* s = sessions_.Current(agent);
+    if (s != nullptr && s->channel) {
       CrashPoint(crash_points::kBeforeSendAck);
-      s->second.channel->Send(BatchAck{run, sequence});
+      s->channel->Send(BatchAck{run, sequence});
       CrashPoint(crash_points::kAfterSendAck);
     }
   }
@@ -640,12 +623,8 @@ void Lab::OnRunFinished(const std::string& agent, const RunFinishedReport& m) {
 }
 
 void Lab::SendToAgentLocked(const std::string& agent, AgentCommand command, Effects& fx) {
-  auto it = agent_sessions_.find(agent);
-  if (it == agent_sessions_.end()) return;
-  auto s = sessions_.find(it->second);
-  if (s != sessions_.end() && s->second.channel) {
-    fx.sends.emplace_back(s->second.channel, std::move(command));
-  }
+  const AgentSession* s = sessions_.Current(agent);
+  if (s != nullptr && s->channel) fx.sends.emplace_back(s->channel, std::move(command));
 }
 
 }  // namespace mculab::server

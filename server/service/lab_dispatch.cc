@@ -85,7 +85,7 @@ void Lab::ScheduleLocked(Effects& fx) {
 }
 
 void Lab::AssignLocked(ActiveJob& aj, Board& board, Effects& fx) {
-  if (!agent_sessions_.contains(board.agent)) {
+  if (!sessions_.Connected(board.agent)) {
     spdlog::error("board {} is idle but its agent {} is not connected", board.name, board.agent);
     return;
   }
