@@ -3,7 +3,7 @@
 //   BM_RawSqliteInsert  the baseline: prepared multi-row INSERTs (1, 64, 256 or 1,024 rows per
 //                       statement) into the samples table with every migration's indexes, the
 //                       store's transaction size, WAL, synchronous=NORMAL
-//   BM_StoreIngest      SqliteStore::Write of 256-sample batches (batch row + samples + progress)
+//   BM_StoreIngest      SqliteStore::Write of 1,024-sample batches (batch row, samples, progress)
 //   BM_LabIngest        Lab::OnAgentMessage with agent.proto batches: conversion, store, ack
 //   BM_GrpcIngest       an agent stream over loopback gRPC into the Lab, waiting for every ack
 //
@@ -39,7 +39,7 @@ namespace fs = std::filesystem;
 namespace v1 = mculab::v1;
 using namespace mculab;
 
-constexpr int kSamplesPerBatch = 256;
+constexpr int kSamplesPerBatch = 1024;  // the agent's batch (ExecutorOptions::max_batch_samples)
 
 class TempDir {
  public:
@@ -235,11 +235,11 @@ v1::AgentMessage ProtoBatch(server::RunId run, std::uint64_t seq) {
   auto* b = m.mutable_batch();
   b->set_run_id(static_cast<std::uint64_t>(run));
   b->set_sequence(seq);
-  for (int i = 0; i < kSamplesPerBatch; ++i) {
-    auto* s = b->add_samples();
-    s->set_case_index(static_cast<std::uint32_t>(seq % 16));
-    s->set_iteration(static_cast<std::uint32_t>(i));
-    s->set_value(100000 + i);
+  for (int i = 0; i < kSamplesPerBatch; ++i) {  // the column form, as the agent sends them
+    b->add_case_index(static_cast<std::uint32_t>(seq % 16));
+    b->add_iteration(static_cast<std::uint32_t>(i));
+    b->add_metric(0);
+    b->add_value(100000 + i);
   }
   return m;
 }

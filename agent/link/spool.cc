@@ -100,6 +100,11 @@ Status Spool::PutFinished(const v1::RunFinished& m) {
 Status Spool::PutBatch(const v1::SampleBatch& m) {
   v1::AgentMessage msg;
   *msg.mutable_batch() = m;
+  return PutBatch(msg);
+}
+
+Status Spool::PutBatch(const v1::AgentMessage& msg) {
+  const v1::SampleBatch& m = msg.batch();
   if (auto s = Put(m.run_id(), "batch-" + std::to_string(m.sequence()) + ".pb", msg); !s) return s;
   CrashPoint(crash_points::kAgentAfterSpoolBatch);
   const std::uint64_t next = std::max(NextSequence(m.run_id()), m.sequence() + 1);

@@ -51,6 +51,8 @@ class Spool {
   Status PutCaseDone(const v1::CaseDone& m);
   // Written before the batch is sent.
   Status PutBatch(const v1::SampleBatch& m);
+  // The same for a batch already in the AgentMessage that will be sent (no copy of its samples).
+  Status PutBatch(const v1::AgentMessage& m);
   Status PutFinished(const v1::RunFinished& m);
 
   void Ack(std::uint64_t run_id, std::uint64_t sequence);
