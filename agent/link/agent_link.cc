@@ -31,6 +31,7 @@ class AgentLink::Impl final : public RunSink {
   void Run();
   void Stop();
   void Send(const v1::AgentMessage& message) override;
+  void Send(v1::AgentMessage&& message) override;
   void SetBoardOffline(const std::string& board, const std::string& offline);
 
   std::atomic<std::uint64_t> registrations{0};
@@ -291,6 +292,7 @@ AgentLink::Impl::Impl(LinkOptions options, std::vector<Board*> boards, Spool& sp
 }
 
 void AgentLink::Impl::Send(const v1::AgentMessage& message) { send_queue_.Send(message); }
+void AgentLink::Impl::Send(v1::AgentMessage&& message) { send_queue_.Send(std::move(message)); }
 
 v1::AgentMessage AgentLink::Impl::BuildRegister() {
   v1::AgentMessage m;

@@ -25,7 +25,12 @@ SendQueue::~SendQueue() {
   sender_.join();
 }
 
-void SendQueue::Send(const v1::AgentMessage& message) {
+void SendQueue::Send(const v1::AgentMessage& message) { Push(message); }
+
+void SendQueue::Send(v1::AgentMessage&& message) { Push(std::move(message)); }
+
+template <typename Message>
+void SendQueue::Push(Message&& message) {
   const std::size_t bytes = message.ByteSizeLong();
   {
     std::lock_guard lock(mu_);
@@ -34,7 +39,7 @@ void SendQueue::Send(const v1::AgentMessage& message) {
       LeaveOutLocked(message);
       return;
     }
-    queue_.push_back(Item{message, bytes, false, 0});
+    queue_.push_back(Item{std::forward<Message>(message), bytes, false, 0});
     stats_.queued_bytes += bytes;
     stats_.peak_queued_bytes = std::max(stats_.peak_queued_bytes, stats_.queued_bytes);
   }

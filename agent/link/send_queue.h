@@ -64,6 +64,7 @@ class SendQueue final : public RunSink {
   SendQueue& operator=(const SendQueue&) = delete;
 
   void Send(const v1::AgentMessage& message) override;
+  void Send(v1::AgentMessage&& message) override;
   // Sends the run's spooled messages again after what is queued (an assignment of a run that
   // already ran here).
   void Resend(std::uint64_t run_id);
@@ -87,6 +88,8 @@ class SendQueue final : public RunSink {
   };
   static constexpr std::uint64_t kNoBatches = ~std::uint64_t{0};
 
+  template <typename Message>
+  void Push(Message&& message);
   void Loop();
   bool HasWorkLocked() const;
   void LeaveOutLocked(const v1::AgentMessage& message);

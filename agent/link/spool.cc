@@ -1,7 +1,11 @@
 #include "agent/link/spool.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <charconv>
+#include <cstdio>
 
 #include "agent/io/temp_dir.h"
 #include "common/crash_point.h"
@@ -100,6 +104,11 @@ Status Spool::PutFinished(const v1::RunFinished& m) {
 Status Spool::PutBatch(const v1::SampleBatch& m) {
   v1::AgentMessage msg;
   *msg.mutable_batch() = m;
+  return PutBatch(msg);
+}
+
+Status Spool::PutBatch(const v1::AgentMessage& msg) {
+  const v1::SampleBatch& m = msg.batch();
   if (auto s = Put(m.run_id(), "batch-" + std::to_string(m.sequence()) + ".pb", msg); !s) return s;
   CrashPoint(crash_points::kAgentAfterSpoolBatch);
   const std::uint64_t next = std::max(NextSequence(m.run_id()), m.sequence() + 1);
@@ -107,7 +116,35 @@ Status Spool::PutBatch(const v1::SampleBatch& m) {
     std::lock_guard lock(mu_);
     next_seq_[m.run_id()] = next;
   }
-  return WriteFileAtomically(RunDir(m.run_id()) / "next_seq", std::to_string(next) + "\n", sync_);
+  return WriteNextSequence(m.run_id(), next);
+}
+
+Status Spool::WriteNextSequence(std::uint64_t run_id, std::uint64_t next) {
+  const std::filesystem::path path = RunDir(run_id) / "next_seq";
+  std::shared_ptr<UniqueFd> file;
+  {
+    std::lock_guard lock(mu_);
+    if (auto it = next_seq_files_.find(run_id); it != next_seq_files_.end()) file = it->second;
+  }
+  if (!file) {
+    file = std::make_shared<UniqueFd>(::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
+    if (!file->valid())
+      return MakeError(ErrorCode::kInternal, ErrnoMessage("open " + path.string(), errno));
+    std::lock_guard lock(mu_);
+    next_seq_files_.emplace(run_id, file);
+  }
+  // 20 digits and a newline: every value has the same length, so a rewrite covers the last one
+  // whole (a shorter text written by an earlier agent is covered too).
+  char text[32];
+  const int n =
+      std::snprintf(text, sizeof text, "%020llu\n", static_cast<unsigned long long>(next));
+  if (::pwrite(file->get(), text, static_cast<std::size_t>(n), 0) != n) {
+    return MakeError(ErrorCode::kInternal, ErrnoMessage("write " + path.string(), errno));
+  }
+  if (sync_ && ::fdatasync(file->get()) != 0) {
+    return MakeError(ErrorCode::kInternal, ErrnoMessage("fdatasync " + path.string(), errno));
+  }
+  return {};
 }
 
 void Spool::Ack(std::uint64_t run_id, std::uint64_t sequence) {
@@ -120,6 +157,7 @@ void Spool::Close(std::uint64_t run_id) {
   std::filesystem::remove_all(RunDir(run_id), ec);
   std::lock_guard lock(mu_);
   next_seq_.erase(run_id);
+  next_seq_files_.erase(run_id);
 }
 
 std::vector<std::uint64_t> Spool::Runs() const {

@@ -6,6 +6,9 @@
 //                       batch-<seq>.pb    SampleBatch: deleted on its BatchAck
 //                       next_seq          one past the highest sequence ever spooled
 //
+// next_seq is kept open while the run spools and rewritten in place (a fixed-width number that
+// only grows, one pwrite per batch): creating and renaming a file per batch cost the agent more
+// system time than its own work on the run.
 // Each file holds one serialized AgentMessage, written to a temporary name and renamed, so a crash
 // of the agent leaves whole files only. Files are not fsync'd by default (a kill -9 of the agent
 // loses nothing; a power cut may lose the last batches): pass sync_writes for the stronger promise
@@ -28,6 +31,7 @@
 #include <vector>
 
 #include "agent.pb.h"
+#include "agent/io/fd.h"
 #include "common/result.h"
 
 namespace mculab::agent {
@@ -51,6 +55,8 @@ class Spool {
   Status PutCaseDone(const v1::CaseDone& m);
   // Written before the batch is sent.
   Status PutBatch(const v1::SampleBatch& m);
+  // The same for a batch already in the AgentMessage that will be sent (no copy of its samples).
+  Status PutBatch(const v1::AgentMessage& m);
   Status PutFinished(const v1::RunFinished& m);
 
   void Ack(std::uint64_t run_id, std::uint64_t sequence);
@@ -80,12 +86,15 @@ class Spool {
       : dir_(std::move(dir)), sync_(sync), max_message_bytes_(max_bytes) {}
   std::filesystem::path RunDir(std::uint64_t run_id) const;
   Status Put(std::uint64_t run_id, const std::string& name, const v1::AgentMessage& m) const;
+  Status WriteNextSequence(std::uint64_t run_id, std::uint64_t next);
 
   const std::filesystem::path dir_;
   const bool sync_;
   const std::size_t max_message_bytes_;
   mutable std::mutex mu_;
   mutable std::map<std::uint64_t, std::uint64_t> next_seq_;  // cache of next_seq files
+  // The next_seq files open for writing, by run (shared: written outside the lock).
+  std::map<std::uint64_t, std::shared_ptr<UniqueFd>> next_seq_files_;
 };
 
 }  // namespace mculab::agent

@@ -254,9 +254,7 @@ class RunReporter final : public SessionListener {
 
   void OnCaseEnd(const CaseResult& r) override {
     CrashPoint(crash_points::kAgentMidRun);
-    if (batch_.samples_size() > 0 && clock_.Now() - batch_started_ >= options_.max_batch_age) {
-      Flush();
-    }
+    if (rows_ > 0 && clock_.Now() - batch_started_ >= options_.max_batch_age) Flush();
     v1::CaseDone cd = std::move(pending_);
     pending_ = v1::CaseDone();
     cd.set_run_id(a_.run_id());
@@ -349,22 +347,22 @@ class RunReporter final : public SessionListener {
   void OnDone(const Done&) override {}
 
   void Flush() {
-    if (batch_.samples_size() == 0) return;
+    if (rows_ == 0) return;
+    rows_ = 0;
     if (!oversized_.empty()) {  // the run is failing: nothing after the refused message
       batch_.Clear();
       return;
     }
-    batch_.set_run_id(a_.run_id());
-    batch_.set_sequence(next_seq_);
-    batch_.set_pass(pass_ != nullptr ? pass_->index : a_.pass());
+    v1::SampleBatch& b = *batch_.mutable_batch();
+    b.set_run_id(a_.run_id());
+    b.set_sequence(next_seq_);
+    b.set_pass(pass_ != nullptr ? pass_->index : a_.pass());
     if (!Keep(spool_.PutBatch(batch_))) {
       batch_.Clear();
       return;
     }
     ++next_seq_;
-    v1::AgentMessage m;
-    *m.mutable_batch() = std::move(batch_);
-    sink_.Send(m);
+    sink_.Send(std::move(batch_));  // spooled and sent as built: the samples are never copied
     batch_.Clear();
   }
 
@@ -376,10 +374,19 @@ class RunReporter final : public SessionListener {
  private:
   void AddSample(const SampleMsg& s,
                  const std::vector<std::pair<std::uint32_t, std::int64_t>>* extra) {
-    if (batch_.samples_size() == 0) batch_started_ = clock_.Now();
+    if (rows_ == 0) batch_started_ = clock_.Now();
     const std::uint32_t case_index = CaseIndex(s.case_index);
+    v1::SampleBatch& b = *batch_.mutable_batch();
     auto add = [&](std::uint32_t metric, std::int64_t value) {
-      auto* row = batch_.add_samples();
+      ++rows_;
+      if (a_.sample_columns()) {
+        b.add_case_index(case_index);
+        b.add_iteration(s.iteration);
+        b.add_metric(metric);
+        b.add_value(value);
+        return;
+      }
+      auto* row = b.add_samples();  // a server that reads only the row form
       row->set_case_index(case_index);
       row->set_iteration(s.iteration);
       row->set_metric(metric);
@@ -395,7 +402,7 @@ class RunReporter final : public SessionListener {
     if (extra != nullptr) {
       for (const auto& [metric, value] : *extra) add(metric, value);
     }
-    if (static_cast<std::size_t>(batch_.samples_size()) >= options_.max_batch_samples ||
+    if (rows_ >= options_.max_batch_samples ||
         clock_.Now() - batch_started_ >= options_.max_batch_age) {
       Flush();
     }
@@ -448,8 +455,9 @@ class RunReporter final : public SessionListener {
   std::vector<std::uint32_t> runner_metrics_;  // per runner counter of this pass
   std::vector<SampleMsg> held_samples_;
   std::vector<std::pair<std::uint16_t, v1::CaseDone>> held_cases_;  // (workload case, message)
-  v1::CaseDone pending_;  // the open case's ops and memory
-  v1::SampleBatch batch_;
+  v1::CaseDone pending_;    // the open case's ops and memory
+  v1::AgentMessage batch_;  // the open batch, in the message it is spooled and sent in
+  std::size_t rows_ = 0;    // its sample rows
   Clock::TimePoint batch_started_{};
   std::uint64_t next_seq_;
   std::uint64_t samples_ = 0;

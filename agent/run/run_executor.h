@@ -34,6 +34,10 @@ class RunSink {
  public:
   virtual ~RunSink() = default;
   virtual void Send(const v1::AgentMessage& message) = 0;
+  // The same for a message the caller is done with: a sink that keeps it may take it uncopied.
+  virtual void Send(v1::AgentMessage&& message) {
+    Send(static_cast<const v1::AgentMessage&>(message));
+  }
 };
 
 inline constexpr std::uint32_t kDefaultSeed = 0x6d63756c;  // "mcul"

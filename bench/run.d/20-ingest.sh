@@ -33,5 +33,17 @@ bench_ingest() {
     echo "|---|---|---|---|---|---|"
     "$PY" -c 'import sys; e,r=float(sys.argv[1]),float(sys.argv[2]); print(f"| end to end (fleet) | {e/1e3:.0f} k | fastest raw insert ({sys.argv[3]}) | {r/1e3:.0f} k | {e/r:.2f} | >= 0.8 |")' \
       "$e2e" "$raw" "$raw_name"
+    # The same comparison in CPU time, which the machine's other work does not move: what a row
+    # costs raw SQLite (one thread) against what it costs the server and the agents together.
+    "$PY" - "$work/ingest.json" "$raw_name" "$work/fleet.json" "$samples" <<'PYEOF'
+import json, sys
+bench = next(b for b in json.load(open(sys.argv[1]))["benchmarks"] if b["name"] == sys.argv[2])
+scale = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}[bench.get("time_unit", "ns")]
+raw_us = bench["cpu_time"] * scale / int(sys.argv[4])
+f = json.load(open(sys.argv[3]))
+server, agents = f["server_cpu_us_per_row"], f["agents_cpu_us_per_row"]
+print(f"| CPU per row (µs) | server {server:.2f} + agents {agents:.2f} = {server + agents:.2f} | "
+      f"raw insert, one thread | {raw_us:.2f} | {raw_us / (server + agents):.2f} | |")
+PYEOF
   } >>"$out"
 }

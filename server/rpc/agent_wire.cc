@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <type_traits>
 
 namespace mculab::server::rpc {
@@ -61,9 +62,21 @@ SampleBatchReport BatchFromProto(const v1::SampleBatch& m) {
   out.run = static_cast<RunId>(m.run_id());
   out.sequence = m.sequence();
   out.pass = m.pass();
-  out.samples.reserve(static_cast<std::size_t>(m.samples_size()));
+  const int columns = m.value_size();
+  out.samples.reserve(static_cast<std::size_t>(m.samples_size() + columns));
   for (const auto& s : m.samples()) {
     out.samples.push_back(Sample{m.pass(), s.case_index(), s.iteration(), s.metric(), s.value()});
+  }
+  // The column form. Every agent sends columns of one length; should one be short, the rows it
+  // cannot describe are left out (logged), never read past its end.
+  const int rows = std::min({m.case_index_size(), m.iteration_size(), m.metric_size(), columns});
+  if (rows != std::max({m.case_index_size(), m.iteration_size(), m.metric_size(), columns})) {
+    spdlog::error("batch {} of run {}: sample columns of different lengths; {} rows kept",
+                  m.sequence(), m.run_id(), rows);
+  }
+  for (int i = 0; i < rows; ++i) {
+    out.samples.push_back(
+        Sample{m.pass(), m.case_index(i), m.iteration(i), m.metric(i), m.value(i)});
   }
   return out;
 }
@@ -214,6 +227,7 @@ v1::ServerMessage ToProto(const AgentCommand& command) {
           a->set_report_memory(c.report_memory);
           a->set_firmware_sha256(c.firmware_sha256);
           a->set_blob_sha256(c.blob_sha256);
+          a->set_sample_columns(true);  // BatchFromProto reads both forms
         } else if constexpr (std::is_same_v<T, RunCancel>) {
           out.mutable_cancel()->set_run_id(static_cast<std::uint64_t>(c.run));
           out.mutable_cancel()->set_reason(c.reason);

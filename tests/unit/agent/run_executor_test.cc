@@ -75,6 +75,52 @@ class RunExecutorTest : public ::testing::Test {
   CancelToken cancel_;
 };
 
+TEST_F(RunExecutorTest, ServerThatReadsColumnsGetsTheSameRowsAsColumnsInTheSpoolAndOnTheWire) {
+  auto rows_of = [](const v1::SampleBatch& b) {
+    std::vector<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t, std::int64_t>> out;
+    for (const auto& s : b.samples()) {
+      out.emplace_back(s.case_index(), s.iteration(), s.metric(), s.value());
+    }
+    for (int i = 0; i < b.value_size(); ++i) {
+      out.emplace_back(b.case_index(i), b.iteration(i), b.metric(i), b.value(i));
+    }
+    return out;
+  };
+  auto a = Assignment(200);
+  a.add_events("instructions");
+  ASSERT_EQ(Execute(a).outcome(), v1::RunFinished::SUCCEEDED);
+  auto as_rows = sink_.Where([](auto& m) { return m.has_batch(); });
+  sink_.sent.clear();
+  spool_->Close(42);
+
+  a.set_sample_columns(true);
+  ASSERT_EQ(Execute(a).outcome(), v1::RunFinished::SUCCEEDED);
+  auto as_columns = sink_.Where([](auto& m) { return m.has_batch(); });
+  ASSERT_EQ(as_columns.size(), as_rows.size());
+  for (std::size_t i = 0; i < as_columns.size(); ++i) {
+    const v1::SampleBatch& b = as_columns[i].batch();
+    EXPECT_EQ(b.samples_size(), 0);
+    EXPECT_EQ(b.case_index_size(), b.value_size());
+    EXPECT_EQ(b.iteration_size(), b.value_size());
+    EXPECT_EQ(b.metric_size(), b.value_size());
+    EXPECT_EQ(b.sequence(), as_rows[i].batch().sequence());
+    EXPECT_EQ(rows_of(b), rows_of(as_rows[i].batch()));
+  }
+  // The spool holds what was sent (no ack came): the same columns, replayed as they are.
+  std::vector<v1::AgentMessage> replayed;
+  ASSERT_TRUE(spool_
+                  ->Replay(42,
+                           [&](const v1::AgentMessage& m) {
+                             if (m.has_batch()) replayed.push_back(m);
+                             return true;
+                           })
+                  .ok());
+  ASSERT_EQ(replayed.size(), as_columns.size());
+  for (std::size_t i = 0; i < replayed.size(); ++i) {
+    EXPECT_EQ(replayed[i].SerializeAsString(), as_columns[i].SerializeAsString());
+  }
+}
+
 TEST_F(RunExecutorTest, SendsProvenanceSequencedBatchesCaseResultsAndTheEnd) {
   auto a = Assignment(200);  // 600 samples: 256 + 256 + 88
   a.add_events("instructions");

@@ -143,6 +143,21 @@ TEST_F(SpoolTest, SequenceNumbersAreNeverReusedAcrossRestarts) {
   EXPECT_EQ((*again)->NextSequence(10), 0u);
 }
 
+TEST_F(SpoolTest, TheNextSequenceAnEarlierAgentWroteIsKeptAndRewrittenWhole) {
+  ASSERT_TRUE(spool_->BeginRun(11).ok());
+  ASSERT_TRUE(WriteFileAtomically(dir_->path() / "runs" / "11" / "next_seq", "1000\n").ok());
+  spool_.reset();
+  auto again = Spool::Open(dir_->path());
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ((*again)->NextSequence(11), 1000u);
+  ASSERT_TRUE((*again)->PutBatch(Batch(11, 1000)).ok());
+  (*again)->Ack(11, 1000);
+  again->reset();
+  auto third = Spool::Open(dir_->path());
+  ASSERT_TRUE(third.ok());
+  EXPECT_EQ((*third)->NextSequence(11), 1001u);
+}
+
 TEST_F(SpoolTest, ReplayStopsWhenTheStreamBreaks) {
   ASSERT_TRUE(spool_->BeginRun(3).ok());
   for (std::uint64_t seq = 0; seq < 5; ++seq) ASSERT_TRUE(spool_->PutBatch(Batch(3, seq)).ok());

@@ -361,6 +361,48 @@ TEST_F(SqliteStoreTest, ScanSamplesGivesARunsSamplesInCaseMetricPassOrder) {
   EXPECT_EQ(values, (std::vector<std::int64_t>{10, 11, 12, 13, 14, 15}));
 }
 
+// Rows stored in case order (one pass, cases ascending across batches, metrics interleaved per
+// iteration, as an agent sends them) come back grouped by metric within each case, each group in
+// stored order; a batch that goes back to an earlier case is still read in case order.
+TEST_F(SqliteStoreTest, ScanSamplesGroupsRowsStoredInCaseOrderByMetricAndOutOfOrderOnesToo) {
+  auto store = Open();
+  ASSERT_TRUE(store);
+  auto scan = [&](RunId run) {
+    std::vector<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t, std::int64_t>> rows;
+    Status s = store->ScanSamples(run, [&](std::span<const Sample> chunk) {
+      for (const Sample& x : chunk) rows.emplace_back(x.case_index, x.metric, x.pass, x.value);
+    });
+    EXPECT_TRUE(s.ok());
+    return rows;
+  };
+  // Run 6: case 0 iterations 0-1, then case 0 iteration 2 and case 1, each with metrics 0 and 1.
+  WriteSet a;
+  a.batch = SampleBatch{
+      6, 0, {{0, 0, 0, 0, 100}, {0, 0, 0, 1, 200}, {0, 0, 1, 0, 101}, {0, 0, 1, 1, 201}}, 0};
+  ASSERT_TRUE(store->WriteAndWait(std::move(a)).ok());
+  WriteSet b;
+  b.batch = SampleBatch{
+      6, 1, {{0, 0, 2, 0, 102}, {0, 0, 2, 1, 202}, {0, 1, 0, 0, 110}, {0, 1, 0, 1, 210}}, 0};
+  ASSERT_TRUE(store->WriteAndWait(std::move(b)).ok());
+  using R = std::tuple<std::uint32_t, std::uint32_t, std::uint32_t, std::int64_t>;
+  EXPECT_EQ(scan(6), (std::vector<R>{{0, 0, 0, 100},
+                                     {0, 0, 0, 101},
+                                     {0, 0, 0, 102},
+                                     {0, 1, 0, 200},
+                                     {0, 1, 0, 201},
+                                     {0, 1, 0, 202},
+                                     {1, 0, 0, 110},
+                                     {1, 1, 0, 210}}));
+  // Run 7: case 1 stored before case 0.
+  WriteSet c;
+  c.batch = SampleBatch{7, 0, {{0, 1, 0, 0, 11}, {0, 1, 0, 1, 12}}, 0};
+  ASSERT_TRUE(store->WriteAndWait(std::move(c)).ok());
+  WriteSet d;
+  d.batch = SampleBatch{7, 1, {{0, 0, 0, 1, 2}, {0, 0, 0, 0, 1}}, 0};
+  ASSERT_TRUE(store->WriteAndWait(std::move(d)).ok());
+  EXPECT_EQ(scan(7), (std::vector<R>{{0, 0, 0, 1}, {0, 1, 0, 2}, {1, 0, 0, 11}, {1, 1, 0, 12}}));
+}
+
 TEST_F(SqliteStoreTest, RepeatedBatchIsStoredOnceAndAcknowledgedAsDuplicate) {
   auto store = Open();
   ASSERT_TRUE(store);

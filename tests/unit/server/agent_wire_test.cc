@@ -80,6 +80,59 @@ TEST(AgentWire, BatchSamplesCarryTheBatchsPass) {
   EXPECT_EQ(got.value, -40);
 }
 
+TEST(AgentWire, BatchColumnsBecomeRowsAfterTheRowMessages) {
+  v1::AgentMessage m;
+  v1::SampleBatch* b = m.mutable_batch();
+  b->set_run_id(3);
+  b->set_sequence(9);
+  b->set_pass(2);
+  v1::Sample* s = b->add_samples();
+  s->set_case_index(7);
+  s->set_value(1);
+  for (std::uint32_t i = 0; i < 3; ++i) {
+    b->add_case_index(i);
+    b->add_iteration(10 + i);
+    b->add_metric(i % 2);
+    b->add_value(-100 - static_cast<std::int64_t>(i));
+  }
+  const AgentEvent e = EventFromProto(m, "lab-1");
+  const auto* batch = std::get_if<SampleBatchReport>(&e);
+  ASSERT_NE(batch, nullptr);
+  ASSERT_EQ(batch->samples.size(), 4u);
+  EXPECT_EQ(batch->samples[0].case_index, 7u);
+  for (std::uint32_t i = 0; i < 3; ++i) {
+    const Sample& got = batch->samples[i + 1];
+    EXPECT_EQ(got.pass, 2u);
+    EXPECT_EQ(got.case_index, i);
+    EXPECT_EQ(got.iteration, 10 + i);
+    EXPECT_EQ(got.metric, i % 2);
+    EXPECT_EQ(got.value, -100 - static_cast<std::int64_t>(i));
+  }
+}
+
+TEST(AgentWire, BatchColumnsOfDifferentLengthsKeepOnlyTheRowsTheyAllDescribe) {
+  v1::AgentMessage m;
+  v1::SampleBatch* b = m.mutable_batch();
+  for (int i = 0; i < 3; ++i) {
+    b->add_case_index(1);
+    b->add_iteration(static_cast<std::uint32_t>(i));
+    b->add_value(i);
+  }
+  b->add_metric(0);
+  b->add_metric(0);
+  const AgentEvent e = EventFromProto(m, "lab-1");
+  const auto* got = std::get_if<SampleBatchReport>(&e);
+  ASSERT_NE(got, nullptr);
+  ASSERT_EQ(got->samples.size(), 2u);
+  EXPECT_EQ(got->samples[1].iteration, 1u);
+}
+
+TEST(AgentWire, AssignmentsSayTheServerReadsSampleColumns) {
+  RunAssignment a;
+  a.run = 5;
+  EXPECT_TRUE(ToProto(AgentCommand{a}).assign().sample_columns());
+}
+
 TEST(AgentWire, CaseDoneOpProfilesBecomeOneRowPerOpAndMetric) {
   v1::AgentMessage m;
   v1::CaseDone* c = m.mutable_case_done();
