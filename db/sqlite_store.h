@@ -214,6 +214,7 @@ class SqliteStore final : public Store {
   Result<std::uint64_t> SamplesStored() override;
   // sqlite_series.cc
   Result<std::vector<SeriesRow>> QuerySeries(const SeriesQuery& query) override;
+  std::uint64_t StateVersion() override;
   Result<JobEvents> GetJobEvents(JobId job) override;
   Result<std::vector<BoardUnits>> ListBoardUnits() override;
   Result<std::vector<RunPass>> GetRunPasses(RunId run) override;
