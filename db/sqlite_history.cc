@@ -238,6 +238,38 @@ Result<JobPage> SqliteStore::QueryJobs(const JobQuery& q) {
   return page;
 }
 
+Status SqliteStore::BeginBulkLoad() {
+  return WriteFunction([this](Connection& w) -> Status {
+    std::vector<std::pair<std::string, std::string>> found;  // (DROP statement, definition)
+    {
+      Use u(w.Statement(
+          "SELECT type, name, sql FROM sqlite_master WHERE tbl_name = 'jobs' AND sql IS NOT NULL "
+          "AND (type = 'index' OR (type = 'trigger' AND name LIKE 'jobs_label_search_%'))"));
+      while (u.Next()) {
+        // Names come from the schema, not from input.
+        found.emplace_back((u.Text(0) == "index" ? "DROP INDEX " : "DROP TRIGGER ") + u.Text(1),
+                           u.Text(2));
+      }
+      if (!u.status().ok()) return u.status();
+    }
+    for (const auto& [drop, definition] : found) {
+      if (Status s = ExecScript(w.db(), drop); !s.ok()) return s;
+      bulk_load_ddl_.push_back(definition);
+    }
+    return {};
+  });
+}
+
+Status SqliteStore::EndBulkLoad() {
+  return WriteFunction([this](Connection& w) -> Status {
+    for (const std::string& definition : bulk_load_ddl_) {
+      if (Status s = ExecScript(w.db(), definition); !s.ok()) return s;
+    }
+    bulk_load_ddl_.clear();
+    return ExecScript(w.db(), "INSERT INTO jobs_label_search(jobs_label_search) VALUES('rebuild')");
+  });
+}
+
 Result<std::vector<std::pair<std::string, std::uint64_t>>> SqliteStore::CountJobsByState() {
   auto read = StartRead();
   if (!read.ok()) return read.error();

@@ -1040,6 +1040,43 @@ TEST_F(SqliteStoreTest, EveryPageInEverySortIsItsSliceOfTheWholeListAndTotalsFol
   }
 }
 
+TEST_F(SqliteStoreTest, JobsLoadedInBulkAreListedSearchedAndCountedAsIfWrittenOneByOne) {
+  auto store = Open();
+  ASSERT_TRUE(store);
+  Insert(*store, NewJob());  // before: indexed as usual
+  ASSERT_TRUE(store->BeginBulkLoad().ok());
+  for (int i = 0; i < 20; ++i) {
+    Job j = NewJob(i % 2 ? "host" : "corstone300-qemu", i % 3 ? "ana" : "ben");
+    j.label = i % 4 ? "nightly" : "after im2col change";
+    j.created_ms = 2000 - i;
+    Insert(*store, j);
+  }
+  ASSERT_TRUE(store->EndBulkLoad().ok());
+  Insert(*store, NewJob());  // after: the indexes and triggers are back
+  JobQuery q;
+  q.label_contains = "IM2COL";
+  auto found = store->QueryJobs(q);
+  ASSERT_TRUE(found.ok()) << found.error().message;
+  EXPECT_EQ(found->total, 5u);
+  EXPECT_EQ(found->jobs.size(), 5u);
+  q = JobQuery{};
+  q.user = "ben";
+  q.sort = JobSortKey::kCreated;
+  q.ascending = true;
+  auto ben = store->QueryJobs(q);
+  ASSERT_TRUE(ben.ok()) << ben.error().message;
+  ASSERT_EQ(ben->total, 7u);  // 0, 3, ..., 18 of the bulk
+  EXPECT_EQ(ben->jobs.front().job.created_ms, 2000 - 18);
+  for (JobSortKey sort : {JobSortKey::kId, JobSortKey::kState, JobSortKey::kOp, JobSortKey::kBoard,
+                          JobSortKey::kUser}) {
+    JobQuery all;
+    all.sort = sort;
+    auto page = store->QueryJobs(all);
+    ASSERT_TRUE(page.ok()) << page.error().message;
+    EXPECT_EQ(page->total, 22u);
+  }
+}
+
 TEST_F(SqliteStoreTest, LabelInMoreJobsThanTheTrigramProbeTakesIsCountedAndPagedAlike) {
   auto store = Open();
   ASSERT_TRUE(store);
