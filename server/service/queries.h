@@ -124,6 +124,12 @@ class LabQueries {
     std::uint64_t n = 0;
     double lo = 0, hi = 0;
   };
+  // A succeeded job's run as a trend point shows it (fixed once the run has ended).
+  struct RunFacts {
+    std::string board;
+    bool emulated = false;
+    std::string port, firmware_sha256, runner_version;
+  };
   // ListChangedJobs' latest answers: the request's key and the state version they were read at.
   struct ChangedAnswer {
     std::string key;
@@ -131,7 +137,8 @@ class LabQueries {
     ChangedJobs jobs;
   };
   static constexpr std::size_t kKeptChangedAnswers = 8;
-  static constexpr std::size_t kKeptPoints = 100'000;
+  static constexpr std::size_t kKeptPoints = 100'000;  // ≈ 6 MB
+  static constexpr std::size_t kKeptRuns = 25'000;     // ≈ 5 MB
 
   Result<ChangedJobs> ComputeChangedJobs(const Caller& caller, const JobQuery& filter,
                                          std::uint32_t scan);
@@ -142,6 +149,7 @@ class LabQueries {
   std::deque<ChangedAnswer> changed_answers_;  // newest first
   std::uint64_t changed_computed_ = 0;
   std::map<PointKey, PointFigures> points_;
+  std::map<RunId, RunFacts> runs_;
 };
 
 }  // namespace mculab::server

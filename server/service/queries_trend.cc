@@ -84,17 +84,33 @@ Result<Trend> LabQueries::GetTrend(const Caller&, const TrendRequest& request) {
     t.median = r.stats.median;
     t.lo = t.hi = r.stats.median;
     t.runner_name = r.runner_name;
-    auto run = store_.GetRun(r.stats.run_id);
-    if (run.ok()) {
-      t.board = run->board;
-      t.emulated = run->provenance.emulated;
-      t.port = run->provenance.port;
-      t.firmware_sha256 = run->provenance.firmware_sha256;
-      t.runner_version = run->provenance.runner_version;
-    } else if (run.error().code != ErrorCode::kNotFound) {
-      return run.error();
-    }
     const bool final = r.job.state == JobState::kSucceeded && r.job.last_run_id == r.stats.run_id;
+    std::optional<RunFacts> facts;
+    if (final) {
+      std::lock_guard l(kept_mu_);
+      if (auto it = runs_.find(r.stats.run_id); it != runs_.end()) facts = it->second;
+    }
+    if (!facts) {
+      auto run = store_.GetRun(r.stats.run_id);
+      if (run.ok()) {
+        facts = RunFacts{run->board, run->provenance.emulated, run->provenance.port,
+                         run->provenance.firmware_sha256, run->provenance.runner_version};
+        if (final) {
+          std::lock_guard l(kept_mu_);
+          if (runs_.size() >= kKeptRuns) runs_.clear();
+          runs_.emplace(r.stats.run_id, *facts);
+        }
+      } else if (run.error().code != ErrorCode::kNotFound) {
+        return run.error();
+      }
+    }
+    if (facts) {
+      t.board = facts->board;
+      t.emulated = facts->emulated;
+      t.port = facts->port;
+      t.firmware_sha256 = facts->firmware_sha256;
+      t.runner_version = facts->runner_version;
+    }
     const PointKey key{t.id, r.stats.run_id, r.case_index};
     std::optional<PointFigures> figures;
     if (final) {
