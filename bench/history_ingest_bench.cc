@@ -42,6 +42,15 @@ namespace {
 
 namespace fs = std::filesystem;
 using namespace mculab;
+
+// The store as the server opens it, but with a writer's page cache that holds the indexes being
+// filled: with SQLite's default 2 MiB, inserting a million jobs into their history indexes
+// rereads index pages from disk (superlinear: 22 s for 100,000 jobs, 746 s for 1,000,000).
+db::SqliteOptions FillOptions() {
+  db::SqliteOptions o;
+  o.writer_cache_kib = 1 << 20;  // 1 GiB, taken as pages are touched
+  return o;
+}
 using Clock = std::chrono::steady_clock;
 
 constexpr std::int64_t kBaseMs = 1'760'000'000'000;
@@ -176,10 +185,15 @@ int main(int argc, char** argv) {
       fs::temp_directory_path() / ("mculab-history-ingest-" + std::to_string(rd()));
   fs::create_directories(dir);
   {
-    auto opened = db::SqliteStore::Open(dir / "mculab.db");
+    auto opened = db::SqliteStore::Open(dir / "mculab.db", FillOptions());
     if (!opened.ok()) Fail(opened.error().message);
     db::SqliteStore& store = **opened;
+    const auto fill_start = Clock::now();
+    Check(store.BeginBulkLoad());  // the jobs' indexes are built once, after the jobs
     Fill(store, jobs);
+    Check(store.EndBulkLoad());
+    std::printf("%lld jobs stored in %.1f s\n", static_cast<long long>(jobs),
+                std::chrono::duration<double>(Clock::now() - fill_start).count());
     server::SystemClock clock;
     server::LabConfig config;
     config.health_checks = false;

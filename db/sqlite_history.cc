@@ -36,6 +36,18 @@ SortSql SortOf(JobSortKey key) {
   return {"j.id", "jobs_history_id"};
 }
 
+// The index a page is read from: in id or creation order with an op, user or single-state
+// filter, that column's index ordered by (column, key, id) (migrations 0002 and 0014), so only
+// matching entries are stepped over; otherwise the sort key's own.
+const char* PageIndex(const JobQuery& q) {
+  if (q.sort != JobSortKey::kId && q.sort != JobSortKey::kCreated) return SortOf(q.sort).index;
+  const bool by_id = q.sort == JobSortKey::kId;
+  if (!q.op.empty()) return by_id ? "jobs_history_op" : "jobs_history_op_created";
+  if (!q.user.empty()) return by_id ? "jobs_history_user" : "jobs_history_user_created";
+  if (q.states.size() == 1) return by_id ? "jobs_history_state" : "jobs_history_state_created";
+  return SortOf(q.sort).index;
+}
+
 // LIKE pattern matching `text` anywhere, with LIKE's wildcards in `text` taken literally.
 std::string ContainsPattern(const std::string& text) {
   std::string p = "%";
@@ -163,12 +175,12 @@ Result<JobPage> SqliteStore::QueryJobs(const JobQuery& q) {
   // on its entries), then only those rows are read and joined with their runs.
   const std::string cols(kJobCols);
   const std::size_t from = cols.find("FROM jobs j");
-  // Filters on state, op, kind and user alone are summed from job_counts, a frequent label alone
-  // from label_counts (migration 0011); the rest are counted.
-  const bool others = !q.board.empty() || q.created_from || q.created_to;
+  // Filters on state, op, kind, user and board alone are summed from job_counts (migrations 0011
+  // and 0014), a frequent label alone from label_counts (0011); the rest are counted.
+  const bool others = q.created_from || q.created_to;
   const bool counted = !others && q.label_contains.empty();
   const bool label_counted = !others && !q.label_contains.empty() && !trigrams && q.user.empty() &&
-                             q.kind.empty() && q.op.empty() && q.states.empty();
+                             q.kind.empty() && q.op.empty() && q.states.empty() && q.board.empty();
   const std::string count_sql =
       counted         ? "SELECT COALESCE(SUM(n), 0) FROM job_counts j " + where.sql
       : label_counted ? "SELECT COALESCE(SUM(n), 0) FROM label_counts j " + where.sql
@@ -205,7 +217,7 @@ Result<JobPage> SqliteStore::QueryJobs(const JobQuery& q) {
   const bool few_labels = !q.label_contains.empty() && page.total <= kFewMatches;
   const std::string index = few_labels && where.label_search ? std::string()
                             : few_labels                     ? " INDEXED BY jobs_label"
-                                         : std::string(" INDEXED BY ") + sort.index;
+                                         : std::string(" INDEXED BY ") + PageIndex(q);
   const std::string page_sql =
       "SELECT " + cols.substr(0, from) +
       ", CASE WHEN r.started = 1 THEN r.emulated ELSE COALESCE((SELECT MAX(b.emulated) FROM "
@@ -224,6 +236,38 @@ Result<JobPage> SqliteStore::QueryJobs(const JobQuery& q) {
   if (!u.status().ok()) return u.status().error();
   if (from_the_end) std::reverse(page.jobs.begin(), page.jobs.end());
   return page;
+}
+
+Status SqliteStore::BeginBulkLoad() {
+  return WriteFunction([this](Connection& w) -> Status {
+    std::vector<std::pair<std::string, std::string>> found;  // (DROP statement, definition)
+    {
+      Use u(w.Statement(
+          "SELECT type, name, sql FROM sqlite_master WHERE tbl_name = 'jobs' AND sql IS NOT NULL "
+          "AND (type = 'index' OR (type = 'trigger' AND name LIKE 'jobs_label_search_%'))"));
+      while (u.Next()) {
+        // Names come from the schema, not from input.
+        found.emplace_back((u.Text(0) == "index" ? "DROP INDEX " : "DROP TRIGGER ") + u.Text(1),
+                           u.Text(2));
+      }
+      if (!u.status().ok()) return u.status();
+    }
+    for (const auto& [drop, definition] : found) {
+      if (Status s = ExecScript(w.db(), drop); !s.ok()) return s;
+      bulk_load_ddl_.push_back(definition);
+    }
+    return {};
+  });
+}
+
+Status SqliteStore::EndBulkLoad() {
+  return WriteFunction([this](Connection& w) -> Status {
+    for (const std::string& definition : bulk_load_ddl_) {
+      if (Status s = ExecScript(w.db(), definition); !s.ok()) return s;
+    }
+    bulk_load_ddl_.clear();
+    return ExecScript(w.db(), "INSERT INTO jobs_label_search(jobs_label_search) VALUES('rebuild')");
+  });
 }
 
 Result<std::vector<std::pair<std::string, std::uint64_t>>> SqliteStore::CountJobsByState() {

@@ -148,6 +148,11 @@ Status SqliteStore::Init(const std::filesystem::path& path) {
   // migrations, whose index builds may sort more than memory should hold; the writer's own
   // statements change a few rows each.
   if (Status s = Exec(*w_, "PRAGMA temp_store = MEMORY"); !s.ok()) return s;
+  if (options_.writer_cache_kib > 0) {
+    // PRAGMA takes no parameters; the number is ours, not input.
+    const std::string cache = "PRAGMA cache_size = -" + std::to_string(options_.writer_cache_kib);
+    if (Status s = Exec(*w_, cache); !s.ok()) return s;
+  }
 
   path_ = path;
   auto r = OpenReadConnection();  // one now, so a database that cannot be read fails Open

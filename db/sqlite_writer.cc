@@ -171,6 +171,14 @@ bool SqliteStore::WaitForState() {
   return !closed_;
 }
 
+std::uint64_t SqliteStore::StateVersion() {
+  // The last state write queued is the version once it has committed (writes are numbered in
+  // queue order; a later state write gives a larger number).
+  const std::uint64_t version = last_state_seq_.load();
+  (void)WaitForState();
+  return version;
+}
+
 Status SqliteStore::WriteFunction(std::function<Status(Connection& w)> apply) {
   auto done = std::make_shared<std::promise<Status>>();
   auto future = done->get_future();

@@ -5,7 +5,8 @@
 #include <cmath>
 #include <limits>
 #include <map>
-#include <set>
+#include <optional>
+#include <string_view>
 
 namespace mculab::server {
 
@@ -64,21 +65,43 @@ std::vector<std::string> CountableEvents(std::span<const CounterUnit> units) {
   return out;
 }
 
+namespace {
+
+// Where `name` is counted: the first unit in board order with a slot for requested events that
+// lists it, and its first index there (as Catalogue places it); nullopt when no unit counts it.
+// A linear search: a board has a few units of a few events, and a plan is made per placement.
+std::optional<std::pair<std::size_t, std::size_t>> Place(std::string_view name,
+                                                         std::span<const CounterUnit> units) {
+  if (name == kCyclesEvent) return std::nullopt;
+  for (std::size_t u = 0; u < units.size(); ++u) {
+    if (EventSlots(units[u]) == 0) continue;
+    const auto& events = units[u].events;
+    for (std::size_t e = 0; e < events.size(); ++e) {
+      if (events[e] == name) return std::make_pair(u, e);
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 Result<PassPlan> PlanPasses(std::span<const std::string> requested,
                             std::span<const CounterUnit> units) {
-  const auto where = Catalogue(units);
-  // Per unit, the catalogue indices of its requested events: ascending, each once.
-  std::vector<std::set<std::size_t>> wanted(units.size());
+  // (unit, catalogue index) of each requested event: ascending, each once. One vector, so a plan
+  // (made for every placement) allocates little.
+  std::vector<std::pair<std::size_t, std::size_t>> wanted;
+  wanted.reserve(requested.size());
   std::vector<std::string> unknown;  // request order, each once
   for (const std::string& name : requested) {
     if (name == kCyclesEvent) continue;
-    auto it = where.find(name);
-    if (it != where.end()) {
-      wanted[it->second.first].insert(it->second.second);
+    if (auto at = Place(name, units)) {
+      wanted.push_back(*at);
     } else if (std::find(unknown.begin(), unknown.end(), name) == unknown.end()) {
       unknown.push_back(name);
     }
   }
+  std::sort(wanted.begin(), wanted.end());
+  wanted.erase(std::unique(wanted.begin(), wanted.end()), wanted.end());
   if (!unknown.empty()) {
     std::string message = unknown.size() == 1 ? "event " : "events ";
     message += Join(unknown, "'");
@@ -87,24 +110,33 @@ Result<PassPlan> PlanPasses(std::span<const std::string> requested,
     return MakeError(ErrorCode::kInvalidArgument, std::move(message));
   }
 
+  // Each unit's events: wanted[first[u], first[u + 1]).
+  std::vector<std::size_t> first(units.size() + 1, wanted.size());
+  for (std::size_t i = wanted.size(); i-- > 0;) first[wanted[i].first] = i;
+  for (std::size_t u = units.size(); u-- > 0;) first[u] = std::min(first[u], first[u + 1]);
   std::size_t num_passes = 1;
   for (std::size_t u = 0; u < units.size(); ++u) {
+    const std::size_t n = first[u + 1] - first[u];
     const std::size_t slots = EventSlots(units[u]);  // > 0 when anything is wanted of the unit
-    if (!wanted[u].empty())
-      num_passes = std::max(num_passes, (wanted[u].size() + slots - 1) / slots);
+    if (n > 0) num_passes = std::max(num_passes, (n + slots - 1) / slots);
   }
 
   PassPlan plan;
   plan.passes.resize(num_passes);
-  for (Pass& pass : plan.passes) pass.events.emplace_back(kCyclesEvent);
+  for (Pass& pass : plan.passes) {
+    pass.events.reserve(1 + wanted.size());
+    pass.events.emplace_back(kCyclesEvent);
+  }
   for (std::size_t u = 0; u < units.size(); ++u) {
     const CounterUnit& unit = units[u];
     const std::size_t slots = EventSlots(unit);
-    const std::vector<std::size_t> picked(wanted[u].begin(), wanted[u].end());
-    for (std::size_t k = 0; k * slots < picked.size(); ++k) {
+    const std::size_t n = first[u + 1] - first[u];
+    for (std::size_t k = 0; k * slots < n; ++k) {
       UnitSelection selection{unit.name, {}, !unit.has_cycle_counter};
-      for (std::size_t i = k * slots; i < std::min(picked.size(), (k + 1) * slots); ++i) {
-        selection.events.push_back(unit.events[picked[i]]);
+      const std::size_t end = std::min(n, (k + 1) * slots);
+      selection.events.reserve(end - k * slots);
+      for (std::size_t i = k * slots; i < end; ++i) {
+        selection.events.push_back(unit.events[wanted[first[u] + i].second]);
       }
       Pass& pass = plan.passes[k];
       pass.events.insert(pass.events.end(), selection.events.begin(), selection.events.end());

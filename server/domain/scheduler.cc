@@ -1,11 +1,13 @@
 #include "server/domain/scheduler.h"
 
 #include <algorithm>
+#include <array>
+#include <cstring>
 #include <map>
 #include <set>
 #include <tuple>
 #include <unordered_map>
-#include <unordered_set>
+#include <vector>
 
 namespace mculab::server {
 
@@ -93,6 +95,30 @@ namespace {
 
 bool TakesWork(const BoardSlot& b) { return TakesWork(b.state, b.health, !b.holder.empty()); }
 
+// A hash of a name from its length and its first and last eight bytes: kinds, board and user
+// names differ there, and a lookup compares the key anyway, so this only has to spread them. A
+// hasher of our own also makes the standard library hash every lookup: with
+// std::hash<string_view> (not "fast" to it) a map of up to 20 entries is searched by comparing
+// the key with each entry in turn, and the holders of a kind's reserved boards or the users of a
+// priority are about that many.
+struct NameHash {
+  std::size_t operator()(std::string_view s) const noexcept {
+    std::uint64_t head = 0, tail = 0;
+    const std::size_t n = s.size();
+    if (n >= 8) {
+      std::memcpy(&head, s.data(), 8);
+      std::memcpy(&tail, s.data() + n - 8, 8);
+    } else if (n > 0) {
+      std::memcpy(&head, s.data(), n);
+    }
+    std::uint64_t h = (head ^ (n * 0x9e3779b97f4a7c15ULL)) * 0xff51afd7ed558ccdULL;
+    h = (h ^ (h >> 33) ^ tail) * 0xc4ceb9fe1a85ec53ULL;
+    return static_cast<std::size_t>(h ^ (h >> 29));
+  }
+};
+template <typename V>
+using NameMap = std::unordered_map<std::string_view, V, NameHash>;
+
 // Free boards of one kind open to one set of users (everyone, or one holder), in preference
 // order; boards before `next` are taken.
 struct BoardQueue {
@@ -102,7 +128,8 @@ struct BoardQueue {
 
 class FreeBoards {
  public:
-  FreeBoards(std::span<const BoardSlot> boards, std::int64_t now_ms) : now_ms_(now_ms) {
+  FreeBoards(std::span<const BoardSlot> boards, std::int64_t now_ms)
+      : now_ms_(now_ms), first_(boards.data()), taken_(boards.size(), false) {
     std::vector<const BoardSlot*> free;
     for (const BoardSlot& b : boards) {
       if (TakesWork(b)) free.push_back(&b);
@@ -130,7 +157,7 @@ class FreeBoards {
   const BoardSlot* Find(const QueuedJob& job) {
     if (!job.board.empty()) {
       auto it = by_name_.find(job.board);
-      if (it == by_name_.end() || taken_.contains(it->second)) return nullptr;
+      if (it == by_name_.end() || Taken(it->second)) return nullptr;
       return MayRun(job, *it->second, now_ms_) ? it->second : nullptr;
     }
     auto k = kinds_.find(job.kind);
@@ -145,8 +172,23 @@ class FreeBoards {
     return FirstFree(job, k->second.everyone);
   }
 
+  // Whether `job` would get a board if none were taken yet: Find at the start of the call.
+  bool FitsAtStart(const QueuedJob& job) const {
+    if (!job.board.empty()) {
+      auto it = by_name_.find(job.board);
+      return it != by_name_.end() && MayRun(job, *it->second, now_ms_);
+    }
+    auto k = kinds_.find(job.kind);
+    if (k == kinds_.end()) return false;
+    if (!job.user.empty() && !k->second.by_holder.empty()) {
+      auto h = k->second.by_holder.find(job.user);
+      if (h != k->second.by_holder.end() && AnyFits(job, h->second)) return true;
+    }
+    return AnyFits(job, k->second.everyone);
+  }
+
   void Take(const BoardSlot* b) {
-    taken_.insert(b);
+    taken_[static_cast<std::size_t>(b - first_)] = true;
     --left_;
   }
 
@@ -154,17 +196,25 @@ class FreeBoards {
   // The free boards of one kind: open to everyone, and reserved, by holder.
   struct KindBoards {
     BoardQueue everyone;
-    std::unordered_map<std::string_view, BoardQueue> by_holder;
+    NameMap<BoardQueue> by_holder;
   };
+
+  bool Taken(const BoardSlot* b) const { return taken_[static_cast<std::size_t>(b - first_)]; }
+
+  // Whether a board of `q`, taken or not, has the job's tags and takes its runner.
+  static bool AnyFits(const QueuedJob& job, const BoardQueue& q) {
+    return std::any_of(q.boards.begin(), q.boards.end(), [&](const BoardSlot* b) {
+      return (job.tags.empty() || HasTags(job.tags, b->tags)) && TakesRunner(job, *b);
+    });
+  }
 
   // The first free board of `q` that has the job's tags. A job with tags may skip boards without
   // them (they stay free for others): O(B) per such job.
   const BoardSlot* FirstFree(const QueuedJob& job, BoardQueue& q) {
-    while (q.next < q.boards.size() && taken_.contains(q.boards[q.next])) ++q.next;
+    while (q.next < q.boards.size() && Taken(q.boards[q.next])) ++q.next;
     for (std::size_t i = q.next; i < q.boards.size(); ++i) {
       const BoardSlot* b = q.boards[i];
-      if (!taken_.contains(b) && (job.tags.empty() || HasTags(job.tags, b->tags)) &&
-          TakesRunner(job, *b)) {
+      if (!Taken(b) && (job.tags.empty() || HasTags(job.tags, b->tags)) && TakesRunner(job, *b)) {
         return b;
       }
     }
@@ -174,9 +224,10 @@ class FreeBoards {
   std::int64_t now_ms_;
   // Hash maps: only looked up, never iterated, so their order cannot reach the answer. Views into
   // the caller's boards.
-  std::unordered_map<std::string_view, KindBoards> kinds_;
-  std::unordered_map<std::string_view, const BoardSlot*> by_name_;
-  std::unordered_set<const BoardSlot*> taken_;
+  NameMap<KindBoards> kinds_;
+  NameMap<const BoardSlot*> by_name_;
+  const BoardSlot* first_;   // the caller's boards: a board's index is its offset from here
+  std::vector<bool> taken_;  // by that index
   std::size_t left_ = 0;
 };
 
@@ -216,7 +267,7 @@ std::vector<Placement> Schedule(std::span<const QueuedJob* const> queued,
   FreeBoards free(boards, now_ms);
   if (free.empty()) return out;
 
-  std::map<std::string_view, Standing> standing;
+  NameMap<Standing> standing;  // only looked up, never iterated
   for (const UserShare& u : users) {
     Standing& s = standing[u.user];
     s.on_boards += u.on_boards;
@@ -224,32 +275,43 @@ std::vector<Placement> Schedule(std::span<const QueuedJob* const> queued,
   }
   std::int64_t served = 0;  // placements so far: the round-robin order of this call
 
-  // priority -> user -> jobs. Users are ranked below by `turn`, an ordered set whose key (standing,
-  // oldest job id, user) is unique, so the hash map's order cannot reach the answer.
-  std::map<JobPriority, std::unordered_map<std::string_view, UserQueue>, std::greater<>>
-      by_priority;
+  // user -> priority -> jobs (one hash lookup per job). Users are ranked below by `turn`, an
+  // ordered set whose key (standing, oldest job id, user) is unique, so the hash map's order
+  // cannot reach the answer.
+  constexpr std::size_t kPriorities = static_cast<std::size_t>(JobPriority::kHigh) + 1;
+  static_assert(static_cast<int>(JobPriority::kLow) == 0 &&
+                JobPriority::kLow < JobPriority::kNormal &&
+                JobPriority::kNormal < JobPriority::kHigh);
+  NameMap<std::array<UserQueue, kPriorities>> by_user;
   for (const QueuedJob* j : queued) {
-    // A job no board that is free now would take is passed over below anyway (boards are only
-    // ever taken during a call), and passing it over changes no one's turn: leave it out.
-    if (!free.Find(*j)) continue;
-    UserQueue& q = by_priority[j->priority][j->user];
+    UserQueue& q = by_user[j->user][static_cast<std::size_t>(j->priority)];
     q.user = j->user;
     q.jobs.push_back(j);
   }
 
-  for (auto& [priority, queues] : by_priority) {
+  for (std::size_t priority = kPriorities; priority-- > 0;) {  // high first
     // The next user to serve is the first of `turn`: (standing, oldest waiting job id, user).
     using Turn = std::tuple<std::tuple<std::uint32_t, bool, std::int64_t>, JobId, std::string_view,
                             UserQueue*>;
     std::set<Turn> turn;
     auto enqueue = [&](UserQueue& q) {
+      // A job no board free at the start of the call would take is passed over anyway (boards
+      // are only ever taken during a call), and passing it over changes no one's turn: it is
+      // left out, as if it were not queued. Checked here, when the job would be next, so a pass
+      // that places few jobs looks at few of them.
+      while (q.next < q.jobs.size() && !free.FitsAtStart(*q.jobs[q.next])) ++q.next;
       if (q.next < q.jobs.size()) {
         turn.emplace(standing[q.user].Key(), q.jobs[q.next]->id, q.user, &q);
       }
     };
-    for (auto& [user, q] : queues) {
-      std::sort(q.jobs.begin(), q.jobs.end(),
-                [](const QueuedJob* a, const QueuedJob* b) { return a->id < b->id; });
+    for (auto& [user, queues] : by_user) {
+      UserQueue& q = queues[priority];
+      if (q.jobs.empty()) continue;
+      // Usually sorted already: the Lab keeps its queue in id order.
+      auto by_id = [](const QueuedJob* a, const QueuedJob* b) { return a->id < b->id; };
+      if (!std::is_sorted(q.jobs.begin(), q.jobs.end(), by_id)) {
+        std::sort(q.jobs.begin(), q.jobs.end(), by_id);
+      }
       enqueue(q);
     }
     while (!turn.empty() && !free.empty()) {

@@ -5,6 +5,9 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
+#include <map>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -99,14 +102,54 @@ class LabQueries {
   // The jobs at a change point (queries_trend.cc): of the newest `scan` (1..kMaxChangedScan)
   // succeeded jobs matching `filter` (its states, sort, limit and offset are ignored), those that
   // start a new level in the series (default detector, its newest 200 jobs) of one of their
-  // cases. At most kMaxChangedSeries series are computed, the newest jobs' first.
+  // cases. At most kMaxChangedSeries series are computed, the newest jobs' first. The answer is
+  // kept and given again while the store's state version (Store::StateVersion) stays the same.
   Result<ChangedJobs> ListChangedJobs(const Caller& caller, const JobQuery& filter,
                                       std::uint32_t scan);
   Result<LabFigures> Figures(const Caller& caller);
 
+  // Diagnostics: how many ListChangedJobs answers were computed rather than given again.
+  std::uint64_t changed_jobs_computed() const;
+
  private:
+  // A succeeded job's case as a trend point: its timer values' count and bootstrap interval,
+  // which never change once the job has succeeded (its run is closed and its samples stored).
+  struct PointKey {
+    JobId job = 0;
+    RunId run = 0;
+    std::uint32_t case_index = 0;
+    auto operator<=>(const PointKey&) const = default;
+  };
+  struct PointFigures {
+    std::uint64_t n = 0;
+    double lo = 0, hi = 0;
+  };
+  // A succeeded job's run as a trend point shows it (fixed once the run has ended).
+  struct RunFacts {
+    std::string board;
+    bool emulated = false;
+    std::string port, firmware_sha256, runner_version;
+  };
+  // ListChangedJobs' latest answers: the request's key and the state version they were read at.
+  struct ChangedAnswer {
+    std::string key;
+    std::uint64_t version = 0;
+    ChangedJobs jobs;
+  };
+  static constexpr std::size_t kKeptChangedAnswers = 8;
+  static constexpr std::size_t kKeptPoints = 100'000;  // ≈ 6 MB
+  static constexpr std::size_t kKeptRuns = 25'000;     // ≈ 5 MB
+
+  Result<ChangedJobs> ComputeChangedJobs(const Caller& caller, const JobQuery& filter,
+                                         std::uint32_t scan);
+
   Lab& lab_;
   Store& store_;
+  mutable std::mutex kept_mu_;  // the kept answers and points below; never held over a read
+  std::deque<ChangedAnswer> changed_answers_;  // newest first
+  std::uint64_t changed_computed_ = 0;
+  std::map<PointKey, PointFigures> points_;
+  std::map<RunId, RunFacts> runs_;
 };
 
 }  // namespace mculab::server

@@ -84,25 +84,58 @@ Result<Trend> LabQueries::GetTrend(const Caller&, const TrendRequest& request) {
     t.median = r.stats.median;
     t.lo = t.hi = r.stats.median;
     t.runner_name = r.runner_name;
-    auto run = store_.GetRun(r.stats.run_id);
-    if (run.ok()) {
-      t.board = run->board;
-      t.emulated = run->provenance.emulated;
-      t.port = run->provenance.port;
-      t.firmware_sha256 = run->provenance.firmware_sha256;
-      t.runner_version = run->provenance.runner_version;
-    } else if (run.error().code != ErrorCode::kNotFound) {
-      return run.error();
+    const bool final = r.job.state == JobState::kSucceeded && r.job.last_run_id == r.stats.run_id;
+    std::optional<RunFacts> facts;
+    if (final) {
+      std::lock_guard l(kept_mu_);
+      if (auto it = runs_.find(r.stats.run_id); it != runs_.end()) facts = it->second;
     }
-    auto values = TimerValues(store_, r.stats.run_id, r.case_index);
-    if (!values.ok()) return values.error();
-    t.n = values->size();
-    const std::uint64_t seed =
-        kTrendSeed ^ (static_cast<std::uint64_t>(t.id) * 0x9e3779b97f4a7c15ULL);
-    if (auto ci = BootstrapMedian(*values, seed)) {
-      t.lo = ci->lo;
-      t.hi = ci->hi;
+    if (!facts) {
+      auto run = store_.GetRun(r.stats.run_id);
+      if (run.ok()) {
+        facts = RunFacts{run->board, run->provenance.emulated, run->provenance.port,
+                         run->provenance.firmware_sha256, run->provenance.runner_version};
+        if (final) {
+          std::lock_guard l(kept_mu_);
+          if (runs_.size() >= kKeptRuns) runs_.clear();
+          runs_.emplace(r.stats.run_id, *facts);
+        }
+      } else if (run.error().code != ErrorCode::kNotFound) {
+        return run.error();
+      }
     }
+    if (facts) {
+      t.board = facts->board;
+      t.emulated = facts->emulated;
+      t.port = facts->port;
+      t.firmware_sha256 = facts->firmware_sha256;
+      t.runner_version = facts->runner_version;
+    }
+    const PointKey key{t.id, r.stats.run_id, r.case_index};
+    std::optional<PointFigures> figures;
+    if (final) {
+      std::lock_guard l(kept_mu_);
+      if (auto it = points_.find(key); it != points_.end()) figures = it->second;
+    }
+    if (!figures) {
+      auto values = TimerValues(store_, r.stats.run_id, r.case_index);
+      if (!values.ok()) return values.error();
+      figures = PointFigures{values->size(), t.median, t.median};
+      const std::uint64_t seed =
+          kTrendSeed ^ (static_cast<std::uint64_t>(t.id) * 0x9e3779b97f4a7c15ULL);
+      if (auto ci = BootstrapMedian(*values, seed)) {
+        figures->lo = ci->lo;
+        figures->hi = ci->hi;
+      }
+      if (final) {
+        std::lock_guard l(kept_mu_);
+        if (points_.size() >= kKeptPoints) points_.clear();
+        points_.emplace(key, *figures);
+      }
+    }
+    t.n = figures->n;
+    t.lo = figures->lo;
+    t.hi = figures->hi;
     if (!out.jobs.empty()) {
       const TrendJob& prev = out.jobs.back();
       t.runner_changed =
@@ -124,6 +157,36 @@ Result<ChangedJobs> LabQueries::ListChangedJobs(const Caller& caller, const JobQ
   if (scan < 1 || scan > kMaxChangedScan) {
     return Invalid(fmt::format("scan must be from 1 to {}, got {}", kMaxChangedScan, scan));
   }
+  // Every field the answer depends on (states, sort, limit and offset are ignored).
+  const std::string key = fmt::format(
+      "{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}", filter.user, filter.kind, filter.op, filter.board,
+      filter.label_contains, filter.created_from ? std::to_string(*filter.created_from) : "-",
+      filter.created_to ? std::to_string(*filter.created_to) : "-", scan);
+  // Read before computing: the answer then holds at least every state write up to it.
+  const std::uint64_t version = store_.StateVersion();
+  {
+    std::lock_guard l(kept_mu_);
+    for (const ChangedAnswer& a : changed_answers_) {
+      if (a.key == key && a.version == version) return a.jobs;
+    }
+  }
+  auto computed = ComputeChangedJobs(caller, filter, scan);
+  if (!computed.ok()) return computed;
+  std::lock_guard l(kept_mu_);
+  ++changed_computed_;
+  std::erase_if(changed_answers_, [&](const ChangedAnswer& a) { return a.key == key; });
+  changed_answers_.push_front(ChangedAnswer{key, version, *computed});
+  if (changed_answers_.size() > kKeptChangedAnswers) changed_answers_.pop_back();
+  return computed;
+}
+
+std::uint64_t LabQueries::changed_jobs_computed() const {
+  std::lock_guard l(kept_mu_);
+  return changed_computed_;
+}
+
+Result<ChangedJobs> LabQueries::ComputeChangedJobs(const Caller& caller, const JobQuery& filter,
+                                                   std::uint32_t scan) {
   JobQuery q = filter;
   q.states = {std::string(JobStateName(JobState::kSucceeded))};
   q.sort = JobSortKey::kId;

@@ -246,6 +246,11 @@ class HistoryReads {
   virtual Result<std::uint64_t> SamplesStored() = 0;
   // The jobs of a benchmark series (series_query.h), oldest first (by creation, then id).
   virtual Result<std::vector<SeriesRow>> QuerySeries(const SeriesQuery& query) = 0;
+  // A number that grows with every write holding more than samples (job, run, board, account
+  // state, statistics) and stays put otherwise: a read answer computed after it returned V is
+  // current for as long as it still returns V. It waits as a read does, so it covers every such
+  // write queued before the call.
+  virtual std::uint64_t StateVersion() = 0;
 };
 
 class Store : public JobStore, public ResultStore, public AccountStore, public HistoryReads {};

@@ -966,6 +966,7 @@ TEST_F(SqliteStoreTest, EveryPageInEverySortIsItsSliceOfTheWholeListAndTotalsFol
     Job j = NewJob(i % 2 ? "host" : "corstone300-qemu", users[i % 3]);
     j.op = ops[(i / 2) % 2];
     j.created_ms = 1000 + (i * 7) % 5;  // ties, broken by id
+    if (i % 4 == 0) j.board = "h-1";    // requested
     j.id = Insert(*store, j);
     jobs.push_back(j);
   }
@@ -973,6 +974,7 @@ TEST_F(SqliteStoreTest, EveryPageInEverySortIsItsSliceOfTheWholeListAndTotalsFol
   WriteSet ws;
   for (int i = 0; i < 23; i += 3) {
     jobs[i].state = i % 2 ? JobState::kSucceeded : JobState::kFailed;
+    jobs[i].assigned_board = i % 2 ? "h-1" : "q-2";
     ws.jobs.push_back(jobs[i]);
   }
   ASSERT_TRUE(store->WriteAndWait(std::move(ws)).ok());
@@ -1006,31 +1008,114 @@ TEST_F(SqliteStoreTest, EveryPageInEverySortIsItsSliceOfTheWholeListAndTotalsFol
       }
     }
   }
-  // Totals of filters on state, op, kind and user, against a count of the jobs.
+  // Totals of filters on state, op, kind, user and board, against a count of the jobs.
   for (const char* user : {"", "ana", "chen"}) {
     for (const char* op : {"", "conv2d_s8"}) {
-      for (const std::vector<std::string>& states :
-           {std::vector<std::string>{}, {"queued"}, {"failed", "succeeded"}}) {
-        JobQuery q;
-        q.user = user;
-        q.op = op;
-        q.kind = std::string(user) == "ana" ? "corstone300-qemu" : "";
-        q.states = states;
-        std::uint64_t want = 0;
-        for (const Job& j : jobs) {
-          const std::string state(server::JobStateName(j.state));
-          if ((q.user.empty() || j.user == q.user) && (q.op.empty() || j.op == q.op) &&
-              (q.kind.empty() || j.kind == q.kind) &&
-              (states.empty() || std::find(states.begin(), states.end(), state) != states.end())) {
-            ++want;
+      for (const char* board : {"", "h-1", "q-2"}) {
+        for (const std::vector<std::string>& states :
+             {std::vector<std::string>{}, {"queued"}, {"failed", "succeeded"}}) {
+          JobQuery q;
+          q.user = user;
+          q.op = op;
+          q.board = board;
+          q.kind = std::string(user) == "ana" ? "corstone300-qemu" : "";
+          q.states = states;
+          std::uint64_t want = 0;
+          for (const Job& j : jobs) {
+            const std::string state(server::JobStateName(j.state));
+            if ((q.user.empty() || j.user == q.user) && (q.op.empty() || j.op == q.op) &&
+                (q.kind.empty() || j.kind == q.kind) &&
+                (q.board.empty() || j.board == q.board || j.assigned_board == q.board) &&
+                (states.empty() ||
+                 std::find(states.begin(), states.end(), state) != states.end())) {
+              ++want;
+            }
           }
+          auto page = store->QueryJobs(q);
+          ASSERT_TRUE(page.ok());
+          EXPECT_EQ(page->total, want) << "user " << user << " op " << op << " board " << board;
+          EXPECT_EQ(page->jobs.size(), std::min<std::uint64_t>(want, 50));
         }
-        auto page = store->QueryJobs(q);
-        ASSERT_TRUE(page.ok());
-        EXPECT_EQ(page->total, want) << "user " << user << " op " << op;
-        EXPECT_EQ(page->jobs.size(), std::min<std::uint64_t>(want, 50));
       }
     }
+  }
+  // Pages of one op, user or state in id or creation order (read from that column's index) are
+  // the slices of the filtered list sorted by (key, id).
+  for (int filter = 0; filter < 3; ++filter) {
+    for (JobSortKey sort : {JobSortKey::kId, JobSortKey::kCreated}) {
+      for (bool ascending : {true, false}) {
+        JobQuery q;
+        if (filter == 0) q.op = "conv2d_s8";
+        if (filter == 1) q.user = "chen";
+        if (filter == 2) q.states = {"queued"};
+        q.sort = sort;
+        q.ascending = ascending;
+        std::vector<const Job*> match;
+        for (const Job& j : jobs) {
+          if ((q.op.empty() || j.op == q.op) && (q.user.empty() || j.user == q.user) &&
+              (q.states.empty() || j.state == JobState::kQueued)) {
+            match.push_back(&j);
+          }
+        }
+        std::sort(match.begin(), match.end(), [&](const Job* a, const Job* b) {
+          const auto ka = std::make_pair(sort == JobSortKey::kId ? 0 : a->created_ms, a->id);
+          const auto kb = std::make_pair(sort == JobSortKey::kId ? 0 : b->created_ms, b->id);
+          return ascending ? ka < kb : kb < ka;
+        });
+        for (std::uint64_t offset = 0; offset <= match.size(); offset += 2) {
+          q.limit = 3;
+          q.offset = offset;
+          auto page = store->QueryJobs(q);
+          ASSERT_TRUE(page.ok());
+          EXPECT_EQ(page->total, match.size());
+          std::vector<JobId> want, got;
+          for (std::uint64_t k = offset; k < std::min<std::uint64_t>(match.size(), offset + 3);
+               ++k) {
+            want.push_back(match[k]->id);
+          }
+          for (const auto& row : page->jobs) got.push_back(row.job.id);
+          EXPECT_EQ(got, want) << "filter " << filter << " sort " << static_cast<int>(sort)
+                               << (ascending ? " asc" : " desc") << " offset " << offset;
+        }
+      }
+    }
+  }
+}
+
+TEST_F(SqliteStoreTest, JobsLoadedInBulkAreListedSearchedAndCountedAsIfWrittenOneByOne) {
+  auto store = Open();
+  ASSERT_TRUE(store);
+  Insert(*store, NewJob());  // before: indexed as usual
+  ASSERT_TRUE(store->BeginBulkLoad().ok());
+  for (int i = 0; i < 20; ++i) {
+    Job j = NewJob(i % 2 ? "host" : "corstone300-qemu", i % 3 ? "ana" : "ben");
+    j.label = i % 4 ? "nightly" : "after im2col change";
+    j.created_ms = 2000 - i;
+    Insert(*store, j);
+  }
+  ASSERT_TRUE(store->EndBulkLoad().ok());
+  Insert(*store, NewJob());  // after: the indexes and triggers are back
+  JobQuery q;
+  q.label_contains = "IM2COL";
+  auto found = store->QueryJobs(q);
+  ASSERT_TRUE(found.ok()) << found.error().message;
+  EXPECT_EQ(found->total, 5u);
+  EXPECT_EQ(found->jobs.size(), 5u);
+  q = JobQuery{};
+  q.user = "ben";
+  q.sort = JobSortKey::kCreated;
+  q.ascending = true;
+  auto ben = store->QueryJobs(q);
+  ASSERT_TRUE(ben.ok()) << ben.error().message;
+  ASSERT_EQ(ben->total, 7u);  // 0, 3, ..., 18 of the bulk
+  EXPECT_EQ(ben->jobs.front().job.created_ms, 2000 - 18);
+  for (JobSortKey sort : {JobSortKey::kId, JobSortKey::kState, JobSortKey::kOp, JobSortKey::kBoard,
+                          JobSortKey::kUser}) {
+    JobQuery all;
+    all.sort = sort;
+    auto page = store->QueryJobs(all);
+    ASSERT_TRUE(page.ok()) << page.error().message;
+    EXPECT_EQ(page->total, 22u);
   }
 }
 

@@ -126,6 +126,7 @@ class FaultyStore final : public Store {
   Result<std::vector<SeriesRow>> QuerySeries(const SeriesQuery& q) override {
     return inner_.QuerySeries(q);
   }
+  std::uint64_t StateVersion() override { return inner_.StateVersion(); }
   Result<JobEvents> GetJobEvents(JobId job) override { return inner_.GetJobEvents(job); }
   Result<std::vector<BoardUnits>> ListBoardUnits() override { return inner_.ListBoardUnits(); }
   Result<std::vector<RunPass>> GetRunPasses(RunId run) override { return inner_.GetRunPasses(run); }

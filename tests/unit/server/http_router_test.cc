@@ -1138,6 +1138,55 @@ TEST_F(HttpRouterTest, ChangesListTheJobsThatStartANewLevel) {
   EXPECT_NE(BadRequest("/api/v1/changes?scan=501").find("scan"), std::string::npos);
 }
 
+// The changed-jobs answer is kept while nothing is committed, and computed again once a job
+// lands: a kept answer from before the commit would miss the new step.
+TEST_F(HttpRouterTest, ChangesAreKeptUntilTheNextCommitThenComputedAgain) {
+  const auto ids = RunStepSeries(
+      [&](SubmitRequest r, const Values& v) { return RunJob(std::move(r), v); }, &runner_version_);
+  LabQueries queries(*lab_, *store_);
+  auto first = queries.ListChangedJobs(caller_, JobQuery{}, 200);
+  ASSERT_TRUE(first.ok()) << first.error().message;
+  ASSERT_EQ(first->jobs.size(), 1u);
+  EXPECT_EQ(first->jobs[0].job.id, ids[4]);
+  EXPECT_EQ(queries.changed_jobs_computed(), 1u);
+  auto again = queries.ListChangedJobs(caller_, JobQuery{}, 200);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->jobs.size(), 1u);
+  EXPECT_EQ(queries.changed_jobs_computed(), 1u);  // given again, not computed
+  // Another filter is another answer.
+  JobQuery by_op;
+  by_op.op = "conv2d_s8";
+  ASSERT_TRUE(queries.ListChangedJobs(caller_, by_op, 200).ok());
+  EXPECT_EQ(queries.changed_jobs_computed(), 2u);
+  EXPECT_EQ(GetJson("/api/v1/changes")["jobs"].size(), 1u);
+
+  // Four more jobs at a new level: the first of them starts one.
+  std::vector<JobId> more;
+  for (int job = 0; job < 4; ++job) {
+    SubmitRequest r;
+    r.kind = "host";
+    r.op = "fully_connected_s8";
+    r.cases = {{0, {1, 8, 4}}, {10, {1, 9, 4}}};
+    r.iterations = 40;
+    r.label = "later";
+    more.push_back(RunJob(std::move(r), [&](std::uint32_t c) {
+      std::vector<std::int64_t> v(40);
+      for (int i = 0; i < 40; ++i) v[i] = c == 0 ? 1500 + (i * 37 + job * 11) % 21 - 10 : 500;
+      return v;
+    }));
+  }
+  auto after = queries.ListChangedJobs(caller_, JobQuery{}, 200);
+  ASSERT_TRUE(after.ok());
+  EXPECT_EQ(queries.changed_jobs_computed(), 3u);
+  ASSERT_EQ(after->jobs.size(), 2u);
+  EXPECT_EQ(after->jobs[0].job.id, more[0]);
+  EXPECT_EQ(after->jobs[1].job.id, ids[4]);
+  // The route's answer (the router keeps its own) moves on too.
+  Json c = GetJson("/api/v1/changes");
+  ASSERT_EQ(c["jobs"].size(), 2u);
+  EXPECT_EQ(c["jobs"][0]["id"], more[0]);
+}
+
 TEST_F(HttpRouterTest, BadSeriesParametersAre400AndNameTheParameter) {
   const std::string base = "/api/v1/series?kind=host&op=fully_connected_s8";
   EXPECT_NE(BadRequest("/api/v1/series?op=fully_connected_s8&params=1,8,4").find("kind"),
