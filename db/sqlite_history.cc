@@ -37,7 +37,7 @@ SortSql SortOf(JobSortKey key) {
 }
 
 // The index a page is read from: in id or creation order with an op, user or single-state
-// filter, that column's index ordered by (column, key, id) (migrations 0002 and 0014), so only
+// filter, that column's index ordered by (column, key, id) (migrations 0002 and 0012), so only
 // matching entries are stepped over; otherwise the sort key's own.
 const char* PageIndex(const JobQuery& q) {
   if (q.sort != JobSortKey::kId && q.sort != JobSortKey::kCreated) return SortOf(q.sort).index;
@@ -176,7 +176,7 @@ Result<JobPage> SqliteStore::QueryJobs(const JobQuery& q) {
   const std::string cols(kJobCols);
   const std::size_t from = cols.find("FROM jobs j");
   // Filters on state, op, kind, user and board alone are summed from job_counts (migrations 0011
-  // and 0014), a frequent label alone from label_counts (0011); the rest are counted.
+  // and 0012), a frequent label alone from label_counts (0011); the rest are counted.
   const bool others = q.created_from || q.created_to;
   const bool counted = !others && q.label_contains.empty();
   const bool label_counted = !others && !q.label_contains.empty() && !trigrams && q.user.empty() &&
