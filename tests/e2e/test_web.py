@@ -13,7 +13,6 @@ import shutil
 import subprocess
 import sys
 import unittest
-import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
 import lablib  # noqa: E402
