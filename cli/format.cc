@@ -412,4 +412,8 @@ std::string RenderBoards(const mculab::v1::ListBoardsReply& boards) {
 
 std::string ResultsJson(const mculab::v1::Results& r) { return ResultsDocument(r).dump(2); }
 
+std::string JobListJson(const mculab::v1::ListJobsReply& jobs) {
+  return JobListDocument(jobs).dump(2);
+}
+
 }  // namespace mculab::cli

@@ -85,5 +85,8 @@ std::string FormatTags(const google::protobuf::Map<std::string, std::string>& ta
 // Results as the JSON document GET /api/v1/jobs/{id} serves (proto/json/documents.h), with raw
 // samples when present, indented.
 std::string ResultsJson(const mculab::v1::Results& results);
+// A page of the job history as the document GET /api/v1/jobs serves (proto/json/documents.h),
+// indented.
+std::string JobListJson(const mculab::v1::ListJobsReply& jobs);
 
 }  // namespace mculab::cli

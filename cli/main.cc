@@ -70,19 +70,22 @@ int Main(int argc, char** argv) {
   submit->add_flag("--json", so.json, "print JSON");
 
   v1::ListJobsRequest jr;
-  std::string jstate, jkind, jboard, jop, juser;
+  std::string jstate, jkind, jboard, jop, juser, jlabel;
   unsigned jlimit = 20;
-  uint64_t jbefore = 0;
+  uint64_t jbefore = 0, joffset = 0;
   auto* jobs = app.add_subcommand("jobs", "list jobs, newest first");
-  jobs->add_option("--state", jstate, "queued, running, succeeded, failed, ...");
+  jobs->add_option("--state", jstate,
+                   "queued, running, succeeded, failed, ... (several separated by commas)");
   jobs->add_option("--kind", jkind, "board kind");
-  jobs->add_option("--board", jboard, "board name");
+  jobs->add_option("--board", jboard, "board name (the one it ran on or asked for)");
   jobs->add_option("--op", jop, "operator");
   jobs->add_option("--user", juser, "submitter");
+  jobs->add_option("--label", jlabel, "only jobs whose label contains this");
   jobs->add_option("--limit", jlimit, "how many")
-      ->check(CLI::Range(1u, 1000u))
+      ->check(CLI::Range(1u, 500u))
       ->capture_default_str();
   jobs->add_option("--before", jbefore, "only jobs with an id below this (paging)");
+  jobs->add_option("--offset", joffset, "skip this many jobs (paging)");
   jobs->add_flag("--json", json, "print JSON");
 
   uint64_t id = 0;
@@ -229,6 +232,8 @@ int Main(int argc, char** argv) {
       jr.set_user(juser);
       jr.set_limit(jlimit);
       jr.set_before_id(jbefore);
+      jr.set_label(jlabel);
+      jr.set_offset(joffset);
       return CmdJobs(client, jr, json);
     }
     if (*show) return CmdShow(client, id, json, show_ops);

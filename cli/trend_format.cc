@@ -6,19 +6,12 @@
 
 #include "cli/format.h"
 #include "common/time_text.h"
+#include "proto/json/documents.h"
 
 namespace mculab::cli {
 namespace {
 
 namespace v1 = mculab::v1;
-
-bool IsHost(const v1::SeriesJob& j) {
-  return !j.emulated() && (j.port() == "host" || j.unit() == "ns");
-}
-
-std::string Measured(const v1::SeriesJob& j) {
-  return j.emulated() ? "emulated" : IsHost(j) ? "host" : "silicon";
-}
 
 std::string CaseText(const v1::Series& s) {
   const v1::GetSeriesRequest& r = s.request();
@@ -78,8 +71,8 @@ std::string RenderTrend(const v1::Series& s) {
     if (auto it = change_at.find(j.id()); it != change_at.end()) {
       change = "step " + Percent(it->second->ratio());
     }
-    rows.push_back({std::to_string(j.id()), UtcTimeText(j.created_ms()), j.board(), Measured(j),
-                    FormatNumber(j.median()),
+    rows.push_back({std::to_string(j.id()), UtcTimeText(j.created_ms()), j.board(),
+                    MeasuredKindOf(j), FormatNumber(j.median()),
                     "[" + FormatNumber(j.lo()) + ", " + FormatNumber(j.hi()) + "]",
                     std::to_string(j.n()), runner, change, j.label()});
   }
@@ -87,68 +80,6 @@ std::string RenderTrend(const v1::Series& s) {
                       "runner", "change", "label"},
                      rows);
   return out;
-}
-
-nlohmann::ordered_json TrendJson(const v1::Series& s) {
-  using Json = nlohmann::ordered_json;
-  const v1::GetSeriesRequest& r = s.request();
-  Json j;
-  Json series;
-  series["kind"] = r.kind();
-  series["op"] = r.op();
-  series["params"] = r.has_params()
-                         ? Json(std::vector<std::int32_t>(r.params().begin(), r.params().end()))
-                         : Json(nullptr);
-  series["param_names"] = std::vector<std::string>(s.param_names().begin(), s.param_names().end());
-  series["case"] = r.has_case_id() ? Json(r.case_id()) : Json(nullptr);
-  series["runner"] = r.runner();
-  series["user"] = r.user();
-  series["label"] = r.label();
-  series["tags"] = Json(std::map<std::string, std::string>(r.tags().begin(), r.tags().end()));
-  series["limit"] = r.limit();
-  j["series"] = std::move(series);
-  j["unit"] = s.unit();
-  Json detector;
-  detector["window"] = r.window();
-  detector["min_step"] = r.min_step();
-  j["detector"] = std::move(detector);
-  Json jobs = Json::array();
-  for (const v1::SeriesJob& job : s.jobs()) {
-    Json o;
-    o["id"] = job.id();
-    o["label"] = job.label();
-    o["user"] = job.user();
-    o["board"] = job.board();
-    o["created_ms"] = job.created_ms();
-    o["finished_ms"] = job.finished_ms();
-    o["case_index"] = job.case_index();
-    o["case_id"] = job.case_id();
-    o["n"] = job.n();
-    o["median"] = job.median();
-    o["lo"] = job.lo();
-    o["hi"] = job.hi();
-    o["unit"] = job.unit();
-    o["measured"] = Measured(job);
-    o["firmware_sha256"] = job.firmware_sha256();
-    o["runner_version"] = job.runner_version();
-    o["runner_name"] = job.runner_name();
-    o["runner_changed"] = job.runner_changed();
-    jobs.push_back(std::move(o));
-  }
-  j["jobs"] = std::move(jobs);
-  Json changes = Json::array();
-  for (const v1::SeriesChange& c : s.changes()) {
-    Json o;
-    o["index"] = c.index();
-    o["before_job"] = c.before_job();
-    o["after_job"] = c.after_job();
-    o["before"] = c.before();
-    o["after"] = c.after();
-    o["ratio"] = c.ratio();
-    changes.push_back(std::move(o));
-  }
-  j["changes"] = std::move(changes);
-  return j;
 }
 
 }  // namespace mculab::cli

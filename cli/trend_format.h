@@ -1,5 +1,5 @@
-// `mculab trend`: a case's series over time as a table, and as the JSON document of
-// GET /api/v1/series (docs/http-api.md), built from the gRPC reply. Pure: tested without a
+// `mculab trend`: a case's series over time as a table (its JSON document, the one GET
+// /api/v1/series serves, is proto/json/documents.h SeriesDocument). Pure: tested without a
 // network.
 #pragma once
 
@@ -14,8 +14,5 @@ namespace mculab::cli {
 // and the commands that compare them), then one row per job: its median with the 95% interval,
 // the runner (marked where its hash or version changed) and the change point it starts.
 std::string RenderTrend(const mculab::v1::Series& series);
-
-// Field for field the document the HTTP API serves for the same series.
-nlohmann::ordered_json TrendJson(const mculab::v1::Series& series);
 
 }  // namespace mculab::cli

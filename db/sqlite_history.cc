@@ -120,6 +120,10 @@ JobWhere BuildJobWhere(const JobQuery& q, bool trigrams) {
     w.sql += " AND j.created_ms <= ?";
     w.ints.push_back(*q.created_to);
   }
+  if (q.before_id != 0) {
+    w.sql += " AND j.id < ?";
+    w.ints.push_back(q.before_id);
+  }
   return w;
 }
 
@@ -177,7 +181,7 @@ Result<JobPage> SqliteStore::QueryJobs(const JobQuery& q) {
   const std::size_t from = cols.find("FROM jobs j");
   // Filters on state, op, kind, user and board alone are summed from job_counts (migrations 0011
   // and 0012), a frequent label alone from label_counts (0011); the rest are counted.
-  const bool others = q.created_from || q.created_to;
+  const bool others = q.created_from || q.created_to || q.before_id != 0;
   const bool counted = !others && q.label_contains.empty();
   const bool label_counted = !others && !q.label_contains.empty() && !trigrams && q.user.empty() &&
                              q.kind.empty() && q.op.empty() && q.states.empty() && q.board.empty();

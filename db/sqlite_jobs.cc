@@ -22,21 +22,6 @@ Result<Job> SqliteStore::GetJob(JobId id) {
   return FirstRow<Job>(u, ReadJob, MakeError(ErrorCode::kNotFound, "no job " + std::to_string(id)));
 }
 
-Result<std::vector<Job>> SqliteStore::ListJobs(const JobFilter& f) {
-  static const std::string kSql =
-      std::string("SELECT ") + kJobCols +
-      "WHERE (?1 = '' OR j.state = ?1) AND (?2 = '' OR j.kind = ?2) "
-      "AND (?3 = '' OR j.board = ?3 OR j.assigned_board = ?3) AND (?4 = '' OR j.op = ?4) "
-      "AND (?5 = '' OR j.user_name = ?5) AND (?6 = 0 OR j.id < ?6) "
-      "ORDER BY j.id DESC LIMIT ?7";
-  auto read = StartRead();
-  if (!read.ok()) return read.error();
-  Use u(read->connection().Statement(kSql));
-  u.Bind(f.state).Bind(f.kind).Bind(f.board).Bind(f.op).Bind(f.user).Bind(f.before_id);
-  u.Bind(f.limit);
-  return AllRows(u, ReadJob);
-}
-
 Result<std::vector<Job>> SqliteStore::ListActiveJobs() {
   static const std::string kSql =
       std::string("SELECT ") + kJobCols +

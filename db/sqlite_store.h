@@ -123,7 +123,6 @@ class SqliteStore final : public Store {
   void Flush() override;
 
   Result<Job> GetJob(JobId id) override;
-  Result<std::vector<Job>> ListJobs(const JobFilter& filter) override;
   Result<std::vector<Job>> ListActiveJobs() override;
   Result<std::vector<CaseSpec>> GetJobCases(JobId id) override;
   Result<std::vector<JobTransition>> GetTransitions(JobId id) override;

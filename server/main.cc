@@ -176,7 +176,7 @@ int main(int argc, char** argv) {
   mculab::server::Lab lab(**store, clock, config, accounts, artifacts);
   if (mculab::Status s = lab.Start(); !s.ok()) return Fail(s.error().message);
 
-  auto rpc = mculab::server::rpc::RpcServer::Start(lab, listen);
+  auto rpc = mculab::server::rpc::RpcServer::Start(lab, **store, listen);
   if (!rpc.ok()) {
     lab.Stop();
     (*store)->Close();

@@ -134,28 +134,7 @@ int CmdJobs(Client& c, const v1::ListJobsRequest& req, bool json) {
   grpc::Status s = c.stub().ListJobs(ctx.get(), req, &rep);
   if (!s.ok()) c.Fail(s, "listing jobs");
   if (json) {
-    nlohmann::json out = nlohmann::json::array();
-    for (const auto& j : rep.jobs())
-      out.push_back({{"id", j.id()},
-                     {"state", j.state()},
-                     {"op", j.op()},
-                     {"kind", j.kind()},
-                     {"board", JobBoard(j) == "-" ? std::string() : JobBoard(j)},
-                     {"requested_board", j.board()},
-                     {"priority", j.priority()},
-                     {"progress_done", j.progress_done()},
-                     {"progress_total", j.progress_total()},
-                     {"queue_position", j.wait().position()},
-                     {"estimated_start_ms", j.wait().estimated_start_ms()},
-                     {"user", j.user()},
-                     {"label", j.label()},
-                     {"created_ms", j.created_ms()},
-                     {"started_ms", j.started_ms()},
-                     {"finished_ms", j.finished_ms()},
-                     {"attempts", j.attempts()},
-                     {"tags", std::map<std::string, std::string>(j.tags().begin(), j.tags().end())},
-                     {"message", j.message()}});
-    std::cout << out.dump(2) << "\n";
+    std::cout << JobListJson(rep) << "\n";
   } else if (rep.jobs_size() == 0) {
     std::cout << "no jobs\n";
   } else {

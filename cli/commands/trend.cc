@@ -5,6 +5,7 @@
 #include "cli/trend_format.h"
 #include "common/lists.h"
 #include "common/op_catalog.h"
+#include "proto/json/documents.h"
 
 namespace mculab::cli {
 
@@ -62,7 +63,7 @@ int CmdTrend(Client& c, const TrendOptions& o) {
   grpc::Status s = c.stub().GetSeries(ctx.get(), req, &rep);
   if (!s.ok()) c.Fail(s, "series");
   if (o.json)
-    std::cout << TrendJson(rep).dump(2) << "\n";
+    std::cout << SeriesDocument(rep).dump(2) << "\n";
   else
     std::cout << RenderTrend(rep);
   return 0;

@@ -29,8 +29,8 @@ Json Strings(const google::protobuf::RepeatedPtrField<std::string>& values) {
   return Json(std::vector<std::string>(values.begin(), values.end()));
 }
 
-void AddJob(const v1::Results& r, Json& j) {
-  const v1::Job& job = r.job();
+// The job's fields, as the job list and the job's results both carry them at the top level.
+void AddJob(const v1::Job& job, bool emulated, const std::string& measured, Json& j) {
   j["id"] = job.id();
   j["user"] = job.user();
   j["kind"] = job.kind();
@@ -47,8 +47,8 @@ void AddJob(const v1::Results& r, Json& j) {
   j["num_cases"] = job.num_cases();
   j["iterations"] = job.iterations();
   j["warmup"] = job.warmup();
-  j["emulated"] = r.emulated();
-  j["measured"] = r.measured();
+  j["emulated"] = emulated;
+  j["measured"] = measured;
   j["message"] = job.message();
   j["progress_done"] = job.progress_done();
   j["progress_total"] = job.progress_total();
@@ -218,6 +218,73 @@ std::string MeasuredKindOf(const v1::Provenance& p) {
   return "silicon";
 }
 
+std::string MeasuredKindOf(const v1::SeriesJob& j) {
+  if (j.emulated()) return "emulated";
+  if (j.port() == "host" || j.unit() == "ns") return "host";
+  return "silicon";
+}
+
+nlohmann::ordered_json SeriesDocument(const v1::Series& s) {
+  const v1::GetSeriesRequest& r = s.request();
+  Json j;
+  Json series;
+  series["kind"] = r.kind();
+  series["op"] = r.op();
+  series["params"] = r.has_params()
+                         ? Json(std::vector<std::int32_t>(r.params().begin(), r.params().end()))
+                         : Json(nullptr);
+  series["param_names"] = Strings(s.param_names());
+  series["case"] = r.has_case_id() ? Json(r.case_id()) : Json(nullptr);
+  series["runner"] = r.runner();
+  series["user"] = r.user();
+  series["label"] = r.label();
+  series["tags"] = Json(std::map<std::string, std::string>(r.tags().begin(), r.tags().end()));
+  series["limit"] = r.limit();
+  j["series"] = std::move(series);
+  j["unit"] = s.unit();
+  Json detector;
+  detector["window"] = r.window();
+  detector["min_step"] = r.min_step();
+  j["detector"] = std::move(detector);
+  Json jobs = Json::array();
+  for (const v1::SeriesJob& job : s.jobs()) {
+    Json o;
+    o["id"] = job.id();
+    o["label"] = job.label();
+    o["user"] = job.user();
+    o["board"] = job.board();
+    o["created_ms"] = job.created_ms();
+    o["finished_ms"] = job.finished_ms();
+    o["case_index"] = job.case_index();
+    o["case_id"] = job.case_id();
+    o["n"] = job.n();
+    o["median"] = job.median();
+    o["lo"] = job.lo();
+    o["hi"] = job.hi();
+    o["unit"] = job.unit();
+    o["measured"] = MeasuredKindOf(job);
+    o["firmware_sha256"] = job.firmware_sha256();
+    o["runner_version"] = job.runner_version();
+    o["runner_name"] = job.runner_name();
+    o["runner_changed"] = job.runner_changed();
+    jobs.push_back(std::move(o));
+  }
+  j["jobs"] = std::move(jobs);
+  Json changes = Json::array();
+  for (const v1::SeriesChange& c : s.changes()) {
+    Json o;
+    o["index"] = c.index();
+    o["before_job"] = c.before_job();
+    o["after_job"] = c.after_job();
+    o["before"] = c.before();
+    o["after"] = c.after();
+    o["ratio"] = c.ratio();
+    changes.push_back(std::move(o));
+  }
+  j["changes"] = std::move(changes);
+  return j;
+}
+
 nlohmann::ordered_json BoardDocument(const v1::Board& b) {
   Json j;
   j["name"] = b.name();
@@ -243,9 +310,26 @@ nlohmann::ordered_json BoardDocument(const v1::Board& b) {
   return j;
 }
 
+nlohmann::ordered_json JobDocument(const v1::Job& job) {
+  Json j;
+  AddJob(job, job.emulated(), job.measured(), j);
+  return j;
+}
+
+nlohmann::ordered_json JobListDocument(const v1::ListJobsReply& reply) {
+  Json j;
+  j["total"] = reply.total();
+  j["offset"] = reply.offset();
+  j["limit"] = reply.limit();
+  Json jobs = Json::array();
+  for (const v1::Job& job : reply.jobs()) jobs.push_back(JobDocument(job));
+  j["jobs"] = std::move(jobs);
+  return j;
+}
+
 nlohmann::ordered_json ResultsDocument(const v1::Results& r) {
   Json j;
-  AddJob(r, j);
+  AddJob(r.job(), r.emulated(), r.measured(), j);
   j["provenance"] = ProvenanceJson(r);
   j["param_names"] = Strings(r.param_names());
   Json cases = Json::array();

@@ -1,7 +1,9 @@
 // The JSON documents of lab.proto's messages that the CLI's --json and the HTTP API both print
 // (docs/http-api.md), written once so the two never drift: a job's results (`mculab show --json`,
-// submit --wait --json, export --format json; GET /api/v1/jobs/{id}) and a board (`mculab boards
-// --json`; GET /api/v1/boards). Thread-safety: pure functions.
+// submit --wait --json, export --format json; GET /api/v1/jobs/{id}), the job history (`mculab
+// jobs --json`; GET /api/v1/jobs), a case's series over time (`mculab trend --json`;
+// GET /api/v1/series) and a board (`mculab boards --json`; GET /api/v1/boards).
+// Thread-safety: pure functions.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -20,10 +22,23 @@ namespace mculab {
 // that are not finite are null.
 nlohmann::ordered_json ResultsDocument(const mculab::v1::Results& results);
 
+// One job as the history lists it: the job's fields of ResultsDocument, "emulated" and
+// "measured" from the job's own fields (set by ListJobs).
+nlohmann::ordered_json JobDocument(const mculab::v1::Job& job);
+// A page of the history: {"total" (every match), "offset", "limit", "jobs": [JobDocument...]}.
+nlohmann::ordered_json JobListDocument(const mculab::v1::ListJobsReply& reply);
+
 // How a run measured, from its runner's hello (DESIGN.md section 7: never mixed in a verdict):
 // "emulated" (QEMU), "host" (the runner as a native Linux process: port "host", a timer in ns) or
 // "silicon".
 std::string MeasuredKindOf(const mculab::v1::Provenance& provenance);
+
+// The series of one case over time (`mculab trend --json`; GET /api/v1/series): "series" (the
+// query as the server applied it), "unit", "detector", "jobs" (each job's median and interval,
+// "measured", the runner) and "changes" (the change points).
+nlohmann::ordered_json SeriesDocument(const mculab::v1::Series& series);
+// How a job of a series measured: as MeasuredKindOf(Provenance) from the job's run.
+std::string MeasuredKindOf(const mculab::v1::SeriesJob& job);
 
 // One board as `mculab boards --json` lists it and GET /api/v1/boards (and the board events of
 // GET /api/v1/events) serve it: state apart from health, "measured" ("host" for a board tagged

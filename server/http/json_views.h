@@ -17,17 +17,8 @@ namespace mculab::server::http {
 
 using Json = nlohmann::ordered_json;
 
-// The lab's host boards, by name and by kind, to label jobs that have not started yet.
-struct HostBoards {
-  std::set<std::string> names;
-  std::set<std::string> kinds;
-  bool Has(const Job& job) const;
-};
-HostBoards HostBoardsOf(const std::vector<BoardView>& boards);
-
-Json JobJson(const JobRow& row, const HostBoards& host = {});
-Json JobPageJson(const JobPage& page, std::uint64_t offset, std::uint32_t limit,
-                 const HostBoards& host = {});
+// The job history, a job's results and the boards are proto/json/documents.h's documents
+// (server/rpc/documents.h), as the CLI prints them.
 Json CaseSamplesJson(const CaseSamples& samples);
 // A ratio between jobs measured in different units or of different kinds (emulated, host,
 // silicon) means nothing: the comparison then gives every ratio null and says why in

@@ -111,6 +111,9 @@ Result<JobQuery> ParseJobQuery(const QueryParams& q) {
   auto offset = q.Int("offset", 0, kMaxOffset, 0);
   if (!offset.ok()) return offset.error();
   out.offset = static_cast<std::uint64_t>(*offset);
+  auto before = q.Int("before", 0, kMaxOffset, 0);
+  if (!before.ok()) return before.error();
+  out.before_id = static_cast<JobId>(*before);
   return out;
 }
 
@@ -287,9 +290,8 @@ Router::Reply Router::Api(const Request& req, const std::string& path, const Que
       reply.response = ErrorOf(query.error(), req);
       return reply;
     }
-    json(queries_.ListJobs(caller, *query), [&](const JobPage& p) {
-      return JobPageJson(p, query->offset, query->limit, host_boards());
-    });
+    json(queries_.ListJobs(caller, *query),
+         [&](const JobPage& p) { return rpc::JobListDocument(p, *query); });
   } else if (path.starts_with(kJobs)) {
     std::string_view rest = std::string_view(path).substr(kJobs.size());
     const std::size_t slash = rest.find('/');
@@ -347,7 +349,7 @@ Router::Reply Router::Api(const Request& req, const std::string& path, const Que
       reply.response = ErrorOf(request.error(), req);
       return reply;
     }
-    json(queries_.GetTrend(caller, *request), TrendJson);
+    json(queries_.GetTrend(caller, *request), rpc::TrendDocument);
   } else if (path == "/api/v1/changes") {
     auto query = ParseJobQuery(q);
     auto scan = q.Int("scan", 1, kMaxChangedScan, 200);

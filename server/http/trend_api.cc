@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "common/lists.h"
+#include "server/rpc/documents.h"
 
 namespace mculab::server::http {
 namespace {
@@ -82,69 +83,6 @@ Result<TrendRequest> ParseTrendRequest(const QueryParams& q) {
   return r;
 }
 
-Json TrendJson(const Trend& t) {
-  const SeriesQuery& q = t.query;
-  Json j;
-  Json series;
-  series["kind"] = q.kind;
-  series["op"] = q.op;
-  series["params"] = q.params ? Json(*q.params) : Json(nullptr);
-  series["param_names"] = t.param_names;
-  series["case"] = q.case_id ? Json(*q.case_id) : Json(nullptr);
-  series["runner"] = q.runner;
-  series["user"] = q.user;
-  series["label"] = q.label_contains;
-  series["tags"] = Json(q.tags);
-  series["limit"] = q.limit;
-  j["series"] = std::move(series);
-  j["unit"] = t.unit;
-  Json detector;
-  detector["window"] = t.detector.window;
-  detector["min_step"] = t.detector.min_relative_step;
-  j["detector"] = std::move(detector);
-  Json jobs = Json::array();
-  for (const TrendJob& job : t.jobs) {
-    Provenance p;
-    p.emulated = job.emulated;
-    p.port = job.port;
-    p.timer_unit = job.unit;
-    Json o;
-    o["id"] = job.id;
-    o["label"] = job.label;
-    o["user"] = job.user;
-    o["board"] = job.board;
-    o["created_ms"] = job.created_ms;
-    o["finished_ms"] = job.finished_ms;
-    o["case_index"] = job.case_index;
-    o["case_id"] = job.case_id;
-    o["n"] = job.n;
-    o["median"] = job.median;
-    o["lo"] = job.lo;
-    o["hi"] = job.hi;
-    o["unit"] = job.unit;
-    o["measured"] = MeasuredKind(job.emulated, IsHostRun(p));
-    o["firmware_sha256"] = job.firmware_sha256;
-    o["runner_version"] = job.runner_version;
-    o["runner_name"] = job.runner_name;
-    o["runner_changed"] = job.runner_changed;
-    jobs.push_back(std::move(o));
-  }
-  j["jobs"] = std::move(jobs);
-  Json changes = Json::array();
-  for (const TrendChange& c : t.changes) {
-    Json o;
-    o["index"] = c.index;
-    o["before_job"] = c.before_job;
-    o["after_job"] = c.after_job;
-    o["before"] = c.before;
-    o["after"] = c.after;
-    o["ratio"] = c.ratio;
-    changes.push_back(std::move(o));
-  }
-  j["changes"] = std::move(changes);
-  return j;
-}
-
 Json ChangedJobsJson(const ChangedJobs& changed, const HostBoards& host) {
   Json j;
   j["total"] = changed.jobs.size();
@@ -154,7 +92,7 @@ Json ChangedJobsJson(const ChangedJobs& changed, const HostBoards& host) {
   j["truncated"] = changed.truncated;
   Json jobs = Json::array();
   for (const ChangedJob& c : changed.jobs) {
-    Json o = JobJson(JobRow{c.job, c.emulated}, host);
+    Json o = rpc::ListedJobDocument(JobRow{c.job, c.emulated, host.Has(c.job)});
     Json list = Json::array();
     for (const JobCaseChange& cc : c.changes) {
       Json x;

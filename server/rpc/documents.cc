@@ -11,6 +11,24 @@ nlohmann::ordered_json JobDocument(const JobResults& results) {
   return ResultsDocument(reply);
 }
 
+nlohmann::ordered_json JobListDocument(const JobPage& page, const JobQuery& query) {
+  mculab::v1::ListJobsReply reply;
+  ToProto(page, query, &reply);
+  return mculab::JobListDocument(reply);
+}
+
+nlohmann::ordered_json ListedJobDocument(const JobRow& row) {
+  mculab::v1::Job job;
+  ToProto(row, &job);
+  return mculab::JobDocument(job);
+}
+
+nlohmann::ordered_json TrendDocument(const Trend& trend) {
+  mculab::v1::Series reply;
+  ToProto(trend, &reply);
+  return SeriesDocument(reply);
+}
+
 nlohmann::ordered_json BoardDocument(const BoardView& board) {
   mculab::v1::Board reply;
   ToProto(board, &reply);

@@ -206,9 +206,10 @@ grpc::Status LabService::GetJob(grpc::ServerContext* context, const v1::GetJobRe
 
 grpc::Status LabService::ListJobs(grpc::ServerContext* context, const v1::ListJobsRequest* request,
                                   v1::ListJobsReply* reply) {
-  auto jobs = lab_.ListJobs(CallerOf(*context), FromProto(*request));
-  if (!jobs.ok()) return ToGrpcStatus(jobs.error());
-  for (const Job& j : *jobs) ToProto(j, reply->add_jobs());
+  const JobQuery query = FromProto(*request);
+  auto page = queries_.ListJobs(CallerOf(*context), query);
+  if (!page.ok()) return ToGrpcStatus(page.error());
+  ToProto(*page, query, reply);
   return grpc::Status::OK;
 }
 

@@ -1,18 +1,20 @@
 // LabService: mculab.v1.Lab over gRPC. Unary calls and the artifact upload are synchronous
 // handlers; WatchJob is a callback reactor (one per watch) so a watch holds no thread and ends
-// when the client goes away. Every handler translates, calls the Lab, translates back.
+// when the client goes away. Every handler translates, calls the Lab (or, for the job history, the
+// LabQueries the HTTP API reads too), translates back.
 #pragma once
 
 #include "lab.grpc.pb.h"
 #include "server/rpc/caller.h"
 #include "server/service/lab.h"
+#include "server/service/queries.h"
 
 namespace mculab::server::rpc {
 
 class LabService final
     : public mculab::v1::Lab::WithCallbackMethod_WatchJob<mculab::v1::Lab::Service> {
  public:
-  explicit LabService(server::Lab& lab) : lab_(lab) {}
+  LabService(server::Lab& lab, server::Store& store) : lab_(lab), queries_(lab, store) {}
 
   grpc::Status ListBoards(grpc::ServerContext* context,
                           const mculab::v1::ListBoardsRequest* request,
@@ -64,6 +66,7 @@ class LabService final
   }
 
   server::Lab& lab_;
+  server::LabQueries queries_;  // the read side the HTTP API shares (the job history)
 };
 
 }  // namespace mculab::server::rpc

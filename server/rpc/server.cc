@@ -95,13 +95,14 @@ Result<std::shared_ptr<grpc::ServerCredentials>> CredentialsOf(const LabConfig& 
 
 void RouteGrpcLogsToSpdlog() { gpr_set_log_function(GrpcLog); }
 
-RpcServer::RpcServer(server::Lab& lab)
-    : lab_service_(std::make_unique<LabService>(lab)),
+RpcServer::RpcServer(server::Lab& lab, server::Store& store)
+    : lab_service_(std::make_unique<LabService>(lab, store)),
       agent_service_(std::make_unique<AgentLinkService>(lab)) {}
 
 RpcServer::~RpcServer() { Stop(std::chrono::milliseconds(0)); }
 
-Result<std::unique_ptr<RpcServer>> RpcServer::Start(server::Lab& lab, const std::string& listen) {
+Result<std::unique_ptr<RpcServer>> RpcServer::Start(server::Lab& lab, server::Store& store,
+                                                    const std::string& listen) {
   const std::size_t colon = listen.rfind(':');
   if (colon == std::string::npos || colon == 0 || colon + 1 == listen.size()) {
     return MakeError(ErrorCode::kInvalidArgument,
@@ -112,7 +113,7 @@ Result<std::unique_ptr<RpcServer>> RpcServer::Start(server::Lab& lab, const std:
   // grpc.health.v1.Health: the one service that needs no token; Check("") says SERVING while
   // the server runs.
   grpc::EnableDefaultHealthCheckService(true);
-  std::unique_ptr<RpcServer> s(new RpcServer(lab));
+  std::unique_ptr<RpcServer> s(new RpcServer(lab, store));
   s->tls_ = !lab.config().tls_cert.empty();
   grpc::ServerBuilder builder;
   int port = 0;

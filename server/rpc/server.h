@@ -32,7 +32,8 @@ class RpcServer {
  public:
   // Binds `listen` (HOST:PORT; port 0 picks a free one) and starts serving. A port another
   // process holds is an error (SO_REUSEPORT is off) whose message says why binding failed.
-  static Result<std::unique_ptr<RpcServer>> Start(server::Lab& lab, const std::string& listen);
+  static Result<std::unique_ptr<RpcServer>> Start(server::Lab& lab, server::Store& store,
+                                                  const std::string& listen);
   ~RpcServer();
   RpcServer(const RpcServer&) = delete;
   RpcServer& operator=(const RpcServer&) = delete;
@@ -45,7 +46,7 @@ class RpcServer {
   void Stop(std::chrono::milliseconds grace);
 
  private:
-  RpcServer(server::Lab& lab);
+  RpcServer(server::Lab& lab, server::Store& store);
 
   std::unique_ptr<LabService> lab_service_;
   std::unique_ptr<AgentLinkService> agent_service_;

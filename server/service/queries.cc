@@ -51,7 +51,24 @@ std::vector<TimedCase> TimedCases(const JobResults& r) {
 
 }  // namespace
 
-Result<JobPage> LabQueries::ListJobs(const Caller&, const JobQuery& query) {
+bool HostBoards::Has(const Job& job) const {
+  if (!job.assigned_board.empty()) return names.contains(job.assigned_board);
+  if (!job.board.empty()) return names.contains(job.board);
+  return kinds.contains(job.kind);
+}
+
+HostBoards HostBoardsOf(const std::vector<BoardView>& boards) {
+  HostBoards out;
+  for (const BoardView& b : boards) {
+    if (!IsHostBoard(b.board)) continue;
+    out.names.insert(b.board.name);
+    out.kinds.insert(b.board.kind);
+  }
+  return out;
+}
+
+Result<JobPage> LabQueries::ListJobs(const Caller& caller, const JobQuery& query) {
+  if (Status s = RequireRole(caller, Role::kViewer, "listing jobs"); !s.ok()) return s.error();
   if (query.limit < 1 || query.limit > kMaxJobsPerPage) {
     return MakeError(ErrorCode::kInvalidArgument, fmt::format("limit must be from 1 to {}, got {}",
                                                               kMaxJobsPerPage, query.limit));
@@ -65,11 +82,14 @@ Result<JobPage> LabQueries::ListJobs(const Caller&, const JobQuery& query) {
   std::sort(q.states.begin(), q.states.end());
   q.states.erase(std::unique(q.states.begin(), q.states.end()), q.states.end());
   auto page = store_.QueryJobs(q);
-  if (page.ok()) {
-    std::vector<Job*> jobs;  // the queued ones: why they wait
-    for (JobRow& row : page->jobs) jobs.push_back(&row.job);
-    lab_.AddQueueWaits(jobs);
-  }
+  if (!page.ok()) return page;
+  std::vector<Job*> jobs;  // the queued ones: why they wait
+  for (JobRow& row : page->jobs) jobs.push_back(&row.job);
+  lab_.AddQueueWaits(jobs);
+  auto boards = lab_.ListBoards(caller);
+  if (!boards.ok()) return boards.error();
+  const HostBoards host = HostBoardsOf(*boards);
+  for (JobRow& row : page->jobs) row.host = host.Has(row.job);
   return page;
 }
 

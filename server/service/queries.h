@@ -9,6 +9,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <utility>
@@ -77,11 +78,22 @@ struct LabFigures {
   std::uint64_t refused_agent_messages = 0;
 };
 
+// The lab's host boards, by name and by kind, to label jobs that have not started yet "host".
+struct HostBoards {
+  std::set<std::string> names;
+  std::set<std::string> kinds;
+  // By the board the job ran or runs on, else the board it asked for, else its kind.
+  bool Has(const Job& job) const;
+};
+HostBoards HostBoardsOf(const std::vector<BoardView>& boards);
+
 class LabQueries {
  public:
   LabQueries(Lab& lab, Store& store) : lab_(lab), store_(store) {}
 
-  // kInvalidArgument for an unknown state or a limit outside 1..kMaxJobsPerPage.
+  // The history (`mculab jobs`, GET /api/v1/jobs), each row labelled host or not, queued jobs
+  // with why they wait. Viewer. kInvalidArgument for an unknown state or a limit outside
+  // 1..kMaxJobsPerPage.
   Result<JobPage> ListJobs(const Caller& caller, const JobQuery& query);
   // The job's results (ReadJobResults, job_results.h). kNotFound for an unknown job.
   Result<JobResults> GetJobResults(const Caller& caller, JobId id, bool include_samples);

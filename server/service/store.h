@@ -77,6 +77,7 @@ struct WriteOutcome {
 };
 using WriteDone = std::function<void(const WriteOutcome&)>;
 
+// The Lab's older filter of the job history (Store::ListJobs), newest first.
 struct JobFilter {
   std::string state, kind, board, op, user;  // empty: any
   std::uint32_t limit = 50;
@@ -94,6 +95,7 @@ struct JobQuery {
   std::vector<std::string> states;  // any of these (domain names); empty: any
   std::string label_contains;       // case-insensitive (ASCII) substring; empty: any
   std::optional<std::int64_t> created_from, created_to;  // inclusive created_ms range
+  JobId before_id = 0;                                   // 0: any; otherwise only ids below it
   JobSortKey sort = JobSortKey::kId;  // kBoard sorts by the assigned board, else the requested
   bool ascending = false;
   std::uint32_t limit = 50;
@@ -105,6 +107,7 @@ struct JobQuery {
 struct JobRow {
   Job job;
   bool emulated = false;
+  bool host = false;  // it ran (or will run) on a host board (set by LabQueries, not the store)
 };
 
 struct JobPage {
@@ -157,8 +160,6 @@ class JobStore {
 
   // ---- reads ----
   virtual Result<Job> GetJob(JobId id) = 0;  // kNotFound when absent
-  // Newest first.
-  virtual Result<std::vector<Job>> ListJobs(const JobFilter& filter) = 0;
   // Jobs not in a final state, oldest first.
   virtual Result<std::vector<Job>> ListActiveJobs() = 0;
   virtual Result<std::vector<CaseSpec>> GetJobCases(JobId id) = 0;
@@ -253,6 +254,10 @@ class HistoryReads {
   virtual std::uint64_t StateVersion() = 0;
 };
 
-class Store : public JobStore, public ResultStore, public AccountStore, public HistoryReads {};
+class Store : public JobStore, public ResultStore, public AccountStore, public HistoryReads {
+ public:
+  // Newest first: the history's one query (QueryJobs) under the older filter.
+  Result<std::vector<Job>> ListJobs(const JobFilter& filter);
+};
 
 }  // namespace mculab::server

@@ -215,9 +215,8 @@ class ModelLabTest(unittest.TestCase):
                 self.assertIn("mve_instructions", ops)
                 # What the page's per-layer bars and compare read (web/js/layers.js).
                 a, b = runs["an547-0"][2]["id"], runs["an547-helium"][2]["id"]
-                status, _, body = self.lab.http_get(f"api/v1/jobs/{b}")
-                self.assertEqual(status, 200)
-                rows = [r for r in json.loads(body)["ops"] if r["metric"] == "mve_instructions"]
+                rows = [r for r in self.lab.api_json(f"api/v1/jobs/{b}")["ops"]
+                        if r["metric"] == "mve_instructions"]
                 self.assertTrue(rows and all(isinstance(r["op_index"], int) for r in rows))
                 self.assertTrue(any(r["type"] in ("CONV_2D", "FULLY_CONNECTED") and r["mean"] > 0
                                     for r in rows), rows)

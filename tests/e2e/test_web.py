@@ -13,7 +13,6 @@ import shutil
 import subprocess
 import sys
 import unittest
-import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
 import lablib  # noqa: E402
@@ -96,14 +95,14 @@ class WebPageTest(unittest.TestCase):
         self.assertGreaterEqual(page["total"], HISTORY_FILLERS + 2)
         self.assertEqual(page["jobs"][0]["label"], XSS_LABEL)
         xss = self.jobs[1]["id"]
-        detail = json.loads(self.get(f"api/v1/jobs/{xss}")[2])
+        detail = self.lab.api_json(f"api/v1/jobs/{xss}")
         self.assertEqual(len(detail["cases"]), 4)
         self.assertEqual(detail["provenance"]["timer_unit"], "ns")
         self.assertFalse(detail["provenance"]["emulated"])
-        samples = json.loads(self.get(f"api/v1/jobs/{xss}/samples?case=1&bins=10")[2])
+        samples = self.lab.api_json(f"api/v1/jobs/{xss}/samples?case=1&bins=10")
         self.assertEqual(samples["n"], 50)
         self.assertEqual(sum(samples["histogram"]["counts"]), 50)
-        compare = json.loads(self.get(f"api/v1/compare?jobs={self.jobs[0]['id']},{xss}")[2])
+        compare = self.lab.api_json(f"api/v1/compare?jobs={self.jobs[0]['id']},{xss}")
         for case in compare["cases"]:
             r = case["ratios"][1]
             self.assertLessEqual(r["lo"], r["hi"])
@@ -111,7 +110,7 @@ class WebPageTest(unittest.TestCase):
         self.assertIn(b'mculab_jobs{state="succeeded"}', metrics)
 
     def test_the_boards_api_shows_the_reservation_like_the_cli(self):
-        boards = {b["name"]: b for b in json.loads(self.get("api/v1/boards")[2])["boards"]}
+        boards = {b["name"]: b for b in self.lab.api_json("api/v1/boards")["boards"]}
         cli = {b["name"]: b for b in self.lab.cli_json("boards")}
         host = boards["host-0"]
         self.assertEqual(host["holder"], cli["host-0"]["holder"])
@@ -124,11 +123,10 @@ class WebPageTest(unittest.TestCase):
         """The fillers ran the same sweep on the host board: each case's series holds them all,
         oldest first, and `mculab trend --json` prints the API's document."""
         newest = self.lab.cli_json("jobs", "--op", "fully_connected_s8", "--state", "succeeded",
-                                   "--limit", "1")[0]
+                                   "--limit", "1")["jobs"][0]
         case = self.lab.cli_json("show", str(newest["id"]))["cases"][0]
         params = ",".join(str(p) for p in case["params"])
-        _, _, body = self.get(f"api/v1/series?kind=host&op=fully_connected_s8&params={params}")
-        series = json.loads(body)
+        series = self.lab.api_json(f"api/v1/series?kind=host&op=fully_connected_s8&params={params}")
         ids = [j["id"] for j in series["jobs"]]
         self.assertEqual(len(ids), HISTORY_FILLERS)
         self.assertEqual(ids, sorted(ids))

@@ -46,7 +46,7 @@ class AuthTest(unittest.TestCase):
         self.assertNotEqual(r.returncode, 0)
         self.assertIn("needs the member role; vic is viewer", r.stderr)
         job = json.loads(self.submit(member, check=True).stdout)["id"]
-        jobs = json.loads(self.lab.cli("jobs", "--user", "meg", "--json", token=viewer).stdout)
+        jobs = self.lab.cli_json("jobs", "--user", "meg", token=viewer)["jobs"]
         self.assertIn(job, [j["id"] for j in jobs])
         r = self.lab.cli("cancel", str(job), token=other, check=False)
         self.assertNotEqual(r.returncode, 0)

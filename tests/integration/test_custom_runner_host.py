@@ -70,10 +70,7 @@ class CustomRunnerHostTest(unittest.TestCase):
         self.assertNotIn("MISMATCH", text)
 
         # The web page's API says the same: not verified, rather than ok or a mismatch.
-        import json
-        status, _, body = self.lab.http_get(f"api/v1/jobs/{res['id']}")
-        self.assertEqual(status, 200, body)
-        detail = json.loads(body)
+        detail = self.lab.api_json(f"api/v1/jobs/{res['id']}")
         self.assertIs(detail["cases"][0]["checksum_verified"], False)
         self.assertIsNone(detail["cases"][0]["checksum_ok"])
 

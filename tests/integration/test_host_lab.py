@@ -114,7 +114,7 @@ class HostLabTest(unittest.TestCase):
         self.assertEqual(res["provenance"]["board"], "host-0")
         self.assertEqual(res["tags"], {"cpu": "host-cpu"})
         self.assertIn("tags: cpu=host-cpu", self.lab.cli("show", str(res["id"])).stdout)
-        listed = [j for j in self.lab.cli_json("jobs") if j["id"] == res["id"]]
+        listed = [j for j in self.lab.cli_json("jobs")["jobs"] if j["id"] == res["id"]]
         self.assertEqual(listed[0]["tags"], {"cpu": "host-cpu"})
 
         r = self.lab.cli("submit", "--kind", "host", "--op", "fully_connected_s8", "--cases",
@@ -143,7 +143,7 @@ class HostLabTest(unittest.TestCase):
                              "--iterations", "1").stdout)
         b = int(self.lab.cli("submit", "--kind", "host", "--op", "conv2d_s8", "--cases", self.conv,
                              "--iterations", "1").stdout)
-        jobs = self.lab.cli_json("jobs", "--op", "conv2d_s8")
+        jobs = self.lab.cli_json("jobs", "--op", "conv2d_s8")["jobs"]
         ids = [j["id"] for j in jobs]
         self.assertIn(b, ids)
         self.assertNotIn(a, ids)

@@ -63,9 +63,9 @@ class ReservationTest(unittest.TestCase):
             row = next(l for l in self.lab.cli("jobs").stdout.splitlines()
                        if l.split()[0] == jid)
             self.assertIn("host-0", row)
-            listed = next(j for j in self.lab.cli_json("jobs") if str(j["id"]) == jid)
+            listed = next(j for j in self.lab.cli_json("jobs")["jobs"] if str(j["id"]) == jid)
             self.assertEqual(listed["board"], "host-0")
-            self.assertEqual(listed["queue_position"], 1)
+            self.assertEqual(listed["wait"]["position"], 1)
             shown = self.lab.cli_json("show", jid)
             self.assertEqual(shown["wait"]["holder"], "admin")
             self.assertEqual(shown["board"], "host-0")
@@ -150,7 +150,7 @@ class ReservationTest(unittest.TestCase):
         res = self.lab.cli_json("submit", "--board", "host-0", "--op", "fully_connected_s8",
                                 "--cases", self.fc, "--iterations", "1", "--wait")
         self.assertEqual(res["state"], "succeeded")
-        checks = self.lab.cli_json("jobs", "--user", "lab")
+        checks = self.lab.cli_json("jobs", "--user", "lab")["jobs"]
         self.assertTrue(checks)
         self.assertEqual(checks[0]["label"], "health check of host-0")
         self.assertEqual(checks[0]["state"], "succeeded")
@@ -200,7 +200,7 @@ class FairShareTest(unittest.TestCase):
             self.assertEqual(res["state"], "succeeded")
             for jid in alice:
                 lab.wait_job(jid)
-            jobs = {j["id"]: j for j in lab.cli_json("jobs", "--limit", "100")}
+            jobs = {j["id"]: j for j in lab.cli_json("jobs", "--limit", "100")["jobs"]}
             bob_job = jobs[int(bobs)]
             self.assertEqual(bob_job["state"], "succeeded")
             self.assertLess(max(int(j) for j in alice), int(bobs))  # all of alice's came first
@@ -228,7 +228,7 @@ class HealthCheckTest(unittest.TestCase):
             self.assertEqual(res["provenance"]["board"], "fake-1")
             wait_until("fake-0 goes bad", lambda: next(
                 b for b in lab.cli_json("boards") if b["name"] == "fake-0")["health"] == "bad")
-            checks = lab.cli_json("jobs", "--user", "lab")
+            checks = lab.cli_json("jobs", "--user", "lab")["jobs"]
             self.assertTrue(any(j["state"] == "failed" and j["board"] == "fake-0"
                                 for j in checks), checks)
             # A bad board gets no jobs: the next ones all run on fake-1.

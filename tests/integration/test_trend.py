@@ -70,9 +70,7 @@ class TrendTest(unittest.TestCase):
             cls.ops.append(res)
 
     def api(self, query):
-        status, _, body = self.lab.http_get("api/v1/series?" + query)
-        self.assertEqual(status, 200, body)
-        return json.loads(body)
+        return self.lab.api_json("api/v1/series?" + query)
 
     def test_the_step_and_the_runner_change_are_found_at_the_fifth_job(self):
         t = self.api("kind=host&op=custom&case=0&runner=trend-runner")

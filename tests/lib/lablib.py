@@ -320,6 +320,14 @@ class Lab:
         except urllib.error.HTTPError as e:
             return e.code, dict(e.headers), e.read()
 
+    def api_json(self, path, token=None):
+        """The JSON document GET http_url + path serves (token as for http_get); an
+        AssertionError naming the path, the status and the body unless the status is 200."""
+        status, _, body = self.http_get(path, token=token)
+        if status != 200:
+            raise AssertionError(f"GET {path}: status {status}: {body[:2000]!r}")
+        return json.loads(body)
+
     @property
     def http_url(self):
         """The web page's address (its API is under api/v1/)."""

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include "proto/json/documents.h"
+
 namespace mculab::cli {
 namespace {
 
@@ -74,8 +76,8 @@ TEST(RenderTrend, AnEmptySeriesSaysWhy) {
   EXPECT_NE(out.find("only jobs whose run succeeded"), std::string::npos) << out;
 }
 
-TEST(TrendJson, IsTheApiDocument) {
-  const auto j = TrendJson(StepSeries());
+TEST(SeriesDocument, IsTheApiDocument) {
+  const auto j = SeriesDocument(StepSeries());
   EXPECT_EQ(j["series"]["kind"], "host");
   EXPECT_EQ(j["series"]["params"], nlohmann::json::parse("[1, 8, 4]"));
   EXPECT_TRUE(j["series"]["case"].is_null());

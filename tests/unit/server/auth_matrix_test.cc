@@ -121,7 +121,7 @@ class AuthMatrixTest : public ::testing::Test {
     lab_ =
         std::make_unique<mculab::server::testing::OwnedLab>(*store_, clock_, config, dir_.path());
     ASSERT_TRUE(lab_->Start().ok());
-    auto server = RpcServer::Start(*lab_, "127.0.0.1:0");
+    auto server = RpcServer::Start(*lab_, *store_, "127.0.0.1:0");
     ASSERT_TRUE(server.ok()) << server.error().message;
     server_ = std::move(*server);
   }
@@ -572,7 +572,7 @@ TEST(TlsConfigTest, AMissingCertificateFileIsAClearStartError) {
   config.tls_key = dir.path() / "nope.key";
   mculab::server::testing::OwnedLab lab(**store, clock, config, dir.path());
   ASSERT_TRUE(lab.Start().ok());
-  auto server = RpcServer::Start(lab, "127.0.0.1:0");
+  auto server = RpcServer::Start(lab, **store, "127.0.0.1:0");
   ASSERT_FALSE(server.ok());
   EXPECT_NE(server.error().message.find("cannot read tls_cert"), std::string::npos)
       << server.error().message;

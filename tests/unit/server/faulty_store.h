@@ -75,7 +75,6 @@ class FaultyStore final : public Store {
   void Flush() override { inner_.Flush(); }
 
   Result<Job> GetJob(JobId id) override { return inner_.GetJob(id); }
-  Result<std::vector<Job>> ListJobs(const JobFilter& f) override { return inner_.ListJobs(f); }
   Result<std::vector<Job>> ListActiveJobs() override { return inner_.ListActiveJobs(); }
   Result<std::vector<CaseSpec>> GetJobCases(JobId id) override { return inner_.GetJobCases(id); }
   Result<std::vector<JobTransition>> GetTransitions(JobId id) override {

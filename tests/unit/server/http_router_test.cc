@@ -535,6 +535,10 @@ TEST_F(HttpRouterTest, SortingBreaksTiesByIdSoPagesNeitherRepeatNorSkipJobs) {
             (std::vector<std::int64_t>{all[1], all[0], all[6], all[5], all[4], all[3], all[2]}));
   EXPECT_EQ(Ids(GetJson("/api/v1/jobs?offset=5")), (std::vector<std::int64_t>{all[1], all[0]}));
   EXPECT_EQ(GetJson("/api/v1/jobs?offset=100")["jobs"].size(), 0u);
+  // before: ids below it, as `mculab jobs --before` pages.
+  Json before = GetJson("/api/v1/jobs?before=" + std::to_string(all[2]));
+  EXPECT_EQ(Ids(before), (std::vector<std::int64_t>{all[1], all[0]}));
+  EXPECT_EQ(before["total"], 2);
 }
 
 // Every combination of filters, sort key, order and page gives what a plain filter-and-sort of

@@ -115,7 +115,7 @@ class RpcTest : public ::testing::Test {
     auto admin = lab_->accounts().AddUser("admin", "admin");
     ASSERT_TRUE(admin.ok());
     g_admin_token = admin->token;
-    auto server = RpcServer::Start(*lab_, "127.0.0.1:0");
+    auto server = RpcServer::Start(*lab_, *store_, "127.0.0.1:0");
     ASSERT_TRUE(server.ok()) << server.error().message;
     server_ = std::move(*server);
     auto channel = grpc::CreateChannel(server_->address(), grpc::InsecureChannelCredentials());
@@ -282,12 +282,12 @@ TEST_F(RpcTest, ServiceErrorsBecomeTheMatchingGrpcCodes) {
 }
 
 TEST_F(RpcTest, BusyPortIsAnErrorThatSaysWhy) {
-  auto second = RpcServer::Start(*lab_, server_->address());
+  auto second = RpcServer::Start(*lab_, *store_, server_->address());
   ASSERT_FALSE(second.ok());
   EXPECT_EQ(second.error().code, ErrorCode::kUnavailable);
   EXPECT_EQ(second.error().message,
             "cannot listen on " + server_->address() + ": Address already in use");
-  auto bad = RpcServer::Start(*lab_, "no-port");
+  auto bad = RpcServer::Start(*lab_, *store_, "no-port");
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().code, ErrorCode::kInvalidArgument);
 }
@@ -423,6 +423,9 @@ TEST_F(RpcTest, CancelOverGrpcReturnsTheCancelledJob) {
   ASSERT_TRUE(lab_stub_->ListJobs(&list_ctx, list, &jobs).ok());
   ASSERT_EQ(jobs.jobs_size(), 1);
   EXPECT_EQ(jobs.jobs(0).id(), reply.id());
+  EXPECT_EQ(jobs.total(), 1u);
+  EXPECT_EQ(jobs.limit(), 50u) << "limit 0 asks for the default page";
+  EXPECT_FALSE(jobs.jobs(0).measured().empty());
 }
 
 // ---- abuse: streams without a role, stalled uploads, revoked tokens ----
@@ -461,7 +464,7 @@ TEST(RpcUploadDeadline, AStalledUploadIsCancelledAtTheServersUploadTimeout) {
   ASSERT_TRUE(lab.Start().ok());
   auto member = lab.accounts().AddUser("slow", "member");
   ASSERT_TRUE(member.ok());
-  auto server = RpcServer::Start(lab, "127.0.0.1:0");
+  auto server = RpcServer::Start(lab, **store, "127.0.0.1:0");
   ASSERT_TRUE(server.ok());
   auto stub = v1::Lab::NewStub(
       grpc::CreateChannel((*server)->address(), grpc::InsecureChannelCredentials()));
@@ -553,7 +556,7 @@ TEST_F(RpcTest, StreamsPerConnectionAreCappedByTheConfig) {
   lab_ = std::make_unique<mculab::server::testing::OwnedLab>(*store_, clock_, config_, dir_.path());
   ASSERT_TRUE(lab_->Start().ok());
   g_accounts = &lab_->accounts();
-  auto server = RpcServer::Start(*lab_, "127.0.0.1:0");
+  auto server = RpcServer::Start(*lab_, *store_, "127.0.0.1:0");
   ASSERT_TRUE(server.ok()) << server.error().message;
   server_ = std::move(*server);
   auto channel = grpc::CreateChannel(server_->address(), grpc::InsecureChannelCredentials());
