@@ -21,6 +21,7 @@
 #include "server/service/agent_channel.h"
 #include "server/service/clock.h"
 #include "server/service/lab.h"
+#include "tests/unit/server/owned_lab.h"
 
 namespace {
 
@@ -49,7 +50,7 @@ struct World {
   std::filesystem::path dir;
   std::unique_ptr<mculab::db::Store> store;
   mculab::server::SystemClock clock;
-  std::unique_ptr<mculab::server::Lab> lab;
+  std::unique_ptr<mculab::server::testing::OwnedLab> lab;
 
   World() {
     spdlog::set_level(spdlog::level::off);  // a log line per message would drown the fuzzer
@@ -60,7 +61,7 @@ struct World {
     store = std::move(*s);
     mculab::server::LabConfig config;
     config.health_checks = false;
-    lab = std::make_unique<mculab::server::Lab>(*store, clock, config, dir);
+    lab = std::make_unique<mculab::server::testing::OwnedLab>(*store, clock, config, dir);
     if (!lab->Start().ok()) std::abort();
   }
 };

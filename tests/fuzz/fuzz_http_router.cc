@@ -17,6 +17,7 @@
 #include "server/http/router.h"
 #include "server/service/clock.h"
 #include "server/service/lab.h"
+#include "tests/unit/server/owned_lab.h"
 
 namespace {
 
@@ -27,7 +28,7 @@ struct World {
   std::filesystem::path dir;
   std::unique_ptr<mculab::db::Store> store;
   mculab::server::SystemClock clock;
-  std::unique_ptr<mculab::server::Lab> lab;
+  std::unique_ptr<mculab::server::testing::OwnedLab> lab;
   std::unique_ptr<mculab::server::http::Router> router;
   std::string tokens[5];
 
@@ -40,7 +41,7 @@ struct World {
     store = std::move(*s);
     mculab::server::LabConfig config;
     config.health_checks = false;
-    lab = std::make_unique<mculab::server::Lab>(*store, clock, config, dir);
+    lab = std::make_unique<mculab::server::testing::OwnedLab>(*store, clock, config, dir);
     if (!lab->Start().ok()) std::abort();
     const char* roles[] = {"admin", "member", "viewer", "member"};
     const char* names[] = {"fz-admin", "fz-member", "fz-viewer", "fz-revoked"};
