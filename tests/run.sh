@@ -42,6 +42,18 @@ export MCULAB_TEST_OUTPUT="$root/test-output"
 mkdir -p "$MCULAB_TEST_OUTPUT"
 
 status=0
+failed=()
+# Record a failed stage; for ctest stages, also the names of the failed tests, so
+# the final lines (all a CI log tail may show) say what failed.
+fail() {
+  status=1
+  local what="$1" log="${2:-}"
+  if [ -n "$log" ] && [ -s "$log" ]; then
+    what+=": $(cut -d: -f2 "$log" | tr '\n' ' ')"
+  fi
+  failed+=("$what")
+}
+
 if [ "$main" = 1 ]; then
   step "build (Release) in build/"
   # MCULAB_CRASH_POINTS: the crash-point test hook (common/crash_point.h) for
@@ -49,10 +61,11 @@ if [ "$main" = 1 ]; then
   cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DMCULAB_CRASH_POINTS=ON >/dev/null
   cmake --build build -j "$jobs"
   step "tests: unit, integration, e2e"
-  (cd build && ctest --output-on-failure -j "$jobs" --timeout 600 "${filter[@]}") || status=1
+  (cd build && ctest --output-on-failure -j "$jobs" --timeout 600 "${filter[@]}") ||
+    fail "Release ctest" build/Testing/Temporary/LastTestsFailed.log
   if [ ${#filter[@]} -eq 0 ]; then
     step "web page: node unit tests and browser tests (headless Chromium)"
-    ./tests/web/run.sh || status=1
+    ./tests/web/run.sh || fail "web page tests"
   fi
 fi
 
@@ -65,18 +78,24 @@ if [ "$asan" = 1 ]; then
   export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
   export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
   export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$root/tests/lsan.supp}
-  (cd build-asan && ctest --output-on-failure -j "$jobs" --timeout 600 -L unit "${filter[@]}") || status=1
+  (cd build-asan && ctest --output-on-failure -j "$jobs" --timeout 600 -L unit "${filter[@]}") ||
+    fail "ASan ctest" build-asan/Testing/Temporary/LastTestsFailed.log
 fi
 
 if [ "$fuzz" = 1 ] && [ ${#filter[@]} -eq 0 ]; then
   step "fuzzing: each libFuzzer target for ${MCULAB_FUZZ_SECONDS:-10} s (clang, ASan + UBSan)"
-  ./tests/fuzz/run.sh "${MCULAB_FUZZ_SECONDS:-10}" || status=1
+  ./tests/fuzz/run.sh "${MCULAB_FUZZ_SECONDS:-10}" || fail "fuzzing"
 fi
 
 if [ "$bench" = 1 ] && [ "$main" = 1 ] && [ ${#filter[@]} -eq 0 ]; then
   step "benchmarks at tiny sizes (bench/run.sh --quick, build/bench-quick/RESULTS.md)"
-  ./bench/run.sh --quick --build-dir build -j "$jobs" || status=1
+  ./bench/run.sh --quick --build-dir build -j "$jobs" || fail "quick benchmarks"
 fi
 
-if [ "$status" = 0 ]; then step "all tests passed"; else step "SOME TESTS FAILED"; fi
+if [ "$status" = 0 ]; then
+  step "all tests passed"
+else
+  step "SOME TESTS FAILED"
+  printf '  failed: %s\n' "${failed[@]}"
+fi
 exit "$status"
