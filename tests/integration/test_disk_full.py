@@ -36,12 +36,28 @@ def query(path, sql, args=()):
         c.close()
 
 
-def fill(directory):
-    """Writes a file in `directory` until the file system is full; returns its path. Unbuffered
-    writes, so that nothing is left pending to fail at close."""
-    path = os.path.join(directory, "filler")
+# Free space left before the long job starts: far less than its 2 M samples take (well over 20 MB
+# in the database), so the disk fills while it runs however fast the server ingests.
+HEADROOM = 8 << 20
+
+
+def free_bytes(directory):
+    st = os.statvfs(directory)
+    return st.f_bavail * st.f_frsize
+
+
+def fill(directory, name="filler", leave=0):
+    """Writes a file in `directory` until the file system has at most `leave` bytes free (0: until
+    it is full); returns its path. Unbuffered writes, so that nothing is left pending to fail at
+    close."""
+    path = os.path.join(directory, name)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
+        if leave > 0:
+            chunk = b"\xa5" * (1 << 20)
+            while free_bytes(directory) - len(chunk) > leave:
+                os.write(fd, chunk)
+            return path
         # Big pieces, then whatever is left in smaller ones, so that not one page is free.
         for size in (1 << 20, 65536, 4096, 512, 1):
             chunk = b"\xa5" * size
@@ -101,14 +117,16 @@ class DiskFullTest(unittest.TestCase):
                               "--warmup", "0", "--label", "before")
         self.assertEqual(lab.wait_job(before["id"])["state"], "succeeded")
 
-        # A long job whose samples cannot all be stored: the disk fills while it runs. Long enough
-        # (20 cases x 100,000 iterations: 2 M samples, several seconds on a host board) that it is
-        # still sending when the disk is full, however slow the machine is to notice it running:
-        # 200,000 samples once ended before the filler did, and nothing was left to write.
+        # A long job whose samples cannot all be stored: the disk fills while it runs. Timing
+        # alone never made sure of it (the job once ended before the filler did, on a loaded
+        # machine, and again once ingest got faster): the disk is filled first to HEADROOM, far
+        # less than the job's 2 M samples (20 cases x 100,000 iterations) take, and then whole.
+        almost = fill(lab.home, "filler-first", leave=HEADROOM)
         during = lab.cli_json("submit", "--kind", "host", "--op", "fully_connected_s8", "--cases",
                               lablib.write_csv(self.spool, "fc-long.csv", LONG_CSV),
                               "--iterations", "100000", "--warmup", "0", "--label", "during")
-        lab.wait_job(during["id"], states=("running",))
+        # On its board (from the log: a client's read could already meet the stopped server).
+        lab.server.wait_for(f"job {during['id']} -> board", timeout=60)
         filler = fill(lab.home)
         serving_error = None
         lab.server.wait_for("stops accepting work", timeout=120)
@@ -125,6 +143,7 @@ class DiskFullTest(unittest.TestCase):
         # The database as the crash leaves it: whole.
         lab.server.stop()
         os.remove(filler)
+        os.remove(almost)
         self.assertEqual(query(lab.db_path, "PRAGMA integrity_check"), [("ok",)])
         labels = {label: (j, state) for j, label, state in
                   query(lab.db_path, "SELECT id, label, state FROM jobs")}
