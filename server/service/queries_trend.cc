@@ -154,6 +154,8 @@ Result<Trend> LabQueries::GetTrend(const Caller&, const TrendRequest& request) {
 
 Result<ChangedJobs> LabQueries::ListChangedJobs(const Caller& caller, const JobQuery& filter,
                                                 std::uint32_t scan) {
+  // Before the kept answers: one computed for a viewer is no answer for an agent's token.
+  if (Status s = RequireRole(caller, Role::kViewer, "listing changes"); !s.ok()) return s.error();
   if (scan < 1 || scan > kMaxChangedScan) {
     return Invalid(fmt::format("scan must be from 1 to {}, got {}", kMaxChangedScan, scan));
   }

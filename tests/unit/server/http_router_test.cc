@@ -1163,6 +1163,15 @@ TEST_F(HttpRouterTest, ChangesAreKeptUntilTheNextCommitThenComputedAgain) {
   ASSERT_TRUE(queries.ListChangedJobs(caller_, by_op, 200).ok());
   EXPECT_EQ(queries.changed_jobs_computed(), 2u);
   EXPECT_EQ(GetJson("/api/v1/changes")["jobs"].size(), 1u);
+  // A kept answer is still only for callers who may read the history.
+  auto agent = queries.ListChangedJobs(testing::AgentCaller("lab-1"), JobQuery{}, 200);
+  ASSERT_FALSE(agent.ok());
+  EXPECT_EQ(agent.error().code, ErrorCode::kPermissionDenied);
+  Caller nobody;
+  nobody.problem = "no token was given";
+  auto anonymous = queries.ListChangedJobs(nobody, JobQuery{}, 200);
+  ASSERT_FALSE(anonymous.ok());
+  EXPECT_EQ(anonymous.error().code, ErrorCode::kUnauthenticated);
 
   // Four more jobs at a new level: the first of them starts one.
   std::vector<JobId> more;
