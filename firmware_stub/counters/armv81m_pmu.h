@@ -21,20 +21,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mculab/cmsis_io.h"
 #include "mculab/counters.h"
 
 #ifdef __cplusplus
 extern "C" {
-#endif
-
-#ifndef __IM
-#define __IM volatile const
-#endif
-#ifndef __OM
-#define __OM volatile
-#endif
-#ifndef __IOM
-#define __IOM volatile
 #endif
 
 #define ARMV81M_PMU_BASE 0xE0003000u

@@ -30,20 +30,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mculab/cmsis_io.h"
 #include "mculab/counters.h"
 
 #ifdef __cplusplus
 extern "C" {
-#endif
-
-#ifndef __IM
-#define __IM volatile const
-#endif
-#ifndef __OM
-#define __OM volatile
-#endif
-#ifndef __IOM
-#define __IOM volatile
 #endif
 
 #define CM7_DWT_BASE 0xE0001000u

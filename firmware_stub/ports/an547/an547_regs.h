@@ -6,15 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#ifndef __IM
-#define __IM volatile const
-#endif
-#ifndef __OM
-#define __OM volatile
-#endif
-#ifndef __IOM
-#define __IOM volatile
-#endif
+#include "mculab/cmsis_io.h"
 
 /* SysTick (Armv8-M ARM B11.1), 0xE000E010 */
 typedef struct {
