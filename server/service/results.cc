@@ -16,27 +16,32 @@ std::vector<CaseStats> ComputeCaseStats(JobId job, RunId run, const Provenance& 
   std::vector<CaseStats> out;
   out.reserve(groups.size());
   for (const auto& [key, values] : groups) {
-    const Summary sum = Summarize(values);
-    CaseStats c;
-    c.job_id = job;
-    c.run_id = run;
-    c.case_index = key.first;
-    c.metric_index = key.second;
-    c.metric = MetricName(provenance, key.second);
-    c.unit = key.second == 0 ? (provenance.timer_unit.empty() ? "ticks" : provenance.timer_unit)
-                             : "count";
-    c.n = sum.n;
-    c.min = sum.min;
-    c.median = sum.median;
-    c.mean = sum.mean;
-    c.p90 = sum.p90;
-    c.p99 = sum.p99;
-    c.stddev = sum.stddev;
-    c.cv = sum.cv;
-    c.max = sum.max;
-    out.push_back(std::move(c));
+    out.push_back(CaseStatsOf(job, run, provenance, key.first, key.second, values));
   }
   return out;
+}
+
+CaseStats CaseStatsOf(JobId job, RunId run, const Provenance& provenance, std::uint32_t case_index,
+                      std::uint32_t metric_index, std::span<const double> values) {
+  const Summary sum = Summarize(values);
+  CaseStats c;
+  c.job_id = job;
+  c.run_id = run;
+  c.case_index = case_index;
+  c.metric_index = metric_index;
+  c.metric = MetricName(provenance, metric_index);
+  c.unit = metric_index == 0 ? (provenance.timer_unit.empty() ? "ticks" : provenance.timer_unit)
+                             : "count";
+  c.n = sum.n;
+  c.min = sum.min;
+  c.median = sum.median;
+  c.mean = sum.mean;
+  c.p90 = sum.p90;
+  c.p99 = sum.p99;
+  c.stddev = sum.stddev;
+  c.cv = sum.cv;
+  c.max = sum.max;
+  return c;
 }
 
 std::vector<RawSeries> GroupSamples(const Provenance& provenance, std::span<const Sample> samples) {

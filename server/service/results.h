@@ -21,6 +21,10 @@ namespace mculab::server {
 std::vector<CaseStats> ComputeCaseStats(JobId job, RunId run, const Provenance& provenance,
                                         std::span<const Sample> samples);
 
+// The statistics of one (case, metric) from its values: named and united as ComputeCaseStats says.
+CaseStats CaseStatsOf(JobId job, RunId run, const Provenance& provenance, std::uint32_t case_index,
+                      std::uint32_t metric_index, std::span<const double> values);
+
 // A case of a job's result: its parameters, its checksum result and its statistics.
 struct CaseOutcome {
   std::uint32_t index = 0;

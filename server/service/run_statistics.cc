@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "common/stats.h"
+#include "server/service/results.h"
 #include "server/service/store.h"
 
 namespace mculab::server {
@@ -45,25 +46,7 @@ void RunStatisticsBuilder::EndTimerPass() {
 void RunStatisticsBuilder::EndGroup() {
   EndTimerPass();
   if (!values_.empty()) {
-    const Summary sum = Summarize(values_);
-    CaseStats c;
-    c.job_id = job_;
-    c.run_id = run_;
-    c.case_index = case_;
-    c.metric_index = metric_;
-    c.metric = MetricName(provenance_, metric_);
-    c.unit = metric_ == 0 ? (provenance_.timer_unit.empty() ? "ticks" : provenance_.timer_unit)
-                          : "count";
-    c.n = sum.n;
-    c.min = sum.min;
-    c.median = sum.median;
-    c.mean = sum.mean;
-    c.p90 = sum.p90;
-    c.p99 = sum.p99;
-    c.stddev = sum.stddev;
-    c.cv = sum.cv;
-    c.max = sum.max;
-    out_.stats.push_back(std::move(c));
+    out_.stats.push_back(CaseStatsOf(job_, run_, provenance_, case_, metric_, values_));
   }
   values_.clear();
   in_group_ = false;
