@@ -51,7 +51,6 @@ using server::CaseSpec;
 using server::CaseStats;
 using server::Job;
 using server::JobEvents;
-using server::JobFilter;
 using server::JobId;
 using server::JobPage;
 using server::JobQuery;

@@ -167,7 +167,7 @@ Result<CustomFirmwareFiles> FindCustomFiles(JobStore& store, const ArtifactStore
 
 Status Lab::AdmitCustomLocked(const SubmitRequest& r, const CustomFirmwareFiles& files) const {
   std::vector<const Board*> candidates;
-  for (const auto& [name, b] : boards_) {
+  for (const auto& [name, b] : boards_.all()) {
     if (!r.board.empty() ? name == r.board : b.kind == r.kind) candidates.push_back(&b);
   }
   const std::string where = r.board.empty() ? "kind " + r.kind : "board " + r.board;

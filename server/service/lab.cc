@@ -72,10 +72,10 @@ Status Lab::Start() {
   std::unique_lock l(mu_);
   if (started_) return MakeError(ErrorCode::kFailedPrecondition, "the lab is already started");
   Effects fx;
-  for (BoardUnits& u : *units) board_units_[u.board] = std::move(u);
+  for (BoardUnits& u : *units) boards_.SetUnits(std::move(u));
   for (Board& b : *boards) {
     b.current_job = 0;
-    Board& mine = boards_[b.name] = b;
+    Board& mine = boards_.Add(b);
     if (mine.state != BoardState::kOffline) {
       SetBoardStateLocked(mine, BoardState::kOffline,
                           "server started; waiting for agent " + mine.agent, fx);
@@ -86,12 +86,11 @@ Status Lab::Start() {
   const std::int64_t now = clock_.NowMs();
   for (std::size_t i = 0; i < active->size(); ++i) {
     const Job& job = (*active)[i];
-    ActiveJob& aj = jobs_[job.id] =
-        ActiveJob{job, std::move(cases[i]), kNoDeadline, std::move(events[i])};
-    EnterStateLocked(aj.job);
+    ActiveJob& aj =
+        jobs_.Add(ActiveJob{job, std::move(cases[i]), kNoDeadline, std::move(events[i])});
     if (!IsOnBoard(job.state)) continue;
     if (runs[i] && !IsFinal(runs[i]->state) && !runs[i]->agent.empty() &&
-        boards_.contains(runs[i]->board)) {
+        boards_.Find(runs[i]->board) != nullptr) {
       // Reconciled when the agent registers (ConnectAgent) or when the grace ends.
       ActiveRun r;
       r.run = *runs[i];
@@ -100,11 +99,10 @@ Status Lab::Start() {
       r.resume_deadline_ms = now + std::int64_t{config_.reconnect_grace_s} * 1000;
       aj.job.progress_done = r.run.progress_done;
       // The job's own timeout counts from its assignment, as before the restart.
-      aj.deadline_ms = r.run.created_ms + std::int64_t{aj.job.timeout_s} * 1000;
-      deadlines_.insert({aj.deadline_ms, aj.job.id});
-      Board& b = boards_.at(r.run.board);
+      jobs_.SetDeadline(aj, r.run.created_ms + std::int64_t{aj.job.timeout_s} * 1000);
+      Board& b = boards_.all().at(r.run.board);
       b.current_job = job.id;
-      runs_.emplace(r.run.id, std::move(r));
+      runs_.Add(std::move(r));
       ++waiting;
       continue;
     }
@@ -128,14 +126,11 @@ Status Lab::Start() {
     (void)TransitionLocked(
         aj, to, fmt::format("server restarted while {}", JobStateName(job.state)), "server", fx);
   }
-  next_job_id_ = *max_job + 1;
+  jobs_.SetNextId(*max_job + 1);
   // Past every id stored or reserved by an earlier server (a crash may have lost the row of a run
   // it numbered); this server's block is committed before Start returns.
-  next_run_id_ = *max_run + 1;
-  reserved_run_ids_ = *max_run + kRunIdBlock;
-  fx.writes.reserve_run_ids_to = reserved_run_ids_;
-  for (auto& [name, b] : boards_) {
-    if (!b.holder.empty()) lease_deadlines_.insert({b.lease_until_ms, name});
+  fx.writes.reserve_run_ids_to = runs_.Restore(*max_run);
+  for (auto& [name, b] : boards_.all()) {
     if (b.health == BoardHealth::kUnknown) QueueHealthCheckLocked(b, fx);
   }
   auto committed = std::make_shared<std::promise<Status>>();
@@ -220,7 +215,7 @@ void Lab::CommitLocked(Effects& fx, WriteDone done) {
   auto said = std::make_shared<Said>();
   said->sends = std::move(fx.sends);
   said->events = std::move(fx.events);
-  said->feeds = feeds_.Take(fx, boards_, [this] { return QueueLengthsLocked(); });
+  said->feeds = feeds_.Take(fx, boards_.all(), [this] { return dispatch_.QueueLengths(); });
   fx.sends.clear();
   fx.events.clear();
   const bool says = !said->sends.empty() || !said->events.empty() || !said->feeds.empty();
@@ -307,7 +302,7 @@ std::shared_ptr<LabFeed> Lab::Subscribe(std::size_t capacity, JobId samples_of) 
   }
   // The subscriber reads the current state after subscribing; from here on it is told changes
   // against that state.
-  feeds_.Add(feed, QueueLengthsLocked());
+  feeds_.Add(feed, dispatch_.QueueLengths());
   return feed;
 }
 
@@ -338,11 +333,9 @@ void Lab::BackgroundLoop() {
       bg_cv_.wait(l);
       continue;
     }
-    if (!to_finalize_.empty()) {
-      const RunId run = to_finalize_.front();
-      to_finalize_.pop_front();
+    if (const std::optional<RunId> run = runs_.TakeToFinalize()) {
       l.unlock();
-      Finalize(run);
+      Finalize(*run);
       l.lock();
       continue;
     }
@@ -367,10 +360,9 @@ void Lab::BackgroundLoop() {
       l.lock();
       continue;
     }
-    std::int64_t next = std::min(deadlines_.empty() ? kNoDeadline : deadlines_.begin()->first,
-                                 NextAgentDeadlineLocked());
-    if (!lease_deadlines_.empty()) next = std::min(next, lease_deadlines_.begin()->first);
-    if (!cancel_deadlines_.empty()) next = std::min(next, cancel_deadlines_.begin()->first);
+    std::int64_t next = std::min(jobs_.NextDeadline(), NextAgentDeadlineLocked());
+    next = std::min(next, boards_.NextLeaseEnd());
+    next = std::min(next, runs_.NextGraceEnd());
     next = std::min(next, next_artifact_collection_ms_);
     clock_.WaitUntil(l, bg_cv_, next);
   }

@@ -3,12 +3,17 @@
 // are not finished, their runs) under one mutex, writes every change through the store's single
 // writer, and pushes messages to agents through AgentChannel. The rpc layer only translates.
 //
-// Parts: jobs (lab_jobs.cc), dispatch (lab_dispatch.cc), boards (lab_boards.cc), agent sessions
+// State: plain classes the Lab holds, each tested without a Lab, all under its one mutex: the
+// jobs not finished with their queue and deadlines (JobTable), the boards with their leases and
+// counter units (BoardTable), the runs on boards with their ids, grace periods and finalize queue
+// (RunTable), the agents' sessions (AgentSessions), the job watches (JobWatchers), the live feeds
+// (FeedHub), and the scheduling passes, queue positions and estimates (Dispatcher).
+// Use cases, one file each, decide what changes and add it to one operation's Effects (effects.h):
+// jobs (lab_jobs.cc), dispatch (lab_dispatch.cc), boards (lab_boards.cc), agent sessions
 // (lab_agents.cc), run ends and finalisation (lab_runs.cc), counters (lab_counters.cc), uploads
-// (lab_artifacts.cc) share the one mutex and add to one operation's Effects (effects.h); the live
-// feeds (FeedHub) and the job watches (JobWatchers) are plain classes it holds. Accounts and the
-// ArtifactStore are built by main and lent to it. Admission, run verdicts, health calibration,
-// queue positions and scheduling are pure functions in server/domain/.
+// (lab_artifacts.cc). Accounts and the ArtifactStore are built by main and lent to it. Admission,
+// run verdicts, health calibration, queue positions and scheduling are pure functions in
+// server/domain/.
 //
 // Concurrency:
 // - Public methods may be called from any thread.
@@ -55,15 +60,19 @@
 #include "server/service/agent_events.h"
 #include "server/service/agent_sessions.h"
 #include "server/service/artifacts.h"
+#include "server/service/board_table.h"
 #include "server/service/caller.h"
 #include "server/service/clock.h"
 #include "server/service/config.h"
 #include "server/service/custom_firmware.h"
+#include "server/service/dispatcher.h"
 #include "server/service/effects.h"
 #include "server/service/feed_hub.h"
+#include "server/service/job_table.h"
 #include "server/service/job_watch.h"
 #include "server/service/lab_feed.h"
 #include "server/service/results.h"
+#include "server/service/run_table.h"
 #include "server/service/store.h"
 #include "server/service/trend.h"
 
@@ -77,8 +86,6 @@ inline constexpr std::uint32_t kMaxTimeoutS = 7 * 24 * 3600;
 // `mculab-server admin`, another process, ends them within this).
 inline constexpr std::chrono::milliseconds kRevocationCheckPeriod{1000};
 inline constexpr std::int64_t kArtifactCollectionPeriodMs = 3'600'000;
-// Run ids reserved at a time (Lab::reserved_run_ids_): a restart skips at most this many.
-inline constexpr RunId kRunIdBlock = 1000;
 
 struct SubmitRequest {
   std::string kind;
@@ -165,11 +172,10 @@ class Lab {
   Result<Job> GetJob(const Caller& caller, JobId id);
   // Fills job.wait when the job is queued (its position, the reservation it waits on, an
   // estimated start) from the live state; for views that read the job from the store and have
-  // checked the caller may see it. GetJob and ListJobs call it.
+  // checked the caller may see it. GetJob and LabQueries::ListJobs call it.
   void AddQueueWait(Job& job);
   // The same for a page of jobs: one lock and one walk of the queue for all their positions.
   void AddQueueWaits(const std::vector<Job*>& jobs);
-  Result<std::vector<Job>> ListJobs(const Caller& caller, const JobFilter& filter);
   // From any state that is not final; a job on a board gets its run cancelled on the agent and is
   // cancelled at once; the board is free when the agent confirms the run ended. A member cancels
   // their own jobs, an admin anyone's.
@@ -261,30 +267,6 @@ class Lab {
                                      JobId samples_of = 0);
 
  private:
-  struct ActiveJob {
-    Job job;
-    std::vector<CaseSpec> cases;
-    std::int64_t deadline_ms = kNoDeadline;  // while on a board
-    std::vector<std::string> events;         // asked for at submit
-    std::int64_t health_median = 0;          // a health check's measured value, once finalized
-  };
-  struct ActiveRun {
-    Run run;
-    std::set<std::uint64_t> committed;  // batch sequences committed
-    bool finish_received = false;       // RunFinished(SUCCEEDED) arrived; waiting for batches
-    bool finalizing = false;
-    std::vector<std::string> checksum_failures;
-    // The job ended (cancelled, timed out) while the agent still runs it: the board stays busy
-    // until the agent confirms; end_state is what the run is recorded as.
-    bool job_ended = false;
-    RunState end_state = RunState::kCancelled;
-    std::uint32_t passes = 1;  // the run's passes
-    // Restored by Start(): the run waits until this deadline for its agent to register and
-    // claim it (Register.active_runs); otherwise it is an infrastructure failure.
-    bool awaiting_agent = false;
-    std::int64_t resume_deadline_ms = kNoDeadline;
-  };
-
   // The Lab's parts, one file each; *Locked functions need mu_, and every part adds what it
   // changed to the operation's Effects (effects.h), committed and then said by CommitLocked.
 
@@ -309,17 +291,13 @@ class Lab {
   void BackgroundLoop();
 
   // ---- jobs (lab_jobs.cc) ----
-  // The one place a job changes state: domain check, memory, job row + audit row, watch events.
-  // A job reaching a final state leaves jobs_.
+  // The one place a job changes state: domain check, memory (jobs_ and its indexes), job row +
+  // audit row, watch events. A job reaching a final state leaves jobs_.
   Status TransitionLocked(ActiveJob& aj, JobState to, std::string reason, std::string actor,
                           Effects& fx);
   // Inserts a new job (memory, row, creation audit, events) without scheduling.
   JobId CreateJobLocked(Job job, std::vector<CaseSpec> cases, const std::string& actor,
                         Effects& fx);
-  // The indexes that follow a job's state (queue_, on_boards_): a job enters its current state,
-  // or leaves `from`. Called wherever a job is added, changes state or is dropped.
-  void EnterStateLocked(const Job& job);
-  void LeaveStateLocked(const Job& job, JobState from);
   void EmitLocked(const Job& job, Effects& fx);  // current state/progress to the job's watchers
   void ExpireDeadlinesLocked(Effects& fx);
   Status ValidateSubmit(const SubmitRequest& r) const;
@@ -329,15 +307,6 @@ class Lab {
   // ---- dispatch (lab_dispatch.cc) ----
   void ScheduleLocked(Effects& fx);
   void AssignLocked(ActiveJob& aj, Board& board, Effects& fx);
-  // Positions of the queued jobs `ids` (0 for one not queued); domain/queue_position.h.
-  std::vector<std::uint32_t> QueuePositionsLocked(std::span<const JobId> ids) const;
-  // Why a queued job waits (empty for any other state), given its queue position.
-  QueueWait QueueWaitLocked(const ActiveJob& aj, std::uint32_t position) const;
-  std::int64_t EstimateStartLocked(const ActiveJob& aj, std::uint32_t position) const;
-  // The median duration of recent runs of the job's kind and op, 0 when none is known.
-  std::int64_t MedianDurationLocked(const Job& job) const;
-  // Queued jobs that could run on each board, by board name (ListBoards' queue_length).
-  std::map<std::string, std::uint32_t> QueueLengthsLocked() const;
 
   // ---- boards: state, reservations, maintenance, health checks (lab_boards.cc) ----
   void SetBoardStateLocked(Board& b, BoardState to, const std::string& reason, Effects& fx,
@@ -426,32 +395,17 @@ class Lab {
   std::condition_variable bg_cv_;  // deadlines changed, a run to finalize, stopping
   bool started_ = false;
   bool stopping_ = false;
-  JobId next_job_id_ = 1;
-  RunId next_run_id_ = 1;
-  // Run ids up to this are reserved in the store; AssignLocked extends the reservation ahead of
-  // use so that a run id never repeats, even after a crash (kRunIdBlock at a time).
-  RunId reserved_run_ids_ = 0;
   std::atomic<bool> failed_{false};
   bool failure_handled_ = false;  // ShutDownAfterFailureLocked ran
   mutable std::mutex failure_mu_;
-  std::string failure_;              // what failed, for kUnavailable answers (failure_mu_)
-  std::map<JobId, ActiveJob> jobs_;  // every job not in a final state; id order = submit order
-  // The scheduler's view of every queued job, in id order: built when the job enters the queue,
-  // dropped when it leaves, so a scheduling pass copies none of them.
-  std::map<JobId, QueuedJob> queue_;
-  std::map<std::string, std::uint32_t> on_boards_;  // user -> jobs assigned, preparing, running
-  std::map<std::string, Board> boards_;
-  std::map<RunId, ActiveRun> runs_;
+  std::string failure_;     // what failed, for kUnavailable answers (failure_mu_)
+  JobTable jobs_;           // every job not in a final state, its queue, deadlines, jobs on boards
+  BoardTable boards_;       // by name, with their leases and counter units
+  RunTable runs_;           // runs on boards, their ids, cancel grace periods, runs to finalize
   AgentSessions sessions_;  // connected agents
   JobWatchers watchers_;    // of live jobs (Watch)
-  std::set<std::pair<std::int64_t, JobId>> deadlines_;
-  std::set<std::pair<std::int64_t, std::string>> lease_deadlines_;    // (lease end, board)
-  std::set<std::pair<std::int64_t, RunId>> cancel_deadlines_;         // (grace end, run)
-  std::map<std::string, std::int64_t> last_assigned_ms_;              // user -> last assignment
-  std::map<std::string, std::deque<std::int64_t>> recent_durations_;  // "kind/op" -> run ms
-  std::deque<RunId> to_finalize_;
-  FeedHub feeds_;                                  // the live feeds (Subscribe)
-  std::map<std::string, BoardUnits> board_units_;  // by board name
+  Dispatcher dispatch_{jobs_, boards_, config_.health_checks};  // passes, positions, estimates
+  FeedHub feeds_;                                               // the live feeds (Subscribe)
   std::thread background_;
   std::atomic<std::uint64_t> refused_agent_messages_{0};
   // The schedule is stale until a pass (or the short-cut that finds no free board) saw every

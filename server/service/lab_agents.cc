@@ -86,12 +86,12 @@ Result<AgentSessionId> Lab::ConnectAgent(const Caller& caller, const AgentRegist
   // A board belongs to the agent that first registered it (the boards table keeps the owner
   // across restarts), connected or not: another agent cannot take it over.
   for (const auto& b : reg.boards) {
-    auto it = boards_.find(b.name);
-    if (it != boards_.end() && !it->second.agent.empty() && it->second.agent != reg.agent) {
+    const Board* known = boards_.Find(b.name);
+    if (known != nullptr && !known->agent.empty() && known->agent != reg.agent) {
       return MakeError(ErrorCode::kAlreadyExists,
                        fmt::format("board {} belongs to agent {}; agent {} may not register it (an "
                                    "admin can move it: mculab board {} --agent {})",
-                                   b.name, it->second.agent, reg.agent, b.name, reg.agent));
+                                   b.name, known->agent, reg.agent, b.name, reg.agent));
     }
   }
   Effects fx;
@@ -106,22 +106,16 @@ Result<AgentSessionId> Lab::ConnectAgent(const Caller& caller, const AgentRegist
   // Runs restored after a server restart that this agent claims: their boards stay busy.
   const std::set<std::uint64_t> active_runs(reg.active_runs.begin(), reg.active_runs.end());
   std::map<std::string, RunId> resumed;  // board -> run
-  for (const auto& [run_id, r] : runs_) {
-    if (r.awaiting_agent && r.run.agent == reg.agent && names.contains(r.run.board) &&
-        active_runs.contains(static_cast<std::uint64_t>(run_id))) {
+  for (const RunId run_id : runs_.OfAgent(reg.agent, /*awaiting=*/true)) {
+    const ActiveRun& r = *runs_.Find(run_id);
+    if (names.contains(r.run.board) && active_runs.contains(static_cast<std::uint64_t>(run_id))) {
       resumed[r.run.board] = run_id;
     }
   }
 
   const std::string reason = "agent " + reg.agent + " connected";
   for (const auto& info : reg.boards) {
-    auto [it, is_new] = boards_.try_emplace(info.name);
-    Board& b = it->second;
-    if (is_new) {
-      b.name = info.name;
-      b.state = BoardState::kOffline;
-      b.health = BoardHealth::kGood;
-    }
+    Board& b = boards_.FindOrAdd(info.name);
     b.kind = info.kind;
     b.agent = reg.agent;
     b.tags = info.tags;
@@ -131,7 +125,7 @@ Result<AgentSessionId> Lab::ConnectAgent(const Caller& caller, const AgentRegist
     b.custom_runners = info.custom_runners;
     b.custom_runners_off = info.custom_runners ? "" : info.custom_runners_off;
     if (auto r = resumed.find(info.name); r != resumed.end()) {
-      b.current_job = runs_.at(r->second).run.job_id;
+      b.current_job = runs_.Find(r->second)->run.job_id;
       SetBoardStateLocked(
           b, BoardState::kBusy,
           fmt::format("{}; job {} (run {}) resumed", reason, b.current_job, r->second), fx);
@@ -146,7 +140,7 @@ Result<AgentSessionId> Lab::ConnectAgent(const Caller& caller, const AgentRegist
     }
     SetBoardStateLocked(b, FreeState(b), reason, fx);
   }
-  for (auto& [name, b] : boards_) {
+  for (auto& [name, b] : boards_.all()) {
     if (b.agent == reg.agent && !names.contains(name) && b.state != BoardState::kOffline) {
       SetBoardStateLocked(b, BoardState::kOffline, "no longer reported by agent " + reg.agent, fx);
     }
@@ -155,7 +149,7 @@ Result<AgentSessionId> Lab::ConnectAgent(const Caller& caller, const AgentRegist
   ReconcileRunsLocked(reg.agent, active_runs, fx);
   // Runs the agent still holds that the server has closed (requeued, finished): it may drop them.
   for (RunId run : reg.active_runs) {
-    if (runs_.contains(run)) continue;
+    if (runs_.Find(run) != nullptr) continue;
     SendToAgentLocked(reg.agent, RunClosed{run}, fx);
   }
   spdlog::info("agent {} connected from {} with {} board(s)", reg.agent,
@@ -169,21 +163,15 @@ Result<AgentSessionId> Lab::ConnectAgent(const Caller& caller, const AgentRegist
 
 void Lab::ReconcileRunsLocked(const std::string& agent, const std::set<std::uint64_t>& active_runs,
                               Effects& fx) {
-  std::vector<RunId> mine;
-  for (const auto& [run_id, r] : runs_) {
-    if (r.awaiting_agent && r.run.agent == agent) mine.push_back(run_id);
-  }
-  for (RunId run_id : mine) {
-    ActiveRun& r = runs_.at(run_id);
-    auto b = boards_.find(r.run.board);
-    const bool claimed = active_runs.contains(static_cast<std::uint64_t>(run_id)) &&
-                         b != boards_.end() && b->second.agent == agent &&
-                         b->second.state == BoardState::kBusy &&
-                         b->second.current_job == r.run.job_id;
+  for (const RunId run_id : runs_.OfAgent(agent, /*awaiting=*/true)) {
+    ActiveRun& r = *runs_.Find(run_id);
+    Board* b = boards_.Find(r.run.board);
+    const bool claimed = active_runs.contains(static_cast<std::uint64_t>(run_id)) && b != nullptr &&
+                         b->agent == agent && b->state == BoardState::kBusy &&
+                         b->current_job == r.run.job_id;
     if (!claimed) {
-      if (b != boards_.end() && b->second.current_job == r.run.job_id &&
-          b->second.state != BoardState::kBusy) {
-        b->second.current_job = 0;  // ConnectAgent has set the board's state already
+      if (b != nullptr && b->current_job == r.run.job_id && b->state != BoardState::kBusy) {
+        b->current_job = 0;  // ConnectAgent has set the board's state already
       }
       InfraFailLocked(r,
                       fmt::format("agent {} reconnected without run {} (lost while the server "
@@ -222,12 +210,8 @@ void Lab::ExpireAgentsLocked(Effects& fx) {
     if (channel) channel->Hangup();
     changed = true;
   }
-  std::vector<RunId> lost;
-  for (const auto& [run_id, r] : runs_) {
-    if (r.awaiting_agent && r.resume_deadline_ms <= now) lost.push_back(run_id);
-  }
-  for (RunId run_id : lost) {
-    ActiveRun& r = runs_.at(run_id);
+  for (const RunId run_id : runs_.ResumeExpired(now)) {
+    ActiveRun& r = *runs_.Find(run_id);
     const std::string why =
         fmt::format("agent {} did not reconnect within {} s after the server restarted",
                     r.run.agent, config_.reconnect_grace_s);
@@ -242,21 +226,16 @@ std::int64_t Lab::NextAgentDeadlineLocked() const {
   std::int64_t next = kNoDeadline;
   const std::int64_t timeout = config_.HeartbeatTimeoutMs();
   for (const auto& [id, s] : sessions_.all()) next = std::min(next, s.last_seen_ms + timeout);
-  for (const auto& [run_id, r] : runs_) {
-    if (r.awaiting_agent) next = std::min(next, r.resume_deadline_ms);
-  }
-  return next;
+  return std::min(next, runs_.NextResumeDeadline());
 }
 
 void Lab::DropSessionLocked(AgentSession& s, const std::string& reason, Effects& fx) {
   const std::string agent = s.agent;
   const AgentSessionId id = s.id;
-  std::vector<RunId> lost;
-  for (const auto& [run_id, r] : runs_) {
-    if (r.run.agent == agent) lost.push_back(run_id);
+  for (const RunId run_id : runs_.OfAgent(agent)) {
+    InfraFailLocked(*runs_.Find(run_id), reason, Actor(agent), true, fx);
   }
-  for (RunId run_id : lost) InfraFailLocked(runs_.at(run_id), reason, Actor(agent), true, fx);
-  for (auto& [name, b] : boards_) {
+  for (auto& [name, b] : boards_.all()) {
     if (b.agent == agent && b.state != BoardState::kOffline) {
       b.current_job = 0;
       SetBoardStateLocked(b, BoardState::kOffline, reason, fx);
@@ -301,24 +280,24 @@ void Lab::OnAgentTokenRevoked(AgentSessionId id) {
   Deliver(fx);
 }
 
-Lab::ActiveRun* Lab::FindRunLocked(RunId id, const std::string& agent) {
-  auto it = runs_.find(id);
-  if (it == runs_.end()) {
+ActiveRun* Lab::FindRunLocked(RunId id, const std::string& agent) {
+  ActiveRun* found = runs_.Find(id);
+  if (found == nullptr) {
     // A run that ended is normal (late messages after a requeue or a cancel); one that was never
     // assigned is not.
-    if (id >= next_run_id_) {
+    if (!runs_.WasGiven(id)) {
       ++refused_agent_messages_;
       spdlog::warn("agent {} reported run {}, which was never assigned; refused", agent, id);
     }
     return nullptr;
   }
-  if (it->second.run.agent != agent) {
+  if (found->run.agent != agent) {
     ++refused_agent_messages_;
     spdlog::warn("agent {} reported run {}, which belongs to agent {}; refused", agent, id,
-                 it->second.run.agent);
+                 found->run.agent);
     return nullptr;
   }
-  return &it->second;
+  return found;
 }
 
 void Lab::OnAgentMessage(AgentSessionId session, AgentEvent event) {
@@ -368,7 +347,7 @@ void Lab::OnAgentStopping(AgentSessionId session) {
   const std::string agent = s->agent;
   spdlog::info("agent {} is stopping; its boards get no new jobs", agent);
   Effects fx;
-  for (auto& [name, b] : boards_) {
+  for (auto& [name, b] : boards_.all()) {
     // Busy boards go offline when their run ends (CloseRunLocked).
     if (b.agent == agent && (b.state == BoardState::kIdle || b.state == BoardState::kReserved)) {
       SetBoardStateLocked(b, BoardState::kOffline, "agent " + agent + " is stopping", fx);
@@ -389,14 +368,14 @@ void Lab::OnBoardStatus(AgentSessionId session, const BoardStatusReport& m) {
   AgentSession* found = sessions_.Find(session);
   if (found == nullptr) return;
   AgentSession& s = *found;
-  auto b = boards_.find(m.board);
-  if (b == boards_.end() || b->second.agent != s.agent) {
+  Board* found_board = boards_.Find(m.board);
+  if (found_board == nullptr || found_board->agent != s.agent) {
     ++refused_agent_messages_;
     spdlog::warn("agent {} reported the status of board {}, which is not its own; refused", s.agent,
                  m.board);
     return;
   }
-  Board& board = b->second;
+  Board& board = *found_board;
   Effects fx;
   if (!m.offline.empty()) {
     s.absent_boards[board.name] = m.offline;
@@ -432,9 +411,9 @@ void Lab::OnRunState(const std::string& agent, const RunPhaseReport& m) {
   std::unique_lock l(mu_);
   ActiveRun* r = FindRunLocked(m.run, agent);
   if (r == nullptr || r->job_ended) return;
-  auto it = jobs_.find(r->run.job_id);
-  if (it == jobs_.end() || it->second.job.last_run_id != r->run.id) return;
-  ActiveJob& aj = it->second;
+  ActiveJob* found = jobs_.Find(r->run.job_id);
+  if (found == nullptr || found->job.last_run_id != r->run.id) return;
+  ActiveJob& aj = *found;
   // Only forward: a late "preparing" after "running" changes nothing.
   if (aj.job.state == job_state ||
       (job_state == JobState::kPreparing && aj.job.state == JobState::kRunning)) {
@@ -462,7 +441,7 @@ void Lab::OnRunStarted(const std::string& agent, RunStartedReport m) {
   Provenance& p = r->run.provenance;
   p = std::move(m.provenance);
   if (p.board_serial.empty()) {
-    if (auto b = boards_.find(r->run.board); b != boards_.end()) p.board_serial = b->second.serial;
+    if (const Board* b = boards_.Find(r->run.board)) p.board_serial = b->serial;
   }
   r->run.started = true;
   Effects fx;
@@ -533,24 +512,24 @@ void Lab::OnBatchCommitted(const std::string& agent, RunId run, std::uint64_t se
     }
   }
 
-  auto r = runs_.find(run);
-  if (r == runs_.end()) return;
-  if (!r->second.committed.insert(sequence).second) return;
+  ActiveRun* r = runs_.Find(run);
+  if (r == nullptr) return;
+  if (!r->committed.insert(sequence).second) return;
   // Counted by the store, in the batch's transaction: copied, never counted twice.
-  if (outcome.run_progress) r->second.run.progress_done = *outcome.run_progress;
+  if (outcome.run_progress) r->run.progress_done = *outcome.run_progress;
   Effects fx;
-  auto it = jobs_.find(r->second.run.job_id);
-  if (it != jobs_.end() && it->second.job.last_run_id == run) {
-    it->second.job.progress_done = r->second.run.progress_done;
-    EmitLocked(it->second.job, fx);
+  ActiveJob* aj = jobs_.Find(r->run.job_id);
+  if (aj != nullptr && aj->job.last_run_id == run) {
+    aj->job.progress_done = r->run.progress_done;
+    EmitLocked(aj->job, fx);
     if (live && !outcome.duplicate_batch && !feeds_.empty()) {
       for (LiveSamples& s : *live) {
-        s.job = it->second.job.id;
+        s.job = aj->job.id;
         fx.feed_samples.push_back(std::move(s));
       }
     }
   }
-  MaybeFinalizeLocked(r->second);
+  MaybeFinalizeLocked(*r);
   CommitLocked(fx);
   l.unlock();
   Deliver(fx);

@@ -35,7 +35,7 @@ Result<std::size_t> Lab::CollectArtifacts() {
   {
     std::lock_guard l(mu_);
     std::set<std::string> in_use;
-    for (const auto& [id, aj] : jobs_) {  // every unfinished job
+    for (const auto& [id, aj] : jobs_.all()) {  // every unfinished job
       for (const std::string* sha :
            {&aj.job.cases_artifact, &aj.job.firmware_artifact, &aj.job.blob_artifact}) {
         if (!sha->empty()) in_use.insert(*sha);
@@ -77,11 +77,11 @@ Result<std::pair<std::filesystem::path, Artifact>> Lab::OpenArtifact(const Calle
     bool referenced = false;
     {
       std::lock_guard l(mu_);
-      for (const auto& [run_id, r] : runs_) {
+      for (const auto& [run_id, r] : runs_.all()) {
         if (r.run.agent != caller.user) continue;
-        auto j = jobs_.find(r.run.job_id);
-        if (j == jobs_.end()) continue;
-        const Job& job = j->second.job;
+        const ActiveJob* aj = jobs_.Find(r.run.job_id);
+        if (aj == nullptr) continue;
+        const Job& job = aj->job;
         if (job.firmware_artifact == sha256 || job.blob_artifact == sha256 ||
             job.cases_artifact == sha256) {
           referenced = true;

@@ -13,16 +13,7 @@
 #include "server/service/lab.h"
 
 namespace mculab::server {
-namespace {
-
-Error NoBoard(const std::string& name, const std::map<std::string, Board>& boards) {
-  std::string have;
-  for (const auto& [n, b] : boards) have += (have.empty() ? "" : ", ") + n;
-  return MakeError(ErrorCode::kNotFound, "no board named '" + name + "'; the lab has: " +
-                                             (have.empty() ? std::string("none") : have));
-}
-
-}  // namespace
+namespace {}  // namespace
 
 BoardState Lab::FreeState(const Board& b) {
   return b.holder.empty() ? BoardState::kIdle : BoardState::kReserved;
@@ -36,12 +27,8 @@ void Lab::AuditReservationLocked(Board& b, const std::string& from, const std::s
 
 void Lab::ClearReservationLocked(Board& b, const std::string& reason, const std::string& actor,
                                  Effects& fx) {
-  lease_deadlines_.erase({b.lease_until_ms, b.name});
   AuditReservationLocked(b, b.holder, "", reason, actor, fx);
-  b.holder.clear();
-  b.lease_until_ms = 0;
-  b.reservation_note.clear();
-  b.hold = false;
+  boards_.ClearLease(b);
   // SetBoardStateLocked writes the board row even when the state stays (busy, offline).
   SetBoardStateLocked(b, b.state == BoardState::kReserved ? BoardState::kIdle : b.state, reason, fx,
                       actor);
@@ -63,9 +50,9 @@ Result<Board> Lab::Reserve(const Caller& caller, const ReserveRequest& request) 
     return MakeError(ErrorCode::kInvalidArgument, "the note is longer than 256 characters");
   }
   std::unique_lock l(mu_);
-  auto it = boards_.find(request.board);
-  if (it == boards_.end()) return NoBoard(request.board, boards_);
-  Board& b = it->second;
+  Board* found = boards_.Find(request.board);
+  if (found == nullptr) return boards_.Unknown(request.board);
+  Board& b = *found;
   const std::int64_t now = clock_.NowMs();
   if (!b.holder.empty() && b.holder != caller.user && now < b.lease_until_ms) {
     return MakeError(
@@ -85,14 +72,9 @@ Result<Board> Lab::Reserve(const Caller& caller, const ReserveRequest& request) 
   const std::string what =
       request.hold ? "held (--hold)"
                    : fmt::format("reserved until {}", UtcTimeText(now + request.duration_ms));
-  if (!b.holder.empty()) lease_deadlines_.erase({b.lease_until_ms, b.name});
   AuditReservationLocked(b, b.holder, caller.user,
                          what + (request.note.empty() ? "" : ": " + request.note), caller.user, fx);
-  b.holder = caller.user;
-  b.lease_until_ms = now + request.duration_ms;
-  b.reservation_note = request.note;
-  b.hold = request.hold;
-  lease_deadlines_.insert({b.lease_until_ms, b.name});
+  boards_.SetLease(b, caller.user, now + request.duration_ms, request.note, request.hold);
   SetBoardStateLocked(b, b.state == BoardState::kIdle ? BoardState::kReserved : b.state,
                       "reserved by " + caller.user, fx, caller.user);
   bg_cv_.notify_all();
@@ -116,9 +98,9 @@ Result<Board> Lab::RenewReservation(const Caller& caller, const std::string& boa
                                  config_.max_reservation_s, duration_ms));
   }
   std::unique_lock l(mu_);
-  auto it = boards_.find(board);
-  if (it == boards_.end()) return NoBoard(board, boards_);
-  Board& b = it->second;
+  Board* found = boards_.Find(board);
+  if (found == nullptr) return boards_.Unknown(board);
+  Board& b = *found;
   const std::int64_t now = clock_.NowMs();
   if (b.holder != caller.user || now >= b.lease_until_ms) {
     return MakeError(
@@ -127,9 +109,7 @@ Result<Board> Lab::RenewReservation(const Caller& caller, const std::string& boa
             "board {} is not reserved by {}{}; reserve it again", board, caller.user,
             b.holder.empty() ? std::string(" (the lease ended)") : " (holder: " + b.holder + ")"));
   }
-  lease_deadlines_.erase({b.lease_until_ms, b.name});
-  b.lease_until_ms = now + duration_ms;
-  lease_deadlines_.insert({b.lease_until_ms, b.name});
+  boards_.RenewLease(b, now + duration_ms);
   Effects fx;
   fx.writes.boards.push_back(b);
   fx.feed_boards.insert(b.name);
@@ -145,9 +125,9 @@ Result<Board> Lab::Release(const Caller& caller, const std::string& board) {
   }
   if (Status s = Serving(); !s.ok()) return s.error();
   std::unique_lock l(mu_);
-  auto it = boards_.find(board);
-  if (it == boards_.end()) return NoBoard(board, boards_);
-  Board& b = it->second;
+  Board* found = boards_.Find(board);
+  if (found == nullptr) return boards_.Unknown(board);
+  Board& b = *found;
   if (b.holder.empty()) {
     return MakeError(ErrorCode::kFailedPrecondition, "board " + board + " is not reserved");
   }
@@ -169,14 +149,8 @@ Result<Board> Lab::Release(const Caller& caller, const std::string& board) {
 void Lab::ExpireLeasesLocked(Effects& fx) {
   const std::int64_t now = clock_.NowMs();
   bool any = false;
-  while (!lease_deadlines_.empty() && lease_deadlines_.begin()->first <= now) {
-    const auto [until, name] = *lease_deadlines_.begin();
-    lease_deadlines_.erase(lease_deadlines_.begin());
-    auto it = boards_.find(name);
-    if (it == boards_.end() || it->second.holder.empty() || it->second.lease_until_ms != until) {
-      continue;
-    }
-    Board& b = it->second;
+  for (const std::string& name : boards_.TakeEndedLeases(now)) {
+    Board& b = *boards_.Find(name);
     const std::string why = b.hold ? fmt::format(
                                          "the --hold lease of {} ran out (its command "
                                          "stopped renewing it)",
@@ -190,24 +164,23 @@ void Lab::ExpireLeasesLocked(Effects& fx) {
 }
 
 void Lab::ArmCancelGraceLocked(RunId run) {
-  cancel_deadlines_.insert({clock_.NowMs() + config_.cancel_grace_ms, run});
+  runs_.ArmCancelGrace(run, clock_.NowMs() + config_.cancel_grace_ms);
   bg_cv_.notify_all();
 }
 
 void Lab::ExpireCancelGraceLocked(Effects& fx) {
   const std::int64_t now = clock_.NowMs();
   bool any = false;
-  while (!cancel_deadlines_.empty() && cancel_deadlines_.begin()->first <= now) {
-    const RunId id = cancel_deadlines_.begin()->second;
-    cancel_deadlines_.erase(cancel_deadlines_.begin());
-    auto r = runs_.find(id);
-    if (r == runs_.end() || !r->second.job_ended) continue;
+  for (const RunId id : runs_.TakeEndedGraces(now)) {
+    ActiveRun* r = runs_.Find(id);
+    if (r == nullptr || !r->job_ended) continue;  // closed by an earlier one
     const std::string why = fmt::format("agent {} did not confirm the end of run {} within {} ms",
-                                        r->second.run.agent, id, config_.cancel_grace_ms);
-    spdlog::warn("board {}: {}; taking it offline", r->second.run.board, why);
-    auto b = boards_.find(r->second.run.board);
-    if (b != boards_.end()) SetBoardHealthLocked(b->second, BoardHealth::kUnknown, why, fx);
-    CloseRunLocked(r->second, r->second.end_state, why, /*board_offline=*/true, fx);
+                                        r->run.agent, id, config_.cancel_grace_ms);
+    spdlog::warn("board {}: {}; taking it offline", r->run.board, why);
+    if (Board* b = boards_.Find(r->run.board)) {
+      SetBoardHealthLocked(*b, BoardHealth::kUnknown, why, fx);
+    }
+    CloseRunLocked(*r, r->end_state, why, /*board_offline=*/true, fx);
     any = true;
   }
   if (any) ScheduleLocked(fx);
@@ -218,9 +191,9 @@ Result<Board> Lab::SetMaintenance(const Caller& caller, const std::string& board
   if (Status s = RequireRole(caller, Role::kAdmin, "maintenance mode"); !s.ok()) return s.error();
   if (Status s = Serving(); !s.ok()) return s.error();
   std::unique_lock l(mu_);
-  auto it = boards_.find(board);
-  if (it == boards_.end()) return NoBoard(board, boards_);
-  Board& b = it->second;
+  Board* found = boards_.Find(board);
+  if (found == nullptr) return boards_.Unknown(board);
+  Board& b = *found;
   Effects fx;
   const std::string why = fmt::format("maintenance {} by {}{}", on ? "on" : "off", caller.user,
                                       reason.empty() ? "" : ": " + reason);
@@ -250,9 +223,9 @@ Result<Board> Lab::AssignBoard(const Caller& caller, const std::string& board,
     return MakeError(ErrorCode::kInvalidArgument, "give the agent's name (--agent NAME)");
   }
   std::unique_lock l(mu_);
-  auto it = boards_.find(board);
-  if (it == boards_.end()) return NoBoard(board, boards_);
-  Board& b = it->second;
+  Board* found = boards_.Find(board);
+  if (found == nullptr) return boards_.Unknown(board);
+  Board& b = *found;
   if (b.agent == agent) return b;
   if (b.state == BoardState::kBusy) {
     return MakeError(ErrorCode::kFailedPrecondition,
@@ -287,7 +260,7 @@ Result<std::vector<BoardTransition>> Lab::BoardHistory(const Caller& caller,
   }
   {
     std::lock_guard l(mu_);
-    if (!boards_.contains(board)) return NoBoard(board, boards_);
+    if (boards_.Find(board) == nullptr) return boards_.Unknown(board);
   }
   return store_.GetBoardTransitions(board);
 }
@@ -299,7 +272,7 @@ bool Lab::IsHealthCheck(const Job& job) { return job.origin == JobOrigin::kHealt
 
 void Lab::QueueHealthCheckLocked(Board& b, Effects& fx) {
   if (!config_.health_checks || stopping_) return;
-  for (const auto& [id, aj] : jobs_) {
+  for (const auto& [id, aj] : jobs_.all()) {
     if (IsHealthCheck(aj.job) && aj.job.board == b.name) return;
   }
   // A small deterministic workload every port runs: its checksum is checked against the host
@@ -321,17 +294,17 @@ void Lab::QueueHealthCheckLocked(Board& b, Effects& fx) {
 }
 
 std::string Lab::CheckCalibrationLocked(ActiveJob& aj, const std::vector<CaseStats>& stats) {
-  auto b = boards_.find(aj.job.board);
-  if (b == boards_.end()) return {};
+  const Board* b = boards_.Find(aj.job.board);
+  if (b == nullptr) return {};
   aj.health_median = HealthCheckValue(stats);
-  return CheckCalibration(aj.health_median, ExpectedHealthValue(b->second, config_.health_expected),
+  return CheckCalibration(aj.health_median, ExpectedHealthValue(*b, config_.health_expected),
                           config_.health_tolerance);
 }
 
 void Lab::HealthCheckEndedLocked(const ActiveJob& aj, JobState to, Effects& fx) {
-  auto it = boards_.find(aj.job.board);
-  if (it == boards_.end()) return;
-  Board& b = it->second;
+  Board* found = boards_.Find(aj.job.board);
+  if (found == nullptr) return;
+  Board& b = *found;
   if (to == JobState::kCancelled) return;  // no answer: the board stays as it is
   const std::string what = fmt::format("health check job {}", aj.job.id);
   if (to == JobState::kSucceeded) {
@@ -353,7 +326,7 @@ void Lab::HealthCheckEndedLocked(const ActiveJob& aj, JobState to, Effects& fx) 
     SetBoardHealthLocked(b, BoardHealth::kBad, why, fx);
   } else {
     spdlog::warn("board {}: {}; checking again", b.name, why);
-    // The ended check is still in jobs_ (the caller erases it after this): queue directly.
+    // The ended check is still in jobs_ (the caller removes it after this): queue directly.
     Job job = aj.job;
     job.attempts = 0;
     job.assigned_board.clear();
@@ -404,13 +377,13 @@ Result<std::vector<BoardView>> Lab::ListBoards(const Caller& caller) {
   if (Status s = Serving(); !s.ok()) return s.error();
   std::lock_guard l(mu_);
   std::map<std::string, std::uint32_t> by_kind;
-  for (const auto& [id, q] : queue_) ++by_kind[q.kind];
+  for (const auto& [id, q] : jobs_.queue()) ++by_kind[q.kind];
   std::vector<BoardView> out;
-  out.reserve(boards_.size());
-  for (const auto& [name, b] : boards_) {
+  out.reserve(boards_.all().size());
+  for (const auto& [name, b] : boards_.all()) {
     const BoardSlot slot = SlotOf(b);
     BoardView v{b, 0, 0};
-    for (const auto& [id, q] : queue_) v.queue_length += Fits(q, slot) ? 1 : 0;
+    for (const auto& [id, q] : jobs_.queue()) v.queue_length += Fits(q, slot) ? 1 : 0;
     if (auto k = by_kind.find(b.kind); k != by_kind.end()) v.kind_queue_length = k->second;
     out.push_back(std::move(v));
   }

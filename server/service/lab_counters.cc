@@ -23,7 +23,7 @@ std::string Join(const std::vector<std::string>& v) {
 void Lab::SetBoardUnitsLocked(const std::string& board, BoardUnits units, Effects& fx) {
   units.board = board;
   fx.writes.board_units.push_back(units);
-  board_units_[board] = std::move(units);
+  boards_.SetUnits(std::move(units));
 }
 
 void Lab::PlanPassesLocked(const ActiveJob& aj, const Board& board, ActiveRun& run,
@@ -31,9 +31,7 @@ void Lab::PlanPassesLocked(const ActiveJob& aj, const Board& board, ActiveRun& r
   a.profile_ops = true;
   a.report_memory = true;
   PassPlan plan;
-  auto it = board_units_.find(board.name);
-  const std::vector<CounterUnit> none;
-  auto planned = PlanPasses(aj.events, it != board_units_.end() ? it->second.units : none);
+  auto planned = PlanPasses(aj.events, boards_.UnitsOf(board.name));
   if (planned.ok()) {
     plan = std::move(*planned);
   } else {
@@ -87,14 +85,14 @@ Result<EventsView> Lab::ListEvents(const Caller& caller, const std::string& kind
   std::lock_guard l(mu_);
   EventsView view;
   std::vector<std::string> kinds;
-  for (const auto& [name, b] : boards_) {
+  for (const auto& [name, b] : boards_.all()) {
     if (std::find(kinds.begin(), kinds.end(), b.kind) == kinds.end()) kinds.push_back(b.kind);
     if (!board.empty() ? name != board : b.kind != kind) continue;
     view.boards.push_back(name);
     view.emulated = view.emulated || b.emulated;
-    auto it = board_units_.find(name);
-    if (view.units.board.empty() && it != board_units_.end() && !it->second.units.empty()) {
-      view.units = it->second;
+    const BoardUnits* units = boards_.RegisteredUnits(name);
+    if (view.units.board.empty() && units != nullptr && !units->units.empty()) {
+      view.units = *units;
     }
   }
   if (view.boards.empty()) {

@@ -1,6 +1,5 @@
-// Lab: dispatch. The scheduling pass (domain/scheduler.h) over the queued jobs and free boards,
-// assigning a job to a board, and what a queued job waits for: its position, the reservation it
-// waits on, an estimated start, and the boards' queue lengths.
+// Lab: dispatch. When a scheduling pass runs (and when nothing can have changed since the last),
+// assigning the jobs the Dispatcher placed (dispatcher.h), and what a queued job waits for.
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
@@ -32,50 +31,14 @@ void Lab::ScheduleLocked(Effects& fx) {
   schedule_stale_ = false;
   fx.scheduled_mark = WriteMark(fx);
   schedule_recheck_ms_ = kNoDeadline;
-  // No board takes work: no pass (a board of unknown health under health checks is idle or
-  // reserved, so it counts whenever its health check could run).
-  bool any_free = false;
-  for (const auto& [name, b] : boards_) {
-    if (TakesWork(b.state, b.health, !b.holder.empty())) {
-      any_free = true;
-      break;
-    }
-  }
-  if (!any_free) return;
-  if (queue_.empty()) return;
-  std::vector<const QueuedJob*> queued;
-  queued.reserve(queue_.size());
-  for (const auto& [id, q] : queue_) queued.push_back(&q);
-  std::map<std::string, UserShare> shares;
-  for (const auto& [user, n] : on_boards_) shares[user].on_boards = n;
+  const std::optional<std::vector<Placement>> placements =
+      dispatch_.Plan(now, schedule_recheck_ms_);
+  if (!placements) return;
   ++schedule_passes_;
-  for (const auto& [user, ms] : last_assigned_ms_) shares[user].last_assigned_ms = ms;
-  std::vector<UserShare> users;
-  for (auto& [user, share] : shares) {
-    share.user = user;
-    users.push_back(share);
-  }
-  std::vector<BoardSlot> slots;
-  slots.reserve(boards_.size());
-  for (const auto& [name, b] : boards_) {
-    BoardSlot slot = SlotOf(b);
-    if (config_.health_checks && b.health == BoardHealth::kUnknown) {
-      // Only its health check runs on a board of unknown health.
-      slot.holder = std::string(kHealthCheckHolder);
-      slot.lease_until_ms = kNoDeadline;
-      if (slot.state == BoardState::kIdle) slot.state = BoardState::kReserved;
-    } else if (!b.holder.empty() && b.lease_until_ms > now) {
-      schedule_recheck_ms_ = std::min(schedule_recheck_ms_, b.lease_until_ms);
-    }
-    slots.push_back(std::move(slot));
-  }
   bool refused = false;
-  const std::vector<Placement> placements =
-      Schedule(std::span<const QueuedJob* const>(queued), slots, now, users);
-  queued.clear();  // placing a job drops its view
-  for (const Placement& p : placements) {
-    ActiveJob& aj = jobs_.at(p.job);
-    AssignLocked(aj, boards_.at(p.board), fx);
+  for (const Placement& p : *placements) {
+    ActiveJob& aj = *jobs_.Find(p.job);  // queued, so not final
+    AssignLocked(aj, boards_.all().at(p.board), fx);
     refused = refused || aj.job.state == JobState::kQueued;
   }
   // What the placements wrote needs no second pass (the boards they took are busy, the jobs
@@ -91,12 +54,9 @@ void Lab::AssignLocked(ActiveJob& aj, Board& board, Effects& fx) {
   }
   const std::int64_t now = clock_.NowMs();
   Run run;
-  run.id = next_run_id_++;
-  if (run.id + kRunIdBlock / 2 > reserved_run_ids_) {
-    // Committed before (or with) the first run that needs it, long before the block runs out.
-    reserved_run_ids_ = std::max(reserved_run_ids_, run.id) + kRunIdBlock;
-    fx.writes.reserve_run_ids_to = reserved_run_ids_;
-  }
+  std::optional<RunId> reserve_to;
+  run.id = runs_.TakeId(reserve_to);
+  if (reserve_to) fx.writes.reserve_run_ids_to = *reserve_to;
   run.job_id = aj.job.id;
   run.board = board.name;
   run.agent = board.agent;
@@ -111,16 +71,15 @@ void Lab::AssignLocked(ActiveJob& aj, Board& board, Effects& fx) {
     return;
   }
   run.attempt = aj.job.attempts;
-  last_assigned_ms_[aj.job.user] = now;
+  dispatch_.Assigned(aj.job.user, now);
   board.current_job = aj.job.id;
   SetBoardStateLocked(board, BoardState::kBusy, fmt::format("job {}", aj.job.id), fx);
   fx.writes.runs.push_back(run);
-  ActiveRun active;
-  active.run = run;
-  runs_.emplace(run.id, std::move(active));
+  ActiveRun fresh;
+  fresh.run = run;
+  ActiveRun& active = runs_.Add(std::move(fresh));
 
-  aj.deadline_ms = now + static_cast<std::int64_t>(aj.job.timeout_s) * 1000;
-  deadlines_.insert({aj.deadline_ms, aj.job.id});
+  jobs_.SetDeadline(aj, now + static_cast<std::int64_t>(aj.job.timeout_s) * 1000);
   bg_cv_.notify_all();
 
   RunAssignment a;
@@ -133,110 +92,12 @@ void Lab::AssignLocked(ActiveJob& aj, Board& board, Effects& fx) {
   a.warmup = aj.job.warmup;
   a.timeout_s = aj.job.timeout_s;
   a.pass = 0;
-  PlanPassesLocked(aj, board, runs_.at(run.id), a, fx);
+  PlanPassesLocked(aj, board, active, a, fx);
   a.firmware_sha256 = aj.job.firmware_artifact;
   a.blob_sha256 = aj.job.blob_artifact;
   SendToAgentLocked(board.agent, std::move(a), fx);
   spdlog::info("job {} -> board {} (run {}, attempt {})", aj.job.id, board.name, run.id,
                run.attempt);
-}
-
-std::vector<std::uint32_t> Lab::QueuePositionsLocked(std::span<const JobId> ids) const {
-  std::vector<const QueuedJob*> queue;
-  queue.reserve(queue_.size());
-  for (const auto& [id, q] : queue_) queue.push_back(&q);
-  std::vector<BoardSlot> slots;
-  slots.reserve(boards_.size());
-  for (const auto& [name, b] : boards_) slots.push_back(SlotOf(b));
-  return QueuePositions(queue, slots, ids);
-}
-
-std::map<std::string, std::uint32_t> Lab::QueueLengthsLocked() const {
-  // Fits() in one pass: a job naming a board counts for that board, one asking for tags for every
-  // board of its kind that has them, any other for every board of its kind.
-  std::map<std::string, std::uint32_t> by_kind;
-  std::map<std::string, std::uint32_t> out;
-  for (const auto& [name, b] : boards_) out[name] = 0;
-  for (const auto& [id, q] : queue_) {
-    if (q.board.empty() && q.tags.empty()) {
-      ++by_kind[q.kind];
-      continue;
-    }
-    if (!q.board.empty()) {
-      auto b = boards_.find(q.board);
-      if (b != boards_.end() && Fits(q, SlotOf(b->second))) ++out[b->first];
-      continue;
-    }
-    for (const auto& [name, b] : boards_) {
-      if (b.kind == q.kind && HasTags(q.tags, b.tags)) ++out[name];
-    }
-  }
-  for (const auto& [name, b] : boards_) {
-    auto k = by_kind.find(b.kind);
-    if (k != by_kind.end()) out[name] += k->second;
-  }
-  return out;
-}
-
-std::int64_t Lab::MedianDurationLocked(const Job& job) const {
-  auto d = recent_durations_.find(job.kind + "/" + job.op);
-  if (d == recent_durations_.end() || d->second.empty()) return 0;
-  std::vector<std::int64_t> v(d->second.begin(), d->second.end());
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
-  return v[v.size() / 2];
-}
-
-std::int64_t Lab::EstimateStartLocked(const ActiveJob& aj, std::uint32_t position) const {
-  const std::int64_t median = MedianDurationLocked(aj.job);
-  if (median == 0) return 0;
-  const QueuedJob me = QueuedOf(aj.job);
-  std::int64_t boards = 0;
-  for (const auto& [name, b] : boards_) {
-    if (b.state != BoardState::kOffline && IsSchedulable(b.health) && Fits(me, SlotOf(b))) {
-      ++boards;
-    }
-  }
-  if (boards == 0) return 0;
-  // Every fitting board is busy (the job is queued): `position` jobs go before it, `boards` at
-  // a time, each taking about the median.
-  const std::int64_t rounds = (static_cast<std::int64_t>(position) + boards - 1) / boards;
-  return clock_.NowMs() + rounds * median;
-}
-
-QueueWait Lab::QueueWaitLocked(const ActiveJob& aj, std::uint32_t position) const {
-  QueueWait w;
-  auto view = queue_.find(aj.job.id);
-  if (aj.job.state != JobState::kQueued || view == queue_.end()) return w;
-  w.position = position;
-  const QueuedJob& me = view->second;
-  const std::int64_t now = clock_.NowMs();
-  // Waiting on a reservation: every board the job could run on now (online, healthy enough) is
-  // reserved by someone else; the lease that ends first is what it waits for.
-  const Board* first = nullptr;
-  bool usable = false;
-  for (const auto& [name, b] : boards_) {
-    if (b.state == BoardState::kOffline || !IsSchedulable(b.health)) continue;
-    const BoardSlot slot = SlotOf(b);
-    if (!Fits(me, slot)) continue;
-    if (MayRun(me, slot, now)) {
-      usable = true;
-      break;
-    }
-    if (first == nullptr || b.lease_until_ms < first->lease_until_ms) first = &b;
-  }
-  if (usable || first == nullptr) {
-    w.estimated_start_ms = EstimateStartLocked(aj, w.position);
-    return w;
-  }
-  w.board = first->name;
-  w.holder = first->holder;
-  w.lease_until_ms = first->lease_until_ms;
-  w.note = first->reservation_note;
-  // It starts when the lease ends, after the jobs ahead of it (the holder's among them).
-  const std::int64_t median = MedianDurationLocked(aj.job);
-  w.estimated_start_ms =
-      std::max(now, first->lease_until_ms) + static_cast<std::int64_t>(w.position - 1) * median;
-  return w;
 }
 
 void Lab::AddQueueWait(Job& job) { AddQueueWaits({&job}); }
@@ -248,14 +109,15 @@ void Lab::AddQueueWaits(const std::vector<Job*>& jobs) {
   }
   if (queued.empty()) return;
   std::lock_guard l(mu_);
-  const std::vector<std::uint32_t> positions = QueuePositionsLocked(queued);
+  const std::vector<std::uint32_t> positions = dispatch_.QueuePositions(queued);
+  const std::int64_t now = clock_.NowMs();
   std::size_t i = 0;
   for (Job* j : jobs) {
     if (j->state != JobState::kQueued) continue;
     const std::uint32_t position = positions[i++];
-    auto it = jobs_.find(j->id);
-    if (position == 0 || it == jobs_.end()) continue;  // no longer queued
-    j->wait = QueueWaitLocked(it->second, position);
+    const ActiveJob* aj = jobs_.Find(j->id);
+    if (position == 0 || aj == nullptr) continue;  // no longer queued
+    j->wait = dispatch_.Wait(*aj, position, now);
   }
 }
 

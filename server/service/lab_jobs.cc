@@ -29,32 +29,23 @@ Status Lab::TransitionLocked(ActiveJob& aj, JobState to, std::string reason, std
     return t.error();
   }
   spdlog::debug("job {}: {} -> {} ({})", id, t->from, t->to, t->reason);
-  LeaveStateLocked(aj.job, from);
-  if (!IsFinal(to)) EnterStateLocked(aj.job);
+  jobs_.Moved(aj, from);
   fx.writes.jobs.push_back(aj.job);
   fx.writes.transitions.push_back(std::move(*t));
   if ((from == JobState::kQueued) != (to == JobState::kQueued)) fx.queue_changed = true;
-  if (!IsOnBoard(to) && aj.deadline_ms != kNoDeadline) {
-    deadlines_.erase({aj.deadline_ms, id});
-    aj.deadline_ms = kNoDeadline;
-  }
   EmitLocked(aj.job, fx);
-  if (to == JobState::kSucceeded && aj.job.started_ms != 0) {
-    auto& d = recent_durations_[aj.job.kind + "/" + aj.job.op];
-    d.push_back(aj.job.finished_ms - aj.job.started_ms);
-    if (d.size() > 20) d.pop_front();
-  }
+  if (to == JobState::kSucceeded) dispatch_.Succeeded(aj.job);
   if (IsFinal(to) && IsHealthCheck(aj.job)) HealthCheckEndedLocked(aj, to, fx);
   if (IsFinal(to)) {
     watchers_.Forget(id);
-    jobs_.erase(id);  // aj is gone
+    jobs_.Remove(id);  // aj is gone
   }
   return {};
 }
 
 JobId Lab::CreateJobLocked(Job job, std::vector<CaseSpec> cases, const std::string& actor,
                            Effects& fx) {
-  job.id = next_job_id_++;
+  job.id = jobs_.TakeId();
   job.state = JobState::kQueued;
   job.created_ms = clock_.NowMs();
   fx.writes.new_jobs.push_back({job, cases});
@@ -64,22 +55,8 @@ JobId Lab::CreateJobLocked(Job job, std::vector<CaseSpec> cases, const std::stri
   ActiveJob aj;
   aj.job = job;
   aj.cases = std::move(cases);
-  jobs_.emplace(job.id, std::move(aj));
-  EnterStateLocked(job);
+  jobs_.Add(std::move(aj));
   return job.id;
-}
-
-void Lab::EnterStateLocked(const Job& job) {
-  if (job.state == JobState::kQueued) queue_.insert_or_assign(job.id, QueuedOf(job));
-  if (IsOnBoard(job.state)) ++on_boards_[job.user];
-}
-
-void Lab::LeaveStateLocked(const Job& job, JobState from) {
-  if (from == JobState::kQueued) queue_.erase(job.id);
-  if (IsOnBoard(from)) {
-    auto it = on_boards_.find(job.user);
-    if (it != on_boards_.end() && --it->second == 0) on_boards_.erase(it);
-  }
 }
 
 void Lab::EmitLocked(const Job& job, Effects& fx) {
@@ -184,7 +161,7 @@ Result<SubmitReply> Lab::Submit(const Caller& caller, SubmitRequest request) {
   if (Status s = Serving(); !s.ok()) return s.error();
   {
     std::uint32_t queued = 0;
-    for (const auto& [id, aj] : jobs_) {
+    for (const auto& [id, aj] : jobs_.all()) {
       if (aj.job.user == caller.user && aj.job.state == JobState::kQueued) ++queued;
     }
     if (queued >= config_.max_queued_jobs_per_user) {
@@ -197,7 +174,7 @@ Result<SubmitReply> Lab::Submit(const Caller& caller, SubmitRequest request) {
   }
   // Admission control: only what some registered board (online or not) could run.
   AdmissionRequest admission{request.kind, request.board, request.op, request.tags, request.events};
-  auto kind = AdmitToBoards(admission, boards_, board_units_);
+  auto kind = AdmitToBoards(admission, boards_.all(), boards_.units());
   if (!kind.ok()) return kind.error();
   request.kind = admission.kind = *kind;
 
@@ -206,7 +183,7 @@ Result<SubmitReply> Lab::Submit(const Caller& caller, SubmitRequest request) {
   }
   if (model) {
     std::vector<const Board*> candidates;
-    for (const auto& [name, b] : boards_) {
+    for (const auto& [name, b] : boards_.all()) {
       if (!request.board.empty() ? name == request.board : b.kind == request.kind) {
         candidates.push_back(&b);
       }
@@ -216,7 +193,7 @@ Result<SubmitReply> Lab::Submit(const Caller& caller, SubmitRequest request) {
       return s.error();
     }
   }
-  if (Status s = AdmitWorkloadMemory(admission, request.cases, boards_); !s.ok()) {
+  if (Status s = AdmitWorkloadMemory(admission, request.cases, boards_.all()); !s.ok()) {
     return s.error();
   }
 
@@ -241,7 +218,7 @@ Result<SubmitReply> Lab::Submit(const Caller& caller, SubmitRequest request) {
   job.id = CreateJobLocked(job, std::move(request.cases), caller.user, fx);
   if (!request.events.empty()) {
     fx.writes.job_events.push_back(JobEvents{job.id, request.events});
-    jobs_.at(job.id).events = request.events;
+    jobs_.Find(job.id)->events = request.events;  // a new job cannot be final yet
   }
   spdlog::info("job {} submitted by {}: {} on {} ({} case{} x {} iteration{})", job.id, caller.user,
                job.op, job.board.empty() ? job.kind : job.board, job.num_cases,
@@ -249,10 +226,10 @@ Result<SubmitReply> Lab::Submit(const Caller& caller, SubmitRequest request) {
   ScheduleLocked(fx);
   SubmitReply reply;
   reply.id = job.id;
-  const ActiveJob& aj = jobs_.at(job.id);  // a new job cannot be final yet
+  const ActiveJob& aj = *jobs_.Find(job.id);  // a new job cannot be final yet
   reply.state = aj.job.state;
   const JobId ids[] = {job.id};
-  reply.wait = QueueWaitLocked(aj, QueuePositionsLocked(ids)[0]);
+  reply.wait = dispatch_.Wait(aj, dispatch_.QueuePositions(ids)[0], clock_.NowMs());
   reply.queue_position = reply.wait.position;
   reply.estimated_start_ms = reply.wait.estimated_start_ms;
 
@@ -261,10 +238,7 @@ Result<SubmitReply> Lab::Submit(const Caller& caller, SubmitRequest request) {
     spdlog::error("job {} could not be stored: {}", job.id, s.error().message);
     {
       std::lock_guard relock(mu_);
-      if (auto it = jobs_.find(job.id); it != jobs_.end()) {
-        LeaveStateLocked(it->second.job, it->second.job.state);
-        jobs_.erase(it);
-      }
+      jobs_.Remove(job.id);
     }
     return MakeError(ErrorCode::kUnavailable, "the job could not be stored (" + s.error().message +
                                                   "); it was not accepted and will not run");
@@ -283,26 +257,6 @@ Result<Job> Lab::GetJob(const Caller& caller, JobId id) {
   return job;
 }
 
-Result<std::vector<Job>> Lab::ListJobs(const Caller& caller, const JobFilter& filter) {
-  if (Status s = RequireRole(caller, Role::kViewer, "listing jobs"); !s.ok()) return s.error();
-  JobFilter f = filter;
-  if (!f.state.empty() && !ParseJobState(f.state)) {
-    std::vector<std::string> names;
-    for (JobState s : kAllJobStates) names.emplace_back(JobStateName(s));
-    return MakeError(ErrorCode::kInvalidArgument,
-                     "unknown job state '" + f.state + "' (states: " + JoinNames(names) + ")");
-  }
-  if (f.limit == 0) f.limit = 50;
-  f.limit = std::min<std::uint32_t>(f.limit, 1000);
-  auto jobs = store_.ListJobs(f);
-  if (jobs.ok()) {
-    std::vector<Job*> page;
-    for (Job& j : *jobs) page.push_back(&j);
-    AddQueueWaits(page);
-  }
-  return jobs;
-}
-
 Result<Job> Lab::Cancel(const Caller& caller, JobId id) {
   if (Status s = RequireRole(caller, Role::kMember, "cancelling a job"); !s.ok()) return s.error();
   // Someone else's job needs the admin role, whatever its state.
@@ -314,8 +268,8 @@ Result<Job> Lab::Cancel(const Caller& caller, JobId id) {
   };
   if (Status s = Serving(); !s.ok()) return s.error();
   std::unique_lock l(mu_);
-  auto it = jobs_.find(id);
-  if (it == jobs_.end()) {
+  ActiveJob* found = jobs_.Find(id);
+  if (found == nullptr) {
     l.unlock();
     auto job = store_.GetJob(id);
     if (!job.ok()) return job.error();
@@ -323,18 +277,17 @@ Result<Job> Lab::Cancel(const Caller& caller, JobId id) {
     return MakeError(ErrorCode::kFailedPrecondition,
                      fmt::format("job {} already {}", id, JobStateName(job->state)));
   }
-  ActiveJob& aj = it->second;
+  ActiveJob& aj = *found;
   if (Status s = owned_by_caller(aj.job.user); !s.ok()) return s.error();
   Effects fx;
   const std::string reason = "cancelled by " + caller.user;
   bool freed_board = false;
   if (IsOnBoard(aj.job.state)) {
-    auto r = runs_.find(aj.job.last_run_id);
-    if (r != runs_.end()) {
-      SendToAgentLocked(r->second.run.agent, RunCancel{r->first, reason}, fx);
-      r->second.job_ended = true;
-      r->second.end_state = RunState::kCancelled;
-      if (!r->second.finish_received) ArmCancelGraceLocked(r->first);
+    if (ActiveRun* r = runs_.Find(aj.job.last_run_id)) {
+      SendToAgentLocked(r->run.agent, RunCancel{r->run.id, reason}, fx);
+      r->job_ended = true;
+      r->end_state = RunState::kCancelled;
+      if (!r->finish_received) ArmCancelGraceLocked(r->run.id);
     }
   }
   aj.job.message = reason;
@@ -345,9 +298,9 @@ Result<Job> Lab::Cancel(const Caller& caller, JobId id) {
   out.state = JobState::kCancelled;
   out.finished_ms = clock_.NowMs();
   // A run whose agent already reported its end (we were only waiting for batches) ends now.
-  auto r = runs_.find(out.last_run_id);
-  if (r != runs_.end() && r->second.job_ended && r->second.finish_received) {
-    CloseRunLocked(r->second, RunState::kCancelled, reason, false, fx);
+  ActiveRun* r = runs_.Find(out.last_run_id);
+  if (r != nullptr && r->job_ended && r->finish_received) {
+    CloseRunLocked(*r, RunState::kCancelled, reason, false, fx);
     freed_board = true;
   }
   if (freed_board) ScheduleLocked(fx);
@@ -367,15 +320,14 @@ Result<std::shared_ptr<JobWatch>> Lab::Watch(const Caller& caller, JobId id) {
   auto watch = std::make_shared<JobWatch>(id);
   {
     std::lock_guard l(mu_);
-    auto it = jobs_.find(id);
-    if (it != jobs_.end()) {
+    if (const ActiveJob* live = jobs_.Find(id)) {
       if (stopping_) {
         watch->End();
         return watch;
       }
       // The current state, told once every write queued so far (the state's own) is committed;
       // later changes follow in commit order.
-      const Job& j = it->second.job;
+      const Job& j = live->job;
       Effects fx;
       fx.events.emplace_back(watch, JobEventOf(j, clock_.NowMs()));
       watchers_.Add(id, watch);
@@ -409,30 +361,26 @@ Result<std::vector<JobTransition>> Lab::JobHistory(const Caller& caller, JobId i
 
 void Lab::ExpireDeadlinesLocked(Effects& fx) {
   const std::int64_t now = clock_.NowMs();
-  while (!deadlines_.empty() && deadlines_.begin()->first <= now) {
-    const JobId id = deadlines_.begin()->second;
-    deadlines_.erase(deadlines_.begin());
-    auto it = jobs_.find(id);
-    if (it == jobs_.end() || !IsOnBoard(it->second.job.state)) continue;
-    ActiveJob& aj = it->second;
-    aj.deadline_ms = kNoDeadline;
+  for (const JobId id : jobs_.TakeExpired(now)) {
+    ActiveJob* found = jobs_.Find(id);
+    if (found == nullptr || !IsOnBoard(found->job.state)) continue;  // ended by an earlier one
+    ActiveJob& aj = *found;
     const std::string why =
         fmt::format("timed out after {} s on board {}", aj.job.timeout_s, aj.job.assigned_board);
-    auto r = runs_.find(aj.job.last_run_id);
     bool close_run = false;
-    if (r != runs_.end()) {
-      SendToAgentLocked(r->second.run.agent, RunCancel{r->first, why}, fx);
-      r->second.job_ended = true;
-      r->second.end_state = RunState::kTimedOut;
-      close_run = r->second.finish_received;
-      if (!close_run) ArmCancelGraceLocked(r->first);
+    if (ActiveRun* r = runs_.Find(aj.job.last_run_id)) {
+      SendToAgentLocked(r->run.agent, RunCancel{r->run.id, why}, fx);
+      r->job_ended = true;
+      r->end_state = RunState::kTimedOut;
+      close_run = r->finish_received;
+      if (!close_run) ArmCancelGraceLocked(r->run.id);
     }
     aj.job.message = why;
     const RunId run = aj.job.last_run_id;
     spdlog::warn("job {} {}", id, why);
     (void)TransitionLocked(aj, JobState::kTimedOut, why, "server", fx);
     if (close_run) {
-      CloseRunLocked(runs_.at(run), RunState::kTimedOut, why, false, fx);
+      CloseRunLocked(*runs_.Find(run), RunState::kTimedOut, why, false, fx);
       ScheduleLocked(fx);
     }
   }

@@ -27,12 +27,12 @@ void Lab::Finalize(RunId run_id) {
   std::uint32_t cases = 0;
   {
     std::lock_guard l(mu_);
-    auto r = runs_.find(run_id);
-    if (r == runs_.end()) return;
-    provenance = r->second.run.provenance;
-    job_id = r->second.run.job_id;
-    passes = r->second.passes;
-    if (auto j = jobs_.find(job_id); j != jobs_.end()) cases = j->second.job.num_cases;
+    const ActiveRun* r = runs_.Find(run_id);
+    if (r == nullptr) return;
+    provenance = r->run.provenance;
+    job_id = r->run.job_id;
+    passes = r->passes;
+    if (const ActiveJob* aj = jobs_.Find(job_id)) cases = aj->job.num_cases;
   }
   // Reads without the lock (the store's commit callbacks take it). The samples are streamed, never
   // loaded: the memory this takes does not grow with the run.
@@ -49,14 +49,14 @@ void Lab::Finalize(RunId run_id) {
   }
 
   std::unique_lock l(mu_);
-  auto r = runs_.find(run_id);
-  if (r == runs_.end()) return;
-  ActiveRun& run = r->second;
+  ActiveRun* found_run = runs_.Find(run_id);
+  if (found_run == nullptr) return;
+  ActiveRun& run = *found_run;
   const std::string board = run.run.board;
   Effects fx;
-  auto it = jobs_.find(job_id);
-  if (run.job_ended || it == jobs_.end() || it->second.job.last_run_id != run_id ||
-      !IsOnBoard(it->second.job.state)) {
+  ActiveJob* found = jobs_.Find(job_id);
+  if (run.job_ended || found == nullptr || found->job.last_run_id != run_id ||
+      !IsOnBoard(found->job.state)) {
     CloseRunLocked(run, run.job_ended ? run.end_state : RunState::kSucceeded, "", false, fx);
   } else if (!computed.ok() || !results.ok()) {
     const std::string msg = "the server could not read the run's results: " +
@@ -65,7 +65,7 @@ void Lab::Finalize(RunId run_id) {
     FailJobOfRunLocked(run, JobState::kFailed, msg, "server", fx);
     CloseRunLocked(run, RunState::kInfraFailed, msg, false, fx);
   } else {
-    ActiveJob& aj = it->second;
+    ActiveJob& aj = *found;
     RunVerdictInput in;
     in.num_cases = aj.job.num_cases;
     in.iterations = aj.job.iterations;
@@ -130,42 +130,41 @@ void Lab::CloseRunLocked(ActiveRun& r, RunState state, const std::string& messag
     spdlog::error("{}", s.error().message);
   }
   fx.writes.runs.push_back(r.run);
-  auto b = boards_.find(r.run.board);
-  if (b != boards_.end() && b->second.current_job == r.run.job_id) {
-    b->second.current_job = 0;
-    const bool offline = board_offline || b->second.state == BoardState::kOffline ||
-                         BoardUnavailableLocked(b->second);
-    SetBoardStateLocked(b->second, offline ? BoardState::kOffline : FreeState(b->second),
+  Board* b = boards_.Find(r.run.board);
+  if (b != nullptr && b->current_job == r.run.job_id) {
+    b->current_job = 0;
+    const bool offline =
+        board_offline || b->state == BoardState::kOffline || BoardUnavailableLocked(*b);
+    SetBoardStateLocked(*b, offline ? BoardState::kOffline : FreeState(*b),
                         fmt::format("job {} (run {}) {}", r.run.job_id, id, RunStateName(state)),
                         fx);
   }
   if (!board_offline) {
     SendToAgentLocked(r.run.agent, RunClosed{id}, fx);
   }
-  runs_.erase(id);  // r is gone
+  runs_.Remove(id);  // r is gone
 }
 
 void Lab::FailJobOfRunLocked(ActiveRun& r, JobState to, const std::string& message,
                              const std::string& actor, Effects& fx) {
-  auto it = jobs_.find(r.run.job_id);
-  if (it == jobs_.end() || r.job_ended || it->second.job.last_run_id != r.run.id ||
-      !IsOnBoard(it->second.job.state)) {
+  ActiveJob* aj = jobs_.Find(r.run.job_id);
+  if (aj == nullptr || r.job_ended || aj->job.last_run_id != r.run.id ||
+      !IsOnBoard(aj->job.state)) {
     return;
   }
-  it->second.job.message = message;
-  (void)TransitionLocked(it->second, to, message, actor, fx);
+  aj->job.message = message;
+  (void)TransitionLocked(*aj, to, message, actor, fx);
 }
 
 void Lab::InfraFailLocked(ActiveRun& r, const std::string& why, const std::string& actor,
                           bool board_offline, Effects& fx) {
-  auto b = boards_.find(r.run.board);
-  if (b != boards_.end()) {
-    SetBoardHealthLocked(b->second, BoardHealth::kUnknown, "infrastructure failure: " + why, fx);
+  if (Board* b = boards_.Find(r.run.board)) {
+    SetBoardHealthLocked(*b, BoardHealth::kUnknown, "infrastructure failure: " + why, fx);
   }
-  auto it = jobs_.find(r.run.job_id);
-  if (it != jobs_.end() && !r.job_ended && it->second.job.last_run_id == r.run.id &&
-      IsOnBoard(it->second.job.state)) {
-    ActiveJob& aj = it->second;
+  ActiveJob* found = jobs_.Find(r.run.job_id);
+  if (found != nullptr && !r.job_ended && found->job.last_run_id == r.run.id &&
+      IsOnBoard(found->job.state)) {
+    ActiveJob& aj = *found;
     // A health check is about this board: its failure is the check's answer, not a retry.
     const JobState to =
         IsHealthCheck(aj.job) ? JobState::kFailed : AfterInfraFailure(aj.job, config_.max_attempts);
@@ -186,8 +185,7 @@ void Lab::MaybeFinalizeLocked(ActiveRun& r) {
   const auto have = static_cast<std::uint64_t>(
       std::distance(r.committed.begin(), r.committed.lower_bound(expected)));
   if (have < expected) return;
-  r.finalizing = true;
-  to_finalize_.push_back(r.run.id);
+  runs_.QueueFinalize(r);
   bg_cv_.notify_all();
 }
 

@@ -24,21 +24,4 @@ Status JobStore::WriteAndWait(WriteSet ws) {
   return future.get();
 }
 
-Result<std::vector<Job>> Store::ListJobs(const JobFilter& f) {
-  JobQuery q;
-  q.user = f.user;
-  q.kind = f.kind;
-  q.op = f.op;
-  q.board = f.board;
-  if (!f.state.empty()) q.states.push_back(f.state);
-  q.before_id = f.before_id;
-  q.limit = f.limit;
-  auto page = QueryJobs(q);
-  if (!page.ok()) return page.error();
-  std::vector<Job> out;
-  out.reserve(page->jobs.size());
-  for (JobRow& row : page->jobs) out.push_back(std::move(row.job));
-  return out;
-}
-
 }  // namespace mculab::server

@@ -77,13 +77,6 @@ struct WriteOutcome {
 };
 using WriteDone = std::function<void(const WriteOutcome&)>;
 
-// The Lab's older filter of the job history (Store::ListJobs), newest first.
-struct JobFilter {
-  std::string state, kind, board, op, user;  // empty: any
-  std::uint32_t limit = 50;
-  JobId before_id = 0;  // 0: newest; otherwise only ids < before_id
-};
-
 // ---- the job history (web page, docs/http-api.md) ----
 enum class JobSortKey { kId, kCreated, kState, kOp, kBoard, kUser };
 
@@ -254,10 +247,7 @@ class HistoryReads {
   virtual std::uint64_t StateVersion() = 0;
 };
 
-class Store : public JobStore, public ResultStore, public AccountStore, public HistoryReads {
- public:
-  // Newest first: the history's one query (QueryJobs) under the older filter.
-  Result<std::vector<Job>> ListJobs(const JobFilter& filter);
-};
+// The whole store, as db::SqliteStore implements it; each consumer takes the part it uses.
+class Store : public JobStore, public ResultStore, public AccountStore, public HistoryReads {};
 
 }  // namespace mculab::server

@@ -557,37 +557,34 @@ TEST_F(SqliteStoreTest, JobShowsTheProgressOfItsLatestRun) {
   EXPECT_EQ(store->GetJob(job.id)->progress_done, 6u);
 }
 
-TEST_F(SqliteStoreTest, ListJobsFiltersAndPagesNewestFirst) {
+TEST_F(SqliteStoreTest, QueryJobsFiltersAndPagesNewestFirst) {
   auto store = Open();
   ASSERT_TRUE(store);
   for (int i = 0; i < 5; ++i) Insert(*store, NewJob(i % 2 ? "qemu" : "host", i < 3 ? "ana" : "bo"));
-  JobFilter all;
-  auto jobs = store->ListJobs(all);
-  ASSERT_TRUE(jobs.ok());
-  ASSERT_EQ(jobs->size(), 5u);
-  EXPECT_EQ(jobs->front().id, 5);
-  EXPECT_EQ(jobs->back().id, 1);
+  auto ids = [&](const JobQuery& q) {
+    std::vector<JobId> out;
+    auto page = store->QueryJobs(q);
+    EXPECT_TRUE(page.ok());
+    if (page.ok()) {
+      for (const JobRow& row : page->jobs) out.push_back(row.job.id);
+    }
+    return out;
+  };
+  EXPECT_EQ(ids(JobQuery{}), (std::vector<JobId>{5, 4, 3, 2, 1}));
 
-  JobFilter page;
+  JobQuery page;
   page.limit = 2;
   page.before_id = 4;
-  jobs = store->ListJobs(page);
-  ASSERT_EQ(jobs->size(), 2u);
-  EXPECT_EQ((*jobs)[0].id, 3);
-  EXPECT_EQ((*jobs)[1].id, 2);
+  EXPECT_EQ(ids(page), (std::vector<JobId>{3, 2}));
 
-  JobFilter kind;
+  JobQuery kind;
   kind.kind = "qemu";
-  jobs = store->ListJobs(kind);
-  ASSERT_EQ(jobs->size(), 2u);
-  EXPECT_EQ((*jobs)[0].id, 4);
+  EXPECT_EQ(ids(kind), (std::vector<JobId>{4, 2}));
 
-  JobFilter user;
+  JobQuery user;
   user.user = "bo";
   user.kind = "host";
-  jobs = store->ListJobs(user);
-  ASSERT_EQ(jobs->size(), 1u);
-  EXPECT_EQ((*jobs)[0].id, 5);
+  EXPECT_EQ(ids(user), (std::vector<JobId>{5}));
 }
 
 TEST_F(SqliteStoreTest, ActiveJobsExcludeFinishedOnes) {

@@ -14,6 +14,7 @@
 #include "db/sqlite_store.h"
 #include "fakes.h"
 #include "server/service/lab.h"
+#include "server/service/queries.h"
 #include "tests/unit/server/owned_lab.h"
 
 namespace mculab::server {
@@ -263,7 +264,9 @@ TEST_F(LabRolesTest, ViewersReadMembersSubmitAndNobodyElseDoesEither) {
   const std::vector<Row> rows = {
       {"ListBoards", [&](const Caller& c) { return Denied(lab_->ListBoards(c)); }, Role::kViewer},
       {"GetJob", [&](const Caller& c) { return Denied(lab_->GetJob(c, id)); }, Role::kViewer},
-      {"ListJobs", [&](const Caller& c) { return Denied(lab_->ListJobs(c, {})); }, Role::kViewer},
+      {"ListJobs",
+       [&](const Caller& c) { return Denied(LabQueries(*lab_, *store_).ListJobs(c, {})); },
+       Role::kViewer},
       {"Watch", [&](const Caller& c) { return Denied(lab_->Watch(c, id)); }, Role::kViewer},
       {"GetResults", [&](const Caller& c) { return Denied(lab_->GetResults(c, id, false)); },
        Role::kViewer},

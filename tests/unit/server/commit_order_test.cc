@@ -268,9 +268,9 @@ TEST_F(CommitOrderTest, SubmitWhoseCommitFailsIsRefusedAndTheJobNeverRuns) {
   EXPECT_FALSE(agent_->Has(FakeAgentChannel::IsAssign));
   // A restarted server knows only what was committed: no such job.
   RestartLab();
-  auto jobs = store_->ListJobs(JobFilter{});
+  auto jobs = store_->QueryJobs(JobQuery{});
   ASSERT_TRUE(jobs.ok());
-  EXPECT_TRUE(jobs->empty());
+  EXPECT_TRUE(jobs->jobs.empty());
 }
 
 TEST_F(CommitOrderTest, FailedCommitWithoutAReplyStopsTheLabAndHangsUpItsAgents) {
@@ -362,10 +362,11 @@ TEST_F(CommitOrderTest, HealthCheckJobsAreStoredWithTheirOrigin) {
   lab_->OnAgentMessage(session, testing::AgentEventOf(FinishedMsg(a->assign().run_id(),
                                                                   Outcome::INFRA_FAILED, "probe")));
   Settle();  // the board's health is unknown: a health check is queued for it
-  auto jobs = store_->ListJobs(JobFilter{});
+  auto jobs = store_->QueryJobs(JobQuery{});
   ASSERT_TRUE(jobs.ok());
   int checks = 0;
-  for (const Job& j : *jobs) {
+  for (const JobRow& row : jobs->jobs) {
+    const Job& j = row.job;
     if (j.origin == JobOrigin::kHealthCheck) {
       ++checks;
       EXPECT_EQ(j.board, "host-0");

@@ -220,9 +220,9 @@ TEST_F(LabTest, ListingManyQueuedJobsGivesEachItsPositionAmongTheJobsForItsBoard
     }
     (on_host ? host : qemu).push_back(id);
   }
-  JobFilter all;
+  JobQuery all;
   all.limit = 1000;
-  auto jobs = lab_->ListJobs(caller_, all);
+  auto jobs = ListJobs(all);
   ASSERT_TRUE(jobs.ok()) << jobs.error().message;
   ASSERT_EQ(jobs->size(), 122u);
   std::map<JobId, std::uint32_t> positions;
@@ -945,22 +945,22 @@ TEST_F(LabTest, ListJobsFiltersByStateAndPagesNewestFirst) {
   std::vector<JobId> ids;
   for (int i = 0; i < 4; ++i) ids.push_back(Submit(FcJob()));
   ASSERT_TRUE(lab_->Cancel(caller_, ids[3]).ok());
-  JobFilter queued;
-  queued.state = "queued";
-  auto jobs = lab_->ListJobs(caller_, queued);
+  JobQuery queued;
+  queued.states = {"queued"};
+  auto jobs = ListJobs(queued);
   ASSERT_TRUE(jobs.ok());
   ASSERT_EQ(jobs->size(), 2u);
   EXPECT_EQ((*jobs)[0].id, ids[2]);
-  JobFilter page;
+  JobQuery page;
   page.limit = 2;
   page.before_id = ids[3];
-  jobs = lab_->ListJobs(caller_, page);
+  jobs = ListJobs(page);
   ASSERT_EQ(jobs->size(), 2u);
   EXPECT_EQ((*jobs)[0].id, ids[2]);
   EXPECT_EQ((*jobs)[1].id, ids[1]);
-  JobFilter bad;
-  bad.state = "sleeping";
-  EXPECT_EQ(lab_->ListJobs(caller_, bad).error().code, ErrorCode::kInvalidArgument);
+  JobQuery bad;
+  bad.states = {"sleeping"};
+  EXPECT_EQ(ListJobs(bad).error().code, ErrorCode::kInvalidArgument);
 }
 
 TEST_F(LabTest, UnknownJobIsNotFound) {

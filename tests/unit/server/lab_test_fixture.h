@@ -17,6 +17,7 @@
 #include "fakes.h"
 #include "server/domain/admission.h"
 #include "server/service/lab.h"
+#include "server/service/queries.h"
 #include "tests/unit/server/owned_lab.h"
 
 namespace mculab::server::lab_testing {
@@ -238,6 +239,15 @@ class LabTest : public ::testing::Test {
       Send(session, CaseDoneMsg(a.run_id(), c.index()));
     }
     Send(session, FinishedMsg(a.run_id(), Outcome::SUCCEEDED, seq));
+  }
+
+  // The job history as the API and the CLI list it (LabQueries), newest first.
+  Result<std::vector<Job>> ListJobs(JobQuery query = {}) {
+    auto page = LabQueries(*lab_, *store_).ListJobs(caller_, query);
+    if (!page.ok()) return page.error();
+    std::vector<Job> jobs;
+    for (JobRow& row : page->jobs) jobs.push_back(std::move(row.job));
+    return jobs;
   }
 
   BoardView BoardNamed(const std::string& name) {

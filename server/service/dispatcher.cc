@@ -1,0 +1,156 @@
+#include "server/service/dispatcher.h"
+
+#include <algorithm>
+
+#include "server/domain/queue_position.h"
+
+namespace mculab::server {
+
+std::optional<std::vector<Placement>> Dispatcher::Plan(std::int64_t now_ms,
+                                                       std::int64_t& recheck_ms) const {
+  if (jobs_.queue().empty()) return std::nullopt;
+  // No board takes work: no pass (a board of unknown health under health checks is idle or
+  // reserved, so it counts whenever its health check could run).
+  bool any_free = false;
+  for (const auto& [name, b] : boards_.all()) {
+    if (TakesWork(b.state, b.health, !b.holder.empty())) {
+      any_free = true;
+      break;
+    }
+  }
+  if (!any_free) return std::nullopt;
+  std::vector<const QueuedJob*> queued;
+  queued.reserve(jobs_.queue().size());
+  for (const auto& [id, q] : jobs_.queue()) queued.push_back(&q);
+  std::map<std::string, UserShare> shares;
+  for (const auto& [user, n] : jobs_.on_boards()) shares[user].on_boards = n;
+  for (const auto& [user, ms] : last_assigned_ms_) shares[user].last_assigned_ms = ms;
+  std::vector<UserShare> users;
+  users.reserve(shares.size());
+  for (auto& [user, share] : shares) {
+    share.user = user;
+    users.push_back(share);
+  }
+  std::vector<BoardSlot> slots;
+  slots.reserve(boards_.all().size());
+  for (const auto& [name, b] : boards_.all()) {
+    BoardSlot slot = SlotOf(b);
+    if (health_checks_ && b.health == BoardHealth::kUnknown) {
+      // Only its health check runs on a board of unknown health.
+      slot.holder = std::string(kHealthCheckHolder);
+      slot.lease_until_ms = kNoDeadline;
+      if (slot.state == BoardState::kIdle) slot.state = BoardState::kReserved;
+    } else if (!b.holder.empty() && b.lease_until_ms > now_ms) {
+      recheck_ms = std::min(recheck_ms, b.lease_until_ms);
+    }
+    slots.push_back(std::move(slot));
+  }
+  return Schedule(std::span<const QueuedJob* const>(queued), slots, now_ms, users);
+}
+
+void Dispatcher::Succeeded(const Job& job) {
+  if (job.started_ms == 0) return;
+  auto& d = recent_durations_[job.kind + "/" + job.op];
+  d.push_back(job.finished_ms - job.started_ms);
+  if (d.size() > 20) d.pop_front();
+}
+
+std::vector<std::uint32_t> Dispatcher::QueuePositions(std::span<const JobId> ids) const {
+  std::vector<const QueuedJob*> queue;
+  queue.reserve(jobs_.queue().size());
+  for (const auto& [id, q] : jobs_.queue()) queue.push_back(&q);
+  std::vector<BoardSlot> slots;
+  slots.reserve(boards_.all().size());
+  for (const auto& [name, b] : boards_.all()) slots.push_back(SlotOf(b));
+  return mculab::server::QueuePositions(queue, slots, ids);
+}
+
+std::map<std::string, std::uint32_t> Dispatcher::QueueLengths() const {
+  // Fits() in one pass: a job naming a board counts for that board, one asking for tags for every
+  // board of its kind that has them, any other for every board of its kind.
+  std::map<std::string, std::uint32_t> by_kind;
+  std::map<std::string, std::uint32_t> out;
+  for (const auto& [name, b] : boards_.all()) out[name] = 0;
+  for (const auto& [id, q] : jobs_.queue()) {
+    if (q.board.empty() && q.tags.empty()) {
+      ++by_kind[q.kind];
+      continue;
+    }
+    if (!q.board.empty()) {
+      const Board* b = boards_.Find(q.board);
+      if (b != nullptr && Fits(q, SlotOf(*b))) ++out[b->name];
+      continue;
+    }
+    for (const auto& [name, b] : boards_.all()) {
+      if (b.kind == q.kind && HasTags(q.tags, b.tags)) ++out[name];
+    }
+  }
+  for (const auto& [name, b] : boards_.all()) {
+    auto k = by_kind.find(b.kind);
+    if (k != by_kind.end()) out[name] += k->second;
+  }
+  return out;
+}
+
+std::int64_t Dispatcher::MedianDuration(const Job& job) const {
+  auto d = recent_durations_.find(job.kind + "/" + job.op);
+  if (d == recent_durations_.end() || d->second.empty()) return 0;
+  std::vector<std::int64_t> v(d->second.begin(), d->second.end());
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+  return v[v.size() / 2];
+}
+
+std::int64_t Dispatcher::EstimateStart(const ActiveJob& aj, std::uint32_t position,
+                                       std::int64_t now_ms) const {
+  const std::int64_t median = MedianDuration(aj.job);
+  if (median == 0) return 0;
+  const QueuedJob me = QueuedOf(aj.job);
+  std::int64_t boards = 0;
+  for (const auto& [name, b] : boards_.all()) {
+    if (b.state != BoardState::kOffline && IsSchedulable(b.health) && Fits(me, SlotOf(b))) {
+      ++boards;
+    }
+  }
+  if (boards == 0) return 0;
+  // Every fitting board is busy (the job is queued): `position` jobs go before it, `boards` at
+  // a time, each taking about the median.
+  const std::int64_t rounds = (static_cast<std::int64_t>(position) + boards - 1) / boards;
+  return now_ms + rounds * median;
+}
+
+QueueWait Dispatcher::Wait(const ActiveJob& aj, std::uint32_t position, std::int64_t now_ms) const {
+  QueueWait w;
+  auto view = jobs_.queue().find(aj.job.id);
+  if (aj.job.state != JobState::kQueued || view == jobs_.queue().end()) return w;
+  w.position = position;
+  const QueuedJob& me = view->second;
+  // Waiting on a reservation: every board the job could run on now (online, healthy enough) is
+  // reserved by someone else; the lease that ends first is what it waits for.
+  const Board* first = nullptr;
+  bool usable = false;
+  for (const auto& [name, b] : boards_.all()) {
+    if (b.state == BoardState::kOffline || !IsSchedulable(b.health)) continue;
+    const BoardSlot slot = SlotOf(b);
+    if (!Fits(me, slot)) continue;
+    if (MayRun(me, slot, now_ms)) {
+      usable = true;
+      break;
+    }
+    if (first == nullptr || b.lease_until_ms < first->lease_until_ms) first = &b;
+  }
+  if (usable || first == nullptr) {
+    w.estimated_start_ms = EstimateStart(aj, w.position, now_ms);
+    return w;
+  }
+  w.board = first->name;
+  w.holder = first->holder;
+  w.lease_until_ms = first->lease_until_ms;
+  w.note = first->reservation_note;
+  // It starts when the lease ends, after the jobs ahead of it (the holder's among them).
+  const std::int64_t median = MedianDuration(aj.job);
+  w.estimated_start_ms =
+      std::max(now_ms, first->lease_until_ms) + static_cast<std::int64_t>(w.position - 1) * median;
+  return w;
+}
+
+}  // namespace mculab::server

@@ -1,0 +1,75 @@
+#include "server/service/job_table.h"
+
+namespace mculab::server {
+
+ActiveJob& JobTable::Add(ActiveJob aj) {
+  aj.deadline_ms = kNoDeadline;
+  const JobId id = aj.job.id;
+  auto [it, inserted] = jobs_.insert_or_assign(id, std::move(aj));
+  Enter(it->second.job);
+  return it->second;
+}
+
+ActiveJob* JobTable::Find(JobId id) {
+  auto it = jobs_.find(id);
+  return it == jobs_.end() ? nullptr : &it->second;
+}
+
+const ActiveJob* JobTable::Find(JobId id) const {
+  auto it = jobs_.find(id);
+  return it == jobs_.end() ? nullptr : &it->second;
+}
+
+void JobTable::Moved(ActiveJob& aj, JobState from) {
+  const JobState to = aj.job.state;
+  Leave(aj.job, from);
+  if (!IsOnBoard(to)) SetDeadline(aj, kNoDeadline);
+  if (!IsFinal(to)) Enter(aj.job);
+}
+
+void JobTable::Remove(JobId id) {
+  auto it = jobs_.find(id);
+  if (it == jobs_.end()) return;
+  SetDeadline(it->second, kNoDeadline);
+  const Job& job = it->second.job;
+  if (!IsFinal(job.state)) Leave(job, job.state);
+  jobs_.erase(it);
+}
+
+void JobTable::SetDeadline(ActiveJob& aj, std::int64_t deadline_ms) {
+  if (aj.deadline_ms != kNoDeadline) deadlines_.erase({aj.deadline_ms, aj.job.id});
+  aj.deadline_ms = deadline_ms;
+  if (deadline_ms != kNoDeadline) deadlines_.insert({deadline_ms, aj.job.id});
+}
+
+std::int64_t JobTable::NextDeadline() const {
+  return deadlines_.empty() ? kNoDeadline : deadlines_.begin()->first;
+}
+
+std::vector<JobId> JobTable::TakeExpired(std::int64_t now_ms) {
+  std::vector<JobId> expired;
+  while (!deadlines_.empty() && deadlines_.begin()->first <= now_ms) {
+    const JobId id = deadlines_.begin()->second;
+    deadlines_.erase(deadlines_.begin());
+    auto it = jobs_.find(id);
+    if (it == jobs_.end()) continue;
+    it->second.deadline_ms = kNoDeadline;
+    if (IsOnBoard(it->second.job.state)) expired.push_back(id);
+  }
+  return expired;
+}
+
+void JobTable::Enter(const Job& job) {
+  if (job.state == JobState::kQueued) queue_.insert_or_assign(job.id, QueuedOf(job));
+  if (IsOnBoard(job.state)) ++on_boards_[job.user];
+}
+
+void JobTable::Leave(const Job& job, JobState from) {
+  if (from == JobState::kQueued) queue_.erase(job.id);
+  if (IsOnBoard(from)) {
+    auto it = on_boards_.find(job.user);
+    if (it != on_boards_.end() && --it->second == 0) on_boards_.erase(it);
+  }
+}
+
+}  // namespace mculab::server
