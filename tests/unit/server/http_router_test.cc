@@ -1168,6 +1168,7 @@ TEST_F(HttpRouterTest, ChangesAreKeptUntilTheNextCommitThenComputedAgain) {
   ASSERT_FALSE(agent.ok());
   EXPECT_EQ(agent.error().code, ErrorCode::kPermissionDenied);
   Caller nobody;
+  nobody.role = Role::kNone;
   nobody.problem = "no token was given";
   auto anonymous = queries.ListChangedJobs(nobody, JobQuery{}, 200);
   ASSERT_FALSE(anonymous.ok());

@@ -221,7 +221,7 @@ TEST_F(LabTest, ListingManyQueuedJobsGivesEachItsPositionAmongTheJobsForItsBoard
     (on_host ? host : qemu).push_back(id);
   }
   JobQuery all;
-  all.limit = 1000;
+  all.limit = 500;
   auto jobs = ListJobs(all);
   ASSERT_TRUE(jobs.ok()) << jobs.error().message;
   ASSERT_EQ(jobs->size(), 122u);
