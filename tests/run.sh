@@ -61,6 +61,7 @@ if [ "$main" = 1 ]; then
   cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DMCULAB_CRASH_POINTS=ON >/dev/null
   cmake --build build -j "$jobs"
   step "tests: unit, integration, e2e"
+  rm -f build/Testing/Temporary/LastTestsFailed.log  # ctest leaves an old one when all pass
   (cd build && ctest --output-on-failure -j "$jobs" --timeout 600 "${filter[@]}") ||
     fail "Release ctest" build/Testing/Temporary/LastTestsFailed.log
   if [ ${#filter[@]} -eq 0 ]; then
@@ -78,6 +79,7 @@ if [ "$asan" = 1 ]; then
   export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
   export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
   export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$root/tests/lsan.supp}
+  rm -f build-asan/Testing/Temporary/LastTestsFailed.log
   (cd build-asan && ctest --output-on-failure -j "$jobs" --timeout 600 -L unit "${filter[@]}") ||
     fail "ASan ctest" build-asan/Testing/Temporary/LastTestsFailed.log
 fi
