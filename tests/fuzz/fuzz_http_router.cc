@@ -26,7 +26,7 @@ using mculab::server::http::Request;
 
 struct World {
   std::filesystem::path dir;
-  std::unique_ptr<mculab::db::Store> store;
+  std::unique_ptr<mculab::db::SqliteStore> store;
   mculab::server::SystemClock clock;
   std::unique_ptr<mculab::server::testing::OwnedLab> lab;
   std::unique_ptr<mculab::server::http::Router> router;
@@ -66,7 +66,16 @@ struct World {
 };
 
 World& TheWorld() {
-  static World* w = new World();
+  static World* w = [] {
+    auto* world = new World();  // lives as long as the process, like a server
+    // Stopped at exit, before the statics its threads use are destroyed: libFuzzer's exit() at
+    // the end of a timed run otherwise races the store's writer thread (a use after free).
+    std::atexit([] {
+      TheWorld().lab->Stop();
+      TheWorld().store->Close();
+    });
+    return world;
+  }();
   return *w;
 }
 
