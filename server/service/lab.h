@@ -72,6 +72,7 @@
 #include "server/service/job_watch.h"
 #include "server/service/lab_feed.h"
 #include "server/service/results.h"
+#include "server/service/run_finalizer.h"
 #include "server/service/run_table.h"
 #include "server/service/store.h"
 #include "server/service/trend.h"
@@ -329,8 +330,6 @@ class Lab {
   void QueueHealthCheckLocked(Board& b, Effects& fx);
   // A health-check job ended (final state `to`): the board's health follows.
   void HealthCheckEndedLocked(const ActiveJob& aj, JobState to, Effects& fx);
-  // Empty when the finalized health check's value matches the board's calibration.
-  std::string CheckCalibrationLocked(ActiveJob& aj, const std::vector<CaseStats>& stats);
 
   // ---- agent sessions and their messages (lab_agents.cc) ----
   void DropSessionLocked(AgentSession& s, const std::string& reason, Effects& fx);
@@ -372,7 +371,7 @@ class Lab {
   void FailJobOfRunLocked(ActiveRun& r, JobState to, const std::string& message,
                           const std::string& actor, Effects& fx);
   void MaybeFinalizeLocked(ActiveRun& r);
-  // On the background thread: the run's statistics and verdict.
+  // On the background thread: the run's statistics and verdict (finalizer_), then its end.
   void Finalize(RunId run);
 
   // ---- counters, passes, op profiles, memory (lab_counters.cc) ----
@@ -406,6 +405,7 @@ class Lab {
   JobWatchers watchers_;    // of live jobs (Watch)
   Dispatcher dispatch_{jobs_, boards_, config_.health_checks};  // passes, positions, estimates
   FeedHub feeds_;                                               // the live feeds (Subscribe)
+  RunFinalizer finalizer_{store_};  // a finished run's statistics and verdict (Finalize)
   std::thread background_;
   std::atomic<std::uint64_t> refused_agent_messages_{0};
   // The schedule is stale until a pass (or the short-cut that finds no free board) saw every

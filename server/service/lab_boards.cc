@@ -8,12 +8,10 @@
 #include <cmath>
 
 #include "common/time_text.h"
-#include "server/domain/health_check.h"
 #include "server/domain/scheduler.h"
 #include "server/service/lab.h"
 
 namespace mculab::server {
-namespace {}  // namespace
 
 BoardState Lab::FreeState(const Board& b) {
   return b.holder.empty() ? BoardState::kIdle : BoardState::kReserved;
@@ -291,14 +289,6 @@ void Lab::QueueHealthCheckLocked(Board& b, Effects& fx) {
   job.timeout_s = std::min<std::uint32_t>(config_.default_timeout_s, 300);
   const JobId id = CreateJobLocked(job, {CaseSpec{0, {1, 32, 8}}}, "server", fx);
   spdlog::info("board {}: health check job {} queued", b.name, id);
-}
-
-std::string Lab::CheckCalibrationLocked(ActiveJob& aj, const std::vector<CaseStats>& stats) {
-  const Board* b = boards_.Find(aj.job.board);
-  if (b == nullptr) return {};
-  aj.health_median = HealthCheckValue(stats);
-  return CheckCalibration(aj.health_median, ExpectedHealthValue(*b, config_.health_expected),
-                          config_.health_tolerance);
 }
 
 void Lab::HealthCheckEndedLocked(const ActiveJob& aj, JobState to, Effects& fx) {

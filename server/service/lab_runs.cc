@@ -1,52 +1,30 @@
 // Lab: runs ending. Closing a run (its board freed or taken offline, the agent told), failing it
-// as an infrastructure or workload failure, a finished run's statistics (computed from the stored
-// raw samples once every batch the agent sent is committed) and a job's results (job_results.h).
+// as an infrastructure or workload failure, applying a finished run's outcome (run_finalizer.h:
+// its statistics from the stored samples once every batch the agent sent is committed, and its
+// verdict) and a job's results (job_results.h).
 #include <fmt/format.h>
-#include <malloc.h>
 #include <spdlog/spdlog.h>
 
-#include <map>
-
-#include "common/op_catalog.h"
-#include "server/domain/run_verdict.h"
+#include "server/domain/health_check.h"
 #include "server/service/job_results.h"
 #include "server/service/lab.h"
-#include "server/service/profiles.h"
-#include "server/service/run_statistics.h"
 
 namespace mculab::server {
-namespace {
-// Runs with at least this many samples are followed by malloc_trim.
-constexpr std::uint64_t kTrimAfterSamples = 100'000;
-}  // namespace
 
 void Lab::Finalize(RunId run_id) {
-  Provenance provenance;
-  JobId job_id = 0;
-  std::uint32_t passes = 1;
-  std::uint32_t cases = 0;
+  FinalizeTarget target;
   {
     std::lock_guard l(mu_);
     const ActiveRun* r = runs_.Find(run_id);
     if (r == nullptr) return;
-    provenance = r->run.provenance;
-    job_id = r->run.job_id;
-    passes = r->passes;
-    if (const ActiveJob* aj = jobs_.Find(job_id)) cases = aj->job.num_cases;
+    target.run = run_id;
+    target.provenance = r->run.provenance;
+    target.job = r->run.job_id;
+    target.passes = r->passes;
+    if (const ActiveJob* aj = jobs_.Find(target.job)) target.cases = aj->job.num_cases;
   }
-  // Reads without the lock (the store's commit callbacks take it). The samples are streamed, never
-  // loaded: the memory this takes does not grow with the run.
-  auto computed = ComputeRunStatistics(store_, job_id, run_id, provenance, passes, cases);
-  auto results = store_.GetCaseResults(run_id);
-  std::vector<CaseStats> stats;
-  std::vector<std::vector<double>> cycles_by_pass;
-  if (computed.ok()) {
-    stats = std::move(computed->stats);
-    cycles_by_pass = std::move(computed->cycles_by_pass);
-    // A large run leaves freed pages in malloc's arenas (SQLite's sorter, the ingest queue's
-    // batches): give them back so the server's resident size returns to its resting level.
-    if (computed->samples >= kTrimAfterSamples) malloc_trim(0);
-  }
+  // Without the lock: the store's commit callbacks take it.
+  RunReading reading = finalizer_.Read(target);
 
   std::unique_lock l(mu_);
   ActiveRun* found_run = runs_.Find(run_id);
@@ -54,58 +32,64 @@ void Lab::Finalize(RunId run_id) {
   ActiveRun& run = *found_run;
   const std::string board = run.run.board;
   Effects fx;
-  ActiveJob* found = jobs_.Find(job_id);
+  ActiveJob* found = jobs_.Find(target.job);
   if (run.job_ended || found == nullptr || found->job.last_run_id != run_id ||
       !IsOnBoard(found->job.state)) {
     CloseRunLocked(run, run.job_ended ? run.end_state : RunState::kSucceeded, "", false, fx);
-  } else if (!computed.ok() || !results.ok()) {
-    const std::string msg = "the server could not read the run's results: " +
-                            (computed.ok() ? results.error().message : computed.error().message);
-    spdlog::error("run {}: {}", run_id, msg);
-    FailJobOfRunLocked(run, JobState::kFailed, msg, "server", fx);
-    CloseRunLocked(run, RunState::kInfraFailed, msg, false, fx);
-  } else {
-    ActiveJob& aj = *found;
-    RunVerdictInput in;
-    in.num_cases = aj.job.num_cases;
-    in.iterations = aj.job.iterations;
-    in.custom_runner = !aj.job.firmware_artifact.empty();
-    in.reported_failures = run.checksum_failures;
-    in.passes = passes;
-    in.cycles_by_pass = std::move(cycles_by_pass);
-    in.pass_tolerance = config_.pass_cycles_tolerance;
-    in.emulated = provenance.emulated;
-    const RunVerdict verdict = JudgeRun(in, *results, stats);
-    if (verdict.wrong_result) {
-      FailJobOfRunLocked(run, JobState::kFailed, verdict.message, "server", fx);
-      CloseRunLocked(run, RunState::kWorkloadFailed, verdict.message, false, fx);
-    } else {
-      const std::string& message = verdict.message;
-      const std::string actor = "agent:" + run.run.agent;
-      const std::string calibration =
-          IsHealthCheck(aj.job) ? CheckCalibrationLocked(aj, stats) : std::string();
-      fx.writes.case_stats = std::move(stats);
+    ScheduleLocked(fx);
+    CommitLocked(fx);
+    l.unlock();
+    Deliver(fx);
+    return;
+  }
+  ActiveJob& aj = *found;
+  JudgeInput in;
+  in.verdict.num_cases = aj.job.num_cases;
+  in.verdict.iterations = aj.job.iterations;
+  in.verdict.custom_runner = !aj.job.firmware_artifact.empty();
+  in.verdict.reported_failures = run.checksum_failures;
+  in.verdict.passes = target.passes;
+  in.verdict.pass_tolerance = config_.pass_cycles_tolerance;
+  in.verdict.emulated = target.provenance.emulated;
+  const Board* b = boards_.Find(aj.job.board);
+  const bool health_check = IsHealthCheck(aj.job) && b != nullptr;
+  in.health_check = health_check;
+  if (health_check) in.expected_health = ExpectedHealthValue(*b, config_.health_expected);
+  in.health_tolerance = config_.health_tolerance;
+  RunEnd out = RunFinalizer::Judge(std::move(reading), std::move(in));
+
+  const std::string actor = "agent:" + run.run.agent;
+  switch (out.ending) {
+    case RunEnding::kUnreadable:
+      spdlog::error("run {}: {}", run_id, out.message);
+      FailJobOfRunLocked(run, JobState::kFailed, out.message, "server", fx);
+      CloseRunLocked(run, RunState::kInfraFailed, out.message, false, fx);
+      break;
+    case RunEnding::kWrongResult:
+      FailJobOfRunLocked(run, JobState::kFailed, out.message, "server", fx);
+      CloseRunLocked(run, RunState::kWorkloadFailed, out.message, false, fx);
+      break;
+    case RunEnding::kOffCalibration:
+    case RunEnding::kSucceeded:
+      if (health_check) aj.health_median = out.health_value;
+      fx.writes.case_stats = std::move(out.stats);
       if (aj.job.state != JobState::kRunning) {
         (void)TransitionLocked(aj, JobState::kRunning, "implied by the run's end", actor, fx);
       }
-      if (!calibration.empty()) {
+      if (out.ending == RunEnding::kOffCalibration) {
         // The measurement is sound; the board is not what it was calibrated as.
-        FailJobOfRunLocked(run, JobState::kFailed, calibration, "server", fx);
-        CloseRunLocked(run, RunState::kSucceeded, calibration, false, fx);
-        ScheduleLocked(fx);
-        CommitLocked(fx);
-        l.unlock();
-        Deliver(fx);
-        return;
+        FailJobOfRunLocked(run, JobState::kFailed, out.message, "server", fx);
+        CloseRunLocked(run, RunState::kSucceeded, out.message, false, fx);
+        break;
       }
-      aj.job.message = message;
+      aj.job.message = out.message;
       (void)TransitionLocked(aj, JobState::kSucceeded,
                              fmt::format("finished on board {} (run {})", board, run_id), actor,
                              fx);
-      CloseRunLocked(run, RunState::kSucceeded, message, false, fx);
-      spdlog::info("job {} succeeded on board {}{}", job_id, board,
-                   message.empty() ? "" : " (" + message + ")");
-    }
+      CloseRunLocked(run, RunState::kSucceeded, out.message, false, fx);
+      spdlog::info("job {} succeeded on board {}{}", target.job, board,
+                   out.message.empty() ? "" : " (" + out.message + ")");
+      break;
   }
   ScheduleLocked(fx);
   CommitLocked(fx);

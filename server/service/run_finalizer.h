@@ -1,0 +1,85 @@
+// RunFinalizer: a finished run's end, once every batch its agent sent is committed. Read streams
+// the run's stored samples into its statistics and reads its checksum results, without the Lab's
+// lock (the memory this takes does not grow with the run); Judge says, from that reading and the
+// job and board as the Lab knows them, how the run and its job end. The Lab applies the outcome
+// under its lock (Lab::Finalize, lab_runs.cc): job transition, run close, board and health.
+//
+// Thread-safety: Read may run on any thread and takes no lock a store callback takes; Judge is
+// pure.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "server/domain/run.h"
+#include "server/domain/run_verdict.h"
+#include "server/service/run_statistics.h"
+
+namespace mculab::server {
+
+class ResultStore;
+
+// The run to finalize, as the Lab knew it when the run was queued (copied under its lock).
+struct FinalizeTarget {
+  RunId run = 0;
+  JobId job = 0;
+  Provenance provenance;
+  std::uint32_t passes = 1;
+  std::uint32_t cases = 0;
+};
+
+// What the store holds of the run.
+struct RunReading {
+  Result<RunStatistics> statistics;
+  Result<std::vector<CaseResult>> results;
+};
+
+enum class RunEnding {
+  // The store could not give the run's figures: the job fails, the run is an infrastructure
+  // failure.
+  kUnreadable,
+  // A checksum differs from the host reference: the job fails, the run is a workload failure.
+  kWrongResult,
+  // A health check measured soundly, but not what the board was calibrated as: the job fails,
+  // the run succeeded (its figures are stored).
+  kOffCalibration,
+  // The job succeeds; the message holds the verdict's flags (empty when nothing is flagged).
+  kSucceeded,
+};
+
+struct RunEnd {
+  RunEnding ending = RunEnding::kUnreadable;
+  std::string message;
+  std::vector<CaseStats> stats;   // to store (kOffCalibration and kSucceeded)
+  std::int64_t health_value = 0;  // a health check's measured value (HealthCheckValue)
+};
+
+// What the judgement needs from the job and its board, besides the reading.
+struct JudgeInput {
+  RunVerdictInput verdict;  // its cycles_by_pass comes from the reading
+  // A health check on a board the lab knows: its value is compared with `expected_health`
+  // (ExpectedHealthValue; 0 or less: nothing to compare with) within `health_tolerance`.
+  bool health_check = false;
+  std::int64_t expected_health = 0;
+  double health_tolerance = 0;
+};
+
+class RunFinalizer {
+ public:
+  // Runs with at least this many samples are followed by malloc_trim: a large run leaves freed
+  // pages in malloc's arenas (SQLite's sorter, the ingest queue's batches), and giving them back
+  // returns the server's resident size to its resting level.
+  static constexpr std::uint64_t kTrimAfterSamples = 100'000;
+
+  explicit RunFinalizer(ResultStore& store) : store_(store) {}
+
+  RunReading Read(const FinalizeTarget& target);
+  static RunEnd Judge(RunReading reading, JudgeInput in);
+
+ private:
+  ResultStore& store_;
+};
+
+}  // namespace mculab::server
