@@ -66,14 +66,21 @@ std::vector<std::uint32_t> Dispatcher::QueuePositions(std::span<const JobId> ids
 }
 
 std::map<std::string, std::uint32_t> Dispatcher::QueueLengths() const {
-  // Fits() in one pass: a job naming a board counts for that board, one asking for tags for every
-  // board of its kind that has them, any other for every board of its kind.
-  std::map<std::string, std::uint32_t> by_kind;
+  // Fits() for every (job, board) pair, in one pass over the queue: a job with neither a board
+  // nor tags fits every board of its kind that takes its runner, so those are counted by (kind,
+  // custom runner); a job naming a board is checked against that board, one asking for tags
+  // against every board.
+  struct Plain {
+    std::uint32_t builtin = 0;  // jobs with the lab's runner
+    std::uint32_t custom = 0;   // jobs bringing their own
+  };
+  std::map<std::string, Plain> by_kind;
   std::map<std::string, std::uint32_t> out;
   for (const auto& [name, b] : boards_.all()) out[name] = 0;
   for (const auto& [id, q] : jobs_.queue()) {
     if (q.board.empty() && q.tags.empty()) {
-      ++by_kind[q.kind];
+      Plain& p = by_kind[q.kind];
+      ++(q.custom_runner ? p.custom : p.builtin);
       continue;
     }
     if (!q.board.empty()) {
@@ -82,12 +89,16 @@ std::map<std::string, std::uint32_t> Dispatcher::QueueLengths() const {
       continue;
     }
     for (const auto& [name, b] : boards_.all()) {
-      if (b.kind == q.kind && HasTags(q.tags, b.tags)) ++out[name];
+      if (b.kind == q.kind && Fits(q, SlotOf(b))) ++out[name];
     }
   }
+  QueuedJob custom;
+  custom.custom_runner = true;
   for (const auto& [name, b] : boards_.all()) {
     auto k = by_kind.find(b.kind);
-    if (k != by_kind.end()) out[name] += k->second;
+    if (k == by_kind.end()) continue;
+    const bool takes_custom = TakesRunner(custom, SlotOf(b));
+    out[name] += k->second.builtin + (takes_custom ? k->second.custom : 0);
   }
   return out;
 }

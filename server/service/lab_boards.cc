@@ -368,12 +368,11 @@ Result<std::vector<BoardView>> Lab::ListBoards(const Caller& caller) {
   std::lock_guard l(mu_);
   std::map<std::string, std::uint32_t> by_kind;
   for (const auto& [id, q] : jobs_.queue()) ++by_kind[q.kind];
+  const std::map<std::string, std::uint32_t> lengths = dispatch_.QueueLengths();
   std::vector<BoardView> out;
   out.reserve(boards_.all().size());
   for (const auto& [name, b] : boards_.all()) {
-    const BoardSlot slot = SlotOf(b);
-    BoardView v{b, 0, 0};
-    for (const auto& [id, q] : jobs_.queue()) v.queue_length += Fits(q, slot) ? 1 : 0;
+    BoardView v{b, lengths.at(name), 0};
     if (auto k = by_kind.find(b.kind); k != by_kind.end()) v.kind_queue_length = k->second;
     out.push_back(std::move(v));
   }

@@ -9,8 +9,11 @@ namespace {
 
 class DispatcherTest : public ::testing::Test {
  protected:
-  JobId Queue(const std::string& user, const std::string& board = "") {
+  JobId Queue(const std::string& user, const std::string& board = "",
+              std::map<std::string, std::string> tags = {}, bool custom_runner = false) {
     ActiveJob aj;
+    aj.job.tags = std::move(tags);
+    if (custom_runner) aj.job.firmware_artifact = "ab12";
     aj.job.id = jobs_.TakeId();
     aj.job.user = user;
     aj.job.kind = "host";
@@ -119,6 +122,27 @@ TEST_F(DispatcherTest, QueueLengthsCountEachJobForTheBoardsItFits) {
   EXPECT_EQ(lengths.at("host-0"), 1u);
   EXPECT_EQ(lengths.at("host-1"), 2u);
   EXPECT_EQ(lengths.size(), 2u);
+}
+
+TEST_F(DispatcherTest, QueueLengthsAreFitsForEveryJobAndBoard) {
+  AddBoard("host-0");
+  Board& refuses = AddBoard("host-1");  // its agent does not run uploaded runners
+  refuses.custom_runners_off = "allow_custom_runners is off";
+  AddBoard("host-2").tags = {{"cpu", "m55"}};
+  Queue("ana");
+  Queue("ana", "", {}, /*custom_runner=*/true);  // brings its own runner
+  Queue("ben", "host-1", {}, true);
+  Queue("ben", "", {{"cpu", "m55"}});
+  Queue("cy", "", {{"cpu", "m55"}}, true);
+  const auto lengths = dispatch_.QueueLengths();
+  for (const auto& [name, b] : boards_.all()) {
+    std::uint32_t fits = 0;
+    for (const auto& [id, q] : jobs_.queue()) fits += Fits(q, SlotOf(b)) ? 1 : 0;
+    EXPECT_EQ(lengths.at(name), fits) << name;
+  }
+  EXPECT_EQ(lengths.at("host-0"), 2u);
+  EXPECT_EQ(lengths.at("host-1"), 1u);  // the plain job only: it refuses the custom runners
+  EXPECT_EQ(lengths.at("host-2"), 4u);
 }
 
 }  // namespace
