@@ -97,6 +97,12 @@ std::string JoinNames(const std::vector<std::string>& names) {
   return out.empty() ? "none" : out;
 }
 
+std::string NoBoardNamed(const std::string& name, const std::map<std::string, Board>& boards) {
+  std::vector<std::string> names;
+  for (const auto& [n, board] : boards) names.push_back(n);
+  return "no board named '" + name + "'; the lab has: " + JoinNames(names);
+}
+
 bool IsCandidate(const AdmissionRequest& request, const Board& board) {
   return !request.board.empty() ? board.name == request.board : board.kind == request.kind;
 }
@@ -107,11 +113,7 @@ Result<std::string> AdmitToBoards(const AdmissionRequest& request,
   AdmissionRequest r = request;
   if (!r.board.empty()) {
     auto b = boards.find(r.board);
-    if (b == boards.end()) {
-      std::vector<std::string> names;
-      for (const auto& [name, board] : boards) names.push_back(name);
-      return Refused("no board named '" + r.board + "'; the lab has: " + JoinNames(names));
-    }
+    if (b == boards.end()) return Refused(NoBoardNamed(r.board, boards));
     if (!r.kind.empty() && b->second.kind != r.kind) {
       return Refused("board " + r.board + " is of kind '" + b->second.kind + "', not '" + r.kind +
                      "'");

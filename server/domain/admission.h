@@ -52,6 +52,9 @@ Status AdmitWorkloadMemory(const AdmissionRequest& request, std::span<const Case
 // "a, b, c", or "none" for an empty list (admission's lists of what the lab has).
 std::string JoinNames(const std::vector<std::string>& names);
 
+// "no board named 'x'; the lab has: a, b" (or "none"): a board name the lab does not know.
+std::string NoBoardNamed(const std::string& name, const std::map<std::string, Board>& boards);
+
 // 0 for an op it does not know (no check is made then). Parameters in the op's catalog order.
 // The arithmetic is checked: a size that does not fit 64 bits is UINT64_MAX.
 std::uint64_t WorkloadTensorBytes(std::string_view op, const std::vector<std::int32_t>& params);

@@ -1,5 +1,7 @@
 #include "server/service/board_table.h"
 
+#include "server/domain/admission.h"
+
 namespace mculab::server {
 
 Board& BoardTable::Add(Board board) {
@@ -33,10 +35,7 @@ const Board* BoardTable::Find(const std::string& name) const {
 }
 
 Error BoardTable::Unknown(const std::string& name) const {
-  std::string have;
-  for (const auto& [n, b] : boards_) have += (have.empty() ? "" : ", ") + n;
-  return MakeError(ErrorCode::kNotFound, "no board named '" + name + "'; the lab has: " +
-                                             (have.empty() ? std::string("none") : have));
+  return MakeError(ErrorCode::kNotFound, NoBoardNamed(name, boards_));
 }
 
 void BoardTable::SetLease(Board& b, const std::string& holder, std::int64_t until_ms,
