@@ -5,8 +5,6 @@
 // the token check), every later one an AgentMessage given to Lab::OnAgentMessage. A run id below
 // 8 in a message is replaced by the run assigned to this session (if any), so the fuzzer reaches
 // the paths of a run the agent really holds; other ids test the refusal of runs it does not hold.
-#include <spdlog/spdlog.h>
-#include <unistd.h>
 
 #include <cstdint>
 #include <cstdlib>
@@ -21,7 +19,7 @@
 #include "server/service/agent_channel.h"
 #include "server/service/clock.h"
 #include "server/service/lab.h"
-#include "tests/unit/server/owned_lab.h"
+#include "tests/fuzz/fuzz_lab.h"
 
 namespace {
 
@@ -46,39 +44,11 @@ class Channel final : public mculab::server::AgentChannel {
   std::vector<std::uint64_t> runs_;
 };
 
-struct World {
-  std::filesystem::path dir;
-  std::unique_ptr<mculab::db::SqliteStore> store;
-  mculab::server::SystemClock clock;
-  std::unique_ptr<mculab::server::testing::OwnedLab> lab;
-
-  World() {
-    spdlog::set_level(spdlog::level::off);  // a log line per message would drown the fuzzer
-    char tmpl[] = "/tmp/mculab-fuzz-agent-XXXXXX";
-    dir = ::mkdtemp(tmpl);
-    auto s = mculab::db::SqliteStore::Open(dir / "mculab.db");
-    if (!s.ok()) std::abort();
-    store = std::move(*s);
-    mculab::server::LabConfig config;
-    config.health_checks = false;
-    lab = std::make_unique<mculab::server::testing::OwnedLab>(*store, clock, config, dir);
-    if (!lab->Start().ok()) std::abort();
-  }
+struct World : mculab::fuzz::FuzzLab {
+  World() : FuzzLab("agent") {}
 };
 
-World& TheWorld() {
-  static World* w = [] {
-    auto* world = new World();  // lives as long as the process, like a server
-    // Stopped at exit, before the statics its threads use are destroyed: libFuzzer's exit() at
-    // the end of a timed run otherwise races the store's writer thread (a use after free).
-    std::atexit([] {
-      TheWorld().lab->Stop();
-      TheWorld().store->Close();
-    });
-    return world;
-  }();
-  return *w;
-}
+World& TheWorld() { return mculab::fuzz::ProcessWorld<World>(); }
 
 void Submit(mculab::server::Lab& lab) {
   mculab::server::SubmitRequest r;

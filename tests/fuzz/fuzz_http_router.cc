@@ -3,8 +3,6 @@
 // with an admin, a member and a viewer, a queued job and a web root. The input's first byte picks
 // the caller (0: as the request says, 1: admin, 2: member, 3: viewer, 4: a revoked token), the rest
 // is the request (head and body, with Beast's limits as the server sets them).
-#include <spdlog/spdlog.h>
-#include <unistd.h>
 
 #include <boost/beast/http.hpp>
 #include <cstdint>
@@ -17,32 +15,18 @@
 #include "server/http/router.h"
 #include "server/service/clock.h"
 #include "server/service/lab.h"
-#include "tests/unit/server/owned_lab.h"
+#include "tests/fuzz/fuzz_lab.h"
 
 namespace {
 
 namespace beast = boost::beast;
 using mculab::server::http::Request;
 
-struct World {
-  std::filesystem::path dir;
-  std::unique_ptr<mculab::db::SqliteStore> store;
-  mculab::server::SystemClock clock;
-  std::unique_ptr<mculab::server::testing::OwnedLab> lab;
+struct World : mculab::fuzz::FuzzLab {
   std::unique_ptr<mculab::server::http::Router> router;
   std::string tokens[5];
 
-  World() {
-    spdlog::set_level(spdlog::level::off);
-    char tmpl[] = "/tmp/mculab-fuzz-http-XXXXXX";
-    dir = ::mkdtemp(tmpl);
-    auto s = mculab::db::SqliteStore::Open(dir / "mculab.db");
-    if (!s.ok()) std::abort();
-    store = std::move(*s);
-    mculab::server::LabConfig config;
-    config.health_checks = false;
-    lab = std::make_unique<mculab::server::testing::OwnedLab>(*store, clock, config, dir);
-    if (!lab->Start().ok()) std::abort();
+  World() : FuzzLab("http") {
     const char* roles[] = {"admin", "member", "viewer", "member"};
     const char* names[] = {"fz-admin", "fz-member", "fz-viewer", "fz-revoked"};
     for (int i = 0; i < 4; ++i) {
@@ -65,19 +49,7 @@ struct World {
   }
 };
 
-World& TheWorld() {
-  static World* w = [] {
-    auto* world = new World();  // lives as long as the process, like a server
-    // Stopped at exit, before the statics its threads use are destroyed: libFuzzer's exit() at
-    // the end of a timed run otherwise races the store's writer thread (a use after free).
-    std::atexit([] {
-      TheWorld().lab->Stop();
-      TheWorld().store->Close();
-    });
-    return world;
-  }();
-  return *w;
-}
+World& TheWorld() { return mculab::fuzz::ProcessWorld<World>(); }
 
 }  // namespace
 
