@@ -6,11 +6,11 @@ namespace mculab::server {
 
 Board& BoardTable::Add(Board board) {
   if (Board* old = Find(board.name); old != nullptr && !old->holder.empty()) {
-    lease_ends_.erase({old->lease_until_ms, old->name});
+    lease_ends_.Remove(old->lease_until_ms, old->name);
   }
   const std::string name = board.name;
   Board& b = boards_.insert_or_assign(name, std::move(board)).first->second;
-  if (!b.holder.empty()) lease_ends_.insert({b.lease_until_ms, name});
+  if (!b.holder.empty()) lease_ends_.Add(b.lease_until_ms, name);
   return b;
 }
 
@@ -40,37 +40,33 @@ Error BoardTable::Unknown(const std::string& name) const {
 
 void BoardTable::SetLease(Board& b, const std::string& holder, std::int64_t until_ms,
                           const std::string& note, bool hold) {
-  if (!b.holder.empty()) lease_ends_.erase({b.lease_until_ms, b.name});
+  if (!b.holder.empty()) lease_ends_.Remove(b.lease_until_ms, b.name);
   b.holder = holder;
   b.lease_until_ms = until_ms;
   b.reservation_note = note;
   b.hold = hold;
-  lease_ends_.insert({until_ms, b.name});
+  lease_ends_.Add(until_ms, b.name);
 }
 
 void BoardTable::RenewLease(Board& b, std::int64_t until_ms) {
-  lease_ends_.erase({b.lease_until_ms, b.name});
+  lease_ends_.Remove(b.lease_until_ms, b.name);
   b.lease_until_ms = until_ms;
-  lease_ends_.insert({until_ms, b.name});
+  lease_ends_.Add(until_ms, b.name);
 }
 
 void BoardTable::ClearLease(Board& b) {
-  lease_ends_.erase({b.lease_until_ms, b.name});
+  lease_ends_.Remove(b.lease_until_ms, b.name);
   b.holder.clear();
   b.lease_until_ms = 0;
   b.reservation_note.clear();
   b.hold = false;
 }
 
-std::int64_t BoardTable::NextLeaseEnd() const {
-  return lease_ends_.empty() ? kNoDeadline : lease_ends_.begin()->first;
-}
+std::int64_t BoardTable::NextLeaseEnd() const { return lease_ends_.Next(); }
 
 std::vector<std::string> BoardTable::TakeEndedLeases(std::int64_t now_ms) {
   std::vector<std::string> ended;
-  while (!lease_ends_.empty() && lease_ends_.begin()->first <= now_ms) {
-    const auto [until, name] = *lease_ends_.begin();
-    lease_ends_.erase(lease_ends_.begin());
+  for (const auto& [until, name] : lease_ends_.TakeDue(now_ms)) {
     const Board* b = Find(name);
     if (b == nullptr || b->holder.empty() || b->lease_until_ms != until) continue;
     ended.push_back(name);

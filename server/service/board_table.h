@@ -7,7 +7,6 @@
 
 #include <cstdint>
 #include <map>
-#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -16,6 +15,7 @@
 #include "server/domain/board.h"
 #include "server/domain/profile.h"
 #include "server/service/clock.h"
+#include "server/service/deadlines.h"
 
 namespace mculab::server {
 
@@ -54,8 +54,8 @@ class BoardTable {
 
  private:
   std::map<std::string, Board> boards_;
-  std::set<std::pair<std::int64_t, std::string>> lease_ends_;  // (lease end, board)
-  std::map<std::string, BoardUnits> units_;                    // by board name
+  Deadlines<std::string> lease_ends_;        // boards by the end of their lease
+  std::map<std::string, BoardUnits> units_;  // by board name
 };
 
 }  // namespace mculab::server

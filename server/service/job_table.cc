@@ -37,20 +37,16 @@ void JobTable::Remove(JobId id) {
 }
 
 void JobTable::SetDeadline(ActiveJob& aj, std::int64_t deadline_ms) {
-  if (aj.deadline_ms != kNoDeadline) deadlines_.erase({aj.deadline_ms, aj.job.id});
+  deadlines_.Remove(aj.deadline_ms, aj.job.id);
   aj.deadline_ms = deadline_ms;
-  if (deadline_ms != kNoDeadline) deadlines_.insert({deadline_ms, aj.job.id});
+  deadlines_.Add(deadline_ms, aj.job.id);
 }
 
-std::int64_t JobTable::NextDeadline() const {
-  return deadlines_.empty() ? kNoDeadline : deadlines_.begin()->first;
-}
+std::int64_t JobTable::NextDeadline() const { return deadlines_.Next(); }
 
 std::vector<JobId> JobTable::TakeExpired(std::int64_t now_ms) {
   std::vector<JobId> expired;
-  while (!deadlines_.empty() && deadlines_.begin()->first <= now_ms) {
-    const JobId id = deadlines_.begin()->second;
-    deadlines_.erase(deadlines_.begin());
+  for (const auto& [at, id] : deadlines_.TakeDue(now_ms)) {
     auto it = jobs_.find(id);
     if (it == jobs_.end()) continue;
     it->second.deadline_ms = kNoDeadline;

@@ -8,7 +8,6 @@
 
 #include <cstdint>
 #include <map>
-#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -16,6 +15,7 @@
 #include "server/domain/job.h"
 #include "server/domain/scheduler.h"
 #include "server/service/clock.h"
+#include "server/service/deadlines.h"
 
 namespace mculab::server {
 
@@ -70,7 +70,7 @@ class JobTable {
   std::map<JobId, ActiveJob> jobs_;
   std::map<JobId, QueuedJob> queue_;
   std::map<std::string, std::uint32_t> on_boards_;
-  std::set<std::pair<std::int64_t, JobId>> deadlines_;
+  Deadlines<JobId> deadlines_;
 };
 
 }  // namespace mculab::server

@@ -61,24 +61,18 @@ std::int64_t RunTable::NextResumeDeadline() const {
   return next;
 }
 
-void RunTable::ArmCancelGrace(RunId id, std::int64_t until_ms) {
-  grace_ends_.insert({until_ms, id});
-}
+void RunTable::ArmCancelGrace(RunId id, std::int64_t until_ms) { grace_ends_.Add(until_ms, id); }
 
 std::vector<RunId> RunTable::TakeEndedGraces(std::int64_t now_ms) {
   std::vector<RunId> ended;
-  while (!grace_ends_.empty() && grace_ends_.begin()->first <= now_ms) {
-    const RunId id = grace_ends_.begin()->second;
-    grace_ends_.erase(grace_ends_.begin());
+  for (const auto& [at, id] : grace_ends_.TakeDue(now_ms)) {
     const ActiveRun* r = Find(id);
     if (r != nullptr && r->job_ended) ended.push_back(id);
   }
   return ended;
 }
 
-std::int64_t RunTable::NextGraceEnd() const {
-  return grace_ends_.empty() ? kNoDeadline : grace_ends_.begin()->first;
-}
+std::int64_t RunTable::NextGraceEnd() const { return grace_ends_.Next(); }
 
 void RunTable::QueueFinalize(ActiveRun& r) {
   if (r.finalizing) return;

@@ -16,6 +16,7 @@
 
 #include "server/domain/run.h"
 #include "server/service/clock.h"
+#include "server/service/deadlines.h"
 
 namespace mculab::server {
 
@@ -83,7 +84,7 @@ class RunTable {
   RunId next_id_ = 1;
   RunId reserved_ = 0;  // ids up to this are reserved in the store
   std::map<RunId, ActiveRun> runs_;
-  std::set<std::pair<std::int64_t, RunId>> grace_ends_;  // (grace end, run)
+  Deadlines<RunId> grace_ends_;  // runs by the end of their cancel grace period
   std::deque<RunId> to_finalize_;
 };
 
