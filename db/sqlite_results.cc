@@ -161,6 +161,32 @@ Result<std::vector<CaseStats>> SqliteStore::GetCaseStats(JobId job) {
   });
 }
 
+Result<std::map<std::uint32_t, std::vector<double>>> SqliteStore::GetMetricValues(
+    RunId run, std::uint32_t metric, std::optional<std::uint32_t> case_index) {
+  auto read = StartRead();
+  if (!read.ok()) return read.error();
+  // No ORDER BY: the rows are read in the run index's order, with no sort and no second pass.
+  Use u(read->connection().Statement(
+      case_index ? "SELECT case_index, value FROM samples WHERE run_id = ? AND metric = ? "
+                   "AND case_index = ?"
+                 : "SELECT case_index, value FROM samples WHERE run_id = ? AND metric = ?"));
+  u.Bind(run).Bind(metric);
+  if (case_index) u.Bind(*case_index);
+  std::map<std::uint32_t, std::vector<double>> out;
+  std::vector<double>* values = nullptr;
+  std::uint32_t current = 0;
+  while (u.Next()) {
+    const std::uint32_t k = u.U32(0);
+    if (values == nullptr || k != current) {
+      values = &out[k];
+      current = k;
+    }
+    values->push_back(static_cast<double>(u.Int(1)));
+  }
+  if (!u.status().ok()) return u.status().error();
+  return out;
+}
+
 Result<std::vector<SeriesPoint>> SqliteStore::GetCaseSeries(RunId run, std::uint32_t pass,
                                                             std::uint32_t case_index,
                                                             std::uint32_t metric) {

@@ -134,6 +134,8 @@ class SqliteStore final : public Store {
   Result<std::vector<Sample>> GetSamples(RunId run) override;
   Result<std::uint64_t> CountSamples(RunId run) override;
   Status ScanSamples(RunId run, const std::function<void(std::span<const Sample>)>& chunk) override;
+  Result<std::map<std::uint32_t, std::vector<double>>> GetMetricValues(
+      RunId run, std::uint32_t metric, std::optional<std::uint32_t> case_index) override;
   Result<std::vector<std::uint64_t>> ListBatchSequences(RunId run) override;
   Result<std::vector<CaseResult>> GetCaseResults(RunId run) override;
   Result<std::vector<CaseStats>> GetCaseStats(JobId job) override;

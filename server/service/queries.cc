@@ -21,18 +21,6 @@ Error UnknownJob(JobId id) {
   return MakeError(ErrorCode::kNotFound, fmt::format("job {} does not exist", id));
 }
 
-// Every timer value (metric 0, all passes) of a run, by case index.
-Result<std::map<std::uint32_t, std::vector<double>>> TimerValuesByCase(Store& store, RunId run) {
-  std::map<std::uint32_t, std::vector<double>> out;
-  Status s = store.ScanSamples(run, [&](std::span<const Sample> chunk) {
-    for (const Sample& x : chunk) {
-      if (x.metric == 0) out[x.case_index].push_back(static_cast<double>(x.value));
-    }
-  });
-  if (!s.ok()) return s.error();
-  return out;
-}
-
 // A case of a job's results with the timer's statistics (metric 0).
 struct TimedCase {
   const CaseOutcome* outcome = nullptr;
@@ -162,7 +150,7 @@ Result<Comparison> LabQueries::Compare(const Caller& caller, std::span<const Job
           ErrorCode::kInvalidArgument,
           fmt::format("job {} has no results yet (state {})", j.id, JobStateName(j.state)));
     }
-    auto v = TimerValuesByCase(store_, d.run->id);
+    auto v = store_.GetMetricValues(d.run->id, 0);  // the timer, every pass
     if (!v.ok()) return v.error();
     values.push_back(std::move(*v));
   }

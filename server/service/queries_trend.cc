@@ -20,18 +20,10 @@ Error Invalid(std::string message) {
 
 // Every timer value (metric 0) of one case of a run, over its passes.
 Result<std::vector<double>> TimerValues(Store& store, RunId run, std::uint32_t case_index) {
-  auto passes = store.GetRunPasses(run);
-  if (!passes.ok()) return passes.error();
-  std::vector<std::uint32_t> numbers;
-  for (const RunPass& p : *passes) numbers.push_back(p.pass);
-  if (numbers.empty()) numbers.push_back(0);
-  std::vector<double> values;
-  for (std::uint32_t pass : numbers) {
-    auto series = store.GetCaseSeries(run, pass, case_index, 0);
-    if (!series.ok()) return series.error();
-    for (const SeriesPoint& p : *series) values.push_back(static_cast<double>(p.value));
-  }
-  return values;
+  auto values = store.GetMetricValues(run, 0, case_index);
+  if (!values.ok()) return values.error();
+  auto it = values->find(case_index);
+  return it == values->end() ? std::vector<double>{} : std::move(it->second);
 }
 
 }  // namespace

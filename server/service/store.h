@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -195,6 +196,11 @@ class ResultStore {
   // not call the store.
   virtual Status ScanSamples(RunId run,
                              const std::function<void(std::span<const Sample>)>& chunk) = 0;
+  // Every value of one metric of a run, over its passes, by case index; one case's only when
+  // `case_index` is set. Each case's values come in no set order (for order-free statistics:
+  // medians, bootstrap intervals), in one read of the run's rows.
+  virtual Result<std::map<std::uint32_t, std::vector<double>>> GetMetricValues(
+      RunId run, std::uint32_t metric, std::optional<std::uint32_t> case_index = std::nullopt) = 0;
   virtual Result<std::vector<CaseResult>> GetCaseResults(RunId run) = 0;
   // Ordered by (case_index, metric_index).
   virtual Result<std::vector<CaseStats>> GetCaseStats(JobId job) = 0;

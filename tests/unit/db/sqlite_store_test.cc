@@ -327,9 +327,8 @@ TEST_F(SqliteStoreTest, ReadsGoOnWhileALongReadHoldsItsConnection) {
   EXPECT_TRUE(read_inside);
 }
 
-TEST_F(SqliteStoreTest, ScanSamplesGivesARunsSamplesInCaseMetricPassOrder) {
-  auto store = Open();
-  ASSERT_TRUE(store);
+// Run 4's samples out of every order (two passes, two cases, two metrics), and run 5's one.
+void StoreMixedSamples(SqliteStore& store) {
   WriteSet ws;
   ws.batch = SampleBatch{4,
                          0,
@@ -340,10 +339,16 @@ TEST_F(SqliteStoreTest, ScanSamplesGivesARunsSamplesInCaseMetricPassOrder) {
                           {1, 0, 0, 0, 14},
                           {0, 0, 0, 0, 15}},
                          0};
-  ASSERT_TRUE(store->WriteAndWait(std::move(ws)).ok());
+  ASSERT_TRUE(store.WriteAndWait(std::move(ws)).ok());
   WriteSet other;
   other.batch = SampleBatch{5, 0, {{0, 0, 0, 0, 99}}, 0};
-  ASSERT_TRUE(store->WriteAndWait(std::move(other)).ok());
+  ASSERT_TRUE(store.WriteAndWait(std::move(other)).ok());
+}
+
+TEST_F(SqliteStoreTest, ScanSamplesGivesARunsSamplesInCaseMetricPassOrder) {
+  auto store = Open();
+  ASSERT_TRUE(store);
+  StoreMixedSamples(*store);
   std::vector<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>> keys;
   std::vector<std::int64_t> values;
   ASSERT_TRUE(store
@@ -359,6 +364,34 @@ TEST_F(SqliteStoreTest, ScanSamplesGivesARunsSamplesInCaseMetricPassOrder) {
   EXPECT_TRUE(std::is_sorted(keys.begin(), keys.end()));
   std::sort(values.begin(), values.end());
   EXPECT_EQ(values, (std::vector<std::int64_t>{10, 11, 12, 13, 14, 15}));
+}
+
+// One metric's values of a run, every pass, by case (each case's values in any order); one case's
+// only when asked; other runs and metrics left out.
+TEST_F(SqliteStoreTest, GetMetricValuesGivesOneMetricOfARunByCaseOverItsPasses) {
+  auto store = Open();
+  ASSERT_TRUE(store);
+  StoreMixedSamples(*store);
+  WriteSet case2;
+  case2.batch = SampleBatch{4, 1, {{0, 2, 0, 1, 16}}, 0};
+  ASSERT_TRUE(store->WriteAndWait(std::move(case2)).ok());
+  auto sorted = [](std::map<std::uint32_t, std::vector<double>> m) {
+    for (auto& [k, v] : m) std::sort(v.begin(), v.end());
+    return m;
+  };
+  using ByCase = std::map<std::uint32_t, std::vector<double>>;
+  auto timer = store->GetMetricValues(4, 0, std::nullopt);
+  ASSERT_TRUE(timer.ok());
+  EXPECT_EQ(sorted(*timer), (ByCase{{0, {12, 14, 15}}, {1, {10, 13}}}));
+  auto counter = store->GetMetricValues(4, 1, std::nullopt);
+  ASSERT_TRUE(counter.ok());
+  EXPECT_EQ(sorted(*counter), (ByCase{{1, {11}}, {2, {16}}}));
+  auto one_case = store->GetMetricValues(4, 0, 1);
+  ASSERT_TRUE(one_case.ok());
+  EXPECT_EQ(sorted(*one_case), (ByCase{{1, {10, 13}}}));
+  auto none = store->GetMetricValues(6, 0, std::nullopt);
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->empty());
 }
 
 // Rows stored in case order (one pass, cases ascending across batches, metrics interleaved per

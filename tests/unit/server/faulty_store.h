@@ -97,6 +97,10 @@ class FaultyStore final : public Store {
   Result<std::vector<std::uint64_t>> ListBatchSequences(RunId run) override {
     return inner_.ListBatchSequences(run);
   }
+  Result<std::map<std::uint32_t, std::vector<double>>> GetMetricValues(
+      RunId run, std::uint32_t metric, std::optional<std::uint32_t> case_index) override {
+    return inner_.GetMetricValues(run, metric, case_index);
+  }
   Result<std::vector<CaseResult>> GetCaseResults(RunId run) override {
     return inner_.GetCaseResults(run);
   }
