@@ -192,6 +192,22 @@ class FreeBoards {
     --left_;
   }
 
+  // Boards reserved for a holder with no job waiting can take nothing in this call (a job naming
+  // one is another user's): they are taken at once, so that a call whose other boards are all
+  // taken ends there instead of trying every waiting job on them (a board of unknown health is
+  // reserved for its health check, which is often not in the queue).
+  template <typename Users>
+  void TakeUnwantedReservations(const Users& waiting) {
+    for (auto& [kind, k] : kinds_) {
+      for (auto& [holder, q] : k.by_holder) {
+        if (waiting.contains(holder)) continue;
+        for (const BoardSlot* b : q.boards) {
+          if (!Taken(b)) Take(b);
+        }
+      }
+    }
+  }
+
  private:
   // The free boards of one kind: open to everyone, and reserved, by holder.
   struct KindBoards {
@@ -288,6 +304,7 @@ std::vector<Placement> Schedule(std::span<const QueuedJob* const> queued,
     q.user = j->user;
     q.jobs.push_back(j);
   }
+  free.TakeUnwantedReservations(by_user);
 
   for (std::size_t priority = kPriorities; priority-- > 0;) {  // high first
     // The next user to serve is the first of `turn`: (standing, oldest waiting job id, user).
