@@ -85,6 +85,15 @@ std::optional<std::pair<std::size_t, std::size_t>> Place(std::string_view name,
 
 }  // namespace
 
+const Result<PassPlan>& PassPlanCache::Plan(std::span<const std::string> requested,
+                                            std::span<const CounterUnit> units) {
+  const KeyView view{requested, units};
+  if (auto it = plans_.find(view); it != plans_.end()) return it->second;
+  if (plans_.size() >= kMaxEntries) plans_.clear();
+  Key key{{requested.begin(), requested.end()}, {units.begin(), units.end()}};
+  return plans_.emplace(std::move(key), PlanPasses(requested, units)).first->second;
+}
+
 Result<PassPlan> PlanPasses(std::span<const std::string> requested,
                             std::span<const CounterUnit> units) {
   // (unit, catalogue index) of each requested event: ascending, each once. One vector, so a plan

@@ -29,7 +29,10 @@
 // Pure: standard library only. Thread-safety: pure functions over plain values.
 #pragma once
 
+#include <algorithm>
+#include <compare>
 #include <cstdint>
+#include <map>
 #include <span>
 #include <string>
 #include <string_view>
@@ -51,6 +54,7 @@ struct CounterUnit {
   // them to cycles in each pass it counts in (none of today's units: the M55 PMU has PMU_CCNTR,
   // the Ethos-U PMCCNTR, the M7 DWT_CYCCNT, and QEMU counts instructions for its timer).
   bool has_cycle_counter = true;
+  auto operator<=>(const CounterUnit&) const = default;
 };
 
 // What one unit counts in one pass.
@@ -79,6 +83,45 @@ struct PassPlan {
 // can (CountableEvents).
 Result<PassPlan> PlanPasses(std::span<const std::string> requested,
                             std::span<const CounterUnit> units);
+
+// PlanPasses for the combinations already planned: a lab plans the same few (events, units) over
+// and over (every board of a kind has the same units; most jobs ask for the same events, or
+// none), so a pass that places hundreds of jobs plans each combination once. Keyed by the
+// request as given (order and duplicates included) and the units' whole description, so a board
+// whose units change gets a fresh plan. Holds at most kMaxEntries plans and forgets them all
+// when full. Not thread-safe.
+class PassPlanCache {
+ public:
+  static constexpr std::size_t kMaxEntries = 256;
+  const Result<PassPlan>& Plan(std::span<const std::string> requested,
+                               std::span<const CounterUnit> units);
+  std::size_t size() const { return plans_.size(); }
+
+ private:
+  struct Key {
+    std::vector<std::string> requested;
+    std::vector<CounterUnit> units;
+  };
+  struct KeyView {
+    std::span<const std::string> requested;
+    std::span<const CounterUnit> units;
+  };
+  struct Less {
+    using is_transparent = void;
+    static KeyView View(const Key& k) { return {k.requested, k.units}; }
+    static KeyView View(const KeyView& k) { return k; }
+    template <class A, class B>
+    bool operator()(const A& a, const B& b) const {
+      const KeyView x = View(a), y = View(b);
+      const auto r = std::lexicographical_compare_three_way(x.requested.begin(), x.requested.end(),
+                                                            y.requested.begin(), y.requested.end());
+      if (r != 0) return r < 0;
+      return std::lexicographical_compare_three_way(x.units.begin(), x.units.end(), y.units.begin(),
+                                                    y.units.end()) < 0;
+    }
+  };
+  std::map<Key, Result<PassPlan>, Less> plans_;
+};
 
 // Every event the board can count, in catalogue order, "cycles" first, each name once (for error
 // messages, admission control and `mculab events --kind KIND`).

@@ -406,6 +406,7 @@ class Lab {
   Dispatcher dispatch_{jobs_, boards_, config_.health_checks};  // passes, positions, estimates
   FeedHub feeds_;                                               // the live feeds (Subscribe)
   RunFinalizer finalizer_{store_};  // a finished run's statistics and verdict (Finalize)
+  PassPlanCache plans_;             // the pass plans of (events, units) seen (PlanPassesLocked)
   std::thread background_;
   std::atomic<std::uint64_t> refused_agent_messages_{0};
   // The schedule is stale until a pass (or the short-cut that finds no free board) saw every

@@ -31,9 +31,9 @@ void Lab::PlanPassesLocked(const ActiveJob& aj, const Board& board, ActiveRun& r
   a.profile_ops = true;
   a.report_memory = true;
   PassPlan plan;
-  auto planned = PlanPasses(aj.events, boards_.UnitsOf(board.name));
+  const Result<PassPlan>& planned = plans_.Plan(aj.events, boards_.UnitsOf(board.name));
   if (planned.ok()) {
-    plan = std::move(*planned);
+    plan = *planned;
   } else {
     // Checked at submit; a board whose units changed since then counts cycles only, and the
     // agent's runner says which event it can not count.

@@ -208,6 +208,48 @@ TEST(PassPlanner, EventOfTwoUnitsIsCountedByTheFirstThatCanCountIt) {
             1u + 5u + 10u);  // cycles, the plugin's 5, the PMU's 15 less the 5 the plugin has
 }
 
+// ---- The cache of plans --------------------------------------------------------------------
+
+TEST(PassPlanCache, GivesPlanPassesAnswerAndPlansEachCombinationOnce) {
+  PassPlanCache cache;
+  const std::vector<CounterUnit> silicon = Corstone300Silicon();
+  const Events asked{"npu_active", "instructions", "axi0_rd"};
+  const Result<PassPlan>& first = cache.Plan(asked, silicon);
+  ASSERT_TRUE(first.ok());
+  EXPECT_EQ(*first, Plan(asked, silicon));
+  const std::vector<CounterUnit> same_units = Corstone300Silicon();  // another board of the kind
+  EXPECT_EQ(&cache.Plan(asked, same_units), &first);
+  EXPECT_EQ(cache.size(), 1u);
+  // The request as given is the key: another order is planned (to the same plan) anew.
+  EXPECT_EQ(*cache.Plan(Events{"instructions", "npu_active", "axi0_rd"}, silicon), *first);
+  EXPECT_EQ(cache.size(), 2u);
+}
+
+TEST(PassPlanCache, UnitsThatChangedGetAFreshPlanAndErrorsAreKeptToo) {
+  PassPlanCache cache;
+  std::vector<CounterUnit> units{QemuPlugin()};
+  EXPECT_EQ(cache.Plan(Events{"loads"}, units)->passes.size(), 1u);
+  units[0].max_simultaneous = 1;  // the board's agent registered other units
+  units[0].events.push_back("cycles_idle");
+  EXPECT_EQ(*cache.Plan(Events{"loads"}, units), Plan({"loads"}, units));
+  EXPECT_EQ(cache.size(), 2u);
+  const Result<PassPlan>& refused = cache.Plan(Events{"npu_active"}, units);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().message, PlanPasses(Events{"npu_active"}, units).error().message);
+}
+
+TEST(PassPlanCache, ForgetsEverythingWhenFull) {
+  PassPlanCache cache;
+  const std::vector<CounterUnit> units{M7Dwt()};
+  for (std::size_t i = 0; i < PassPlanCache::kMaxEntries; ++i) {
+    (void)cache.Plan(Events(i % 5 + 1, "cpi"),
+                     std::vector<CounterUnit>{{"u" + std::to_string(i), 5, {"cpi"}, true}});
+  }
+  EXPECT_EQ(cache.size(), PassPlanCache::kMaxEntries);
+  EXPECT_TRUE(cache.Plan(Events{"lsu"}, units).ok());
+  EXPECT_EQ(cache.size(), 1u);
+}
+
 TEST(PassPlanner, CountableEventsListsCyclesThenTheCatalogueInBoardOrder) {
   EXPECT_EQ(CountableEvents(std::vector<CounterUnit>{M7Dwt(), EthosUCcnt()}),
             (Events{"cycles", "cpi", "exc", "sleep", "lsu", "fold", "npu_cycles"}));
