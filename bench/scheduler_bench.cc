@@ -1,9 +1,10 @@
-// One scheduling pass as the Lab runs it (server/service/lab.cc ScheduleLocked): the scheduler's
-// view of every queued job is kept by the Lab while the job waits (built once by QueuedOf when it
-// enters the queue), so a pass gathers pointers to those views, builds the boards' slots
-// (SlotOf), runs Schedule(), then the pass planner for each placement. A lab of 500 boards (5
-// kinds, tags, 1 in 10 reserved by a user) with 10,000 jobs queued by 20 users at three priorities
-// (1 in 5 asking for tags, 1 in 20 naming a board).
+// One scheduling pass as the Lab runs it (server/service/lab_dispatch.cc ScheduleLocked): the
+// Lab's own Dispatcher over its job and board tables (dispatcher.h: the scheduler's views of the
+// queued jobs, kept while they wait, the boards' slots, each user's share, Schedule()), then each
+// placement's pass plan from the Lab's plan cache (PassPlanCache), copied as AssignLocked copies
+// it. A lab of 500 boards (5 kinds, tags, 1 in 10 reserved by a user, 1 in 17 of unknown health)
+// with 10,000 jobs queued by 20 users at three priorities (1 in 5 asking for tags, 1 in 20 naming
+// a board), each job asking for 4 events.
 //
 // Cases: few boards free (the usual state of a busy lab: each finished run frees one), every
 // board free (the worst case: 500 placements), and the domain pass alone. DESIGN.md target:
@@ -20,6 +21,9 @@
 #include "server/domain/job.h"
 #include "server/domain/pass_planner.h"
 #include "server/domain/scheduler.h"
+#include "server/service/board_table.h"
+#include "server/service/dispatcher.h"
+#include "server/service/job_table.h"
 
 namespace mculab::server {
 namespace {
@@ -95,40 +99,74 @@ const std::vector<CounterUnit>& Units() {
   return units;
 }
 
-std::size_t OnePass(const Lab& lab) {
-  std::vector<const QueuedJob*> queued;
-  queued.reserve(lab.queue.size());
-  for (const auto& [id, q] : lab.queue) queued.push_back(&q);
-  std::vector<BoardSlot> slots;
-  slots.reserve(lab.boards.size());
-  for (const Board& b : lab.boards) slots.push_back(SlotOf(b));
-  const auto placements =
-      Schedule(std::span<const QueuedJob* const>(queued), slots, kNow, lab.users);
+const std::vector<std::string>& Requested() {
   static const std::vector<std::string> requested = {"instructions", "loads", "stores",
                                                      "npu_active"};
-  std::size_t passes = 0;
-  for (std::size_t i = 0; i < placements.size(); ++i) {
-    auto plan = PlanPasses(requested, Units());
-    passes += plan.ok() ? plan->passes.size() : 0;
+  return requested;
+}
+
+// The Lab's state for the same lab: its job table (the queue, and each user's jobs on boards),
+// its board table with every board's counter units, its Dispatcher and its plan cache.
+struct LabTables {
+  explicit LabTables(const Lab& lab) {
+    for (const Board& b : lab.boards) {
+      boards.Add(b);
+      boards.SetUnits(BoardUnits{b.name, Units(), std::vector<bool>(Units().size(), false)});
+    }
+    for (const Job& j : lab.jobs) {
+      ActiveJob aj;
+      aj.job = j;
+      aj.job.state = JobState::kQueued;
+      aj.events = Requested();
+      jobs.Add(std::move(aj));
+    }
+    // Each user's share: jobs on boards and when the user was last served, as lab.users says.
+    for (const UserShare& u : lab.users) {
+      for (std::uint32_t n = 0; n < u.on_boards; ++n) {
+        ActiveJob running;
+        running.job.id = jobs.TakeId();
+        running.job.user = u.user;
+        running.job.state = JobState::kRunning;
+        jobs.Add(std::move(running));
+      }
+      dispatch.Assigned(u.user, u.last_assigned_ms);
+    }
   }
-  return placements.size() + passes;
+  JobTable jobs;
+  BoardTable boards;
+  Dispatcher dispatch{jobs, boards, /*health_checks=*/true};
+  PassPlanCache plans;
+};
+
+std::size_t OnePass(LabTables& lab) {
+  std::int64_t recheck = kNoDeadline;
+  const auto placements = lab.dispatch.Plan(kNow, recheck);
+  if (!placements) return 0;
+  std::size_t passes = 0;
+  for (const Placement& p : *placements) {
+    const ActiveJob* aj = lab.jobs.Find(p.job);
+    const Result<PassPlan>& planned = lab.plans.Plan(aj->events, lab.boards.UnitsOf(p.board));
+    if (!planned.ok()) continue;
+    PassPlan plan = *planned;
+    passes += plan.passes.size();
+  }
+  return placements->size() + passes;
 }
 
 void Run(benchmark::State& state, std::size_t free_every) {
   const Lab lab = MakeLab(EnvSize("MCULAB_BENCH_QUEUED", 10'000),
                           EnvSize("MCULAB_BENCH_BOARDS", 500), free_every);
+  LabTables tables(lab);
   std::size_t placed = 0;
   for (auto _ : state) {
-    placed = OnePass(lab);
+    placed = OnePass(tables);
     benchmark::DoNotOptimize(placed);
   }
   state.counters["queued"] = static_cast<double>(lab.jobs.size());
   state.counters["boards"] = static_cast<double>(lab.boards.size());
-  std::vector<QueuedJob> q;
-  for (const Job& j : lab.jobs) q.push_back(QueuedOf(j));
-  std::vector<BoardSlot> s;
-  for (const Board& b : lab.boards) s.push_back(SlotOf(b));
-  state.counters["placed"] = static_cast<double>(Schedule(q, s, kNow, lab.users).size());
+  std::int64_t recheck = kNoDeadline;
+  const auto placements = tables.dispatch.Plan(kNow, recheck);
+  state.counters["placed"] = static_cast<double>(placements ? placements->size() : 0);
 }
 
 // A busy lab: one board in 50 free.
