@@ -76,7 +76,10 @@ std::map<std::string, std::uint32_t> Dispatcher::QueueLengths() const {
   };
   std::map<std::string, Plain> by_kind;
   std::map<std::string, std::uint32_t> out;
-  for (const auto& [name, b] : boards_.all()) out[name] = 0;
+  // Each board's slot once: a queue of thousands of tagged jobs checks every board for each.
+  std::vector<std::pair<std::uint32_t*, BoardSlot>> slots;
+  slots.reserve(boards_.all().size());
+  for (const auto& [name, b] : boards_.all()) slots.emplace_back(&(out[name] = 0), SlotOf(b));
   for (const auto& [id, q] : jobs_.queue()) {
     if (q.board.empty() && q.tags.empty()) {
       Plain& p = by_kind[q.kind];
@@ -88,17 +91,17 @@ std::map<std::string, std::uint32_t> Dispatcher::QueueLengths() const {
       if (b != nullptr && Fits(q, SlotOf(*b))) ++out[b->name];
       continue;
     }
-    for (const auto& [name, b] : boards_.all()) {
-      if (b.kind == q.kind && Fits(q, SlotOf(b))) ++out[name];
+    for (auto& [length, slot] : slots) {
+      if (slot.kind == q.kind && Fits(q, slot)) ++*length;
     }
   }
   QueuedJob custom;
   custom.custom_runner = true;
-  for (const auto& [name, b] : boards_.all()) {
-    auto k = by_kind.find(b.kind);
+  for (auto& [length, slot] : slots) {
+    auto k = by_kind.find(slot.kind);
     if (k == by_kind.end()) continue;
-    const bool takes_custom = TakesRunner(custom, SlotOf(b));
-    out[name] += k->second.builtin + (takes_custom ? k->second.custom : 0);
+    const bool takes_custom = TakesRunner(custom, slot);
+    *length += k->second.builtin + (takes_custom ? k->second.custom : 0);
   }
   return out;
 }
