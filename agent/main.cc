@@ -24,6 +24,7 @@
 #include "agent/io/temp_dir.h"
 #include "agent/link/agent_link.h"
 #include "agent/link/spool.h"
+#include "agent/run/model_reference.h"
 
 namespace {
 
@@ -38,21 +39,11 @@ std::filesystem::path DefaultRunner() {
 
 // The QEMU counting plugin where the build and the install put it: ../lib beside the binary.
 std::filesystem::path DefaultQemuPlugin() {
-  std::error_code ec;
-  auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (ec) return {};
-  auto p = exe.parent_path().parent_path() / "lib" / "libmculab-qemu-counters.so";
-  return std::filesystem::is_regular_file(p, ec) ? p : std::filesystem::path();
+  return BesideThisProgram("../lib/libmculab-qemu-counters.so");
 }
 
 // mculab-fvp-relay where the build and the install put it: beside the binary.
-std::filesystem::path DefaultFvpRelay() {
-  std::error_code ec;
-  auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (ec) return {};
-  auto p = exe.parent_path() / "mculab-fvp-relay";
-  return std::filesystem::is_regular_file(p, ec) ? p : std::filesystem::path();
-}
+std::filesystem::path DefaultFvpRelay() { return BesideThisProgram("mculab-fvp-relay"); }
 
 std::string HostName() {
   char buf[256] = {};
@@ -230,6 +221,15 @@ int main(int argc, char** argv) {
   // Custom runners and blobs fetched from the server, next to the spool
   // (agent/<name>/artifact-cache).
   lo.artifacts.dir = cfg->spool_dir.parent_path() / "artifact-cache";
+  // A model job's expected output, computed in the job sandbox under a memory limit.
+  ModelReferenceOptions mro;
+  mro.program = DefaultModelReferenceProgram();
+  mro.sandbox = *sandbox;
+  if (mro.program.empty()) {
+    spdlog::warn("mculab-model-reference is not beside mculab-agent: model jobs will fail");
+  }
+  const ModelReference model_reference(std::move(mro));
+  lo.executor.model_reference = &model_reference;
   AgentLink link(lo, board_ptrs, **spool, RealClock());
 
   // Boards behind a USB debug probe are offline while their probe is not plugged in: looked for

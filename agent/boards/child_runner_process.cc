@@ -1,21 +1,23 @@
 #include "agent/boards/child_runner_process.h"
 
-#include <fstream>
-#include <sstream>
-
 #include "agent/boards/plugin_counts.h"
 
 namespace mculab::agent {
+namespace {
+// The counting plugin writes one short line per region it saw (case, iteration, operator): a long
+// model run writes megabytes; a file near this is not its output.
+constexpr std::size_t kMaxCountsBytes = 256u << 20;
+}  // namespace
 
-ChildRunnerProcess::ChildRunnerProcess(std::unique_ptr<TempDir> dir,
+ChildRunnerProcess::ChildRunnerProcess(std::unique_ptr<RunDir> dir,
                                        std::unique_ptr<Subprocess> process, UniqueFd read_fd,
-                                       UniqueFd write_fd, std::filesystem::path stderr_file,
+                                       UniqueFd write_fd, UniqueFd stderr_capture,
                                        RunProvenance provenance)
     : dir_(std::move(dir)),
       process_(std::move(process)),
       read_fd_(std::move(read_fd)),
       write_fd_(std::move(write_fd)),
-      stderr_file_(std::move(stderr_file)),
+      stderr_capture_(std::move(stderr_capture)),
       provenance_(std::move(provenance)) {}
 
 ChildRunnerProcess::~ChildRunnerProcess() {
@@ -35,33 +37,17 @@ Status ChildRunnerProcess::Write(std::span<const std::uint8_t> bytes) {
   return WriteAll(write_fd_.get(), bytes, std::chrono::seconds(2));
 }
 
-std::string ChildRunnerProcess::Diagnostics() {
-  if (stderr_file_.empty()) return {};
-  return FileTail(stderr_file_);
-}
-
-std::string FileTail(const std::filesystem::path& path, std::size_t max_bytes) {
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) return {};
-  const auto size = static_cast<std::size_t>(in.tellg());
-  const std::size_t from = size > max_bytes ? size - max_bytes : 0;
-  in.seekg(static_cast<std::streamoff>(from));
-  std::string s(size - from, '\0');
-  in.read(s.data(), static_cast<std::streamsize>(s.size()));
-  while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
-  return s;
-}
+std::string ChildRunnerProcess::Diagnostics() { return ReadTail(stderr_capture_.get()); }
 
 Result<RegionCounts> ChildRunnerProcess::EmulatedCounts() {
   if (counts_file_.empty()) return RunnerProcess::EmulatedCounts();
-  std::ifstream in(counts_file_, std::ios::binary);
-  if (!in) {
-    return MakeError(ErrorCode::kUnavailable,
-                     "the emulator wrote no counts (" + counts_file_.string() + " is missing)");
+  auto text = dir_->ReadFile(counts_file_, kMaxCountsBytes);
+  if (!text) {
+    return MakeError(
+        text.error().code == ErrorCode::kNotFound ? ErrorCode::kUnavailable : text.error().code,
+        "the emulator's counts: " + text.error().message);
   }
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ParsePluginCounts(ss.str());
+  return ParsePluginCounts(*text);
 }
 
 }  // namespace mculab::agent

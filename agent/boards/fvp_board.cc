@@ -7,7 +7,7 @@
 #include <cstdio>
 
 #include "agent/boards/child_runner_process.h"
-#include "agent/io/temp_dir.h"
+#include "agent/io/run_dir.h"
 #include "agent/io/unix_socket.h"
 
 namespace mculab::agent {
@@ -126,24 +126,20 @@ Result<std::unique_ptr<RunnerProcess>> FvpBoard::Start(const RunSpec& spec) {
                          "sandbox (namespaces, the agent running as root): use [sandbox] mode = "
                          "\"bwrap\" for FVP boards");
   }
-  auto dir = TempDir::Create("mculab-fvp-");
+  auto dir = RunDir::Create("mculab-fvp-");
   if (!dir) return dir.error();
   const auto workload = (*dir)->path() / "workload.bin";
   const auto socket = (*dir)->path() / "link.sock";
-  const auto stderr_file = (*dir)->path() / "fvp.stderr";
-  if (auto s =
-          WriteFile(workload, std::string_view(reinterpret_cast<const char*>(spec.workload.data()),
-                                               spec.workload.size()));
-      !s) {
-    return s.error();
-  }
-  if (auto s = sandbox_.PrepareWorkDir((*dir)->path()); !s) return s.error();
+  if (auto w = (*dir)->CreateFile("workload.bin", AsChars(spec.workload)); !w) return w.error();
+  auto capture = (*dir)->CreateCapture();
+  if (!capture) return capture.error();
   SpawnOptions so;
   const auto argv = FvpRelayArgv(options, socket, firmware, workload);
   auto wrapped = sandbox_.Wrap(argv, {firmware, FvpInstallDir(options.fvp)}, (*dir)->path());
   if (!wrapped) return wrapped.error();
+  if (auto s = sandbox_.PrepareWorkDir((*dir)->path()); !s) return s.error();
   so.argv = std::move(*wrapped);
-  so.stderr_file = stderr_file;
+  so.stderr_fd = capture->get();
   auto proc = Subprocess::Spawn(so);
   if (!proc) return proc.error();
   Subprocess* p = proc->get();
@@ -156,7 +152,7 @@ Result<std::unique_ptr<RunnerProcess>> FvpBoard::Start(const RunSpec& spec) {
   if (!fd) {
     std::string msg = "the FVP's UART was not reachable: " + fd.error().message;
     if (died) msg += "; relay " + died->ToString();
-    if (auto tail = FileTail(stderr_file); !tail.empty()) msg += "; stderr: " + tail;
+    if (auto tail = ReadTail(capture->get()); !tail.empty()) msg += "; stderr: " + tail;
     msg += " (command: " + JoinArgv(argv) + ")";
     return MakeError(ErrorCode::kUnavailable, msg);
   }
@@ -170,9 +166,9 @@ Result<std::unique_ptr<RunnerProcess>> FvpBoard::Start(const RunSpec& spec) {
   prov.emulated = true;  // the Corstone-300 runner cannot tell the FVP's cycle model from silicon
   prov.workload_addr = options_.workload_addr;
   prov.firmware_path = firmware.string();
-  auto runner =
-      std::make_unique<ChildRunnerProcess>(std::move(*dir), std::move(*proc), std::move(*fd),
-                                           std::move(write_fd), stderr_file, std::move(prov));
+  auto runner = std::make_unique<ChildRunnerProcess>(std::move(*dir), std::move(*proc),
+                                                     std::move(*fd), std::move(write_fd),
+                                                     std::move(*capture), std::move(prov));
   // The runner parks its core after DONE and the FVP keeps simulating: the agent ends it.
   runner->set_exits_after_done(false);
   return std::unique_ptr<RunnerProcess>(std::move(runner));

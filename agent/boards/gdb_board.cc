@@ -24,9 +24,10 @@
 #include "agent/io/fd.h"
 #include "agent/io/gdb_remote.h"
 #include "agent/io/reaper.h"
+#include "agent/io/run_dir.h"
+#include "agent/io/temp_dir.h"
 #include "agent/io/serial_link.h"
 #include "agent/io/subprocess.h"
-#include "agent/io/temp_dir.h"
 #include "agent/io/unix_socket.h"
 
 namespace mculab::agent {
@@ -95,10 +96,10 @@ Result<UniqueFd> ConnectTcp(const std::string& host, const std::string& port,
 
 class GdbRunnerProcess final : public RunnerProcess {
  public:
-  GdbRunnerProcess(std::unique_ptr<TempDir> dir, std::unique_ptr<Subprocess> server,
+  GdbRunnerProcess(std::unique_ptr<RunDir> dir, std::unique_ptr<Subprocess> server,
                    std::unique_ptr<GdbRemote> gdb, std::unique_ptr<RttPump> rtt,
                    std::unique_ptr<SerialLink> serial, UniqueFd read_fd, UniqueFd write_fd,
-                   std::filesystem::path stderr_file, RunProvenance prov, bool halt_on_kill,
+                   UniqueFd stderr_capture, RunProvenance prov, bool halt_on_kill,
                    std::shared_ptr<Reaper> reaper)
       : halt_on_kill_(halt_on_kill),
         reaper_(std::move(reaper)),
@@ -109,7 +110,7 @@ class GdbRunnerProcess final : public RunnerProcess {
         serial_(std::move(serial)),
         read_fd_(std::move(read_fd)),
         write_fd_(std::move(write_fd)),
-        stderr_file_(std::move(stderr_file)),
+        stderr_capture_(std::move(stderr_capture)),
         prov_(std::move(prov)) {}
   ~GdbRunnerProcess() override {
     Kill();
@@ -179,7 +180,7 @@ class GdbRunnerProcess final : public RunnerProcess {
       d = diagnostics_;
       if (!rtt_note_.empty()) d += (d.empty() ? "" : "; ") + rtt_note_;
     }
-    if (auto tail = FileTail(stderr_file_); !tail.empty()) {
+    if (auto tail = ReadTail(stderr_capture_.get()); !tail.empty()) {
       d += (d.empty() ? "" : "; ") + std::string("GDB server stderr: ") + tail;
     }
     return d;
@@ -191,7 +192,7 @@ class GdbRunnerProcess final : public RunnerProcess {
   const bool halt_on_kill_;
   // Set for an emulator: its exit is waited for, and its folder removed, off the board's thread.
   const std::shared_ptr<Reaper> reaper_;
-  std::unique_ptr<TempDir> dir_;  // declared first: removed last
+  std::unique_ptr<RunDir> dir_;  // declared first: removed last
   std::unique_ptr<Subprocess> server_;
   std::unique_ptr<GdbRemote> gdb_;
   std::unique_ptr<RttPump> rtt_;  // the link when it is RTT; uses gdb_
@@ -199,7 +200,7 @@ class GdbRunnerProcess final : public RunnerProcess {
   std::unique_ptr<SerialLink> serial_;  // the link when it is a serial port
   UniqueFd read_fd_;
   UniqueFd write_fd_;
-  std::filesystem::path stderr_file_;
+  UniqueFd stderr_capture_;  // the GDB server's stderr, an unnamed file
   RunProvenance prov_;
   std::mutex mu_;
   bool killed_ = false;
@@ -383,12 +384,12 @@ std::string GdbBoard::FlashedSha256() const {
 // A started GDB server with the runner's link open and the GDB connection made, the core halted:
 // everything of a run but the program and the workload.
 struct GdbBoard::Server {
-  std::unique_ptr<TempDir> dir;
+  std::unique_ptr<RunDir> dir;
   std::unique_ptr<Subprocess> proc;
   std::unique_ptr<GdbRemote> gdb;
   UniqueFd link;
   std::unique_ptr<SerialLink> serial;
-  std::filesystem::path stderr_file;
+  UniqueFd stderr_capture;        // the server's stderr, an unnamed file
   std::vector<std::string> argv;  // as configured, for messages
   std::optional<ExitStatus> died;
   // A server started ahead: its memory map, and the runner whose RAM segments are loaded and
@@ -410,7 +411,7 @@ struct GdbBoard::Server {
     std::string msg = what + ": " + e.message;
     (void)Alive();
     if (died) msg += "; the GDB server " + died->ToString();
-    if (auto tail = FileTail(stderr_file); !tail.empty()) msg += "; stderr: " + tail;
+    if (auto tail = ReadTail(stderr_capture.get()); !tail.empty()) msg += "; stderr: " + tail;
     msg += " (command: " + JoinArgv(argv) + ")";
     return MakeError(e.code == ErrorCode::kDeadlineExceeded ? ErrorCode::kDeadlineExceeded
                                                             : ErrorCode::kUnavailable,
@@ -456,10 +457,12 @@ void GdbBoard::WarmLoop() {
 
 Result<std::unique_ptr<GdbBoard::Server>> GdbBoard::StartServer(
     const std::filesystem::path& firmware) {
-  auto dir = TempDir::Create("mculab-gdb-");
+  auto dir = RunDir::Create("mculab-gdb-");
   if (!dir) return dir.error();
   auto server = std::make_unique<Server>();
-  server->stderr_file = (*dir)->path() / "gdb-server.stderr";
+  auto capture = (*dir)->CreateCapture();
+  if (!capture) return capture.error();
+  server->stderr_capture = std::move(*capture);
   std::uint16_t port = options_.port;
   if (port == 0) {
     auto p = FreeLocalTcpPort();
@@ -482,7 +485,7 @@ Result<std::unique_ptr<GdbBoard::Server>> GdbBoard::StartServer(
   if (!argv) return argv.error();
   SpawnOptions so;
   so.argv = *argv;
-  so.stderr_file = server->stderr_file;
+  so.stderr_fd = server->stderr_capture.get();
   server->argv = *argv;
   if (IsQemuServer(so.argv) && sandbox_.enabled()) {
     // The sandbox has no network: the agent reaches QEMU through sockets in the run's folder.
@@ -497,10 +500,10 @@ Result<std::unique_ptr<GdbBoard::Server>> GdbBoard::StartServer(
       so.argv.push_back("-sandbox");
       so.argv.push_back(kQemuSandboxOption);
     }
-    if (auto s = sandbox_.PrepareWorkDir((*dir)->path()); !s) return s.error();
     auto wrapped = sandbox_.Wrap(so.argv, {firmware}, (*dir)->path());  // {firmware} readable
     if (!wrapped) return wrapped.error();
     so.argv = std::move(*wrapped);
+    if (auto s = sandbox_.PrepareWorkDir((*dir)->path()); !s) return s.error();
   }
   server->dir = std::move(*dir);
   auto proc = Subprocess::Spawn(so);
@@ -827,7 +830,7 @@ Result<std::unique_ptr<RunnerProcess>> GdbBoard::Start(const RunSpec& spec) {
   prov.firmware_path = firmware.string();
   return std::unique_ptr<RunnerProcess>(new GdbRunnerProcess(
       std::move(sv.dir), std::move(sv.proc), std::move(sv.gdb), std::move(pump),
-      std::move(sv.serial), std::move(sv.link), std::move(write_fd), sv.stderr_file,
+      std::move(sv.serial), std::move(sv.link), std::move(write_fd), std::move(sv.stderr_capture),
       std::move(prov), !qemu, qemu ? reaper_ : nullptr));
 }
 

@@ -3,7 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "agent/boards/child_runner_process.h"
-#include "agent/io/temp_dir.h"
+#include "agent/io/run_dir.h"
 
 namespace mculab::agent {
 namespace {
@@ -13,8 +13,11 @@ constexpr const char* kWaitThenExec = "read -r _ && exec \"$0\" \"$1\"";
 }  // namespace
 
 struct HostBoard::Launch {
-  std::unique_ptr<TempDir> dir;
-  std::filesystem::path workload, stderr_file;
+  std::unique_ptr<RunDir> dir;
+  // The workload file, open since before the runner started: a runner started ahead gets its
+  // workload through this descriptor, never by the file's name, which the runner could replace.
+  UniqueFd workload;
+  UniqueFd stderr_capture;
   std::unique_ptr<Subprocess> process;
   UniqueFd in, out;
   std::string runner_sha256;  // what the sandbox was given (a bind or a copy of the file)
@@ -37,28 +40,32 @@ Result<std::unique_ptr<HostBoard::Launch>> HostBoard::Spawn(const std::filesyste
                                                             bool waiting,
                                                             std::string_view workload) {
   auto launch = std::make_unique<Launch>();
-  auto dir = TempDir::Create("mculab-host-");
+  auto dir = RunDir::Create("mculab-host-");
   if (!dir) return dir.error();
   launch->dir = std::move(*dir);
-  launch->workload = launch->dir->path() / "workload.bin";
-  launch->stderr_file = launch->dir->path() / "runner.stderr";
+  const auto workload_file = launch->dir->path() / "workload.bin";
   // A waiting runner's workload file exists already (empty), so it is the sandbox user's like
   // the folder, and Start() only fills it.
-  if (auto s = WriteFile(launch->workload, workload); !s) return s.error();
-  if (auto s = sandbox_.PrepareWorkDir(launch->dir->path()); !s) return s.error();
-  std::vector<std::string> argv = {program.string(), launch->workload.string()};
+  auto file = launch->dir->CreateFile("workload.bin", workload);
+  if (!file) return file.error();
+  launch->workload = std::move(*file);
+  auto capture = launch->dir->CreateCapture();
+  if (!capture) return capture.error();
+  launch->stderr_capture = std::move(*capture);
+  std::vector<std::string> argv = {program.string(), workload_file.string()};
   std::vector<std::filesystem::path> read_only;
   if (waiting) {
-    argv = {"sh", "-c", kWaitThenExec, program.string(), launch->workload.string()};
+    argv = {"sh", "-c", kWaitThenExec, program.string(), workload_file.string()};
     read_only = {program};
   }
   auto wrapped = sandbox_.Wrap(argv, read_only, launch->dir->path());
   if (!wrapped) return wrapped.error();
+  if (auto s = sandbox_.PrepareWorkDir(launch->dir->path()); !s) return s.error();
   SpawnOptions so;
   so.argv = std::move(*wrapped);
   so.pipe_stdin = true;
   so.pipe_stdout = true;
-  so.stderr_file = launch->stderr_file;
+  so.stderr_fd = launch->stderr_capture.get();
   auto proc = Subprocess::Spawn(so);
   if (!proc) return proc.error();
   launch->process = std::move(*proc);
@@ -98,7 +105,7 @@ Result<std::unique_ptr<RunnerProcess>> HostBoard::Start(const RunSpec& spec) {
   if (spec.firmware.empty() && prepared_) {
     launch = std::move(prepared_);
     static constexpr std::uint8_t kGo[] = {'\n'};
-    Status s = WriteFile(launch->workload, workload);
+    Status s = Rewrite(launch->workload.get(), workload);
     if (s) s = WriteAll(launch->in.get(), kGo, std::chrono::milliseconds(100));
     if (s) {
       ++prepared_starts_;
@@ -122,7 +129,7 @@ Result<std::unique_ptr<RunnerProcess>> HostBoard::Start(const RunSpec& spec) {
       "not microcontroller cycles";
   return std::unique_ptr<RunnerProcess>(new ChildRunnerProcess(
       std::move(launch->dir), std::move(launch->process), std::move(launch->out),
-      std::move(launch->in), launch->stderr_file, std::move(prov)));
+      std::move(launch->in), std::move(launch->stderr_capture), std::move(prov)));
 }
 
 }  // namespace mculab::agent

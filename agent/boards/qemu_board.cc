@@ -9,7 +9,7 @@
 #include "agent/boards/child_runner_process.h"
 #include "agent/boards/gdb_board.h"
 #include "agent/boards/plugin_counts.h"
-#include "agent/io/temp_dir.h"
+#include "agent/io/run_dir.h"
 #include "agent/io/unix_socket.h"
 
 namespace mculab::agent {
@@ -33,6 +33,8 @@ std::string QemuOptValue(const std::string& v) {
 
 // QEMU starts in well under a second; this only bounds a QEMU that hangs before listening.
 constexpr std::chrono::seconds kConnectTimeout{15};
+// Where the counting plugin writes, in the run's folder.
+constexpr const char* kCountsFile = "counts.txt";
 
 }  // namespace
 
@@ -137,21 +139,16 @@ Result<std::unique_ptr<RunnerProcess>> QemuBoard::Start(const RunSpec& spec) {
   if (!spec.firmware.empty()) options.firmware = spec.firmware;
   auto id = spec.firmware.empty() ? firmware_.Identify() : IdentifyFirmware(spec.firmware);
   if (!id) return id.error();
-  auto dir = TempDir::Create("mculab-qemu-");
+  auto dir = RunDir::Create("mculab-qemu-");
   if (!dir) return dir.error();
   const auto workload = (*dir)->path() / "workload.bin";
   const auto socket = (*dir)->path() / "link.sock";
-  const auto stderr_file = (*dir)->path() / "qemu.stderr";
-  if (auto s =
-          WriteFile(workload, std::string_view(reinterpret_cast<const char*>(spec.workload.data()),
-                                               spec.workload.size()));
-      !s) {
-    return s.error();
-  }
-  if (auto s = sandbox_.PrepareWorkDir((*dir)->path()); !s) return s.error();
+  if (auto w = (*dir)->CreateFile("workload.bin", AsChars(spec.workload)); !w) return w.error();
+  auto capture = (*dir)->CreateCapture();
+  if (!capture) return capture.error();
   SpawnOptions so;
   so.argv = QemuArgv(options, socket, workload);
-  const auto counts = (*dir)->path() / "counts.txt";
+  const auto counts = (*dir)->path() / kCountsFile;
   if (!spec.emulated_events.empty()) {
     if (options_.plugin.empty()) {
       return MakeError(ErrorCode::kFailedPrecondition,
@@ -162,12 +159,13 @@ Result<std::unique_ptr<RunnerProcess>> QemuBoard::Start(const RunSpec& spec) {
     so.argv.push_back(
         QemuPluginArg(options_.plugin.string(), counts.string(), spec.emulated_events));
   }
-  so.stderr_file = stderr_file;
+  so.stderr_fd = capture->get();
   std::vector<std::filesystem::path> read_only = {options.firmware};
   if (!spec.emulated_events.empty()) read_only.push_back(options_.plugin);
   auto wrapped = sandbox_.Wrap(so.argv, read_only, (*dir)->path());
   if (!wrapped) return wrapped.error();
   so.argv = std::move(*wrapped);
+  if (auto s = sandbox_.PrepareWorkDir((*dir)->path()); !s) return s.error();
   auto proc = Subprocess::Spawn(so);
   if (!proc) return proc.error();
   Subprocess* p = proc->get();
@@ -180,7 +178,7 @@ Result<std::unique_ptr<RunnerProcess>> QemuBoard::Start(const RunSpec& spec) {
   if (!fd) {
     std::string msg = "QEMU did not open its runner link: " + fd.error().message;
     if (died) msg += "; qemu " + died->ToString();
-    if (auto tail = FileTail(stderr_file); !tail.empty()) msg += "; stderr: " + tail;
+    if (auto tail = ReadTail(capture->get()); !tail.empty()) msg += "; stderr: " + tail;
     msg += " (command: " + JoinArgv(so.argv) + ")";
     return MakeError(ErrorCode::kUnavailable, msg);
   }
@@ -193,10 +191,10 @@ Result<std::unique_ptr<RunnerProcess>> QemuBoard::Start(const RunSpec& spec) {
   prov.note = QemuNote(options_);
   prov.workload_addr = options_.workload_addr;
   prov.firmware_path = options.firmware.string();  // the custom runner when the job has one
-  auto runner =
-      std::make_unique<ChildRunnerProcess>(std::move(*dir), std::move(*proc), std::move(*fd),
-                                           std::move(write_fd), stderr_file, std::move(prov));
-  if (!spec.emulated_events.empty()) runner->set_counts_file(counts);
+  auto runner = std::make_unique<ChildRunnerProcess>(std::move(*dir), std::move(*proc),
+                                                     std::move(*fd), std::move(write_fd),
+                                                     std::move(*capture), std::move(prov));
+  if (!spec.emulated_events.empty()) runner->set_counts_file(kCountsFile);
   // The runner parks its core after DONE (no semihosting to exit QEMU with): the agent ends QEMU.
   runner->set_exits_after_done(false);
   return std::unique_ptr<RunnerProcess>(std::move(runner));

@@ -13,7 +13,7 @@ Reaper::~Reaper() {
   thread_.join();
 }
 
-void Reaper::Give(std::unique_ptr<Subprocess> process, std::unique_ptr<TempDir> dir) {
+void Reaper::Give(std::unique_ptr<Subprocess> process, std::unique_ptr<RunDir> dir) {
   if (process) process->Kill();
   {
     std::lock_guard lock(mu_);

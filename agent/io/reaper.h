@@ -14,8 +14,8 @@
 #include <mutex>
 #include <thread>
 
+#include "agent/io/run_dir.h"
 #include "agent/io/subprocess.h"
-#include "agent/io/temp_dir.h"
 
 namespace mculab::agent {
 
@@ -27,14 +27,14 @@ class Reaper {
   Reaper& operator=(const Reaper&) = delete;
 
   // Kills `process` now; reaps it, then removes `dir`, on the reaper's thread.
-  void Give(std::unique_ptr<Subprocess> process, std::unique_ptr<TempDir> dir = nullptr);
+  void Give(std::unique_ptr<Subprocess> process, std::unique_ptr<RunDir> dir = nullptr);
   // Waits until everything given so far is reaped and removed.
   void Drain();
 
  private:
   struct Work {
     std::unique_ptr<Subprocess> process;
-    std::unique_ptr<TempDir> dir;
+    std::unique_ptr<RunDir> dir;
   };
   void Loop();
 

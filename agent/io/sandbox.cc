@@ -8,8 +8,8 @@
 #include <set>
 #include <system_error>
 
+#include "agent/io/run_dir.h"
 #include "agent/io/subprocess.h"
-#include "agent/io/temp_dir.h"
 
 namespace mculab::agent {
 namespace {
@@ -167,7 +167,7 @@ Result<std::vector<std::string>> Sandbox::Wrap(const std::vector<std::string>& a
         if (fs::file_size(abs, ec) > kMaxCopiedFile || ec) continue;
         fs::create_directories(copies, ec);
         const fs::path copy = copies / (std::to_string(n++) + "-" + abs.filename().string());
-        if (!fs::copy_file(abs, copy, fs::copy_options::overwrite_existing, ec) || ec) {
+        if (!fs::copy_file(abs, copy, fs::copy_options::none, ec) || ec) {
           return MakeError(ErrorCode::kInternal,
                            "copying " + abs.string() + " into the run's folder: " + ec.message());
         }
@@ -282,25 +282,20 @@ Status Sandbox::PrepareWorkDir(const fs::path& work_dir) const {
 
 Status Sandbox::Check() const {
   if (kind_ == Kind::kOff) return {};
-  auto dir = TempDir::Create("mculab-sandbox-check-");
+  auto dir = RunDir::Create("mculab-sandbox-check-");
   if (!dir) return dir.error();
-  if (auto s = PrepareWorkDir((*dir)->path()); !s) return s;
   auto argv = Wrap({"/usr/bin/true"}, {}, (*dir)->path());
   if (!argv) return argv.error();
+  if (auto s = PrepareWorkDir((*dir)->path()); !s) return s;
+  auto capture = (*dir)->CreateCapture();
+  if (!capture) return capture.error();
   SpawnOptions so;
   so.argv = *argv;
-  const auto err_file =
-      (*dir)->path().parent_path() / ((*dir)->path().filename().string() + ".stderr");
-  so.stderr_file = err_file;
+  so.stderr_fd = capture->get();
   auto proc = Subprocess::Spawn(so);
   if (!proc) return proc.error();
   auto st = (*proc)->Wait(std::chrono::seconds(20));
-  std::string err;
-  if (auto text = ReadFile(err_file))
-    err = text->substr(text->size() > 1024 ? text->size() - 1024 : 0);
-  while (!err.empty() && (err.back() == '\n' || err.back() == ' ')) err.pop_back();
-  std::error_code ec;
-  fs::remove(err_file, ec);
+  const std::string err = ReadTail(capture->get());
   if (!st) return MakeError(ErrorCode::kUnavailable, "the sandbox check did not finish in 20 s");
   if (!st->success()) {
     return MakeError(ErrorCode::kFailedPrecondition,

@@ -83,7 +83,9 @@ class Sandbox {
                                         const std::filesystem::path& work_dir) const;
 
   // Gives the run's folder to the sandbox's user (when it differs from the agent's), so that the
-  // process can create its socket and files there.
+  // process can create its socket and files there. Call it after Wrap() (whose copies it gives
+  // too) and just before the process starts: from then on the folder's names are the process's,
+  // and the agent uses only descriptors it already holds (RunDir).
   Status PrepareWorkDir(const std::filesystem::path& work_dir) const;
 
   // Runs a trivial program in the sandbox; the error says what failed.

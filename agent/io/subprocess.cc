@@ -53,7 +53,8 @@ ExitStatus FromWaitStatus(int ws) {
 
 // In the child between fork and exec: async-signal-safe calls only.
 [[noreturn]] void ChildExec(const char* path, char* const* argv, pid_t parent, int in_fd,
-                            int out_fd, bool err_to_out, const char* err_file, int status_fd) {
+                            int out_fd, bool err_to_out, int err_in, rlim_t memory_limit,
+                            int status_fd) {
   auto fail = [status_fd](int err) { ChildFail(status_fd, err); };
   ::setpgid(0, 0);
   // Killed with the agent's spawning thread (a worker lives as long as the agent), so that an agent
@@ -63,6 +64,10 @@ ExitStatus FromWaitStatus(int ws) {
   // A crashing runner or emulator must not fill the disk with core files.
   const struct rlimit no_core { 0, 0 };
   ::setrlimit(RLIMIT_CORE, &no_core);
+  if (memory_limit != 0) {
+    const struct rlimit as { memory_limit, memory_limit };
+    if (::setrlimit(RLIMIT_AS, &as) != 0) fail(errno);
+  }
   int devnull = ::open("/dev/null", O_RDWR | O_CLOEXEC);
   if (devnull < 0) fail(errno);
   if (::dup2(in_fd >= 0 ? in_fd : devnull, 0) < 0) fail(errno);
@@ -70,9 +75,8 @@ ExitStatus FromWaitStatus(int ws) {
   int err_fd = devnull;
   if (err_to_out) {
     err_fd = 1;
-  } else if (err_file != nullptr) {
-    err_fd = ::open(err_file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (err_fd < 0) fail(errno);
+  } else if (err_in >= 0) {
+    err_fd = err_in;
   }
   if (::dup2(err_fd, 2) < 0) fail(errno);
   struct sigaction dfl {};
@@ -106,6 +110,14 @@ Result<std::string> ResolveProgram(const std::string& argv0) {
     pos = end + 1;
   }
   return MakeError(ErrorCode::kNotFound, "cannot start " + argv0 + ": not found in PATH");
+}
+
+std::filesystem::path BesideThisProgram(const std::filesystem::path& relative) {
+  std::error_code ec;
+  auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) return {};
+  auto p = (exe.parent_path() / relative).lexically_normal();
+  return std::filesystem::is_regular_file(p, ec) ? p : std::filesystem::path();
 }
 
 std::string ExitStatus::ToString() const {
@@ -144,7 +156,6 @@ Result<std::unique_ptr<Subprocess>> Subprocess::Spawn(const SpawnOptions& option
   argv.reserve(options.argv.size() + 1);
   for (const auto& a : options.argv) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
-  const std::string err_file = options.stderr_file.string();
   UniqueFd status_read, status_write;
   if (auto s = MakePipe(status_read, status_write); !s) return s.error();
 
@@ -153,8 +164,8 @@ Result<std::unique_ptr<Subprocess>> Subprocess::Spawn(const SpawnOptions& option
   if (pid < 0) return MakeError(ErrorCode::kInternal, ErrnoMessage("fork", errno));
   if (pid == 0) {
     ChildExec(program->c_str(), argv.data(), parent, in_read.get(), out_write.get(),
-              options.pipe_stdout && options.stderr_to_stdout,
-              err_file.empty() ? nullptr : err_file.c_str(), status_write.get());
+              options.pipe_stdout && options.stderr_to_stdout, options.stderr_fd,
+              static_cast<rlim_t>(options.memory_limit), status_write.get());
   }
   status_write.Reset();
   in_read.Reset();

@@ -17,6 +17,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <mutex>
@@ -41,8 +42,13 @@ struct SpawnOptions {
   std::vector<std::string> argv;  // argv[0] is looked up in PATH when it has no '/'
   bool pipe_stdin = false;
   bool pipe_stdout = false;
-  bool stderr_to_stdout = false;      // only with pipe_stdout
-  std::filesystem::path stderr_file;  // empty: /dev/null (unless stderr_to_stdout)
+  bool stderr_to_stdout = false;  // only with pipe_stdout
+  // The child's stderr: this open file (RunDir::CreateCapture()), read back through the same
+  // descriptor; -1: /dev/null (unless stderr_to_stdout). Never a path: a path in a run's folder is
+  // the runner's to replace.
+  int stderr_fd = -1;
+  // RLIMIT_AS for the child (bytes; 0: none): what a workload of the job's making may allocate.
+  std::uint64_t memory_limit = 0;
 };
 
 class Subprocess {
@@ -95,6 +101,10 @@ ProcessRunner& RealProcessRunner();
 // A program's path: `argv0` itself when it has a '/', else the first executable match in PATH.
 // kNotFound names what was looked for.
 Result<std::string> ResolveProgram(const std::string& argv0);
+
+// `relative` (a file name, or a path like "../lib/x.so") from the folder of the running program,
+// when it is a regular file there; "" otherwise. How the agent finds the programs built beside it.
+std::filesystem::path BesideThisProgram(const std::filesystem::path& relative);
 
 // Joins argv for logs and messages, quoting arguments with spaces.
 std::string JoinArgv(const std::vector<std::string>& argv);

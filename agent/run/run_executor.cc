@@ -6,6 +6,7 @@
 
 #include "agent/io/temp_dir.h"
 #include "agent/link/artifact_cache.h"
+#include "agent/run/model_reference.h"
 #include "agent/runner/elf_memory.h"
 #include "agent/runner/runner_session.h"
 #include "common/crash_point.h"
@@ -564,8 +565,17 @@ Result<std::vector<std::uint8_t>> PrepareModel(const v1::Assignment& a, Board& b
   auto bytes = ReadFile(*path);
   if (!bytes) return MakeError(ErrorCode::kInternal, bytes.error().message);
   std::vector<std::uint8_t> blob(bytes->begin(), bytes->end());
-  auto expected = ModelReferenceChecksum(blob, seed);
-  if (!expected) return MakeError(ErrorCode::kInvalidArgument, expected.error().message);
+  if (options.model_reference == nullptr) {
+    return MakeError(ErrorCode::kFailedPrecondition,
+                     "this agent cannot check a model's output (no mculab-model-reference)");
+  }
+  auto expected = options.model_reference->Checksum(blob, seed);
+  if (!expected) {
+    // What the model made its reference run do fails the job; the agent's own trouble is infra.
+    return MakeError(expected.error().code == ErrorCode::kInternal ? ErrorCode::kInternal
+                                                                   : ErrorCode::kInvalidArgument,
+                     expected.error().message);
+  }
   reference = *expected;
   firmware = board.Info().model_runner;
   const std::int64_t ids[1] = {a.cases_size() > 0 ? a.cases(0).id() : 0};

@@ -50,6 +50,9 @@ struct ExecutorOptions {
   // Where custom runners and blobs come from (Assignment.firmware_sha256/blob_sha256); null: this
   // agent cannot run custom-runner jobs (they fail with a message saying so).
   class ArtifactCache* artifacts = nullptr;
+  // Computes a model job's expected output checksum, sandboxed; null: this agent refuses model
+  // jobs (they fail saying so).
+  const class ModelReference* model_reference = nullptr;
   // When the link received the assignment (the run summary's dispatch figures count from there);
   // unset: from the call to ExecuteRun.
   std::optional<Clock::TimePoint> received_at;

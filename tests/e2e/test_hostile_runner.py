@@ -15,7 +15,8 @@ import lablib  # noqa: E402
 
 ELF = lablib.HOSTILE_RUNNER_AN547_ELF
 HOST = lablib.HOSTILE_RUNNER_HOST
-ATTACKS = {1: "run a host command", 2: "read the agent's token", 3: "undefined instruction / network"}
+ATTACKS = {1: "run a host command", 2: "read the agent's token", 3: "undefined instruction / network",
+           4: "swap the run folder's files and its stderr for links to the agent's token"}
 
 
 class HostileRunnerTest(unittest.TestCase):
@@ -61,6 +62,13 @@ class HostileRunnerTest(unittest.TestCase):
         for case_id in (1, 2, 3):
             res = self.attack("host-custom", HOST, case_id)
             self.assertIn("blocked", res["message"], res["message"])
+        self.assert_board_healthy("host-custom")
+
+    def test_host_board_agent_reads_no_file_the_runner_swapped_for_a_link(self):
+        # The runner links every file of its folder, and its stderr's, to the agent's token and
+        # dies: the job's message carries the runner's own stderr, never the token.
+        res = self.attack("host-custom", HOST, 4)
+        self.assertIn("hostile-runner-stderr-marker", res["message"], res["message"])
         self.assert_board_healthy("host-custom")
 
     def test_qemu_runner_gets_no_semihosting(self):

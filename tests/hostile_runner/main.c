@@ -10,6 +10,10 @@
  *      what it can reach)
  *   2  read <token>: semihosting SYS_OPEN + SYS_READ on an embedded port, open()+read() on the host
  *   3  an embedded port: an undefined instruction; the host: connect to 127.0.0.1:<port>
+ *   4  the host only: write a marker line to stderr, then replace every file of the run's folder
+ *      ($HOME in the sandbox) and the file behind its own stderr by symbolic links to <token>, and
+ *      exit at once (status 3): an agent that then reads "the runner's stderr" or any file of the
+ *      folder by name, with its own rights, shows the token in the job's message
  * An attack that works stops the run with ERROR(BAD_WORKLOAD, "ESCAPED: ...") naming what it got;
  * one that is stopped ends with ERROR(BAD_WORKLOAD, "blocked: ...") or, on an embedded port, the
  * fault the core took (ERROR(FAULT)). Either way the job fails as the job's own failure; the tests
@@ -24,9 +28,12 @@
 #else
 #define EMBEDDED 0
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -88,6 +95,42 @@ static int atoi_port(const char* s) {
   int v = 0;
   while (*s >= '0' && *s <= '9') v = v * 10 + (*s++ - '0');
   return v;
+}
+#endif
+
+#if !EMBEDDED
+/* Attack 4: every name the agent might read after the run becomes a link to the token. */
+static void swap_files_for_links(void) {
+  static const char kMarker[] = "hostile-runner-stderr-marker\n";
+  (void)!write(2, kMarker, sizeof kMarker - 1);
+  char target[512];
+  const ssize_t n = readlink("/proc/self/fd/2", target, sizeof target - 1);
+  if (n > 0 && target[0] == '/') {
+    target[n] = 0;
+    unlink(target);
+    (void)!symlink(lines[0], target);
+  }
+  const char* home = getenv("HOME");
+  DIR* d = home ? opendir(home) : NULL;
+  if (d != NULL) {
+    const struct dirent* e;
+    while ((e = readdir(d)) != NULL) {
+      if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+      char path[512];
+      snprintf(path, sizeof path, "%s/%s", home, e->d_name);
+      unlink(path);
+      (void)!symlink(lines[0], path);
+    }
+    closedir(d);
+    /* The names the agent's boards have used for stderr and the emulator's counts. */
+    static const char* const kNames[] = {"runner.stderr", "qemu.stderr", "counts.txt"};
+    for (size_t i = 0; i < sizeof kNames / sizeof kNames[0]; ++i) {
+      char path[512];
+      snprintf(path, sizeof path, "%s/%s", home, kNames[i]);
+      (void)!symlink(lines[0], path);
+    }
+  }
+  _exit(3);
 }
 #endif
 
@@ -153,6 +196,7 @@ static uint16_t attack(int64_t id, char* msg, size_t cap) {
     if (got > 0) put(msg, cap, &n, data);
     return MCULAB_ERR_BAD_WORKLOAD;
   }
+  if (id == 4) swap_files_for_links();
   if (id == 3) {
     const int s = socket(AF_INET, SOCK_STREAM, 0);
     struct sockaddr_in a;

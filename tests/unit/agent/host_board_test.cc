@@ -3,14 +3,18 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "agent/io/temp_dir.h"
+#include "mculab/workload.h"
 #include "real_runner_test_util.h"
 
 namespace mculab::agent {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 HostBoard Board() {
   return HostBoard(testing::Info("host-0", "host"), MCULAB_RUNNER_HOST, false,
@@ -120,6 +124,58 @@ TEST(HostBoard, MissingRunnerBinaryIsABoardError) {
   auto proc = board.Start(spec);
   ASSERT_FALSE(proc.ok());
   EXPECT_THAT(proc.error().message, HasSubstr("/nonexistent/mculab-runner-host"));
+}
+
+// A job's own runner (tests/hostile_runner, attack 4) writes a line to its stderr, replaces every
+// file of its run folder and the file behind its stderr by links to a file only the agent may read
+// (its token), and dies. The job's message shows the runner's stderr and nothing of that file, in
+// every sandbox mode the agent has.
+TEST(HostBoard, ARunnerThatSwapsItsFilesForLinksShowsNothingOfTheAgentsFiles) {
+  auto secret = TempDir::Create("mculab-agent-secret-");
+  ASSERT_TRUE(secret.ok());
+  const auto token = (*secret)->path() / "agent.token";
+  ASSERT_TRUE(WriteFile(token, "mcl_a_agents_own_secret\n").ok());
+  ::chmod(token.c_str(), 0600);
+  const std::string blob =
+      token.string() + "\n" + ((*secret)->path() / "marker").string() + "\n0\n";
+  const std::int64_t ids[1] = {4};
+  std::vector<std::uint8_t> workload(mculab_workload_custom_blob_offset(1) + blob.size());
+  workload.resize(mculab_workload_write_custom(
+      workload.data(), workload.size(), testing::kSeed, ids, 1,
+      reinterpret_cast<const std::uint8_t*>(blob.data()), blob.size()));
+  ASSERT_FALSE(workload.empty());
+  std::vector<std::string> modes = {"auto"};
+  if (::geteuid() == 0) modes.push_back("namespaces");  // the runner as nobody over host files
+  for (const auto& mode : modes) {
+    SCOPED_TRACE(mode);
+    auto sandbox = Sandbox::Create(MakeSandboxConfig(mode));
+    ASSERT_TRUE(sandbox.ok()) << sandbox.error().message;
+    HostBoard board(testing::Info("host-0", "host"), MCULAB_RUNNER_HOST, true, *sandbox);
+    RunSpec spec;
+    spec.workload = workload;
+    spec.firmware = MCULAB_HOSTILE_RUNNER_HOST;
+    auto proc = board.Start(spec);
+    ASSERT_TRUE(proc.ok()) << proc.error().message;
+    SessionConfig c;
+    c.op = MCULAB_OP_CUSTOM;
+    c.cases = {WorkloadCase{4, {}}};
+    c.seed = testing::kSeed;
+    c.iterations = 1;
+    c.workload_len = static_cast<std::uint32_t>(workload.size());
+    c.run_timeout = std::chrono::seconds(30);
+    c.custom_runner = true;
+    testing::CollectingListener listener;
+    CancelToken none;
+    const auto result = RunSession(**proc, RealClock(), c, listener, none);
+    EXPECT_EQ(result.outcome, RunOutcome::kWorkloadFailed) << result.message;
+    EXPECT_THAT(result.message, HasSubstr("hostile-runner-stderr-marker"));
+    EXPECT_THAT(result.message, Not(HasSubstr("mcl_a_agents_own_secret")));
+    EXPECT_THAT((*proc)->Diagnostics(), Not(HasSubstr("mcl_a_agents_own_secret")));
+    auto counts = (*proc)->EmulatedCounts();
+    if (!counts.ok()) {
+      EXPECT_THAT(counts.error().message, Not(HasSubstr("mcl_a_agents_own_secret")));
+    }
+  }
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "agent/io/reaper.h"
+#include "agent/io/run_dir.h"
 #include "agent/io/temp_dir.h"
 #include "agent/io/unix_socket.h"
 
@@ -28,6 +29,42 @@ std::unique_ptr<Subprocess> Spawn(std::vector<std::string> argv, bool pipes = fa
   auto p = Subprocess::Spawn(o);
   EXPECT_TRUE(p.ok()) << p.error().message;
   return p.ok() ? std::move(*p) : nullptr;
+}
+
+// The child's stderr goes to the descriptor it is given, and is read back through it.
+TEST(Subprocess, WritesStderrToTheGivenDescriptor) {
+  auto dir = RunDir::Create("mculab-stderr-test-");
+  ASSERT_TRUE(dir.ok());
+  auto capture = (*dir)->CreateCapture();
+  ASSERT_TRUE(capture.ok()) << capture.error().message;
+  SpawnOptions o;
+  o.argv = {"sh", "-c", "echo to-stderr >&2"};
+  o.stderr_fd = capture->get();
+  auto p = Subprocess::Spawn(o);
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  ASSERT_TRUE((*p)->Wait(std::chrono::seconds(10)).ok());
+  EXPECT_EQ(ReadTail(capture->get()), "to-stderr");
+}
+
+TEST(Subprocess, TheMemoryLimitBoundsWhatTheChildMayMap) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "AddressSanitizer reserves terabytes of address space: no RLIMIT_AS under it";
+#endif
+  SpawnOptions o;
+  o.argv = {"sh", "-c", "ulimit -v"};
+  o.pipe_stdout = true;
+  o.memory_limit = 300ull << 20;
+  auto p = Subprocess::Spawn(o);
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  UniqueFd out = (*p)->TakeStdout();
+  std::string text;
+  std::uint8_t buf[64];
+  for (;;) {
+    auto n = ReadSome(out.get(), buf, std::chrono::seconds(5));
+    if (!n || *n == 0) break;
+    text.append(reinterpret_cast<const char*>(buf), *n);
+  }
+  EXPECT_EQ(text, std::to_string(300 * 1024) + "\n");  // KiB
 }
 
 TEST(Subprocess, ReportsTheExitStatus) {
@@ -170,7 +207,7 @@ namespace {
 // A process given to the reaper is killed at once, then reaped and its folder removed on the
 // reaper's thread.
 TEST(Reaper, KillsAtOnceThenReapsAndRemovesTheFolderOffTheCallersThread) {
-  auto dir = TempDir::Create("mculab-reaper-test-");
+  auto dir = RunDir::Create("mculab-reaper-test-");
   ASSERT_TRUE(dir.ok());
   const auto path = (*dir)->path();
   auto p = Spawn({"sleep", "600"});
@@ -190,7 +227,7 @@ TEST(Reaper, ItsDestructorFinishesWhatItWasGiven) {
   pid_t pid = 0;
   {
     Reaper reaper;
-    auto dir = TempDir::Create("mculab-reaper-test-");
+    auto dir = RunDir::Create("mculab-reaper-test-");
     ASSERT_TRUE(dir.ok());
     path = (*dir)->path();
     auto p = Spawn({"sleep", "600"});
