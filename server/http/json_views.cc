@@ -54,11 +54,14 @@ Json ComparisonJson(const Comparison& c, const HostBoards& host) {
     o["unit"] = job.unit;
     o["emulated"] = job.emulated;
     o["measured"] = measured;
+    o["workload"] = job.workload;
     jobs.push_back(std::move(o));
   }
   j["jobs"] = std::move(jobs);
-  std::string refused;
-  if (units.size() > 1) {
+  std::string refused = c.refused;
+  if (!refused.empty()) {
+    // Different workloads: said by the service.
+  } else if (units.size() > 1) {
     refused = "the jobs are measured in different units (" +
               JoinList(std::vector<std::string>(units.begin(), units.end())) +
               "): a ratio of their medians means nothing";
@@ -75,6 +78,7 @@ Json ComparisonJson(const Comparison& c, const HostBoards& host) {
     Json o;
     o["id"] = cc.id;
     o["params"] = cc.params;
+    o["refused"] = cc.refused.empty() ? Json(nullptr) : Json(cc.refused);
     Json medians = Json::array();
     for (const auto& m : cc.medians) medians.push_back(m ? Json(*m) : Json(nullptr));
     o["medians"] = std::move(medians);

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "common/stats.h"
+#include "common/tflite_model.h"
 #include "server/service/results.h"
 
 namespace mculab::server {
@@ -127,6 +128,15 @@ Result<CaseSamples> LabQueries::GetCaseSamples(const Caller& caller, JobId id,
   return out;
 }
 
+std::string MeasuredWorkload(const Job& job) {
+  if (job.op == kModelOp) return "model " + job.blob_artifact;
+  if (!job.firmware_artifact.empty()) {
+    return "runner " + job.firmware_artifact +
+           (job.blob_artifact.empty() ? "" : " blob " + job.blob_artifact);
+  }
+  return "op " + job.op;
+}
+
 Result<Comparison> LabQueries::Compare(const Caller& caller, std::span<const JobId> ids) {
   if (ids.size() < kMinComparedJobs || ids.size() > kMaxComparedJobs) {
     return MakeError(ErrorCode::kInvalidArgument,
@@ -160,7 +170,16 @@ Result<Comparison> LabQueries::Compare(const Caller& caller, std::span<const Job
   for (std::size_t k = 0; k < details.size(); ++k) {
     const Job& j = details[k].job;
     out.jobs.push_back(ComparedJob{j.id, j.label, j.op, j.assigned_board,
-                                   timed[k].front().stats->unit, details[k].emulated});
+                                   timed[k].front().stats->unit, details[k].emulated,
+                                   MeasuredWorkload(j)});
+  }
+  for (const ComparedJob& j : out.jobs) {
+    if (j.workload == out.jobs[0].workload) continue;
+    out.refused = fmt::format(
+        "the jobs measured different things (job {}: {}; job {}: {}): a ratio of their times "
+        "compares nothing",
+        out.jobs[0].id, out.jobs[0].workload, j.id, j.workload);
+    break;
   }
   // Case ids in the first job's order, then those only later jobs have.
   std::vector<std::int64_t> case_ids;
@@ -185,9 +204,18 @@ Result<Comparison> LabQueries::Compare(const Caller& caller, std::span<const Job
       cc.medians.push_back(c ? std::optional<double>(c->stats->median) : std::nullopt);
     }
     const TimedCase* base = per_job[0];
+    for (std::size_t k = 1; k < per_job.size() && base != nullptr && cc.refused.empty(); ++k) {
+      if (per_job[k] == nullptr || per_job[k]->outcome->params == base->outcome->params) continue;
+      cc.refused = fmt::format(
+          "case {} has other parameters in job {} ({}) than in job {} ({}): not the same "
+          "measurement",
+          case_id, out.jobs[k].id, fmt::join(per_job[k]->outcome->params, ","), out.jobs[0].id,
+          fmt::join(base->outcome->params, ","));
+    }
     for (std::size_t k = 0; k < per_job.size(); ++k) {
       std::optional<RatioInterval> ratio;
-      if (k > 0 && base != nullptr && per_job[k] != nullptr) {
+      if (k > 0 && base != nullptr && per_job[k] != nullptr && cc.refused.empty() &&
+          out.refused.empty()) {
         const auto& a = values[0][base->outcome->index];
         const auto& b = values[k][per_job[k]->outcome->index];
         const std::uint64_t seed = kCompareSeed ^

@@ -53,11 +53,17 @@ struct ComparedJob {
   std::string board;
   std::string unit;
   bool emulated = false;
+  // What it measured, as far as a ratio of times may go: "op conv2d_s8", "model <sha256>",
+  // "runner <sha256>" (+ " blob <sha256>").
+  std::string workload;
 };
 
 struct ComparedCase {
   std::int64_t id = 0;
   std::vector<std::int32_t> params;
+  // Why this case gets no ratio although each side has it ("" when its ratios stand): the same
+  // case id measured different parameters.
+  std::string refused;
   std::vector<std::optional<double>> medians;        // per job; nullopt: the job lacks the case
   std::vector<std::optional<RatioInterval>> ratios;  // per job; [0] and missing cases: nullopt
 };
@@ -66,7 +72,13 @@ struct Comparison {
   std::vector<ComparedJob> jobs;  // in the order asked for; the first is the baseline
   std::vector<std::string> param_names;
   std::vector<ComparedCase> cases;
+  // Why no ratio stands between these jobs ("" when they measured the same thing): different
+  // operators, models or runners. Medians are still shown.
+  std::string refused;
 };
+
+// What a job measured, for Comparison: its op, or the model or runner it ran, by SHA-256.
+std::string MeasuredWorkload(const Job& job);
 
 // What /metrics exports. Every state is listed, with 0 when nothing is in it.
 struct LabFigures {

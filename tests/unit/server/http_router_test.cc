@@ -959,10 +959,59 @@ TEST_F(HttpRouterTest, CompareRefusesARatioBetweenJobsInDifferentUnits) {
   EXPECT_DOUBLE_EQ(same["cases"][0]["ratios"][1]["ratio"].get<double>(), 2.0);
 }
 
+// Two jobs that measured different things get no verdict, with the reason, and still show both
+// medians: different operators; the same case id with other parameters.
+TEST_F(HttpRouterTest, CompareRefusesARatioBetweenJobsThatMeasuredDifferentThings) {
+  const JobId fc = RunJob(Conv(1, 3), Constant(100, 3));
+  SubmitRequest conv;
+  conv.kind = "host";
+  conv.op = "conv2d_s8";
+  conv.cases = {{0, {1, 4, 8, 8, 4, 3, 3, 1, 1, 1, 1}}};
+  conv.iterations = 3;
+  const JobId cv = RunJob(conv, Constant(300, 3));
+  Json c = GetJson("/api/v1/compare?jobs=" + std::to_string(fc) + "," + std::to_string(cv));
+  ASSERT_TRUE(c["ratio_refused"].is_string()) << c.dump();
+  EXPECT_NE(c["ratio_refused"].get<std::string>().find("measured different things"),
+            std::string::npos)
+      << c["ratio_refused"];
+  EXPECT_EQ(c["jobs"][0]["workload"], "op fully_connected_s8");
+  EXPECT_EQ(c["jobs"][1]["workload"], "op conv2d_s8");
+  EXPECT_EQ(c["cases"][0]["medians"], Json::parse("[100.0, 300.0]")) << "medians still shown";
+  EXPECT_EQ(c["cases"][0]["ratios"], Json::parse("[null, null]"));
+
+  SubmitRequest wider = Conv(1, 3);
+  wider.cases = {{0, {1, 16, 4}}};  // case 0 again, other parameters
+  const JobId other = RunJob(wider, Constant(200, 3));
+  Json p = GetJson("/api/v1/compare?jobs=" + std::to_string(fc) + "," + std::to_string(other));
+  EXPECT_TRUE(p["ratio_refused"].is_null()) << "the same operator";
+  ASSERT_TRUE(p["cases"][0]["refused"].is_string()) << p.dump();
+  EXPECT_NE(p["cases"][0]["refused"].get<std::string>().find("other parameters"),
+            std::string::npos);
+  EXPECT_EQ(p["cases"][0]["ratios"], Json::parse("[null, null]"));
+}
+
+TEST(MeasuredWorkload, NamesTheModelOrRunnerByItsHash) {
+  Job model;
+  model.op = "model";
+  model.blob_artifact = std::string(64, 'a');
+  EXPECT_EQ(MeasuredWorkload(model), "model " + std::string(64, 'a'));
+  Job runner;
+  runner.op = "custom";
+  runner.firmware_artifact = std::string(64, 'b');
+  EXPECT_EQ(MeasuredWorkload(runner), "runner " + std::string(64, 'b'));
+  runner.blob_artifact = std::string(64, 'c');
+  EXPECT_EQ(MeasuredWorkload(runner),
+            "runner " + std::string(64, 'b') + " blob " + std::string(64, 'c'));
+  Job op;
+  op.op = "conv2d_s8";
+  EXPECT_EQ(MeasuredWorkload(op), "op conv2d_s8");
+}
+
 TEST(ComparisonJson, RefusesARatioBetweenEmulatedAndSiliconJobsInTheSameUnit) {
   Comparison c;
-  c.jobs = {ComparedJob{1, "", "conv2d_s8", "an547-0", "cycles", /*emulated=*/true},
-            ComparedJob{2, "", "conv2d_s8", "h743-0", "cycles", /*emulated=*/false}};
+  c.jobs = {
+      ComparedJob{1, "", "conv2d_s8", "an547-0", "cycles", /*emulated=*/true, "op conv2d_s8"},
+      ComparedJob{2, "", "conv2d_s8", "h743-0", "cycles", /*emulated=*/false, "op conv2d_s8"}};
   ComparedCase cc;
   cc.medians = {100.0, 50.0};
   cc.ratios = {std::nullopt, RatioInterval{0.5, 0.4, 0.6, true}};
