@@ -3,6 +3,7 @@
 #include <toml++/toml.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -39,6 +40,40 @@ std::string Join(const std::set<std::string>& s) {
   std::string out;
   for (const auto& k : s) out += (out.empty() ? "" : ", ") + k;
   return out;
+}
+
+// Edit distance (insertions, deletions, substitutions) between two short keys.
+std::size_t Distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diag = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// "unknown key (did you mean \"warm\"? known: ...)": the nearest known key when one is close
+// (at most a third of its letters off), then every known key.
+std::string UnknownKey(const std::string& key, const std::set<std::string>& known,
+                       const std::string& scope) {
+  std::string best;
+  std::size_t best_d = std::string::npos;
+  for (const auto& k : known) {
+    const std::size_t d = Distance(key, k);
+    if (d < best_d) {
+      best_d = d;
+      best = k;
+    }
+  }
+  const bool close = !best.empty() && best_d * 3 <= std::max(key.size(), best.size());
+  return "unknown key (" + (close ? "did you mean \"" + best + "\"? " : std::string()) + "known" +
+         scope + ": " + Join(known) + ")";
 }
 
 // Builds messages like `agent.toml:12: board "an547-0": key icount_shift: must be 0..10`.
@@ -194,7 +229,7 @@ Status ParseBoard(Reader& r, const toml::table& t, BoardConfig& b,
     }
     std::set<std::string> all = kCommonBoardKeys;
     all.insert(keys->second.begin(), keys->second.end());
-    return r.Fail(&v, key, "unknown key (known for backend " + b.backend + ": " + Join(all) + ")");
+    return r.Fail(&v, key, UnknownKey(key, all, " for backend " + b.backend));
   }
   if (const toml::node* tags = t.get("tags")) {
     if (!tags->is_table()) {
@@ -348,7 +383,7 @@ Result<AgentConfig> ParseAgentConfig(std::string_view text, const std::string& s
     r.SetContext("[agent]");
     for (const auto& [k, v] : t) {
       if (!kAgentKeys.count(std::string(k.str()))) {
-        return r.Fail(&v, std::string(k.str()), "unknown key (known: " + Join(kAgentKeys) + ")");
+        return r.Fail(&v, std::string(k.str()), UnknownKey(std::string(k.str()), kAgentKeys, ""));
       }
     }
     if (auto s = r.String(t, "name", cfg.name); !s) return s.error();
@@ -366,7 +401,7 @@ Result<AgentConfig> ParseAgentConfig(std::string_view text, const std::string& s
     r.SetContext("[sandbox]");
     for (const auto& [k, v] : t) {
       if (!kSandboxKeys.count(std::string(k.str()))) {
-        return r.Fail(&v, std::string(k.str()), "unknown key (known: " + Join(kSandboxKeys) + ")");
+        return r.Fail(&v, std::string(k.str()), UnknownKey(std::string(k.str()), kSandboxKeys, ""));
       }
     }
     if (auto s = r.String(t, "mode", cfg.sandbox.mode); !s) return s.error();

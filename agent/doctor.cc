@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "agent/config.h"
+#include "agent/io/temp_dir.h"
 
 namespace mculab::agent {
 namespace {
@@ -75,6 +76,32 @@ class Doctor {
   }
   void Fail(const std::string& subject, const std::string& what, const std::string& fix) {
     out_.push_back({false, subject, what, fix});
+  }
+
+  // Whether the server answers at the configured address and takes the agent's token.
+  void CheckServer(const AgentConfig& cfg) {
+    const std::string subject = "server " + cfg.server;
+    if (!env_.check_server) return;  // tests without a network
+    std::string token;
+    if (!cfg.token_file.empty()) {
+      auto t = ReadFile(cfg.token_file);
+      if (!t) return;  // the token_file finding says why
+      token = *t;
+      while (!token.empty() &&
+             (token.back() == '\n' || token.back() == '\r' || token.back() == ' ')) {
+        token.pop_back();
+      }
+    }
+    if (auto s = env_.check_server(cfg.server, token); !s) {
+      const bool token_refused = s.error().code == ErrorCode::kUnauthenticated ||
+                                 s.error().code == ErrorCode::kPermissionDenied;
+      Fail(subject, s.error().message,
+           token_refused ? "give the agent its own token (`mculab-server admin agent add NAME`) in "
+                           "token_file"
+                         : "start mculab-server there, or correct [agent] server (or --server)");
+      return;
+    }
+    Ok(subject, "answers and accepts the agent's token");
   }
 
   // Runs `argv`; the first line of its output, or "" (with a finding) when it fails.
@@ -433,6 +460,7 @@ std::vector<DoctorFinding> RunDoctor(const fs::path& config_file, const DoctorEn
   } else {
     d.Ok("config",
          config_file.string() + " parses, " + std::to_string(cfg->boards.size()) + " board(s)");
+    d.CheckServer(*cfg);
   }
   std::ifstream in(config_file, std::ios::binary);
   std::stringstream text;

@@ -45,6 +45,9 @@ struct DoctorEnv {
   std::filesystem::path default_qemu_plugin;  // the QEMU counting plugin beside it ("" none)
   std::filesystem::path default_host_runner;  // mculab-runner-host beside it
   bool agent_is_root = false;
+  // Whether the server answers at `server` and accepts `token` as an agent's (CheckServer); unset:
+  // the server is not checked, and the findings say so.
+  std::function<Status(const std::string& server, const std::string& token)> check_server;
 };
 
 // The environment of the running agent.

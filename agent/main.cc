@@ -23,6 +23,7 @@
 #include "agent/io/subprocess.h"
 #include "agent/io/temp_dir.h"
 #include "agent/link/agent_link.h"
+#include "agent/link/server_check.h"
 #include "agent/link/spool.h"
 #include "agent/run/model_reference.h"
 
@@ -69,13 +70,16 @@ int Fail(const std::string& message) {
 }
 
 // `mculab-agent doctor`: one line per finding on stdout; exit 1 when any is a problem.
-int Doctor(const std::string& config_path) {
+int Doctor(const std::string& config_path, const std::string& ca_pem) {
   DoctorEnv env = RealDoctorEnv();
   auto probes = MakeLibusbProbeLister();
   env.probes = probes.get();
   env.default_fvp_relay = DefaultFvpRelay();
   env.default_qemu_plugin = DefaultQemuPlugin();
   env.default_host_runner = DefaultRunner();
+  env.check_server = [&ca_pem](const std::string& server, const std::string& token) {
+    return CheckServer(server, token, ca_pem, std::chrono::seconds(3));
+  };
   int problems = 0;
   for (const auto& f : RunDoctor(config_path, env)) {
     std::cout << FormatFinding(f) << "\n";
@@ -124,7 +128,15 @@ int main(int argc, char** argv) {
   probes_cmd->add_option("--by-id-dir", by_id_dir, "where udev links serial ports by USB serial")
       ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
-  if (*doctor) return Doctor(doctor_config);
+  if (*doctor) {
+    std::string pem;
+    if (!ca_file.empty()) {
+      auto read = ReadFile(ca_file);
+      if (!read) return Fail("--ca " + ca_file + ": " + read.error().message);
+      pem = *read;
+    }
+    return Doctor(doctor_config, pem);
+  }
   if (*probes_cmd) return Probes(by_id_dir);
   if (config_path.empty()) return Fail("--config is required (see --help)");
 

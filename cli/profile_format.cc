@@ -159,7 +159,12 @@ std::string RenderEventUnits(const mculab::v1::ListEventsReply& rep) {
   std::ostringstream out;
   out << "boards: ";
   for (int i = 0; i < rep.boards_size(); ++i) out << (i ? ", " : "") << rep.boards(i);
-  out << " (" << (rep.emulated() ? "EMULATED" : "silicon") << ")\n";
+  const std::string& m = rep.measured();
+  out << " ("
+      << (m == "emulated" || (m.empty() && rep.emulated()) ? "EMULATED"
+          : m == "host"                                    ? "HOST: a native process on the agent"
+                                                           : "silicon")
+      << ")\n";
   out << "cycles: the runner's timer, in every pass\n";
   if (rep.units_size() == 0) {
     out << "no counter units: these boards count nothing besides cycles\n";

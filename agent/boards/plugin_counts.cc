@@ -36,8 +36,10 @@ std::string QemuOptValue(const std::string& v) {
 
 }  // namespace
 
-std::vector<std::string> QemuPluginEvents() {
-  return {"instructions", "loads", "stores", "branches", "mve_instructions"};
+std::vector<std::string> QemuPluginEvents(bool cpu_has_mve) {
+  std::vector<std::string> events = {"instructions", "loads", "stores", "branches"};
+  if (cpu_has_mve) events.push_back("mve_instructions");
+  return events;
 }
 
 std::string QemuPluginArg(const std::string& library, const std::string& out,

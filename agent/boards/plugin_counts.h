@@ -29,8 +29,9 @@ namespace mculab::agent {
 // bounds its instrumentation), so five events take two passes.
 inline constexpr const char* kQemuPluginUnit = "qemu-plugin";
 inline constexpr std::uint32_t kQemuPluginMaxSimultaneous = 3;
-std::vector<std::string> QemuPluginEvents();  // instructions, loads, stores, branches,
-                                              // mve_instructions
+// instructions, loads, stores, branches, and mve_instructions where the CPU has MVE (Helium): a
+// Cortex-M7 executes none, so its boards do not offer the event.
+std::vector<std::string> QemuPluginEvents(bool cpu_has_mve);
 
 // -plugin's value: "LIB,out=OUT,events=a+b" (QEMU's ',' escaped as ',,' in paths).
 std::string QemuPluginArg(const std::string& library, const std::string& out,

@@ -83,7 +83,9 @@ std::string QemuWarmServerTemplate(const QemuOptions& o) {
 
 std::vector<CounterUnitInfo> QemuCounterUnits(const QemuOptions& o) {
   if (o.plugin.empty()) return {};
-  return {CounterUnitInfo{kQemuPluginUnit, kQemuPluginMaxSimultaneous, QemuPluginEvents(),
+  // mps3-an547 is a Cortex-M55 (Helium); mps2-an500 a Cortex-M7.
+  const bool mve = o.machine == "mps3-an547";
+  return {CounterUnitInfo{kQemuPluginUnit, kQemuPluginMaxSimultaneous, QemuPluginEvents(mve),
                           /*emulated=*/true, /*external=*/true}};
 }
 

@@ -296,6 +296,7 @@ void ToProto(const JobResults& r, v1::Results* out) {
 void ToProto(const EventsView& v, v1::ListEventsReply* out) {
   for (const auto& b : v.boards) out->add_boards(b);
   out->set_emulated(v.emulated);
+  out->set_measured(v.measured);
   for (std::size_t i = 0; i < v.units.units.size(); ++i) {
     const CounterUnit& u = v.units.units[i];
     auto* eu = out->add_units();

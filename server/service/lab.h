@@ -110,6 +110,7 @@ struct SubmitRequest {
 struct EventsView {
   std::vector<std::string> boards;
   bool emulated = false;
+  std::string measured;  // kMeasuredEmulated, kMeasuredHost or kMeasuredSilicon (results.h)
   BoardUnits units;                    // of the first matching board that registered units
   std::vector<std::string> countable;  // "cycles" first
 };

@@ -8,6 +8,7 @@
 
 #include "server/service/lab.h"
 #include "server/service/profiles.h"
+#include "server/service/results.h"
 
 namespace mculab::server {
 namespace {
@@ -90,6 +91,7 @@ Result<EventsView> Lab::ListEvents(const Caller& caller, const std::string& kind
     if (!board.empty() ? name != board : b.kind != kind) continue;
     view.boards.push_back(name);
     view.emulated = view.emulated || b.emulated;
+    view.measured = MeasuredKind(view.emulated, view.measured == kMeasuredHost || IsHostBoard(b));
     const BoardUnits* units = boards_.RegisteredUnits(name);
     if (view.units.board.empty() && units != nullptr && !units->units.empty()) {
       view.units = *units;

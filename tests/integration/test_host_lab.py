@@ -27,6 +27,36 @@ class HostLabTest(unittest.TestCase):
     def tearDownClass(cls):
         cls.lab.close()
 
+    def test_agent_doctor_checks_the_server_and_the_token(self):
+        import subprocess
+        agent = os.path.join(lablib.BIN, "mculab-agent")
+        cfg = self.lab.agent_config()
+        good = subprocess.run([agent, "doctor", "--config", cfg], capture_output=True, text=True,
+                              timeout=60)
+        self.assertIn(f"ok    server {self.lab.address}: answers and accepts the agent's token",
+                      good.stdout, good.stdout)
+        # Nothing listens on the port: the doctor says so and exits 1.
+        dead_cfg = os.path.join(self.lab.home, "agent-dead.toml")
+        with open(cfg) as f, open(dead_cfg, "w") as out:
+            out.write(f.read().replace(self.lab.address, f"127.0.0.1:{lablib.free_port()}"))
+        dead = subprocess.run([agent, "doctor", "--config", dead_cfg], capture_output=True,
+                              text=True, timeout=60)
+        self.assertEqual(dead.returncode, 1, dead.stdout)
+        self.assertIn("nothing answers at 127.0.0.1:", dead.stdout)
+        # A token the server does not know.
+        bad_cfg = os.path.join(self.lab.home, "agent-bad-token.toml")
+        bad_token = os.path.join(self.lab.home, "bad.token")
+        with open(bad_token, "w") as f:
+            f.write("mcl_a_not_a_real_token\n")
+        with open(cfg) as f, open(bad_cfg, "w") as out:
+            text = f.read()
+            token_line = [l for l in text.splitlines() if l.startswith("token_file")][0]
+            out.write(text.replace(token_line, f'token_file = "{bad_token}"'))
+        bad = subprocess.run([agent, "doctor", "--config", bad_cfg], capture_output=True,
+                             text=True, timeout=60)
+        self.assertEqual(bad.returncode, 1, bad.stdout)
+        self.assertIn("refused the agent's token", bad.stdout)
+
     def test_boards_lists_the_host_board(self):
         boards = self.lab.cli_json("boards")
         self.assertEqual([b["name"] for b in boards], ["host-0"])

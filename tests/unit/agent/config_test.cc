@@ -12,6 +12,7 @@ namespace mculab::agent {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 constexpr const char* kGood = R"(
 [agent]
@@ -227,8 +228,19 @@ TEST(AgentConfig, KeyOfAnotherBackendOrTypoIsRejected) {
 
   auto typo = Parse("[[board]]\nname = \"f\"\nkind = \"k\"\nbackend = \"fake\"\ntimeout = 3\n");
   ASSERT_FALSE(typo.ok());
-  EXPECT_THAT(typo.error().message, HasSubstr("key timeout: unknown key"));
-  EXPECT_THAT(typo.error().message, HasSubstr("timeout_s"));
+  EXPECT_THAT(typo.error().message,
+              HasSubstr("key timeout: unknown key (did you mean \"timeout_s\"?"));
+
+  // Nothing near: every known key, no guess.
+  auto bogus = Parse("[[board]]\nname = \"f\"\nkind = \"k\"\nbackend = \"fake\"\nbogus_key = 3\n");
+  ASSERT_FALSE(bogus.ok());
+  EXPECT_THAT(bogus.error().message,
+              HasSubstr("key bogus_key: unknown key (known for backend fake"));
+  EXPECT_THAT(bogus.error().message, Not(HasSubstr("did you mean")));
+
+  auto agent = Parse("[agent]\nheartbeat = 100\n");
+  ASSERT_FALSE(agent.ok());
+  EXPECT_THAT(agent.error().message, HasSubstr("did you mean \"heartbeat_ms\"?"));
 }
 
 TEST(AgentConfig, UnknownFaultListsTheKnownOnes) {

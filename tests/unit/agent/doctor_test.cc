@@ -61,6 +61,7 @@ class DoctorTest : public ::testing::Test {
     };
     env.sandbox = [this](const SandboxConfig&) { return sandbox_; };
     env.agent_is_root = root_;
+    env.check_server = check_server_;
     return env;
   }
   std::vector<DoctorFinding> Run(const std::string& toml) {
@@ -89,6 +90,7 @@ class DoctorTest : public ::testing::Test {
   FakeProbeLister probes_;
   Result<Sandbox::Kind> sandbox_ = Sandbox::Kind::kBwrap;
   bool root_ = false;
+  std::function<Status(const std::string&, const std::string&)> check_server_;
 };
 
 std::string PyocdBoard(const std::string& firmware) {
@@ -108,6 +110,44 @@ ProbeInfo Stlink(const std::string& serial) {
   p.bus = 1;
   p.address = 7;
   return p;
+}
+
+// The server is checked with the agent's token: a dead address or a refused token is a problem.
+TEST_F(DoctorTest, TheServerMustAnswerAndAcceptTheToken) {
+  const auto token = dir_->path() / "agent.token";
+  std::ofstream(token) << "mcl_a_token\n";
+  Grant(token.string(), R_OK);
+  const std::string toml = "[agent]\nserver = \"127.0.0.1:9\"\ntoken_file = \"" + token.string() +
+                           "\"\n[[board]]\nname = \"f\"\nkind = \"k\"\nbackend = \"fake\"\n";
+  std::string seen_server, seen_token;
+  Status answer;
+  check_server_ = [&](const std::string& server, const std::string& tok) -> Status {
+    seen_server = server;
+    seen_token = tok;
+    return answer;
+  };
+  auto ok = Run(toml);
+  EXPECT_EQ(seen_server, "127.0.0.1:9");
+  EXPECT_EQ(seen_token, "mcl_a_token");
+  EXPECT_NE(Find(ok, true, "answers and accepts the agent's token"), nullptr) << All(ok);
+  answer = MakeError(ErrorCode::kUnavailable, "nothing answers at 127.0.0.1:9");
+  auto dead = Run(toml);
+  const DoctorFinding* f = Find(dead, false, "nothing answers at 127.0.0.1:9");
+  ASSERT_NE(f, nullptr) << All(dead);
+  EXPECT_THAT(f->fix, HasSubstr("start mculab-server"));
+  answer = MakeError(ErrorCode::kUnauthenticated, "the server refused the agent's token");
+  auto refused = Run(toml);
+  f = Find(refused, false, "refused the agent's token");
+  ASSERT_NE(f, nullptr) << All(refused);
+  EXPECT_THAT(f->fix, HasSubstr("admin agent add"));
+}
+
+// A key no backend knows is a problem, with the nearest known key when one is close.
+TEST_F(DoctorTest, AnUnknownKeyInABoardIsAProblemNamingTheNearestKey) {
+  auto fs = Run("[[board]]\nname = \"f\"\nkind = \"k\"\nbackend = \"fake\"\nbogus_key = 3\n");
+  EXPECT_NE(Find(fs, false, "key bogus_key: unknown key"), nullptr) << All(fs);
+  auto typo = Run("[[board]]\nname = \"f\"\nkind = \"k\"\nbackend = \"fake\"\ntimeout = 3\n");
+  EXPECT_NE(Find(typo, false, "did you mean \"timeout_s\""), nullptr) << All(typo);
 }
 
 TEST_F(DoctorTest, DebiansPyocdIsNamedWithThePipxFix) {

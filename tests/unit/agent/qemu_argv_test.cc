@@ -80,6 +80,23 @@ TEST(QemuArgv, TurnsOnQemusOwnSeccompSandbox) {
             "on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny");
 }
 
+// The counting plugin offers mve_instructions only where the CPU has MVE: the M55, not the M7.
+TEST(QemuCounterUnits, OffersMveInstructionsOnlyOnTheCortexM55) {
+  QemuOptions o;
+  o.plugin = "/usr/lib/libmculab-qemu-counters.so";
+  auto has_mve = [](const QemuOptions& opts) {
+    const auto units = QemuCounterUnits(opts);
+    if (units.empty()) return false;
+    const auto& ev = units[0].events;
+    return std::find(ev.begin(), ev.end(), "mve_instructions") != ev.end();
+  };
+  o.machine = "mps3-an547";
+  EXPECT_TRUE(has_mve(o));
+  o.machine = "mps2-an500";
+  EXPECT_FALSE(has_mve(o));
+  EXPECT_FALSE(QemuCounterUnits(o).empty()) << "the other events stay";
+}
+
 TEST(QemuNote, SaysTheTimeIsEmulated) {
   QemuOptions o;
   EXPECT_EQ(QemuNote(o),

@@ -119,5 +119,17 @@ TEST(RenderEventUnits, ListsUnitsWithHowManyAtOnce) {
   EXPECT_THAT(out, HasSubstr(" 3 "));
 }
 
+// A host board is neither silicon nor emulated: `mculab events --kind host` says so.
+TEST(RenderEventUnits, AHostBoardIsLabelledHostNotSilicon) {
+  v1::ListEventsReply rep;
+  rep.add_boards("host-0");
+  rep.set_measured("host");
+  const std::string out = RenderEventUnits(rep);
+  EXPECT_THAT(out, HasSubstr("host-0 (HOST"));
+  EXPECT_THAT(out, Not(HasSubstr("silicon")));
+  rep.set_measured("silicon");
+  EXPECT_THAT(RenderEventUnits(rep), HasSubstr("(silicon)"));
+}
+
 }  // namespace
 }  // namespace mculab::cli

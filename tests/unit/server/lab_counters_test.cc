@@ -200,6 +200,19 @@ TEST_F(LabTest, ListEventsShowsTheUnitsOfAKind) {
   EXPECT_FALSE(lab_->ListEvents(caller_, "no-such-kind", "").ok());
 }
 
+// What a kind's boards measure: a host board (tag timing=host) is "host", never "silicon".
+TEST_F(LabTest, ListEventsSaysWhetherTheBoardsAreHostEmulatedOrSilicon) {
+  auto q = std::make_shared<FakeAgentChannel>();
+  ConnectTagged(q, "lab-2",
+                {{"host-1", "native", {{"timing", "host"}}}, {"h743-0", "stm32h7", {}}});
+  auto host = lab_->ListEvents(caller_, "native", "");
+  ASSERT_TRUE(host.ok()) << host.error().message;
+  EXPECT_EQ(host->measured, "host");
+  auto silicon = lab_->ListEvents(caller_, "stm32h7", "");
+  ASSERT_TRUE(silicon.ok()) << silicon.error().message;
+  EXPECT_EQ(silicon->measured, "silicon");
+}
+
 TEST_F(LabTest, BoardUnitsAndJobEventsSurviveARestart) {
   auto q = std::make_shared<FakeAgentChannel>();
   ASSERT_TRUE(lab_->ConnectAgent(testing::AgentCaller(profiles::QemuAgent().agent()),
