@@ -143,6 +143,9 @@ firmware = "$elf"
 # Jobs' own runner ELFs (mculab submit --firmware): inside QEMU, without semihosting, sandboxed.
 allow_custom_runners = true
 icount_shift = 5
+# The next job's QEMU waits started and halted: queued jobs follow each other in about a
+# millisecond instead of a QEMU start (README "Using the lab").
+warm = true
 timeout_s = 300
 tags = { cpu = "cortex-m55" }
 
@@ -153,6 +156,7 @@ backend = "qemu"
 machine = "mps2-an500"
 firmware = "$elf_m7"
 icount_shift = 5
+warm = true
 timeout_s = 300
 tags = { cpu = "cortex-m7" }
 
