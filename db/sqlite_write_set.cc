@@ -9,6 +9,9 @@ namespace {
 const std::string kInsertArtifact =
     "INSERT INTO artifacts(sha256, size, name, user_name, created_ms) VALUES(?,?,?,?,?) "
     "ON CONFLICT(sha256) DO NOTHING";
+const std::string kInsertArtifactOwner =
+    "INSERT INTO artifact_owners(sha256, user_name, created_ms) VALUES(?,?,?) "
+    "ON CONFLICT(sha256, user_name) DO NOTHING";
 const std::string kUpsertBoard =
     "INSERT INTO boards(name, kind, agent, tags, emulated, serial, ram_bytes, state, health, "
     "current_job, updated_ms, holder, lease_until_ms, reservation_note, hold, "
@@ -120,6 +123,14 @@ Status SqliteStore::ApplyWriteSet(const WriteSet& ws, WriteOutcome* outcome) {
     Use u(w.Statement(kInsertArtifact));
     u.Bind(a.sha256).Bind(a.size).Bind(a.name).Bind(a.user).Bind(a.created_ms);
     if (Status s = u.Exec("storing artifact"); !s.ok()) return s;
+    Use o(w.Statement(kInsertArtifactOwner));
+    o.Bind(a.sha256).Bind(a.user).Bind(a.created_ms);
+    if (Status s = o.Exec("storing an artifact's owner"); !s.ok()) return s;
+  }
+  for (const ArtifactSharing& a : ws.artifact_sharing) {
+    Use u(w.Statement("UPDATE artifacts SET shared = ? WHERE sha256 = ?"));
+    u.Bind(a.shared).Bind(a.sha256);
+    if (Status s = u.Exec("sharing an artifact"); !s.ok()) return s;
   }
   for (const Board& b : ws.boards) {
     Use u(w.Statement(kUpsertBoard));
@@ -261,6 +272,9 @@ Status SqliteStore::ApplyProfileWrites(const WriteSet& ws) {
     Use u(w.Statement("DELETE FROM artifacts WHERE sha256 = ?"));
     u.Bind(sha);
     if (Status st = u.Exec("deleting an artifact"); !st.ok()) return st;
+    Use o(w.Statement("DELETE FROM artifact_owners WHERE sha256 = ?"));
+    o.Bind(sha);
+    if (Status st = o.Exec("deleting an artifact's owners"); !st.ok()) return st;
   }
   return {};
 }

@@ -14,6 +14,7 @@ Admin::Admin(CLI::App& app) {
   admin_->require_subcommand(1);
   admin_->fallthrough();  // --home may come after the command
   AddAccountCommands(*admin_, action_);
+  AddArtifactCommands(*admin_, action_);
   // A board's live state is the running server's: the CLI changes it through the server.
   admin_->footer(
       "Boards (through the running server, with an admin token): mculab board BOARD\n"

@@ -71,8 +71,9 @@ class ModelAdmissionTest : public ::testing::Test {
     store_.reset();
     std::filesystem::remove_all(dir_);
   }
-  std::string Upload(const std::string& name, const std::string& bytes) {
-    auto up = lab_->BeginUpload(caller_, name, bytes.size());
+  std::string Upload(const std::string& name, const std::string& bytes,
+                     const Caller& who = Caller{}) {
+    auto up = lab_->BeginUpload(who, name, bytes.size());
     EXPECT_TRUE(up.ok());
     EXPECT_TRUE((*up)->Append(bytes).ok());
     auto a = (*up)->Finish();
@@ -159,6 +160,22 @@ TEST_F(ModelAdmissionTest, ABoardTooSmallIsRefusedGivingBothSizes) {
                                                ModelRamNeed(*inspected, model.size()))));
   EXPECT_THAT(e.message, HasSubstr(fmt::format("{} of activations", inspected->arena_bytes)));
   EXPECT_THAT(e.message, HasSubstr("tiny-0 (20000 bytes)"));
+}
+
+TEST_F(ModelAdmissionTest, AnotherUsersModelIsRefused) {
+  Caller bob;
+  bob.user = "bob";
+  bob.role = Role::kMember;
+  Caller alice = bob;
+  alice.user = "alice";
+  const std::string model = Upload("bobs.tflite", SampleModel(), bob);
+  auto stolen = lab_->Submit(alice, ModelJob(model));
+  ASSERT_FALSE(stolen.ok());
+  EXPECT_EQ(stolen.error().code, ErrorCode::kPermissionDenied);
+  EXPECT_THAT(stolen.error().message,
+              HasSubstr("model artifact " + model + " was not uploaded by alice"));
+  auto own = lab_->Submit(bob, ModelJob(model));
+  EXPECT_TRUE(own.ok()) << own.error().message;
 }
 
 TEST_F(ModelAdmissionTest, BadRequestsSayWhatToDo) {
