@@ -182,7 +182,8 @@ Result<SubmitReply> Lab::Submit(const Caller& caller, SubmitRequest request) {
         candidates.push_back(&b);
       }
     }
-    if (Status s = AdmitModelOnBoards(*model, model_blob->size, model_blob->name, candidates);
+    if (Status s = AdmitModelOnBoards(*model, model_blob->size, model_blob->name, candidates,
+                                      config_.max_model_arena);
         !s.ok()) {
       return s.error();
     }
