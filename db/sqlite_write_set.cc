@@ -15,7 +15,7 @@ const std::string kInsertArtifactOwner =
 const std::string kUpsertBoard =
     "INSERT INTO boards(name, kind, agent, tags, emulated, serial, ram_bytes, state, health, "
     "current_job, updated_ms, holder, lease_until_ms, reservation_note, hold, "
-    "health_failures, calibration) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
+    "health_failures, calibration, approved) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
     "ON CONFLICT(name) DO UPDATE SET "
     "kind=excluded.kind, agent=excluded.agent, tags=excluded.tags, "
     "emulated=excluded.emulated, serial=excluded.serial, ram_bytes=excluded.ram_bytes, "
@@ -23,7 +23,7 @@ const std::string kUpsertBoard =
     "updated_ms=excluded.updated_ms, holder=excluded.holder, "
     "lease_until_ms=excluded.lease_until_ms, reservation_note=excluded.reservation_note, "
     "hold=excluded.hold, health_failures=excluded.health_failures, "
-    "calibration=excluded.calibration";
+    "calibration=excluded.calibration, approved=excluded.approved";
 const std::string kUpsertRun =
     "INSERT INTO runs(id, job_id, attempt, board, agent, state, created_ms, finished_ms, "
     "message, batches_expected, started, runner_version, port, cpu, clock_hz, emulated, "
@@ -138,7 +138,7 @@ Status SqliteStore::ApplyWriteSet(const WriteSet& ws, WriteOutcome* outcome) {
     u.Bind(b.serial).Bind(b.ram_bytes).Bind(server::BoardStateName(b.state));
     u.Bind(server::BoardHealthName(b.health)).Bind(b.current_job).Bind(b.updated_ms);
     u.Bind(b.holder).Bind(b.lease_until_ms).Bind(b.reservation_note).Bind(b.hold);
-    u.Bind(b.health_failures).Bind(b.calibration);
+    u.Bind(b.health_failures).Bind(b.calibration).Bind(b.approved);
     if (Status s = u.Exec("storing board"); !s.ok()) return s;
   }
   for (const Run& r : ws.runs) {

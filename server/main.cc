@@ -101,6 +101,8 @@ int main(int argc, char** argv) {
       "  tls_cert = \"server.pem\"         TLS for gRPC: certificate chain and key (PEM), both or\n"
       "  tls_key = \"server.key\"          neither; relative to the config file's folder\n"
       "  max_model_arena = 67108864      most RAM a model may plan on a board without ram_bytes\n"
+      "  approve_new_boards = false      new boards wait for `mculab board B --approve` (unset:\n"
+      "                                  true when tls_cert is set)\n"
       "  [health]\n"
       "  checks = true                   run a health check when a board's health is unknown\n"
       "  max_failures = 3                failed checks in a row that make a board bad\n"

@@ -18,7 +18,7 @@ Admin::Admin(CLI::App& app) {
   // A board's live state is the running server's: the CLI changes it through the server.
   admin_->footer(
       "Boards (through the running server, with an admin token): mculab board BOARD\n"
-      "  --maintenance on|off [--reason TEXT] | --agent NAME | --history");
+      "  --maintenance on|off [--reason TEXT] | --agent NAME | --approve | --history");
   // More groups register here, each from its own file.
 }
 
