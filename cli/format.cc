@@ -400,7 +400,8 @@ std::string RenderBoards(const mculab::v1::ListBoardsReply& boards) {
       holder = b.holder() + (b.hold() ? " (hold)" : "");
       until = UtcTimeText(b.lease_until_ms());
     }
-    rows.push_back({b.name(), b.kind(), b.state(), b.health(), holder, until, b.agent(),
+    const std::string health = b.awaiting_approval() ? b.health() + " (to approve)" : b.health();
+    rows.push_back({b.name(), b.kind(), b.state(), health, holder, until, b.agent(),
                     b.current_job() ? std::to_string(b.current_job()) : "-",
                     std::to_string(b.queue_length()) + "/" + std::to_string(b.kind_queue_length()),
                     BoardTiming(b), tags, b.holder().empty() ? "" : b.reservation_note()});

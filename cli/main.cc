@@ -163,6 +163,7 @@ int Main(int argc, char** argv) {
   trend->add_flag("--json", to.json, "print the JSON document of GET /api/v1/series");
 
   std::string board_name, for_duration, note, lease = "30s", maintenance, reason, owner;
+  bool approve = false;
   bool hold = false, history = false;
   auto* reserve = app.add_subcommand("reserve", "reserve a board: only your jobs run on it");
   reserve->add_option("board", board_name, "board name")->required();
@@ -174,14 +175,18 @@ int Main(int argc, char** argv) {
   reserve->add_flag("--json", json, "print JSON");
   auto* release = app.add_subcommand("release", "end your reservation of a board");
   release->add_option("board", board_name, "board name")->required();
-  auto* board_cmd =
-      app.add_subcommand("board", "one board: its history, maintenance mode, owning agent");
+  auto* board_cmd = app.add_subcommand(
+      "board", "one board: its history, maintenance mode, owning agent, approval");
   board_cmd->add_option("board", board_name, "board name")->required();
   board_cmd->add_option("--maintenance", maintenance, "on or off (admin)");
   board_cmd->add_option("--reason", reason, "why, for the audit trail");
   board_cmd->add_option("--agent", owner,
                         "give the board to this agent (admin; a board belongs to the agent that "
                         "registered it first, others are refused)");
+  board_cmd->add_flag(
+      "--approve", approve,
+      "let a new board take jobs once its health check passes (admin; a lab with "
+      "approve_new_boards keeps boards it has never seen in maintenance until then)");
   board_cmd->add_flag("--history", history, "print the board's audit trail (who, what, when)");
   board_cmd->add_flag("--json", json, "print JSON");
 
@@ -246,7 +251,8 @@ int Main(int argc, char** argv) {
                   : CmdReserve(client, board_name, for_duration, note, json);
     }
     if (*release) return CmdRelease(client, board_name);
-    if (*board_cmd) return CmdBoard(client, board_name, maintenance, reason, owner, history, json);
+    if (*board_cmd)
+      return CmdBoard(client, board_name, maintenance, reason, owner, approve, history, json);
   } catch (const UsageError& e) {
     std::cerr << "mculab: error: " << e.message << "\n";
     return 2;

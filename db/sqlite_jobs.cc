@@ -8,7 +8,7 @@ namespace mculab::db {
 namespace {
 
 Artifact ReadArtifact(Use& u) {
-  return Artifact{u.Text(0), u.UInt(1), u.Text(2), u.Text(3), u.Int(4)};
+  return Artifact{u.Text(0), u.UInt(1), u.Text(2), u.Text(3), u.Int(4), u.Bool(5)};
 }
 
 }  // namespace
@@ -116,9 +116,10 @@ Result<std::vector<Artifact>> SqliteStore::ListArtifactsBefore(std::int64_t ms) 
   auto read = StartRead();
   if (!read.ok()) return read.error();
   Use u(read->connection().Statement(
-      "SELECT sha256, size, name, user_name, created_ms FROM artifacts WHERE created_ms < ? "
-      "ORDER BY created_ms"));
-  u.Bind(ms);
+      "SELECT sha256, size, name, user_name, created_ms, shared FROM artifacts a "
+      "WHERE created_ms < ? AND NOT EXISTS (SELECT 1 FROM artifact_owners o "
+      "WHERE o.sha256 = a.sha256 AND o.created_ms >= ?) ORDER BY created_ms"));
+  u.Bind(ms).Bind(ms);
   return AllRows(u, ReadArtifact);
 }
 
@@ -136,11 +137,21 @@ Result<Store::ArtifactUsage> SqliteStore::GetArtifactUsage(const std::string& us
       ArtifactUsage{});
 }
 
+Result<bool> SqliteStore::IsArtifactOwner(const std::string& sha256, const std::string& user) {
+  auto read = StartRead();
+  if (!read.ok()) return read.error();
+  Use u(read->connection().Statement(
+      "SELECT COUNT(*) FROM artifact_owners WHERE sha256 = ? AND user_name = ?"));
+  u.Bind(sha256).Bind(user);
+  return FirstRow<bool>(
+      u, [](Use& row) { return row.Int(0) > 0; }, false);
+}
+
 Result<std::optional<Artifact>> SqliteStore::GetArtifact(const std::string& sha256) {
   auto read = StartRead();
   if (!read.ok()) return read.error();
   Use u(read->connection().Statement(
-      "SELECT sha256, size, name, user_name, created_ms FROM artifacts WHERE sha256 = ?"));
+      "SELECT sha256, size, name, user_name, created_ms, shared FROM artifacts WHERE sha256 = ?"));
   u.Bind(sha256);
   return FirstRow<std::optional<Artifact>>(
       u, [](Use& row) { return std::optional<Artifact>(ReadArtifact(row)); },

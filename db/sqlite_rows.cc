@@ -92,7 +92,7 @@ Result<Run> ReadRun(Use& u) {
 
 const char* const kBoardCols =
     "name, kind, agent, tags, emulated, serial, ram_bytes, state, health, current_job, updated_ms, "
-    "holder, lease_until_ms, reservation_note, hold, health_failures, calibration "
+    "holder, lease_until_ms, reservation_note, hold, health_failures, calibration, approved "
     "FROM boards ";
 
 Result<Board> ReadBoard(Use& u) {
@@ -119,6 +119,7 @@ Result<Board> ReadBoard(Use& u) {
   b.hold = u.Bool(14);
   b.health_failures = u.U32(15);
   b.calibration = u.Int(16);
+  b.approved = u.Bool(17);
   return b;
 }
 

@@ -43,6 +43,7 @@ class Connection;  // a connection and its prepared statements (sql_statement.h)
 
 // The service's vocabulary, which this folder implements.
 using server::Artifact;
+using server::ArtifactSharing;
 using server::Board;
 using server::BoardTransition;
 using server::BoardUnits;
@@ -141,6 +142,7 @@ class SqliteStore final : public Store {
   Result<std::vector<CaseStats>> GetCaseStats(JobId job) override;
   Result<std::optional<Artifact>> GetArtifact(const std::string& sha256) override;
   Result<ArtifactUsage> GetArtifactUsage(const std::string& user) override;
+  Result<bool> IsArtifactOwner(const std::string& sha256, const std::string& user) override;
   Result<std::vector<Artifact>> ListArtifactsBefore(std::int64_t ms) override;
 
  private:

@@ -9,10 +9,13 @@ namespace {
 const std::string kInsertArtifact =
     "INSERT INTO artifacts(sha256, size, name, user_name, created_ms) VALUES(?,?,?,?,?) "
     "ON CONFLICT(sha256) DO NOTHING";
+const std::string kInsertArtifactOwner =
+    "INSERT INTO artifact_owners(sha256, user_name, created_ms) VALUES(?,?,?) "
+    "ON CONFLICT(sha256, user_name) DO NOTHING";
 const std::string kUpsertBoard =
     "INSERT INTO boards(name, kind, agent, tags, emulated, serial, ram_bytes, state, health, "
     "current_job, updated_ms, holder, lease_until_ms, reservation_note, hold, "
-    "health_failures, calibration) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
+    "health_failures, calibration, approved) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
     "ON CONFLICT(name) DO UPDATE SET "
     "kind=excluded.kind, agent=excluded.agent, tags=excluded.tags, "
     "emulated=excluded.emulated, serial=excluded.serial, ram_bytes=excluded.ram_bytes, "
@@ -20,7 +23,7 @@ const std::string kUpsertBoard =
     "updated_ms=excluded.updated_ms, holder=excluded.holder, "
     "lease_until_ms=excluded.lease_until_ms, reservation_note=excluded.reservation_note, "
     "hold=excluded.hold, health_failures=excluded.health_failures, "
-    "calibration=excluded.calibration";
+    "calibration=excluded.calibration, approved=excluded.approved";
 const std::string kUpsertRun =
     "INSERT INTO runs(id, job_id, attempt, board, agent, state, created_ms, finished_ms, "
     "message, batches_expected, started, runner_version, port, cpu, clock_hz, emulated, "
@@ -120,6 +123,14 @@ Status SqliteStore::ApplyWriteSet(const WriteSet& ws, WriteOutcome* outcome) {
     Use u(w.Statement(kInsertArtifact));
     u.Bind(a.sha256).Bind(a.size).Bind(a.name).Bind(a.user).Bind(a.created_ms);
     if (Status s = u.Exec("storing artifact"); !s.ok()) return s;
+    Use o(w.Statement(kInsertArtifactOwner));
+    o.Bind(a.sha256).Bind(a.user).Bind(a.created_ms);
+    if (Status s = o.Exec("storing an artifact's owner"); !s.ok()) return s;
+  }
+  for (const ArtifactSharing& a : ws.artifact_sharing) {
+    Use u(w.Statement("UPDATE artifacts SET shared = ? WHERE sha256 = ?"));
+    u.Bind(a.shared).Bind(a.sha256);
+    if (Status s = u.Exec("sharing an artifact"); !s.ok()) return s;
   }
   for (const Board& b : ws.boards) {
     Use u(w.Statement(kUpsertBoard));
@@ -127,7 +138,7 @@ Status SqliteStore::ApplyWriteSet(const WriteSet& ws, WriteOutcome* outcome) {
     u.Bind(b.serial).Bind(b.ram_bytes).Bind(server::BoardStateName(b.state));
     u.Bind(server::BoardHealthName(b.health)).Bind(b.current_job).Bind(b.updated_ms);
     u.Bind(b.holder).Bind(b.lease_until_ms).Bind(b.reservation_note).Bind(b.hold);
-    u.Bind(b.health_failures).Bind(b.calibration);
+    u.Bind(b.health_failures).Bind(b.calibration).Bind(b.approved);
     if (Status s = u.Exec("storing board"); !s.ok()) return s;
   }
   for (const Run& r : ws.runs) {
@@ -261,6 +272,9 @@ Status SqliteStore::ApplyProfileWrites(const WriteSet& ws) {
     Use u(w.Statement("DELETE FROM artifacts WHERE sha256 = ?"));
     u.Bind(sha);
     if (Status st = u.Exec("deleting an artifact"); !st.ok()) return st;
+    Use o(w.Statement("DELETE FROM artifact_owners WHERE sha256 = ?"));
+    o.Bind(sha);
+    if (Status st = o.Exec("deleting an artifact's owners"); !st.ok()) return st;
   }
   return {};
 }

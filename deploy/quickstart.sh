@@ -204,13 +204,17 @@ if ! env -u MCULAB_TOKEN "$bin/mculab" boards >/dev/null 2>&1; then
 fi
 web_token=$(sed -n 's/^[[:space:]]*token[[:space:]]*=[[:space:]]*"\(.*\)"[[:space:]]*$/\1/p' "$cli_config" | tail -1)
 
-say "==> boards"
+say "==> boards (new boards run a health check before users' jobs: health unknown, then good)"
 "$bin/mculab" boards
 
 say "==> sample job: conv2d_s8 sweep from examples/conv2d_sweep.csv on the emulated Corstone-300"
 "$bin/mculab" submit --kind corstone300-qemu --op conv2d_s8 \
   --cases "$root/examples/conv2d_sweep.csv" --iterations 20 --warmup 2 \
   --label "quickstart sample" --wait
+# The sample's id (the boards' health checks took the first ones).
+sample_id=$("$bin/mculab" jobs --label "quickstart sample" --limit 1 --json |
+  sed -n 's/^ *"id": \([0-9][0-9]*\),*$/\1/p' | head -1)
+sample_id=${sample_id:-1}
 
 say "==> sample model: the writer's int8 network (tools/tflite_writer) on the emulated Cortex-M55"
 "$bin/mculab-tflite-writer" "$home/sample.tflite" >/dev/null
@@ -226,8 +230,8 @@ Try next:
   export MCULAB_SERVER=127.0.0.1:$grpc_port PATH="$bin:\$PATH"
   mculab boards
   mculab jobs
-  mculab show 1
-  mculab export 1 --csv
+  mculab show $sample_id
+  mculab export $sample_id --csv
   mculab-server admin user add alice --role member   # a token for a colleague (see README)
   mculab submit --kind host --op fully_connected_s8 --cases examples/fully_connected_sweep.csv --wait
   mculab models inspect $home/sample.tflite

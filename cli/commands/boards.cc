@@ -4,11 +4,11 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands/commands.h"
-#include "proto/json/documents.h"
 #include "cli/duration.h"
 #include "cli/format.h"
 #include "cli/profile_format.h"
 #include "common/time_text.h"
+#include "proto/json/documents.h"
 
 namespace mculab::cli {
 
@@ -16,6 +16,7 @@ namespace {
 
 std::string BoardLine(const v1::Board& b) {
   std::string line = "board " + b.name() + " " + b.state() + ", health " + b.health();
+  if (b.awaiting_approval()) line += ", waiting for an admin's approval";
   if (!b.holder().empty()) {
     line += ", reserved by " + b.holder() + " until " + UtcTimeText(b.lease_until_ms());
     if (!b.reservation_note().empty()) line += " (" + b.reservation_note() + ")";
@@ -143,7 +144,21 @@ int CmdHold(Client& c, const std::string& board, const std::string& lease, const
 }
 
 int CmdBoard(Client& c, const std::string& board, const std::string& maintenance,
-             const std::string& reason, const std::string& agent, bool history, bool json) {
+             const std::string& reason, const std::string& agent, bool approve, bool history,
+             bool json) {
+  if (approve) {
+    v1::ApproveBoardRequest req;
+    req.set_board(board);
+    v1::Board b;
+    auto ctx = c.Context();
+    grpc::Status s = c.stub().ApproveBoard(ctx.get(), req, &b);
+    if (!s.ok()) c.Fail(s, "approving " + board);
+    std::cout << BoardLine(b)
+              << (b.health() == "unknown"
+                      ? " (approved: it takes jobs once its health check passes)"
+                      : " (approved)")
+              << "\n";
+  }
   if (!maintenance.empty()) {
     if (maintenance != "on" && maintenance != "off")
       throw UsageError{"--maintenance takes on or off, got '" + maintenance + "'"};
@@ -169,8 +184,8 @@ int CmdBoard(Client& c, const std::string& board, const std::string& maintenance
               << ")\n";
   }
   if (!history) {
-    if (maintenance.empty() && agent.empty())
-      throw UsageError{"give --history, --maintenance on|off or --agent NAME"};
+    if (maintenance.empty() && agent.empty() && !approve)
+      throw UsageError{"give --history, --maintenance on|off, --agent NAME or --approve"};
     return 0;
   }
   v1::BoardHistoryRequest req;

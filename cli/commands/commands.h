@@ -38,7 +38,8 @@ int CmdRelease(Client& c, const std::string& board);
 int CmdHold(Client& c, const std::string& board, const std::string& lease, const std::string& note,
             const sigset_t& signals);
 int CmdBoard(Client& c, const std::string& board, const std::string& maintenance,
-             const std::string& reason, const std::string& agent, bool history, bool json);
+             const std::string& reason, const std::string& agent, bool approve, bool history,
+             bool json);
 
 // `mculab trend`: which case (flags, or a job and one of its case ids), the series, printed.
 struct TrendOptions {

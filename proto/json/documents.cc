@@ -307,6 +307,7 @@ nlohmann::ordered_json BoardDocument(const v1::Board& b) {
   j["note"] = held ? b.reservation_note() : std::string();
   j["hold"] = held && b.hold();
   j["health_failures"] = b.health_failures();
+  j["awaiting_approval"] = b.awaiting_approval();
   return j;
 }
 

@@ -14,10 +14,11 @@ Admin::Admin(CLI::App& app) {
   admin_->require_subcommand(1);
   admin_->fallthrough();  // --home may come after the command
   AddAccountCommands(*admin_, action_);
+  AddArtifactCommands(*admin_, action_);
   // A board's live state is the running server's: the CLI changes it through the server.
   admin_->footer(
       "Boards (through the running server, with an admin token): mculab board BOARD\n"
-      "  --maintenance on|off [--reason TEXT] | --agent NAME | --history");
+      "  --maintenance on|off [--reason TEXT] | --agent NAME | --approve | --history");
   // More groups register here, each from its own file.
 }
 

@@ -9,6 +9,7 @@
 //   admin token add USER                             prints another token for USER
 //   admin token revoke TOKEN|ID                      by the token or its id (mcl_u_1a2b3c4d)
 //   admin agent add HOST                             prints a token for the agent named HOST
+//   admin artifact share SHA256 [--off]              every member's jobs may use the upload
 //
 // Each group of commands lives in its own file and registers itself in Admin's constructor
 // (admin.cc); a new group adds one file and one line there. What changes the running server's live
@@ -38,6 +39,7 @@ using AdminAction = std::function<int(AdminContext& ctx)>;
 
 // Registers the commands of one group under `admin`; a chosen command stores its action.
 void AddAccountCommands(CLI::App& admin, AdminAction& chosen);
+void AddArtifactCommands(CLI::App& admin, AdminAction& chosen);
 
 class Admin {
  public:

@@ -47,6 +47,9 @@ struct Board {
   // workload's median timer value; 0 until its first passing check).
   std::uint32_t health_failures = 0;
   std::int64_t calibration = 0;
+  // False while a board new to the lab waits for an admin's approval (approve_new_boards); its
+  // health is maintenance meanwhile, so it takes no work.
+  bool approved = true;
   // Custom runners, as the agent's last registration said (not stored: unknown until the agent
   // registers after a restart). custom_runners_off: when the board does not take them, what to
   // change; empty when the agent did not say (then only the run finds out).

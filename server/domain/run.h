@@ -148,8 +148,15 @@ struct Artifact {
   std::string sha256;
   std::uint64_t size = 0;
   std::string name;
-  std::string user;
+  std::string user;  // the uploader: the first one as read back, this upload's when written
   std::int64_t created_ms = 0;
+  bool shared = false;  // an admin let every member's jobs use it
+};
+
+// An admin's decision that every member's jobs may (or may no longer) use an artifact.
+struct ArtifactSharing {
+  std::string sha256;
+  bool shared = false;
 };
 
 }  // namespace mculab::server

@@ -60,6 +60,7 @@ void ToProto(const BoardView& v, v1::Board* out) {
   out->set_kind_queue_length(v.kind_queue_length);
   out->set_hold(b.hold);
   out->set_health_failures(b.health_failures);
+  out->set_awaiting_approval(!b.approved);
 }
 
 void ToProto(const BoardTransition& t, v1::BoardTransition* out) {

@@ -264,6 +264,11 @@ grpc::Status LabService::AssignBoard(grpc::ServerContext* context,
                     reply);
 }
 
+grpc::Status LabService::ApproveBoard(grpc::ServerContext* context,
+                                      const v1::ApproveBoardRequest* request, v1::Board* reply) {
+  return BoardReply(lab_.ApproveBoard(CallerOf(*context), request->board()), reply);
+}
+
 grpc::Status LabService::SetMaintenance(grpc::ServerContext* context,
                                         const v1::SetMaintenanceRequest* request,
                                         v1::Board* reply) {

@@ -45,6 +45,9 @@ class LabService final
   grpc::Status AssignBoard(grpc::ServerContext* context,
                            const mculab::v1::AssignBoardRequest* request,
                            mculab::v1::Board* reply) override;
+  grpc::Status ApproveBoard(grpc::ServerContext* context,
+                            const mculab::v1::ApproveBoardRequest* request,
+                            mculab::v1::Board* reply) override;
   grpc::Status SetMaintenance(grpc::ServerContext* context,
                               const mculab::v1::SetMaintenanceRequest* request,
                               mculab::v1::Board* reply) override;

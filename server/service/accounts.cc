@@ -29,9 +29,24 @@ bool ValidName(std::string_view name) {
 
 Status CheckName(std::string_view what, const std::string& name) {
   if (ValidName(name)) return {};
+  if (std::any_of(name.begin(), name.end(), [](char c) { return (c & 0x80) != 0; })) {
+    // Non-ASCII letters can look like ASCII ones ('lаb' with a Cyrillic 'а' reads as 'lab').
+    return MakeError(ErrorCode::kInvalidArgument,
+                     std::string(what) + " name '" + name +
+                         "' is not valid: names are ASCII only (1 to 64 letters a-z or A-Z, "
+                         "digits, '.', '_', '-' or '@'), so no two of them look alike");
+  }
   return MakeError(ErrorCode::kInvalidArgument,
                    std::string(what) + " name '" + name +
                        "' is not valid: use 1 to 64 letters, digits, '.', '_', '-' or '@'");
+}
+
+std::string AsciiLower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return out;
 }
 
 bool LooksLikeToken(std::string_view token) {
@@ -287,14 +302,26 @@ Result<IssuedToken> Accounts::Issue(std::string_view prefix, std::string kind, s
 
 Result<IssuedToken> Accounts::AddUser(const std::string& name, std::string_view role) {
   if (Status s = CheckName("user", name); !s.ok()) return s.error();
-  if (name == kHealthCheckUser) {
+  const std::string folded = AsciiLower(name);
+  if (folded == kHealthCheckUser || folded == kServerActor) {
     return MakeError(ErrorCode::kInvalidArgument,
-                     "user name '" + name +
-                         "' is reserved: the server's health-check jobs show it as their user; "
-                         "choose another name");
+                     "user name '" + name + "' is reserved (names are compared ignoring case): '" +
+                         std::string(folded == kHealthCheckUser ? kHealthCheckUser : kServerActor) +
+                         "' is the user of the server's health-check jobs or the actor of its own "
+                         "changes in a job's history; choose another name");
   }
   auto parsed = ParseUserRole(role);
   if (!parsed.ok()) return parsed.error();
+  // Two people whose names differ only in case would read as one in the history.
+  auto users = store_.ListUsers();
+  if (!users.ok()) return users.error();
+  for (const User& u : *users) {
+    if (u.name != name && AsciiLower(u.name) == folded) {
+      return MakeError(ErrorCode::kAlreadyExists,
+                       "user name '" + name + "' differs from the existing user '" + u.name +
+                           "' only in case; names are compared ignoring case, choose another");
+    }
+  }
   auto issued = Issue(kUserTokenPrefix, "user", name);
   if (!issued.ok()) return issued.error();
   const User user{name, std::string(RoleName(*parsed)), clock_.NowMs()};

@@ -46,6 +46,10 @@ inline constexpr std::string_view kAgentTokenPrefix = "mcl_a_";
 // history never mixes a person's jobs with the server's (health checks are known by
 // Job::origin, not by this name).
 inline constexpr const char* kHealthCheckUser = "lab";
+// The actor of the changes the server makes by itself (a timeout, a requeue) in a job's history.
+// Reserved like kHealthCheckUser. Reserved names are compared ignoring case, and user names are
+// ASCII only, so no account looks like either.
+inline constexpr const char* kServerActor = "server";
 
 // "viewer" | "member" | "admin" -> the role; anything else is kInvalidArgument naming the roles.
 Result<Role> ParseUserRole(std::string_view name);

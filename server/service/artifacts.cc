@@ -201,6 +201,44 @@ Result<Artifact> ArtifactUpload::Finish() {
   return a;
 }
 
+Result<Artifact> FindUsableArtifact(JobStore& store, const std::string& sha256,
+                                    const std::string& user, std::string_view what,
+                                    std::string_view upload_hint) {
+  auto found = store.GetArtifact(sha256);
+  if (!found.ok()) return found.error();
+  if (!found->has_value()) {
+    return MakeError(
+        ErrorCode::kFailedPrecondition,
+        fmt::format("{} artifact {} was never uploaded ({})", what, sha256, upload_hint));
+  }
+  const Artifact& a = **found;
+  if (a.shared) return a;
+  auto owner = store.IsArtifactOwner(sha256, user);
+  if (!owner.ok()) return owner.error();
+  if (!*owner) {
+    return MakeError(ErrorCode::kPermissionDenied,
+                     fmt::format("{} artifact {} was not uploaded by {}: a job may use only the "
+                                 "files its submitter uploaded ({}) or that an admin shared",
+                                 what, sha256, user, upload_hint));
+  }
+  return a;
+}
+
+Status ShareArtifact(JobStore& store, const std::string& sha256, bool shared) {
+  if (!IsArtifactHash(sha256)) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "artifact must be a SHA-256 in lowercase hex, got '" + sha256 + "'");
+  }
+  auto found = store.GetArtifact(sha256);
+  if (!found.ok()) return found.error();
+  if (!found->has_value()) {
+    return MakeError(ErrorCode::kNotFound, "no artifact " + sha256 + " on this server");
+  }
+  WriteSet ws;
+  ws.artifact_sharing.push_back(ArtifactSharing{sha256, shared});
+  return store.WriteAndWait(std::move(ws));
+}
+
 bool IsArtifactHash(const std::string& s) {
   return s.size() == 64 && std::all_of(s.begin(), s.end(), [](char c) {
            return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');

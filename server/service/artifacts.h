@@ -80,6 +80,18 @@ class ArtifactStore {
 // "64 MiB", "1.5 KiB", "12 bytes".
 std::string HumanBytes(std::uint64_t bytes);
 
+// The artifact a job of `user` references as its `what` ("firmware", "blob", "model", "cases"):
+// kFailedPrecondition when no one uploaded it (`upload_hint` says which command does), and
+// kPermissionDenied when `user` did not upload these bytes and no admin shared them. A hash is
+// shown to every viewer in the job list, so knowing one grants nothing.
+Result<Artifact> FindUsableArtifact(JobStore& store, const std::string& sha256,
+                                    const std::string& user, std::string_view what,
+                                    std::string_view upload_hint);
+
+// Lets every member's jobs use the artifact (`shared`), or only its uploaders' again.
+// kInvalidArgument for a malformed hash, kNotFound when it is not stored.
+Status ShareArtifact(JobStore& store, const std::string& sha256, bool shared);
+
 // Whether `s` names an artifact as the store does: its SHA-256 in 64 lowercase hex digits.
 bool IsArtifactHash(const std::string& s);
 

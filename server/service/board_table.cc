@@ -14,13 +14,14 @@ Board& BoardTable::Add(Board board) {
   return b;
 }
 
-Board& BoardTable::FindOrAdd(const std::string& name) {
+Board& BoardTable::FindOrAdd(const std::string& name, bool* added) {
   auto [it, is_new] = boards_.try_emplace(name);
   if (is_new) {
     it->second.name = name;
     it->second.state = BoardState::kOffline;
-    it->second.health = BoardHealth::kGood;
+    it->second.health = BoardHealth::kUnknown;
   }
+  if (added != nullptr) *added = is_new;
   return it->second;
 }
 

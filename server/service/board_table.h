@@ -23,8 +23,9 @@ class BoardTable {
  public:
   // Adds (or replaces) a board as stored, its lease indexed when it has a holder.
   Board& Add(Board board);
-  // The board named `name`, added (offline, health good) when the lab did not know it.
-  Board& FindOrAdd(const std::string& name);
+  // The board named `name`, added (offline, health unknown: trusted with nothing yet) when the
+  // lab did not know it; `added` says which.
+  Board& FindOrAdd(const std::string& name, bool* added = nullptr);
   // Null when the lab has no board of that name.
   Board* Find(const std::string& name);
   const Board* Find(const std::string& name) const;

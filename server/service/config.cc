@@ -120,7 +120,8 @@ Result<LabConfig> ParseLabConfig(std::string_view toml_text, std::string_view or
         k != "http_max_event_streams_per_user" && k != "http_max_event_streams_per_address" &&
         k != "http_max_stream_pending_bytes" && k != "http_header_timeout_ms" &&
         k != "http_idle_timeout_s" && k != "http_write_timeout_s" &&
-        k != "grpc_max_concurrent_streams" && k != "grpc_max_threads") {
+        k != "grpc_max_concurrent_streams" && k != "grpc_max_threads" && k != "max_model_arena" &&
+        k != "approve_new_boards") {
       return ConfigError(origin, "unknown key '" + std::string(k) +
                                      "' (known: max_artifact_bytes, default_timeout_s, "
                                      "max_attempts, heartbeat_ms, heartbeat_timeout_ms, "
@@ -137,7 +138,7 @@ Result<LabConfig> ParseLabConfig(std::string_view toml_text, std::string_view or
                                      "http_max_stream_pending_bytes, http_header_timeout_ms, "
                                      "http_idle_timeout_s, http_write_timeout_s, "
                                      "grpc_max_concurrent_streams, grpc_max_threads, "
-                                     "[health])");
+                                     "max_model_arena, approve_new_boards, [health])");
     }
   }
   LabConfig c;
@@ -192,6 +193,14 @@ Result<LabConfig> ParseLabConfig(std::string_view toml_text, std::string_view or
   if (Status s = ReadInt(t, "upload_timeout_s", 1, 24 * 3600, origin, c.upload_timeout_s); !s.ok())
     return s.error();
   if (Status s = ReadNetworkCaps(t, origin, c); !s.ok()) return s.error();
+  if (Status s =
+          ReadInt(t, "max_model_arena", 1024, std::int64_t{1} << 40, origin, c.max_model_arena);
+      !s.ok())
+    return s.error();
+  if (const toml::node* n = t.get("approve_new_boards")) {
+    if (!n->is_boolean()) return ConfigError(origin, "approve_new_boards must be true or false");
+    c.approve_new_boards = *n->value<bool>();
+  }
   if (const toml::node* h = t.get("health")) {
     const toml::table* ht = h->as_table();
     if (ht == nullptr) return ConfigError(origin, "health must be a table ([health])");

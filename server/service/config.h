@@ -41,6 +41,12 @@
 //   grpc_max_threads = 256          # gRPC handler threads of the whole server (each agent link
 //                                   # and upload holds one while it runs)
 //
+//   max_model_arena = 67108864      # the most RAM a model job may plan (arena, persistent,
+//                                   # scratch) on a board that declares no ram_bytes (64 MiB)
+//   approve_new_boards = false      # a board an agent registers for the first time waits for
+//                                   # `mculab board BOARD --approve` before its health check;
+//                                   # unset: true when tls_cert is set, else false
+//
 //   [health]
 //   checks = true                   # run a health-check job when a board's health is unknown
 //   max_failures = 3                # failed checks in a row that make a board bad
@@ -54,6 +60,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -102,6 +109,12 @@ struct LabConfig {
   std::uint32_t http_write_timeout_s = 30;
   std::uint32_t grpc_max_concurrent_streams = 100;
   std::uint32_t grpc_max_threads = 256;
+  // Admission of model jobs on boards that declare no RAM.
+  std::uint64_t max_model_arena = 64ull << 20;
+  // New boards need an admin's approval; unset: whether TLS is configured (ApproveNewBoards()).
+  std::optional<bool> approve_new_boards;
+
+  bool ApproveNewBoards() const { return approve_new_boards.value_or(!tls_cert.empty()); }
 };
 
 Result<LabConfig> ParseLabConfig(std::string_view toml_text, std::string_view origin);

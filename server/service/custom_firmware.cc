@@ -141,26 +141,18 @@ Status ValidateCustomRequest(const SubmitRequest& r) {
 }
 
 Result<CustomFirmwareFiles> FindCustomFiles(JobStore& store, const ArtifactStore& artifacts,
-                                            const SubmitRequest& r) {
+                                            const SubmitRequest& r, const std::string& user) {
   CustomFirmwareFiles files;
-  auto fw = store.GetArtifact(r.firmware_artifact);
+  auto fw = FindUsableArtifact(store, r.firmware_artifact, user, "firmware",
+                               "mculab submit --firmware uploads it");
   if (!fw.ok()) return fw.error();
-  if (!fw->has_value()) {
-    return MakeError(ErrorCode::kFailedPrecondition,
-                     "firmware artifact " + r.firmware_artifact +
-                         " was never uploaded (mculab submit --firmware uploads it)");
-  }
-  files.firmware = **fw;
+  files.firmware = *fw;
   files.firmware_path = artifacts.PathOf(r.firmware_artifact);
   if (!r.blob_artifact.empty()) {
-    auto blob = store.GetArtifact(r.blob_artifact);
+    auto blob =
+        FindUsableArtifact(store, r.blob_artifact, user, "blob", "mculab submit --blob uploads it");
     if (!blob.ok()) return blob.error();
-    if (!blob->has_value()) {
-      return MakeError(ErrorCode::kFailedPrecondition,
-                       "blob artifact " + r.blob_artifact +
-                           " was never uploaded (mculab submit --blob uploads it)");
-    }
-    files.blob = **blob;
+    files.blob = *blob;
   }
   return files;
 }

@@ -3,7 +3,8 @@
 //
 // - ValidateCustomRequest (pure): op is "custom" or empty, cases carry ids only (none: one case,
 //   id 0), hashes are lowercase hex, a blob needs a firmware.
-// - AdmitCustomFirmware: the artifacts were uploaded, the firmware is an ELF for the architecture
+// - FindCustomFiles: the submitter uploaded the artifacts (or an admin shared them).
+// - AdmitCustomFirmware: the firmware is an ELF for the architecture
 //   of the boards that could run the job (a board's `cpu` tag: cortex-m* -> ARM 32-bit; a "host"
 //   board without one: the server's machine), and the custom workload (header + case ids + blob)
 //   fits each such board's RAM when the board declares it.
@@ -45,9 +46,9 @@ struct CustomFirmwareFiles {
 // The request's own consistency (no store, no boards).
 Status ValidateCustomRequest(const SubmitRequest& r);
 
-// Looks the artifacts up: both must have been uploaded.
+// Looks the artifacts up: both must have been uploaded by `user` (the submitter) or shared.
 Result<CustomFirmwareFiles> FindCustomFiles(JobStore& store, const ArtifactStore& artifacts,
-                                            const SubmitRequest& r);
+                                            const SubmitRequest& r, const std::string& user);
 
 // Whether some board the job could run on takes custom runners (its agent's
 // allow_custom_runners): refused naming the board or kind and what to change when every one says

@@ -211,9 +211,14 @@ class Lab {
   // Member for their own reservation; admin for anyone's.
   Result<Board> Release(const Caller& caller, const std::string& board);
   // Admin. On: health maintenance (no jobs; a running one finishes). Off: health unknown, so a
-  // health check runs before the board takes jobs again (good at once when checks are off).
+  // health check runs before the board takes jobs again (good at once when checks are off); a
+  // board waiting for approval is refused (ApproveBoard).
   Result<Board> SetMaintenance(const Caller& caller, const std::string& board, bool on,
                                const std::string& reason);
+  // Admin (`mculab board BOARD --approve`). A new board waiting for approval (approve_new_boards)
+  // leaves maintenance for health unknown, so its health check runs before users' jobs (good at
+  // once when checks are off). FAILED_PRECONDITION when the board is not waiting.
+  Result<Board> ApproveBoard(const Caller& caller, const std::string& board);
   // Viewer. The board's audit trail (state, health, reservation changes), oldest first.
   Result<std::vector<BoardTransition>> BoardHistory(const Caller& caller, const std::string& board);
   // Deletes the uploads older than config artifact_grace_s that no unfinished job references
@@ -233,7 +238,8 @@ class Lab {
   // that belongs to another agent (whoever registered it first, or an admin's AssignBoard) is
   // refused, naming its owner; so are more boards or tags than config max_boards_per_agent /
   // max_tags_per_board. The session ends when the agent's token is revoked. Upserts
-  // its boards (idle, or busy with a run it resumes after a server restart), sends Registered, and
+  // its boards (idle, or busy with a run it resumes after a server restart; a board new to the lab
+  // is trusted with no user's job yet: AdmitNewBoardLocked), sends Registered, and
   // replaces an older session of the same agent (whose runs are infrastructure failures). An agent
   // that then sends nothing (not even a heartbeat) for config heartbeat_timeout is dropped like a
   // disconnected one, and its channel is hung up.
@@ -329,6 +335,10 @@ class Lab {
   static bool IsHealthCheck(const Job& job);
   // Queues a health-check job for the board unless one is queued or running.
   void QueueHealthCheckLocked(Board& b, Effects& fx);
+  // A board registered for the first time (health unknown): it waits for an admin's approval when
+  // config approve_new_boards says so, else for its health check (good at once when checks are
+  // off); until then it gets no user's job.
+  void AdmitNewBoardLocked(Board& b, Effects& fx);
   // A health-check job ended (final state `to`): the board's health follows.
   void HealthCheckEndedLocked(const ActiveJob& aj, JobState to, Effects& fx);
 

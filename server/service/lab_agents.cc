@@ -115,7 +115,8 @@ Result<AgentSessionId> Lab::ConnectAgent(const Caller& caller, const AgentRegist
 
   const std::string reason = "agent " + reg.agent + " connected";
   for (const auto& info : reg.boards) {
-    Board& b = boards_.FindOrAdd(info.name);
+    bool added = false;
+    Board& b = boards_.FindOrAdd(info.name, &added);
     b.kind = info.kind;
     b.agent = reg.agent;
     b.tags = info.tags;
@@ -124,6 +125,7 @@ Result<AgentSessionId> Lab::ConnectAgent(const Caller& caller, const AgentRegist
     b.ram_bytes = info.ram_bytes;
     b.custom_runners = info.custom_runners;
     b.custom_runners_off = info.custom_runners ? "" : info.custom_runners_off;
+    if (added) AdmitNewBoardLocked(b, fx);
     if (auto r = resumed.find(info.name); r != resumed.end()) {
       b.current_job = runs_.Find(r->second)->run.job_id;
       SetBoardStateLocked(

@@ -197,6 +197,11 @@ Result<Board> Lab::SetMaintenance(const Caller& caller, const std::string& board
                                       reason.empty() ? "" : ": " + reason);
   if (on) {
     SetBoardHealthLocked(b, BoardHealth::kMaintenance, why, fx, caller.user);
+  } else if (!b.approved) {
+    return MakeError(ErrorCode::kFailedPrecondition,
+                     fmt::format("board {} is new and waits for an admin's approval: mculab board "
+                                 "{} --approve",
+                                 board, board));
   } else if (b.health == BoardHealth::kMaintenance || b.health == BoardHealth::kBad) {
     b.health_failures = 0;
     SetBoardHealthLocked(b, config_.health_checks ? BoardHealth::kUnknown : BoardHealth::kGood, why,
@@ -209,6 +214,31 @@ Result<Board> Lab::SetMaintenance(const Caller& caller, const std::string& board
   ScheduleLocked(fx);
   Board out = b;
   if (Status s = CommitAndWait(l, fx); !s.ok()) return s.error();
+  return out;
+}
+
+Result<Board> Lab::ApproveBoard(const Caller& caller, const std::string& board) {
+  if (Status s = RequireRole(caller, Role::kAdmin, "approving a board"); !s.ok()) return s.error();
+  if (Status s = Serving(); !s.ok()) return s.error();
+  std::unique_lock l(mu_);
+  Board* found = boards_.Find(board);
+  if (found == nullptr) return boards_.Unknown(board);
+  Board& b = *found;
+  if (b.approved) {
+    return MakeError(ErrorCode::kFailedPrecondition,
+                     fmt::format("board {} does not wait for approval (health {})", board,
+                                 BoardHealthName(b.health)));
+  }
+  Effects fx;
+  b.approved = true;
+  b.health_failures = 0;
+  SetBoardHealthLocked(b, config_.health_checks ? BoardHealth::kUnknown : BoardHealth::kGood,
+                       "approved by " + caller.user, fx, caller.user);
+  fx.writes.boards.push_back(b);
+  ScheduleLocked(fx);
+  Board out = b;
+  if (Status s = CommitAndWait(l, fx); !s.ok()) return s.error();
+  spdlog::info("board {} approved by {}", board, caller.user);
   return out;
 }
 
@@ -289,6 +319,22 @@ void Lab::QueueHealthCheckLocked(Board& b, Effects& fx) {
   job.timeout_s = std::min<std::uint32_t>(config_.default_timeout_s, 300);
   const JobId id = CreateJobLocked(job, {CaseSpec{0, {1, 32, 8}}}, "server", fx);
   spdlog::info("board {}: health check job {} queued", b.name, id);
+}
+
+void Lab::AdmitNewBoardLocked(Board& b, Effects& fx) {
+  const std::string why = fmt::format("new board of agent {}", b.agent);
+  if (config_.ApproveNewBoards()) {
+    b.approved = false;
+    SetBoardHealthLocked(
+        b, BoardHealth::kMaintenance,
+        fmt::format("{}: waits for an admin's approval (mculab board {} --approve)", why, b.name),
+        fx);
+  } else if (config_.health_checks) {
+    spdlog::info("board {}: {}; its health check runs before any user's job", b.name, why);
+    QueueHealthCheckLocked(b, fx);
+  } else {
+    SetBoardHealthLocked(b, BoardHealth::kGood, why + "; health checks are off", fx);
+  }
 }
 
 void Lab::HealthCheckEndedLocked(const ActiveJob& aj, JobState to, Effects& fx) {

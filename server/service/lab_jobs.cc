@@ -121,13 +121,11 @@ Result<SubmitReply> Lab::Submit(const Caller& caller, SubmitRequest request) {
   auto events = NormalizeEvents(request.events);
   if (!events.ok()) return events.error();
   request.events = std::move(*events);
+  // Every artifact the job references is the submitter's own upload or shared (artifacts.h).
   if (!request.cases_artifact.empty()) {
-    auto artifact = store_.GetArtifact(request.cases_artifact);
+    auto artifact = FindUsableArtifact(store_, request.cases_artifact, caller.user, "cases",
+                                       "mculab submit --cases uploads it");
     if (!artifact.ok()) return artifact.error();
-    if (!artifact->has_value()) {
-      return MakeError(ErrorCode::kFailedPrecondition,
-                       "cases artifact " + request.cases_artifact + " was never uploaded");
-    }
   }
 
   std::optional<CustomFirmwareFiles> custom;
@@ -136,14 +134,10 @@ Result<SubmitReply> Lab::Submit(const Caller& caller, SubmitRequest request) {
   std::optional<Artifact> model_blob;
   if (request.op == kModelOp) {
     if (request.cases.empty()) request.cases.push_back(CaseSpec{0, {}});
-    auto blob = store_.GetArtifact(request.blob_artifact);
+    auto blob = FindUsableArtifact(store_, request.blob_artifact, caller.user, "model",
+                                   "mculab submit --model uploads it");
     if (!blob.ok()) return blob.error();
-    if (!blob->has_value()) {
-      return MakeError(ErrorCode::kFailedPrecondition,
-                       "model artifact " + request.blob_artifact +
-                           " was never uploaded (mculab submit --model uploads it)");
-    }
-    model_blob = **blob;
+    model_blob = *blob;
     auto inspected = AdmitModelFile(artifacts_.PathOf(request.blob_artifact), model_blob->name,
                                     model_blob->size);
     if (!inspected.ok()) return inspected.error();
@@ -151,7 +145,7 @@ Result<SubmitReply> Lab::Submit(const Caller& caller, SubmitRequest request) {
   } else if (!request.firmware_artifact.empty()) {
     request.op = kCustomOp;
     if (request.cases.empty()) request.cases.push_back(CaseSpec{0, {}});
-    auto files = FindCustomFiles(store_, artifacts_, request);
+    auto files = FindCustomFiles(store_, artifacts_, request, caller.user);
     if (!files.ok()) return files.error();
     custom = std::move(*files);
   }
@@ -188,7 +182,8 @@ Result<SubmitReply> Lab::Submit(const Caller& caller, SubmitRequest request) {
         candidates.push_back(&b);
       }
     }
-    if (Status s = AdmitModelOnBoards(*model, model_blob->size, model_blob->name, candidates);
+    if (Status s = AdmitModelOnBoards(*model, model_blob->size, model_blob->name, candidates,
+                                      config_.max_model_arena);
         !s.ok()) {
       return s.error();
     }

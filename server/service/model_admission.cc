@@ -4,6 +4,7 @@
 
 #include <fstream>
 
+#include "server/service/artifacts.h"
 #include "server/service/custom_firmware.h"
 #include "server/service/lab.h"
 
@@ -53,25 +54,47 @@ std::uint64_t ModelRamNeed(const ModelInspection& m, std::uint64_t blob_size) {
          m.tables_bytes;
 }
 
+std::uint64_t ModelArenaPlan(const ModelInspection& m) {
+  return std::uint64_t{m.arena_bytes} + m.persistent_bytes + m.scratch_bytes;
+}
+
 Status AdmitModelOnBoards(const ModelInspection& m, std::uint64_t blob_size,
-                          const std::string& name, const std::vector<const Board*>& boards) {
+                          const std::string& name, const std::vector<const Board*>& boards,
+                          std::uint64_t max_arena) {
   const std::uint64_t need = ModelRamNeed(m, blob_size);
+  const std::uint64_t plan = ModelArenaPlan(m);
   std::vector<std::string> small;
+  std::vector<std::string> undeclared;
   for (const Board* b : boards) {
     if (b->ram_bytes != 0 && need > b->ram_bytes) {
       small.push_back(fmt::format("{} ({} bytes)", b->name, b->ram_bytes));
     }
+    if (b->ram_bytes == 0) undeclared.push_back(b->name);
   }
-  if (small.empty()) return {};
-  return MakeError(
-      ErrorCode::kFailedPrecondition,
-      fmt::format("model {} needs {} bytes of RAM: the model ({} bytes in its workload) plus its "
-                  "planned arena ({} bytes: {} of activations, {} persistent, {} scratch) and the "
-                  "interpreter's tables ({} bytes); too much for board(s) it could run on: {}",
-                  name, need, CustomWorkloadSize(blob_size, 1),
-                  std::uint64_t{m.arena_bytes} + m.persistent_bytes + m.scratch_bytes,
-                  m.arena_bytes, m.persistent_bytes, m.scratch_bytes, m.tables_bytes,
-                  fmt::join(small, ", ")));
+  if (!small.empty()) {
+    return MakeError(
+        ErrorCode::kFailedPrecondition,
+        fmt::format("model {} needs {} bytes of RAM: the model ({} bytes in its workload) plus its "
+                    "planned arena ({} bytes: {} of activations, {} persistent, {} scratch) and "
+                    "the interpreter's tables ({} bytes); too much for board(s) it could run on: "
+                    "{}",
+                    name, need, CustomWorkloadSize(blob_size, 1), plan, m.arena_bytes,
+                    m.persistent_bytes, m.scratch_bytes, m.tables_bytes, fmt::join(small, ", ")));
+  }
+  // A board that declares no RAM still runs the model somewhere with finite memory (and the
+  // agent computes its reference output on its own host): the lab's default bound applies.
+  if (!undeclared.empty() && plan > max_arena) {
+    return MakeError(
+        ErrorCode::kFailedPrecondition,
+        fmt::format("model {} plans an arena of {} bytes ({}: {} of activations, {} persistent, "
+                    "{} scratch), more than the {} bytes ({}) the lab allows on board(s) that "
+                    "declare no RAM ({}); max_model_arena in the server config sets that bound, "
+                    "ram_bytes in the agent's board configuration sets a board's own",
+                    name, plan, HumanBytes(plan), m.arena_bytes, m.persistent_bytes,
+                    m.scratch_bytes, max_arena, HumanBytes(max_arena),
+                    fmt::join(undeclared, ", ")));
+  }
+  return {};
 }
 
 }  // namespace mculab::server

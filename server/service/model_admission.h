@@ -4,7 +4,7 @@
 // runner's own interpreter compiled for this machine (common/tflite_model.h): a corrupt model or
 // an operator the runner lacks is refused here, naming it, and a board whose RAM cannot hold the
 // workload (the model) plus the planned arena and the interpreter's tables is refused, giving
-// both sizes.
+// both sizes; on a board that declares no RAM, an arena over the lab's max_model_arena is.
 // Thread-safety: pure functions over their arguments; AdmitModelFile reads a file.
 #pragma once
 
@@ -32,9 +32,14 @@ Result<ModelInspection> AdmitModelFile(const std::filesystem::path& path, const 
 // persistent, scratch) and the interpreter's tables.
 std::uint64_t ModelRamNeed(const ModelInspection& m, std::uint64_t blob_size);
 
+// The arena a model plans: activations, persistent and scratch bytes.
+std::uint64_t ModelArenaPlan(const ModelInspection& m);
+
 // Refuses when a board that could run the job (the scheduler may pick any) declares less RAM
-// than the model needs; boards that declare none are not checked.
+// than the model needs, or when one declares none and the planned arena exceeds `max_arena` (the
+// server's max_model_arena); both sizes are in the message.
 Status AdmitModelOnBoards(const ModelInspection& m, std::uint64_t blob_size,
-                          const std::string& name, const std::vector<const Board*>& boards);
+                          const std::string& name, const std::vector<const Board*>& boards,
+                          std::uint64_t max_arena);
 
 }  // namespace mculab::server

@@ -11,7 +11,7 @@ std::size_t WriteSet::Rows() const {
   for (const NewJob& j : new_jobs) rows += 1 + j.cases.size();
   if (batch) rows += batch->samples.size() + 1;
   rows += job_events.size() + run_passes.size() + op_profiles.size() + memory.size() +
-          deleted_artifacts.size();
+          deleted_artifacts.size() + artifact_sharing.size();
   for (const BoardUnits& b : board_units) rows += 1 + b.units.size();
   if (reserve_run_ids_to != 0) ++rows;
   return rows;

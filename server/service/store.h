@@ -44,7 +44,8 @@ struct NewJob {
 // Changes applied together, atomically, in this order of fields.
 struct WriteSet {
   std::vector<NewJob> new_jobs;            // inserted; fails if the id exists
-  std::vector<Artifact> artifacts;         // inserted unless the hash is already stored
+  std::vector<Artifact> artifacts;         // inserted unless the hash is already stored; the
+                                           // uploader (user) becomes one of its owners either way
   std::vector<Board> boards;               // upserted by name
   std::vector<Run> runs;                   // upserted by id (progress_done is the store's)
   std::vector<Job> jobs;                   // mutable columns of existing jobs
@@ -56,12 +57,14 @@ struct WriteSet {
                                          // otherwise its samples are appended and the run's
                                          // progress_done grows by batch.iterations
   // Counters and profiles (migration 0005), applied after the fields above.
-  std::vector<JobEvents> job_events;      // inserted or replaced by job
-  std::vector<BoardUnits> board_units;    // a board's units replace its stored ones
-  std::vector<RunPass> run_passes;        // upserted by (run, pass)
-  std::vector<OpProfileRow> op_profiles;  // upserted by (run, pass, case, op, metric)
-  std::vector<MemoryFigure> memory;       // upserted by (run, case, source, category)
-  // Artifact rows deleted by sha256, last (their files are the caller's to remove).
+  std::vector<JobEvents> job_events;              // inserted or replaced by job
+  std::vector<BoardUnits> board_units;            // a board's units replace its stored ones
+  std::vector<RunPass> run_passes;                // upserted by (run, pass)
+  std::vector<OpProfileRow> op_profiles;          // upserted by (run, pass, case, op, metric)
+  std::vector<MemoryFigure> memory;               // upserted by (run, case, source, category)
+  std::vector<ArtifactSharing> artifact_sharing;  // an artifact's shared flag; absent ones: none
+  // Artifact rows (and their owners) deleted by sha256, last (their files are the caller's to
+  // remove).
   std::vector<std::string> deleted_artifacts;
   // Non-zero: the highest reserved run id grows to at least this (MaxRunId() reports it).
   RunId reserve_run_ids_to = 0;
@@ -175,7 +178,9 @@ class JobStore {
     std::uint64_t bytes = 0;
   };
   virtual Result<ArtifactUsage> GetArtifactUsage(const std::string& user) = 0;
-  // Artifacts recorded before `ms` (collection candidates), oldest first.
+  // Whether `user` uploaded the artifact (its first uploader or a later one of the same bytes).
+  virtual Result<bool> IsArtifactOwner(const std::string& sha256, const std::string& user) = 0;
+  // Artifacts no one uploaded since `ms` (collection candidates), oldest first.
   virtual Result<std::vector<Artifact>> ListArtifactsBefore(std::int64_t ms) = 0;
   // Empty events when the job asked for none.
   virtual Result<JobEvents> GetJobEvents(JobId job) = 0;

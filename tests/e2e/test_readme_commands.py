@@ -1,7 +1,8 @@
 """The README's usage sections run as written against the quick start's lab.
 
 The lab is the one deploy/quickstart.sh starts (the same three boards: an547-0 with
-allow_custom_runners and the QEMU counting plugin, an500-0, host-0) with its sample job as job 1.
+allow_custom_runners and the QEMU counting plugin, an500-0, host-0) with its sample job after the
+boards' health checks.
 Every ```sh block of "Using the lab" (and its subsections) and of "Users, roles and tokens" is
 extracted from README.md and each command is run in order, from a scratch folder that sees the
 repository's examples/ and build/ (so relative paths resolve and written files stay out of the
@@ -10,7 +11,7 @@ a command the README shows as clean is tolerated only for CSV column warnings).
 
 Substitutions, the only liberties taken with the text (the README says "say 4", "say job 42"):
 - in `mculab show|export|cancel N`, N is the id of the job the block's latest `mculab submit`
-  made (unchanged when the block submitted nothing: job 1 is the quick start's sample);
+  made (unchanged when the block submitted nothing: job 1, a board's health check, exists);
 - in `mculab-server admin token revoke ID`, ID is the id the latest `admin token add` printed.
 """
 import os
@@ -104,7 +105,7 @@ class ReadmeCommandsTest(unittest.TestCase):
         os.symlink(os.path.join(ROOT, "examples"), os.path.join(cls.work, "examples"))
         os.symlink(BUILD, os.path.join(cls.work, "build"))
         cls.log = open(os.path.join(cls.lab.out_dir, "commands.log"), "w")
-        # The quick start's sample job: job 1.
+        # The quick start's sample job (after the new boards' health checks, jobs 1 to 3).
         sample = cls.lab.cli("submit", "--kind", "corstone300-qemu", "--op", "conv2d_s8", "--cases",
                              os.path.join(ROOT, "examples", "conv2d_sweep.csv"), "--iterations",
                              "20", "--warmup", "2", "--label", "quickstart sample", "--wait",

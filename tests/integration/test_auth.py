@@ -125,6 +125,25 @@ class TlsTest(unittest.TestCase):
         self.assertNotEqual(r.returncode, 0)
         self.assertIn("pass its CA certificate with --ca", r.stderr)
 
+    def test_a_new_board_waits_for_an_admins_approval_on_a_tls_lab(self):
+        board = lambda: self.lab.cli_json("boards")[0]  # noqa: E731
+        self.assertEqual(board()["health"], "maintenance")
+        self.assertTrue(board()["awaiting_approval"])
+        self.assertIn("maintenance (to approve)", self.lab.cli("boards").stdout)
+        fc = lablib.write_csv(self.lab.home, "fc.csv", FC_CSV)
+        jid = self.lab.cli("submit", "--board", "host-0", "--op", "fully_connected_s8", "--cases",
+                           fc, "--iterations", "1").stdout.strip()
+        self.assertEqual(self.lab.cli_json("show", jid)["state"], "queued")
+        meg = self.lab.add_user("meg-tls", "member")
+        r = self.lab.cli("board", "host-0", "--approve", token=meg, check=False)
+        self.assertEqual(r.returncode, 1)
+        r = self.lab.cli("board", "host-0", "--approve")
+        self.assertIn("approved", r.stdout)
+        # Its health check passes, then the waiting job runs.
+        self.assertEqual(self.lab.wait_job(jid, timeout=120)["state"], "succeeded")
+        self.assertEqual(board()["health"], "good")
+        self.assertFalse(board()["awaiting_approval"])
+
 
 if __name__ == "__main__":
     unittest.main()

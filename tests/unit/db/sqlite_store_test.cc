@@ -706,6 +706,33 @@ TEST_F(SqliteStoreTest, ArtifactIsStoredOnceByHash) {
   EXPECT_FALSE(store->GetArtifact("ffff")->has_value());
 }
 
+TEST_F(SqliteStoreTest, EveryUploaderOfTheSameBytesOwnsThemAndSharingIsAFlag) {
+  auto store = Open();
+  ASSERT_TRUE(store);
+  for (const auto& [user, ms] : {std::pair{"ana", 1}, std::pair{"ben", 50}}) {
+    WriteSet ws;
+    ws.artifacts.push_back({"ab12", 10, "f.bin", user, ms});
+    ASSERT_TRUE(store->WriteAndWait(std::move(ws)).ok());
+  }
+  EXPECT_EQ((*store->GetArtifact("ab12"))->user, "ana");  // the first uploader
+  EXPECT_TRUE(*store->IsArtifactOwner("ab12", "ana"));
+  EXPECT_TRUE(*store->IsArtifactOwner("ab12", "ben"));
+  EXPECT_FALSE(*store->IsArtifactOwner("ab12", "cy"));
+  EXPECT_FALSE(*store->IsArtifactOwner("ffff", "ana"));
+  EXPECT_FALSE((*store->GetArtifact("ab12"))->shared);
+  WriteSet share;
+  share.artifact_sharing.push_back({"ab12", true});
+  ASSERT_TRUE(store->WriteAndWait(std::move(share)).ok());
+  EXPECT_TRUE((*store->GetArtifact("ab12"))->shared);
+  // Collection waits for the latest upload: ben's (at 50) keeps it past 10.
+  EXPECT_TRUE(store->ListArtifactsBefore(10)->empty());
+  EXPECT_EQ(store->ListArtifactsBefore(51)->size(), 1u);
+  WriteSet del;
+  del.deleted_artifacts.push_back("ab12");
+  ASSERT_TRUE(store->WriteAndWait(std::move(del)).ok());
+  EXPECT_FALSE(*store->IsArtifactOwner("ab12", "ben"));
+}
+
 TEST_F(SqliteStoreTest, CloseAppliesEveryQueuedWriteAndRunsItsCallback) {
   std::atomic<int> done{0};
   {

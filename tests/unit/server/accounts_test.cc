@@ -167,6 +167,46 @@ TEST_F(AccountsTest, AdministrationErrorsSayWhatWasWrong) {
   ASSERT_FALSE(short_id.ok());
 }
 
+TEST_F(AccountsTest, ReservedNamesAreRefusedWhateverTheirCase) {
+  // "Lab" would show in the history like the health-check jobs' user "lab".
+  for (const char* name : {"lab", "Lab", "LAB", "lAb", "server", "Server"}) {
+    auto added = accounts_->AddUser(name, "member");
+    ASSERT_FALSE(added.ok()) << name;
+    EXPECT_EQ(added.error().code, ErrorCode::kInvalidArgument) << name;
+    EXPECT_NE(added.error().message.find("is reserved"), std::string::npos)
+        << added.error().message;
+    EXPECT_NE(added.error().message.find("ignoring case"), std::string::npos)
+        << added.error().message;
+  }
+  EXPECT_TRUE(accounts_->AddUser("lab-tech", "member").ok());
+}
+
+TEST_F(AccountsTest, UserNamesAreAsciiOnlySoNoneLooksLikeAnother) {
+  // "lab" with a Cyrillic a (U+0430), which reads as "lab".
+  auto cyrillic = accounts_->AddUser(
+      "l\xd0\xb0"
+      "b",
+      "member");
+  ASSERT_FALSE(cyrillic.ok());
+  EXPECT_EQ(cyrillic.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_NE(cyrillic.error().message.find("ASCII only"), std::string::npos)
+      << cyrillic.error().message;
+  auto accented = accounts_->AddUser(
+      "b\xc3\xb6"
+      "b",
+      "member");
+  ASSERT_FALSE(accented.ok());
+  EXPECT_NE(accented.error().message.find("ASCII only"), std::string::npos);
+}
+
+TEST_F(AccountsTest, ANameDifferingFromAUserOnlyInCaseIsRefused) {
+  AddUser("alice", "member");
+  auto twin = accounts_->AddUser("Alice", "member");
+  ASSERT_FALSE(twin.ok());
+  EXPECT_EQ(twin.error().code, ErrorCode::kAlreadyExists);
+  EXPECT_NE(twin.error().message.find("only in case"), std::string::npos) << twin.error().message;
+}
+
 TEST_F(AccountsTest, AnotherTokenForAUserAndTheListShowsUsersAndAgents) {
   const std::string first = AddUser("alice", "member");
   auto second = accounts_->AddUserToken("alice");

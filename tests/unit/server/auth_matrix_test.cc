@@ -369,6 +369,15 @@ class AuthMatrixTest : public ::testing::Test {
                                       return lab_stub_->GetSeries(Context(tok).get(), req, &r);
                                     },
                                     Least("viewer")};
+    // Approving a new board is the admin's (host-0 waits for nothing: a precondition error).
+    t["mculab.v1.Lab.ApproveBoard"] = {[&](const std::string& tok) {
+                                         v1::ApproveBoardRequest req;
+                                         req.set_board("host-0");
+                                         v1::Board r;
+                                         return lab_stub_->ApproveBoard(Context(tok).get(), req,
+                                                                        &r);
+                                       },
+                                       Least("admin")};
     // Giving a board to another agent is the admin's (here to its own agent: no change).
     t["mculab.v1.Lab.AssignBoard"] = {[&](const std::string& tok) {
                                         v1::AssignBoardRequest req;

@@ -28,12 +28,15 @@ TEST(BoardTable, AnUnknownBoardIsNamedWithTheBoardsTheLabHas) {
 
 TEST(BoardTable, ABoardFirstRegisteredIsAddedOfflineAndKeptAfterwards) {
   BoardTable boards;
-  Board& b = boards.FindOrAdd("new-1");
+  bool added = false;
+  Board& b = boards.FindOrAdd("new-1", &added);
+  EXPECT_TRUE(added);
   EXPECT_EQ(b.name, "new-1");
   EXPECT_EQ(b.state, BoardState::kOffline);
-  EXPECT_EQ(b.health, BoardHealth::kGood);
+  EXPECT_EQ(b.health, BoardHealth::kUnknown);  // a new board is trusted with nothing yet
   b.state = BoardState::kIdle;
-  EXPECT_EQ(boards.FindOrAdd("new-1").state, BoardState::kIdle);
+  EXPECT_EQ(boards.FindOrAdd("new-1", &added).state, BoardState::kIdle);
+  EXPECT_FALSE(added);
   EXPECT_EQ(boards.all().size(), 1u);
 }
 

@@ -45,6 +45,8 @@ class CustomFirmwareLabTest : public ::testing::Test {
     auto store = db::SqliteStore::Open(dir_ / "mculab.db");
     ASSERT_TRUE(store.ok()) << store.error().message;
     store_ = std::move(*store);
+    // A new board's health check would take the first assignment these tests look at.
+    config_.health_checks = false;
     lab_ = std::make_unique<mculab::server::testing::OwnedLab>(*store_, clock_, config_, dir_);
     ASSERT_TRUE(lab_->Start().ok());
     v1::Register reg;
@@ -73,7 +75,10 @@ class CustomFirmwareLabTest : public ::testing::Test {
     std::filesystem::remove_all(dir_);
   }
   std::string Upload(const std::string& name, const std::string& bytes) {
-    auto up = lab_->BeginUpload(caller_, name, bytes.size());
+    return UploadAs(caller_, name, bytes);
+  }
+  std::string UploadAs(const Caller& who, const std::string& name, const std::string& bytes) {
+    auto up = lab_->BeginUpload(who, name, bytes.size());
     EXPECT_TRUE(up.ok());
     EXPECT_TRUE((*up)->Append(bytes).ok());
     auto a = (*up)->Finish();
@@ -130,6 +135,62 @@ TEST_F(CustomFirmwareLabTest, AFirmwareNeverUploadedIsRefused) {
   Error e = SubmitError(Custom(std::string(64, 'a')));
   EXPECT_EQ(e.code, ErrorCode::kFailedPrecondition);
   EXPECT_THAT(e.message, HasSubstr("was never uploaded"));
+}
+
+Caller Member(const std::string& name) {
+  Caller c;
+  c.user = name;
+  c.role = Role::kMember;
+  return c;
+}
+
+TEST_F(CustomFirmwareLabTest, AnotherUsersUploadIsRefusedNamingTheRule) {
+  // The job list shows every job's artifact hashes; knowing bob's must not give alice his bytes.
+  const Caller alice = Member("alice"), bob = Member("bob");
+  const std::string fw = UploadAs(alice, "runner.elf", ElfHeader(1, 40));
+  const std::string bobs_fw = UploadAs(bob, "bobs-runner.elf", ElfHeader(1, 40) + "bob");
+  const std::string bobs_blob = UploadAs(bob, "bobs-model.bin", std::string(56, 'b'));
+  auto blob = lab_->Submit(alice, Custom(fw, bobs_blob));
+  ASSERT_FALSE(blob.ok());
+  EXPECT_EQ(blob.error().code, ErrorCode::kPermissionDenied);
+  EXPECT_THAT(blob.error().message,
+              HasSubstr("blob artifact " + bobs_blob + " was not uploaded by alice"));
+  EXPECT_THAT(blob.error().message, HasSubstr("only the files its submitter uploaded"));
+  auto firmware = lab_->Submit(alice, Custom(bobs_fw));
+  ASSERT_FALSE(firmware.ok());
+  EXPECT_EQ(firmware.error().code, ErrorCode::kPermissionDenied);
+  EXPECT_THAT(firmware.error().message, HasSubstr("firmware artifact " + bobs_fw));
+  // Neither job was queued, so no agent was told to fetch bob's files.
+  EXPECT_FALSE(agent_->Take(FakeAgentChannel::IsAssign));
+  // The owner still uses his own.
+  auto own = lab_->Submit(bob, Custom(bobs_fw, bobs_blob));
+  EXPECT_TRUE(own.ok()) << own.error().message;
+}
+
+TEST_F(CustomFirmwareLabTest, TheSameBytesUploadedByTwoUsersAreEachOnesOwn) {
+  const Caller alice = Member("alice"), bob = Member("bob");
+  const std::string fw = UploadAs(alice, "runner.elf", ElfHeader(1, 40));
+  const std::string bobs = UploadAs(bob, "model.bin", std::string(56, 'x'));
+  ASSERT_FALSE(lab_->Submit(alice, Custom(fw, bobs)).ok());
+  // Content-addressed: alice's upload of the same bytes stores nothing new, but makes it hers.
+  EXPECT_EQ(UploadAs(alice, "mine.bin", std::string(56, 'x')), bobs);
+  auto reply = lab_->Submit(alice, Custom(fw, bobs));
+  EXPECT_TRUE(reply.ok()) << reply.error().message;
+  EXPECT_TRUE(lab_->Submit(bob, Custom(UploadAs(bob, "r.elf", ElfHeader(1, 40)), bobs)).ok());
+}
+
+TEST_F(CustomFirmwareLabTest, AnArtifactAnAdminSharedServesEveryMember) {
+  const Caller alice = Member("alice"), bob = Member("bob");
+  const std::string fw = UploadAs(alice, "runner.elf", ElfHeader(1, 40));
+  const std::string bobs = UploadAs(bob, "dataset.bin", std::string(56, 'd'));
+  ASSERT_FALSE(lab_->Submit(alice, Custom(fw, bobs)).ok());
+  ASSERT_TRUE(ShareArtifact(*store_, bobs, true).ok());
+  auto reply = lab_->Submit(alice, Custom(fw, bobs));
+  EXPECT_TRUE(reply.ok()) << reply.error().message;
+  ASSERT_TRUE(ShareArtifact(*store_, bobs, false).ok());
+  EXPECT_FALSE(lab_->Submit(alice, Custom(fw, bobs)).ok());
+  EXPECT_EQ(ShareArtifact(*store_, std::string(64, 'e'), true).error().code, ErrorCode::kNotFound);
+  EXPECT_EQ(ShareArtifact(*store_, "nope", true).error().code, ErrorCode::kInvalidArgument);
 }
 
 TEST_F(CustomFirmwareLabTest, AFileThatIsNotAnElfIsRefused) {

@@ -113,6 +113,9 @@ class FaultyStore final : public Store {
   Result<ArtifactUsage> GetArtifactUsage(const std::string& user) override {
     return inner_.GetArtifactUsage(user);
   }
+  Result<bool> IsArtifactOwner(const std::string& sha256, const std::string& user) override {
+    return inner_.IsArtifactOwner(sha256, user);
+  }
   Result<std::vector<Artifact>> ListArtifactsBefore(std::int64_t ms) override {
     return inner_.ListArtifactsBefore(ms);
   }

@@ -27,6 +27,16 @@ class LabSchedTest : public LabTest {
     config_ = config;
     OpenLab();
   }
+  // Runs the next `n` assignments (the health checks of new boards) to success.
+  void PassHealthChecks(AgentSessionId s, int n) {
+    for (int i = 0; i < n; ++i) {
+      v1::Assignment check = TakeAssignment(*agent_);
+      ASSERT_EQ(lab_->GetJob(caller_, static_cast<JobId>(check.job_id()))->user, kHealthCheckUser);
+      RunToSuccess(s, check);
+      ASSERT_EQ(WaitForState(static_cast<JobId>(check.job_id()), JobState::kSucceeded),
+                JobState::kSucceeded);
+    }
+  }
   bool HistoryHas(const std::string& board, const std::string& field, const std::string& to,
                   const std::string& actor, const std::string& reason_part = "") {
     store_->Flush();
@@ -463,6 +473,7 @@ TEST_F(LabSchedTest, BoardFailingItsHealthCheckIsTakenOutAndItsJobGoesElsewhere)
   c.health_max_failures = 2;
   Reopen(c);
   AgentSessionId s = Connect(agent_, "lab-1", {{"host-0", "host"}, {"host-1", "host"}});
+  PassHealthChecks(s, 2);  // new boards: checked first
   const JobId busy = Submit(FcJob());
   v1::Assignment on1 = TakeAssignment(*agent_);
   ASSERT_EQ(on1.board(), "host-0");
@@ -529,6 +540,81 @@ TEST_F(LabSchedTest, HealthCheckOffCalibrationFailsOnAnEmulatedKindWithAnExpecte
   EXPECT_EQ(BoardNamed("host-0").board.health, BoardHealth::kBad);
   EXPECT_NE(lab_->GetJob(caller_, static_cast<JobId>(check.job_id()))->message.find("expected 5"),
             std::string::npos);
+}
+
+// A new agent's token must not be a way to collect users' jobs (and the files they reference): a
+// board the lab has never seen starts with health unknown and takes only its health check.
+TEST_F(LabSchedTest, ANewBoardOfAKnownKindGetsNoUsersJobUntilItsHealthCheckPasses) {
+  LabConfig c = config_;
+  c.health_checks = true;
+  Reopen(c);
+  AgentSessionId s = ConnectHostAgent();
+  EXPECT_EQ(BoardNamed("host-0").board.health, BoardHealth::kUnknown);
+  v1::Assignment first_check = TakeAssignment(*agent_);
+  EXPECT_EQ(lab_->GetJob(caller_, static_cast<JobId>(first_check.job_id()))->user,
+            kHealthCheckUser);
+  RunToSuccess(s, first_check);
+  ASSERT_EQ(WaitForState(static_cast<JobId>(first_check.job_id()), JobState::kSucceeded),
+            JobState::kSucceeded);
+  ASSERT_EQ(BoardNamed("host-0").board.health, BoardHealth::kGood);
+  const JobId busy = Submit(FcJob());
+  v1::Assignment on0 = TakeAssignment(*agent_);
+  ASSERT_EQ(on0.job_id(), static_cast<std::uint64_t>(busy));
+
+  // Another agent registers a new board of the same kind while a user's job waits.
+  const JobId waiting = Submit(FcJob());
+  auto other = std::make_shared<FakeAgentChannel>();
+  AgentSessionId s2 = Connect(other, "lab-2", {{"host-9", "host"}});
+  EXPECT_EQ(BoardNamed("host-9").board.health, BoardHealth::kUnknown);
+  v1::Assignment check = TakeAssignment(*other);
+  EXPECT_EQ(check.board(), "host-9");
+  EXPECT_EQ(lab_->GetJob(caller_, static_cast<JobId>(check.job_id()))->label,
+            "health check of host-9");
+  EXPECT_FALSE(other->Take(FakeAgentChannel::IsAssign, std::chrono::milliseconds(50)));
+  EXPECT_EQ(lab_->GetJob(caller_, waiting)->state, JobState::kQueued);
+  // Its check passes: now it is trusted with the user's job.
+  RunToSuccess(s2, check);
+  v1::Assignment moved = TakeAssignment(*other);
+  EXPECT_EQ(moved.job_id(), static_cast<std::uint64_t>(waiting));
+  EXPECT_EQ(BoardNamed("host-9").board.health, BoardHealth::kGood);
+}
+
+TEST_F(LabSchedTest, WithApproveNewBoardsANewBoardWaitsForAnAdmin) {
+  LabConfig c = config_;
+  c.health_checks = true;
+  c.approve_new_boards = true;
+  Reopen(c);
+  AgentSessionId s = ConnectHostAgent();
+  BoardView v = BoardNamed("host-0");
+  EXPECT_EQ(v.board.health, BoardHealth::kMaintenance);
+  EXPECT_FALSE(v.board.approved);
+  EXPECT_TRUE(HistoryHas("host-0", "health", "maintenance", "server", "--approve"));
+  const JobId job = Submit(FcJob());
+  EXPECT_FALSE(agent_->Take(FakeAgentChannel::IsAssign, std::chrono::milliseconds(50)));
+  // Only --approve lets it out: not maintenance off, not a member.
+  auto off = lab_->SetMaintenance(caller_, "host-0", false, "");
+  ASSERT_FALSE(off.ok());
+  EXPECT_NE(off.error().message.find("mculab board host-0 --approve"), std::string::npos)
+      << off.error().message;
+  auto member = lab_->ApproveBoard(Member("bob"), "host-0");
+  ASSERT_FALSE(member.ok());
+  EXPECT_EQ(member.error().code, ErrorCode::kPermissionDenied);
+  // It stays waiting across a restart and a reconnect.
+  RestartLab();
+  s = ConnectHostAgent();
+  EXPECT_FALSE(BoardNamed("host-0").board.approved);
+  auto approved = lab_->ApproveBoard(caller_, "host-0");
+  ASSERT_TRUE(approved.ok()) << approved.error().message;
+  EXPECT_EQ(approved->health, BoardHealth::kUnknown);
+  EXPECT_TRUE(approved->approved);
+  v1::Assignment check = TakeAssignment(*agent_);
+  EXPECT_NE(check.job_id(), static_cast<std::uint64_t>(job));
+  RunToSuccess(s, check);
+  EXPECT_EQ(TakeAssignment(*agent_).job_id(), static_cast<std::uint64_t>(job));
+  auto again = lab_->ApproveBoard(caller_, "host-0");
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(again.error().code, ErrorCode::kFailedPrecondition);
+  EXPECT_EQ(lab_->ApproveBoard(caller_, "nope").error().code, ErrorCode::kNotFound);
 }
 
 TEST_F(LabSchedTest, AdmissionRejectsACaseLargerThanEveryBoardsRam) {

@@ -27,6 +27,37 @@ using testing::FakeClock;
 using ::testing::HasSubstr;
 namespace v1 = mculab::v1;
 
+// A model of a few KiB whose planned arena is 1 GiB: 15 ADDs of the 64 MiB input with itself
+// (the interpreter's largest tensor, 2^26 int8 elements), all alive at once, then added up
+// pairwise to the one output.
+std::string HugeArenaModel() {
+  tflite_writer::Model m;
+  auto add_tensor = [&](const std::string& name) {
+    m.tensors.push_back({{1, 2048, 4096, 8}, 9, {}, {0.02f}, {-3}, 0, name});
+    return static_cast<int32_t>(m.tensors.size() - 1);
+  };
+  auto add_op = [&](int32_t a, int32_t b, const std::string& name) {
+    const int32_t out = add_tensor(name);
+    m.operators.push_back({0, {a, b}, {out}, 11, {{0, tflite_writer::Option::kU8}}});
+    return out;
+  };
+  const int32_t in = add_tensor("input");
+  std::vector<int32_t> live;
+  for (int i = 0; i < 15; ++i) live.push_back(add_op(in, in, "copy" + std::to_string(i)));
+  while (live.size() > 1) {
+    std::vector<int32_t> next;
+    for (std::size_t i = 0; i + 1 < live.size(); i += 2) {
+      next.push_back(add_op(live[i], live[i + 1], "sum" + std::to_string(m.tensors.size())));
+    }
+    if (live.size() % 2 == 1) next.push_back(live.back());
+    live = std::move(next);
+  }
+  m.inputs = {in};
+  m.outputs = {live.front()};
+  const std::vector<uint8_t> b = tflite_writer::Serialize(m);
+  return std::string(b.begin(), b.end());
+}
+
 std::string SampleModel(int32_t last_op = -1) {
   tflite_writer::Model m = tflite_writer::SampleNet(3);
   if (last_op >= 0) {
@@ -48,6 +79,8 @@ class ModelAdmissionTest : public ::testing::Test {
     auto store = db::SqliteStore::Open(dir_ / "mculab.db");
     ASSERT_TRUE(store.ok()) << store.error().message;
     store_ = std::move(*store);
+    // A new board's health check would take the first assignment these tests look at.
+    config_.health_checks = false;
     lab_ = std::make_unique<mculab::server::testing::OwnedLab>(*store_, clock_, config_, dir_);
     ASSERT_TRUE(lab_->Start().ok());
     v1::Register reg;
@@ -60,6 +93,9 @@ class ModelAdmissionTest : public ::testing::Test {
     small->set_name("tiny-0");
     small->set_kind("tiny");
     small->set_ram_bytes(20000);
+    auto* undeclared = reg.add_boards();  // no ram_bytes, as every quick-start board
+    undeclared->set_name("free-0");
+    undeclared->set_kind("free");
     auto id =
         lab_->ConnectAgent(testing::AgentCaller(reg.agent()), testing::RegistrationOf(reg), agent_);
     ASSERT_TRUE(id.ok()) << id.error().message;
@@ -71,8 +107,9 @@ class ModelAdmissionTest : public ::testing::Test {
     store_.reset();
     std::filesystem::remove_all(dir_);
   }
-  std::string Upload(const std::string& name, const std::string& bytes) {
-    auto up = lab_->BeginUpload(caller_, name, bytes.size());
+  std::string Upload(const std::string& name, const std::string& bytes,
+                     const Caller& who = Caller{}) {
+    auto up = lab_->BeginUpload(who, name, bytes.size());
     EXPECT_TRUE(up.ok());
     EXPECT_TRUE((*up)->Append(bytes).ok());
     auto a = (*up)->Finish();
@@ -159,6 +196,46 @@ TEST_F(ModelAdmissionTest, ABoardTooSmallIsRefusedGivingBothSizes) {
                                                ModelRamNeed(*inspected, model.size()))));
   EXPECT_THAT(e.message, HasSubstr(fmt::format("{} of activations", inspected->arena_bytes)));
   EXPECT_THAT(e.message, HasSubstr("tiny-0 (20000 bytes)"));
+}
+
+TEST_F(ModelAdmissionTest, AHugeArenaIsRefusedOnABoardThatDeclaresNoRam) {
+  const std::string model = HugeArenaModel();
+  const std::vector<std::uint8_t> m(model.begin(), model.end());
+  auto inspected = InspectModel(m);
+  ASSERT_TRUE(inspected.ok()) << inspected.error().message;
+  ASSERT_GE(ModelArenaPlan(*inspected), 1ull << 30);
+  const std::string blob = Upload("huge.tflite", model);
+  Error e = SubmitError(ModelJob(blob, "free"));
+  EXPECT_EQ(e.code, ErrorCode::kFailedPrecondition);
+  ASSERT_LT(model.size(), 8u << 10);
+  EXPECT_THAT(e.message,
+              HasSubstr(fmt::format("plans an arena of {} bytes ({}", ModelArenaPlan(*inspected),
+                                    HumanBytes(ModelArenaPlan(*inspected)))));
+  EXPECT_THAT(e.message, HasSubstr("67108864 bytes (64 MiB)"));
+  EXPECT_THAT(e.message, HasSubstr("free-0"));
+  EXPECT_THAT(e.message, HasSubstr("max_model_arena"));
+  // A board that declares its RAM compares the whole need with it.
+  e = SubmitError(ModelJob(blob));
+  EXPECT_THAT(e.message, HasSubstr("an547-0 (4194304 bytes)"));
+  // A small model still runs on the board without ram_bytes.
+  auto reply = lab_->Submit(caller_, ModelJob(Upload("sample.tflite", SampleModel()), "free"));
+  EXPECT_TRUE(reply.ok()) << reply.error().message;
+}
+
+TEST_F(ModelAdmissionTest, AnotherUsersModelIsRefused) {
+  Caller bob;
+  bob.user = "bob";
+  bob.role = Role::kMember;
+  Caller alice = bob;
+  alice.user = "alice";
+  const std::string model = Upload("bobs.tflite", SampleModel(), bob);
+  auto stolen = lab_->Submit(alice, ModelJob(model));
+  ASSERT_FALSE(stolen.ok());
+  EXPECT_EQ(stolen.error().code, ErrorCode::kPermissionDenied);
+  EXPECT_THAT(stolen.error().message,
+              HasSubstr("model artifact " + model + " was not uploaded by alice"));
+  auto own = lab_->Submit(bob, ModelJob(model));
+  EXPECT_TRUE(own.ok()) << own.error().message;
 }
 
 TEST_F(ModelAdmissionTest, BadRequestsSayWhatToDo) {

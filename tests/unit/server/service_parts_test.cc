@@ -135,6 +135,29 @@ TEST(LabConfig, DurabilityKeys) {
       << bad.error().message;
 }
 
+TEST(LabConfig, NewBoardsNeedApprovalByDefaultOnlyWithTls) {
+  auto plain = ParseLabConfig("", "server.toml");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_FALSE(plain->ApproveNewBoards());
+  EXPECT_EQ(plain->max_model_arena, 64ull << 20);
+  auto tls = ParseLabConfig("tls_cert = \"s.pem\"\ntls_key = \"s.key\"\n", "server.toml");
+  ASSERT_TRUE(tls.ok()) << tls.error().message;
+  EXPECT_TRUE(tls->ApproveNewBoards());
+  auto tls_off = ParseLabConfig(
+      "tls_cert = \"s.pem\"\ntls_key = \"s.key\"\napprove_new_boards = false\n", "server.toml");
+  ASSERT_TRUE(tls_off.ok()) << tls_off.error().message;
+  EXPECT_FALSE(tls_off->ApproveNewBoards());
+  auto on = ParseLabConfig("approve_new_boards = true\nmax_model_arena = 1048576\n", "s.toml");
+  ASSERT_TRUE(on.ok()) << on.error().message;
+  EXPECT_TRUE(on->ApproveNewBoards());
+  EXPECT_EQ(on->max_model_arena, 1u << 20);
+  auto bad = ParseLabConfig("approve_new_boards = 1\n", "s.toml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("approve_new_boards must be true or false"),
+            std::string::npos);
+  EXPECT_FALSE(ParseLabConfig("max_model_arena = 10\n", "s.toml").ok());
+}
+
 TEST(LabConfig, SchedulingAndHealthKeys) {
   auto d = ParseLabConfig("", "server.toml");
   ASSERT_TRUE(d.ok());
