@@ -89,6 +89,7 @@ int main(int argc, char** argv) {
       "  upload_timeout_s = 600          an upload must end within this\n"
       "  http_max_connections = 512      open HTTP connections (more are closed at once)\n"
       "  http_max_connections_per_address = 64   the same, per client IP address\n"
+      "  http_reserved_connections = 64  of those, kept for requests with a valid token\n"
       "  http_max_event_streams = 128    open event streams (GET /api/v1/events; more: 503)\n"
       "  http_max_event_streams_per_user = 16    the same per user (429)\n"
       "  http_max_event_streams_per_address = 32 the same per client IP address (429)\n"
@@ -189,6 +190,7 @@ int main(int argc, char** argv) {
     mculab::server::http::HttpServerOptions http_options;
     http_options.max_connections = config.http_max_connections;
     http_options.max_connections_per_address = config.http_max_connections_per_address;
+    http_options.reserved_connections = config.http_reserved_connections;
     http_options.max_event_streams = config.http_max_event_streams;
     http_options.max_event_streams_per_user = config.http_max_event_streams_per_user;
     http_options.max_event_streams_per_address = config.http_max_event_streams_per_address;

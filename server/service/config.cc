@@ -62,6 +62,7 @@ Status ReadNetworkCaps(const toml::table& t, std::string_view origin, LabConfig&
   const Key keys[] = {
       {"http_max_connections", 1, kMany, &c.http_max_connections},
       {"http_max_connections_per_address", 1, kMany, &c.http_max_connections_per_address},
+      {"http_reserved_connections", 0, kMany, &c.http_reserved_connections},
       {"http_max_event_streams", 1, kMany, &c.http_max_event_streams},
       {"http_max_event_streams_per_user", 1, kMany, &c.http_max_event_streams_per_user},
       {"http_max_event_streams_per_address", 1, kMany, &c.http_max_event_streams_per_address},
@@ -79,19 +80,29 @@ Status ReadNetworkCaps(const toml::table& t, std::string_view origin, LabConfig&
                          c.http_max_stream_pending_bytes);
       !s.ok())
     return s;
-  if (c.http_max_connections_per_address > c.http_max_connections) {
-    return ConfigError(origin, "http_max_connections_per_address (" +
-                                   std::to_string(c.http_max_connections_per_address) +
-                                   ") cannot exceed http_max_connections (" +
-                                   std::to_string(c.http_max_connections) + ")");
-  }
-  for (auto [name, value] :
-       {std::pair{"http_max_event_streams_per_user", c.http_max_event_streams_per_user},
-        std::pair{"http_max_event_streams_per_address", c.http_max_event_streams_per_address}}) {
-    if (value > c.http_max_event_streams) {
-      return ConfigError(origin, std::string(name) + " (" + std::to_string(value) +
-                                     ") cannot exceed http_max_event_streams (" +
-                                     std::to_string(c.http_max_event_streams) + ")");
+  struct Part {
+    const char* name;
+    std::uint32_t value;
+    const char* total_name;
+    std::uint32_t total;
+    bool below = false;  // strictly less than the total
+  };
+  // A reserve must leave general slots: it is a share of the total, not all of it.
+  const Part parts[] = {
+      {"http_max_connections_per_address", c.http_max_connections_per_address,
+       "http_max_connections", c.http_max_connections},
+      {"http_reserved_connections", c.http_reserved_connections, "http_max_connections",
+       c.http_max_connections, true},
+      {"http_max_event_streams_per_user", c.http_max_event_streams_per_user,
+       "http_max_event_streams", c.http_max_event_streams},
+      {"http_max_event_streams_per_address", c.http_max_event_streams_per_address,
+       "http_max_event_streams", c.http_max_event_streams},
+  };
+  for (const Part& p : parts) {
+    if (p.below ? p.value >= p.total : p.value > p.total) {
+      return ConfigError(origin, std::string(p.name) + " (" + std::to_string(p.value) +
+                                     (p.below ? ") must be less than " : ") cannot exceed ") +
+                                     p.total_name + " (" + std::to_string(p.total) + ")");
     }
   }
   return {};
@@ -116,7 +127,9 @@ Result<LabConfig> ParseLabConfig(std::string_view toml_text, std::string_view or
         k != "max_user_artifact_bytes" && k != "max_user_artifacts" && k != "artifact_grace_s" &&
         k != "max_queued_jobs_per_user" && k != "max_boards_per_agent" &&
         k != "max_tags_per_board" && k != "upload_timeout_s" && k != "http_max_connections" &&
-        k != "http_max_connections_per_address" && k != "http_max_event_streams" &&
+        k != "http_max_connections_per_address" && k != "http_reserved_connections" &&
+        k != "http_max_event_streams" &&
+
         k != "http_max_event_streams_per_user" && k != "http_max_event_streams_per_address" &&
         k != "http_max_stream_pending_bytes" && k != "http_header_timeout_ms" &&
         k != "http_idle_timeout_s" && k != "http_write_timeout_s" &&
@@ -131,7 +144,7 @@ Result<LabConfig> ParseLabConfig(std::string_view toml_text, std::string_view or
                                      "max_boards_per_agent, max_tags_per_board, "
                                      "upload_timeout_s, http_max_connections, "
                                      "http_max_connections_per_address, "
-                                     "http_max_event_streams, "
+                                     "http_reserved_connections, http_max_event_streams, "
                                      "http_max_event_streams_per_user, "
                                      "http_max_event_streams_per_address, "
                                      "http_max_stream_pending_bytes, http_header_timeout_ms, "

@@ -29,6 +29,8 @@
 //   # The network endpoints' caps (slowloris, connection and stream floods):
 //   http_max_connections = 512      # open HTTP connections; beyond, new ones are closed at once
 //   http_max_connections_per_address = 64   # the same, per client IP address
+//   http_reserved_connections = 64  # of those, kept for requests with a valid token (others
+//                                   # arriving when only these are left get 503)
 //   http_max_event_streams = 128    # open GET /api/v1/events streams (beyond: 503)
 //   http_max_event_streams_per_user = 16    # the same per user (429)
 //   http_max_event_streams_per_address = 32 # the same per client IP address (429)
@@ -93,6 +95,7 @@ struct LabConfig {
   // rpc::kMaxConcurrentStreams / rpc::kMaxThreads.
   std::uint32_t http_max_connections = 512;
   std::uint32_t http_max_connections_per_address = 64;
+  std::uint32_t http_reserved_connections = 64;
   std::uint32_t http_max_event_streams = 128;
   std::uint32_t http_max_event_streams_per_user = 16;
   std::uint32_t http_max_event_streams_per_address = 32;
