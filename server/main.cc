@@ -9,6 +9,7 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -40,6 +41,18 @@ std::string EnvOr(const char* name, std::string fallback) {
 int Fail(const std::string& message) {
   spdlog::error("{}", message);
   return 1;
+}
+
+// Every connection costs a descriptor, and the usual soft limit (1024) is far below what the
+// connection caps allow: take the hard limit, which needs no privilege.
+void RaiseDescriptorLimit() {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur >= limit.rlim_max) return;
+  const rlim_t was = limit.rlim_cur;
+  limit.rlim_cur = limit.rlim_max;
+  if (::setrlimit(RLIMIT_NOFILE, &limit) == 0) {
+    spdlog::debug("descriptor limit raised from {} to {}", was, limit.rlim_cur);
+  }
 }
 
 }  // namespace
@@ -99,6 +112,11 @@ int main(int argc, char** argv) {
       "  http_write_timeout_s = 30       a client that reads nothing this long is dropped\n"
       "  grpc_max_concurrent_streams = 100  gRPC streams per connection\n"
       "  grpc_max_threads = 256          gRPC handler threads (agent links, uploads, calls)\n"
+      "  grpc_max_connections = 4096     open gRPC connections (at most what the descriptor\n"
+      "                                  limit allows; more are closed at once)\n"
+      "  grpc_max_connections_per_address = 256  the same, per client IP address\n"
+      "  grpc_reserved_connections = 64  of those, kept for connections that authenticate\n"
+      "  grpc_auth_timeout_ms = 10000    a connection without an authenticated call is closed\n"
       "  tls_cert = \"server.pem\"         TLS for gRPC: certificate chain and key (PEM), both or\n"
       "  tls_key = \"server.key\"          neither; relative to the config file's folder\n"
       "  [health]\n"
@@ -167,6 +185,7 @@ int main(int argc, char** argv) {
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
+  RaiseDescriptorLimit();
   mculab::server::rpc::RouteGrpcLogsToSpdlog();
   auto store = mculab::db::SqliteStore::Open(std::filesystem::path(home) / "mculab.db");
   if (!store.ok()) return Fail(store.error().message);

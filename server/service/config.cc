@@ -72,6 +72,10 @@ Status ReadNetworkCaps(const toml::table& t, std::string_view origin, LabConfig&
       {"grpc_max_concurrent_streams", 1, kMany, &c.grpc_max_concurrent_streams},
       // gRPC needs a few threads of its own besides the handlers.
       {"grpc_max_threads", 8, kMany, &c.grpc_max_threads},
+      {"grpc_max_connections", 1, kMany, &c.grpc_max_connections},
+      {"grpc_max_connections_per_address", 1, kMany, &c.grpc_max_connections_per_address},
+      {"grpc_reserved_connections", 0, kMany, &c.grpc_reserved_connections},
+      {"grpc_auth_timeout_ms", 100, 3'600'000, &c.grpc_auth_timeout_ms},
   };
   for (const Key& k : keys) {
     if (Status s = ReadInt(t, k.name, k.min, k.max, origin, *k.out); !s.ok()) return s;
@@ -93,6 +97,10 @@ Status ReadNetworkCaps(const toml::table& t, std::string_view origin, LabConfig&
        "http_max_connections", c.http_max_connections},
       {"http_reserved_connections", c.http_reserved_connections, "http_max_connections",
        c.http_max_connections, true},
+      {"grpc_max_connections_per_address", c.grpc_max_connections_per_address,
+       "grpc_max_connections", c.grpc_max_connections},
+      {"grpc_reserved_connections", c.grpc_reserved_connections, "grpc_max_connections",
+       c.grpc_max_connections, true},
       {"http_max_event_streams_per_user", c.http_max_event_streams_per_user,
        "http_max_event_streams", c.http_max_event_streams},
       {"http_max_event_streams_per_address", c.http_max_event_streams_per_address,
@@ -128,12 +136,13 @@ Result<LabConfig> ParseLabConfig(std::string_view toml_text, std::string_view or
         k != "max_queued_jobs_per_user" && k != "max_boards_per_agent" &&
         k != "max_tags_per_board" && k != "upload_timeout_s" && k != "http_max_connections" &&
         k != "http_max_connections_per_address" && k != "http_reserved_connections" &&
-        k != "http_max_event_streams" &&
-
-        k != "http_max_event_streams_per_user" && k != "http_max_event_streams_per_address" &&
-        k != "http_max_stream_pending_bytes" && k != "http_header_timeout_ms" &&
-        k != "http_idle_timeout_s" && k != "http_write_timeout_s" &&
-        k != "grpc_max_concurrent_streams" && k != "grpc_max_threads") {
+        k != "http_max_event_streams" && k != "grpc_max_connections" &&
+        k != "grpc_max_connections_per_address" && k != "grpc_reserved_connections" &&
+        k != "grpc_auth_timeout_ms" && k != "http_max_event_streams_per_user" &&
+        k != "http_max_event_streams_per_address" && k != "http_max_stream_pending_bytes" &&
+        k != "http_header_timeout_ms" && k != "http_idle_timeout_s" &&
+        k != "http_write_timeout_s" && k != "grpc_max_concurrent_streams" &&
+        k != "grpc_max_threads") {
       return ConfigError(origin, "unknown key '" + std::string(k) +
                                      "' (known: max_artifact_bytes, default_timeout_s, "
                                      "max_attempts, heartbeat_ms, heartbeat_timeout_ms, "
@@ -150,6 +159,8 @@ Result<LabConfig> ParseLabConfig(std::string_view toml_text, std::string_view or
                                      "http_max_stream_pending_bytes, http_header_timeout_ms, "
                                      "http_idle_timeout_s, http_write_timeout_s, "
                                      "grpc_max_concurrent_streams, grpc_max_threads, "
+                                     "grpc_max_connections, grpc_max_connections_per_address, "
+                                     "grpc_reserved_connections, grpc_auth_timeout_ms, "
                                      "[health])");
     }
   }

@@ -42,6 +42,13 @@
 //   grpc_max_concurrent_streams = 100  # gRPC streams one connection may have open at once
 //   grpc_max_threads = 256          # gRPC handler threads of the whole server (each agent link
 //                                   # and upload holds one while it runs)
+//   grpc_max_connections = 4096     # open gRPC connections (at most what the descriptor limit
+//                                   # leaves after a margin for everything else); beyond, a
+//                                   # new connection is closed at once
+//   grpc_max_connections_per_address = 256  # the same, per client IP address
+//   grpc_reserved_connections = 64  # of those, kept for connections that authenticate
+//   grpc_auth_timeout_ms = 10000    # a connection without an authenticated call (or an HTTP/2
+//                                   # handshake) this long after its accept is closed
 //
 //   [health]
 //   checks = true                   # run a health-check job when a board's health is unknown
@@ -105,6 +112,10 @@ struct LabConfig {
   std::uint32_t http_write_timeout_s = 30;
   std::uint32_t grpc_max_concurrent_streams = 100;
   std::uint32_t grpc_max_threads = 256;
+  std::uint32_t grpc_max_connections = 4096;
+  std::uint32_t grpc_max_connections_per_address = 256;
+  std::uint32_t grpc_reserved_connections = 64;
+  std::uint32_t grpc_auth_timeout_ms = 10'000;
 };
 
 Result<LabConfig> ParseLabConfig(std::string_view toml_text, std::string_view origin);
