@@ -9,6 +9,7 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -40,6 +41,18 @@ std::string EnvOr(const char* name, std::string fallback) {
 int Fail(const std::string& message) {
   spdlog::error("{}", message);
   return 1;
+}
+
+// Every connection costs a descriptor, and the usual soft limit (1024) is far below what the
+// connection caps allow: take the hard limit, which needs no privilege.
+void RaiseDescriptorLimit() {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur >= limit.rlim_max) return;
+  const rlim_t was = limit.rlim_cur;
+  limit.rlim_cur = limit.rlim_max;
+  if (::setrlimit(RLIMIT_NOFILE, &limit) == 0) {
+    spdlog::debug("descriptor limit raised from {} to {}", was, limit.rlim_cur);
+  }
 }
 
 }  // namespace
@@ -89,6 +102,7 @@ int main(int argc, char** argv) {
       "  upload_timeout_s = 600          an upload must end within this\n"
       "  http_max_connections = 512      open HTTP connections (more are closed at once)\n"
       "  http_max_connections_per_address = 64   the same, per client IP address\n"
+      "  http_reserved_connections = 64  of those, kept for requests with a valid token\n"
       "  http_max_event_streams = 128    open event streams (GET /api/v1/events; more: 503)\n"
       "  http_max_event_streams_per_user = 16    the same per user (429)\n"
       "  http_max_event_streams_per_address = 32 the same per client IP address (429)\n"
@@ -98,6 +112,11 @@ int main(int argc, char** argv) {
       "  http_write_timeout_s = 30       a client that reads nothing this long is dropped\n"
       "  grpc_max_concurrent_streams = 100  gRPC streams per connection\n"
       "  grpc_max_threads = 256          gRPC handler threads (agent links, uploads, calls)\n"
+      "  grpc_max_connections = 4096     open gRPC connections (at most what the descriptor\n"
+      "                                  limit allows; more are closed at once)\n"
+      "  grpc_max_connections_per_address = 256  the same, per client IP address\n"
+      "  grpc_reserved_connections = 64  of those, kept for connections that authenticate\n"
+      "  grpc_auth_timeout_ms = 10000    a connection without an authenticated call is closed\n"
       "  tls_cert = \"server.pem\"         TLS for gRPC: certificate chain and key (PEM), both or\n"
       "  tls_key = \"server.key\"          neither; relative to the config file's folder\n"
       "  max_model_arena = 67108864      most RAM a model may plan on a board without ram_bytes\n"
@@ -169,6 +188,7 @@ int main(int argc, char** argv) {
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
+  RaiseDescriptorLimit();
   mculab::server::rpc::RouteGrpcLogsToSpdlog();
   auto store = mculab::db::SqliteStore::Open(std::filesystem::path(home) / "mculab.db");
   if (!store.ok()) return Fail(store.error().message);
@@ -192,6 +212,7 @@ int main(int argc, char** argv) {
     mculab::server::http::HttpServerOptions http_options;
     http_options.max_connections = config.http_max_connections;
     http_options.max_connections_per_address = config.http_max_connections_per_address;
+    http_options.reserved_connections = config.http_reserved_connections;
     http_options.max_event_streams = config.http_max_event_streams;
     http_options.max_event_streams_per_user = config.http_max_event_streams_per_user;
     http_options.max_event_streams_per_address = config.http_max_event_streams_per_address;

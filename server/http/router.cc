@@ -202,6 +202,10 @@ Router::Router(Lab& lab, Store& store, Clock& clock, RouterOptions options)
       queries_(lab, store),
       static_files_(std::move(options.web_root)) {}
 
+bool Router::Authenticated(const Request& request, std::string_view peer) const {
+  return AuthenticateRequest(request, peer, lab_.accounts()).ok();
+}
+
 void Router::ObserveIngest() const {
   auto n = store_.SamplesStored();
   if (n.ok()) ingest_.Observe(clock_.NowMs(), *n);

@@ -61,6 +61,10 @@ class Router {
   // `peer` is the client's address, for logs.
   Reply Handle(const Request& request, std::string_view peer = {}) const;
 
+  // Whether the request carries a valid user token (the transport keeps some connection slots
+  // for such requests).
+  bool Authenticated(const Request& request, std::string_view peer) const;
+
   // Takes a reading of the store's sample counter for mculab_ingest_samples_per_second (the
   // transport calls this once a second; every scrape also does).
   void ObserveIngest() const;

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "server/http/event_stream.h"
+#include "server/service/connection_slots.h"
 
 namespace mculab::server::http {
 namespace {
@@ -34,6 +35,10 @@ using tcp = net::ip::tcp;
 
 constexpr std::size_t kMaxHeaderBytes = 16 * 1024;
 constexpr std::size_t kMaxBodyBytes = 64 * 1024;  // the API takes no request bodies
+// How long a client refused for want of a slot is asked to wait, and how long accepting pauses
+// when the process is out of descriptors (accepting again at once would only spin).
+constexpr int kRetryAfterSeconds = 5;
+constexpr auto kAcceptPause = std::chrono::milliseconds(100);
 
 std::string EndpointText(const tcp::endpoint& e) {
   const auto a = e.address();
@@ -47,7 +52,13 @@ class Session;
 class HttpServer::Impl {
  public:
   Impl(const Router& r, HttpServerOptions o)
-      : router(r), options(o), workers(o.workers), acceptor(ioc), ingest_timer(ioc) {}
+      : router(r),
+        options(o),
+        slots({o.max_connections, o.max_connections_per_address, o.reserved_connections}),
+        workers(o.workers),
+        acceptor(ioc),
+        accept_pause(ioc),
+        ingest_timer(ioc) {}
   ~Impl() { Stop(); }
 
   Status Listen(const std::string& listen);
@@ -59,29 +70,26 @@ class HttpServer::Impl {
   Status AddStream(const std::shared_ptr<LabFeed>& feed, const std::string& user,
                    const std::string& address);
   void RemoveStream(const std::string& user, const std::string& address);
-  // Per client address: false (and nothing counted) when it has too many connections.
-  bool AddConnection(const std::string& address);
-  void RemoveConnection(const std::string& address);
 
   const Router& router;
   const HttpServerOptions options;
-  // Declared before the io_context: sessions, destroyed with its handlers, still count down.
-  std::atomic<std::size_t> connections{0};
+  // Declared before the io_context: sessions, destroyed with its handlers, still release.
+  ConnectionSlots slots;
   std::atomic<std::size_t> streams{0};
   std::atomic<bool> stopping{false};
   std::mutex feeds_mu;
   std::vector<std::weak_ptr<LabFeed>> feeds;
   // Sessions end on whichever thread drops them last (the I/O thread or a worker).
   std::mutex counts_mu;
-  std::map<std::string, std::size_t> connections_by_address;
   std::map<std::string, std::size_t> streams_by_user;
   std::map<std::string, std::size_t> streams_by_address;
-  std::vector<std::weak_ptr<Session>> sessions;  // I/O thread only
+  std::map<ConnectionSlots::Id, std::weak_ptr<Session>> sessions;  // I/O thread only
   std::string address;
 
   net::io_context ioc{1};
   net::thread_pool workers;
   tcp::acceptor acceptor;
+  net::steady_timer accept_pause;
   net::steady_timer ingest_timer;
   std::optional<net::executor_work_guard<net::io_context::executor_type>> guard;
   std::thread io_thread;
@@ -89,6 +97,9 @@ class HttpServer::Impl {
 
  private:
   void Accept();
+  // Takes a slot for an accepted connection (closing it when there is none, and the
+  // connections it evicts) and starts its session.
+  void Admit(tcp::socket socket);
   void ArmIngestTimer();
 };
 
@@ -96,8 +107,13 @@ class HttpServer::Impl {
 // pool and its response written back; or, after GET /api/v1/events, an event stream.
 class Session : public std::enable_shared_from_this<Session> {
  public:
-  Session(tcp::socket socket, HttpServer::Impl& server, std::string address)
-      : server_(server), stream_(std::move(socket)), keepalive_(stream_.get_executor()) {
+  Session(tcp::socket socket, HttpServer::Impl& server, std::string address,
+          ConnectionSlots::Id slot, bool reserved)
+      : server_(server),
+        stream_(std::move(socket)),
+        slot_(slot),
+        reserved_(reserved),
+        keepalive_(stream_.get_executor()) {
     address_ = std::move(address);
     beast::error_code ec;
     const auto remote = stream_.socket().remote_endpoint(ec);
@@ -106,8 +122,7 @@ class Session : public std::enable_shared_from_this<Session> {
   ~Session() {
     if (feed_) feed_->Close();
     if (counted_stream_) server_.RemoveStream(stream_user_, address_);
-    server_.RemoveConnection(address_);
-    --server_.connections;
+    server_.slots.Release(slot_);
   }
 
   // Ends the connection now (the server is stopping). I/O thread only.
@@ -119,17 +134,21 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
  private:
-  // Waits up to idle_timeout for a request's first byte; from there the whole request must
-  // arrive within header_timeout, so a client trickling a header (slowloris) is cut off.
+  // A new connection's first request must arrive whole within header_timeout of the accept
+  // (an idle socket holds a slot no longer than a trickled header does). Between requests a
+  // keep-alive connection waits up to idle_timeout for the next one's first byte, and may be
+  // evicted meanwhile; from there the whole request must arrive within header_timeout.
   void DoRead() {
     parser_.emplace();
     parser_->header_limit(kMaxHeaderBytes);
     parser_->body_limit(kMaxBodyBytes);
-    if (buffer_.size() > 0) return ReadRequest();
+    if (buffer_.size() > 0 || !served_) return ReadRequest();
+    server_.slots.Idle(slot_);
     stream_.expires_after(server_.options.idle_timeout);
     stream_.async_read_some(buffer_.prepare(kMaxHeaderBytes),
                             [self = shared_from_this()](beast::error_code ec, std::size_t n) {
                               if (ec) return self->Close();
+                              self->server_.slots.Busy(self->slot_);
                               self->buffer_.commit(n);
                               self->ReadRequest();
                             });
@@ -156,8 +175,20 @@ class Session : public std::enable_shared_from_this<Session> {
       return Write(ErrorResponse(st, "the request could not be read: " + ec.message(), 11, false));
     }
     stream_.expires_never();
+    served_ = true;
+    server_.slots.Busy(slot_);
     net::post(server_.workers, [self = shared_from_this(), req = parser_->release()]() mutable {
+      if (self->reserved_) {
+        if (auto refused = self->RefuseOnReserve(req)) {
+          auto executor = self->stream_.get_executor();
+          net::post(executor, [self = std::move(self), res = std::move(*refused)]() mutable {
+            if (!self->closed_) self->Write(std::move(res));
+          });
+          return;
+        }
+      }
       Router::Reply reply = self->server_.router.Handle(req, self->peer_);
+      if (self->reserved_ && !self->proven_) reply.response.keep_alive(false);
       spdlog::debug("http {} {} {} -> {}", self->peer_,
                     std::string_view(req.method_string().data(), req.method_string().size()),
                     std::string_view(req.target().data(), req.target().size()),
@@ -167,6 +198,23 @@ class Session : public std::enable_shared_from_this<Session> {
         self->OnHandled(std::move(reply));
       });
     });
+  }
+
+  // Worker thread. A connection in a reserved slot serves authenticated requests (and proves
+  // itself with the first), and answers GET /healthz once before it closes; anything else is
+  // 503 with Retry-After, so a flood cannot take the slots kept for the lab's users.
+  std::optional<Response> RefuseOnReserve(const Request& req) {
+    if (req.target() == "/healthz") return std::nullopt;
+    if (server_.slots.MayServe(slot_, server_.router.Authenticated(req, peer_))) {
+      proven_ = true;
+      return std::nullopt;
+    }
+    Response res = ErrorResponse(beast_http::status::service_unavailable,
+                                 "the server is busy: only authenticated requests are served now; "
+                                 "try again later",
+                                 req.version(), false);
+    res.set(beast_http::field::retry_after, std::to_string(kRetryAfterSeconds));
+    return res;
   }
 
   void OnHandled(Router::Reply reply) {
@@ -308,7 +356,11 @@ class Session : public std::enable_shared_from_this<Session> {
   beast::flat_buffer buffer_;
   std::optional<beast_http::request_parser<beast_http::string_body>> parser_;
   std::string peer_;
-  std::string address_;      // the client's IP address (per-address limits)
+  std::string address_;  // the client's IP address (per-address limits)
+  const ConnectionSlots::Id slot_;
+  const bool reserved_;               // in a slot kept for authenticated requests
+  std::atomic<bool> proven_ = false;  // an authenticated request came on this connection
+  bool served_ = false;      // a request has been read (the next one may wait idle_timeout)
   std::string stream_user_;  // who opened the event stream (per-user limits)
   std::shared_ptr<Response> res_;
   bool closed_ = false;
@@ -384,25 +436,43 @@ void HttpServer::Impl::Accept() {
   acceptor.async_accept(net::make_strand(ioc), [this](beast::error_code ec, tcp::socket socket) {
     if (ec == net::error::operation_aborted || stopping) return;
     if (ec) {
+      // Out of descriptors (or another transient failure): pause, then accept again; the
+      // listener itself stays open and the backlog waits.
       spdlog::warn("http: accepting a connection failed: {}", ec.message());
-    } else {
-      beast::error_code rec;
-      const auto remote = socket.remote_endpoint(rec);
-      std::string address = rec ? std::string("?") : remote.address().to_string();
-      if (connections >= options.max_connections || !AddConnection(address)) {
-        beast::error_code ignored;
-        socket.close(ignored);
-        Accept();
-        return;
-      }
-      ++connections;
-      auto session = std::make_shared<Session>(std::move(socket), *this, std::move(address));
-      std::erase_if(sessions, [](const std::weak_ptr<Session>& w) { return w.expired(); });
-      sessions.push_back(session);
-      session->Start();
+      accept_pause.expires_after(kAcceptPause);
+      accept_pause.async_wait([this](beast::error_code wec) {
+        if (!wec && !stopping) Accept();
+      });
+      return;
     }
+    Admit(std::move(socket));
     Accept();
   });
+}
+
+void HttpServer::Impl::Admit(tcp::socket socket) {
+  beast::error_code rec;
+  const auto remote = socket.remote_endpoint(rec);
+  std::string address = rec ? std::string("?") : remote.address().to_string();
+  auto admission = slots.Admit(address, std::chrono::steady_clock::now());
+  if (!admission.id) {
+    spdlog::debug("http: closed a connection from {}: {}", address, admission.refusal);
+    beast::error_code ignored;
+    socket.close(ignored);
+    return;
+  }
+  for (ConnectionSlots::Id victim : admission.evict) {
+    auto it = sessions.find(victim);
+    if (it == sessions.end()) continue;
+    if (auto session = it->second.lock()) session->Shutdown();
+    sessions.erase(it);
+  }
+  auto session =
+      std::make_shared<Session>(std::move(socket), *this, std::move(address), *admission.id,
+                                admission.slot == ConnectionSlots::Slot::kReserved);
+  std::erase_if(sessions, [](const auto& entry) { return entry.second.expired(); });
+  sessions.emplace(*admission.id, session);
+  session->Start();
 }
 
 void HttpServer::Impl::ArmIngestTimer() {
@@ -463,22 +533,6 @@ void HttpServer::Impl::RemoveStream(const std::string& user, const std::string& 
   CountDown(streams_by_address, address);
 }
 
-bool HttpServer::Impl::AddConnection(const std::string& address) {
-  std::lock_guard c(counts_mu);
-  std::size_t& n = connections_by_address[address];
-  if (n >= options.max_connections_per_address) {
-    if (n == 0) connections_by_address.erase(address);
-    return false;
-  }
-  ++n;
-  return true;
-}
-
-void HttpServer::Impl::RemoveConnection(const std::string& address) {
-  std::lock_guard c(counts_mu);
-  CountDown(connections_by_address, address);
-}
-
 void HttpServer::Impl::Stop() {
   if (stopped) return;
   stopped = true;
@@ -498,7 +552,8 @@ void HttpServer::Impl::Stop() {
     net::post(ioc, [this, &closed] {
       beast::error_code ec;
       acceptor.close(ec);
-      for (auto& w : sessions) {
+      accept_pause.cancel();
+      for (auto& [id, w] : sessions) {
         if (auto session = w.lock()) session->Shutdown();
       }
       sessions.clear();

@@ -20,17 +20,23 @@
 namespace mculab::server::http {
 
 struct HttpServerOptions {
-  std::size_t workers = 2;                       // threads that run the router
-  std::size_t max_connections = 512;             // beyond this, new connections are closed at once
-  std::size_t max_connections_per_address = 64;  // the same, per client IP address
-  std::size_t max_event_streams = 128;           // beyond this, GET /api/v1/events is 503
-  std::size_t max_event_streams_per_user = 16;   // the same per user (429), so one user's
+  std::size_t workers = 2;  // threads that run the router
+  // Connection slots (server/service/connection_slots.h): all, per client IP address, and those
+  // kept for authenticated requests. A connection admitted into the reserve is answered only
+  // with a valid token (or for GET /healthz, then closed); other requests get 503 with
+  // Retry-After. A keep-alive connection gives its slot to a newcomer when there is none left.
+  std::size_t max_connections = 512;
+  std::size_t max_connections_per_address = 64;
+  std::size_t reserved_connections = 64;
+  std::size_t max_event_streams = 128;             // beyond this, GET /api/v1/events is 503
+  std::size_t max_event_streams_per_user = 16;     // the same per user (429), so one user's
   std::size_t max_event_streams_per_address = 32;  // tabs or scripts cannot take them all
   // Formatted events not yet written to a slow stream; beyond this the stream ends (the page
   // reconnects and refetches), like the Lab's feed when its reader falls behind.
   std::size_t max_stream_pending_bytes = 1 << 20;
   std::chrono::seconds idle_timeout{60};  // a keep-alive connection without a request
-  // From a request's first byte to its end (slowloris: a client trickling a header).
+  // From a request's first byte to its end, and from a new connection's accept to the end of its
+  // first request, whatever its address (slowloris: idle sockets, a trickled header).
   std::chrono::milliseconds header_timeout{10'000};
   std::chrono::seconds write_timeout{30};  // a client that reads nothing for this long is gone
   std::chrono::milliseconds keep_alive_interval = kKeepAliveInterval;  // event stream comments

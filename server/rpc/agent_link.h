@@ -44,7 +44,9 @@ class StreamChannel final : public AgentChannel {
 
 class AgentLinkService final : public mculab::v1::AgentLink::Service {
  public:
-  explicit AgentLinkService(server::Lab& lab) : lab_(lab) {}
+  // `guard` (may be null) hears of every authenticated call's connection.
+  explicit AgentLinkService(server::Lab& lab, ConnectionGuard* guard = nullptr)
+      : lab_(lab), guard_(guard) {}
 
   grpc::Status Connect(grpc::ServerContext* context, StreamChannel::Stream* stream) override;
   // Streams an artifact's file in 256 KiB chunks (Lab::OpenArtifact decides who may).
@@ -55,10 +57,11 @@ class AgentLinkService final : public mculab::v1::AgentLink::Service {
  private:
   // The caller of a call, authenticated against the lab's accounts (rpc/caller.h).
   Caller CallerOf(const grpc::ServerContextBase& context) const {
-    return rpc::CallerOf(context, lab_.accounts());
+    return rpc::CallerOf(context, lab_.accounts(), guard_);
   }
 
   server::Lab& lab_;
+  ConnectionGuard* const guard_;
 };
 
 }  // namespace mculab::server::rpc

@@ -15,8 +15,11 @@ std::string BearerToken(const grpc::ServerContextBase& context) {
   return std::string(value);
 }
 
-Caller CallerOf(const grpc::ServerContextBase& context, Accounts& accounts) {
-  return accounts.Authenticate(BearerToken(context), context.peer());
+Caller CallerOf(const grpc::ServerContextBase& context, Accounts& accounts,
+                ConnectionGuard* guard) {
+  Caller caller = accounts.Authenticate(BearerToken(context), context.peer());
+  if (guard != nullptr && caller.role != Role::kNone) guard->Authenticated(context.peer());
+  return caller;
 }
 
 }  // namespace mculab::server::rpc

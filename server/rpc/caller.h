@@ -11,6 +11,7 @@
 
 #include <string>
 
+#include "server/rpc/connection_guard.h"
 #include "server/service/accounts.h"
 #include "server/service/caller.h"
 
@@ -19,6 +20,9 @@ namespace mculab::server::rpc {
 // The bearer token of a call's metadata; empty when there is none.
 std::string BearerToken(const grpc::ServerContextBase& context);
 
-Caller CallerOf(const grpc::ServerContextBase& context, Accounts& accounts);
+// A caller who authenticated is reported to `guard` (when given), which then keeps the call's
+// connection open (server/rpc/connection_guard.h).
+Caller CallerOf(const grpc::ServerContextBase& context, Accounts& accounts,
+                ConnectionGuard* guard = nullptr);
 
 }  // namespace mculab::server::rpc

@@ -14,7 +14,9 @@ namespace mculab::server::rpc {
 class LabService final
     : public mculab::v1::Lab::WithCallbackMethod_WatchJob<mculab::v1::Lab::Service> {
  public:
-  LabService(server::Lab& lab, server::Store& store) : lab_(lab), queries_(lab, store) {}
+  // `guard` (may be null) hears of every authenticated call's connection.
+  LabService(server::Lab& lab, server::Store& store, ConnectionGuard* guard = nullptr)
+      : lab_(lab), guard_(guard), queries_(lab, store) {}
 
   grpc::Status ListBoards(grpc::ServerContext* context,
                           const mculab::v1::ListBoardsRequest* request,
@@ -65,10 +67,11 @@ class LabService final
   // The caller of a call, authenticated against the lab's accounts (rpc/caller.h). Every handler
   // passes it to the Lab, whose methods check the role.
   Caller CallerOf(const grpc::ServerContextBase& context) const {
-    return rpc::CallerOf(context, lab_.accounts());
+    return rpc::CallerOf(context, lab_.accounts(), guard_);
   }
 
   server::Lab& lab_;
+  ConnectionGuard* const guard_;
   server::LabQueries queries_;  // the read side the HTTP API shares (the job history)
 };
 

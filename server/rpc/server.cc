@@ -9,20 +9,40 @@
 
 #include <atomic>
 #include <cerrno>
+#include <condition_variable>
 #include <cstring>
 #include <fstream>
 #include <sstream>
 
 #include "server/rpc/agent_link.h"
+#include "server/rpc/connection_guard.h"
 #include "server/rpc/lab_service.h"
 
 namespace mculab::server::rpc {
 namespace {
 
+// Calls still running when a server with a dead listener is replaced get this long to end.
+constexpr auto kRestartGrace = std::chrono::seconds(1);
+
 // While binding, gRPC's log lines are held back so that a busy port gives one clear error.
 std::atomic<bool> g_quiet{false};
 
+// gRPC 1.51's listener gives up on its port after an accept(2) error other than EAGAIN and EINTR
+// (EMFILE, ENFILE, ENOBUFS, ...); this log line is the only sign of it. Later versions retry by
+// themselves and log something else.
+constexpr std::string_view kListenerDied = "Failed accept4";
+std::mutex g_watch_mu;
+std::condition_variable g_watch_cv;
+bool g_listener_died = false;  // guarded by g_watch_mu
+
 void GrpcLog(gpr_log_func_args* args) {
+  if (std::string_view(args->message).starts_with(kListenerDied)) {
+    {
+      std::lock_guard l(g_watch_mu);
+      g_listener_died = true;
+    }
+    g_watch_cv.notify_all();
+  }
   if (g_quiet) return;
   if (args->severity == GPR_LOG_SEVERITY_ERROR) {
     spdlog::warn("grpc: {}", args->message);
@@ -95,11 +115,21 @@ Result<std::shared_ptr<grpc::ServerCredentials>> CredentialsOf(const LabConfig& 
 
 void RouteGrpcLogsToSpdlog() { gpr_set_log_function(GrpcLog); }
 
-RpcServer::RpcServer(server::Lab& lab, server::Store& store)
-    : lab_service_(std::make_unique<LabService>(lab, store)),
-      agent_service_(std::make_unique<AgentLinkService>(lab)) {}
+RpcServer::RpcServer(server::Lab& lab, server::Store& store) : lab_(lab), store_(store) {
+  const LabConfig& c = lab.config();
+  ConnectionGuardOptions options;
+  options.limits = {c.grpc_max_connections, c.grpc_max_connections_per_address,
+                    c.grpc_reserved_connections};
+  options.auth_timeout = std::chrono::milliseconds(c.grpc_auth_timeout_ms);
+  guard_ = std::make_unique<ConnectionGuard>(options);
+}
 
 RpcServer::~RpcServer() { Stop(std::chrono::milliseconds(0)); }
+
+int RpcServer::restarts() const {
+  std::lock_guard l(mu_);
+  return restarts_;
+}
 
 Result<std::unique_ptr<RpcServer>> RpcServer::Start(server::Lab& lab, server::Store& store,
                                                     const std::string& listen) {
@@ -108,13 +138,26 @@ Result<std::unique_ptr<RpcServer>> RpcServer::Start(server::Lab& lab, server::St
     return MakeError(ErrorCode::kInvalidArgument,
                      "the listen address must be HOST:PORT, got '" + listen + "'");
   }
-  auto credentials = CredentialsOf(lab.config());
-  if (!credentials.ok()) return credentials.error();
+  // The watchdog below learns of a dead listener from gRPC's log.
+  RouteGrpcLogsToSpdlog();
   // grpc.health.v1.Health: the one service that needs no token; Check("") says SERVING while
   // the server runs.
   grpc::EnableDefaultHealthCheckService(true);
   std::unique_ptr<RpcServer> s(new RpcServer(lab, store));
   s->tls_ = !lab.config().tls_cert.empty();
+  auto port = s->Build(listen);
+  if (!port.ok()) return port.error();
+  s->address_ = listen.substr(0, colon) + ":" + std::to_string(*port);
+  s->watchdog_ = std::thread([raw = s.get()] { raw->Watch(); });
+  return s;
+}
+
+Result<int> RpcServer::Build(const std::string& listen) {
+  const std::size_t colon = listen.rfind(':');
+  auto credentials = CredentialsOf(lab_.config());
+  if (!credentials.ok()) return credentials.error();
+  lab_service_ = std::make_unique<LabService>(lab_, store_, guard_.get());
+  agent_service_ = std::make_unique<AgentLinkService>(lab_, guard_.get());
   grpc::ServerBuilder builder;
   int port = 0;
   builder.AddListeningPort(listen, *credentials, &port);
@@ -131,27 +174,67 @@ Result<std::unique_ptr<RpcServer>> RpcServer::Start(server::Lab& lab, server::St
   // number of handler threads (a call beyond them is RESOURCE_EXHAUSTED, not a new thread).
   // Both from the config (grpc_max_concurrent_streams, grpc_max_threads; defaults below).
   builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS,
-                             static_cast<int>(lab.config().grpc_max_concurrent_streams));
+                             static_cast<int>(lab_.config().grpc_max_concurrent_streams));
   grpc::ResourceQuota quota("mculab-server");
-  quota.SetMaxThreads(static_cast<int>(lab.config().grpc_max_threads));
+  quota.SetMaxThreads(static_cast<int>(lab_.config().grpc_max_threads));
   builder.SetResourceQuota(quota);
   builder.SetMaxReceiveMessageSize(16 << 20);
-  builder.RegisterService(s->lab_service_.get());
-  builder.RegisterService(s->agent_service_.get());
+  guard_->Install(builder);
+  builder.RegisterService(lab_service_.get());
+  builder.RegisterService(agent_service_.get());
   g_quiet = true;
-  s->server_ = builder.BuildAndStart();
+  server_ = builder.BuildAndStart();
   g_quiet = false;
-  if (!s->server_ || port == 0) {
-    s->server_.reset();
+  if (!server_ || port == 0) {
+    server_.reset();
     return MakeError(ErrorCode::kUnavailable,
                      "cannot listen on " + listen + ": " +
                          BindProblem(listen.substr(0, colon), listen.substr(colon + 1)));
   }
-  s->address_ = listen.substr(0, colon) + ":" + std::to_string(port);
-  return s;
+  return port;
+}
+
+void RpcServer::Watch() {
+  std::unique_lock l(g_watch_mu);
+  while (true) {
+    g_watch_cv.wait(l, [this] { return g_listener_died || stopping_; });
+    if (stopping_) return;
+    g_listener_died = false;
+    spdlog::warn(
+        "grpc: the listener on {} stopped accepting (out of descriptors?); restarting the gRPC "
+        "server",
+        address_);
+    // Rebuild until the port is bound again (socket(2) itself may still fail for a while).
+    while (!stopping_) {
+      l.unlock();
+      Status built;
+      {
+        std::lock_guard s(mu_);
+        if (server_) server_->Shutdown(std::chrono::system_clock::now() + kRestartGrace);
+        server_.reset();
+        auto port = Build(address_);
+        if (port.ok()) ++restarts_;
+        built = port.ok() ? Status{} : Status(port.error());
+      }
+      l.lock();
+      if (built.ok()) {
+        spdlog::info("grpc: listening on {} again", address_);
+        break;
+      }
+      spdlog::warn("grpc: {}; trying again in 1 s", built.error().message);
+      g_watch_cv.wait_for(l, std::chrono::seconds(1), [this] { return stopping_; });
+    }
+  }
 }
 
 void RpcServer::Stop(std::chrono::milliseconds grace) {
+  {
+    std::lock_guard l(g_watch_mu);
+    stopping_ = true;
+  }
+  g_watch_cv.notify_all();
+  if (watchdog_.joinable()) watchdog_.join();
+  std::lock_guard l(mu_);
   if (!server_) return;
   server_->Shutdown(std::chrono::system_clock::now() + grace);
   server_.reset();

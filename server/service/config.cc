@@ -62,6 +62,7 @@ Status ReadNetworkCaps(const toml::table& t, std::string_view origin, LabConfig&
   const Key keys[] = {
       {"http_max_connections", 1, kMany, &c.http_max_connections},
       {"http_max_connections_per_address", 1, kMany, &c.http_max_connections_per_address},
+      {"http_reserved_connections", 0, kMany, &c.http_reserved_connections},
       {"http_max_event_streams", 1, kMany, &c.http_max_event_streams},
       {"http_max_event_streams_per_user", 1, kMany, &c.http_max_event_streams_per_user},
       {"http_max_event_streams_per_address", 1, kMany, &c.http_max_event_streams_per_address},
@@ -71,6 +72,10 @@ Status ReadNetworkCaps(const toml::table& t, std::string_view origin, LabConfig&
       {"grpc_max_concurrent_streams", 1, kMany, &c.grpc_max_concurrent_streams},
       // gRPC needs a few threads of its own besides the handlers.
       {"grpc_max_threads", 8, kMany, &c.grpc_max_threads},
+      {"grpc_max_connections", 1, kMany, &c.grpc_max_connections},
+      {"grpc_max_connections_per_address", 1, kMany, &c.grpc_max_connections_per_address},
+      {"grpc_reserved_connections", 0, kMany, &c.grpc_reserved_connections},
+      {"grpc_auth_timeout_ms", 100, 3'600'000, &c.grpc_auth_timeout_ms},
   };
   for (const Key& k : keys) {
     if (Status s = ReadInt(t, k.name, k.min, k.max, origin, *k.out); !s.ok()) return s;
@@ -79,19 +84,33 @@ Status ReadNetworkCaps(const toml::table& t, std::string_view origin, LabConfig&
                          c.http_max_stream_pending_bytes);
       !s.ok())
     return s;
-  if (c.http_max_connections_per_address > c.http_max_connections) {
-    return ConfigError(origin, "http_max_connections_per_address (" +
-                                   std::to_string(c.http_max_connections_per_address) +
-                                   ") cannot exceed http_max_connections (" +
-                                   std::to_string(c.http_max_connections) + ")");
-  }
-  for (auto [name, value] :
-       {std::pair{"http_max_event_streams_per_user", c.http_max_event_streams_per_user},
-        std::pair{"http_max_event_streams_per_address", c.http_max_event_streams_per_address}}) {
-    if (value > c.http_max_event_streams) {
-      return ConfigError(origin, std::string(name) + " (" + std::to_string(value) +
-                                     ") cannot exceed http_max_event_streams (" +
-                                     std::to_string(c.http_max_event_streams) + ")");
+  struct Part {
+    const char* name;
+    std::uint32_t value;
+    const char* total_name;
+    std::uint32_t total;
+    bool below = false;  // strictly less than the total
+  };
+  // A reserve must leave general slots: it is a share of the total, not all of it.
+  const Part parts[] = {
+      {"http_max_connections_per_address", c.http_max_connections_per_address,
+       "http_max_connections", c.http_max_connections},
+      {"http_reserved_connections", c.http_reserved_connections, "http_max_connections",
+       c.http_max_connections, true},
+      {"grpc_max_connections_per_address", c.grpc_max_connections_per_address,
+       "grpc_max_connections", c.grpc_max_connections},
+      {"grpc_reserved_connections", c.grpc_reserved_connections, "grpc_max_connections",
+       c.grpc_max_connections, true},
+      {"http_max_event_streams_per_user", c.http_max_event_streams_per_user,
+       "http_max_event_streams", c.http_max_event_streams},
+      {"http_max_event_streams_per_address", c.http_max_event_streams_per_address,
+       "http_max_event_streams", c.http_max_event_streams},
+  };
+  for (const Part& p : parts) {
+    if (p.below ? p.value >= p.total : p.value > p.total) {
+      return ConfigError(origin, std::string(p.name) + " (" + std::to_string(p.value) +
+                                     (p.below ? ") must be less than " : ") cannot exceed ") +
+                                     p.total_name + " (" + std::to_string(p.total) + ")");
     }
   }
   return {};
@@ -116,12 +135,14 @@ Result<LabConfig> ParseLabConfig(std::string_view toml_text, std::string_view or
         k != "max_user_artifact_bytes" && k != "max_user_artifacts" && k != "artifact_grace_s" &&
         k != "max_queued_jobs_per_user" && k != "max_boards_per_agent" &&
         k != "max_tags_per_board" && k != "upload_timeout_s" && k != "http_max_connections" &&
-        k != "http_max_connections_per_address" && k != "http_max_event_streams" &&
-        k != "http_max_event_streams_per_user" && k != "http_max_event_streams_per_address" &&
-        k != "http_max_stream_pending_bytes" && k != "http_header_timeout_ms" &&
-        k != "http_idle_timeout_s" && k != "http_write_timeout_s" &&
-        k != "grpc_max_concurrent_streams" && k != "grpc_max_threads" && k != "max_model_arena" &&
-        k != "approve_new_boards") {
+        k != "http_max_connections_per_address" && k != "http_reserved_connections" &&
+        k != "http_max_event_streams" && k != "grpc_max_connections" &&
+        k != "grpc_max_connections_per_address" && k != "grpc_reserved_connections" &&
+        k != "grpc_auth_timeout_ms" && k != "http_max_event_streams_per_user" &&
+        k != "http_max_event_streams_per_address" && k != "http_max_stream_pending_bytes" &&
+        k != "http_header_timeout_ms" && k != "http_idle_timeout_s" &&
+        k != "http_write_timeout_s" && k != "grpc_max_concurrent_streams" &&
+        k != "grpc_max_threads" && k != "max_model_arena" && k != "approve_new_boards") {
       return ConfigError(origin, "unknown key '" + std::string(k) +
                                      "' (known: max_artifact_bytes, default_timeout_s, "
                                      "max_attempts, heartbeat_ms, heartbeat_timeout_ms, "
@@ -132,12 +153,14 @@ Result<LabConfig> ParseLabConfig(std::string_view toml_text, std::string_view or
                                      "max_boards_per_agent, max_tags_per_board, "
                                      "upload_timeout_s, http_max_connections, "
                                      "http_max_connections_per_address, "
-                                     "http_max_event_streams, "
+                                     "http_reserved_connections, http_max_event_streams, "
                                      "http_max_event_streams_per_user, "
                                      "http_max_event_streams_per_address, "
                                      "http_max_stream_pending_bytes, http_header_timeout_ms, "
                                      "http_idle_timeout_s, http_write_timeout_s, "
                                      "grpc_max_concurrent_streams, grpc_max_threads, "
+                                     "grpc_max_connections, grpc_max_connections_per_address, "
+                                     "grpc_reserved_connections, grpc_auth_timeout_ms, "
                                      "max_model_arena, approve_new_boards, [health])");
     }
   }

@@ -29,6 +29,8 @@
 //   # The network endpoints' caps (slowloris, connection and stream floods):
 //   http_max_connections = 512      # open HTTP connections; beyond, new ones are closed at once
 //   http_max_connections_per_address = 64   # the same, per client IP address
+//   http_reserved_connections = 64  # of those, kept for requests with a valid token (others
+//                                   # arriving when only these are left get 503)
 //   http_max_event_streams = 128    # open GET /api/v1/events streams (beyond: 503)
 //   http_max_event_streams_per_user = 16    # the same per user (429)
 //   http_max_event_streams_per_address = 32 # the same per client IP address (429)
@@ -40,6 +42,13 @@
 //   grpc_max_concurrent_streams = 100  # gRPC streams one connection may have open at once
 //   grpc_max_threads = 256          # gRPC handler threads of the whole server (each agent link
 //                                   # and upload holds one while it runs)
+//   grpc_max_connections = 4096     # open gRPC connections (at most what the descriptor limit
+//                                   # leaves after a margin for everything else); beyond, a
+//                                   # new connection is closed at once
+//   grpc_max_connections_per_address = 256  # the same, per client IP address
+//   grpc_reserved_connections = 64  # of those, kept for connections that authenticate
+//   grpc_auth_timeout_ms = 10000    # a connection without an authenticated call (or an HTTP/2
+//                                   # handshake) this long after its accept is closed
 //
 //   max_model_arena = 67108864      # the most RAM a model job may plan (arena, persistent,
 //                                   # scratch) on a board that declares no ram_bytes (64 MiB)
@@ -100,6 +109,7 @@ struct LabConfig {
   // rpc::kMaxConcurrentStreams / rpc::kMaxThreads.
   std::uint32_t http_max_connections = 512;
   std::uint32_t http_max_connections_per_address = 64;
+  std::uint32_t http_reserved_connections = 64;
   std::uint32_t http_max_event_streams = 128;
   std::uint32_t http_max_event_streams_per_user = 16;
   std::uint32_t http_max_event_streams_per_address = 32;
@@ -109,6 +119,10 @@ struct LabConfig {
   std::uint32_t http_write_timeout_s = 30;
   std::uint32_t grpc_max_concurrent_streams = 100;
   std::uint32_t grpc_max_threads = 256;
+  std::uint32_t grpc_max_connections = 4096;
+  std::uint32_t grpc_max_connections_per_address = 256;
+  std::uint32_t grpc_reserved_connections = 64;
+  std::uint32_t grpc_auth_timeout_ms = 10'000;
   // Admission of model jobs on boards that declare no RAM.
   std::uint64_t max_model_arena = 64ull << 20;
   // New boards need an admin's approval; unset: whether TLS is configured (ApproveNewBoards()).

@@ -89,7 +89,8 @@ class Proc:
 class Lab:
     """A server and one agent with the given boards (dicts of TOML keys)."""
 
-    def __init__(self, name, boards, server_args=(), tls=False):
+    def __init__(self, name, boards, server_args=(), tls=False, server_prefix=()):
+        """server_prefix: a command the server runs under (e.g. prlimit with its arguments)."""
         self.name = name
         self.home = tempfile.mkdtemp(prefix=f"mculab-{name}-")
         self.out_dir = os.path.join(OUTPUT, name)
@@ -100,6 +101,7 @@ class Lab:
         self.http_port = free_port()
         self.boards = boards
         self.server_args = list(server_args)
+        self.server_prefix = list(server_prefix)
         self.server = None
         self.agent = None
         self.admin_token = None
@@ -166,7 +168,7 @@ class Lab:
         for attempt in range(4):
             http = [] if "--http-listen" in self.server_args else [
                 "--http-listen", f"127.0.0.1:{self.http_port}"]
-            self.server = Proc("mculab-server",
+            self.server = Proc("mculab-server", self.server_prefix +
                                [os.path.join(BIN, "mculab-server"), "--home", self.home,
                                 "--grpc-listen", self.address] + http + tls + self.server_args,
                                os.path.join(self.out_dir, "server.log"))

@@ -133,6 +133,14 @@ class HttpServerTest : public ::testing::Test {
     return reply.ok() ? reply->id : 0;
   }
 
+  // Replaces the fixture's server by one with `options`.
+  void Restart(const HttpServerOptions& options) {
+    server_->Stop();
+    auto server = HttpServer::Start(*router_, "127.0.0.1:0", options);
+    ASSERT_TRUE(server.ok()) << server.error().message;
+    server_ = std::move(*server);
+  }
+
   // Waits (yielding, at most 10 s) until `pred` holds.
   template <typename Pred>
   static bool Eventually(Pred pred) {
@@ -245,12 +253,9 @@ std::string GetWithToken(const std::string& target, const std::string& token) {
 }
 
 TEST_F(HttpServerTest, AClientTricklingAHeaderIsCutOffAtTheHeaderDeadline) {
-  server_->Stop();
   HttpServerOptions options;
   options.header_timeout = std::chrono::milliseconds(200);  // idle_timeout stays 60 s
-  auto server = HttpServer::Start(*router_, "127.0.0.1:0", options);
-  ASSERT_TRUE(server.ok());
-  server_ = std::move(*server);
+  Restart(options);
   Client slow(server_->address());
   slow.Send("GET /healthz HTTP/1.1\r\nHost: te");  // and nothing more
   EXPECT_TRUE(slow.ReadToEnd()) << "the server closes the connection (the client gives up at 10 s)";
@@ -287,12 +292,9 @@ TEST_F(HttpServerTest, TwoHundredEventStreamsFromOneUserAreCappedPerUser) {
 }
 
 TEST_F(HttpServerTest, ConnectionsFromOneAddressAreCapped) {
-  server_->Stop();
   HttpServerOptions options;
   options.max_connections_per_address = 3;
-  auto server = HttpServer::Start(*router_, "127.0.0.1:0", options);
-  ASSERT_TRUE(server.ok());
-  server_ = std::move(*server);
+  Restart(options);
   std::vector<std::unique_ptr<Client>> held;
   for (int i = 0; i < 3; ++i) {
     held.push_back(std::make_unique<Client>(server_->address()));
@@ -310,13 +312,48 @@ TEST_F(HttpServerTest, ConnectionsFromOneAddressAreCapped) {
   }));
 }
 
+TEST_F(HttpServerTest, ANewConnectionThatSendsNothingIsClosedAtTheHeaderDeadline) {
+  HttpServerOptions options;
+  options.header_timeout = std::chrono::milliseconds(200);  // idle_timeout stays 60 s
+  Restart(options);
+  Client silent(server_->address());
+  EXPECT_TRUE(silent.ReadToEnd()) << "closed long before the idle timeout";
+  EXPECT_TRUE(silent.received().empty());
+}
+
+TEST_F(HttpServerTest, WhenOnlyTheReserveIsLeftOnlyAuthenticatedRequestsAreServed) {
+  HttpServerOptions options;
+  options.max_connections = 4;
+  options.max_connections_per_address = 8;  // every client here is 127.0.0.1
+  options.reserved_connections = 2;
+  Restart(options);
+  // The two general slots and the two reserved ones held by connections that send nothing.
+  std::vector<std::unique_ptr<Client>> flood;
+  for (int i = 0; i < 4; ++i) flood.push_back(std::make_unique<Client>(server_->address()));
+  // A newcomer takes the reserved slot of the oldest unauthenticated one...
+  Client anonymous(server_->address());
+  anonymous.Send("GET /api/v1/boards HTTP/1.1\r\nHost: test\r\n\r\n");
+  ASSERT_TRUE(anonymous.ReadUntil("\r\n\r\n"));
+  EXPECT_TRUE(anonymous.received().starts_with("HTTP/1.1 503")) << anonymous.received();
+  EXPECT_NE(anonymous.received().find("Retry-After: 5"), std::string::npos);
+  // ...and with a token it is served, and keeps its slot for the next request.
+  Client user(server_->address());
+  user.Send(GetRequest("/api/v1/boards"));
+  ASSERT_TRUE(user.ReadUntil("host-0")) << user.received();
+  EXPECT_TRUE(flood[2]->ReadToEnd()) << "the flood's oldest reserved connection was evicted";
+  Client probe(server_->address());
+  probe.Send("GET /healthz HTTP/1.1\r\nHost: test\r\n\r\n");
+  EXPECT_TRUE(probe.ReadUntil("{\"ok\":true}")) << "a health probe is answered, then closed";
+  EXPECT_TRUE(probe.ReadToEnd());
+  EXPECT_TRUE(flood[3]->ReadToEnd()) << "the probe took the other one's slot, not the user's";
+  user.Send(GetRequest("/healthz"));
+  EXPECT_TRUE(user.ReadUntil("{\"ok\":true}"));
+}
+
 TEST_F(HttpServerTest, AStreamWhoseUnwrittenEventsPassTheBoundIsEnded) {
-  server_->Stop();
   HttpServerOptions options;
   options.max_stream_pending_bytes = 100;  // less than one job event
-  auto server = HttpServer::Start(*router_, "127.0.0.1:0", options);
-  ASSERT_TRUE(server.ok());
-  server_ = std::move(*server);
+  Restart(options);
   Client c(server_->address());
   c.Send(GetRequest("/api/v1/events"));
   ASSERT_TRUE(c.ReadUntil(": connected\n\n"));

@@ -1,7 +1,12 @@
 // The gRPC services in-process: a real server on a loopback port, the Lab on a real store, and
 // the generated stubs as client and agent. Checks translation and error mapping, not use cases.
+#include <arpa/inet.h>
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <random>
@@ -11,6 +16,7 @@
 #include "fakes.h"
 #include "lab.grpc.pb.h"
 #include "server/rpc/agent_link.h"
+#include "server/rpc/connection_guard.h"
 #include "server/rpc/lab_service.h"
 #include "server/rpc/server.h"
 #include "server/rpc/status.h"
@@ -115,12 +121,7 @@ class RpcTest : public ::testing::Test {
     auto admin = lab_->accounts().AddUser("admin", "admin");
     ASSERT_TRUE(admin.ok());
     g_admin_token = admin->token;
-    auto server = RpcServer::Start(*lab_, *store_, "127.0.0.1:0");
-    ASSERT_TRUE(server.ok()) << server.error().message;
-    server_ = std::move(*server);
-    auto channel = grpc::CreateChannel(server_->address(), grpc::InsecureChannelCredentials());
-    lab_stub_ = v1::Lab::NewStub(channel);
-    agent_stub_ = v1::AgentLink::NewStub(channel);
+    StartServer();
   }
 
   void TearDown() override {
@@ -145,6 +146,29 @@ class RpcTest : public ::testing::Test {
   grpc::Status Submit(const v1::SubmitJobRequest& r, v1::SubmitJobReply* reply) {
     AdminContext ctx;
     return lab_stub_->SubmitJob(&ctx, r, reply);
+  }
+
+  // The server on the fixture's Lab, and the stubs on one channel to it.
+  void StartServer() {
+    auto server = RpcServer::Start(*lab_, *store_, "127.0.0.1:0");
+    ASSERT_TRUE(server.ok()) << server.error().message;
+    server_ = std::move(*server);
+    auto channel = grpc::CreateChannel(server_->address(), grpc::InsecureChannelCredentials());
+    lab_stub_ = v1::Lab::NewStub(channel);
+    agent_stub_ = v1::AgentLink::NewStub(channel);
+  }
+
+  // Replaces the fixture's Lab and server by ones with config_ (the store stays).
+  void RestartWithConfig() {
+    lab_->Stop();
+    server_->Stop(std::chrono::seconds(1));
+    server_.reset();
+    lab_.reset();
+    lab_ =
+        std::make_unique<mculab::server::testing::OwnedLab>(*store_, clock_, config_, dir_.path());
+    ASSERT_TRUE(lab_->Start().ok());
+    g_accounts = &lab_->accounts();
+    StartServer();
   }
 
   TempDir dir_;
@@ -548,20 +572,8 @@ namespace {
 // streams are open and a third on the same connection is not started (its deadline passes
 // without a first event) until one of them ends; then a new one starts at once.
 TEST_F(RpcTest, StreamsPerConnectionAreCappedByTheConfig) {
-  lab_->Stop();
-  server_->Stop(std::chrono::seconds(1));
-  server_.reset();
-  lab_.reset();
   config_.grpc_max_concurrent_streams = 2;
-  lab_ = std::make_unique<mculab::server::testing::OwnedLab>(*store_, clock_, config_, dir_.path());
-  ASSERT_TRUE(lab_->Start().ok());
-  g_accounts = &lab_->accounts();
-  auto server = RpcServer::Start(*lab_, *store_, "127.0.0.1:0");
-  ASSERT_TRUE(server.ok()) << server.error().message;
-  server_ = std::move(*server);
-  auto channel = grpc::CreateChannel(server_->address(), grpc::InsecureChannelCredentials());
-  lab_stub_ = v1::Lab::NewStub(channel);
-  agent_stub_ = v1::AgentLink::NewStub(channel);
+  RestartWithConfig();
 
   // The agent on a connection of its own (not a shared subchannel), so that its stream does not
   // count against the cap.
@@ -602,6 +614,55 @@ TEST_F(RpcTest, StreamsPerConnectionAreCappedByTheConfig) {
   (void)reader->Finish();
   contexts[1]->TryCancel();
   (void)open[1]->Finish();
+}
+
+}  // namespace
+}  // namespace mculab::server::rpc
+
+namespace mculab::server::rpc {
+namespace {
+
+TEST(PeerKey, NamesTheSocketAsTheGuardDoes) {
+  EXPECT_EQ(PeerKey("ipv4:127.0.0.1:5000"), "127.0.0.1:5000");
+  EXPECT_EQ(PeerKey("ipv6:%5B::1%5D:5000"), "[::1]:5000");
+  EXPECT_EQ(PeerKey("ipv6:[::1]:5000"), "[::1]:5000");
+  EXPECT_EQ(PeerKey("unix:/tmp/s"), "");
+}
+
+// Whether a plain TCP connection to `address` that sends nothing is closed by the server within
+// `seconds`.
+bool ClosedWithin(const std::string& address, int seconds) {
+  const auto colon = address.rfind(':');
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_port = htons(static_cast<std::uint16_t>(std::stoi(address.substr(colon + 1))));
+  inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  timeval tv{seconds, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  bool closed = false;
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) == 0) {
+    char buf[256];
+    ssize_t n;
+    while ((n = ::recv(fd, buf, sizeof buf, 0)) > 0) {
+    }
+    closed = n == 0 || errno == ECONNRESET;
+  }
+  ::close(fd);
+  return closed;
+}
+
+TEST_F(RpcTest, AConnectionWithoutAnAuthenticatedCallIsClosedAtTheAuthTimeout) {
+  config_.grpc_auth_timeout_ms = 300;
+  RestartWithConfig();
+  AdminContext first;
+  v1::ListBoardsReply boards;
+  ASSERT_TRUE(lab_stub_->ListBoards(&first, {}, &boards).ok());
+
+  EXPECT_TRUE(ClosedWithin(server_->address(), 5)) << "a socket that sends nothing is ended";
+  AdminContext later;  // the authenticated connection outlives the timeout
+  EXPECT_TRUE(lab_stub_->ListBoards(&later, {}, &boards).ok());
+  EXPECT_EQ(server_->restarts(), 0);
 }
 
 }  // namespace

@@ -109,6 +109,13 @@ TEST(LabConfig, NetworkCapsHaveTodaysDefaultsAndAreValidated) {
             "http_max_event_streams_per_user (200) cannot exceed http_max_event_streams (128)"},
            {"http_max_connections = 10\n",
             "http_max_connections_per_address (64) cannot exceed http_max_connections (10)"},
+           {"http_reserved_connections = 512\n",
+            "http_reserved_connections (512) must be less than http_max_connections (512)"},
+           {"grpc_max_connections = 100\n",
+            "grpc_max_connections_per_address (256) cannot exceed grpc_max_connections (100)"},
+           {"grpc_reserved_connections = 4096\n",
+            "grpc_reserved_connections (4096) must be less than grpc_max_connections (4096)"},
+           {"grpc_auth_timeout_ms = 10\n", "grpc_auth_timeout_ms must be between 100 and"},
        }) {
     auto bad = ParseLabConfig(text, "server.toml");
     ASSERT_FALSE(bad.ok()) << text;
