@@ -16,8 +16,8 @@ int8_t mculab_conv_requantize(int32_t acc, const int32_t* bias, int32_t oc, int3
   return (int8_t)acc;
 }
 
-void mculab_conv2d_s8_nhwc(const mculab_conv_s8_params* p, const int8_t* input,
-                           const int8_t* filter, const int32_t* bias, int8_t* output) {
+void mculab_conv2d_s8_nhwc_ref(const mculab_conv_s8_params* p, const int8_t* input,
+                               const int8_t* filter, const int32_t* bias, int8_t* output) {
   const int32_t in_h = p->in_h, in_w = p->in_w, in_c = p->in_c, out_c = p->out_c;
   const int32_t kh = p->filter_h, kw = p->filter_w;
   const int32_t input_offset = p->input_offset;
@@ -48,8 +48,9 @@ void mculab_conv2d_s8_nhwc(const mculab_conv_s8_params* p, const int8_t* input,
   }
 }
 
-void mculab_depthwise_conv2d_s8_nhwc(const mculab_conv_s8_params* p, const int8_t* input,
-                                     const int8_t* filter, const int32_t* bias, int8_t* output) {
+void mculab_depthwise_conv2d_s8_nhwc_ref(const mculab_conv_s8_params* p, const int8_t* input,
+                                         const int8_t* filter, const int32_t* bias,
+                                         int8_t* output) {
   const int32_t in_h = p->in_h, in_w = p->in_w, in_c = p->in_c, out_c = p->out_c;
   const int32_t kh = p->filter_h, kw = p->filter_w, dm = p->depth_multiplier;
   const int32_t input_offset = p->input_offset;

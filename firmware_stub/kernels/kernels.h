@@ -24,6 +24,18 @@ int32_t mculab_mbqm(int32_t x, int32_t multiplier, int shift);
 int8_t mculab_conv_requantize(int32_t acc, const int32_t* bias, int32_t oc, int32_t multiplier,
                               int32_t shift, const mculab_conv_s8_params* p);
 
+/* The taps [*lo, *hi) of a window starting at `start` (stride and padding applied) with `taps`
+ * taps `dilation` apart that fall inside [0, size): the fast depthwise kernels' loop bounds. */
+static inline void mculab_taps_inside(int32_t start, int32_t dilation, int32_t taps, int32_t size,
+                                      int32_t* lo, int32_t* hi) {
+  /* ceil(-start / dilation) for start < 0; ceil((size - start) / dilation) (size - start may be
+   * negative: the window is then past the input and hi <= lo). */
+  *lo = start < 0 ? (-start + dilation - 1) / dilation : 0;
+  const int32_t room = size - start;
+  *hi = room > 0 ? (room + dilation - 1) / dilation : -(-room / dilation);
+  if (*hi > taps) *hi = taps;
+}
+
 void mculab_conv2d_s8(const mculab_case* c);
 void mculab_fully_connected_s8(const mculab_case* c);
 /* The calibration loops (ops.h); they work on the case's output, MCULAB_CAL_OUTPUT_BYTES. */
