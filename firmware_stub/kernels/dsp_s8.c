@@ -24,15 +24,27 @@
 /* [0, depth): the int8 im2col row; then the two widened rows. */
 static int16_t scratch[MCULAB_KERNEL_SCRATCH_BYTES / 2] __attribute__((aligned(8)));
 
-static inline uint32_t ror8(uint32_t x) { return (x >> 8) | (x << 24); }
+/* SXTB16 / SXTAB16 of bytes 1 and 3: the instructions' own rotation (GCC does not fold a
+ * separate rotate into them). */
+static inline int32_t sxtb16_ror8(uint32_t x) {
+  int32_t r;
+  __asm__("sxtb16 %0, %1, ror #8" : "=r"(r) : "r"(x));
+  return r;
+}
+
+static inline int32_t sxtab16_ror8(uint32_t a, uint32_t x) {
+  int32_t r;
+  __asm__("sxtab16 %0, %1, %2, ror #8" : "=r"(r) : "r"(a), "r"(x));
+  return r;
+}
 
 static inline uint32_t rd32(const void* p) {
   uint32_t v;
-  memcpy(&v, p, 4);
+  __builtin_memcpy(&v, p, 4);
   return v;
 }
 
-static inline void wr32(void* p, uint32_t v) { memcpy(p, &v, 4); }
+static inline void wr32(void* p, uint32_t v) { __builtin_memcpy(p, &v, 4); }
 
 /* TFLite's MultiplyByQuantizedMultiplier: SaturatingRoundingDoublingHighMul is
  * floor((x * m + 2^30) / 2^31), saturated when x = m = INT32_MIN; RoundingDivideByPOT rounds
@@ -65,7 +77,7 @@ static void widen(int16_t* dst, const int8_t* src, int32_t n, int32_t offset) {
   for (; k + 4 <= n; k += 4) {
     const uint32_t w = rd32(src + k);
     wr32(dst + k, (uint32_t)__sxtab16(off2, w));
-    wr32(dst + k + 2, (uint32_t)__sxtab16(off2, ror8(w)));
+    wr32(dst + k + 2, (uint32_t)sxtab16_ror8(off2, w));
   }
   for (; k < n; ++k) dst[k] = (int16_t)(src[k] + offset);
 }
@@ -78,10 +90,11 @@ typedef struct {
   int32_t offset, lo, hi;
 } requant;
 
-/* out[r * out_c + oc] for n (1 or 2) widened rows a0, a1 of `depth` against every filter row. */
-static void rows_x_filter(const int16_t* a0, const int16_t* a1, int32_t n, int32_t depth,
-                          int32_t out_c, const int8_t* filter, const int32_t* bias,
-                          const requant* q, int8_t* out) {
+/* out[r * out_c + oc] for n (1 or 2) widened rows a0, a1 of `depth` against every filter row.
+ * Inlined into rows_x_filter_1 and _2, where n is a constant: one row computes no second. */
+static inline __attribute__((always_inline)) void rows_x_filter(
+    const int16_t* a0, const int16_t* a1, int32_t n, int32_t depth, int32_t out_c,
+    const int8_t* filter, const int32_t* bias, const requant* q, int8_t* out) {
   if (n < 2) a1 = a0;
   const int32_t groups = depth >> 2;
   for (int32_t oc = 0; oc < out_c; oc += 2) {
@@ -93,18 +106,21 @@ static void rows_x_filter(const int16_t* a0, const int16_t* a1, int32_t n, int32
     const int16_t *x0 = a0, *x1 = a1;
     for (int32_t g = 0; g < groups; ++g) {
       const uint32_t w0 = rd32(p0), w1 = rd32(p1);
-      const int32_t f0a = __sxtb16(w0), f0b = __sxtb16(ror8(w0));
-      const int32_t f1a = __sxtb16(w1), f1b = __sxtb16(ror8(w1));
+      const int32_t f0a = __sxtb16(w0), f0b = sxtb16_ror8(w0);
+      const int32_t f1a = __sxtb16(w1), f1b = sxtb16_ror8(w1);
       const int32_t x0a = (int32_t)rd32(x0), x0b = (int32_t)rd32(x0 + 2);
-      const int32_t x1a = (int32_t)rd32(x1), x1b = (int32_t)rd32(x1 + 2);
+      const int32_t x1a = n > 1 ? (int32_t)rd32(x1) : 0;
+      const int32_t x1b = n > 1 ? (int32_t)rd32(x1 + 2) : 0;
       c00 = __smlad(x0a, f0a, c00);
       c00 = __smlad(x0b, f0b, c00);
       c01 = __smlad(x0a, f1a, c01);
       c01 = __smlad(x0b, f1b, c01);
-      c10 = __smlad(x1a, f0a, c10);
-      c10 = __smlad(x1b, f0b, c10);
-      c11 = __smlad(x1a, f1a, c11);
-      c11 = __smlad(x1b, f1b, c11);
+      if (n > 1) {
+        c10 = __smlad(x1a, f0a, c10);
+        c10 = __smlad(x1b, f0b, c10);
+        c11 = __smlad(x1a, f1a, c11);
+        c11 = __smlad(x1b, f1b, c11);
+      }
       p0 += 4;
       p1 += 4;
       x0 += 4;
@@ -127,6 +143,17 @@ static void rows_x_filter(const int16_t* a0, const int16_t* a1, int32_t n, int32
       }
     }
   }
+}
+
+static void rows_x_filter_1(const int16_t* a0, int32_t depth, int32_t out_c, const int8_t* filter,
+                            const int32_t* bias, const requant* q, int8_t* out) {
+  rows_x_filter(a0, a0, 1, depth, out_c, filter, bias, q, out);
+}
+
+static void rows_x_filter_2(const int16_t* a0, const int16_t* a1, int32_t depth, int32_t out_c,
+                            const int8_t* filter, const int32_t* bias, const requant* q,
+                            int8_t* out) {
+  rows_x_filter(a0, a1, 2, depth, out_c, filter, bias, q, out);
 }
 
 /* The int8 im2col row of output pixel (b, oy, ox), padding as the zero point. */
@@ -192,14 +219,14 @@ void mculab_conv2d_s8_nhwc_dsp(const mculab_conv_s8_params* p, const int8_t* inp
         }
         widen(wide[n], src, depth, p->input_offset);
         if (++n == 2) {
-          rows_x_filter(wide[0], wide[1], 2, depth, p->out_c, filter, bias, &q, out);
+          rows_x_filter_2(wide[0], wide[1], depth, p->out_c, filter, bias, &q, out);
           out += 2 * p->out_c;
           n = 0;
         }
       }
     }
   }
-  if (n > 0) rows_x_filter(wide[0], wide[0], 1, depth, p->out_c, filter, bias, &q, out);
+  if (n > 0) rows_x_filter_1(wide[0], depth, p->out_c, filter, bias, &q, out);
 }
 
 void mculab_fully_connected_s8_run_dsp(const mculab_fc_s8_params* p, const int8_t* input,
@@ -218,9 +245,41 @@ void mculab_fully_connected_s8_run_dsp(const mculab_fc_s8_params* p, const int8_
     for (int32_t r = 0; r < n; ++r) {
       widen(wide[r], input + (uint32_t)(b + r) * (uint32_t)depth, depth, p->input_offset);
     }
-    rows_x_filter(wide[0], wide[1], n, depth, p->out_c, filter, bias, &q,
-                  output + (uint32_t)b * (uint32_t)p->out_c);
+    int8_t* out = output + (uint32_t)b * (uint32_t)p->out_c;
+    if (n == 2) {
+      rows_x_filter_2(wide[0], wide[1], depth, p->out_c, filter, bias, &q, out);
+    } else {
+      rows_x_filter_1(wide[0], depth, p->out_c, filter, bias, &q, out);
+    }
   }
+}
+
+/* Four channels of one output pixel: the ny x nx taps from x and f (the first tap inside the
+ * input, at the group's first channel), each channel's sum in acc[]. Inlined with ny = nx = 3
+ * for the 3x3 fast path. */
+static inline void dw_group(const int8_t* x, const int8_t* f, int32_t ny, int32_t nx,
+                            int32_t row_step, int32_t col_step, int32_t filter_row, int32_t ch,
+                            uint32_t off2, int32_t acc[4]) {
+  int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+  for (int32_t fy = 0; fy < ny; ++fy) {
+    const int8_t* xr = x + fy * row_step;
+    const int8_t* fr = f + fy * filter_row;
+    for (int32_t fx = 0; fx < nx; ++fx) {
+      const uint32_t xw = rd32(xr), fw = rd32(fr);
+      const int32_t xa = __sxtab16(off2, xw), xb = sxtab16_ror8(off2, xw);
+      const int32_t fa = __sxtb16(fw), fb = sxtb16_ror8(fw);
+      a0 = __smlabb(xa, fa, a0);
+      a2 = __smlatt(xa, fa, a2);
+      a1 = __smlabb(xb, fb, a1);
+      a3 = __smlatt(xb, fb, a3);
+      xr += col_step;
+      fr += ch;
+    }
+  }
+  acc[0] = a0;
+  acc[1] = a1;
+  acc[2] = a2;
+  acc[3] = a3;
 }
 
 void mculab_depthwise_conv2d_s8_nhwc_dsp(const mculab_conv_s8_params* p, const int8_t* input,
@@ -236,61 +295,51 @@ void mculab_depthwise_conv2d_s8_nhwc_dsp(const mculab_conv_s8_params* p, const i
   const uint32_t off2 = ((uint32_t)off & 0xFFFFu) | ((uint32_t)off << 16);
   const int32_t row_step = p->dilation_h * in_w * ch, col_step = p->dilation_w * ch;
   const int32_t groups = ch >> 2;
+  const int fast3 = kh == 3 && kw == 3 && p->dilation_h == 1 && p->dilation_w == 1;
+  /* Locals, not p->: the int8 output stores may alias anything, so p would be read again. */
+  const int32_t* mult = p->out_multiplier;
+  const int32_t* shift = p->out_shift;
+  const int32_t out_off = p->output_offset, lo = p->act_min, hi = p->act_max;
+  const int32_t out_h = p->out_h, out_w = p->out_w;
+  const int32_t stride_h = p->stride_h, stride_w = p->stride_w, pad_h = p->pad_h;
+  const int32_t pad_w = p->pad_w, dil_h = p->dilation_h, dil_w = p->dilation_w;
+  int8_t* out = output;
   for (int32_t b = 0; b < p->batches; ++b) {
-    for (int32_t oy = 0; oy < p->out_h; ++oy) {
-      const int32_t y0 = oy * p->stride_h - p->pad_h;
+    for (int32_t oy = 0; oy < out_h; ++oy) {
+      const int32_t y0 = oy * stride_h - pad_h;
       int32_t fy0, fy1;
-      mculab_taps_inside(y0, p->dilation_h, kh, in_h, &fy0, &fy1);
-      for (int32_t ox = 0; ox < p->out_w; ++ox) {
-        const int32_t x0 = ox * p->stride_w - p->pad_w;
+      mculab_taps_inside(y0, dil_h, kh, in_h, &fy0, &fy1);
+      for (int32_t ox = 0; ox < out_w; ++ox, out += ch) {
+        const int32_t x0 = ox * stride_w - pad_w;
         int32_t fx0, fx1;
-        mculab_taps_inside(x0, p->dilation_w, kw, in_w, &fx0, &fx1);
+        mculab_taps_inside(x0, dil_w, kw, in_w, &fx0, &fx1);
         const int8_t* in_px = input + (((int32_t)b * in_h + y0) * in_w + x0) * ch;
         const int8_t* in0 = in_px + fy0 * row_step + fx0 * col_step;
         const int8_t* f00 = filter + (fy0 * kw + fx0) * ch;
-        int8_t* out = output + (((uint32_t)b * p->out_h + oy) * p->out_w + ox) * ch;
+        const int full3 = fast3 && fy0 == 0 && fy1 == 3 && fx0 == 0 && fx1 == 3;
         for (int32_t g = 0; g < groups; ++g) {
           const int32_t c0 = g << 2;
-          int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
-          const int8_t* in_row = in0 + c0;
-          const int8_t* f_row = f00 + c0;
-          for (int32_t fy = fy0; fy < fy1; ++fy) {
-            const int8_t* x = in_row;
-            const int8_t* f = f_row;
-            for (int32_t fx = fx0; fx < fx1; ++fx) {
-              const uint32_t xw = rd32(x), fw = rd32(f);
-              const int32_t xa = __sxtab16(off2, xw), xb = __sxtab16(off2, ror8(xw));
-              const int32_t fa = __sxtb16(fw), fb = __sxtb16(ror8(fw));
-              a0 = __smlabb(xa, fa, a0);
-              a2 = __smlatt(xa, fa, a2);
-              a1 = __smlabb(xb, fb, a1);
-              a3 = __smlatt(xb, fb, a3);
-              x += col_step;
-              f += ch;
-            }
-            in_row += row_step;
-            f_row += kw * ch;
+          int32_t acc[4];
+          if (full3) {
+            dw_group(in0 + c0, f00 + c0, 3, 3, row_step, ch, 3 * ch, ch, off2, acc);
+          } else {
+            dw_group(in0 + c0, f00 + c0, fy1 - fy0, fx1 - fx0, row_step, col_step, kw * ch, ch,
+                     off2, acc);
           }
-          const int32_t acc[4] = {a0, a1, a2, a3};
           for (int32_t j = 0; j < 4; ++j) {
             const int32_t oc = c0 + j;
-            out[oc] = requantize((uint32_t)acc[j], bias, oc, p->out_multiplier[oc],
-                                 p->out_shift[oc], p->output_offset, p->act_min, p->act_max);
+            out[oc] = requantize((uint32_t)acc[j], bias, oc, mult[oc], shift[oc], out_off, lo, hi);
           }
         }
         for (int32_t oc = groups << 2; oc < ch; ++oc) {
           int32_t a = 0;
-          const int8_t* in_row = in0 + oc;
-          const int8_t* f_row = f00 + oc;
-          for (int32_t fy = fy0; fy < fy1; ++fy) {
-            for (int32_t fx = fx0; fx < fx1; ++fx) {
-              a += f_row[fx * ch - fx0 * ch] * (in_row[(fx - fx0) * col_step] + off);
+          for (int32_t fy = 0; fy < fy1 - fy0; ++fy) {
+            for (int32_t fx = 0; fx < fx1 - fx0; ++fx) {
+              a += f00[fy * kw * ch + fx * ch + oc] *
+                   (in0[fy * row_step + fx * col_step + oc] + off);
             }
-            in_row += row_step;
-            f_row += kw * ch;
           }
-          out[oc] = requantize((uint32_t)a, bias, oc, p->out_multiplier[oc], p->out_shift[oc],
-                               p->output_offset, p->act_min, p->act_max);
+          out[oc] = requantize((uint32_t)a, bias, oc, mult[oc], shift[oc], out_off, lo, hi);
         }
       }
     }

@@ -49,6 +49,6 @@ void mculab_fully_connected_s8(const mculab_case* c) {
   p.out_shift = c->out_shift[0];
   p.act_min = -128;
   p.act_max = 127;
-  p.kernel_sums = NULL;
+  p.kernel_sums = c->kernel_sums;
   mculab_fully_connected_s8_run(&p, c->input, c->filter, c->bias, c->output);
 }

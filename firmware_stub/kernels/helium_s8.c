@@ -244,6 +244,64 @@ static inline int32x4_t dw_block_3x3(const int8_t* in_px, int32_t row_step, int3
   return dw_row3(acc, in_px + 2 * row_step, f + 6 * in_c, in_c, pr);
 }
 
+/* What a depthwise output block needs after its accumulation. */
+typedef struct {
+  const int32_t *bias, *multiplier, *shift, *sums;
+  int32_t input_offset, output_offset, act_min, act_max;
+} dw_out;
+
+/* Channels c..c+3: the input offset through the filter sums (sums != NULL), the bias, the
+ * requantization, the clamp, the store; all four lanes real (full) or those of pr. */
+static inline void dw_store(int32x4_t acc, const dw_out* o, int32_t c, int8_t* out, int full,
+                            mve_pred16_t pr) {
+  if (full) {
+    if (o->sums != NULL) acc = vmlaq_n_s32(acc, vld1q_s32(o->sums + c), o->input_offset);
+    if (o->bias != NULL) acc = vaddq_s32(acc, vld1q_s32(o->bias + c));
+    acc = mbqm_v(acc, vld1q_s32(o->multiplier + c), vld1q_s32(o->shift + c));
+    vstrbq_s32(out + c, clamp_out(acc, o->output_offset, o->act_min, o->act_max));
+  } else {
+    if (o->sums != NULL) acc = vmlaq_n_s32(acc, vldrwq_z_s32(o->sums + c, pr), o->input_offset);
+    if (o->bias != NULL) acc = vaddq_s32(acc, vldrwq_z_s32(o->bias + c, pr));
+    acc = mbqm_v(acc, vldrwq_z_s32(o->multiplier + c, pr), vldrwq_z_s32(o->shift + c, pr));
+    vstrbq_p_s32(out + c, clamp_out(acc, o->output_offset, o->act_min, o->act_max), pr);
+  }
+}
+
+/* Sixteen channels c..c+15 of one output pixel: the ny x nx taps inside the input from x (the
+ * first such tap, channel c) and f (its filter tap, channel c), four vectors of four channels
+ * sharing each tap's address arithmetic; the input offset through the filter sums (o->sums) or,
+ * for a window cut by the padding, per tap (f * offset). */
+static inline int32x4_t dw_tap(int32x4_t acc, const int8_t* x, const int8_t* f, int per_tap,
+                               int32_t offset) {
+  const int32x4_t vf = vldrbq_s32(f);
+  acc = vaddq_s32(acc, vmulq_s32(vldrbq_s32(x), vf));
+  return per_tap ? vmlaq_n_s32(acc, vf, offset) : acc;
+}
+
+static inline void dw_16(const int8_t* x, const int8_t* f, int32_t ny, int32_t nx, int32_t row_step,
+                         int32_t col_step, int32_t ch, int32_t kw, const dw_out* o, int32_t c,
+                         int8_t* out) {
+  const int per_tap = o->sums == NULL;
+  const int32_t off = o->input_offset;
+  int32x4_t a0 = vdupq_n_s32(0), a1 = a0, a2 = a0, a3 = a0;
+  for (int32_t fy = 0; fy < ny; ++fy) {
+    const int8_t* xr = x + fy * row_step;
+    const int8_t* fr = f + fy * kw * ch;
+    for (int32_t fx = 0; fx < nx; ++fx) {
+      a0 = dw_tap(a0, xr, fr, per_tap, off);
+      a1 = dw_tap(a1, xr + 4, fr + 4, per_tap, off);
+      a2 = dw_tap(a2, xr + 8, fr + 8, per_tap, off);
+      a3 = dw_tap(a3, xr + 12, fr + 12, per_tap, off);
+      xr += col_step;
+      fr += ch;
+    }
+  }
+  dw_store(a0, o, c, out, 1, 0);
+  dw_store(a1, o, c + 4, out, 1, 0);
+  dw_store(a2, o, c + 8, out, 1, 0);
+  dw_store(a3, o, c + 12, out, 1, 0);
+}
+
 void mculab_depthwise_conv2d_s8_nhwc_mve(const mculab_conv_s8_params* p, const int8_t* input,
                                          const int8_t* filter, const int32_t* bias,
                                          int8_t* output) {
@@ -263,8 +321,13 @@ void mculab_depthwise_conv2d_s8_nhwc_mve(const mculab_conv_s8_params* p, const i
       for (int32_t c = 0; c < ch; ++c) sums[c] += f[c];
     }
   }
+  const dw_out with_sums = {bias,       p->out_multiplier, p->out_shift,
+                            sums,       p->input_offset,   p->output_offset,
+                            p->act_min, p->act_max};
+  dw_out per_tap = with_sums;
+  per_tap.sums = NULL;
   const int fast3 = kh == 3 && kw == 3 && p->dilation_h == 1 && p->dilation_w == 1;
-  const int32_t row_step = in_w * ch;
+  const int32_t row_step = p->dilation_h * in_w * ch, col_step = p->dilation_w * ch;
   for (int32_t b = 0; b < p->batches; ++b) {
     for (int32_t oy = 0; oy < p->out_h; ++oy) {
       const int32_t y0 = oy * p->stride_h - p->pad_h;
@@ -277,23 +340,36 @@ void mculab_depthwise_conv2d_s8_nhwc_mve(const mculab_conv_s8_params* p, const i
         const int inside = have_sums && fy0 == 0 && fy1 == kh && fx0 == 0 && fx1 == kw;
         const int8_t* in_px = input + (((int32_t)b * in_h + y0) * in_w + x0) * ch;
         int8_t* out = output + (((uint32_t)b * p->out_h + oy) * p->out_w + ox) * ch;
-        for (int32_t c0 = 0; c0 < ch; c0 += 4) {
-          const mve_pred16_t pr = vctp32q((uint32_t)(ch - c0));
-          int32x4_t acc;
-          if (inside) {
-            acc = fast3 ? dw_block_3x3(in_px + c0, row_step, ch, filter + c0, pr)
-                        : dw_block(p, in_px, filter, c0, 0, kh, 0, kw, 0, pr);
-            acc = vmlaq_n_s32(acc, vldrwq_z_s32(sums + c0, pr), p->input_offset);
-          } else if (fy0 < fy1 && fx0 < fx1) {
-            acc = dw_block(p, in_px, filter, c0, fy0, fy1, fx0, fx1, 1, pr);
-          } else {
-            acc = vdupq_n_s32(0);
+        int32_t c0 = 0;
+        if (inside) {
+          for (; c0 + 16 <= ch; c0 += 16) {
+            if (fast3) {
+              dw_16(in_px + c0, filter + c0, 3, 3, row_step, ch, ch, 3, &with_sums, c0, out);
+            } else {
+              dw_16(in_px + c0, filter + c0, kh, kw, row_step, col_step, ch, kw, &with_sums, c0,
+                    out);
+            }
           }
-          if (bias != NULL) acc = vaddq_s32(acc, vldrwq_z_s32(bias + c0, pr));
-          acc = mbqm_v(acc, vldrwq_z_s32(p->out_multiplier + c0, pr),
-                       vldrwq_z_s32(p->out_shift + c0, pr));
-          acc = clamp_out(acc, p->output_offset, p->act_min, p->act_max);
-          vstrbq_p_s32(out + c0, acc, pr);
+        } else if (fy0 < fy1 && fx0 < fx1) {
+          const int8_t* x = in_px + fy0 * row_step + fx0 * col_step;
+          const int8_t* f = filter + (fy0 * kw + fx0) * ch;
+          for (; c0 + 16 <= ch; c0 += 16) {
+            dw_16(x + c0, f + c0, fy1 - fy0, fx1 - fx0, row_step, col_step, ch, kw, &per_tap, c0,
+                  out);
+          }
+        }
+        for (; c0 < ch; c0 += 4) {
+          const mve_pred16_t pr = vctp32q((uint32_t)(ch - c0));
+          if (inside) {
+            const int32x4_t acc = fast3 ? dw_block_3x3(in_px + c0, row_step, ch, filter + c0, pr)
+                                        : dw_block(p, in_px, filter, c0, 0, kh, 0, kw, 0, pr);
+            dw_store(acc, &with_sums, c0, out, 0, pr);
+          } else if (fy0 < fy1 && fx0 < fx1) {
+            dw_store(dw_block(p, in_px, filter, c0, fy0, fy1, fx0, fx1, 1, pr), &per_tap, c0, out,
+                     0, pr);
+          } else {
+            dw_store(vdupq_n_s32(0), &per_tap, c0, out, 0, pr);
+          }
         }
       }
     }

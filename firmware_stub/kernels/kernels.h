@@ -37,6 +37,7 @@ static inline void mculab_taps_inside(int32_t start, int32_t dilation, int32_t t
 }
 
 void mculab_conv2d_s8(const mculab_case* c);
+void mculab_depthwise_conv2d_s8(const mculab_case* c);
 void mculab_fully_connected_s8(const mculab_case* c);
 /* The calibration loops (ops.h); they work on the case's output, MCULAB_CAL_OUTPUT_BYTES. */
 #define MCULAB_CAL_OUTPUT_BYTES 64u
