@@ -54,9 +54,11 @@ static inline int32_t mbqm(int32_t x, int32_t m, int32_t shift) {
   int32_t hi = x == INT32_MIN && m == INT32_MIN
                    ? INT32_MAX
                    : (int32_t)(((int64_t)x * m + ((int64_t)1 << 30)) >> 31);
-  if (shift < 0) {
+  if (shift < 0) { /* gemmlowp's own formulation: no 64-bit shift by a variable */
     const int e = -shift;
-    hi = (int32_t)(((int64_t)hi + ((int64_t)1 << (e - 1)) - (hi < 0 ? 1 : 0)) >> e);
+    const int32_t mask = (int32_t)((1u << e) - 1u);
+    const int32_t threshold = (mask >> 1) + (hi < 0 ? 1 : 0);
+    hi = (hi >> e) + ((hi & mask) > threshold ? 1 : 0);
   }
   return hi;
 }
@@ -254,32 +256,47 @@ void mculab_fully_connected_s8_run_dsp(const mculab_fc_s8_params* p, const int8_
   }
 }
 
+/* One tap of four channels: (x + offset) * f into a[0..3] (SMLABB / SMLATT per channel). */
+static inline __attribute__((always_inline)) void dw_tap4(const int8_t* x, const int8_t* f,
+                                                          uint32_t off2, int32_t a[4]) {
+  const uint32_t xw = rd32(x), fw = rd32(f);
+  const int32_t xa = __sxtab16(off2, xw), xb = sxtab16_ror8(off2, xw);
+  const int32_t fa = __sxtb16(fw), fb = sxtb16_ror8(fw);
+  a[0] = __smlabb(xa, fa, a[0]);
+  a[2] = __smlatt(xa, fa, a[2]);
+  a[1] = __smlabb(xb, fb, a[1]);
+  a[3] = __smlatt(xb, fb, a[3]);
+}
+
+/* The 3x3 fast path: a window inside the input, dilation 1, the nine taps unrolled. */
+static inline __attribute__((always_inline)) void dw_group3(const int8_t* x, const int8_t* f,
+                                                            int32_t row_step, int32_t ch,
+                                                            uint32_t off2, int32_t acc[4]) {
+  acc[0] = acc[1] = acc[2] = acc[3] = 0;
+  for (int32_t r = 0; r < 3; ++r) {
+    dw_tap4(x, f, off2, acc);
+    dw_tap4(x + ch, f + ch, off2, acc);
+    dw_tap4(x + 2 * ch, f + 2 * ch, off2, acc);
+    x += row_step;
+    f += 3 * ch;
+  }
+}
+
 /* Four channels of one output pixel: the ny x nx taps from x and f (the first tap inside the
- * input, at the group's first channel), each channel's sum in acc[]. Inlined with ny = nx = 3
- * for the 3x3 fast path. */
+ * input, at the group's first channel), each channel's sum in acc[]. */
 static inline void dw_group(const int8_t* x, const int8_t* f, int32_t ny, int32_t nx,
                             int32_t row_step, int32_t col_step, int32_t filter_row, int32_t ch,
                             uint32_t off2, int32_t acc[4]) {
-  int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+  acc[0] = acc[1] = acc[2] = acc[3] = 0;
   for (int32_t fy = 0; fy < ny; ++fy) {
     const int8_t* xr = x + fy * row_step;
     const int8_t* fr = f + fy * filter_row;
     for (int32_t fx = 0; fx < nx; ++fx) {
-      const uint32_t xw = rd32(xr), fw = rd32(fr);
-      const int32_t xa = __sxtab16(off2, xw), xb = sxtab16_ror8(off2, xw);
-      const int32_t fa = __sxtb16(fw), fb = sxtb16_ror8(fw);
-      a0 = __smlabb(xa, fa, a0);
-      a2 = __smlatt(xa, fa, a2);
-      a1 = __smlabb(xb, fb, a1);
-      a3 = __smlatt(xb, fb, a3);
+      dw_tap4(xr, fr, off2, acc);
       xr += col_step;
       fr += ch;
     }
   }
-  acc[0] = a0;
-  acc[1] = a1;
-  acc[2] = a2;
-  acc[3] = a3;
 }
 
 void mculab_depthwise_conv2d_s8_nhwc_dsp(const mculab_conv_s8_params* p, const int8_t* input,
@@ -321,7 +338,7 @@ void mculab_depthwise_conv2d_s8_nhwc_dsp(const mculab_conv_s8_params* p, const i
           const int32_t c0 = g << 2;
           int32_t acc[4];
           if (full3) {
-            dw_group(in0 + c0, f00 + c0, 3, 3, row_step, ch, 3 * ch, ch, off2, acc);
+            dw_group3(in0 + c0, f00 + c0, row_step, ch, off2, acc);
           } else {
             dw_group(in0 + c0, f00 + c0, fy1 - fy0, fx1 - fx0, row_step, col_step, kw * ch, ch,
                      off2, acc);
