@@ -363,4 +363,113 @@ void mculab_depthwise_conv2d_s8_nhwc_dsp(const mculab_conv_s8_params* p, const i
   }
 }
 
+/* MAX_POOL_2D: four channels per word, SSUB8 setting the GE flags per byte and SEL keeping the
+ * larger; the channels past the last whole word one at a time. */
+void mculab_max_pool_s8_dsp(const mculab_pool_s8_params* p, const int8_t* input, int8_t* output) {
+  const int32_t ch = p->channels, words = ch >> 2;
+  const uint32_t lo = 0x01010101u * (uint8_t)p->act_min, hi = 0x01010101u * (uint8_t)p->act_max;
+  int8_t* out = output;
+  for (int32_t b = 0; b < p->batches; ++b) {
+    for (int32_t oy = 0; oy < p->out_h; ++oy) {
+      for (int32_t ox = 0; ox < p->out_w; ++ox, out += ch) {
+        const mculab_pool_window win = mculab_pool_window_at(p, input, b, oy, ox);
+        for (int32_t w = 0; w < words; ++w) {
+          uint32_t m = 0x80808080u;
+          for (int32_t fy = 0; fy < win.rows; ++fy) {
+            const int8_t* x = win.first + fy * win.row_step + 4 * w;
+            for (int32_t fx = 0; fx < win.cols; ++fx, x += ch) {
+              const uint32_t v = rd32(x);
+              (void)__ssub8(v, m);
+              m = __sel(v, m);
+            }
+          }
+          (void)__ssub8(m, lo);
+          m = __sel(m, lo);
+          (void)__ssub8(m, hi);
+          m = __sel(hi, m);
+          wr32(out + 4 * w, m);
+        }
+        for (int32_t c = words << 2; c < ch; ++c) {
+          int32_t m = -128;
+          for (int32_t fy = 0; fy < win.rows; ++fy) {
+            const int8_t* x = win.first + fy * win.row_step + c;
+            for (int32_t fx = 0; fx < win.cols; ++fx, x += ch) m = *x > m ? *x : m;
+          }
+          m = m < p->act_min ? p->act_min : m;
+          out[c] = (int8_t)(m > p->act_max ? p->act_max : m);
+        }
+      }
+    }
+  }
+}
+
+/* AVERAGE_POOL_2D: the window sums of four channels in two words of 16-bit halves (SXTAB16,
+ * exact for windows of at most 256 values), then the reference's rounded division per value. */
+int mculab_average_pool_s8_dsp(const mculab_pool_s8_params* p, const int8_t* input,
+                               int8_t* output) {
+  if ((int64_t)p->filter_h * p->filter_w > 256) return mculab_average_pool_s8_ref(p, input, output);
+  const int32_t ch = p->channels, words = ch >> 2;
+  int8_t* out = output;
+  for (int32_t b = 0; b < p->batches; ++b) {
+    for (int32_t oy = 0; oy < p->out_h; ++oy) {
+      for (int32_t ox = 0; ox < p->out_w; ++ox, out += ch) {
+        const mculab_pool_window win = mculab_pool_window_at(p, input, b, oy, ox);
+        if (win.rows == 0 || win.cols == 0) return 0;
+        const int32_t count = win.rows * win.cols;
+        for (int32_t c = 0; c < ch; ++c) {
+          int32_t sum[4];
+          int32_t n = 1;
+          if (c < words << 2) {
+            uint32_t even = 0, odd = 0; /* channels c, c + 2 and c + 1, c + 3 */
+            for (int32_t fy = 0; fy < win.rows; ++fy) {
+              const int8_t* x = win.first + fy * win.row_step + c;
+              for (int32_t fx = 0; fx < win.cols; ++fx, x += ch) {
+                const uint32_t v = rd32(x);
+                even = (uint32_t)__sxtab16(even, v);
+                odd = (uint32_t)sxtab16_ror8(odd, v);
+              }
+            }
+            sum[0] = (int16_t)even;
+            sum[1] = (int16_t)odd;
+            sum[2] = (int16_t)(even >> 16);
+            sum[3] = (int16_t)(odd >> 16);
+            n = 4;
+          } else {
+            sum[0] = 0;
+            for (int32_t fy = 0; fy < win.rows; ++fy) {
+              const int8_t* x = win.first + fy * win.row_step + c;
+              for (int32_t fx = 0; fx < win.cols; ++fx, x += ch) sum[0] += *x;
+            }
+          }
+          for (int32_t k = 0; k < n; ++k) {
+            int32_t v = sum[k];
+            v = v > 0 ? (v + count / 2) / count : (v - count / 2) / count;
+            v = v < p->act_min ? p->act_min : v;
+            out[c + k] = (int8_t)(v > p->act_max ? p->act_max : v);
+          }
+          c += n - 1;
+        }
+      }
+    }
+  }
+  return 1;
+}
+
+/* ADD: the reference's arithmetic with the 32-bit requantization above. */
+void mculab_add_s8_dsp(const mculab_add_s8_params* p, const int8_t* input1, const int8_t* input2,
+                       int8_t* output, uint32_t n) {
+  const int32_t off1 = p->input1_offset, off2 = p->input2_offset, ls = p->left_shift;
+  const int32_t m1 = p->input1_multiplier, s1 = p->input1_shift;
+  const int32_t m2 = p->input2_multiplier, s2 = p->input2_shift;
+  const int32_t mo = p->output_multiplier, so = p->output_shift, oo = p->output_offset;
+  const int32_t lo = p->act_min, hi = p->act_max;
+  for (uint32_t i = 0; i < n; ++i) {
+    const int32_t v1 = mbqm((int32_t)((uint32_t)(input1[i] + off1) << ls), m1, s1);
+    const int32_t v2 = mbqm((int32_t)((uint32_t)(input2[i] + off2) << ls), m2, s2);
+    int32_t v = mbqm(v1 + v2, mo, so) + oo;
+    v = v < lo ? lo : v;
+    output[i] = (int8_t)(v > hi ? hi : v);
+  }
+}
+
 #endif

@@ -448,4 +448,82 @@ void mculab_fully_connected_s8_run_mve(const mculab_fc_s8_params* p, const int8_
   }
 }
 
+/* MAX_POOL_2D: 16 channels per vector, VMAX over the window's taps inside the input. */
+void mculab_max_pool_s8_mve(const mculab_pool_s8_params* p, const int8_t* input, int8_t* output) {
+  const int32_t ch = p->channels;
+  const int8x16_t lo = vdupq_n_s8((int8_t)p->act_min), hi = vdupq_n_s8((int8_t)p->act_max);
+  int8_t* out = output;
+  for (int32_t b = 0; b < p->batches; ++b) {
+    for (int32_t oy = 0; oy < p->out_h; ++oy) {
+      for (int32_t ox = 0; ox < p->out_w; ++ox, out += ch) {
+        const mculab_pool_window win = mculab_pool_window_at(p, input, b, oy, ox);
+        for (int32_t c = 0; c < ch; c += 16) {
+          const mve_pred16_t pr = vctp8q((uint32_t)(ch - c));
+          int8x16_t m = vdupq_n_s8(-128);
+          for (int32_t fy = 0; fy < win.rows; ++fy) {
+            const int8_t* x = win.first + fy * win.row_step + c;
+            for (int32_t fx = 0; fx < win.cols; ++fx, x += ch) m = vmaxq_s8(m, vldrbq_z_s8(x, pr));
+          }
+          m = vminq_s8(vmaxq_s8(m, lo), hi);
+          vstrbq_p_s8(out + c, m, pr);
+        }
+      }
+    }
+  }
+}
+
+/* AVERAGE_POOL_2D: the window sums 4 channels per vector; the rounded division per value, as the
+ * reference does it (no vector divide). */
+int mculab_average_pool_s8_mve(const mculab_pool_s8_params* p, const int8_t* input,
+                               int8_t* output) {
+  const int32_t ch = p->channels;
+  int32_t sums[4] __attribute__((aligned(16)));
+  int8_t* out = output;
+  for (int32_t b = 0; b < p->batches; ++b) {
+    for (int32_t oy = 0; oy < p->out_h; ++oy) {
+      for (int32_t ox = 0; ox < p->out_w; ++ox, out += ch) {
+        const mculab_pool_window win = mculab_pool_window_at(p, input, b, oy, ox);
+        if (win.rows == 0 || win.cols == 0) return 0;
+        const int32_t count = win.rows * win.cols;
+        for (int32_t c = 0; c < ch; c += 4) {
+          const mve_pred16_t pr = vctp32q((uint32_t)(ch - c));
+          int32x4_t acc = vdupq_n_s32(0);
+          for (int32_t fy = 0; fy < win.rows; ++fy) {
+            const int8_t* x = win.first + fy * win.row_step + c;
+            for (int32_t fx = 0; fx < win.cols; ++fx, x += ch) {
+              acc = vaddq_s32(acc, vldrbq_z_s32(x, pr));
+            }
+          }
+          vst1q_s32(sums, acc);
+          const int32_t n = ch - c < 4 ? ch - c : 4;
+          for (int32_t k = 0; k < n; ++k) {
+            int32_t v = sums[k];
+            v = v > 0 ? (v + count / 2) / count : (v - count / 2) / count;
+            if (v < p->act_min) v = p->act_min;
+            if (v > p->act_max) v = p->act_max;
+            out[c + k] = (int8_t)v;
+          }
+        }
+      }
+    }
+  }
+  return 1;
+}
+
+/* ADD: each input rescaled to the common scale, summed, rescaled to the output's: four values a
+ * vector, MultiplyByQuantizedMultiplier as in the convolutions. */
+void mculab_add_s8_mve(const mculab_add_s8_params* p, const int8_t* input1, const int8_t* input2,
+                       int8_t* output, uint32_t n) {
+  for (uint32_t i = 0; i < n; i += 4) {
+    const mve_pred16_t pr = vctp32q(n - i);
+    int32x4_t v1 = vaddq_n_s32(vldrbq_z_s32(input1 + i, pr), p->input1_offset);
+    int32x4_t v2 = vaddq_n_s32(vldrbq_z_s32(input2 + i, pr), p->input2_offset);
+    v1 = mbqm_n(vshlq_r_s32(v1, p->left_shift), p->input1_multiplier, p->input1_shift);
+    v2 = mbqm_n(vshlq_r_s32(v2, p->left_shift), p->input2_multiplier, p->input2_shift);
+    int32x4_t sum = mbqm_n(vaddq_s32(v1, v2), p->output_multiplier, p->output_shift);
+    sum = clamp_out(sum, p->output_offset, p->act_min, p->act_max);
+    vstrbq_p_s32(output + i, sum, pr);
+  }
+}
+
 #endif

@@ -31,9 +31,9 @@ static const kernel_set kFast = {
     mculab_conv2d_s8_nhwc_mve,
     mculab_depthwise_conv2d_s8_nhwc_mve,
     mculab_fully_connected_s8_run_mve,
-    mculab_average_pool_s8_ref,
-    mculab_max_pool_s8_ref,
-    mculab_add_s8_ref,
+    mculab_average_pool_s8_mve,
+    mculab_max_pool_s8_mve,
+    mculab_add_s8_mve,
 };
 #elif defined(__ARM_FEATURE_DSP)
 static const kernel_set kFast = {
@@ -41,9 +41,9 @@ static const kernel_set kFast = {
     mculab_conv2d_s8_nhwc_dsp,
     mculab_depthwise_conv2d_s8_nhwc_dsp,
     mculab_fully_connected_s8_run_dsp,
-    mculab_average_pool_s8_ref,
-    mculab_max_pool_s8_ref,
-    mculab_add_s8_ref,
+    mculab_average_pool_s8_dsp,
+    mculab_max_pool_s8_dsp,
+    mculab_add_s8_dsp,
 };
 #else
 #define kFast kReference

@@ -136,6 +136,15 @@ void mculab_add_s8(const mculab_add_s8_params* p, const int8_t* input1, const in
                    int8_t* output, uint32_t n);
 void mculab_add_s8_ref(const mculab_add_s8_params* p, const int8_t* input1, const int8_t* input2,
                        int8_t* output, uint32_t n);
+/* The pooling and add of the Helium and DSP sets (defined as the conv ones are). */
+int mculab_average_pool_s8_mve(const mculab_pool_s8_params* p, const int8_t* input, int8_t* output);
+void mculab_max_pool_s8_mve(const mculab_pool_s8_params* p, const int8_t* input, int8_t* output);
+void mculab_add_s8_mve(const mculab_add_s8_params* p, const int8_t* input1, const int8_t* input2,
+                       int8_t* output, uint32_t n);
+int mculab_average_pool_s8_dsp(const mculab_pool_s8_params* p, const int8_t* input, int8_t* output);
+void mculab_max_pool_s8_dsp(const mculab_pool_s8_params* p, const int8_t* input, int8_t* output);
+void mculab_add_s8_dsp(const mculab_add_s8_params* p, const int8_t* input1, const int8_t* input2,
+                       int8_t* output, uint32_t n);
 
 /* SOFTMAX over the last dimension, int8 in, int8 out with zero point -128 and scale 1/256
  * (reference_ops::Softmax: gemmlowp's fixed-point exp and reciprocal). */
