@@ -15,9 +15,11 @@
  *     convolution reads the input rows in place (a matrix product), any other shape goes through
  *     im2col rows in a static scratch buffer, padding written as the input zero point (which
  *     contributes f * (zp - zp) = 0, as the reference's skipped taps do);
- *   depthwise: four channels per vector with widening loads, VMUL + VADD per tap; windows inside
- *     the input use the filter's per-channel sums for the input offset, windows cut by the
- *     padding add the offset per tap;
+ *   depthwise: sixteen channels per tap (four vectors, widening loads, VMUL + VADD), the 3x3
+ *     taps unrolled; windows inside the input use the filter's per-channel sums for the input
+ *     offset, windows cut by the padding add it per tap; the last channels four at a time,
+ *     predicated, and a depth multiplier > 1 with gather loads of each output's input channel;
+ *   pooling and add: see each function;
  *   fully connected: four output rows per input chunk, the filter sums from
  *     mculab_fully_connected_s8_prepare when given.
  * Defined only where __ARM_FEATURE_MVE says the integer MVE is there. */
@@ -205,25 +207,30 @@ void mculab_conv2d_s8_nhwc_mve(const mculab_conv_s8_params* p, const int8_t* inp
 /* One output pixel of a depthwise conv with depth multiplier 1: channels c0..c0+3 (pred). */
 static inline int32x4_t dw_block(const mculab_conv_s8_params* p, const int8_t* in_px,
                                  const int8_t* filter, int32_t c0, int32_t fy0, int32_t fy1,
-                                 int32_t fx0, int32_t fx1, int offset_per_tap, mve_pred16_t pr) {
-  const int32_t in_c = p->in_c, kw = p->filter_w;
+                                 int32_t fx0, int32_t fx1, int offset_per_tap, mve_pred16_t pr,
+                                 const uint32_t* in_channel) {
+  /* in_channel (depth multiplier > 1): each output channel's input channel, for a gather load;
+   * NULL: output channel c reads input channel c. */
+  const int32_t in_c = p->in_c, ch = p->out_c, kw = p->filter_w;
   const int32_t row_step = p->dilation_h * p->in_w * in_c, col_step = p->dilation_w * in_c;
   const int32_t off = p->input_offset;
+  const uint32x4_t idx = in_channel != NULL ? vldrwq_z_u32(in_channel + c0, pr) : vdupq_n_u32(0);
   int32x4_t acc = vdupq_n_s32(0);
-  const int8_t* in_row = in_px + fy0 * row_step + fx0 * col_step + c0;
-  const int8_t* f_row = filter + (fy0 * kw + fx0) * in_c + c0;
+  const int8_t* in_row = in_px + fy0 * row_step + fx0 * col_step + (in_channel != NULL ? 0 : c0);
+  const int8_t* f_row = filter + (fy0 * kw + fx0) * ch + c0;
   for (int32_t fy = fy0; fy < fy1; ++fy) {
     const int8_t* x = in_row;
     const int8_t* f = f_row;
     for (int32_t fx = fx0; fx < fx1; ++fx) {
-      int32x4_t vx = vldrbq_z_s32(x, pr);
+      int32x4_t vx =
+          in_channel != NULL ? vldrbq_gather_offset_z_s32(x, idx, pr) : vldrbq_z_s32(x, pr);
       if (offset_per_tap) vx = vaddq_n_s32(vx, off);
       acc = vaddq_s32(acc, vmulq_s32(vx, vldrbq_z_s32(f, pr)));
       x += col_step;
-      f += in_c;
+      f += ch;
     }
     in_row += row_step;
-    f_row += kw * in_c;
+    f_row += kw * ch;
   }
   return acc;
 }
@@ -305,15 +312,19 @@ static inline void dw_16(const int8_t* x, const int8_t* f, int32_t ny, int32_t n
 void mculab_depthwise_conv2d_s8_nhwc_mve(const mculab_conv_s8_params* p, const int8_t* input,
                                          const int8_t* filter, const int32_t* bias,
                                          int8_t* output) {
-  if (p->depth_multiplier != 1) {
+  const int32_t in_h = p->in_h, in_w = p->in_w, in_c = p->in_c, ch = p->out_c;
+  const int32_t kh = p->filter_h, kw = p->filter_w, taps = kh * kw, dm = p->depth_multiplier;
+  /* Each channel's filter sum, for the windows inside the input; with a depth multiplier, each
+   * output channel's input channel after them. */
+  int32_t* sums = (int32_t*)(void*)scratch;
+  uint32_t* in_channel = dm != 1 ? (uint32_t*)(void*)(scratch + 4u * (uint32_t)ch) : NULL;
+  const uint32_t need = (uint32_t)ch * (dm != 1 ? 8u : 4u);
+  if (dm != 1 && need > MCULAB_KERNEL_SCRATCH_BYTES) {
     mculab_depthwise_conv2d_s8_nhwc_ref(p, input, filter, bias, output);
     return;
   }
-  const int32_t in_h = p->in_h, in_w = p->in_w, ch = p->out_c;
-  const int32_t kh = p->filter_h, kw = p->filter_w, taps = kh * kw;
-  /* Each channel's filter sum, for the windows inside the input. */
-  int32_t* sums = (int32_t*)(void*)scratch;
-  const int have_sums = (uint32_t)ch * 4u <= MCULAB_KERNEL_SCRATCH_BYTES;
+  for (int32_t c = 0; dm != 1 && c < ch; ++c) in_channel[c] = (uint32_t)(c / dm);
+  const int have_sums = need <= MCULAB_KERNEL_SCRATCH_BYTES;
   if (have_sums) {
     for (int32_t c = 0; c < ch; ++c) sums[c] = 0;
     for (int32_t t = 0; t < taps; ++t) {
@@ -326,8 +337,10 @@ void mculab_depthwise_conv2d_s8_nhwc_mve(const mculab_conv_s8_params* p, const i
                             p->act_min, p->act_max};
   dw_out per_tap = with_sums;
   per_tap.sums = NULL;
-  const int fast3 = kh == 3 && kw == 3 && p->dilation_h == 1 && p->dilation_w == 1;
-  const int32_t row_step = p->dilation_h * in_w * ch, col_step = p->dilation_w * ch;
+  /* The 16-channel and 3x3 paths read the input channel of each output channel in place. */
+  const int wide = dm == 1;
+  const int fast3 = wide && kh == 3 && kw == 3 && p->dilation_h == 1 && p->dilation_w == 1;
+  const int32_t row_step = p->dilation_h * in_w * in_c, col_step = p->dilation_w * in_c;
   for (int32_t b = 0; b < p->batches; ++b) {
     for (int32_t oy = 0; oy < p->out_h; ++oy) {
       const int32_t y0 = oy * p->stride_h - p->pad_h;
@@ -338,10 +351,10 @@ void mculab_depthwise_conv2d_s8_nhwc_mve(const mculab_conv_s8_params* p, const i
         int32_t fx0, fx1;
         mculab_taps_inside(x0, p->dilation_w, kw, in_w, &fx0, &fx1);
         const int inside = have_sums && fy0 == 0 && fy1 == kh && fx0 == 0 && fx1 == kw;
-        const int8_t* in_px = input + (((int32_t)b * in_h + y0) * in_w + x0) * ch;
+        const int8_t* in_px = input + (((int32_t)b * in_h + y0) * in_w + x0) * in_c;
         int8_t* out = output + (((uint32_t)b * p->out_h + oy) * p->out_w + ox) * ch;
         int32_t c0 = 0;
-        if (inside) {
+        if (wide && inside) {
           for (; c0 + 16 <= ch; c0 += 16) {
             if (fast3) {
               dw_16(in_px + c0, filter + c0, 3, 3, row_step, ch, ch, 3, &with_sums, c0, out);
@@ -350,7 +363,7 @@ void mculab_depthwise_conv2d_s8_nhwc_mve(const mculab_conv_s8_params* p, const i
                     out);
             }
           }
-        } else if (fy0 < fy1 && fx0 < fx1) {
+        } else if (wide && fy0 < fy1 && fx0 < fx1) {
           const int8_t* x = in_px + fy0 * row_step + fx0 * col_step;
           const int8_t* f = filter + (fy0 * kw + fx0) * ch;
           for (; c0 + 16 <= ch; c0 += 16) {
@@ -361,12 +374,13 @@ void mculab_depthwise_conv2d_s8_nhwc_mve(const mculab_conv_s8_params* p, const i
         for (; c0 < ch; c0 += 4) {
           const mve_pred16_t pr = vctp32q((uint32_t)(ch - c0));
           if (inside) {
-            const int32x4_t acc = fast3 ? dw_block_3x3(in_px + c0, row_step, ch, filter + c0, pr)
-                                        : dw_block(p, in_px, filter, c0, 0, kh, 0, kw, 0, pr);
+            const int32x4_t acc =
+                fast3 ? dw_block_3x3(in_px + c0, row_step, ch, filter + c0, pr)
+                      : dw_block(p, in_px, filter, c0, 0, kh, 0, kw, 0, pr, in_channel);
             dw_store(acc, &with_sums, c0, out, 0, pr);
           } else if (fy0 < fy1 && fx0 < fx1) {
-            dw_store(dw_block(p, in_px, filter, c0, fy0, fy1, fx0, fx1, 1, pr), &per_tap, c0, out,
-                     0, pr);
+            dw_store(dw_block(p, in_px, filter, c0, fy0, fy1, fx0, fx1, 1, pr, in_channel),
+                     &per_tap, c0, out, 0, pr);
           } else {
             dw_store(vdupq_n_s32(0), &per_tap, c0, out, 0, pr);
           }
