@@ -9,6 +9,7 @@
 #include "common/reference.h"
 #include "common/runner_messages.h"
 #include "common/workload_builder.h"
+#include "fast_kernel_checksums.h"
 #include "mculab/ops.h"
 #include "mculab/runner_protocol.h"
 #include "mculab/workload.h"
@@ -255,48 +256,8 @@ TEST(An547Qemu, CalibrationLoopsLeaveTheReferencesOutput) {
 }
 
 TEST(An547Qemu, FastKernelsGiveTheHostReferencesChecksums) {
-  // The generic runner's default kernel set (helium) against the host's reference kernels:
-  // conv 1x1 in place and through im2col, depthwise (3x3, a depth multiplier with dilation, 5x5),
-  // fully connected; and the same workload with the REFERENCE_KERNELS flag, named in HELLO.
-  struct OpCases {
-    std::uint16_t op;
-    std::vector<WorkloadCase> cases;
-  };
-  const std::vector<OpCases> ops = {
-      {MCULAB_OP_CONV2D_S8,
-       {{0, {1, 64, 25, 5, 64, 1, 1, 0, 0, 1, 1}},
-        {1, {2, 8, 12, 11, 16, 3, 3, 1, 1, 2, 2}},
-        {2, {1, 1, 49, 10, 64, 10, 4, 5, 1, 2, 2}},
-        {3, {1, 17, 6, 7, 9, 1, 1, 0, 0, 2, 1}}}},
-      {MCULAB_OP_DEPTHWISE_CONV2D_S8,
-       {{0, {1, 64, 25, 5, 1, 3, 3, 1, 1, 1, 1, 1, 1}},
-        {1, {2, 7, 9, 8, 3, 3, 2, 1, 0, 2, 1, 2, 1}},
-        {2, {1, 20, 10, 10, 1, 5, 5, 2, 2, 1, 1, 1, 1}}}},
-      {MCULAB_OP_FULLY_CONNECTED_S8, {{0, {1, 256, 128}}, {1, {3, 37, 10}}}},
-  };
-  for (const bool reference : {false, true}) {
-    for (const auto& o : ops) {
-      auto wl = BuildWorkload(o.op, o.cases, kSeed);
-      ASSERT_TRUE(wl.ok());
-      if (reference) mculab_put_u32(wl->data() + 20, MCULAB_WORKLOAD_REFERENCE_KERNELS);
-      auto link = StartQemu(*wl, "fast.bin");
-      auto hello = DecodeHello(link->Expect(MCULAB_MSG_HELLO));
-      ASSERT_TRUE(hello.ok());
-      EXPECT_EQ(hello->runtime, reference ? "builtin" : "builtin-helium");
-      link->Send(ToWire(Configure{1, 0, static_cast<std::uint32_t>(wl->size()), 0}));
-      link->Send(ToWire(RunMsg{}));
-      for (const auto& c : o.cases) {
-        link->Expect(MCULAB_MSG_CASE_START);
-        link->Expect(MCULAB_MSG_SAMPLE);
-        auto end = DecodeCaseEnd(link->Expect(MCULAB_MSG_CASE_END));
-        ASSERT_TRUE(end.ok());
-        EXPECT_EQ(end->checksum, *ReferenceChecksum(o.op, c.params, kSeed))
-            << "op " << o.op << " case " << c.id << (reference ? " (reference)" : "");
-      }
-      EXPECT_EQ(DecodeDone(link->Expect(MCULAB_MSG_DONE))->status, 0);
-      EXPECT_TRUE(link->StopParked());
-    }
-  }
+  test_support::ExpectFastKernelChecksums([](const Bytes& wl) { return StartQemu(wl, "fast.bin"); },
+                                          "helium", false, kSeed);
 }
 
 }  // namespace
