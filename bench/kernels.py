@@ -6,11 +6,14 @@ lab's counting plugin, once per layer shape and kernel set (the workload flag
 MCULAB_WORKLOAD_REFERENCE_KERNELS picks the reference), through firmware_stub/tools/runner_probe.py,
 and prints a Markdown table beside CMSIS-NN's counts for the same shapes (issue 24's table: CMSIS-NN
 at its head, GCC 12 -O2, the same QEMU and plugin). Also checks that both sets give the same
-output checksum.
+output checksum. With --models, also every layer of the .tflite models there, run by the TFLite
+runners (--tflite-an547, --tflite-an500) with each kernel set, instructions per layer.
 
   bench/kernels.py --an547 build-arm-an547/firmware/mculab-runner-an547.elf \
       --an500 build-arm-an500/firmware/mculab-runner-an500.elf \
-      --plugin build/lib/libmculab-qemu-counters.so
+      --plugin build/lib/libmculab-qemu-counters.so \
+      [--models ../shared/models/mlperf-tiny --tflite-an547 build/firmware/mculab-tflite-runner-an547.elf \
+       --tflite-an500 build/firmware/mculab-tflite-runner-an500.elf]
 """
 import argparse
 import os
@@ -55,11 +58,64 @@ def measure(elf, machine, plugin, op, params, kernels):
         return int(iters[0][3]), checksum, runtime
 
 
+def measure_model(elf, machine, plugin, model, kernels):
+    """Returns ([(layer type, instructions)], whole inference's instructions, checksum)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        counts = os.path.join(tmp, "counts.txt")
+        out = subprocess.run(
+            [sys.executable, PROBE, "--qemu", elf, "--machine", machine, "--op", "custom",
+             "--blob", model, "--case", "0", "--iterations", "1", "--warmup", "0", "--ops",
+             "--kernels", kernels, "--qemu-arg=-plugin",
+             f"--qemu-arg={plugin},out={counts},events=instructions"],
+            capture_output=True, text=True, timeout=900, check=True).stdout
+        types = re.findall(r"OP_SAMPLE case=0 op=\d+ type=(\S+)", out)
+        checksum = re.search(r"CASE_END .*checksum=(0x[0-9a-f]+)", out).group(1)
+        with open(counts) as f:
+            lines = [line.split() for line in f if not line.startswith("#")]
+        layers = [int(x[3]) for x in lines if x[0] == "op"]
+        total = [int(x[3]) for x in lines if x[0] == "iter"][0]
+        return list(zip(types, layers)), total, checksum
+
+
+def models_table(args):
+    elfs = {"an547": args.tflite_an547, "an500": args.tflite_an500}
+    models = sorted(f for f in os.listdir(args.models) if f.endswith(".tflite"))
+    for model in models:
+        path = os.path.join(args.models, model)
+        runs = {}
+        for board, machine, cpu in BOARDS:
+            for kernels in ("reference", "fast"):
+                runs[(cpu, kernels)] = measure_model(elfs[board], machine, args.plugin, path,
+                                                     kernels)
+        cpus = [cpu for _, _, cpu in BOARDS]
+        sums = {k: v[2] for k, v in runs.items()}
+        same = len(set(sums.values())) == 1
+        print(f"\n**{model}** (output checksum {'the same' if same else 'DIFFERS'} with every "
+              f"set on every board)\n")
+        print("| layer | type | " + " | ".join(f"{c} reference | {c} fast | ratio" for c in cpus)
+              + " |")
+        print("|---|---|" + "---:|---:|---:|" * len(cpus))
+        rows = [("all", "inference")]
+        n = len(runs[(cpus[0], "reference")][0])
+        for i in range(n):
+            rows.append((str(i), runs[(cpus[0], "reference")][0][i][0]))
+        for i, (idx, kind) in enumerate(rows):
+            cells = []
+            for c in cpus:
+                ref = runs[(c, "reference")][1] if i == 0 else runs[(c, "reference")][0][i - 1][1]
+                fast = runs[(c, "fast")][1] if i == 0 else runs[(c, "fast")][0][i - 1][1]
+                cells.append(f"{ref:,} | {fast:,} | {ref / max(fast, 1):.1f}x")
+            print(f"| {idx} | {kind} | " + " | ".join(cells) + " |", flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--an547", required=True, help="mculab-runner-an547.elf")
     ap.add_argument("--an500", required=True, help="mculab-runner-an500.elf")
     ap.add_argument("--plugin", required=True, help="libmculab-qemu-counters.so")
+    ap.add_argument("--models", help="a folder of .tflite models: also their layers")
+    ap.add_argument("--tflite-an547", help="mculab-tflite-runner-an547.elf (with --models)")
+    ap.add_argument("--tflite-an500", help="mculab-tflite-runner-an500.elf (with --models)")
     args = ap.parse_args()
     elfs = {"an547": args.an547, "an500": args.an500}
     print("| layer | board | reference | fast (set) | fast / MAC | CMSIS-NN | fast / CMSIS-NN |")
@@ -78,6 +134,8 @@ def main():
             print(f"| {name} | {cpu} | {ref:,} | {fast:,} ({runtime.split('-')[-1]}) | "
                   f"{fast / macs:.2f} | {cmsis:,} | {ratio:.2f}{same} |", flush=True)
     print(f"\nworst fast / CMSIS-NN: {worst:.2f}; checksum mismatches: {mismatches}")
+    if args.models:
+        models_table(args)
     return 1 if mismatches else 0
 
 

@@ -247,7 +247,8 @@ def probe(tmp: str) -> int:
     if args.op == "custom":
         blob = open(args.blob, "rb").read() if args.blob else b""
         cases = [(int(c), []) for c in (args.case or ["0"])]
-        wl = build_workload(OP_CUSTOM, cases, args.seed, blob)
+        wl = build_workload(OP_CUSTOM, cases, args.seed, blob,
+                            flags=1 if args.kernels == "reference" else 0)
     else:
         op, nparams = OPS[args.op]
         cases = [(i, [int(v) for v in c.split(",")]) for i, c in enumerate(args.case)]
