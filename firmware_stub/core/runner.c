@@ -579,6 +579,14 @@ static uint16_t prepare_case(const mculab_workload* w, uint16_t i, int64_t* case
     mculab_memory_report(
         MCULAB_MEMORY_ARENA, c->arena_used > UINT32_MAX ? UINT32_MAX : (uint32_t)c->arena_used,
         g.info.arena_bytes > UINT32_MAX ? UINT32_MAX : (uint32_t)g.info.arena_bytes);
+    /* The fast conv kernels' static scratch (im2col rows, widened inputs, filter sums): the
+     * reference kernels use none. */
+    if (mculab_kernels_name()[0] != 'r' &&
+        (w->op == MCULAB_OP_CONV2D_S8 || w->op == MCULAB_OP_DEPTHWISE_CONV2D_S8 ||
+         w->op == MCULAB_OP_FULLY_CONNECTED_S8)) {
+      mculab_memory_report(MCULAB_MEMORY_SCRATCH, MCULAB_KERNEL_SCRATCH_BYTES,
+                           MCULAB_KERNEL_SCRATCH_BYTES);
+    }
     return MCULAB_ERR_NONE;
   }
   t_str(t, "case ");
