@@ -8,8 +8,9 @@
  * widened in place with SXTB16, meet their inputs; SMLAD then does two multiply-accumulates.
  * Padding is 0 in the widened row (zero point + offset), which contributes nothing, as the
  * reference's skipped taps. Two rows times two filters per pass reuse every widened word twice.
- * Depthwise: four channels per word, SMLABB / SMLATT per channel. The requantization is TFLite's
- * MultiplyByQuantizedMultiplier in 64-bit arithmetic (the same rounding, stated directly).
+ * Depthwise: four channels per word, SMLABB / SMLATT per channel (a depth multiplier > 1: one
+ * channel at a time). The requantization is TFLite's MultiplyByQuantizedMultiplier: the doubling
+ * high multiply in 64-bit arithmetic, the rounding division as gemmlowp states it.
  * The sums are the reference's, exactly: no product or partial sum leaves int32.
  * Defined only for builds with the DSP extension and without MVE (the M55 has the Helium set). */
 #include <stdint.h>
@@ -299,11 +300,54 @@ static inline void dw_group(const int8_t* x, const int8_t* f, int32_t ny, int32_
   }
 }
 
+/* A depth multiplier > 1: output channel c reads input channel c / multiplier, so no two
+ * neighbouring channels share an input word; one channel at a time, over the taps inside the
+ * input, with the requantization above. */
+static void depthwise_multiplier(const mculab_conv_s8_params* p, const int8_t* input,
+                                 const int8_t* filter, const int32_t* bias, int8_t* output) {
+  const int32_t in_c = p->in_c, ch = p->out_c, kw = p->filter_w, dm = p->depth_multiplier;
+  const int32_t row_step = p->dilation_h * p->in_w * in_c, col_step = p->dilation_w * in_c;
+  const int32_t off = p->input_offset;
+  int8_t* out = output;
+  for (int32_t b = 0; b < p->batches; ++b) {
+    for (int32_t oy = 0; oy < p->out_h; ++oy) {
+      const int32_t y0 = oy * p->stride_h - p->pad_h;
+      int32_t fy0, fy1;
+      mculab_taps_inside(y0, p->dilation_h, p->filter_h, p->in_h, &fy0, &fy1);
+      for (int32_t ox = 0; ox < p->out_w; ++ox, out += ch) {
+        const int32_t x0 = ox * p->stride_w - p->pad_w;
+        int32_t fx0, fx1;
+        mculab_taps_inside(x0, p->dilation_w, kw, p->in_w, &fx0, &fx1);
+        const int8_t* in0 =
+            input + ((b * p->in_h + y0) * p->in_w + x0) * in_c + fy0 * row_step + fx0 * col_step;
+        const int8_t* f0 = filter + (fy0 * kw + fx0) * ch;
+        for (int32_t oc = 0; oc < ch; ++oc) {
+          const int8_t* x_ch = in0 + oc / dm;
+          int32_t acc = 0;
+          for (int32_t fy = 0; fy < fy1 - fy0; ++fy) {
+            const int8_t* x = x_ch + fy * row_step;
+            const int8_t* f = f0 + fy * kw * ch + oc;
+            for (int32_t fx = fx0; fx < fx1; ++fx, x += col_step, f += ch) {
+              acc += *f * (*x + off);
+            }
+          }
+          out[oc] = requantize((uint32_t)acc, bias, oc, p->out_multiplier[oc], p->out_shift[oc],
+                               p->output_offset, p->act_min, p->act_max);
+        }
+      }
+    }
+  }
+}
+
 void mculab_depthwise_conv2d_s8_nhwc_dsp(const mculab_conv_s8_params* p, const int8_t* input,
                                          const int8_t* filter, const int32_t* bias,
                                          int8_t* output) {
-  if (p->depth_multiplier != 1 || p->input_offset < -32000 || p->input_offset > 32000) {
+  if (p->input_offset < -32000 || p->input_offset > 32000) {
     mculab_depthwise_conv2d_s8_nhwc_ref(p, input, filter, bias, output);
+    return;
+  }
+  if (p->depth_multiplier != 1) {
+    depthwise_multiplier(p, input, filter, bias, output);
     return;
   }
   const int32_t in_h = p->in_h, in_w = p->in_w, ch = p->out_c;
