@@ -70,6 +70,8 @@ static void fill_quant(int32_t channels, int32_t depth) {
     mult[c] = (int32_t)(0x40000000u | (next_u32() >> 2));
     shift[c] = -base + in_range(-1, 1);
     if (shift[c] > 0) shift[c] = 0;
+    /* Now and then a left shift (a real multiplier above 1), where the sums stay small enough. */
+    if (depth <= 64 && next_u32() % 16u == 0) shift[c] = 1;
     bias[c] = in_range(-(1 << 16), 1 << 16);
   }
   if (next_u32() % 8u == 0) mult[0] = 0x7FFFFFFF;
@@ -303,7 +305,7 @@ int main(void) {
   put(mculab_kernels_select(MCULAB_KERNELS_FAST));
   put("\n");
   layer_cases();
-  for (int i = 0; i < 300; ++i) {
+  for (int i = 0; i < 600; ++i) {
     random_conv(0);
     random_conv(1);
     fc_case(in_range(1, 3), in_range(1, 300), in_range(1, 40), (int)(next_u32() & 1u),
