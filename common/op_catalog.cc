@@ -7,28 +7,61 @@
 namespace mculab {
 
 const std::vector<OpInfo>& AllOps() {
+  // The window parameters conv2d_s8 and depthwise_conv2d_s8 share.
+  static const OpParam kBatches{"N", {"n", "batch", "batches"}, std::nullopt, 1};
+  static const OpParam kHeight{"H", {"h", "height", "in_h", "input_height", "ih"}, std::nullopt, 1};
+  static const OpParam kWidth{"W", {"w", "width", "in_w", "input_width", "iw"}, std::nullopt, 1};
+  static const OpParam kKernelH{
+      "kernel_h", {"kernel_shape_0", "kh", "kernel_height", "filter_h"}, std::nullopt, 1};
+  static const OpParam kKernelW{
+      "kernel_w", {"kernel_shape_1", "kw", "kernel_width", "filter_w"}, std::nullopt, 1};
+  static const OpParam kPadH{"pad_h", {"pads_0", "padding_h", "ph"}, 0, 0};
+  static const OpParam kPadW{"pad_w", {"pads_1", "padding_w", "pw"}, 0, 0};
+  static const OpParam kStrideH{"stride_h", {"strides_0", "sh"}, 1, 1};
+  static const OpParam kStrideW{"stride_w", {"strides_1", "sw"}, 1, 1};
   static const std::vector<OpInfo> kOps = {
       {"conv2d_s8",
        MCULAB_OP_CONV2D_S8,
        "int8 2-D convolution, NHWC, per-channel requantization (TFLite reference semantics)",
        {
-           {"N", {"n", "batch", "batches"}, std::nullopt, 1},
+           kBatches,
            {"C", {"c", "in_channels", "input_channels", "cin", "ic"}, std::nullopt, 1},
-           {"H", {"h", "height", "in_h", "input_height", "ih"}, std::nullopt, 1},
-           {"W", {"w", "width", "in_w", "input_width", "iw"}, std::nullopt, 1},
+           kHeight,
+           kWidth,
            {"K",
             {"k", "out_channels", "output_channels", "filters", "cout", "oc", "m"},
             std::nullopt,
             1},
-           {"kernel_h", {"kernel_shape_0", "kh", "kernel_height", "filter_h"}, std::nullopt, 1},
-           {"kernel_w", {"kernel_shape_1", "kw", "kernel_width", "filter_w"}, std::nullopt, 1},
-           {"pad_h", {"pads_0", "padding_h", "ph"}, 0, 0},
-           {"pad_w", {"pads_1", "padding_w", "pw"}, 0, 0},
-           {"stride_h", {"strides_0", "sh"}, 1, 1},
-           {"stride_w", {"strides_1", "sw"}, 1, 1},
+           kKernelH,
+           kKernelW,
+           kPadH,
+           kPadW,
+           kStrideH,
+           kStrideW,
        },
        "kernel_h * kernel_w * C <= " + std::to_string(MCULAB_MAX_DEPTH) +
            " (the accumulation depth); kernel_h <= H + 2 * pad_h and kernel_w <= W + 2 * pad_w"},
+      {"depthwise_conv2d_s8",
+       MCULAB_OP_DEPTHWISE_CONV2D_S8,
+       "int8 depthwise 2-D convolution, NHWC, per-channel requantization, dilations (TFLite "
+       "reference semantics)",
+       {
+           kBatches,
+           {"C", {"c", "in_channels", "input_channels", "cin", "ic", "channels"}, std::nullopt, 1},
+           kHeight,
+           kWidth,
+           {"depth_multiplier", {"dm", "multiplier", "channel_multiplier"}, 1, 1},
+           kKernelH,
+           kKernelW,
+           kPadH,
+           kPadW,
+           kStrideH,
+           kStrideW,
+           {"dilation_h", {"dilations_0", "dh"}, 1, 1},
+           {"dilation_w", {"dilations_1", "dw"}, 1, 1},
+       },
+       "output channels C * depth_multiplier; the dilated kernel (dilation * (kernel - 1) + 1) "
+       "no larger than the padded input"},
       {"fully_connected_s8",
        MCULAB_OP_FULLY_CONNECTED_S8,
        "int8 fully connected layer, per-tensor requantization (TFLite reference semantics)",
@@ -111,6 +144,11 @@ Status ValidateCaseParams(const OpInfo& op, const std::vector<std::int32_t>& par
           limits =
               "every size at most 65535, kernel_h x kernel_w x C (the accumulation depth) at most "
               "65536, and the kernel no larger than the padded input";
+          break;
+        case MCULAB_OP_DEPTHWISE_CONV2D_S8:
+          limits =
+              "every size at most 65535, C x depth_multiplier at most 65535, and the dilated "
+              "kernel no larger than the padded input";
           break;
         case MCULAB_OP_FULLY_CONNECTED_S8:
           limits =

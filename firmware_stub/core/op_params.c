@@ -8,6 +8,8 @@ uint16_t mculab_op_param_count(uint16_t op) {
       return MCULAB_CONV_NUM_PARAMS;
     case MCULAB_OP_FULLY_CONNECTED_S8:
       return MCULAB_FC_NUM_PARAMS;
+    case MCULAB_OP_DEPTHWISE_CONV2D_S8:
+      return MCULAB_DW_NUM_PARAMS;
     case MCULAB_OP_CALIBRATE:
       return MCULAB_CAL_NUM_PARAMS;
   }

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "core.h"
+#include "mculab/kernels_s8.h"
 #include "mculab/ops.h"
 #include "mculab/runner_protocol.h"
 #include "mculab/workload.h"
@@ -100,6 +101,45 @@ static int unit_external(const mculab_counter_unit* u) {
   return (u->flags & MCULAB_UNIT_EXTERNAL) != 0;
 }
 
+/* The kernel set the workload asks for (MCULAB_WORKLOAD_REFERENCE_KERNELS), else the build's
+ * fastest; selected before HELLO when the workload is already in place (QEMU's loader, the host
+ * runner's file, a probe's write before reset), so HELLO names the set the cases will run, and
+ * again at RUN from the workload then read. */
+static void select_kernels(uint32_t workload_flags) {
+  (void)mculab_kernels_select((workload_flags & MCULAB_WORKLOAD_REFERENCE_KERNELS) != 0
+                                  ? MCULAB_KERNELS_REFERENCE
+                                  : MCULAB_KERNELS_FAST);
+}
+
+static void select_kernels_from_region(void) {
+  mculab_workload w;
+  if (g.info.workload != NULL && g.info.workload_error == NULL &&
+      mculab_workload_parse(g.info.workload, g.info.workload_max, &w) == MCULAB_WORKLOAD_OK) {
+    select_kernels(w.flags);
+  } else {
+    select_kernels(0);
+  }
+}
+
+/* HELLO's runtime for the built-in ops: "builtin" on the reference kernels, "builtin-<set>" on a
+ * fast set ("builtin-helium", "builtin-dsp"), so the run's provenance names it. */
+static const char* builtin_runtime(void) {
+  static char name[MCULAB_NAME_LEN];
+  const char* set = mculab_kernels_name();
+  const char* prefix = "builtin";
+  size_t n = 0;
+  while (prefix[n] != 0) {
+    name[n] = prefix[n];
+    ++n;
+  }
+  if (set[0] != 'r') { /* not "reference" */
+    name[n++] = '-';
+    for (const char* c = set; *c != 0 && n + 1 < sizeof name; ++c) name[n++] = *c;
+  }
+  name[n] = 0;
+  return name;
+}
+
 static void send_hello(void) {
   uint8_t* p = g.tx_payload;
   for (size_t i = 0; i < MCULAB_MAX_PAYLOAD; ++i) p[i] = 0;
@@ -115,7 +155,7 @@ static void send_hello(void) {
                  g.info.arena_bytes > UINT32_MAX ? UINT32_MAX : (uint32_t)g.info.arena_bytes);
   put_name(p + 24, g.info.port, MCULAB_NAME_LEN);
   put_name(p + 40, g.info.cpu, MCULAB_NAME_LEN);
-  put_name(p + 56, g.ops != NULL ? g.ops->name : "builtin", MCULAB_NAME_LEN);
+  put_name(p + 56, g.ops != NULL ? g.ops->name : builtin_runtime(), MCULAB_NAME_LEN);
   size_t len = MCULAB_HELLO_FIXED_LEN;
   uint8_t units = 0;
   for (uint8_t u = 0; u < g.info.num_units && u < MCULAB_MAX_UNITS; ++u) {
@@ -434,6 +474,10 @@ static void builtin_op_names(uint16_t op, const char** type, const char** name) 
       *type = "FULLY_CONNECTED";
       *name = "fully_connected_s8";
       return;
+    case MCULAB_OP_DEPTHWISE_CONV2D_S8:
+      *type = "DEPTHWISE_CONV_2D";
+      *name = "depthwise_conv2d_s8";
+      return;
     default:
       *type = "CALIBRATE";
       *name = "calibrate";
@@ -535,6 +579,14 @@ static uint16_t prepare_case(const mculab_workload* w, uint16_t i, int64_t* case
     mculab_memory_report(
         MCULAB_MEMORY_ARENA, c->arena_used > UINT32_MAX ? UINT32_MAX : (uint32_t)c->arena_used,
         g.info.arena_bytes > UINT32_MAX ? UINT32_MAX : (uint32_t)g.info.arena_bytes);
+    /* The fast conv kernels' static scratch (im2col rows, widened inputs, filter sums): the
+     * reference kernels use none. */
+    if (mculab_kernels_name()[0] != 'r' &&
+        (w->op == MCULAB_OP_CONV2D_S8 || w->op == MCULAB_OP_DEPTHWISE_CONV2D_S8 ||
+         w->op == MCULAB_OP_FULLY_CONNECTED_S8)) {
+      mculab_memory_report(MCULAB_MEMORY_SCRATCH, MCULAB_KERNEL_SCRATCH_BYTES,
+                           MCULAB_KERNEL_SCRATCH_BYTES);
+    }
     return MCULAB_ERR_NONE;
   }
   t_str(t, "case ");
@@ -647,6 +699,7 @@ static void run_workload(void) {
     return;
   }
 
+  select_kernels(w.flags);
   g.running = 1;
   g.cases_run = 0;
   mculab_profile_configure((g.flags & MCULAB_CONFIGURE_OP_PROFILE) != 0);
@@ -741,6 +794,7 @@ int mculab_core_run(const mculab_workload_ops* ops) {
    * frame instead of running into HELLO. */
   static const uint8_t kDelimiter = 0;
   (void)mculab_port_write(&kDelimiter, 1);
+  select_kernels_from_region();
   send_hello();
   for (;;) {
     if (receive_blocking() == RX_CLOSED) {

@@ -48,6 +48,7 @@ mculab_workload_status mculab_workload_parse(const uint8_t* data, size_t region_
   out->num_params = num_params;
   out->num_cases = num_cases;
   out->seed = mculab_get_u32(data + 16);
+  out->flags = mculab_get_u32(data + 20);
   out->cases = body + MCULAB_WORKLOAD_BODY_FIXED_LEN;
   return MCULAB_WORKLOAD_OK;
 }

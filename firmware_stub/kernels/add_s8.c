@@ -2,8 +2,8 @@
 #include "kernels.h"
 #include "mculab/kernels_s8.h"
 
-void mculab_add_s8(const mculab_add_s8_params* p, const int8_t* input1, const int8_t* input2,
-                   int8_t* output, uint32_t n) {
+void mculab_add_s8_ref(const mculab_add_s8_params* p, const int8_t* input1, const int8_t* input2,
+                       int8_t* output, uint32_t n) {
   for (uint32_t i = 0; i < n; ++i) {
     const int32_t v1 = (p->input1_offset + input1[i]) * (1 << p->left_shift);
     const int32_t v2 = (p->input2_offset + input2[i]) * (1 << p->left_shift);

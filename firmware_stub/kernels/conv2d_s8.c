@@ -16,8 +16,8 @@ int8_t mculab_conv_requantize(int32_t acc, const int32_t* bias, int32_t oc, int3
   return (int8_t)acc;
 }
 
-void mculab_conv2d_s8_nhwc(const mculab_conv_s8_params* p, const int8_t* input,
-                           const int8_t* filter, const int32_t* bias, int8_t* output) {
+void mculab_conv2d_s8_nhwc_ref(const mculab_conv_s8_params* p, const int8_t* input,
+                               const int8_t* filter, const int32_t* bias, int8_t* output) {
   const int32_t in_h = p->in_h, in_w = p->in_w, in_c = p->in_c, out_c = p->out_c;
   const int32_t kh = p->filter_h, kw = p->filter_w;
   const int32_t input_offset = p->input_offset;
@@ -48,8 +48,9 @@ void mculab_conv2d_s8_nhwc(const mculab_conv_s8_params* p, const int8_t* input,
   }
 }
 
-void mculab_depthwise_conv2d_s8_nhwc(const mculab_conv_s8_params* p, const int8_t* input,
-                                     const int8_t* filter, const int32_t* bias, int8_t* output) {
+void mculab_depthwise_conv2d_s8_nhwc_ref(const mculab_conv_s8_params* p, const int8_t* input,
+                                         const int8_t* filter, const int32_t* bias,
+                                         int8_t* output) {
   const int32_t in_h = p->in_h, in_w = p->in_w, in_c = p->in_c, out_c = p->out_c;
   const int32_t kh = p->filter_h, kw = p->filter_w, dm = p->depth_multiplier;
   const int32_t input_offset = p->input_offset;
@@ -82,25 +83,27 @@ void mculab_depthwise_conv2d_s8_nhwc(const mculab_conv_s8_params* p, const int8_
   }
 }
 
-/* The operator benchmark: symmetric padding, no dilation, no fused activation. */
-void mculab_conv2d_s8(const mculab_case* c) {
-  const int32_t* q = c->params;
+/* The operator benchmarks' conv parameters: symmetric padding, no fused activation, the case's
+ * requantization; the output size from the (dilated) kernel. */
+static mculab_conv_s8_params bench_params(const mculab_case* c, int32_t n, int32_t in_c, int32_t h,
+                                          int32_t w, int32_t out_c, const int32_t* k) {
+  /* k: kernel_h, kernel_w, pad_h, pad_w, stride_h, stride_w, dilation_h, dilation_w */
   mculab_conv_s8_params p;
-  p.batches = q[MCULAB_CONV_N];
-  p.in_c = q[MCULAB_CONV_C];
-  p.in_h = q[MCULAB_CONV_H];
-  p.in_w = q[MCULAB_CONV_W];
-  p.out_c = q[MCULAB_CONV_K];
-  p.filter_h = q[MCULAB_CONV_KH];
-  p.filter_w = q[MCULAB_CONV_KW];
-  p.pad_h = q[MCULAB_CONV_PAD_H];
-  p.pad_w = q[MCULAB_CONV_PAD_W];
-  p.stride_h = q[MCULAB_CONV_STRIDE_H];
-  p.stride_w = q[MCULAB_CONV_STRIDE_W];
-  p.out_h = (p.in_h + 2 * p.pad_h - p.filter_h) / p.stride_h + 1;
-  p.out_w = (p.in_w + 2 * p.pad_w - p.filter_w) / p.stride_w + 1;
-  p.dilation_h = 1;
-  p.dilation_w = 1;
+  p.batches = n;
+  p.in_c = in_c;
+  p.in_h = h;
+  p.in_w = w;
+  p.out_c = out_c;
+  p.filter_h = k[0];
+  p.filter_w = k[1];
+  p.pad_h = k[2];
+  p.pad_w = k[3];
+  p.stride_h = k[4];
+  p.stride_w = k[5];
+  p.dilation_h = k[6];
+  p.dilation_w = k[7];
+  p.out_h = (h + 2 * p.pad_h - (p.dilation_h * (p.filter_h - 1) + 1)) / p.stride_h + 1;
+  p.out_w = (w + 2 * p.pad_w - (p.dilation_w * (p.filter_w - 1) + 1)) / p.stride_w + 1;
   p.depth_multiplier = 1;
   p.input_offset = c->input_offset;
   p.output_offset = c->output_offset;
@@ -108,5 +111,35 @@ void mculab_conv2d_s8(const mculab_case* c) {
   p.act_max = 127;
   p.out_multiplier = c->out_multiplier;
   p.out_shift = c->out_shift;
+  return p;
+}
+
+/* conv2d_s8: no dilation. */
+void mculab_conv2d_s8(const mculab_case* c) {
+  const int32_t* q = c->params;
+  const int32_t k[8] = {q[MCULAB_CONV_KH],
+                        q[MCULAB_CONV_KW],
+                        q[MCULAB_CONV_PAD_H],
+                        q[MCULAB_CONV_PAD_W],
+                        q[MCULAB_CONV_STRIDE_H],
+                        q[MCULAB_CONV_STRIDE_W],
+                        1,
+                        1};
+  const mculab_conv_s8_params p =
+      bench_params(c, q[MCULAB_CONV_N], q[MCULAB_CONV_C], q[MCULAB_CONV_H], q[MCULAB_CONV_W],
+                   q[MCULAB_CONV_K], k);
   mculab_conv2d_s8_nhwc(&p, c->input, c->filter, c->bias, c->output);
+}
+
+/* depthwise_conv2d_s8: depth multiplier and dilations. */
+void mculab_depthwise_conv2d_s8(const mculab_case* c) {
+  const int32_t* q = c->params;
+  const int32_t k[8] = {q[MCULAB_DW_KH],         q[MCULAB_DW_KW],        q[MCULAB_DW_PAD_H],
+                        q[MCULAB_DW_PAD_W],      q[MCULAB_DW_STRIDE_H],  q[MCULAB_DW_STRIDE_W],
+                        q[MCULAB_DW_DILATION_H], q[MCULAB_DW_DILATION_W]};
+  const int32_t dm = q[MCULAB_DW_DEPTH_MULTIPLIER];
+  mculab_conv_s8_params p = bench_params(c, q[MCULAB_DW_N], q[MCULAB_DW_C], q[MCULAB_DW_H],
+                                         q[MCULAB_DW_W], q[MCULAB_DW_C] * dm, k);
+  p.depth_multiplier = dm;
+  mculab_depthwise_conv2d_s8_nhwc(&p, c->input, c->filter, c->bias, c->output);
 }

@@ -3,8 +3,8 @@
 #include "kernels.h"
 #include "mculab/kernels_s8.h"
 
-void mculab_fully_connected_s8_run(const mculab_fc_s8_params* p, const int8_t* input,
-                                   const int8_t* filter, const int32_t* bias, int8_t* output) {
+void mculab_fully_connected_s8_run_ref(const mculab_fc_s8_params* p, const int8_t* input,
+                                       const int8_t* filter, const int32_t* bias, int8_t* output) {
   const int32_t depth = p->depth, out_c = p->out_c;
   const int32_t input_offset = p->input_offset, output_offset = p->output_offset;
   const int32_t multiplier = p->out_multiplier;
@@ -26,6 +26,17 @@ void mculab_fully_connected_s8_run(const mculab_fc_s8_params* p, const int8_t* i
   }
 }
 
+void mculab_fully_connected_s8_prepare(mculab_fc_s8_params* p, const int8_t* filter,
+                                       int32_t* sums) {
+  for (int32_t oc = 0; oc < p->out_c; ++oc) {
+    const int8_t* f = filter + (uint32_t)oc * (uint32_t)p->depth;
+    int32_t s = 0;
+    for (int32_t d = 0; d < p->depth; ++d) s += f[d];
+    sums[oc] = s;
+  }
+  p->kernel_sums = sums;
+}
+
 /* The operator benchmark: no fused activation. */
 void mculab_fully_connected_s8(const mculab_case* c) {
   mculab_fc_s8_params p;
@@ -38,5 +49,6 @@ void mculab_fully_connected_s8(const mculab_case* c) {
   p.out_shift = c->out_shift[0];
   p.act_min = -128;
   p.act_max = 127;
+  p.kernel_sums = c->kernel_sums;
   mculab_fully_connected_s8_run(&p, c->input, c->filter, c->bias, c->output);
 }

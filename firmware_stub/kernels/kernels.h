@@ -24,7 +24,42 @@ int32_t mculab_mbqm(int32_t x, int32_t multiplier, int shift);
 int8_t mculab_conv_requantize(int32_t acc, const int32_t* bias, int32_t oc, int32_t multiplier,
                               int32_t shift, const mculab_conv_s8_params* p);
 
+/* The taps [*lo, *hi) of a window starting at `start` (stride and padding applied) with `taps`
+ * taps `dilation` apart that fall inside [0, size): the fast depthwise kernels' loop bounds. */
+static inline void mculab_taps_inside(int32_t start, int32_t dilation, int32_t taps, int32_t size,
+                                      int32_t* lo, int32_t* hi) {
+  /* ceil(-start / dilation) for start < 0; ceil((size - start) / dilation) (size - start may be
+   * negative: the window is then past the input and hi <= lo). */
+  *lo = start < 0 ? (-start + dilation - 1) / dilation : 0;
+  const int32_t room = size - start;
+  *hi = room > 0 ? (room + dilation - 1) / dilation : -(-room / dilation);
+  if (*hi > taps) *hi = taps;
+}
+
+/* The taps of a pooling window inside the input, for output pixel (b, oy, ox): `rows` x `cols`
+ * values from `first` (channel 0), rows `row_step` bytes apart, values `channels` apart. */
+typedef struct {
+  const int8_t* first;
+  int32_t rows, cols, row_step;
+} mculab_pool_window;
+
+static inline mculab_pool_window mculab_pool_window_at(const mculab_pool_s8_params* p,
+                                                       const int8_t* input, int32_t b, int32_t oy,
+                                                       int32_t ox) {
+  const int32_t y0 = oy * p->stride_h - p->pad_h, x0 = ox * p->stride_w - p->pad_w;
+  int32_t fy0, fy1, fx0, fx1;
+  mculab_taps_inside(y0, 1, p->filter_h, p->in_h, &fy0, &fy1);
+  mculab_taps_inside(x0, 1, p->filter_w, p->in_w, &fx0, &fx1);
+  mculab_pool_window w;
+  w.rows = fy1 > fy0 ? fy1 - fy0 : 0;
+  w.cols = fx1 > fx0 ? fx1 - fx0 : 0;
+  w.row_step = p->in_w * p->channels;
+  w.first = input + ((b * p->in_h + y0 + fy0) * p->in_w + x0 + fx0) * p->channels;
+  return w;
+}
+
 void mculab_conv2d_s8(const mculab_case* c);
+void mculab_depthwise_conv2d_s8(const mculab_case* c);
 void mculab_fully_connected_s8(const mculab_case* c);
 /* The calibration loops (ops.h); they work on the case's output, MCULAB_CAL_OUTPUT_BYTES. */
 #define MCULAB_CAL_OUTPUT_BYTES 64u

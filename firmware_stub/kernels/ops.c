@@ -11,13 +11,15 @@
 
 typedef struct {
   uint64_t input, filter, channels, quant, output; /* element counts */
-  uint32_t depth;                                  /* products summed per output value */
+  uint64_t sums;  /* fully connected: the filter rows' sums, computed at prepare */
+  uint32_t depth; /* products summed per output value */
 } shape;
 
 static int in_range(int32_t v, int32_t lo) { return v >= lo && v <= MCULAB_MAX_DIM; }
 
 /* Fills s; returns MCULAB_CASE_OK, _UNKNOWN_OP or _BAD_PARAMS. */
 static mculab_case_status shape_of(uint16_t op, const int32_t* p, shape* s) {
+  s->sums = 0;
   switch (op) {
     case MCULAB_OP_CONV2D_S8: {
       for (int i = MCULAB_CONV_N; i <= MCULAB_CONV_KW; ++i) {
@@ -46,6 +48,35 @@ static mculab_case_status shape_of(uint16_t op, const int32_t* p, shape* s) {
       s->output = n * out_h * out_w * k;
       return MCULAB_CASE_OK;
     }
+    case MCULAB_OP_DEPTHWISE_CONV2D_S8: {
+      for (int i = MCULAB_DW_N; i <= MCULAB_DW_KW; ++i) {
+        if (!in_range(p[i], 1)) return MCULAB_CASE_BAD_PARAMS;
+      }
+      if (!in_range(p[MCULAB_DW_PAD_H], 0) || !in_range(p[MCULAB_DW_PAD_W], 0) ||
+          !in_range(p[MCULAB_DW_STRIDE_H], 1) || !in_range(p[MCULAB_DW_STRIDE_W], 1) ||
+          !in_range(p[MCULAB_DW_DILATION_H], 1) || !in_range(p[MCULAB_DW_DILATION_W], 1)) {
+        return MCULAB_CASE_BAD_PARAMS;
+      }
+      /* The dilated window: dilation * (kernel - 1) + 1, within the padded input. */
+      const int64_t eff_h = (int64_t)p[MCULAB_DW_DILATION_H] * (p[MCULAB_DW_KH] - 1) + 1;
+      const int64_t eff_w = (int64_t)p[MCULAB_DW_DILATION_W] * (p[MCULAB_DW_KW] - 1) + 1;
+      const int64_t padded_h = (int64_t)p[MCULAB_DW_H] + 2 * p[MCULAB_DW_PAD_H];
+      const int64_t padded_w = (int64_t)p[MCULAB_DW_W] + 2 * p[MCULAB_DW_PAD_W];
+      if (eff_h > padded_h || eff_w > padded_w) return MCULAB_CASE_BAD_PARAMS;
+      const uint64_t taps = (uint64_t)p[MCULAB_DW_KH] * (uint64_t)p[MCULAB_DW_KW];
+      const uint64_t k = (uint64_t)p[MCULAB_DW_C] * (uint64_t)p[MCULAB_DW_DEPTH_MULTIPLIER];
+      if (taps > MCULAB_MAX_DEPTH || k > MCULAB_MAX_DIM) return MCULAB_CASE_BAD_PARAMS;
+      const uint64_t out_h = (uint64_t)(padded_h - eff_h) / p[MCULAB_DW_STRIDE_H] + 1;
+      const uint64_t out_w = (uint64_t)(padded_w - eff_w) / p[MCULAB_DW_STRIDE_W] + 1;
+      const uint64_t n = (uint64_t)p[MCULAB_DW_N];
+      s->depth = (uint32_t)taps;
+      s->input = n * (uint64_t)p[MCULAB_DW_H] * (uint64_t)p[MCULAB_DW_W] * p[MCULAB_DW_C];
+      s->filter = taps * k;
+      s->channels = k;
+      s->quant = k;
+      s->output = n * out_h * out_w * k;
+      return MCULAB_CASE_OK;
+    }
     case MCULAB_OP_FULLY_CONNECTED_S8: {
       for (int i = 0; i < MCULAB_FC_NUM_PARAMS; ++i) {
         if (!in_range(p[i], 1)) return MCULAB_CASE_BAD_PARAMS;
@@ -59,6 +90,7 @@ static mculab_case_status shape_of(uint16_t op, const int32_t* p, shape* s) {
       s->channels = out;
       s->quant = 1;
       s->output = n * out;
+      s->sums = out;
       return MCULAB_CASE_OK;
     }
     case MCULAB_OP_CALIBRATE: {
@@ -82,10 +114,11 @@ static uint64_t align_up(uint64_t v) {
   return (v + MCULAB_TENSOR_ALIGN - 1) & ~(uint64_t)(MCULAB_TENSOR_ALIGN - 1);
 }
 
-/* Layout from an aligned base: bias, multipliers, shifts (int32), input, filter, output (int8). */
+/* Layout from an aligned base: bias, multipliers, shifts (int32), input, filter, output (int8),
+ * kernel sums (int32). */
 static uint64_t layout_bytes(const shape* s) {
   return align_up(4 * s->channels) + 2 * align_up(4 * s->quant) + align_up(s->input) +
-         align_up(s->filter) + align_up(s->output);
+         align_up(s->filter) + align_up(s->output) + align_up(4 * s->sums);
 }
 
 size_t mculab_case_arena_bytes(uint16_t op, const int32_t* params) {
@@ -148,6 +181,8 @@ mculab_case_status mculab_case_prepare(uint16_t op, const int32_t* params, uint3
   c->filter = (int8_t*)at;
   at += align_up(s.filter);
   c->output = (int8_t*)at;
+  at += align_up(s.output);
+  c->kernel_sums = s.sums != 0 ? (int32_t*)(void*)at : NULL;
   c->output_len = (uint32_t)s.output;
   c->arena_used = (size_t)need;
 
@@ -171,6 +206,15 @@ mculab_case_status mculab_case_prepare(uint16_t op, const int32_t* params, uint3
     c->out_multiplier[i] = (int32_t)(0x40000000u | (next_u32(&rng) >> 2)); /* [2^30, 2^31) */
     c->out_shift[i] = base_shift - (int32_t)(next_u32(&rng) & 1u);
   }
+  /* The filter rows' sums, outside the measured region (TFLite Micro's Prepare does the same). */
+  if (c->kernel_sums != NULL) {
+    for (uint64_t r = 0; r < s.sums; ++r) {
+      const int8_t* row = c->filter + r * s.depth;
+      int32_t sum = 0;
+      for (uint32_t k = 0; k < s.depth; ++k) sum += row[k];
+      c->kernel_sums[r] = sum;
+    }
+  }
   /* Fill the output so a kernel that skips values cannot match the reference by luck. */
   for (uint64_t i = 0; i < s.output; ++i) c->output[i] = (int8_t)0x5A;
   return MCULAB_CASE_OK;
@@ -183,6 +227,9 @@ void mculab_case_invoke(mculab_case* c) {
       break;
     case MCULAB_OP_FULLY_CONNECTED_S8:
       mculab_fully_connected_s8(c);
+      break;
+    case MCULAB_OP_DEPTHWISE_CONV2D_S8:
+      mculab_depthwise_conv2d_s8(c);
       break;
     case MCULAB_OP_CALIBRATE:
       mculab_calibrate(c);

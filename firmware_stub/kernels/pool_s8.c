@@ -4,7 +4,8 @@
 static int32_t max_i32(int32_t a, int32_t b) { return a > b ? a : b; }
 static int32_t min_i32(int32_t a, int32_t b) { return a < b ? a : b; }
 
-int mculab_average_pool_s8(const mculab_pool_s8_params* p, const int8_t* input, int8_t* output) {
+int mculab_average_pool_s8_ref(const mculab_pool_s8_params* p, const int8_t* input,
+                               int8_t* output) {
   const int32_t depth = p->channels;
   for (int32_t b = 0; b < p->batches; ++b) {
     for (int32_t oy = 0; oy < p->out_h; ++oy) {
@@ -41,7 +42,7 @@ int mculab_average_pool_s8(const mculab_pool_s8_params* p, const int8_t* input, 
   return 1;
 }
 
-void mculab_max_pool_s8(const mculab_pool_s8_params* p, const int8_t* input, int8_t* output) {
+void mculab_max_pool_s8_ref(const mculab_pool_s8_params* p, const int8_t* input, int8_t* output) {
   const int32_t depth = p->channels;
   for (int32_t b = 0; b < p->batches; ++b) {
     for (int32_t oy = 0; oy < p->out_h; ++oy) {

@@ -221,6 +221,7 @@ static mculab_tfl_status prepare_fc(ctx* c, mculab_tfl_op* op) {
   }
   if (filter->num_dims != 2) return bad(c, MCULAB_TFL_BAD_SHAPE, "filter must be [out][in]");
   mculab_fc_s8_params* p = &op->k.fc;
+  p->kernel_sums = NULL; /* the kernel sums the filter itself */
   p->out_c = filter->dims[0];
   p->depth = filter->dims[1];
   if (p->depth > MCULAB_KERNEL_MAX_DEPTH) {

@@ -35,7 +35,8 @@ VERSION = 2
 TYPES = {0x01: "HELLO", 0x02: "CASE_START", 0x03: "SAMPLE", 0x04: "OP_SAMPLE", 0x05: "MEMORY",
          0x06: "LOG", 0x07: "ERROR", 0x08: "DONE", 0x09: "CASE_END", 0x81: "CONFIGURE",
          0x82: "RUN", 0x83: "ABORT"}
-OPS = {"conv2d_s8": (1, 11), "fully_connected_s8": (2, 3), "calibrate": (100, 2)}
+OPS = {"conv2d_s8": (1, 11), "fully_connected_s8": (2, 3), "depthwise_conv2d_s8": (3, 13),
+       "calibrate": (100, 2)}
 OP_CUSTOM = 0xFFFF
 QEMU_ARGS = ["-M", "mps3-an547", "-icount", "shift=5,sleep=off",
              "-sandbox", "on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny",
@@ -92,14 +93,15 @@ def decode_frame(enc: bytes):
     return raw[1], raw[2:-4]
 
 
-def build_workload(op: int, cases, seed: int, blob: bytes = b"") -> bytes:
+def build_workload(op: int, cases, seed: int, blob: bytes = b"", flags: int = 0) -> bytes:
     nparams = len(cases[0][1]) if cases else 0
     body = struct.pack("<HHHH", op, nparams, len(cases), 0)
     for case_id, params in cases:
         body += struct.pack("<q", case_id) + struct.pack("<%di" % len(params), *params)
     if op == OP_CUSTOM:  # case ids, then the blob at the next multiple of 16 from the start
         body += b"\0" * ((-(24 + len(body))) % 16) + blob
-    header = struct.pack("<IHHIIII", 0x574C434D, 1, 24, 24 + len(body), zlib.crc32(body), seed, 0)
+    header = struct.pack("<IHHIIII", 0x574C434D, 1, 24, 24 + len(body), zlib.crc32(body), seed,
+                         flags)
     return header + body
 
 
@@ -227,6 +229,10 @@ def probe(tmp: str) -> int:
     ap.add_argument("--memory", action="store_true", help="CONFIGURE: memory reports")
     ap.add_argument("--case", action="append", default=[], help="parameters, comma separated")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--kernels", choices=["fast", "reference"], default="fast",
+                    help="the kernel set (workload flag MCULAB_WORKLOAD_REFERENCE_KERNELS)")
+    ap.add_argument("--machine", default="mps3-an547",
+                    help="--qemu: the QEMU machine (mps3-an547, mps2-an500)")
     ap.add_argument("--iterations", type=int, default=5)
     ap.add_argument("--warmup", type=int, default=1)
     ap.add_argument("--workload-len", type=int, default=0, help="CONFIGURE workload_len")
@@ -241,14 +247,16 @@ def probe(tmp: str) -> int:
     if args.op == "custom":
         blob = open(args.blob, "rb").read() if args.blob else b""
         cases = [(int(c), []) for c in (args.case or ["0"])]
-        wl = build_workload(OP_CUSTOM, cases, args.seed, blob)
+        wl = build_workload(OP_CUSTOM, cases, args.seed, blob,
+                            flags=1 if args.kernels == "reference" else 0)
     else:
         op, nparams = OPS[args.op]
         cases = [(i, [int(v) for v in c.split(",")]) for i, c in enumerate(args.case)]
         for cid, params in cases:
             if len(params) != nparams:
                 ap.error(f"case {cid}: {args.op} takes {nparams} parameters")
-        wl = build_workload(op, cases, args.seed)
+        wl = build_workload(op, cases, args.seed,
+                            flags=1 if args.kernels == "reference" else 0)
     wl_path = args.workload_out or os.path.join(tmp, "workload.bin")
     with open(wl_path, "wb") as f:
         f.write(wl)
@@ -271,7 +279,8 @@ def probe(tmp: str) -> int:
         if args.qemu:
             sock_path = os.path.join(tmp, "link.sock")
             icount = QEMU_ARGS[3].replace("shift=5", f"shift={args.icount_shift}")
-            cmd = (["qemu-system-arm", "-kernel", args.qemu] + QEMU_ARGS[:3] + [icount] +
+            cmd = (["qemu-system-arm", "-kernel", args.qemu, "-M", args.machine] +
+                   QEMU_ARGS[2:3] + [icount] +
                    QEMU_ARGS[4:] +
                    ["-chardev", f"socket,id=link,path={sock_path},server=on,wait=on",
                     "-serial", "chardev:link",

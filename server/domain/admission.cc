@@ -190,6 +190,20 @@ std::uint64_t WorkloadTensorBytes(std::string_view op, const std::vector<std::in
             B * Bytes{n} * Bytes{ho} * Bytes{wo} * Bytes{k})
         .v;
   }
+  if (op == "depthwise_conv2d_s8" && params.size() >= 13) {
+    // N, C, H, W, depth_multiplier, kernel_h, kernel_w, pad_h, pad_w, stride_h, stride_w,
+    // dilation_h, dilation_w
+    const std::uint64_t n = p(0), c = p(1), h = p(2), w = p(3), m = p(4), kh = p(5), kw = p(6);
+    const std::uint64_t ph = p(7), pw = p(8), sh = p(9) ? p(9) : 1, sw = p(10) ? p(10) : 1;
+    const std::uint64_t dh = p(11) ? p(11) : 1, dw = p(12) ? p(12) : 1;
+    const std::uint64_t eh = kh ? dh * (kh - 1) + 1 : 0, ew = kw ? dw * (kw - 1) + 1 : 0;
+    const std::uint64_t ho = h + 2 * ph >= eh ? (h + 2 * ph - eh) / sh + 1 : 0;
+    const std::uint64_t wo = w + 2 * pw >= ew ? (w + 2 * pw - ew) / sw + 1 : 0;
+    const Bytes k = Bytes{c} * Bytes{m};
+    return (Bytes{n} * Bytes{h} * Bytes{w} * Bytes{c} + Bytes{kh} * Bytes{kw} * k + Bytes{4} * k +
+            Bytes{n} * Bytes{ho} * Bytes{wo} * k)
+        .v;
+  }
   if (op == "fully_connected_s8" && params.size() >= 3) {
     const std::uint64_t n = p(0), in = p(1), out = p(2);
     return (Bytes{n} * Bytes{in} + Bytes{in} * Bytes{out} + Bytes{4} * Bytes{out} +

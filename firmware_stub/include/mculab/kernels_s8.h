@@ -10,7 +10,14 @@
  * 65536 so that the sum of products cannot overflow int32, and requantization shifts <= 0. A
  * bias is added with wrap-around, so no model can make the arithmetic undefined.
  *
- * Thread-safety: none needed; the kernels only read their inputs and write their output. */
+ * Kernel sets: each entry point below runs the variant of the selected set (mculab_kernels_select):
+ * the fastest the build has by default (Helium on a Cortex-M55 build, the DSP extension's SIMD on
+ * a Cortex-M7 build, else the reference), or the reference C. Every variant gives the reference's
+ * outputs bit for bit; the reference stays callable by name (the _ref functions).
+ *
+ * Thread-safety: none needed; the kernels only read their inputs and write their output, and the
+ * fast conv variants use a static scratch buffer (MCULAB_KERNEL_SCRATCH_BYTES): one caller at a
+ * time, as on a single-threaded runner. The selected set is a global. */
 #ifndef MCULAB_KERNELS_S8_H_
 #define MCULAB_KERNELS_S8_H_
 
@@ -21,6 +28,23 @@ extern "C" {
 #endif
 
 #define MCULAB_KERNEL_MAX_DEPTH 65536
+
+/* The kernel sets. */
+typedef enum {
+  MCULAB_KERNELS_REFERENCE = 0, /* the portable reference C below (_ref) */
+  MCULAB_KERNELS_FAST = 1,      /* the fastest bit-exact set of this build (the default) */
+} mculab_kernel_set;
+
+/* Selects the set the entry points run; returns the name of the set now in effect. */
+const char* mculab_kernels_select(mculab_kernel_set set);
+/* "reference", "helium" or "dsp": the set the entry points run now. */
+const char* mculab_kernels_name(void);
+/* The name of this build's fast set ("reference" where the build has no other). */
+const char* mculab_kernels_fast_name(void);
+
+/* Static scratch of the fast conv variants (im2col rows, widened inputs): reported by the runner
+ * as the kernels' scratch memory. */
+#define MCULAB_KERNEL_SCRATCH_BYTES 8192u
 
 /* CONV_2D and DEPTHWISE_CONV_2D (reference_integer_ops::ConvPerChannel,
  * DepthwiseConvPerChannel). pad_h/pad_w are the top/left padding; a SAME padding's extra row or
@@ -44,6 +68,10 @@ void mculab_conv2d_s8_nhwc(const mculab_conv_s8_params* p, const int8_t* input,
 void mculab_depthwise_conv2d_s8_nhwc(const mculab_conv_s8_params* p, const int8_t* input,
                                      const int8_t* filter, const int32_t* bias /* NULL: none */,
                                      int8_t* output);
+void mculab_conv2d_s8_nhwc_ref(const mculab_conv_s8_params* p, const int8_t* input,
+                               const int8_t* filter, const int32_t* bias, int8_t* output);
+void mculab_depthwise_conv2d_s8_nhwc_ref(const mculab_conv_s8_params* p, const int8_t* input,
+                                         const int8_t* filter, const int32_t* bias, int8_t* output);
 
 /* FULLY_CONNECTED (reference_integer_ops::FullyConnected): input [batches][depth], filter
  * [out_c][depth], per-tensor requantization. */
@@ -52,19 +80,34 @@ typedef struct {
   int32_t input_offset, output_offset;
   int32_t out_multiplier, out_shift;
   int32_t act_min, act_max;
+  /* NULL (zero-initialise the struct), or [out_c] sums of each filter row, filled by
+   * mculab_fully_connected_s8_prepare for the filter the kernel is then called with: the Helium
+   * kernel then skips summing the filter (TFLite Micro computes them at Prepare likewise). */
+  const int32_t* kernel_sums;
 } mculab_fc_s8_params;
 
 void mculab_fully_connected_s8_run(const mculab_fc_s8_params* p, const int8_t* input,
                                    const int8_t* filter, const int32_t* bias /* NULL: none */,
                                    int8_t* output);
+void mculab_fully_connected_s8_run_ref(const mculab_fc_s8_params* p, const int8_t* input,
+                                       const int8_t* filter, const int32_t* bias, int8_t* output);
+/* Optional, outside the timed region: sums[oc] = sum of filter row oc (out_c values), and
+ * p->kernel_sums = sums. */
+void mculab_fully_connected_s8_prepare(mculab_fc_s8_params* p, const int8_t* filter, int32_t* sums);
 
-/* Helium (MVE) variants of the three above, bit-exact with them (kernels/helium_s8.c): built
- * for the Cortex-M55 only, into the TFLite runner's Helium build. */
+/* The Helium (MVE) set (kernels/helium_s8.c), defined only in Cortex-M55 builds, and the DSP set
+ * (kernels/dsp_s8.c), only in builds with the DSP extension and without MVE. */
 void mculab_conv2d_s8_nhwc_mve(const mculab_conv_s8_params* p, const int8_t* input,
                                const int8_t* filter, const int32_t* bias, int8_t* output);
 void mculab_depthwise_conv2d_s8_nhwc_mve(const mculab_conv_s8_params* p, const int8_t* input,
                                          const int8_t* filter, const int32_t* bias, int8_t* output);
 void mculab_fully_connected_s8_run_mve(const mculab_fc_s8_params* p, const int8_t* input,
+                                       const int8_t* filter, const int32_t* bias, int8_t* output);
+void mculab_conv2d_s8_nhwc_dsp(const mculab_conv_s8_params* p, const int8_t* input,
+                               const int8_t* filter, const int32_t* bias, int8_t* output);
+void mculab_depthwise_conv2d_s8_nhwc_dsp(const mculab_conv_s8_params* p, const int8_t* input,
+                                         const int8_t* filter, const int32_t* bias, int8_t* output);
+void mculab_fully_connected_s8_run_dsp(const mculab_fc_s8_params* p, const int8_t* input,
                                        const int8_t* filter, const int32_t* bias, int8_t* output);
 
 /* AVERAGE_POOL_2D and MAX_POOL_2D (reference_integer_ops::AveragePool, MaxPool); input and output
@@ -78,6 +121,8 @@ typedef struct {
 /* Returns 0 when a window holds no input value (TFLite fails the op then), else 1. */
 int mculab_average_pool_s8(const mculab_pool_s8_params* p, const int8_t* input, int8_t* output);
 void mculab_max_pool_s8(const mculab_pool_s8_params* p, const int8_t* input, int8_t* output);
+int mculab_average_pool_s8_ref(const mculab_pool_s8_params* p, const int8_t* input, int8_t* output);
+void mculab_max_pool_s8_ref(const mculab_pool_s8_params* p, const int8_t* input, int8_t* output);
 
 /* ADD of two tensors of one shape (reference_integer_ops::AddElementwise). */
 typedef struct {
@@ -89,6 +134,17 @@ typedef struct {
 
 void mculab_add_s8(const mculab_add_s8_params* p, const int8_t* input1, const int8_t* input2,
                    int8_t* output, uint32_t n);
+void mculab_add_s8_ref(const mculab_add_s8_params* p, const int8_t* input1, const int8_t* input2,
+                       int8_t* output, uint32_t n);
+/* The pooling and add of the Helium and DSP sets (defined as the conv ones are). */
+int mculab_average_pool_s8_mve(const mculab_pool_s8_params* p, const int8_t* input, int8_t* output);
+void mculab_max_pool_s8_mve(const mculab_pool_s8_params* p, const int8_t* input, int8_t* output);
+void mculab_add_s8_mve(const mculab_add_s8_params* p, const int8_t* input1, const int8_t* input2,
+                       int8_t* output, uint32_t n);
+int mculab_average_pool_s8_dsp(const mculab_pool_s8_params* p, const int8_t* input, int8_t* output);
+void mculab_max_pool_s8_dsp(const mculab_pool_s8_params* p, const int8_t* input, int8_t* output);
+void mculab_add_s8_dsp(const mculab_add_s8_params* p, const int8_t* input1, const int8_t* input2,
+                       int8_t* output, uint32_t n);
 
 /* SOFTMAX over the last dimension, int8 in, int8 out with zero point -128 and scale 1/256
  * (reference_ops::Softmax: gemmlowp's fixed-point exp and reciprocal). */

@@ -17,6 +17,7 @@ extern "C" {
 typedef enum {
   MCULAB_OP_CONV2D_S8 = 1,
   MCULAB_OP_FULLY_CONNECTED_S8 = 2,
+  MCULAB_OP_DEPTHWISE_CONV2D_S8 = 3,
   /* Lab-internal: a loop of known length and instruction mix (kernels/calibrate.c), for health
    * checks and to check counters against an independent count. Not an operator benchmark. */
   MCULAB_OP_CALIBRATE = 100,
@@ -39,6 +40,26 @@ enum {
   MCULAB_CONV_STRIDE_H,
   MCULAB_CONV_STRIDE_W,
   MCULAB_CONV_NUM_PARAMS
+};
+
+/* depthwise_conv2d_s8 parameters, in order (NHWC input, [1][kh][kw][C * depth_multiplier]
+ * filter, TFLite reference semantics, per-channel requantization, zero padding of pad_h/pad_w on
+ * each side, dilations) */
+enum {
+  MCULAB_DW_N,
+  MCULAB_DW_C,
+  MCULAB_DW_H,
+  MCULAB_DW_W,
+  MCULAB_DW_DEPTH_MULTIPLIER,
+  MCULAB_DW_KH,
+  MCULAB_DW_KW,
+  MCULAB_DW_PAD_H,
+  MCULAB_DW_PAD_W,
+  MCULAB_DW_STRIDE_H,
+  MCULAB_DW_STRIDE_W,
+  MCULAB_DW_DILATION_H,
+  MCULAB_DW_DILATION_W,
+  MCULAB_DW_NUM_PARAMS
 };
 
 /* fully_connected_s8 parameters, in order: batches, input features, output features */
@@ -85,6 +106,7 @@ typedef struct {
   int32_t* out_multiplier;
   int32_t* out_shift;
   int8_t* output;
+  int32_t* kernel_sums; /* fully connected: each filter row's sum, filled at prepare; else NULL */
   uint32_t output_len;
   int32_t input_offset;
   int32_t output_offset;

@@ -78,6 +78,8 @@ typedef enum {
 /* Memory categories: names the runner uses itself (a runtime adds its own, up to 15 characters). */
 #define MCULAB_MEMORY_ARENA "arena" /* the case's tensors / the runtime's arena */
 #define MCULAB_MEMORY_STACK "stack" /* the stack's high-water mark during the case (painting) */
+/* the fast kernels' static scratch buffer (mculab/kernels_s8.h MCULAB_KERNEL_SCRATCH_BYTES) */
+#define MCULAB_MEMORY_SCRATCH "scratch"
 
 /* Error codes (ERROR frame) */
 typedef enum {

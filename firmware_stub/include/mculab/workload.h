@@ -9,7 +9,7 @@
  *     8  u32 total_len    header + body
  *     12 u32 body_crc32   mculab_crc32() of the body
  *     16 u32 seed         seeds the deterministic tensor generator
- *     20 u32 reserved     0
+ *     20 u32 flags        MCULAB_WORKLOAD_*: 0 runs the runner's defaults
  *   body
  *     0  u16 op           mculab_op_id
  *     2  u16 num_params   the op's parameter count (mculab_op_param_count)
@@ -38,6 +38,9 @@ extern "C" {
 #define MCULAB_WORKLOAD_BODY_FIXED_LEN 8u
 #define MCULAB_MAX_CASES 1024u
 #define MCULAB_WORKLOAD_BLOB_ALIGN 16u
+/* Header flags. REFERENCE_KERNELS: run the portable reference kernels instead of the build's
+ * fastest set (mculab/kernels_s8.h), to compare the two (`--kernels reference`). */
+#define MCULAB_WORKLOAD_REFERENCE_KERNELS 0x01u
 
 typedef enum {
   MCULAB_WORKLOAD_OK = 0,
@@ -55,6 +58,7 @@ typedef struct {
   uint16_t num_params;
   uint16_t num_cases;
   uint32_t seed;
+  uint32_t flags;       /* MCULAB_WORKLOAD_* */
   const uint8_t* cases; /* num_cases records of 8 + 4 * num_params bytes */
   const uint8_t* blob; /* MCULAB_OP_CUSTOM: the blob (16-byte aligned in the workload), else NULL */
   size_t blob_len;

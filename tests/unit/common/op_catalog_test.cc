@@ -11,6 +11,12 @@ TEST(OpCatalog, ParameterCountsMatchTheRunnersOps) {
   EXPECT_EQ(FindOp("conv2d_s8")->params.size(), size_t{MCULAB_CONV_NUM_PARAMS});
   EXPECT_EQ(FindOp("fully_connected_s8")->params.size(), size_t{MCULAB_FC_NUM_PARAMS});
   EXPECT_EQ(FindOp(uint16_t{MCULAB_OP_CONV2D_S8})->name, "conv2d_s8");
+  EXPECT_EQ(FindOp("depthwise_conv2d_s8")->params.size(), size_t{MCULAB_DW_NUM_PARAMS});
+  EXPECT_EQ(FindOp(uint16_t{MCULAB_OP_DEPTHWISE_CONV2D_S8})->name, "depthwise_conv2d_s8");
+  // The catalog's order is the kernel's (firmware_stub/include/mculab/ops.h).
+  EXPECT_EQ(FindOp("depthwise_conv2d_s8")->params[MCULAB_DW_DEPTH_MULTIPLIER].name,
+            "depth_multiplier");
+  EXPECT_EQ(FindOp("depthwise_conv2d_s8")->params[MCULAB_DW_DILATION_W].name, "dilation_w");
 }
 
 TEST(OpCatalog, UnknownOpIsNull) {

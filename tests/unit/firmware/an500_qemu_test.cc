@@ -9,7 +9,10 @@
 #include "common/reference.h"
 #include "common/runner_messages.h"
 #include "common/workload_builder.h"
+#include "fast_kernel_checksums.h"
 #include "mculab/ops.h"
+#include "mculab/runner_protocol.h"
+#include "mculab/workload.h"
 #include "runner_link.h"
 
 namespace mculab {
@@ -42,6 +45,9 @@ struct Sweep {
 Sweep RunSweep(std::uint32_t iterations) {
   auto wl = BuildWorkload(MCULAB_OP_CONV2D_S8, kSweep, kSeed);
   EXPECT_TRUE(wl.ok());
+  // The reference kernels (workload flag): their case 2 spans several SysTick wraps, which the
+  // fast kernels' would not (FastKernelsGiveTheHostReferencesChecksums checks those).
+  mculab_put_u32(wl->data() + 20, MCULAB_WORKLOAD_REFERENCE_KERNELS);
   auto link = StartQemu(*wl, "an500-sweep.bin");
   Sweep r;
   EXPECT_TRUE(DecodeHello(link->Expect(MCULAB_MSG_HELLO)).ok());
@@ -135,6 +141,11 @@ TEST(An500Qemu, CorruptWorkloadIsReported) {
   EXPECT_EQ(err->code, MCULAB_ERR_BAD_WORKLOAD);
   EXPECT_EQ(DecodeDone(link->Expect(MCULAB_MSG_DONE))->status, MCULAB_ERR_BAD_WORKLOAD);
   EXPECT_TRUE(link->Running());
+}
+
+TEST(An500Qemu, FastKernelsGiveTheHostReferencesChecksums) {
+  test_support::ExpectFastKernelChecksums(
+      [](const Bytes& wl) { return StartQemu(wl, "an500-fast.bin"); }, "dsp", true, kSeed);
 }
 
 }  // namespace

@@ -9,7 +9,10 @@
 #include "common/reference.h"
 #include "common/runner_messages.h"
 #include "common/workload_builder.h"
+#include "fast_kernel_checksums.h"
 #include "mculab/ops.h"
+#include "mculab/runner_protocol.h"
+#include "mculab/workload.h"
 #include "runner_link.h"
 
 namespace mculab {
@@ -48,6 +51,9 @@ std::unique_ptr<RunnerLink> StartQemu(const Bytes& workload, const std::string& 
 SessionResult RunSweep(std::uint32_t iterations, int shift = 5) {
   auto wl = BuildWorkload(MCULAB_OP_CONV2D_S8, kSweep, kSeed);
   EXPECT_TRUE(wl.ok());
+  // The reference kernels (workload flag): their case 2 spans several SysTick wraps, which the
+  // fast kernels' would not (FastKernelsGiveTheHostReferencesChecksums checks those).
+  mculab_put_u32(wl->data() + 20, MCULAB_WORKLOAD_REFERENCE_KERNELS);
   auto link = StartQemu(*wl, "sweep.bin", shift);
   SessionResult r;
   auto hello = DecodeHello(link->Expect(MCULAB_MSG_HELLO));
@@ -247,6 +253,11 @@ TEST(An547Qemu, CalibrationLoopsLeaveTheReferencesOutput) {
   }
   EXPECT_EQ(DecodeDone(link->Expect(MCULAB_MSG_DONE))->status, 0);
   EXPECT_TRUE(link->StopParked());
+}
+
+TEST(An547Qemu, FastKernelsGiveTheHostReferencesChecksums) {
+  test_support::ExpectFastKernelChecksums([](const Bytes& wl) { return StartQemu(wl, "fast.bin"); },
+                                          "helium", false, kSeed);
 }
 
 }  // namespace

@@ -171,6 +171,14 @@ TEST(KernelsS8, FullyConnectedWithoutBiasMatchesNaive) {
     const auto f = r.Int8(static_cast<size_t>(p.out_c) * p.depth);
     std::vector<int8_t> got(static_cast<size_t>(p.batches) * p.out_c);
     mculab_fully_connected_s8_run(&p, in.data(), f.data(), nullptr, got.data());
+    // The same with the kernel sums prepared (the fast sets read them; the reference ignores them).
+    std::vector<int32_t> sums(p.out_c);
+    mculab_fc_s8_params prepared = p;
+    mculab_fully_connected_s8_prepare(&prepared, f.data(), sums.data());
+    EXPECT_EQ(prepared.kernel_sums, sums.data());
+    std::vector<int8_t> got_prepared(got.size());
+    mculab_fully_connected_s8_run(&prepared, in.data(), f.data(), nullptr, got_prepared.data());
+    EXPECT_EQ(got_prepared, got) << seed;
     std::vector<int8_t> want;
     for (int b = 0; b < p.batches; ++b)
       for (int o = 0; o < p.out_c; ++o) {
@@ -260,6 +268,15 @@ TEST(KernelsS8, AddMatchesNaiveRescaling) {
       EXPECT_EQ(got[i], Clamp(o + p.output_offset, -128, 127)) << t << " " << i;
     }
   }
+}
+
+TEST(KernelSets, TheHostsFastSetIsTheReferenceAndTheSelectionSticks) {
+  // The Helium and DSP sets are checked on their boards (tests/kernels_selftest under QEMU).
+  EXPECT_STREQ(mculab_kernels_fast_name(), "reference");
+  EXPECT_STREQ(mculab_kernels_select(MCULAB_KERNELS_REFERENCE), "reference");
+  EXPECT_STREQ(mculab_kernels_name(), "reference");
+  EXPECT_STREQ(mculab_kernels_select(MCULAB_KERNELS_FAST), mculab_kernels_fast_name());
+  EXPECT_STREQ(mculab_kernels_name(), mculab_kernels_fast_name());
 }
 
 TEST(KernelsS8, QuantizeMultiplierIsFrexpRounded) {

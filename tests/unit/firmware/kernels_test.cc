@@ -80,6 +80,37 @@ std::vector<int8_t> NaiveFc(const mculab_case& c) {
   return out;
 }
 
+// Depthwise: output channel o reads input channel o / depth_multiplier; dilated taps.
+std::vector<int8_t> NaiveDepthwise(const mculab_case& c) {
+  const int32_t* p = c.params;
+  const int n = p[MCULAB_DW_N], ch = p[MCULAB_DW_C], h = p[MCULAB_DW_H], w = p[MCULAB_DW_W];
+  const int dm = p[MCULAB_DW_DEPTH_MULTIPLIER], kh = p[MCULAB_DW_KH], kw = p[MCULAB_DW_KW];
+  const int ph = p[MCULAB_DW_PAD_H], pw = p[MCULAB_DW_PAD_W];
+  const int sh = p[MCULAB_DW_STRIDE_H], sw = p[MCULAB_DW_STRIDE_W];
+  const int dh = p[MCULAB_DW_DILATION_H], dw = p[MCULAB_DW_DILATION_W];
+  const int oh = (h + 2 * ph - (dh * (kh - 1) + 1)) / sh + 1;
+  const int ow = (w + 2 * pw - (dw * (kw - 1) + 1)) / sw + 1;
+  const int k = ch * dm;
+  std::vector<int8_t> out;
+  for (int b = 0; b < n; ++b)
+    for (int y = 0; y < oh; ++y)
+      for (int x = 0; x < ow; ++x)
+        for (int o = 0; o < k; ++o) {
+          int64_t acc = c.bias[o];
+          for (int fy = 0; fy < kh; ++fy)
+            for (int fx = 0; fx < kw; ++fx) {
+              const int iy = y * sh - ph + fy * dh, ix = x * sw - pw + fx * dw;
+              if (iy < 0 || iy >= h || ix < 0 || ix >= w) continue;
+              acc += int64_t{c.filter[(static_cast<size_t>(fy) * kw + fx) * k + o]} *
+                     (int64_t{c.input[((static_cast<size_t>(b) * h + iy) * w + ix) * ch + o / dm]} +
+                      c.input_offset);
+            }
+          out.push_back(Clamp(int64_t{NaiveRequantize(acc, c.out_multiplier[o], c.out_shift[o])} +
+                              c.output_offset));
+        }
+  return out;
+}
+
 struct Prepared {
   std::vector<uint8_t> arena;
   mculab_case c;
@@ -139,6 +170,52 @@ INSTANTIATE_TEST_SUITE_P(Shapes, Conv2dS8,
                              ConvShape{"single_channel", {1, 1, 12, 12, 1, 3, 3, 1, 1, 1, 1}},
                              ConvShape{"deep", {1, 64, 6, 6, 16, 3, 3, 1, 1, 1, 1}}),
                          [](const auto& info) { return std::string(info.param.name); });
+
+class DepthwiseConv2dS8 : public ::testing::TestWithParam<ConvShape> {};
+
+TEST_P(DepthwiseConv2dS8, MatchesNaiveImplementation) {
+  for (uint32_t seed : {3u, 0xBEEFu}) {
+    Prepared r = Prepare(MCULAB_OP_DEPTHWISE_CONV2D_S8, GetParam().p, seed);
+    mculab_case_invoke(&r.c);
+    const std::vector<int8_t> got(r.c.output, r.c.output + r.c.output_len);
+    const std::vector<int8_t> want = NaiveDepthwise(r.c);
+    ASSERT_EQ(got.size(), want.size());
+    EXPECT_EQ(got, want) << GetParam().name << " seed " << seed;
+    ExpectNotSaturated(got);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, DepthwiseConv2dS8,
+    ::testing::Values(
+        //                         N  C   H  W  dm kh kw ph pw sh sw dh dw
+        ConvShape{"3x3_s1_pad1", {1, 64, 25, 5, 1, 3, 3, 1, 1, 1, 1, 1, 1}},
+        ConvShape{"multiplier2_stride2", {2, 3, 9, 8, 2, 3, 3, 1, 1, 2, 2, 1, 1}},
+        ConvShape{"dilated", {1, 5, 10, 9, 1, 3, 2, 2, 1, 1, 1, 2, 3}},
+        ConvShape{"5x5_odd_channels", {1, 7, 8, 8, 3, 5, 5, 2, 2, 1, 2, 1, 1}}),
+    [](const auto& info) { return std::string(info.param.name); });
+
+TEST(CasePrepare, DepthwiseRejectsADilatedKernelLargerThanThePaddedInput) {
+  //              N  C  H  W dm kh kw ph pw sh sw dh dw
+  Params p = {1, 4, 5, 5, 1, 3, 3, 0, 0, 1, 1, 3, 1};
+  EXPECT_EQ(mculab_case_arena_bytes(MCULAB_OP_DEPTHWISE_CONV2D_S8, p.data()), 0u);
+  p[MCULAB_DW_PAD_H] = 1;  // 5 + 2 >= 3 * 2 + 1
+  EXPECT_GT(mculab_case_arena_bytes(MCULAB_OP_DEPTHWISE_CONV2D_S8, p.data()), 0u);
+  p[MCULAB_DW_DILATION_W] = 0;
+  EXPECT_EQ(mculab_case_arena_bytes(MCULAB_OP_DEPTHWISE_CONV2D_S8, p.data()), 0u);
+}
+
+TEST(CasePrepare, FullyConnectedKernelSumsArePreparedOutsideTheKernel) {
+  Prepared r = Prepare(MCULAB_OP_FULLY_CONNECTED_S8, Params{1, 37, 5}, 9);
+  ASSERT_NE(r.c.kernel_sums, nullptr);
+  for (int o = 0; o < 5; ++o) {
+    int32_t sum = 0;
+    for (int d = 0; d < 37; ++d) sum += r.c.filter[o * 37 + d];
+    EXPECT_EQ(r.c.kernel_sums[o], sum) << o;
+  }
+  EXPECT_EQ(Prepare(MCULAB_OP_CONV2D_S8, Params{1, 1, 3, 3, 1, 1, 1, 0, 0, 1, 1}, 9).c.kernel_sums,
+            nullptr);
+}
 
 class FullyConnectedS8 : public ::testing::TestWithParam<Params> {};
 

@@ -49,6 +49,16 @@ TEST(Workload, BuiltWorkloadParsesBack) {
   EXPECT_EQ(b.size(), 24u + 8u + 2u * (8u + 44u));
 }
 
+TEST(Workload, HeaderFlagsAreRead) {
+  auto b = ConvWorkload();
+  mculab_workload w;
+  ASSERT_EQ(Parse(b, &w), MCULAB_WORKLOAD_OK);
+  EXPECT_EQ(w.flags, 0u);  // the builder's default: the runner's fastest kernels
+  mculab_put_u32(&b[20], MCULAB_WORKLOAD_REFERENCE_KERNELS);
+  ASSERT_EQ(Parse(b, &w), MCULAB_WORKLOAD_OK);  // the CRC covers the body only
+  EXPECT_EQ(w.flags, MCULAB_WORKLOAD_REFERENCE_KERNELS);
+}
+
 TEST(Workload, TrailingRegionBytesAreIgnored) {
   auto b = ConvWorkload();
   b.resize(b.size() + 100, 0xEE);  // the region is bigger than the workload
