@@ -3,6 +3,7 @@
 #include <stdint.h>
 
 #include "mculab/kernels_s8.h"
+#include "mculab/runner_protocol.h"
 #include "mculab/tflite.h"
 #include "tflite_internal.h"
 
@@ -83,33 +84,68 @@ mculab_tfl_status mculab_tfl_invoke(mculab_tfl_model* m, const mculab_tfl_hooks*
   return MCULAB_TFL_OK;
 }
 
+void* mculab_tfl_input_at(mculab_tfl_model* m, uint32_t k, uint32_t* bytes) {
+  if (!m->prepared || k >= m->num_inputs) return NULL;
+  if (bytes != NULL) *bytes = m->tensors[m->inputs[k]].bytes;
+  return m->tensors[m->inputs[k]].data;
+}
+
+const void* mculab_tfl_output_at(const mculab_tfl_model* m, uint32_t k, uint32_t* bytes) {
+  if (!m->prepared || k >= m->num_outputs) return NULL;
+  if (bytes != NULL) *bytes = m->tensors[m->outputs[k]].bytes;
+  return m->tensors[m->outputs[k]].data;
+}
+
 int8_t* mculab_tfl_input(mculab_tfl_model* m, uint32_t* bytes) {
-  if (!m->prepared) return NULL;
-  if (bytes != NULL) *bytes = m->tensors[m->input].bytes;
-  return (int8_t*)m->tensors[m->input].data;
+  return (int8_t*)mculab_tfl_input_at(m, 0, bytes);
 }
 
 const int8_t* mculab_tfl_output(const mculab_tfl_model* m, uint32_t* bytes) {
-  if (!m->prepared) return NULL;
-  if (bytes != NULL) *bytes = m->tensors[m->output].bytes;
-  return (const int8_t*)m->tensors[m->output].data;
+  return (const int8_t*)mculab_tfl_output_at(m, 0, bytes);
+}
+
+uint32_t mculab_tfl_inputs_bytes(const mculab_tfl_model* m) {
+  uint32_t n = 0;
+  for (uint32_t k = 0; k < m->num_inputs; ++k) n += m->tensors[m->inputs[k]].bytes;
+  return n;
+}
+
+uint32_t mculab_tfl_output_crc32(const mculab_tfl_model* m) {
+  if (!m->prepared) return 0;
+  uint32_t crc = 0;
+  for (uint32_t k = 0; k < m->num_outputs; ++k) {
+    const mculab_tfl_tensor* t = &m->tensors[m->outputs[k]];
+    crc = mculab_crc32(crc, t->data, t->bytes);
+  }
+  return crc;
 }
 
 void mculab_tfl_seed_input(mculab_tfl_model* m, uint32_t seed) {
-  uint32_t bytes = 0;
-  int8_t* in = mculab_tfl_input(m, &bytes);
   uint32_t x = seed != 0 ? seed : 0x6D2B79F5u; /* xorshift32 must not start at 0 */
-  /* A float32 input (a model that quantizes its input): the same int8 steps over 128. */
-  const int is_float = m->prepared && m->tensors[m->input].type == MCULAB_TFL_FLOAT32;
-  const uint32_t n = is_float ? bytes / 4u : bytes;
-  for (uint32_t i = 0; in != NULL && i < n; ++i) {
-    x ^= x << 13;
-    x ^= x >> 17;
-    x ^= x << 5;
-    if (is_float) {
-      ((float*)(void*)in)[i] = (float)(int8_t)(x >> 24) / 128.0f;
-    } else {
-      in[i] = (int8_t)(x >> 24);
+  for (uint32_t k = 0; m->prepared && k < m->num_inputs; ++k) {
+    mculab_tfl_tensor* t = &m->tensors[m->inputs[k]];
+    const uint32_t size = t->elements == 0 ? 1u : t->bytes / t->elements;
+    for (uint32_t i = 0; i < t->elements; ++i) {
+      x ^= x << 13;
+      x ^= x >> 17;
+      x ^= x << 5;
+      const int8_t v = (int8_t)(x >> 24);
+      /* Wider inputs take the same int8 steps: float32 over 128 (a model that quantizes its
+       * input), int16 and int32 scaled to their range's top byte. */
+      switch (t->type) {
+        case MCULAB_TFL_FLOAT32:
+          ((float*)(void*)t->data)[i] = (float)v / 128.0f;
+          break;
+        case MCULAB_TFL_INT16:
+          ((int16_t*)(void*)t->data)[i] = (int16_t)(x >> 16);
+          break;
+        case MCULAB_TFL_INT32:
+          ((int32_t*)(void*)t->data)[i] = (int32_t)x;
+          break;
+        default:
+          if (size == 1) ((int8_t*)t->data)[i] = v;
+          break;
+      }
     }
   }
 }

@@ -30,6 +30,8 @@ static uint32_t type_size(uint8_t type) {
   switch (type) {
     case MCULAB_TFL_INT8:
       return 1;
+    case MCULAB_TFL_INT16:
+      return 2;
     case MCULAB_TFL_INT32:
     case MCULAB_TFL_FLOAT32:
       return 4;
@@ -219,7 +221,7 @@ static mculab_tfl_status load_tensor(mculab_tfl_model* m, fb_reader* r, fb_table
   const uint32_t size = type_size(x->type);
   if (size == 0) {
     return mculab_tfl_fail2(m, MCULAB_TFL_UNSUPPORTED, "tensor ", i, ": tensor type ", x->type,
-                            " (the interpreter knows int8, int32, int64, float32)");
+                            " (the interpreter knows int8, int16, int32, int64, float32)");
   }
   x->elements = (uint32_t)elements;
   x->bytes = (uint32_t)elements * size;
@@ -228,6 +230,7 @@ static mculab_tfl_status load_tensor(mculab_tfl_model* m, fb_reader* r, fb_table
   x->first_use = x->last_use = -1;
   x->is_const = 0;
   x->is_planned = 0;
+  x->is_input = 0;
   x->const_data = NULL;
   x->data = NULL;
   x->arena_offset = 0;
@@ -282,9 +285,12 @@ static mculab_tfl_status load_tensor(mculab_tfl_model* m, fb_reader* r, fb_table
       const uint32_t lo = fb_u32_at(r->b + zps.pos + 8u * z);
       const uint32_t hi = fb_u32_at(r->b + zps.pos + 8u * z + 4u);
       const int64_t zp = (int64_t)(((uint64_t)hi << 32) | lo);
-      if (zp < -128 || zp > 127) {
+      const int64_t zp_lo = x->type == MCULAB_TFL_INT8    ? -128
+                            : x->type == MCULAB_TFL_INT16 ? -32768
+                                                          : -2147483647;
+      if (zp < zp_lo || zp > -zp_lo - 1) {
         return mculab_tfl_fail2(m, MCULAB_TFL_UNSUPPORTED, "tensor ", i, ": zero point ", zp,
-                                " outside int8");
+                                " outside the tensor's type");
       }
       if (z == 0) x->zero_point = (int32_t)zp;
       if (scales.count > 1 && zp != 0) {
@@ -292,12 +298,14 @@ static mculab_tfl_status load_tensor(mculab_tfl_model* m, fb_reader* r, fb_table
                                ": per-channel quantization with a zero point other than 0");
       }
     }
+    /* Scales that do not run along their quantized dimension (TFLite converters write biases
+     * with quantized_dimension 3 over a 1-D tensor) are kept, as TFLite Micro keeps them, with
+     * quantized_dim -1: a kernel that reads scales per channel refuses them, one that does not
+     * (a bias, whose scales are the input's times the filter's) never looks. */
     if (scales.count > 1) {
-      if (qdim < 0 || (uint32_t)qdim >= x->num_dims || (uint32_t)x->dims[qdim] != scales.count) {
-        return mculab_tfl_fail(m, MCULAB_TFL_MALFORMED, "tensor ", i,
-                               ": per-channel scales do not match the quantized dimension");
-      }
-      x->quantized_dim = qdim;
+      const int along =
+          qdim >= 0 && (uint32_t)qdim < x->num_dims && (uint32_t)x->dims[qdim] == scales.count;
+      x->quantized_dim = along ? qdim : -1;
     }
   }
   return MCULAB_TFL_OK;
@@ -392,7 +400,8 @@ mculab_tfl_status mculab_tfl_load(mculab_tfl_model* m, const uint8_t* data, size
   m->model = data;
   m->model_len = 0;
   m->num_tensors = m->num_ops = 0;
-  m->input = m->output = -1;
+  m->num_inputs = m->num_outputs = 0;
+  m->num_missing = 0;
   m->prepared = 0;
   m->arena = NULL;
   m->arena_len = 0;
@@ -440,7 +449,7 @@ mculab_tfl_status mculab_tfl_load(mculab_tfl_model* m, const uint8_t* data, size
   }
   if (opcodes.count > MCULAB_TFL_MAX_OPCODES) {
     return mculab_tfl_fail2(m, MCULAB_TFL_TOO_LARGE, "model", -1, ": ", opcodes.count,
-                            " operator codes (at most 64)");
+                            " operator codes (at most 256)");
   }
   int32_t codes[MCULAB_TFL_MAX_OPCODES];
   for (uint32_t i = 0; i < opcodes.count; ++i) {
@@ -460,11 +469,11 @@ mculab_tfl_status mculab_tfl_load(mculab_tfl_model* m, const uint8_t* data, size
   if (r.status != MCULAB_TFL_OK) return reader_failed(m, &r, "subgraph", -1);
   if (tensors.count > MCULAB_TFL_MAX_TENSORS) {
     return mculab_tfl_fail2(m, MCULAB_TFL_TOO_LARGE, "model", -1, ": ", tensors.count,
-                            " tensors (at most 256)");
+                            " tensors (at most 512)");
   }
   if (operators.count > MCULAB_TFL_MAX_OPERATORS) {
     return mculab_tfl_fail2(m, MCULAB_TFL_TOO_LARGE, "model", -1, ": ", operators.count,
-                            " operators (at most 128)");
+                            " operators (at most 256)");
   }
   if (operators.count == 0) {
     return mculab_tfl_fail(m, MCULAB_TFL_MALFORMED, "model: no operators", -1, NULL);
@@ -477,57 +486,91 @@ mculab_tfl_status mculab_tfl_load(mculab_tfl_model* m, const uint8_t* data, size
     const mculab_tfl_status st = load_tensor(m, &r, &t, buffers, i);
     if (st != MCULAB_TFL_OK) return st;
   }
-  if (inputs.count != 1 || outputs.count != 1) {
-    return mculab_tfl_fail(m, MCULAB_TFL_UNSUPPORTED,
-                           "model: the interpreter runs graphs of one input and one output", -1,
-                           NULL);
+  if (inputs.count == 0 || outputs.count == 0 || inputs.count > MCULAB_TFL_MAX_GRAPH_IO ||
+      outputs.count > MCULAB_TFL_MAX_GRAPH_IO) {
+    return mculab_tfl_fail2(
+        m, inputs.count == 0 || outputs.count == 0 ? MCULAB_TFL_MALFORMED : MCULAB_TFL_TOO_LARGE,
+        "model", -1, ": graph inputs and outputs: ", (int64_t)inputs.count * 1000 + outputs.count,
+        " (inputs x 1000 + outputs; each from 1 to 8)");
   }
-  const int32_t in = (int32_t)fb_vec_u32(&r, inputs, 0), out = (int32_t)fb_vec_u32(&r, outputs, 0);
-  if (in < 0 || (uint32_t)in >= m->num_tensors || out < 0 || (uint32_t)out >= m->num_tensors) {
-    return mculab_tfl_fail(m, MCULAB_TFL_MALFORMED,
-                           "model: graph input or output index out of range", -1, NULL);
+  for (uint32_t k = 0; k < inputs.count + outputs.count; ++k) {
+    const int is_in = k < inputs.count;
+    const int32_t t =
+        (int32_t)fb_vec_u32(&r, is_in ? inputs : outputs, is_in ? k : k - inputs.count);
+    if (t < 0 || (uint32_t)t >= m->num_tensors) {
+      return mculab_tfl_fail(m, MCULAB_TFL_MALFORMED,
+                             "model: graph input or output index out of range", -1, NULL);
+    }
+    mculab_tfl_tensor* x = &m->tensors[t];
+    if (x->is_const || x->is_input) {
+      return mculab_tfl_fail2(m, MCULAB_TFL_MALFORMED, "model", -1,
+                              ": the graph's input or output is a constant or repeats an input: "
+                              "tensor ",
+                              t, "");
+    }
+    if (is_in) {
+      m->inputs[k] = (int16_t)t;
+      x->is_input = 1;
+      x->is_planned = 1;
+      x->first_use = 0;
+    } else {
+      m->outputs[k - inputs.count] = (int16_t)t;
+    }
   }
-  m->input = (int16_t)in;
-  m->output = (int16_t)out;
-  if (m->tensors[in].is_const || m->tensors[out].is_const || in == out) {
-    return mculab_tfl_fail(m, MCULAB_TFL_MALFORMED,
-                           "model: the graph's input or output is a constant", -1, NULL);
+  m->num_inputs = (uint8_t)inputs.count;
+  m->num_outputs = (uint8_t)outputs.count;
+
+  /* Every operator's code first, so that a refused model names everything it lacks at once. */
+  for (uint32_t i = 0; i < operators.count; ++i) {
+    fb_table o;
+    fb_vec_table(&r, operators, i, &o);
+    const uint32_t opcode = fb_u32(&r, &o, OP_OPCODE_INDEX, 0);
+    if (r.status != MCULAB_TFL_OK) return reader_failed(m, &r, "operator ", i);
+    if (opcode >= opcodes.count) {
+      return mculab_tfl_fail2(m, MCULAB_TFL_MALFORMED, "operator ", i, ": operator code index ",
+                              opcode, " out of range");
+    }
+    m->ops[i].builtin = codes[opcode];
+    if (supported(codes[opcode])) continue;
+    uint32_t k = 0;
+    while (k < m->num_missing && m->missing_builtins[k] != codes[opcode]) ++k;
+    if (k == m->num_missing && k < MCULAB_TFL_MAX_MISSING) {
+      m->missing_builtins[k] = codes[opcode];
+      m->missing_first_op[k] = (int16_t)i;
+      ++m->num_missing;
+    }
   }
-  m->tensors[in].is_planned = 1;
-  m->tensors[in].first_use = 0;
+  if (m->num_missing != 0) {
+    m->refused_op = m->missing_first_op[0];
+    m->refused_builtin = m->missing_builtins[0];
+    size_t at = append(m->error, 0, "not supported: ");
+    for (uint32_t k = 0; k < m->num_missing; ++k) {
+      at = append(m->error, at, k == 0 ? "operator " : ", operator ");
+      at = append_int(m->error, at, m->missing_first_op[k]);
+      at = append(m->error, at, ": ");
+      at = append(m->error, at, mculab_tfl_builtin_name(m->missing_builtins[k]));
+      at = append(m->error, at, " (builtin ");
+      at = append_int(m->error, at, m->missing_builtins[k]);
+      at = append(m->error, at, ")");
+    }
+    at = append(m->error, at, "; the interpreter runs");
+    const int32_t* have = NULL;
+    const uint32_t n_have = mculab_tfl_supported_ops(&have);
+    for (uint32_t k = 0; k < n_have; ++k) {
+      at = append(m->error, at, k == 0 ? " " : ", ");
+      at = append(m->error, at, mculab_tfl_op_name(have[k]));
+    }
+    return MCULAB_TFL_UNSUPPORTED_OP;
+  }
 
   m->num_ops = (uint16_t)operators.count;
   for (uint32_t i = 0; i < operators.count; ++i) {
     mculab_tfl_op* op = &m->ops[i];
     fb_table o;
     fb_vec_table(&r, operators, i, &o);
-    const uint32_t opcode = fb_u32(&r, &o, OP_OPCODE_INDEX, 0);
     const fb_vec op_in = fb_vector(&r, &o, OP_INPUTS, 4);
     const fb_vec op_out = fb_vector(&r, &o, OP_OUTPUTS, 4);
     if (r.status != MCULAB_TFL_OK) return reader_failed(m, &r, "operator ", i);
-    if (opcode >= opcodes.count) {
-      return mculab_tfl_fail2(m, MCULAB_TFL_MALFORMED, "operator ", i, ": operator code index ",
-                              opcode, " out of range");
-    }
-    op->builtin = codes[opcode];
-    if (!supported(op->builtin)) {
-      m->refused_op = (int16_t)i;
-      m->refused_builtin = op->builtin;
-      size_t at = append(m->error, 0, "operator ");
-      at = append_int(m->error, at, i);
-      at = append(m->error, at, ": ");
-      at = append(m->error, at, mculab_tfl_builtin_name(op->builtin));
-      at = append(m->error, at, " (builtin ");
-      at = append_int(m->error, at, op->builtin);
-      at = append(m->error, at, ") is not supported; the interpreter runs");
-      const int32_t* have = NULL;
-      const uint32_t n_have = mculab_tfl_supported_ops(&have);
-      for (uint32_t k = 0; k < n_have; ++k) {
-        at = append(m->error, at, k == 0 ? " " : ", ");
-        at = append(m->error, at, mculab_tfl_op_name(have[k]));
-      }
-      return MCULAB_TFL_UNSUPPORTED_OP;
-    }
     if (op_in.count == 0 || op_in.count > MCULAB_TFL_MAX_OP_INPUTS || op_out.count != 1) {
       return mculab_tfl_fail(m, MCULAB_TFL_MALFORMED, "operator ", i,
                              ": wrong number of inputs or outputs");
@@ -557,7 +600,7 @@ mculab_tfl_status mculab_tfl_load(mculab_tfl_model* m, const uint8_t* data, size
       mculab_tfl_tensor* x = &m->tensors[op->inputs[k]];
       if (x->is_const) continue;
       if (x->first_use < 0 || x->first_use > (int16_t)i ||
-          (x->first_use == (int16_t)i && op->inputs[k] != in)) {
+          (x->first_use == (int16_t)i && !x->is_input)) {
         return mculab_tfl_fail(m, MCULAB_TFL_MALFORMED, "operator ", i,
                                ": reads a tensor before any operator writes it");
       }
@@ -572,13 +615,18 @@ mculab_tfl_status mculab_tfl_load(mculab_tfl_model* m, const uint8_t* data, size
     y->first_use = (int16_t)i;
     if (y->last_use < (int16_t)i) y->last_use = (int16_t)i;
   }
-  if (m->tensors[out].first_use < 0) {
-    return mculab_tfl_fail(m, MCULAB_TFL_MALFORMED, "model: no operator writes the graph's output",
-                           -1, NULL);
+  /* The outputs and the inputs live to the end: the inputs so that repeated inferences (warm-up,
+   * measured iterations) all read the inputs that were filled once. */
+  for (uint32_t k = 0; k < m->num_outputs; ++k) {
+    mculab_tfl_tensor* y = &m->tensors[m->outputs[k]];
+    if (y->first_use < 0) {
+      return mculab_tfl_fail(m, MCULAB_TFL_MALFORMED,
+                             "model: no operator writes the graph's output ", k, NULL);
+    }
+    y->last_use = (int16_t)(m->num_ops - 1);
   }
-  /* The output and the input live to the end: the input so that repeated inferences (warm-up,
-   * measured iterations) all read the input that was filled once. */
-  m->tensors[out].last_use = (int16_t)(m->num_ops - 1);
-  m->tensors[in].last_use = (int16_t)(m->num_ops - 1);
+  for (uint32_t k = 0; k < m->num_inputs; ++k) {
+    m->tensors[m->inputs[k]].last_use = (int16_t)(m->num_ops - 1);
+  }
   return MCULAB_TFL_OK;
 }

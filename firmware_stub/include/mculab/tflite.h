@@ -24,14 +24,20 @@
 extern "C" {
 #endif
 
-#define MCULAB_TFL_MAX_TENSORS 256u
-#define MCULAB_TFL_MAX_OPERATORS 128u
-#define MCULAB_TFL_MAX_OPCODES 64u
+/* Capacities: MobileNetV2 (84 operators, about 170 tensors) with room to spare. */
+#define MCULAB_TFL_MAX_TENSORS 512u
+#define MCULAB_TFL_MAX_OPERATORS 256u
+#define MCULAB_TFL_MAX_OPCODES 256u
 #define MCULAB_TFL_MAX_DIMS 6u
-#define MCULAB_TFL_MAX_OP_INPUTS 4u
+/* UNIDIRECTIONAL_SEQUENCE_LSTM reads 24 tensors. */
+#define MCULAB_TFL_MAX_OP_INPUTS 24u
+/* The graph's inputs and outputs. */
+#define MCULAB_TFL_MAX_GRAPH_IO 8u
+/* Distinct operators a refused model may lack, all named in the message. */
+#define MCULAB_TFL_MAX_MISSING 16u
 /* Largest tensor, in elements (64 MiB of int8 activations: more than any board holds). */
 #define MCULAB_TFL_MAX_ELEMENTS (1u << 26)
-#define MCULAB_TFL_ERROR_LEN 256u
+#define MCULAB_TFL_ERROR_LEN 640u
 #define MCULAB_TFL_NAME_LEN 32u
 /* Planned tensors start at multiples of this (TFLite Micro's alignment). */
 #define MCULAB_TFL_ALIGN 16u
@@ -54,6 +60,7 @@ enum {
  * QUANTIZE and DEQUANTIZE). */
 enum {
   MCULAB_TFL_FLOAT32 = 0,
+  MCULAB_TFL_INT16 = 7,
   MCULAB_TFL_INT32 = 2,
   MCULAB_TFL_INT64 = 4,
   MCULAB_TFL_INT8 = 9,
@@ -86,6 +93,7 @@ typedef struct {
   uint8_t type;       /* TensorType */
   uint8_t is_const;   /* data in the model (weights, bias, shapes) */
   uint8_t is_planned; /* lives in the arena (read or written by an operator) */
+  uint8_t is_input;   /* one of the graph's inputs */
   uint32_t elements;
   uint32_t bytes;
   const uint8_t* const_data; /* is_const: in the model */
@@ -94,7 +102,8 @@ typedef struct {
   int32_t zero_point;
   uint32_t num_scales;         /* per-channel scales: how many (1 per tensor, 0 none) */
   uint32_t scales_pos;         /* offset of the first scale (float32 LE) in the model */
-  int32_t quantized_dim;       /* per-channel: the channel dimension */
+  int32_t quantized_dim;       /* per-channel: the channel dimension; -1 when the scales do not
+                                  run along a dimension (tolerated, as TFLite Micro does) */
   int16_t first_use, last_use; /* operator indices; -1: unused */
   uint32_t arena_offset;
 } mculab_tfl_tensor;
@@ -148,21 +157,28 @@ typedef struct {
   uint32_t model_len;
   uint32_t version;
   uint16_t num_tensors, num_ops;
-  int16_t input, output;
+  uint8_t num_inputs, num_outputs;
+  int16_t inputs[MCULAB_TFL_MAX_GRAPH_IO]; /* the graph's, in its order */
+  int16_t outputs[MCULAB_TFL_MAX_GRAPH_IO];
   mculab_tfl_tensor tensors[MCULAB_TFL_MAX_TENSORS];
   mculab_tfl_op ops[MCULAB_TFL_MAX_OPERATORS];
   mculab_tfl_plan plan;
   uint8_t* arena;
   uint32_t arena_len;
   int prepared;
-  int16_t refused_op;      /* MCULAB_TFL_UNSUPPORTED_OP: the operator's index, else -1 */
+  int16_t refused_op;      /* MCULAB_TFL_UNSUPPORTED_OP: the first such operator, else -1 */
   int32_t refused_builtin; /* ... and its builtin code, else -1 */
+  /* MCULAB_TFL_UNSUPPORTED_OP: every distinct builtin the model needs and the interpreter lacks,
+   * in order of first use, with that first operator's index. */
+  uint8_t num_missing;
+  int32_t missing_builtins[MCULAB_TFL_MAX_MISSING];
+  int16_t missing_first_op[MCULAB_TFL_MAX_MISSING];
   char error[MCULAB_TFL_ERROR_LEN];
 } mculab_tfl_model;
 
 /* Reads the model: the first subgraph's tensors and operators, with every offset and length
- * checked against [data, data + len). One input, one output. Unsupported operators are refused
- * here, naming them. */
+ * checked against [data, data + len). Up to MCULAB_TFL_MAX_GRAPH_IO inputs and outputs.
+ * Unsupported operators are refused here, naming every one the model lacks. */
 mculab_tfl_status mculab_tfl_load(mculab_tfl_model* m, const uint8_t* data, size_t len);
 
 /* Checks each operator's shapes and quantization, computes its kernel parameters, plans the
@@ -179,14 +195,26 @@ typedef struct {
 /* Runs the graph once. MCULAB_TFL_MALFORMED if a kernel finds an empty pooling window. */
 mculab_tfl_status mculab_tfl_invoke(mculab_tfl_model* m, const mculab_tfl_hooks* hooks);
 
+/* The graph's first input and first output. */
 int8_t* mculab_tfl_input(mculab_tfl_model* m, uint32_t* bytes);
 const int8_t* mculab_tfl_output(const mculab_tfl_model* m, uint32_t* bytes);
+/* The graph's input or output k (in the graph's order); NULL past the last or before prepare. */
+void* mculab_tfl_input_at(mculab_tfl_model* m, uint32_t k, uint32_t* bytes);
+const void* mculab_tfl_output_at(const mculab_tfl_model* m, uint32_t k, uint32_t* bytes);
+/* Every input's bytes, added up: what a given input holds. */
+uint32_t mculab_tfl_inputs_bytes(const mculab_tfl_model* m);
 
-/* Fills the input from `seed` with xorshift32 (the same bytes on every platform). */
+/* The output checksum: the CRC-32 (mculab_crc32) over every output's bytes concatenated in the
+ * graph's output order; for one output, the CRC-32 of that output. 0 before prepare. */
+uint32_t mculab_tfl_output_crc32(const mculab_tfl_model* m);
+
+/* Fills the inputs, in the graph's order, from one xorshift32 stream started at `seed` (the same
+ * bytes on every platform). */
 void mculab_tfl_seed_input(mculab_tfl_model* m, uint32_t seed);
 
-/* Copies a given input into the prepared model's input tensor. MCULAB_TFL_BAD_SHAPE (with
- * m->error saying both sizes) when `len` is not the input tensor's size in bytes. */
+/* Copies a given input into the prepared model's input tensors: the inputs' bytes concatenated
+ * in the graph's input order. MCULAB_TFL_BAD_SHAPE (with m->error saying both sizes) when `len`
+ * is not mculab_tfl_inputs_bytes. */
 mculab_tfl_status mculab_tfl_set_input(mculab_tfl_model* m, const uint8_t* input, uint32_t len);
 
 /* A model job's blob (what `mculab submit --model FILE [--input FILE.bin]` uploads): either the
@@ -194,7 +222,8 @@ mculab_tfl_status mculab_tfl_set_input(mculab_tfl_model* m, const uint8_t* input
  *
  *   "MLMI" | u32 model_len | u32 input_len | u32 0 | model (at byte 16) | input      (LE)
  *
- * The model starts 16 bytes in, so its buffers keep the blob's alignment. */
+ * The model starts 16 bytes in, so its buffers keep the blob's alignment. A graph of several
+ * inputs takes them concatenated in the graph's input order (`--input` repeated in that order). */
 #define MCULAB_TFL_BLOB_MAGIC "MLMI"
 #define MCULAB_TFL_BLOB_HEAD 16u
 

@@ -80,4 +80,48 @@ INSTANTIATE_TEST_SUITE_P(
       return n.substr(0, n.find('_'));
     });
 
+// TensorFlow Lite Micro's own models (../shared/models/tflite-micro): each runs on its seeded
+// inputs (every input, in the graph's order) to a recorded checksum over every output.
+struct MicroCase {
+  const char* file;
+  int num_inputs;
+  int num_ops;
+  uint32_t crc;  // mculab_tfl_output_crc32 for mculab_tfl_seed_input(seed 1)
+};
+
+class TfliteMicroModel : public testing::TestWithParam<MicroCase> {};
+
+TEST_P(TfliteMicroModel, LoadsPreparesAndRuns) {
+  const MicroCase& mc = GetParam();
+  const std::string path = ModelsDir() + "/tflite-micro/" + mc.file;
+  std::vector<uint8_t> bytes = ReadFile(path);
+  if (bytes.empty()) GTEST_SKIP() << path << " is absent (MCULAB_SHARED_MODELS_DIR)";
+  auto m = std::make_unique<mculab_tfl_model>();
+  ASSERT_EQ(mculab_tfl_load(m.get(), bytes.data(), bytes.size()), MCULAB_TFL_OK) << m->error;
+  EXPECT_EQ(m->num_ops, mc.num_ops);
+  EXPECT_EQ(m->num_inputs, mc.num_inputs);
+  ASSERT_EQ(mculab_tfl_prepare(m.get(), nullptr, 0), MCULAB_TFL_NO_MEMORY) << m->error;
+  std::vector<uint8_t> arena(m->plan.arena_bytes + m->plan.persistent_bytes +
+                             m->plan.scratch_bytes + MCULAB_TFL_ALIGN);
+  ASSERT_EQ(mculab_tfl_prepare(m.get(), arena.data(), arena.size()), MCULAB_TFL_OK) << m->error;
+  mculab_tfl_seed_input(m.get(), 1);
+  ASSERT_EQ(mculab_tfl_invoke(m.get(), nullptr), MCULAB_TFL_OK) << m->error;
+  const uint32_t crc = mculab_tfl_output_crc32(m.get());
+  EXPECT_EQ(crc, mc.crc) << std::hex << crc;
+  std::printf("%s: %u ops, planned arena %u bytes (naive %u), persistent %u, scratch %u\n", mc.file,
+              m->num_ops, m->plan.arena_bytes, m->plan.naive_bytes, m->plan.persistent_bytes,
+              m->plan.scratch_bytes);
+}
+
+INSTANTIATE_TEST_SUITE_P(All, TfliteMicroModel,
+                         testing::Values(MicroCase{"person_detect.tflite", 1, 31, 0xf88cc5ebu},
+                                         MicroCase{"hello_world_int8.tflite", 1, 3, 0xd56f2b94u},
+                                         MicroCase{"micro_speech_quantized.tflite", 1, 4,
+                                                   0xe4e8b6eeu},
+                                         MicroCase{"simple_add_model.tflite", 2, 1, 0x5ffd0ed2u}),
+                         [](const testing::TestParamInfo<MicroCase>& i) {
+                           std::string n = i.param.file;
+                           return n.substr(0, n.find('.'));
+                         });
+
 }  // namespace

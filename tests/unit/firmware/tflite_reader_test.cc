@@ -369,8 +369,17 @@ TEST(TfliteRefuses, GraphInputOrOutputOutOfRange) {
   m.outputs = {4000};
   EXPECT_EQ(LoadAndPrepare(m), MCULAB_TFL_MALFORMED);
   m = tw::SampleNet(1);
-  m.inputs = {0, 1};
-  EXPECT_EQ(LoadAndPrepare(m), MCULAB_TFL_UNSUPPORTED);
+  m.inputs = {0, 1};  // tensor 1 is the first filter: a constant
+  EXPECT_EQ(LoadAndPrepare(m), MCULAB_TFL_MALFORMED);
+  m = tw::SampleNet(1);
+  m.inputs = {0, 0};
+  EXPECT_EQ(LoadAndPrepare(m), MCULAB_TFL_MALFORMED);
+  m = tw::SampleNet(1);
+  m.inputs = {};
+  EXPECT_EQ(LoadAndPrepare(m), MCULAB_TFL_MALFORMED);
+  m = tw::SampleNet(1);
+  m.outputs = std::vector<int32_t>(MCULAB_TFL_MAX_GRAPH_IO + 1, m.outputs[0]);
+  EXPECT_EQ(LoadAndPrepare(m), MCULAB_TFL_TOO_LARGE);
 }
 
 TEST(TfliteRefuses, UnsupportedOperatorNamingItAndTheSupportedOnes) {
@@ -379,9 +388,42 @@ TEST(TfliteRefuses, UnsupportedOperatorNamingItAndTheSupportedOnes) {
   m.operators[3].options_type = 0;
   std::string error;
   EXPECT_EQ(LoadAndPrepare(m, &error), MCULAB_TFL_UNSUPPORTED_OP);
-  EXPECT_NE(error.find("operator 3: MUL (builtin 18) is not supported"), std::string::npos)
-      << error;
+  EXPECT_NE(error.find("not supported: operator 3: MUL (builtin 18)"), std::string::npos) << error;
   EXPECT_NE(error.find("DEPTHWISE_CONV_2D"), std::string::npos) << error;
+}
+
+TEST(TfliteRefuses, EveryMissingOperatorAtOnce) {
+  tw::Model m = tw::SampleNet(1);
+  for (int i : {2, 3, 5}) m.operators[i].options_type = 0;
+  m.operators[2].builtin = 18;  // MUL
+  m.operators[3].builtin = 27;  // SVDF
+  m.operators[5].builtin = 18;  // MUL again: named once
+  std::string error;
+  EXPECT_EQ(LoadAndPrepare(m, &error), MCULAB_TFL_UNSUPPORTED_OP);
+  EXPECT_NE(error.find("not supported: operator 2: MUL (builtin 18), operator 3: SVDF (builtin 27)"
+                       ";"),
+            std::string::npos)
+      << error;
+}
+
+// TFLite converters write a depthwise bias's 8 scales with quantized_dimension 3 over a 1-D
+// tensor (person_detect); TFLite Micro never reads a bias's scales and runs such a model.
+TEST(TfliteReads, BiasScalesOffTheirQuantizedDimensionAsTfliteMicroDoes) {
+  tw::Model m = tw::SampleNet(1);
+  const int32_t bias = m.operators[1].inputs[2];  // the depthwise conv's
+  ASSERT_EQ(m.tensors[bias].shape.size(), 1u);
+  m.tensors[bias].scales.assign(m.tensors[bias].shape[0], 0.001f);
+  m.tensors[bias].zero_points.assign(m.tensors[bias].shape[0], 0);
+  m.tensors[bias].quantized_dimension = 3;
+  ModelRun tolerated(tw::Serialize(m));
+  ASSERT_TRUE(tolerated.Ok()) << tolerated.m->error;
+  EXPECT_EQ(tolerated.output, ModelRun(tw::Serialize(tw::SampleNet(1))).output);
+  // A filter's per-channel scales must still run along its channels.
+  m = tw::SampleNet(1);
+  m.tensors[m.operators[0].inputs[1]].quantized_dimension = 3;
+  std::string error;
+  EXPECT_EQ(LoadAndPrepare(m, &error), MCULAB_TFL_UNSUPPORTED);
+  EXPECT_NE(error.find("filter quantized along another dimension"), std::string::npos) << error;
 }
 
 TEST(TfliteRefuses, OptionsOfAnotherOperator) {
@@ -489,7 +531,8 @@ TEST(TfliteRefuses, MoreTensorsThanTheCapacity) {
   }
   std::string error;
   EXPECT_EQ(LoadAndPrepare(m, &error), MCULAB_TFL_TOO_LARGE);
-  EXPECT_NE(error.find("257 tensors"), std::string::npos) << error;
+  EXPECT_NE(error.find(std::to_string(MCULAB_TFL_MAX_TENSORS + 1) + " tensors"), std::string::npos)
+      << error;
 }
 
 }  // namespace
