@@ -1,85 +1,23 @@
-/* Running a prepared model: the operators in the model's order, each one an op region
- * (mculab_tfl_hooks: the runner passes mculab_op_begin/mculab_op_end). */
+/* Running a prepared model: the operators in the model's order, each its kernel's invoke (ops/)
+ * inside an op region (mculab_tfl_hooks: the runner passes mculab_op_begin/mculab_op_end); the
+ * graph's inputs and outputs. */
 #include <stdint.h>
 
-#include "mculab/kernels_s8.h"
 #include "mculab/runner_protocol.h"
 #include "mculab/tflite.h"
+#include "ops/ops.h"
 #include "tflite_internal.h"
-
-/* The Helium build (MCULAB_TFL_HELIUM, the Cortex-M55's mculab_tflite_helium) runs the MVE
- * variants of the three kernels that carry the MACs; every other build the reference ones. */
-#if defined(MCULAB_TFL_HELIUM)
-#define CONV2D mculab_conv2d_s8_nhwc_mve
-#define DEPTHWISE mculab_depthwise_conv2d_s8_nhwc_mve
-#define FULLY_CONNECTED mculab_fully_connected_s8_run_mve
-#else
-#define CONV2D mculab_conv2d_s8_nhwc
-#define DEPTHWISE mculab_depthwise_conv2d_s8_nhwc
-#define FULLY_CONNECTED mculab_fully_connected_s8_run
-#endif
-
-static const int8_t* tensor_in(const mculab_tfl_model* m, int16_t i) {
-  if (i < 0) return NULL;
-  const mculab_tfl_tensor* t = &m->tensors[i];
-  return t->is_const ? (const int8_t*)t->const_data : (const int8_t*)t->data;
-}
-
-static const int32_t* bias_of(const mculab_tfl_model* m, const mculab_tfl_op* op) {
-  if (op->num_inputs < 3 || op->inputs[2] < 0) return NULL;
-  return (const int32_t*)(const void*)m->tensors[op->inputs[2]].const_data;
-}
 
 mculab_tfl_status mculab_tfl_invoke(mculab_tfl_model* m, const mculab_tfl_hooks* hooks) {
   if (!m->prepared) return mculab_tfl_fail(m, MCULAB_TFL_MALFORMED, "not prepared", -1, NULL);
   for (uint16_t i = 0; i < m->num_ops; ++i) {
     const mculab_tfl_op* op = &m->ops[i];
-    const int8_t* in = tensor_in(m, op->inputs[0]);
-    int8_t* out = (int8_t*)m->tensors[op->output].data;
     if (hooks != NULL && hooks->op_begin != NULL) {
-      hooks->op_begin(i, mculab_tfl_op_name(op->builtin), op->name);
+      hooks->op_begin(i, op->kernel->name, op->name);
     }
-    int ok = 1;
-    switch (op->builtin) {
-      case MCULAB_TFL_CONV_2D:
-        CONV2D(&op->k.conv, in, tensor_in(m, op->inputs[1]), bias_of(m, op), out);
-        break;
-      case MCULAB_TFL_DEPTHWISE_CONV_2D:
-        DEPTHWISE(&op->k.conv, in, tensor_in(m, op->inputs[1]), bias_of(m, op), out);
-        break;
-      case MCULAB_TFL_FULLY_CONNECTED:
-        FULLY_CONNECTED(&op->k.fc, in, tensor_in(m, op->inputs[1]), bias_of(m, op), out);
-        break;
-      case MCULAB_TFL_AVERAGE_POOL_2D:
-        ok = mculab_average_pool_s8(&op->k.pool, in, out);
-        break;
-      case MCULAB_TFL_MAX_POOL_2D:
-        mculab_max_pool_s8(&op->k.pool, in, out);
-        break;
-      case MCULAB_TFL_ADD:
-        mculab_add_s8(&op->k.add, in, tensor_in(m, op->inputs[1]), out,
-                      m->tensors[op->output].elements);
-        break;
-      case MCULAB_TFL_RESHAPE: {
-        const uint32_t n = m->tensors[op->output].bytes;
-        if (out != in) {
-          for (uint32_t k = 0; k < n; ++k) out[k] = in[k];
-        }
-        break;
-      }
-      case MCULAB_TFL_SOFTMAX:
-        mculab_softmax_s8(&op->k.softmax, in, out, op->softmax_outer, op->softmax_depth);
-        break;
-      case MCULAB_TFL_QUANTIZE:
-      case MCULAB_TFL_DEQUANTIZE:
-        mculab_tfl_run_quantize(&op->k.quant, in, out, m->tensors[op->output].elements);
-        break;
-    }
+    const mculab_tfl_status st = op->kernel->invoke(m, op, i);
     if (hooks != NULL && hooks->op_end != NULL) hooks->op_end();
-    if (!ok) {
-      return mculab_tfl_fail(m, MCULAB_TFL_MALFORMED, "operator ", i,
-                             ": a pooling window holds no input value");
-    }
+    if (st != MCULAB_TFL_OK) return st;
   }
   return MCULAB_TFL_OK;
 }

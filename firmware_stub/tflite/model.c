@@ -5,6 +5,7 @@
 
 #include "flatbuffer.h"
 #include "mculab/tflite.h"
+#include "ops/ops.h"
 #include "tflite_internal.h"
 
 /* Field ids (schema.fbs). */
@@ -15,17 +16,6 @@ enum { TENSOR_SHAPE = 0, TENSOR_TYPE = 1, TENSOR_BUFFER = 2, TENSOR_NAME = 3, TE
 enum { QUANT_SCALE = 2, QUANT_ZERO_POINT = 3, QUANT_DIMENSION = 6 };
 enum { BUFFER_DATA = 0, BUFFER_OFFSET = 1 };
 enum { OP_OPCODE_INDEX = 0, OP_INPUTS = 1, OP_OUTPUTS = 2, OP_OPTIONS_TYPE = 3, OP_OPTIONS = 4 };
-/* BuiltinOptions union members. */
-enum {
-  OPTIONS_CONV2D = 1,
-  OPTIONS_DEPTHWISE_CONV2D = 2,
-  OPTIONS_POOL2D = 5,
-  OPTIONS_FULLY_CONNECTED = 8,
-  OPTIONS_SOFTMAX = 9,
-  OPTIONS_ADD = 11,
-  OPTIONS_RESHAPE = 17,
-};
-
 static uint32_t type_size(uint8_t type) {
   switch (type) {
     case MCULAB_TFL_INT8:
@@ -39,78 +29,6 @@ static uint32_t type_size(uint8_t type) {
       return 8;
   }
   return 0;
-}
-
-static const int32_t kSupported[] = {
-    MCULAB_TFL_ADD,
-    MCULAB_TFL_AVERAGE_POOL_2D,
-    MCULAB_TFL_CONV_2D,
-    MCULAB_TFL_DEPTHWISE_CONV_2D,
-    MCULAB_TFL_FULLY_CONNECTED,
-    MCULAB_TFL_MAX_POOL_2D,
-    MCULAB_TFL_RESHAPE,
-    MCULAB_TFL_SOFTMAX,
-    MCULAB_TFL_QUANTIZE,
-    MCULAB_TFL_DEQUANTIZE,
-};
-
-uint32_t mculab_tfl_supported_ops(const int32_t** codes) {
-  if (codes != NULL) *codes = kSupported;
-  return (uint32_t)(sizeof kSupported / sizeof kSupported[0]);
-}
-
-static int supported(int32_t code) {
-  for (uint32_t k = 0; k < sizeof kSupported / sizeof kSupported[0]; ++k) {
-    if (kSupported[k] == code) return 1;
-  }
-  return 0;
-}
-
-static int expected_options(int32_t code) {
-  switch (code) {
-    case MCULAB_TFL_CONV_2D:
-      return OPTIONS_CONV2D;
-    case MCULAB_TFL_DEPTHWISE_CONV_2D:
-      return OPTIONS_DEPTHWISE_CONV2D;
-    case MCULAB_TFL_AVERAGE_POOL_2D:
-    case MCULAB_TFL_MAX_POOL_2D:
-      return OPTIONS_POOL2D;
-    case MCULAB_TFL_FULLY_CONNECTED:
-      return OPTIONS_FULLY_CONNECTED;
-    case MCULAB_TFL_SOFTMAX:
-      return OPTIONS_SOFTMAX;
-    case MCULAB_TFL_ADD:
-      return OPTIONS_ADD;
-    case MCULAB_TFL_RESHAPE:
-      return OPTIONS_RESHAPE;
-  }
-  return 0;
-}
-
-const char* mculab_tfl_op_name(int32_t code) {
-  switch (code) {
-    case MCULAB_TFL_ADD:
-      return "ADD";
-    case MCULAB_TFL_AVERAGE_POOL_2D:
-      return "AVERAGE_POOL_2D";
-    case MCULAB_TFL_CONV_2D:
-      return "CONV_2D";
-    case MCULAB_TFL_DEPTHWISE_CONV_2D:
-      return "DEPTHWISE_CONV_2D";
-    case MCULAB_TFL_DEQUANTIZE:
-      return "DEQUANTIZE";
-    case MCULAB_TFL_FULLY_CONNECTED:
-      return "FULLY_CONNECTED";
-    case MCULAB_TFL_MAX_POOL_2D:
-      return "MAX_POOL_2D";
-    case MCULAB_TFL_RESHAPE:
-      return "RESHAPE";
-    case MCULAB_TFL_SOFTMAX:
-      return "SOFTMAX";
-    case MCULAB_TFL_QUANTIZE:
-      return "QUANTIZE";
-  }
-  return "UNKNOWN";
 }
 
 const char* mculab_tfl_status_name(mculab_tfl_status s) {
@@ -327,6 +245,7 @@ static mculab_tfl_status load_options(mculab_tfl_model* m, fb_reader* r, const f
                                       mculab_tfl_op* op, uint32_t i) {
   op->padding = 0;
   op->activation = 0;
+  op->weights_format = op->keep_num_dims = 0;
   op->stride_w = op->stride_h = 0;
   op->filter_w = op->filter_h = 0;
   op->depth_multiplier = 0;
@@ -336,56 +255,14 @@ static mculab_tfl_status load_options(mculab_tfl_model* m, fb_reader* r, const f
   fb_table t;
   const int present = fb_subtable(r, o, OP_OPTIONS, &t);
   if (r->status != MCULAB_TFL_OK) return reader_failed(m, r, "options of operator ", i);
-  if (!present) return MCULAB_TFL_OK; /* defaults throughout */
-  /* QUANTIZE's and DEQUANTIZE's options tables are empty: whatever their type, nothing to read. */
-  if (op->builtin == MCULAB_TFL_QUANTIZE || op->builtin == MCULAB_TFL_DEQUANTIZE) {
-    return MCULAB_TFL_OK;
-  }
-  if (type != expected_options(op->builtin)) {
+  /* Absent: TFLite's defaults throughout. A kernel whose options it never reads (options_type
+   * 0) takes any table. */
+  if (!present || op->kernel->options_type == 0) return MCULAB_TFL_OK;
+  if (type != op->kernel->options_type) {
     return mculab_tfl_fail2(m, MCULAB_TFL_MALFORMED, "operator ", i, ": options of type ", type,
                             " do not belong to its operator");
   }
-  switch (op->builtin) {
-    case MCULAB_TFL_CONV_2D:
-      op->padding = fb_u8(r, &t, 0, 0);
-      op->stride_w = fb_i32(r, &t, 1, 0);
-      op->stride_h = fb_i32(r, &t, 2, 0);
-      op->activation = fb_u8(r, &t, 3, 0);
-      op->dilation_w = fb_i32(r, &t, 4, 1);
-      op->dilation_h = fb_i32(r, &t, 5, 1);
-      break;
-    case MCULAB_TFL_DEPTHWISE_CONV_2D:
-      op->padding = fb_u8(r, &t, 0, 0);
-      op->stride_w = fb_i32(r, &t, 1, 0);
-      op->stride_h = fb_i32(r, &t, 2, 0);
-      op->depth_multiplier = fb_i32(r, &t, 3, 0);
-      op->activation = fb_u8(r, &t, 4, 0);
-      op->dilation_w = fb_i32(r, &t, 5, 1);
-      op->dilation_h = fb_i32(r, &t, 6, 1);
-      break;
-    case MCULAB_TFL_AVERAGE_POOL_2D:
-    case MCULAB_TFL_MAX_POOL_2D:
-      op->padding = fb_u8(r, &t, 0, 0);
-      op->stride_w = fb_i32(r, &t, 1, 0);
-      op->stride_h = fb_i32(r, &t, 2, 0);
-      op->filter_w = fb_i32(r, &t, 3, 0);
-      op->filter_h = fb_i32(r, &t, 4, 0);
-      op->activation = fb_u8(r, &t, 5, 0);
-      break;
-    case MCULAB_TFL_FULLY_CONNECTED:
-      op->activation = fb_u8(r, &t, 0, 0);
-      if (fb_u8(r, &t, 1, 0) != 0) {
-        return mculab_tfl_fail(m, MCULAB_TFL_UNSUPPORTED, "operator ", i,
-                               ": shuffled fully connected weights");
-      }
-      break;
-    case MCULAB_TFL_SOFTMAX:
-      op->beta = fb_f32(r, &t, 0, 0.0f);
-      break;
-    case MCULAB_TFL_ADD:
-      op->activation = fb_u8(r, &t, 0, 0);
-      break;
-  }
+  if (op->kernel->parse != NULL) op->kernel->parse(r, &t, op);
   if (r->status != MCULAB_TFL_OK) return reader_failed(m, r, "options of operator ", i);
   return MCULAB_TFL_OK;
 }
@@ -531,7 +408,8 @@ mculab_tfl_status mculab_tfl_load(mculab_tfl_model* m, const uint8_t* data, size
                               opcode, " out of range");
     }
     m->ops[i].builtin = codes[opcode];
-    if (supported(codes[opcode])) continue;
+    m->ops[i].kernel = mculab_tfl_find_kernel(codes[opcode]);
+    if (m->ops[i].kernel != NULL) continue;
     uint32_t k = 0;
     while (k < m->num_missing && m->missing_builtins[k] != codes[opcode]) ++k;
     if (k == m->num_missing && k < MCULAB_TFL_MAX_MISSING) {

@@ -121,14 +121,19 @@ typedef struct {
   float scale;               /* FROM_FLOAT: the output's; TO_FLOAT: the input's */
 } mculab_tfl_quant_params;
 
+/* An operator's kernel (tflite/ops/ops.h): its options, prepare, invoke. */
+typedef struct mculab_tfl_kernel mculab_tfl_kernel;
+
 typedef struct {
   int32_t builtin;
+  const mculab_tfl_kernel* kernel;
   uint8_t num_inputs;
   int16_t inputs[MCULAB_TFL_MAX_OP_INPUTS]; /* -1: an omitted optional input */
   int16_t output;
   /* builtin options (TFLite's defaults when absent) */
   uint8_t padding; /* 0 SAME, 1 VALID */
   uint8_t activation;
+  uint8_t weights_format, keep_num_dims; /* FULLY_CONNECTED */
   int32_t stride_w, stride_h, filter_w, filter_h, depth_multiplier, dilation_w, dilation_h;
   float beta;
   /* prepared kernel parameters */
@@ -141,14 +146,16 @@ typedef struct {
     mculab_tfl_quant_params quant;
   } k;
   uint32_t softmax_outer, softmax_depth;
-  uint64_t macs;                  /* multiply-accumulates per invocation */
+  uint32_t persistent_bytes; /* the kernel's own, for the model's life (per-channel multipliers) */
+  uint32_t scratch_bytes;    /* the kernel's scratch during invoke (shared by all operators) */
+  uint64_t macs;             /* multiply-accumulates per invocation */
   char name[MCULAB_TFL_NAME_LEN]; /* the output tensor's name, cut */
 } mculab_tfl_op;
 
 typedef struct {
   uint32_t arena_bytes;      /* planned activations (greedy by size over lifetimes) */
   uint32_t persistent_bytes; /* per-channel requantization parameters, at the arena's end */
-  uint32_t scratch_bytes;    /* kernel scratch (the reference kernels need none) */
+  uint32_t scratch_bytes;    /* kernel scratch: the largest any operator asks, after persistent */
   uint32_t naive_bytes;      /* every planned tensor apart: what the plan saves against */
 } mculab_tfl_plan;
 
@@ -165,6 +172,7 @@ typedef struct {
   mculab_tfl_plan plan;
   uint8_t* arena;
   uint32_t arena_len;
+  uint8_t* scratch; /* plan.scratch_bytes, shared by the operators during invoke */
   int prepared;
   int16_t refused_op;      /* MCULAB_TFL_UNSUPPORTED_OP: the first such operator, else -1 */
   int32_t refused_builtin; /* ... and its builtin code, else -1 */

@@ -11,8 +11,7 @@
 
 #include "kernels.h"
 #include "mculab/kernels_s8.h"
-#include "mculab/tflite.h"
-#include "tflite_internal.h"
+#include "ops.h"
 
 /* round(v) halving away from zero for a float, without libm. */
 static int32_t round_float(float v) {
@@ -25,9 +24,10 @@ static int32_t round_float(float v) {
   return t;
 }
 
-static int scale_ok(float s) { return s > 0.0f && s < 1e30f; }
-
-mculab_tfl_status mculab_tfl_prepare_quantize(mculab_tfl_model* m, uint32_t i, mculab_tfl_op* op) {
+static mculab_tfl_status prepare(mculab_tfl_ctx* c) {
+  mculab_tfl_model* m = c->m;
+  const uint32_t i = c->index;
+  mculab_tfl_op* op = c->op;
   const int16_t in_i = op->inputs[0];
   if (op->num_inputs != 1 || in_i < 0) {
     return mculab_tfl_fail(m, MCULAB_TFL_MALFORMED, "operator ", i, ": needs one input");
@@ -40,7 +40,8 @@ mculab_tfl_status mculab_tfl_prepare_quantize(mculab_tfl_model* m, uint32_t i, m
                            ": input and output differ in size");
   }
   if (op->builtin == MCULAB_TFL_QUANTIZE) {
-    if (out->type != MCULAB_TFL_INT8 || out->num_scales != 1 || !scale_ok(out->scale)) {
+    if (out->type != MCULAB_TFL_INT8 || out->num_scales != 1 ||
+        !mculab_tfl_valid_scale(out->scale)) {
       return mculab_tfl_fail(m, MCULAB_TFL_UNSUPPORTED, "operator ", i,
                              ": QUANTIZE needs an int8 output with one scale");
     }
@@ -48,7 +49,8 @@ mculab_tfl_status mculab_tfl_prepare_quantize(mculab_tfl_model* m, uint32_t i, m
     p->scale = out->scale;
     if (in->type == MCULAB_TFL_FLOAT32) {
       p->mode = MCULAB_TFL_QUANT_FROM_FLOAT;
-    } else if (in->type == MCULAB_TFL_INT8 && in->num_scales == 1 && scale_ok(in->scale)) {
+    } else if (in->type == MCULAB_TFL_INT8 && in->num_scales == 1 &&
+               mculab_tfl_valid_scale(in->scale)) {
       p->mode = MCULAB_TFL_QUANT_REQUANTIZE;
       p->in_zp = in->zero_point;
       int shift = 0;
@@ -63,7 +65,7 @@ mculab_tfl_status mculab_tfl_prepare_quantize(mculab_tfl_model* m, uint32_t i, m
                              ": QUANTIZE needs a float32 or int8 input");
     }
   } else {
-    if (in->type != MCULAB_TFL_INT8 || in->num_scales != 1 || !scale_ok(in->scale) ||
+    if (in->type != MCULAB_TFL_INT8 || in->num_scales != 1 || !mculab_tfl_valid_scale(in->scale) ||
         out->type != MCULAB_TFL_FLOAT32) {
       return mculab_tfl_fail(m, MCULAB_TFL_UNSUPPORTED, "operator ", i,
                              ": DEQUANTIZE needs an int8 input with one scale, a float32 output");
@@ -76,8 +78,12 @@ mculab_tfl_status mculab_tfl_prepare_quantize(mculab_tfl_model* m, uint32_t i, m
   return MCULAB_TFL_OK;
 }
 
-void mculab_tfl_run_quantize(const mculab_tfl_quant_params* p, const void* in, void* out,
-                             uint32_t n) {
+static mculab_tfl_status invoke(mculab_tfl_model* m, const mculab_tfl_op* op, uint16_t index) {
+  (void)index;
+  const mculab_tfl_quant_params* p = &op->k.quant;
+  const void* in = mculab_tfl_data(m, op->inputs[0]);
+  void* out = mculab_tfl_out_data(m, op);
+  const uint32_t n = m->tensors[op->output].elements;
   switch (p->mode) {
     case MCULAB_TFL_QUANT_FROM_FLOAT: {
       const float* x = (const float*)in;
@@ -109,4 +115,10 @@ void mculab_tfl_run_quantize(const mculab_tfl_quant_params* p, const void* in, v
       break;
     }
   }
+  return MCULAB_TFL_OK;
 }
+
+/* QUANTIZE's and DEQUANTIZE's options tables are empty: whatever their type, nothing to read. */
+const mculab_tfl_kernel mculab_tfl_kernel_quantize = {"QUANTIZE", 0, NULL, prepare, NULL, invoke};
+const mculab_tfl_kernel mculab_tfl_kernel_dequantize = {"DEQUANTIZE", 0,    NULL,
+                                                        prepare,      NULL, invoke};
