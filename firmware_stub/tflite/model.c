@@ -126,9 +126,11 @@ static mculab_tfl_status load_tensor(mculab_tfl_model* m, fb_reader* r, fb_table
   uint64_t elements = 1;
   for (uint32_t d = 0; d < shape.count; ++d) {
     const int32_t dim = (int32_t)fb_vec_u32(r, shape, d);
-    if (dim < 1) {
+    /* An empty tensor (a dimension of 0) is read, as TFLite reads it; prepare refuses an
+     * operator that uses one. */
+    if (dim < 0) {
       return mculab_tfl_fail2(m, MCULAB_TFL_MALFORMED, "tensor ", i, ": dimension of ", dim,
-                              " (each must be >= 1)");
+                              " (each must be >= 0)");
     }
     x->dims[d] = dim;
     elements *= (uint64_t)dim;

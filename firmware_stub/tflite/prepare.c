@@ -26,6 +26,12 @@ mculab_tfl_status mculab_tfl_prepare(mculab_tfl_model* m, uint8_t* arena, size_t
     mculab_tfl_ctx c = {m, i, op};
     op->macs = 0;
     op->persistent_bytes = op->scratch_bytes = 0;
+    for (uint32_t k = 0; k <= op->num_inputs; ++k) {
+      const int16_t t = k < op->num_inputs ? op->inputs[k] : op->output;
+      if (t >= 0 && m->tensors[t].elements == 0) {
+        return mculab_tfl_bad(&c, MCULAB_TFL_UNSUPPORTED, "an empty tensor (a dimension of 0)");
+      }
+    }
     const mculab_tfl_status st = op->kernel->prepare(&c);
     if (st != MCULAB_TFL_OK) return st;
     persistent += align_up(op->persistent_bytes);

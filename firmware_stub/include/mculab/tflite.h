@@ -53,6 +53,12 @@ enum {
   MCULAB_TFL_MAX_POOL_2D = 17,
   MCULAB_TFL_RESHAPE = 22,
   MCULAB_TFL_SOFTMAX = 25,
+  MCULAB_TFL_PAD = 34,
+  MCULAB_TFL_SUB = 41,
+  MCULAB_TFL_STRIDED_SLICE = 45,
+  MCULAB_TFL_PADV2 = 60,
+  MCULAB_TFL_TRANSPOSE_CONV = 67,
+  MCULAB_TFL_LEAKY_RELU = 98,
   MCULAB_TFL_QUANTIZE = 114,
 };
 
@@ -116,10 +122,29 @@ enum {
 };
 typedef struct {
   uint8_t mode;
+  uint8_t in_type, out_type;
   int32_t in_zp, out_zp;
   int32_t multiplier, shift; /* REQUANTIZE */
   float scale;               /* FROM_FLOAT: the output's; TO_FLOAT: the input's */
 } mculab_tfl_quant_params;
+
+/* ADD and SUB over int16 or float32, broadcasting (TFLite's ArithmeticParams). */
+typedef struct {
+  int32_t in1_offset, in2_offset, out_offset, left_shift;
+  int32_t in1_mult, in1_shift, in2_mult, in2_shift, out_mult, out_shift;
+  int32_t act_min, act_max;
+} mculab_tfl_arith_params;
+
+/* LEAKY_RELU, quantized (TFLite's LeakyReluParams). */
+typedef struct {
+  int32_t in_zp, out_zp, mult_identity, shift_identity, mult_alpha, shift_alpha;
+} mculab_tfl_leaky_params;
+
+/* PAD, STRIDED_SLICE: per dimension of the input (up to MCULAB_TFL_MAX_DIMS). */
+typedef struct {
+  int32_t start[MCULAB_TFL_MAX_DIMS], stop[MCULAB_TFL_MAX_DIMS], step[MCULAB_TFL_MAX_DIMS];
+  uint32_t pad_value; /* PAD: the fill, its bytes in the tensor's type */
+} mculab_tfl_box_params;
 
 /* An operator's kernel (tflite/ops/ops.h): its options, prepare, invoke. */
 typedef struct mculab_tfl_kernel mculab_tfl_kernel;
@@ -136,6 +161,10 @@ typedef struct {
   uint8_t weights_format, keep_num_dims; /* FULLY_CONNECTED */
   int32_t stride_w, stride_h, filter_w, filter_h, depth_multiplier, dilation_w, dilation_h;
   float beta;
+  float alpha;                                    /* LEAKY_RELU */
+  int32_t begin_mask, end_mask, shrink_axis_mask; /* STRIDED_SLICE */
+  uint8_t other_masks;                            /* STRIDED_SLICE: ellipsis, new axis, offset */
+  float f_act_min, f_act_max;                     /* float32 kernels: the fused activation */
   /* prepared kernel parameters */
   union {
     mculab_conv_s8_params conv;
@@ -144,6 +173,9 @@ typedef struct {
     mculab_add_s8_params add;
     mculab_softmax_s8_params softmax;
     mculab_tfl_quant_params quant;
+    mculab_tfl_arith_params arith;
+    mculab_tfl_leaky_params leaky;
+    mculab_tfl_box_params box;
   } k;
   uint32_t softmax_outer, softmax_depth;
   uint32_t persistent_bytes; /* the kernel's own, for the model's life (per-channel multipliers) */

@@ -2,6 +2,7 @@
  * multipliers (kernel_util.cc, padding.h, quantization_util.cc). */
 #include <stdint.h>
 
+#include "kernels.h"
 #include "mculab/kernels_s8.h"
 #include "ops.h"
 
@@ -123,4 +124,74 @@ int mculab_tfl_same_shape(const mculab_tfl_tensor* a, const mculab_tfl_tensor* b
     if (a->dims[d] != b->dims[d]) return 0;
   }
   return 1;
+}
+
+int32_t mculab_tfl_mbqm(int32_t x, int32_t multiplier, int32_t shift) {
+  const int32_t left = shift > 0 ? shift : 0;
+  const int32_t right = shift > 0 ? 0 : -shift;
+  const int32_t shifted = (int32_t)((uint32_t)x << left);
+  return mculab_rdbpot(mculab_srdhm(shifted, multiplier), right);
+}
+
+int32_t mculab_tfl_mbqm64(int64_t x, int32_t multiplier, int32_t shift) {
+  const int32_t reduced = multiplier < 0x7FFF0000 ? (multiplier + (1 << 15)) >> 16 : 0x7FFF;
+  const int32_t total_shift = 15 - shift;
+  const int64_t round = (int64_t)1 << (total_shift - 1);
+  const int64_t result = (int64_t)((uint64_t)(x * (int64_t)reduced) + (uint64_t)round);
+  return (int32_t)(result >> total_shift);
+}
+
+int64_t mculab_tfl_const_int(const mculab_tfl_tensor* t, uint32_t i) {
+  const uint8_t* p = t->const_data;
+  if (t->type == MCULAB_TFL_INT64) {
+    p += 8u * i;
+    uint64_t v = 0;
+    for (int b = 7; b >= 0; --b) v = (v << 8) | p[b];
+    return (int64_t)v;
+  }
+  p += 4u * i;
+  return (int32_t)((uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) |
+                   ((uint32_t)p[3] << 24));
+}
+
+void mculab_tfl_type_range(uint8_t type, int32_t* lo, int32_t* hi) {
+  switch (type) {
+    case MCULAB_TFL_INT8:
+      *lo = -128;
+      *hi = 127;
+      return;
+    case MCULAB_TFL_INT16:
+      *lo = -32768;
+      *hi = 32767;
+      return;
+  }
+  *lo = INT32_MIN;
+  *hi = INT32_MAX;
+}
+
+uint32_t mculab_tfl_channel_multiplier_bytes(uint32_t channels) {
+  return 2u * ((4u * channels + MCULAB_TFL_ALIGN - 1u) & ~(MCULAB_TFL_ALIGN - 1u));
+}
+
+mculab_tfl_status mculab_tfl_channel_multipliers(mculab_tfl_ctx* c, const mculab_tfl_tensor* in,
+                                                 const mculab_tfl_tensor* filter, uint32_t channels,
+                                                 uint8_t* persistent, const int32_t** mult_out,
+                                                 const int32_t** shift_out) {
+  const mculab_tfl_tensor* out = mculab_tfl_out(c);
+  int32_t* mult = (int32_t*)(void*)persistent;
+  int32_t* shift =
+      (int32_t*)(void*)(persistent + mculab_tfl_channel_multiplier_bytes(channels) / 2u);
+  for (uint32_t ch = 0; ch < channels; ++ch) {
+    const float fs = mculab_tfl_scale_at(c->m, filter, filter->num_scales > 1 ? ch : 0u);
+    const double effective = (double)in->scale * (double)fs / (double)out->scale;
+    int s;
+    mculab_quantize_multiplier(effective, &mult[ch], &s);
+    if (s > 0) {
+      return mculab_tfl_bad(c, MCULAB_TFL_UNSUPPORTED, "requantization scale of 1 or more");
+    }
+    shift[ch] = s;
+  }
+  *mult_out = mult;
+  *shift_out = shift;
+  return MCULAB_TFL_OK;
 }

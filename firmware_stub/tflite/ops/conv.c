@@ -1,5 +1,7 @@
 /* CONV_2D and DEPTHWISE_CONV_2D: int8 (TFLite's per-channel reference_integer_ops::ConvPerChannel
- * and DepthwiseConvPerChannel, in kernels/ through mculab/kernels_s8.h). */
+ * and DepthwiseConvPerChannel, in kernels/ through mculab/kernels_s8.h) and 16x8 (int16
+ * activations with zero point 0, int8 filters, int64 or int32 bias: the same functions' int16
+ * forms, an int64 accumulator requantized by the int64 MultiplyByQuantizedMultiplier). */
 #include <stdint.h>
 
 #include "mculab/kernels_s8.h"
@@ -31,11 +33,15 @@ static mculab_tfl_status prepare(mculab_tfl_ctx* c) {
   const mculab_tfl_tensor* filter = mculab_tfl_in(c, 1);
   const mculab_tfl_tensor* bias = mculab_tfl_in(c, 2);
   const mculab_tfl_tensor* out = mculab_tfl_out(c);
-  if (!mculab_tfl_quantized(in, MCULAB_TFL_INT8) || !mculab_tfl_quantized(out, MCULAB_TFL_INT8) ||
-      filter == NULL || filter->type != MCULAB_TFL_INT8 || !filter->is_const ||
-      filter->num_scales == 0) {
+  const uint8_t act =
+      in != NULL && in->type == MCULAB_TFL_INT16 ? MCULAB_TFL_INT16 : MCULAB_TFL_INT8;
+  if (!mculab_tfl_quantized(in, act) || !mculab_tfl_quantized(out, act) || filter == NULL ||
+      filter->type != MCULAB_TFL_INT8 || !filter->is_const || filter->num_scales == 0) {
     return mculab_tfl_bad(c, MCULAB_TFL_UNSUPPORTED,
-                          "needs an int8 input and output and constant int8 filter");
+                          "needs int8 or int16 input and output and a constant int8 filter");
+  }
+  if (act == MCULAB_TFL_INT16 && (in->zero_point != 0 || out->zero_point != 0)) {
+    return mculab_tfl_bad(c, MCULAB_TFL_UNSUPPORTED, "int16 activations with a zero point");
   }
   if (in->num_dims != 4 || filter->num_dims != 4 || out->num_dims != 4) {
     return mculab_tfl_bad(c, MCULAB_TFL_BAD_SHAPE,
@@ -90,11 +96,12 @@ static mculab_tfl_status prepare(mculab_tfl_ctx* c) {
   p->pad_w = op->padding == 0
                  ? mculab_tfl_pad_before(p->stride_w, p->dilation_w, p->in_w, p->filter_w, p->out_w)
                  : 0;
-  if (bias != NULL &&
-      (bias->type != MCULAB_TFL_INT32 || !bias->is_const || bias->elements != (uint32_t)p->out_c ||
-       ((uintptr_t)bias->const_data & 3u) != 0)) {
+  if (bias != NULL && ((bias->type != MCULAB_TFL_INT32 &&
+                        (act == MCULAB_TFL_INT8 || bias->type != MCULAB_TFL_INT64)) ||
+                       !bias->is_const || bias->elements != (uint32_t)p->out_c ||
+                       ((uintptr_t)bias->const_data & 3u) != 0)) {
     return mculab_tfl_bad(c, MCULAB_TFL_UNSUPPORTED,
-                          "bias must be constant int32 [out channels], 4-byte aligned");
+                          "bias must be constant int32 (int64 for int16) [out channels], aligned");
   }
   if (filter->num_scales != 1 && filter->num_scales != (uint32_t)p->out_c) {
     return mculab_tfl_bad(c, MCULAB_TFL_UNSUPPORTED,
@@ -117,42 +124,73 @@ static mculab_tfl_status prepare(mculab_tfl_ctx* c) {
   }
   p->input_offset = -in->zero_point;
   p->output_offset = out->zero_point;
-  /* The per-channel multipliers and shifts, each array aligned. */
-  op->persistent_bytes =
-      2u * ((4u * (uint32_t)p->out_c + MCULAB_TFL_ALIGN - 1u) & ~(MCULAB_TFL_ALIGN - 1u));
+  op->persistent_bytes = mculab_tfl_channel_multiplier_bytes((uint32_t)p->out_c);
   op->macs = (uint64_t)p->batches * p->out_h * p->out_w * p->out_c * depth;
   return MCULAB_TFL_OK;
 }
 
-/* The per-channel multipliers (input scale x filter scale / output scale, in double). */
 static mculab_tfl_status bind(mculab_tfl_ctx* c, uint8_t* persistent) {
-  mculab_tfl_op* op = c->op;
-  const mculab_tfl_tensor* in = mculab_tfl_in(c, 0);
-  const mculab_tfl_tensor* filter = mculab_tfl_in(c, 1);
-  const mculab_tfl_tensor* out = mculab_tfl_out(c);
-  int32_t* mult = (int32_t*)(void*)persistent;
-  int32_t* shift = (int32_t*)(void*)(persistent + op->persistent_bytes / 2u);
-  for (int32_t ch = 0; ch < op->k.conv.out_c; ++ch) {
-    const float fs = mculab_tfl_scale_at(c->m, filter, filter->num_scales > 1 ? (uint32_t)ch : 0u);
-    const double effective = (double)in->scale * (double)fs / (double)out->scale;
-    int s;
-    mculab_quantize_multiplier(effective, &mult[ch], &s);
-    if (s > 0) {
-      return mculab_tfl_bad(c, MCULAB_TFL_UNSUPPORTED, "requantization scale of 1 or more");
-    }
-    shift[ch] = s;
-  }
-  op->k.conv.out_multiplier = mult;
-  op->k.conv.out_shift = shift;
-  return MCULAB_TFL_OK;
+  mculab_conv_s8_params* p = &c->op->k.conv;
+  return mculab_tfl_channel_multipliers(c, mculab_tfl_in(c, 0), mculab_tfl_in(c, 1),
+                                        (uint32_t)p->out_c, persistent, &p->out_multiplier,
+                                        &p->out_shift);
 }
 
 static const int32_t* bias_of(const mculab_tfl_model* m, const mculab_tfl_op* op) {
   return op->num_inputs < 3 ? NULL : (const int32_t*)mculab_tfl_data(m, op->inputs[2]);
 }
 
+/* The 16x8 convolutions: reference_integer_ops::ConvPerChannel and DepthwiseConvPerChannel for
+ * int16 input, out-of-image taps skipped. */
+static mculab_tfl_status invoke_16x8(mculab_tfl_model* m, const mculab_tfl_op* op, int depthwise) {
+  const mculab_conv_s8_params* p = &op->k.conv;
+  const int16_t* in = (const int16_t*)mculab_tfl_data(m, op->inputs[0]);
+  const int8_t* w = (const int8_t*)mculab_tfl_data(m, op->inputs[1]);
+  const mculab_tfl_tensor* bias =
+      op->num_inputs < 3 || op->inputs[2] < 0 ? NULL : &m->tensors[op->inputs[2]];
+  int16_t* out = (int16_t*)mculab_tfl_out_data(m, op);
+  const int wide = bias != NULL && bias->type == MCULAB_TFL_INT64;
+  for (int32_t b = 0; b < p->batches; ++b) {
+    for (int32_t oy = 0; oy < p->out_h; ++oy) {
+      for (int32_t ox = 0; ox < p->out_w; ++ox) {
+        for (int32_t oc = 0; oc < p->out_c; ++oc) {
+          const int32_t ic_first = depthwise ? oc / p->depth_multiplier : 0;
+          const int32_t ic_count = depthwise ? 1 : p->in_c;
+          int64_t acc = 0;
+          for (int32_t fy = 0; fy < p->filter_h; ++fy) {
+            const int32_t iy = oy * p->stride_h - p->pad_h + fy * p->dilation_h;
+            if (iy < 0 || iy >= p->in_h) continue;
+            for (int32_t fx = 0; fx < p->filter_w; ++fx) {
+              const int32_t ix = ox * p->stride_w - p->pad_w + fx * p->dilation_w;
+              if (ix < 0 || ix >= p->in_w) continue;
+              const int16_t* x = in + (((int64_t)b * p->in_h + iy) * p->in_w + ix) * p->in_c;
+              for (int32_t k = 0; k < ic_count; ++k) {
+                const int32_t ic = ic_first + k;
+                const int8_t f =
+                    depthwise
+                        ? w[((int64_t)fy * p->filter_w + fx) * p->out_c + oc]
+                        : w[(((int64_t)oc * p->filter_h + fy) * p->filter_w + fx) * p->in_c + ic];
+                acc += (int64_t)f * x[ic];
+              }
+            }
+          }
+          if (bias != NULL) acc += mculab_tfl_const_int(bias, (uint32_t)oc);
+          /* TFLite's accumulator is the bias's type: int64, or int32 (also without a bias). */
+          int32_t v = wide ? mculab_tfl_mbqm64(acc, p->out_multiplier[oc], p->out_shift[oc])
+                           : mculab_tfl_mbqm((int32_t)(uint32_t)(uint64_t)acc,
+                                             p->out_multiplier[oc], p->out_shift[oc]);
+          v = mculab_tfl_clamp(v + p->output_offset, p->act_min, p->act_max);
+          out[(((int64_t)b * p->out_h + oy) * p->out_w + ox) * p->out_c + oc] = (int16_t)v;
+        }
+      }
+    }
+  }
+  return MCULAB_TFL_OK;
+}
+
 static mculab_tfl_status invoke_conv(mculab_tfl_model* m, const mculab_tfl_op* op, uint16_t index) {
   (void)index;
+  if (m->tensors[op->output].type == MCULAB_TFL_INT16) return invoke_16x8(m, op, 0);
   mculab_conv2d_s8_nhwc(&op->k.conv, (const int8_t*)mculab_tfl_data(m, op->inputs[0]),
                         (const int8_t*)mculab_tfl_data(m, op->inputs[1]), bias_of(m, op),
                         (int8_t*)mculab_tfl_out_data(m, op));
@@ -162,6 +200,7 @@ static mculab_tfl_status invoke_conv(mculab_tfl_model* m, const mculab_tfl_op* o
 static mculab_tfl_status invoke_depthwise(mculab_tfl_model* m, const mculab_tfl_op* op,
                                           uint16_t index) {
   (void)index;
+  if (m->tensors[op->output].type == MCULAB_TFL_INT16) return invoke_16x8(m, op, 1);
   mculab_depthwise_conv2d_s8_nhwc(&op->k.conv, (const int8_t*)mculab_tfl_data(m, op->inputs[0]),
                                   (const int8_t*)mculab_tfl_data(m, op->inputs[1]), bias_of(m, op),
                                   (int8_t*)mculab_tfl_out_data(m, op));

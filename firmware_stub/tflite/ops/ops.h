@@ -92,6 +92,29 @@ int32_t mculab_tfl_pad_before(int32_t stride, int32_t dilation, int32_t in, int3
 /* QuantizeMultiplier for a factor below 1 (refused otherwise, naming the operator). */
 mculab_tfl_status mculab_tfl_multiplier_below_one(mculab_tfl_ctx* c, double real, int32_t* mult,
                                                   int32_t* shift);
+/* TFLite's MultiplyByQuantizedMultiplier for int32 (gemmlowp rounding; a left shift wraps as
+ * two's complement) and for int64 accumulators (the 16x8 kernels: the multiplier reduced to 16
+ * bits, one rounding). */
+int32_t mculab_tfl_mbqm(int32_t x, int32_t multiplier, int32_t shift);
+int32_t mculab_tfl_mbqm64(int64_t x, int32_t multiplier, int32_t shift);
+static inline int32_t mculab_tfl_clamp(int32_t v, int32_t lo, int32_t hi) {
+  return v < lo ? lo : v > hi ? hi : v;
+}
+/* Reads element i of a constant int32 or int64 tensor (shapes, paddings, slices) as int64. */
+int64_t mculab_tfl_const_int(const mculab_tfl_tensor* t, uint32_t i);
+/* The tensor's type's range: int8, int16, int32. */
+void mculab_tfl_type_range(uint8_t type, int32_t* lo, int32_t* hi);
+
+/* Per-channel requantization (PopulateConvolutionQuantizationParams): for each of `channels`,
+ * QuantizeMultiplier(input scale x filter scale / output scale) in double, the filter's scale
+ * per channel or per tensor; the arrays laid in `persistent`, which holds
+ * mculab_tfl_channel_multiplier_bytes(channels). */
+uint32_t mculab_tfl_channel_multiplier_bytes(uint32_t channels);
+mculab_tfl_status mculab_tfl_channel_multipliers(mculab_tfl_ctx* c, const mculab_tfl_tensor* in,
+                                                 const mculab_tfl_tensor* filter, uint32_t channels,
+                                                 uint8_t* persistent, const int32_t** mult,
+                                                 const int32_t** shift);
+
 /* Same shape (dimensions and sizes). */
 int mculab_tfl_same_shape(const mculab_tfl_tensor* a, const mculab_tfl_tensor* b);
 

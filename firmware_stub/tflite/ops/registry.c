@@ -15,7 +15,13 @@
   KERNEL(MCULAB_TFL_RESHAPE, reshape)                     \
   KERNEL(MCULAB_TFL_SOFTMAX, softmax)                     \
   KERNEL(MCULAB_TFL_QUANTIZE, quantize)                   \
-  KERNEL(MCULAB_TFL_DEQUANTIZE, dequantize)
+  KERNEL(MCULAB_TFL_DEQUANTIZE, dequantize)               \
+  KERNEL(MCULAB_TFL_SUB, sub)                             \
+  KERNEL(MCULAB_TFL_PAD, pad)                             \
+  KERNEL(MCULAB_TFL_PADV2, padv2)                         \
+  KERNEL(MCULAB_TFL_STRIDED_SLICE, strided_slice)         \
+  KERNEL(MCULAB_TFL_LEAKY_RELU, leaky_relu)               \
+  KERNEL(MCULAB_TFL_TRANSPOSE_CONV, transpose_conv)
 
 #define DECLARE(code, name) extern const mculab_tfl_kernel mculab_tfl_kernel_##name;
 MCULAB_TFL_KERNELS(DECLARE)

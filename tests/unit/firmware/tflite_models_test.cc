@@ -6,9 +6,11 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -116,6 +118,7 @@ TEST_P(TfliteMicroModel, LoadsPreparesAndRuns) {
 INSTANTIATE_TEST_SUITE_P(All, TfliteMicroModel,
                          testing::Values(MicroCase{"person_detect.tflite", 1, 31, 0xf88cc5ebu},
                                          MicroCase{"hello_world_int8.tflite", 1, 3, 0xd56f2b94u},
+                                         MicroCase{"hello_world_float.tflite", 1, 3, 0x2fc74fa6u},
                                          MicroCase{"micro_speech_quantized.tflite", 1, 4,
                                                    0xe4e8b6eeu},
                                          MicroCase{"simple_add_model.tflite", 2, 1, 0x5ffd0ed2u}),
@@ -123,5 +126,84 @@ INSTANTIATE_TEST_SUITE_P(All, TfliteMicroModel,
                            std::string n = i.param.file;
                            return n.substr(0, n.find('.'));
                          });
+
+// TFLite Micro's own int16 integration tests (../shared/models/tflite-micro/seanet): each model
+// run on its input CSVs (one per graph input, in the graph's order) gives its golden output CSV
+// value for value, and the output checksum (mculab_tfl_output_crc32) is the CRC-32 of the golden
+// values' bytes.
+std::vector<int64_t> ReadCsv(const std::string& path) {
+  std::ifstream f(path);
+  std::vector<int64_t> v;
+  std::string cell;
+  while (std::getline(f, cell, ',')) {
+    std::istringstream c(cell);
+    int64_t x;
+    if (c >> x) v.push_back(x);
+  }
+  return v;
+}
+
+// The file `<stem><middle>*.csv` in `dir`, "" when none.
+std::string FindCsv(const std::string& dir, const std::string& prefix) {
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind(prefix, 0) == 0 && name.size() > 4 && name.substr(name.size() - 4) == ".csv") {
+      return e.path().string();
+    }
+  }
+  return "";
+}
+
+std::vector<uint8_t> AsBytes(const std::vector<int64_t>& v, uint8_t type) {
+  const size_t size = type == MCULAB_TFL_INT16 ? 2 : type == MCULAB_TFL_INT8 ? 1 : 4;
+  std::vector<uint8_t> b;
+  for (int64_t x : v) {
+    for (size_t k = 0; k < size; ++k) b.push_back(static_cast<uint8_t>(x >> (8 * k)));
+  }
+  return b;
+}
+
+class SeanetGolden : public testing::TestWithParam<const char*> {};
+
+TEST_P(SeanetGolden, GivesTheGoldenOutputBitForBit) {
+  const std::string name = GetParam();
+  const std::string family = name.substr(0, name.size() - 1);
+  const std::string dir = ModelsDir() + "/tflite-micro/seanet/" + family;
+  std::vector<uint8_t> bytes = ReadFile(dir + "/" + name + ".tflite");
+  if (bytes.empty()) GTEST_SKIP() << dir << " is absent (MCULAB_SHARED_MODELS_DIR)";
+  auto m = std::make_unique<mculab_tfl_model>();
+  ASSERT_EQ(mculab_tfl_load(m.get(), bytes.data(), bytes.size()), MCULAB_TFL_OK) << m->error;
+  ASSERT_EQ(mculab_tfl_prepare(m.get(), nullptr, 0), MCULAB_TFL_NO_MEMORY) << m->error;
+  std::vector<uint8_t> arena(m->plan.arena_bytes + m->plan.persistent_bytes +
+                             m->plan.scratch_bytes + MCULAB_TFL_ALIGN);
+  ASSERT_EQ(mculab_tfl_prepare(m.get(), arena.data(), arena.size()), MCULAB_TFL_OK) << m->error;
+  std::vector<uint8_t> given;
+  for (unsigned k = 0; k < m->num_inputs; ++k) {
+    const std::string csv = FindCsv(dir, name + "_input" + std::to_string(k) + "_");
+    ASSERT_FALSE(csv.empty()) << "input " << k;
+    const mculab_tfl_tensor& t = m->tensors[m->inputs[k]];
+    const std::vector<uint8_t> b = AsBytes(ReadCsv(csv), t.type);
+    ASSERT_EQ(b.size(), t.bytes) << csv;
+    given.insert(given.end(), b.begin(), b.end());
+  }
+  ASSERT_EQ(mculab_tfl_set_input(m.get(), given.data(), static_cast<uint32_t>(given.size())),
+            MCULAB_TFL_OK)
+      << m->error;
+  ASSERT_EQ(mculab_tfl_invoke(m.get(), nullptr), MCULAB_TFL_OK) << m->error;
+  const mculab_tfl_tensor& out = m->tensors[m->outputs[0]];
+  const std::vector<uint8_t> golden = AsBytes(ReadCsv(FindCsv(dir, name + "_golden_")), out.type);
+  ASSERT_EQ(golden.size(), out.bytes);
+  size_t differ = 0;
+  for (size_t i = 0; i < golden.size(); ++i) differ += golden[i] != out.data[i];
+  EXPECT_EQ(differ, 0u) << "bytes differing from the golden output, of " << golden.size();
+  EXPECT_EQ(mculab_tfl_output_crc32(m.get()), mculab_crc32(0, golden.data(), golden.size()));
+}
+
+INSTANTIATE_TEST_SUITE_P(All, SeanetGolden,
+                         testing::Values("add0", "add1", "conv0", "conv1", "leaky_relu0",
+                                         "leaky_relu1", "pad0", "pad1", "quantize0", "quantize1",
+                                         "strided_slice0", "strided_slice1", "sub0", "sub1",
+                                         "transpose_conv0", "transpose_conv1"),
+                         [](const testing::TestParamInfo<const char*>& i) { return i.param; });
 
 }  // namespace
