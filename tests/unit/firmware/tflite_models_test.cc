@@ -16,6 +16,7 @@
 
 #include "mculab/runner_protocol.h"
 #include "mculab/tflite.h"
+#include "tflite_micro_models.h"
 
 namespace {
 
@@ -131,67 +132,28 @@ INSTANTIATE_TEST_SUITE_P(All, TfliteMicroModel,
 // run on its input CSVs (one per graph input, in the graph's order) gives its golden output CSV
 // value for value, and the output checksum (mculab_tfl_output_crc32) is the CRC-32 of the golden
 // values' bytes.
-std::vector<int64_t> ReadCsv(const std::string& path) {
-  std::ifstream f(path);
-  std::vector<int64_t> v;
-  std::string cell;
-  while (std::getline(f, cell, ',')) {
-    std::istringstream c(cell);
-    int64_t x;
-    if (c >> x) v.push_back(x);
-  }
-  return v;
-}
-
-// The file `<stem><middle>*.csv` in `dir`, "" when none.
-std::string FindCsv(const std::string& dir, const std::string& prefix) {
-  for (const auto& e : std::filesystem::directory_iterator(dir)) {
-    const std::string name = e.path().filename().string();
-    if (name.rfind(prefix, 0) == 0 && name.size() > 4 && name.substr(name.size() - 4) == ".csv") {
-      return e.path().string();
-    }
-  }
-  return "";
-}
-
-std::vector<uint8_t> AsBytes(const std::vector<int64_t>& v, uint8_t type) {
-  const size_t size = type == MCULAB_TFL_INT16 ? 2 : type == MCULAB_TFL_INT8 ? 1 : 4;
-  std::vector<uint8_t> b;
-  for (int64_t x : v) {
-    for (size_t k = 0; k < size; ++k) b.push_back(static_cast<uint8_t>(x >> (8 * k)));
-  }
-  return b;
-}
-
 class SeanetGolden : public testing::TestWithParam<const char*> {};
 
 TEST_P(SeanetGolden, GivesTheGoldenOutputBitForBit) {
-  const std::string name = GetParam();
-  const std::string family = name.substr(0, name.size() - 1);
-  const std::string dir = ModelsDir() + "/tflite-micro/seanet/" + family;
-  std::vector<uint8_t> bytes = ReadFile(dir + "/" + name + ".tflite");
-  if (bytes.empty()) GTEST_SKIP() << dir << " is absent (MCULAB_SHARED_MODELS_DIR)";
+  namespace ts = mculab::test_support;
+  const ts::SeanetFiles files = ts::Seanet(GetParam());
+  std::vector<uint8_t> bytes = ts::ReadBinary(files.Model());
+  if (bytes.empty()) GTEST_SKIP() << files.Model() << " is absent (MCULAB_SHARED_MODELS_DIR)";
   auto m = std::make_unique<mculab_tfl_model>();
   ASSERT_EQ(mculab_tfl_load(m.get(), bytes.data(), bytes.size()), MCULAB_TFL_OK) << m->error;
   ASSERT_EQ(mculab_tfl_prepare(m.get(), nullptr, 0), MCULAB_TFL_NO_MEMORY) << m->error;
   std::vector<uint8_t> arena(m->plan.arena_bytes + m->plan.persistent_bytes +
                              m->plan.scratch_bytes + MCULAB_TFL_ALIGN);
   ASSERT_EQ(mculab_tfl_prepare(m.get(), arena.data(), arena.size()), MCULAB_TFL_OK) << m->error;
-  std::vector<uint8_t> given;
-  for (unsigned k = 0; k < m->num_inputs; ++k) {
-    const std::string csv = FindCsv(dir, name + "_input" + std::to_string(k) + "_");
-    ASSERT_FALSE(csv.empty()) << "input " << k;
-    const mculab_tfl_tensor& t = m->tensors[m->inputs[k]];
-    const std::vector<uint8_t> b = AsBytes(ReadCsv(csv), t.type);
-    ASSERT_EQ(b.size(), t.bytes) << csv;
-    given.insert(given.end(), b.begin(), b.end());
-  }
+  const std::vector<uint8_t> given = ts::SeanetInput(files, *m);
+  ASSERT_FALSE(given.empty()) << "an input CSV is missing or does not fit its tensor";
   ASSERT_EQ(mculab_tfl_set_input(m.get(), given.data(), static_cast<uint32_t>(given.size())),
             MCULAB_TFL_OK)
       << m->error;
   ASSERT_EQ(mculab_tfl_invoke(m.get(), nullptr), MCULAB_TFL_OK) << m->error;
   const mculab_tfl_tensor& out = m->tensors[m->outputs[0]];
-  const std::vector<uint8_t> golden = AsBytes(ReadCsv(FindCsv(dir, name + "_golden_")), out.type);
+  const std::vector<uint8_t> golden =
+      ts::ValuesAsBytes(ts::ReadCsvValues(files.Csv("golden_")), out.type);
   ASSERT_EQ(golden.size(), out.bytes);
   size_t differ = 0;
   for (size_t i = 0; i < golden.size(); ++i) differ += golden[i] != out.data[i];
