@@ -10,6 +10,14 @@
 
 mculab_tfl_status mculab_tfl_invoke(mculab_tfl_model* m, const mculab_tfl_hooks* hooks) {
   if (!m->prepared) return mculab_tfl_fail(m, MCULAB_TFL_MALFORMED, "not prepared", -1, NULL);
+  /* Every inference starts from reset state (TFLite Micro's ResetVariableTensors: an int8
+   * variable's bytes set to its zero point, any other's to 0), so the same input always gives the
+   * same output, however many inferences ran before. */
+  for (uint32_t t = 0; t < m->num_tensors; ++t) {
+    const mculab_tfl_tensor* x = &m->tensors[t];
+    const uint8_t fill = x->type == MCULAB_TFL_INT8 ? (uint8_t)x->zero_point : 0u;
+    for (uint32_t k = 0; x->is_variable && k < x->bytes; ++k) x->data[k] = fill;
+  }
   for (uint16_t i = 0; i < m->num_ops; ++i) {
     const mculab_tfl_op* op = &m->ops[i];
     if (hooks != NULL && hooks->op_begin != NULL) {

@@ -12,7 +12,14 @@
 enum { MODEL_VERSION = 0, MODEL_OPERATOR_CODES = 1, MODEL_SUBGRAPHS = 2, MODEL_BUFFERS = 4 };
 enum { OPCODE_DEPRECATED_BUILTIN = 0, OPCODE_BUILTIN = 3 };
 enum { SUBGRAPH_TENSORS = 0, SUBGRAPH_INPUTS = 1, SUBGRAPH_OUTPUTS = 2, SUBGRAPH_OPERATORS = 3 };
-enum { TENSOR_SHAPE = 0, TENSOR_TYPE = 1, TENSOR_BUFFER = 2, TENSOR_NAME = 3, TENSOR_QUANT = 4 };
+enum {
+  TENSOR_SHAPE = 0,
+  TENSOR_TYPE = 1,
+  TENSOR_BUFFER = 2,
+  TENSOR_NAME = 3,
+  TENSOR_QUANT = 4,
+  TENSOR_IS_VARIABLE = 5
+};
 enum { QUANT_SCALE = 2, QUANT_ZERO_POINT = 3, QUANT_DIMENSION = 6 };
 enum { BUFFER_DATA = 0, BUFFER_OFFSET = 1 };
 enum { OP_OPCODE_INDEX = 0, OP_INPUTS = 1, OP_OUTPUTS = 2, OP_OPTIONS_TYPE = 3, OP_OPTIONS = 4 };
@@ -114,6 +121,7 @@ static mculab_tfl_status load_tensor(mculab_tfl_model* m, fb_reader* r, fb_table
   x->type = fb_u8(r, t, TENSOR_TYPE, MCULAB_TFL_FLOAT32);
   const uint32_t buffer = fb_u32(r, t, TENSOR_BUFFER, 0);
   const fb_vec name = fb_vector(r, t, TENSOR_NAME, 1);
+  const uint8_t is_variable = fb_u8(r, t, TENSOR_IS_VARIABLE, 0);
   fb_table q;
   const int has_quant = fb_subtable(r, t, TENSOR_QUANT, &q);
   if (r->status != MCULAB_TFL_OK) return reader_failed(m, r, "tensor ", i);
@@ -151,6 +159,7 @@ static mculab_tfl_status load_tensor(mculab_tfl_model* m, fb_reader* r, fb_table
   x->is_const = 0;
   x->is_planned = 0;
   x->is_input = 0;
+  x->is_variable = 0;
   x->const_data = NULL;
   x->data = NULL;
   x->arena_offset = 0;
@@ -179,6 +188,12 @@ static mculab_tfl_status load_tensor(mculab_tfl_model* m, fb_reader* r, fb_table
       x->is_const = 1;
       x->const_data = r->b + data.pos;
     }
+  }
+  /* A variable (an operator's state, with no data in the model) lives through the whole plan. */
+  if (is_variable && !x->is_const) {
+    x->is_variable = 1;
+    x->is_planned = 1;
+    x->first_use = 0;
   }
 
   x->scale = 0.0f;
@@ -480,14 +495,14 @@ mculab_tfl_status mculab_tfl_load(mculab_tfl_model* m, const uint8_t* data, size
       mculab_tfl_tensor* x = &m->tensors[op->inputs[k]];
       if (x->is_const) continue;
       if (x->first_use < 0 || x->first_use > (int16_t)i ||
-          (x->first_use == (int16_t)i && !x->is_input)) {
+          (x->first_use == (int16_t)i && !x->is_input && !x->is_variable)) {
         return mculab_tfl_fail(m, MCULAB_TFL_MALFORMED, "operator ", i,
                                ": reads a tensor before any operator writes it");
       }
       x->last_use = (int16_t)i;
     }
     mculab_tfl_tensor* y = &m->tensors[t_out];
-    if (y->is_const || y->first_use >= 0) {
+    if (y->is_const || y->first_use >= 0 || y->is_variable) {
       return mculab_tfl_fail(m, MCULAB_TFL_MALFORMED, "operator ", i,
                              ": writes a constant, the input or a tensor already written");
     }
@@ -507,6 +522,9 @@ mculab_tfl_status mculab_tfl_load(mculab_tfl_model* m, const uint8_t* data, size
   }
   for (uint32_t k = 0; k < m->num_inputs; ++k) {
     m->tensors[m->inputs[k]].last_use = (int16_t)(m->num_ops - 1);
+  }
+  for (uint32_t i = 0; i < m->num_tensors; ++i) {
+    if (m->tensors[i].is_variable) m->tensors[i].last_use = (int16_t)(m->num_ops - 1);
   }
   return MCULAB_TFL_OK;
 }

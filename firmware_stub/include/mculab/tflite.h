@@ -53,6 +53,7 @@ enum {
   MCULAB_TFL_MAX_POOL_2D = 17,
   MCULAB_TFL_RESHAPE = 22,
   MCULAB_TFL_SOFTMAX = 25,
+  MCULAB_TFL_SVDF = 27,
   MCULAB_TFL_PAD = 34,
   MCULAB_TFL_SUB = 41,
   MCULAB_TFL_STRIDED_SLICE = 45,
@@ -96,10 +97,11 @@ uint32_t mculab_tfl_supported_ops(const int32_t** codes);
 typedef struct {
   int32_t dims[MCULAB_TFL_MAX_DIMS];
   uint8_t num_dims;
-  uint8_t type;       /* TensorType */
-  uint8_t is_const;   /* data in the model (weights, bias, shapes) */
-  uint8_t is_planned; /* lives in the arena (read or written by an operator) */
-  uint8_t is_input;   /* one of the graph's inputs */
+  uint8_t type;        /* TensorType */
+  uint8_t is_const;    /* data in the model (weights, bias, shapes) */
+  uint8_t is_planned;  /* lives in the arena (read or written by an operator) */
+  uint8_t is_input;    /* one of the graph's inputs */
+  uint8_t is_variable; /* state an operator keeps (SVDF): reset before every inference */
   uint32_t elements;
   uint32_t bytes;
   const uint8_t* const_data; /* is_const: in the model */
@@ -146,6 +148,13 @@ typedef struct {
   uint32_t pad_value; /* PAD: the fill, its bytes in the tensor's type */
 } mculab_tfl_box_params;
 
+/* SVDF, integer (TFLite Micro's EvalIntegerSvdfReference). */
+typedef struct {
+  int32_t rank, batches, input_size, filters, units, memory;
+  int32_t input_zp, output_zp, state_zp;
+  int32_t mult1, shift1, mult2, shift2; /* feature -> state, state x time -> output */
+} mculab_tfl_svdf_params;
+
 /* An operator's kernel (tflite/ops/ops.h): its options, prepare, invoke. */
 typedef struct mculab_tfl_kernel mculab_tfl_kernel;
 
@@ -162,6 +171,7 @@ typedef struct {
   int32_t stride_w, stride_h, filter_w, filter_h, depth_multiplier, dilation_w, dilation_h;
   float beta;
   float alpha;                                    /* LEAKY_RELU */
+  int32_t rank;                                   /* SVDF */
   int32_t begin_mask, end_mask, shrink_axis_mask; /* STRIDED_SLICE */
   uint8_t other_masks;                            /* STRIDED_SLICE: ellipsis, new axis, offset */
   float f_act_min, f_act_max;                     /* float32 kernels: the fused activation */
@@ -176,6 +186,7 @@ typedef struct {
     mculab_tfl_arith_params arith;
     mculab_tfl_leaky_params leaky;
     mculab_tfl_box_params box;
+    mculab_tfl_svdf_params svdf;
   } k;
   uint32_t softmax_outer, softmax_depth;
   uint32_t persistent_bytes; /* the kernel's own, for the model's life (per-channel multipliers) */

@@ -21,7 +21,8 @@
   KERNEL(MCULAB_TFL_PADV2, padv2)                         \
   KERNEL(MCULAB_TFL_STRIDED_SLICE, strided_slice)         \
   KERNEL(MCULAB_TFL_LEAKY_RELU, leaky_relu)               \
-  KERNEL(MCULAB_TFL_TRANSPOSE_CONV, transpose_conv)
+  KERNEL(MCULAB_TFL_TRANSPOSE_CONV, transpose_conv)       \
+  KERNEL(MCULAB_TFL_SVDF, svdf)
 
 #define DECLARE(code, name) extern const mculab_tfl_kernel mculab_tfl_kernel_##name;
 MCULAB_TFL_KERNELS(DECLARE)

@@ -116,17 +116,19 @@ TEST_P(TfliteMicroModel, LoadsPreparesAndRuns) {
               m->plan.scratch_bytes);
 }
 
-INSTANTIATE_TEST_SUITE_P(All, TfliteMicroModel,
-                         testing::Values(MicroCase{"person_detect.tflite", 1, 31, 0xf88cc5ebu},
-                                         MicroCase{"hello_world_int8.tflite", 1, 3, 0xd56f2b94u},
-                                         MicroCase{"hello_world_float.tflite", 1, 3, 0x2fc74fa6u},
-                                         MicroCase{"micro_speech_quantized.tflite", 1, 4,
-                                                   0xe4e8b6eeu},
-                                         MicroCase{"simple_add_model.tflite", 2, 1, 0x5ffd0ed2u}),
-                         [](const testing::TestParamInfo<MicroCase>& i) {
-                           std::string n = i.param.file;
-                           return n.substr(0, n.find('.'));
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    All, TfliteMicroModel,
+    testing::Values(MicroCase{"person_detect.tflite", 1, 31, 0xf88cc5ebu},
+                    MicroCase{"hello_world_int8.tflite", 1, 3, 0xd56f2b94u},
+                    MicroCase{"hello_world_float.tflite", 1, 3, 0x2fc74fa6u},
+                    MicroCase{"keyword_scrambled.tflite", 1, 15, 0x51b327d0u},
+                    MicroCase{"keyword_scrambled_8bit.tflite", 1, 15, 0xe48af6f5u},
+                    MicroCase{"micro_speech_quantized.tflite", 1, 4, 0xe4e8b6eeu},
+                    MicroCase{"simple_add_model.tflite", 2, 1, 0x5ffd0ed2u}),
+    [](const testing::TestParamInfo<MicroCase>& i) {
+      std::string n = i.param.file;
+      return n.substr(0, n.find('.'));
+    });
 
 // TFLite Micro's own int16 integration tests (../shared/models/tflite-micro/seanet): each model
 // run on its input CSVs (one per graph input, in the graph's order) gives its golden output CSV

@@ -397,11 +397,12 @@ TEST(TfliteRefuses, EveryMissingOperatorAtOnce) {
   tw::Model m = tw::SampleNet(1);
   for (int i : {2, 3, 5}) m.operators[i].options_type = 0;
   m.operators[2].builtin = 18;  // MUL
-  m.operators[3].builtin = 27;  // SVDF
+  m.operators[3].builtin = 44;  // UNIDIRECTIONAL_SEQUENCE_LSTM
   m.operators[5].builtin = 18;  // MUL again: named once
   std::string error;
   EXPECT_EQ(LoadAndPrepare(m, &error), MCULAB_TFL_UNSUPPORTED_OP);
-  EXPECT_NE(error.find("not supported: operator 2: MUL (builtin 18), operator 3: SVDF (builtin 27)"
+  EXPECT_NE(error.find("not supported: operator 2: MUL (builtin 18), operator 3: "
+                       "UNIDIRECTIONAL_SEQUENCE_LSTM (builtin 44)"
                        ";"),
             std::string::npos)
       << error;
