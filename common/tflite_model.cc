@@ -116,10 +116,13 @@ Result<Loaded> Load(std::span<const std::uint8_t> blob, std::vector<std::uint8_t
       shapes += fmt::format("{}{}", k == 0 ? "" : ", ",
                             fmt::join(ShapeOf(l.model->tensors[l.model->inputs[k]]), "x"));
     }
+    const bool several = l.model->num_inputs > 1;
     return MakeError(ErrorCode::kInvalidArgument,
-                     fmt::format("the given input has {} bytes; the model's input tensors ({}, "
-                                 "concatenated in the graph's order) take {} bytes",
-                                 l.blob.input_len, shapes, in_bytes));
+                     fmt::format("the given input has {} bytes; the model's input tensor{} ({}{}) "
+                                 "take{} {} bytes",
+                                 l.blob.input_len, several ? "s" : "", shapes,
+                                 several ? ", concatenated in the graph's order" : "",
+                                 several ? "" : "s", in_bytes));
   }
   return l;
 }

@@ -46,19 +46,24 @@ extern "C" {
 enum {
   MCULAB_TFL_ADD = 0,
   MCULAB_TFL_AVERAGE_POOL_2D = 1,
+  MCULAB_TFL_CONCATENATION = 2,
   MCULAB_TFL_CONV_2D = 3,
   MCULAB_TFL_DEPTHWISE_CONV_2D = 4,
   MCULAB_TFL_DEQUANTIZE = 6,
   MCULAB_TFL_FULLY_CONNECTED = 9,
   MCULAB_TFL_MAX_POOL_2D = 17,
+  MCULAB_TFL_MUL = 18,
   MCULAB_TFL_RESHAPE = 22,
   MCULAB_TFL_SOFTMAX = 25,
   MCULAB_TFL_SVDF = 27,
   MCULAB_TFL_PAD = 34,
+  MCULAB_TFL_TRANSPOSE = 39,
   MCULAB_TFL_SUB = 41,
+  MCULAB_TFL_SQUEEZE = 43,
   MCULAB_TFL_STRIDED_SLICE = 45,
   MCULAB_TFL_PADV2 = 60,
   MCULAB_TFL_TRANSPOSE_CONV = 67,
+  MCULAB_TFL_EXPAND_DIMS = 70,
   MCULAB_TFL_LEAKY_RELU = 98,
   MCULAB_TFL_QUANTIZE = 114,
 };
@@ -171,7 +176,7 @@ typedef struct {
   int32_t stride_w, stride_h, filter_w, filter_h, depth_multiplier, dilation_w, dilation_h;
   float beta;
   float alpha;                                    /* LEAKY_RELU */
-  int32_t rank;                                   /* SVDF */
+  int32_t rank;                                   /* SVDF; CONCATENATION: the axis */
   int32_t begin_mask, end_mask, shrink_axis_mask; /* STRIDED_SLICE */
   uint8_t other_masks;                            /* STRIDED_SLICE: ellipsis, new axis, offset */
   float f_act_min, f_act_max;                     /* float32 kernels: the fused activation */

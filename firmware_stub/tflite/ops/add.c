@@ -1,4 +1,6 @@
-/* ADD and SUB: int8 and int16 (TFLite's quantized Add/Sub: both inputs rescaled to twice the
+/* MUL: int8 (reference_integer_ops::MulElementwise: (x + offset1) * (y + offset2) rescaled by
+ * input1 scale x input2 scale / output scale, in double) and float32, broadcasting alike.
+ * ADD and SUB: int8 and int16 (TFLite's quantized Add/Sub: both inputs rescaled to twice the
  * larger input scale after a left shift of 20 for int8 or 15 for int16, summed, rescaled to the
  * output; TFLite Micro's add.cc and sub.cc), float32 (reference_ops::Add/Sub with the fused
  * activation). Inputs broadcast as TFLite's BroadcastAdd6DSlow / BroadcastSubSlow do; int8 ADD of
@@ -28,6 +30,7 @@ static mculab_tfl_status prepare(mculab_tfl_ctx* c) {
   const mculab_tfl_tensor* b = mculab_tfl_in(c, 1);
   const mculab_tfl_tensor* out = mculab_tfl_out(c);
   const int is_sub = op->builtin == MCULAB_TFL_SUB;
+  const int is_mul = op->builtin == MCULAB_TFL_MUL;
   if (op->num_inputs != 2 || a == NULL || b == NULL || a->type != out->type ||
       b->type != out->type) {
     return mculab_tfl_bad(c, MCULAB_TFL_UNSUPPORTED, "needs two inputs of the output's type");
@@ -48,6 +51,22 @@ static mculab_tfl_status prepare(mculab_tfl_ctx* c) {
     return mculab_tfl_bad(c, MCULAB_TFL_UNSUPPORTED, "needs int8, int16 or float32 tensors");
   }
   mculab_tfl_arith_params* p = &op->k.arith;
+  if (is_mul) {
+    if (out->type != MCULAB_TFL_INT8) return mculab_tfl_bad(c, MCULAB_TFL_UNSUPPORTED, "int16 MUL");
+    p->in1_offset = -a->zero_point;
+    p->in2_offset = -b->zero_point;
+    p->out_offset = out->zero_point;
+    int s;
+    mculab_quantize_multiplier((double)a->scale * (double)b->scale / (double)out->scale,
+                               &p->out_mult, &s);
+    p->out_shift = s;
+    if (s > 30) return mculab_tfl_bad(c, MCULAB_TFL_UNSUPPORTED, "rescaling by 2^30 or more");
+    if (!mculab_tfl_activation_range(op->activation, out, &p->act_min, &p->act_max)) {
+      return mculab_tfl_bad(c, MCULAB_TFL_UNSUPPORTED,
+                            "fused activation other than RELU, RELU6, RELU_N1_TO_1");
+    }
+    return MCULAB_TFL_OK;
+  }
   p->in1_offset = -a->zero_point;
   p->in2_offset = -b->zero_point;
   p->out_offset = out->zero_point;
@@ -92,7 +111,15 @@ static void strides_of(const mculab_tfl_tensor* in, const mculab_tfl_tensor* out
   }
 }
 
-static int32_t quantized(const mculab_tfl_arith_params* p, int sub, int32_t x, int32_t y) {
+enum { OP_ADD, OP_SUB, OP_MUL };
+
+static int32_t quantized(const mculab_tfl_arith_params* p, int kind, int32_t x, int32_t y) {
+  if (kind == OP_MUL) {
+    const int32_t v = p->out_offset + mculab_tfl_mbqm((p->in1_offset + x) * (p->in2_offset + y),
+                                                      p->out_mult, p->out_shift);
+    return mculab_tfl_clamp(v, p->act_min, p->act_max);
+  }
+  const int sub = kind == OP_SUB;
   const int32_t a = (p->in1_offset + x) * (1 << p->left_shift);
   const int32_t b = (p->in2_offset + y) * (1 << p->left_shift);
   const int32_t sa = mculab_tfl_mbqm(a, p->in1_mult, p->in1_shift);
@@ -109,8 +136,10 @@ static mculab_tfl_status invoke(mculab_tfl_model* m, const mculab_tfl_op* op, ui
   const void* a = mculab_tfl_data(m, op->inputs[0]);
   const void* b = mculab_tfl_data(m, op->inputs[1]);
   void* out = mculab_tfl_out_data(m, op);
-  const int sub = op->builtin == MCULAB_TFL_SUB;
-  if (!sub && to->type == MCULAB_TFL_INT8 && mculab_tfl_same_shape(ta, to) &&
+  const int kind = op->builtin == MCULAB_TFL_SUB   ? OP_SUB
+                   : op->builtin == MCULAB_TFL_MUL ? OP_MUL
+                                                   : OP_ADD;
+  if (kind == OP_ADD && to->type == MCULAB_TFL_INT8 && mculab_tfl_same_shape(ta, to) &&
       mculab_tfl_same_shape(tb, to)) {
     const mculab_tfl_arith_params* p = &op->k.arith;
     const mculab_add_s8_params k = {p->in1_offset, p->in2_offset, p->out_offset, p->left_shift,
@@ -128,19 +157,19 @@ static mculab_tfl_status invoke(mculab_tfl_model* m, const mculab_tfl_op* op, ui
     switch (to->type) {
       case MCULAB_TFL_FLOAT32: {
         const float x = ((const float*)a)[ia], y = ((const float*)b)[ib];
-        const float v = sub ? x - y : x + y;
+        const float v = kind == OP_SUB ? x - y : kind == OP_MUL ? x * y : x + y;
         ((float*)out)[k] = v < op->f_act_min   ? op->f_act_min
                            : v > op->f_act_max ? op->f_act_max
                                                : v;
         break;
       }
       case MCULAB_TFL_INT16:
-        ((int16_t*)out)[k] =
-            (int16_t)quantized(&op->k.arith, sub, ((const int16_t*)a)[ia], ((const int16_t*)b)[ib]);
+        ((int16_t*)out)[k] = (int16_t)quantized(&op->k.arith, kind, ((const int16_t*)a)[ia],
+                                                ((const int16_t*)b)[ib]);
         break;
       default:
         ((int8_t*)out)[k] =
-            (int8_t)quantized(&op->k.arith, sub, ((const int8_t*)a)[ia], ((const int8_t*)b)[ib]);
+            (int8_t)quantized(&op->k.arith, kind, ((const int8_t*)a)[ia], ((const int8_t*)b)[ib]);
         break;
     }
     /* The next output index, last dimension fastest. */
@@ -159,3 +188,5 @@ static mculab_tfl_status invoke(mculab_tfl_model* m, const mculab_tfl_op* op, ui
 const mculab_tfl_kernel mculab_tfl_kernel_add = {"ADD", 11, parse, prepare, NULL, invoke};
 /* SubOptions (28): the fused activation first, as AddOptions. */
 const mculab_tfl_kernel mculab_tfl_kernel_sub = {"SUB", 28, parse, prepare, NULL, invoke};
+/* MulOptions (21): the fused activation first. */
+const mculab_tfl_kernel mculab_tfl_kernel_mul = {"MUL", 21, parse, prepare, NULL, invoke};

@@ -22,7 +22,12 @@
   KERNEL(MCULAB_TFL_STRIDED_SLICE, strided_slice)         \
   KERNEL(MCULAB_TFL_LEAKY_RELU, leaky_relu)               \
   KERNEL(MCULAB_TFL_TRANSPOSE_CONV, transpose_conv)       \
-  KERNEL(MCULAB_TFL_SVDF, svdf)
+  KERNEL(MCULAB_TFL_SVDF, svdf)                           \
+  KERNEL(MCULAB_TFL_SQUEEZE, squeeze)                     \
+  KERNEL(MCULAB_TFL_EXPAND_DIMS, expand_dims)             \
+  KERNEL(MCULAB_TFL_TRANSPOSE, transpose)                 \
+  KERNEL(MCULAB_TFL_CONCATENATION, concatenation)         \
+  KERNEL(MCULAB_TFL_MUL, mul)
 
 #define DECLARE(code, name) extern const mculab_tfl_kernel mculab_tfl_kernel_##name;
 MCULAB_TFL_KERNELS(DECLARE)

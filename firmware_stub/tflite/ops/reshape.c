@@ -1,4 +1,5 @@
-/* RESHAPE: the bytes copied (the shape is the output tensor's). */
+/* RESHAPE, SQUEEZE and EXPAND_DIMS: the bytes copied (the shape is the output tensor's), any
+ * element type; the input and output quantized alike. */
 #include <stdint.h>
 
 #include "ops.h"
@@ -7,10 +8,12 @@ static mculab_tfl_status prepare(mculab_tfl_ctx* c) {
   const mculab_tfl_tensor* in = mculab_tfl_in(c, 0);
   const mculab_tfl_tensor* shape = mculab_tfl_in(c, 1);
   const mculab_tfl_tensor* out = mculab_tfl_out(c);
-  if (in == NULL || in->type != MCULAB_TFL_INT8 || out->type != MCULAB_TFL_INT8) {
-    return mculab_tfl_bad(c, MCULAB_TFL_UNSUPPORTED, "needs an int8 input and output");
+  if (in == NULL || in->type != out->type || in->zero_point != out->zero_point ||
+      in->scale != out->scale) {
+    return mculab_tfl_bad(c, MCULAB_TFL_UNSUPPORTED,
+                          "needs an input of the output's type and quantization");
   }
-  if (shape != NULL && !shape->is_const) {
+  if (c->op->builtin == MCULAB_TFL_RESHAPE && shape != NULL && !shape->is_const) {
     return mculab_tfl_bad(c, MCULAB_TFL_UNSUPPORTED, "a shape computed at run time");
   }
   if (in->elements != out->elements) {
@@ -31,5 +34,8 @@ static mculab_tfl_status invoke(mculab_tfl_model* m, const mculab_tfl_op* op, ui
   return MCULAB_TFL_OK;
 }
 
-/* ReshapeOptions (17) hold new_shape only, which the output tensor's shape already says. */
+/* Their options (new shape, squeeze dimensions) say what the output tensor's shape says. */
 const mculab_tfl_kernel mculab_tfl_kernel_reshape = {"RESHAPE", 17, NULL, prepare, NULL, invoke};
+const mculab_tfl_kernel mculab_tfl_kernel_squeeze = {"SQUEEZE", 30, NULL, prepare, NULL, invoke};
+const mculab_tfl_kernel mculab_tfl_kernel_expand_dims = {"EXPAND_DIMS", 52,   NULL,
+                                                         prepare,       NULL, invoke};
