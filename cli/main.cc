@@ -47,8 +47,8 @@ int Main(int argc, char** argv) {
                      "a .tflite int8 model, run by the lab's own runner on any board "
                      "(`mculab models inspect FILE` shows its graph)");
   submit->add_option("--input", so.input,
-                     "the model's input tensor as raw int8 bytes (default: a seeded pattern); "
-                     "with --model");
+                     "the model's input tensor as raw bytes (default: a seeded pattern); "
+                     "repeated for a graph of several inputs, in the graph's order; with --model");
   submit->add_option("--iterations", so.iterations, "measured iterations per case")
       ->check(CLI::Range(1u, 100000u))
       ->capture_default_str();
@@ -119,12 +119,15 @@ int Main(int argc, char** argv) {
       ops->add_subcommand("describe", "an op's parameters, CSV synonyms, defaults and limits");
   ops_describe->add_option("op", describe_op, "op name: " + OpNames())->required();
 
-  std::string model_path, model_input;
+  std::string model_path;
+  std::vector<std::string> model_input;
   auto* models = app.add_subcommand("models", ".tflite models (no server needed)");
   auto* models_inspect = models->add_subcommand(
       "inspect", "a model's graph: operators, shapes, parameters, MACs per layer, planned arena");
   models_inspect->add_option("file", model_path, ".tflite model")->required();
-  models_inspect->add_option("--input", model_input, "check an input file's size against it");
+  models_inspect->add_option(
+      "--input", model_input,
+      "check input files' sizes against it (repeated: one per graph input, in its order)");
   models_inspect->add_flag("--json", json, "print JSON");
   models->require_subcommand(1);
 

@@ -32,17 +32,18 @@ Result<std::vector<std::uint8_t>> ReadBytes(const std::string& path, const char*
 }  // namespace
 
 Result<std::vector<std::uint8_t>> ReadModelBlob(const std::string& model_path,
-                                                const std::string& input_path) {
+                                                const std::vector<std::string>& input_paths) {
   auto model = ReadBytes(model_path, "model");
   if (!model) return model.error();
   std::vector<std::uint8_t> input;
-  if (!input_path.empty()) {
+  // Several inputs travel concatenated in the graph's input order.
+  for (const std::string& input_path : input_paths) {
     auto in = ReadBytes(input_path, "input");
     if (!in) return in.error();
     if (in->empty()) {
       return MakeError(ErrorCode::kInvalidArgument, "the input " + input_path + " is empty");
     }
-    input = std::move(*in);
+    input.insert(input.end(), in->begin(), in->end());
   }
   std::vector<std::uint8_t> blob = PackModelBlob(*model, input);
   if (auto inspected = InspectModel(blob); !inspected) {
@@ -51,9 +52,9 @@ Result<std::vector<std::uint8_t>> ReadModelBlob(const std::string& model_path,
   return blob;
 }
 
-Result<std::string> InspectModelFile(const std::string& model_path, const std::string& input_path,
-                                     bool json) {
-  auto blob = ReadModelBlob(model_path, input_path);
+Result<std::string> InspectModelFile(const std::string& model_path,
+                                     const std::vector<std::string>& input_paths, bool json) {
+  auto blob = ReadModelBlob(model_path, input_paths);
   if (!blob) return blob.error();
   auto m = InspectModel(*blob);
   if (!m) return m.error();

@@ -74,12 +74,18 @@ struct Loaded {
 };
 
 Error ModelError(const mculab_tfl_model& m, mculab_tfl_status st) {
-  if (st == MCULAB_TFL_UNSUPPORTED_OP && m.refused_builtin >= 0) {
-    return MakeError(ErrorCode::kInvalidArgument,
-                     fmt::format("the model's operator {} is {} (builtin code {}), which the "
-                                 "runner's interpreter does not run; it runs {}",
-                                 m.refused_op, mculab_tfl_builtin_name(m.refused_builtin),
-                                 m.refused_builtin, SupportedModelOps()));
+  if (st == MCULAB_TFL_UNSUPPORTED_OP && m.num_missing > 0) {
+    std::string missing;
+    for (std::uint32_t k = 0; k < m.num_missing; ++k) {
+      missing += fmt::format("{}{} (builtin code {}, first at operator {})", k == 0 ? "" : ", ",
+                             mculab_tfl_builtin_name(m.missing_builtins[k]), m.missing_builtins[k],
+                             m.missing_first_op[k]);
+    }
+    return MakeError(
+        ErrorCode::kInvalidArgument,
+        fmt::format("the model needs {} operator{} the runner's interpreter does not "
+                    "run: {}; it runs {}",
+                    m.num_missing, m.num_missing == 1 ? "" : "s", missing, SupportedModelOps()));
   }
   return MakeError(ErrorCode::kInvalidArgument,
                    fmt::format("{}: {}", mculab_tfl_status_name(st), m.error));
@@ -103,12 +109,20 @@ Result<Loaded> Load(std::span<const std::uint8_t> blob, std::vector<std::uint8_t
     st = mculab_tfl_prepare(l.model.get(), arena->data(), arena->size());
     if (st != MCULAB_TFL_OK) return ModelError(*l.model, st);
   }
-  const mculab_tfl_tensor& in = l.model->tensors[l.model->input];
-  if (l.blob.input != nullptr && l.blob.input_len != in.bytes) {
+  const std::uint32_t in_bytes = mculab_tfl_inputs_bytes(l.model.get());
+  if (l.blob.input != nullptr && l.blob.input_len != in_bytes) {
+    std::string shapes;
+    for (std::uint32_t k = 0; k < l.model->num_inputs; ++k) {
+      shapes += fmt::format("{}{}", k == 0 ? "" : ", ",
+                            fmt::join(ShapeOf(l.model->tensors[l.model->inputs[k]]), "x"));
+    }
+    const bool several = l.model->num_inputs > 1;
     return MakeError(ErrorCode::kInvalidArgument,
-                     fmt::format("the given input has {} bytes; the model's input tensor ({}) "
-                                 "takes {} bytes",
-                                 l.blob.input_len, fmt::join(ShapeOf(in), "x"), in.bytes));
+                     fmt::format("the given input has {} bytes; the model's input tensor{} ({}{}) "
+                                 "take{} {} bytes",
+                                 l.blob.input_len, several ? "s" : "", shapes,
+                                 several ? ", concatenated in the graph's order" : "",
+                                 several ? "" : "s", in_bytes));
   }
   return l;
 }
@@ -147,10 +161,13 @@ Result<ModelInspection> InspectModel(std::span<const std::uint8_t> blob) {
   ModelInspection out;
   out.model_bytes = l->blob.model_len;
   out.given_input_bytes = l->blob.input_len;
-  out.input_shape = ShapeOf(m.tensors[m.input]);
-  out.output_shape = ShapeOf(m.tensors[m.output]);
-  out.input_bytes = m.tensors[m.input].bytes;
-  out.output_bytes = m.tensors[m.output].bytes;
+  out.input_shape = ShapeOf(m.tensors[m.inputs[0]]);
+  out.output_shape = ShapeOf(m.tensors[m.outputs[0]]);
+  out.input_bytes = mculab_tfl_inputs_bytes(&m);
+  for (std::uint32_t k = 0; k < m.num_outputs; ++k)
+    out.output_bytes += m.tensors[m.outputs[k]].bytes;
+  out.num_inputs = m.num_inputs;
+  out.num_outputs = m.num_outputs;
   out.arena_bytes = m.plan.arena_bytes;
   out.persistent_bytes = m.plan.persistent_bytes;
   out.scratch_bytes = m.plan.scratch_bytes;
@@ -162,7 +179,7 @@ Result<ModelInspection> InspectModel(std::span<const std::uint8_t> blob) {
     layer.index = i;
     layer.type = mculab_tfl_op_name(op.builtin);
     layer.name = op.name;
-    layer.input_shape = ShapeOf(m.tensors[op.inputs[0]]);
+    if (op.inputs[0] >= 0) layer.input_shape = ShapeOf(m.tensors[op.inputs[0]]);
     if (op.num_inputs > 1 && op.inputs[1] >= 0 && m.tensors[op.inputs[1]].is_const) {
       layer.weight_shape = ShapeOf(m.tensors[op.inputs[1]]);
     }
@@ -191,9 +208,7 @@ Result<std::uint32_t> ModelReferenceChecksum(std::span<const std::uint8_t> blob,
   }
   const mculab_tfl_status st = mculab_tfl_invoke(m, nullptr);
   if (st != MCULAB_TFL_OK) return ModelError(*m, st);
-  std::uint32_t bytes = 0;
-  const std::int8_t* out = mculab_tfl_output(m, &bytes);
-  return mculab_crc32(0, reinterpret_cast<const std::uint8_t*>(out), bytes);
+  return mculab_tfl_output_crc32(m);
 }
 
 std::string RenderModelInspection(const ModelInspection& m) {
@@ -201,10 +216,12 @@ std::string RenderModelInspection(const ModelInspection& m) {
     return s.empty() ? std::string("-") : fmt::format("{}", fmt::join(s, "x"));
   };
   std::string out = fmt::format(
-      "model: {} bytes, {} operators, {} MACs per inference\ninput {} int8 ({} bytes{}), output {} "
-      "int8 ({} bytes)\n\n",
-      m.model_bytes, m.layers.size(), m.macs, shape(m.input_shape), m.input_bytes,
-      m.given_input_bytes != 0 ? ", given" : ", seeded by the runner", shape(m.output_shape),
+      "model: {} bytes, {} operators, {} MACs per inference\ninput{} {} ({} bytes{}), output{} {} "
+      "({} bytes)\n\n",
+      m.model_bytes, m.layers.size(), m.macs,
+      m.num_inputs > 1 ? fmt::format(" 1 of {}", m.num_inputs) : "", shape(m.input_shape),
+      m.input_bytes, m.given_input_bytes != 0 ? ", given" : ", seeded by the runner",
+      m.num_outputs > 1 ? fmt::format(" 1 of {}", m.num_outputs) : "", shape(m.output_shape),
       m.output_bytes);
   out +=
       fmt::format("{:>3}  {:<18} {:<14} {:<14} {:<14} {:<22} {:>11} {:>6}  {}\n", "#", "operator",

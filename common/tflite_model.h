@@ -31,10 +31,11 @@ struct ModelLayer {
 struct ModelInspection {
   std::uint32_t model_bytes = 0;
   std::uint32_t given_input_bytes = 0;  // 0: none given (the runner seeds the input)
-  std::vector<std::int32_t> input_shape, output_shape;
-  std::uint32_t input_bytes = 0, output_bytes = 0;
-  std::uint32_t arena_bytes = 0;       // planned activations
-  std::uint32_t persistent_bytes = 0;  // per-channel requantization parameters
+  std::vector<std::int32_t> input_shape, output_shape;  // the graph's first input and output
+  std::uint32_t num_inputs = 1, num_outputs = 1;
+  std::uint32_t input_bytes = 0, output_bytes = 0;  // every input's, every output's, added up
+  std::uint32_t arena_bytes = 0;                    // planned activations
+  std::uint32_t persistent_bytes = 0;               // per-channel requantization parameters
   std::uint32_t scratch_bytes = 0;
   std::uint32_t naive_bytes = 0;  // every activation apart
   std::uint64_t tables_bytes =
@@ -55,7 +56,8 @@ std::vector<std::uint8_t> PackModelBlob(std::span<const std::uint8_t> model,
 // operator the interpreter lacks, the message names it and lists the operators it has.
 Result<ModelInspection> InspectModel(std::span<const std::uint8_t> blob);
 
-// The CRC-32 of the output after one inference on this machine: the given input, or the input
+// The CRC-32 of the outputs (concatenated in the graph's order) after one inference on this
+// machine: the given input, or the input
 // seeded from `seed` as the runner does. What CASE_END must report on every board.
 Result<std::uint32_t> ModelReferenceChecksum(std::span<const std::uint8_t> blob,
                                              std::uint32_t seed);

@@ -23,7 +23,8 @@ int CmdOps(bool describe, const std::string& describe_op) {
   return 0;
 }
 
-int CmdModelsInspect(const std::string& model_path, const std::string& model_input, bool json) {
+int CmdModelsInspect(const std::string& model_path, const std::vector<std::string>& model_input,
+                     bool json) {
   auto text = cli::InspectModelFile(model_path, model_input, json);
   if (!text.ok()) return std::cerr << "mculab: error: " << text.error().message << "\n", 1;
   std::cout << *text;

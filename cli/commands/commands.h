@@ -15,8 +15,9 @@
 namespace mculab::cli {
 
 struct SubmitOptions {
-  std::string kind, board, op, cases, label, priority, events, firmware, blob, model, input;
-  std::vector<std::string> tags;  // --tag KEY=VALUE, repeatable
+  std::string kind, board, op, cases, label, priority, events, firmware, blob, model;
+  std::vector<std::string> input;  // --input, repeated in the graph's input order
+  std::vector<std::string> tags;   // --tag KEY=VALUE, repeatable
   unsigned iterations = 20, warmup = 2, timeout_s = 0;
   bool wait = false, json = false;
 };
@@ -57,6 +58,6 @@ int CmdTrend(Client& c, const TrendOptions& o);
 
 // `mculab ops [describe OP]` and `mculab models inspect FILE`: no server needed.
 int CmdOps(bool describe, const std::string& op);
-int CmdModelsInspect(const std::string& path, const std::string& input, bool json);
+int CmdModelsInspect(const std::string& path, const std::vector<std::string>& inputs, bool json);
 
 }  // namespace mculab::cli

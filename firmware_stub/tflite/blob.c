@@ -33,86 +33,151 @@ int mculab_tfl_unpack(const uint8_t* blob, size_t len, mculab_tfl_blob* out) {
 }
 
 mculab_tfl_status mculab_tfl_set_input(mculab_tfl_model* m, const uint8_t* input, uint32_t len) {
-  uint32_t bytes = 0;
-  int8_t* in = mculab_tfl_input(m, &bytes);
-  if (in == NULL) return mculab_tfl_fail(m, MCULAB_TFL_MALFORMED, "not prepared", -1, NULL);
+  if (!m->prepared) return mculab_tfl_fail(m, MCULAB_TFL_MALFORMED, "not prepared", -1, NULL);
+  const uint32_t bytes = mculab_tfl_inputs_bytes(m);
   if (len != bytes) {
     return mculab_tfl_fail2(m, MCULAB_TFL_BAD_SHAPE, "the given input has ", len,
-                            " bytes; the model's input tensor takes ", bytes, " bytes");
+                            " bytes; the model's input tensors take ", bytes, " bytes");
   }
-  for (uint32_t i = 0; i < len; ++i) in[i] = (int8_t)input[i];
+  for (uint32_t k = 0; k < m->num_inputs; ++k) {
+    uint32_t n = 0;
+    uint8_t* in = (uint8_t*)mculab_tfl_input_at(m, k, &n);
+    for (uint32_t i = 0; i < n; ++i) in[i] = *input++;
+  }
   return MCULAB_TFL_OK;
 }
 
 const char* mculab_tfl_builtin_name(int32_t code) {
-  /* tensorflow/lite/schema/schema.fbs, BuiltinOperator: the common ones. */
-  switch (code) {
-    case 2:
-      return "CONCATENATION";
-    case 5:
-      return "DEPTH_TO_SPACE";
-    case 8:
-      return "FLOOR";
-    case 11:
-      return "L2_NORMALIZATION";
-    case 14:
-      return "LOGISTIC";
-    case 16:
-      return "LSTM";
-    case 18:
-      return "MUL";
-    case 19:
-      return "RELU";
-    case 21:
-      return "RELU6";
-    case 23:
-      return "RESIZE_BILINEAR";
-    case 28:
-      return "TANH";
-    case 32:
-      return "CUSTOM";
-    case 34:
-      return "PAD";
-    case 39:
-      return "TRANSPOSE";
-    case 40:
-      return "MEAN";
-    case 41:
-      return "SUB";
-    case 42:
-      return "DIV";
-    case 45:
-      return "STRIDED_SLICE";
-    case 49:
-      return "SPLIT";
-    case 50:
-      return "LOG_SOFTMAX";
-    case 53:
-      return "CAST";
-    case 55:
-      return "MAXIMUM";
-    case 57:
-      return "MINIMUM";
-    case 65:
-      return "SLICE";
-    case 67:
-      return "TRANSPOSE_CONV";
-    case 74:
-      return "SUM";
-    case 82:
-      return "REDUCE_MAX";
-    case 83:
-      return "PACK";
-    case 88:
-      return "UNPACK";
-    case 97:
-      return "RESIZE_NEAREST_NEIGHBOR";
-    case 98:
-      return "LEAKY_RELU";
-    case 117:
-      return "HARD_SWISH";
-    case 126:
-      return "BATCH_MATMUL";
-  }
-  return mculab_tfl_op_name(code);
+  /* tensorflow/lite/schema/schema.fbs, BuiltinOperator 0..126. */
+  static const char* const kNames[] = {
+      "ADD",
+      "AVERAGE_POOL_2D",
+      "CONCATENATION",
+      "CONV_2D",
+      "DEPTHWISE_CONV_2D",
+      "DEPTH_TO_SPACE",
+      "DEQUANTIZE",
+      "EMBEDDING_LOOKUP",
+      "FLOOR",
+      "FULLY_CONNECTED",
+      "HASHTABLE_LOOKUP",
+      "L2_NORMALIZATION",
+      "L2_POOL_2D",
+      "LOCAL_RESPONSE_NORMALIZATION",
+      "LOGISTIC",
+      "LSH_PROJECTION",
+      "LSTM",
+      "MAX_POOL_2D",
+      "MUL",
+      "RELU",
+      "RELU_N1_TO_1",
+      "RELU6",
+      "RESHAPE",
+      "RESIZE_BILINEAR",
+      "RNN",
+      "SOFTMAX",
+      "SPACE_TO_DEPTH",
+      "SVDF",
+      "TANH",
+      "CONCAT_EMBEDDINGS",
+      "SKIP_GRAM",
+      "CALL",
+      "CUSTOM",
+      "EMBEDDING_LOOKUP_SPARSE",
+      "PAD",
+      "UNIDIRECTIONAL_SEQUENCE_RNN",
+      "GATHER",
+      "BATCH_TO_SPACE_ND",
+      "SPACE_TO_BATCH_ND",
+      "TRANSPOSE",
+      "MEAN",
+      "SUB",
+      "DIV",
+      "SQUEEZE",
+      "UNIDIRECTIONAL_SEQUENCE_LSTM",
+      "STRIDED_SLICE",
+      "BIDIRECTIONAL_SEQUENCE_RNN",
+      "EXP",
+      "TOPK_V2",
+      "SPLIT",
+      "LOG_SOFTMAX",
+      "DELEGATE",
+      "BIDIRECTIONAL_SEQUENCE_LSTM",
+      "CAST",
+      "PRELU",
+      "MAXIMUM",
+      "ARG_MAX",
+      "MINIMUM",
+      "LESS",
+      "NEG",
+      "PADV2",
+      "GREATER",
+      "GREATER_EQUAL",
+      "LESS_EQUAL",
+      "SELECT",
+      "SLICE",
+      "SIN",
+      "TRANSPOSE_CONV",
+      "SPARSE_TO_DENSE",
+      "TILE",
+      "EXPAND_DIMS",
+      "EQUAL",
+      "NOT_EQUAL",
+      "LOG",
+      "SUM",
+      "SQRT",
+      "RSQRT",
+      "SHAPE",
+      "POW",
+      "ARG_MIN",
+      "FAKE_QUANT",
+      "REDUCE_PROD",
+      "REDUCE_MAX",
+      "PACK",
+      "LOGICAL_OR",
+      "ONE_HOT",
+      "LOGICAL_AND",
+      "LOGICAL_NOT",
+      "UNPACK",
+      "REDUCE_MIN",
+      "FLOOR_DIV",
+      "REDUCE_ANY",
+      "SQUARE",
+      "ZEROS_LIKE",
+      "FILL",
+      "FLOOR_MOD",
+      "RANGE",
+      "RESIZE_NEAREST_NEIGHBOR",
+      "LEAKY_RELU",
+      "SQUARED_DIFFERENCE",
+      "MIRROR_PAD",
+      "ABS",
+      "SPLIT_V",
+      "UNIQUE",
+      "CEIL",
+      "REVERSE_V2",
+      "ADD_N",
+      "GATHER_ND",
+      "COS",
+      "WHERE",
+      "RANK",
+      "ELU",
+      "REVERSE_SEQUENCE",
+      "MATRIX_DIAG",
+      "QUANTIZE",
+      "MATRIX_SET_DIAG",
+      "ROUND",
+      "HARD_SWISH",
+      "IF",
+      "WHILE",
+      "NON_MAX_SUPPRESSION_V4",
+      "NON_MAX_SUPPRESSION_V5",
+      "SCATTER_ND",
+      "SELECT_V2",
+      "DENSIFY",
+      "SEGMENT_SUM",
+      "BATCH_MATMUL",
+  };
+  if (code >= 0 && (uint32_t)code < sizeof kNames / sizeof kNames[0]) return kNames[code];
+  return "UNKNOWN";
 }

@@ -1,115 +1,97 @@
-/* Running a prepared model: the operators in the model's order, each one an op region
- * (mculab_tfl_hooks: the runner passes mculab_op_begin/mculab_op_end). */
+/* Running a prepared model: the operators in the model's order, each its kernel's invoke (ops/)
+ * inside an op region (mculab_tfl_hooks: the runner passes mculab_op_begin/mculab_op_end); the
+ * graph's inputs and outputs. */
 #include <stdint.h>
 
-#include "mculab/kernels_s8.h"
+#include "mculab/runner_protocol.h"
 #include "mculab/tflite.h"
+#include "ops/ops.h"
 #include "tflite_internal.h"
-
-/* The Helium build (MCULAB_TFL_HELIUM, the Cortex-M55's mculab_tflite_helium) runs the MVE
- * variants of the three kernels that carry the MACs; every other build the reference ones. */
-#if defined(MCULAB_TFL_HELIUM)
-#define CONV2D mculab_conv2d_s8_nhwc_mve
-#define DEPTHWISE mculab_depthwise_conv2d_s8_nhwc_mve
-#define FULLY_CONNECTED mculab_fully_connected_s8_run_mve
-#else
-#define CONV2D mculab_conv2d_s8_nhwc
-#define DEPTHWISE mculab_depthwise_conv2d_s8_nhwc
-#define FULLY_CONNECTED mculab_fully_connected_s8_run
-#endif
-
-static const int8_t* tensor_in(const mculab_tfl_model* m, int16_t i) {
-  if (i < 0) return NULL;
-  const mculab_tfl_tensor* t = &m->tensors[i];
-  return t->is_const ? (const int8_t*)t->const_data : (const int8_t*)t->data;
-}
-
-static const int32_t* bias_of(const mculab_tfl_model* m, const mculab_tfl_op* op) {
-  if (op->num_inputs < 3 || op->inputs[2] < 0) return NULL;
-  return (const int32_t*)(const void*)m->tensors[op->inputs[2]].const_data;
-}
 
 mculab_tfl_status mculab_tfl_invoke(mculab_tfl_model* m, const mculab_tfl_hooks* hooks) {
   if (!m->prepared) return mculab_tfl_fail(m, MCULAB_TFL_MALFORMED, "not prepared", -1, NULL);
+  /* Every inference starts from reset state (TFLite Micro's ResetVariableTensors: an int8
+   * variable's bytes set to its zero point, any other's to 0), so the same input always gives the
+   * same output, however many inferences ran before. */
+  for (uint32_t t = 0; t < m->num_tensors; ++t) {
+    const mculab_tfl_tensor* x = &m->tensors[t];
+    const uint8_t fill = x->type == MCULAB_TFL_INT8 ? (uint8_t)x->zero_point : 0u;
+    for (uint32_t k = 0; x->is_variable && k < x->bytes; ++k) x->data[k] = fill;
+  }
   for (uint16_t i = 0; i < m->num_ops; ++i) {
     const mculab_tfl_op* op = &m->ops[i];
-    const int8_t* in = tensor_in(m, op->inputs[0]);
-    int8_t* out = (int8_t*)m->tensors[op->output].data;
     if (hooks != NULL && hooks->op_begin != NULL) {
-      hooks->op_begin(i, mculab_tfl_op_name(op->builtin), op->name);
+      hooks->op_begin(i, op->kernel->name, op->name);
     }
-    int ok = 1;
-    switch (op->builtin) {
-      case MCULAB_TFL_CONV_2D:
-        CONV2D(&op->k.conv, in, tensor_in(m, op->inputs[1]), bias_of(m, op), out);
-        break;
-      case MCULAB_TFL_DEPTHWISE_CONV_2D:
-        DEPTHWISE(&op->k.conv, in, tensor_in(m, op->inputs[1]), bias_of(m, op), out);
-        break;
-      case MCULAB_TFL_FULLY_CONNECTED:
-        FULLY_CONNECTED(&op->k.fc, in, tensor_in(m, op->inputs[1]), bias_of(m, op), out);
-        break;
-      case MCULAB_TFL_AVERAGE_POOL_2D:
-        ok = mculab_average_pool_s8(&op->k.pool, in, out);
-        break;
-      case MCULAB_TFL_MAX_POOL_2D:
-        mculab_max_pool_s8(&op->k.pool, in, out);
-        break;
-      case MCULAB_TFL_ADD:
-        mculab_add_s8(&op->k.add, in, tensor_in(m, op->inputs[1]), out,
-                      m->tensors[op->output].elements);
-        break;
-      case MCULAB_TFL_RESHAPE: {
-        const uint32_t n = m->tensors[op->output].bytes;
-        if (out != in) {
-          for (uint32_t k = 0; k < n; ++k) out[k] = in[k];
-        }
-        break;
-      }
-      case MCULAB_TFL_SOFTMAX:
-        mculab_softmax_s8(&op->k.softmax, in, out, op->softmax_outer, op->softmax_depth);
-        break;
-      case MCULAB_TFL_QUANTIZE:
-      case MCULAB_TFL_DEQUANTIZE:
-        mculab_tfl_run_quantize(&op->k.quant, in, out, m->tensors[op->output].elements);
-        break;
-    }
+    const mculab_tfl_status st = op->kernel->invoke(m, op, i);
     if (hooks != NULL && hooks->op_end != NULL) hooks->op_end();
-    if (!ok) {
-      return mculab_tfl_fail(m, MCULAB_TFL_MALFORMED, "operator ", i,
-                             ": a pooling window holds no input value");
-    }
+    if (st != MCULAB_TFL_OK) return st;
   }
   return MCULAB_TFL_OK;
 }
 
+void* mculab_tfl_input_at(mculab_tfl_model* m, uint32_t k, uint32_t* bytes) {
+  if (!m->prepared || k >= m->num_inputs) return NULL;
+  if (bytes != NULL) *bytes = m->tensors[m->inputs[k]].bytes;
+  return m->tensors[m->inputs[k]].data;
+}
+
+const void* mculab_tfl_output_at(const mculab_tfl_model* m, uint32_t k, uint32_t* bytes) {
+  if (!m->prepared || k >= m->num_outputs) return NULL;
+  if (bytes != NULL) *bytes = m->tensors[m->outputs[k]].bytes;
+  return m->tensors[m->outputs[k]].data;
+}
+
 int8_t* mculab_tfl_input(mculab_tfl_model* m, uint32_t* bytes) {
-  if (!m->prepared) return NULL;
-  if (bytes != NULL) *bytes = m->tensors[m->input].bytes;
-  return (int8_t*)m->tensors[m->input].data;
+  return (int8_t*)mculab_tfl_input_at(m, 0, bytes);
 }
 
 const int8_t* mculab_tfl_output(const mculab_tfl_model* m, uint32_t* bytes) {
-  if (!m->prepared) return NULL;
-  if (bytes != NULL) *bytes = m->tensors[m->output].bytes;
-  return (const int8_t*)m->tensors[m->output].data;
+  return (const int8_t*)mculab_tfl_output_at(m, 0, bytes);
+}
+
+uint32_t mculab_tfl_inputs_bytes(const mculab_tfl_model* m) {
+  uint32_t n = 0;
+  for (uint32_t k = 0; k < m->num_inputs; ++k) n += m->tensors[m->inputs[k]].bytes;
+  return n;
+}
+
+uint32_t mculab_tfl_output_crc32(const mculab_tfl_model* m) {
+  if (!m->prepared) return 0;
+  uint32_t crc = 0;
+  for (uint32_t k = 0; k < m->num_outputs; ++k) {
+    const mculab_tfl_tensor* t = &m->tensors[m->outputs[k]];
+    crc = mculab_crc32(crc, t->data, t->bytes);
+  }
+  return crc;
 }
 
 void mculab_tfl_seed_input(mculab_tfl_model* m, uint32_t seed) {
-  uint32_t bytes = 0;
-  int8_t* in = mculab_tfl_input(m, &bytes);
   uint32_t x = seed != 0 ? seed : 0x6D2B79F5u; /* xorshift32 must not start at 0 */
-  /* A float32 input (a model that quantizes its input): the same int8 steps over 128. */
-  const int is_float = m->prepared && m->tensors[m->input].type == MCULAB_TFL_FLOAT32;
-  const uint32_t n = is_float ? bytes / 4u : bytes;
-  for (uint32_t i = 0; in != NULL && i < n; ++i) {
-    x ^= x << 13;
-    x ^= x >> 17;
-    x ^= x << 5;
-    if (is_float) {
-      ((float*)(void*)in)[i] = (float)(int8_t)(x >> 24) / 128.0f;
-    } else {
-      in[i] = (int8_t)(x >> 24);
+  for (uint32_t k = 0; m->prepared && k < m->num_inputs; ++k) {
+    mculab_tfl_tensor* t = &m->tensors[m->inputs[k]];
+    const uint32_t size = t->elements == 0 ? 1u : t->bytes / t->elements;
+    for (uint32_t i = 0; i < t->elements; ++i) {
+      x ^= x << 13;
+      x ^= x >> 17;
+      x ^= x << 5;
+      const int8_t v = (int8_t)(x >> 24);
+      /* Wider inputs take the same int8 steps: float32 over 128 (a model that quantizes its
+       * input), int16 and int32 scaled to their range's top byte. */
+      switch (t->type) {
+        case MCULAB_TFL_FLOAT32:
+          ((float*)(void*)t->data)[i] = (float)v / 128.0f;
+          break;
+        case MCULAB_TFL_INT16:
+          ((int16_t*)(void*)t->data)[i] = (int16_t)(x >> 16);
+          break;
+        case MCULAB_TFL_INT32:
+          ((int32_t*)(void*)t->data)[i] = (int32_t)x;
+          break;
+        default:
+          if (size == 1) ((int8_t*)t->data)[i] = v;
+          break;
+      }
     }
   }
 }

@@ -5,31 +5,30 @@
 
 #include "flatbuffer.h"
 #include "mculab/tflite.h"
+#include "ops/ops.h"
 #include "tflite_internal.h"
 
 /* Field ids (schema.fbs). */
 enum { MODEL_VERSION = 0, MODEL_OPERATOR_CODES = 1, MODEL_SUBGRAPHS = 2, MODEL_BUFFERS = 4 };
 enum { OPCODE_DEPRECATED_BUILTIN = 0, OPCODE_BUILTIN = 3 };
 enum { SUBGRAPH_TENSORS = 0, SUBGRAPH_INPUTS = 1, SUBGRAPH_OUTPUTS = 2, SUBGRAPH_OPERATORS = 3 };
-enum { TENSOR_SHAPE = 0, TENSOR_TYPE = 1, TENSOR_BUFFER = 2, TENSOR_NAME = 3, TENSOR_QUANT = 4 };
+enum {
+  TENSOR_SHAPE = 0,
+  TENSOR_TYPE = 1,
+  TENSOR_BUFFER = 2,
+  TENSOR_NAME = 3,
+  TENSOR_QUANT = 4,
+  TENSOR_IS_VARIABLE = 5
+};
 enum { QUANT_SCALE = 2, QUANT_ZERO_POINT = 3, QUANT_DIMENSION = 6 };
 enum { BUFFER_DATA = 0, BUFFER_OFFSET = 1 };
 enum { OP_OPCODE_INDEX = 0, OP_INPUTS = 1, OP_OUTPUTS = 2, OP_OPTIONS_TYPE = 3, OP_OPTIONS = 4 };
-/* BuiltinOptions union members. */
-enum {
-  OPTIONS_CONV2D = 1,
-  OPTIONS_DEPTHWISE_CONV2D = 2,
-  OPTIONS_POOL2D = 5,
-  OPTIONS_FULLY_CONNECTED = 8,
-  OPTIONS_SOFTMAX = 9,
-  OPTIONS_ADD = 11,
-  OPTIONS_RESHAPE = 17,
-};
-
 static uint32_t type_size(uint8_t type) {
   switch (type) {
     case MCULAB_TFL_INT8:
       return 1;
+    case MCULAB_TFL_INT16:
+      return 2;
     case MCULAB_TFL_INT32:
     case MCULAB_TFL_FLOAT32:
       return 4;
@@ -37,78 +36,6 @@ static uint32_t type_size(uint8_t type) {
       return 8;
   }
   return 0;
-}
-
-static const int32_t kSupported[] = {
-    MCULAB_TFL_ADD,
-    MCULAB_TFL_AVERAGE_POOL_2D,
-    MCULAB_TFL_CONV_2D,
-    MCULAB_TFL_DEPTHWISE_CONV_2D,
-    MCULAB_TFL_FULLY_CONNECTED,
-    MCULAB_TFL_MAX_POOL_2D,
-    MCULAB_TFL_RESHAPE,
-    MCULAB_TFL_SOFTMAX,
-    MCULAB_TFL_QUANTIZE,
-    MCULAB_TFL_DEQUANTIZE,
-};
-
-uint32_t mculab_tfl_supported_ops(const int32_t** codes) {
-  if (codes != NULL) *codes = kSupported;
-  return (uint32_t)(sizeof kSupported / sizeof kSupported[0]);
-}
-
-static int supported(int32_t code) {
-  for (uint32_t k = 0; k < sizeof kSupported / sizeof kSupported[0]; ++k) {
-    if (kSupported[k] == code) return 1;
-  }
-  return 0;
-}
-
-static int expected_options(int32_t code) {
-  switch (code) {
-    case MCULAB_TFL_CONV_2D:
-      return OPTIONS_CONV2D;
-    case MCULAB_TFL_DEPTHWISE_CONV_2D:
-      return OPTIONS_DEPTHWISE_CONV2D;
-    case MCULAB_TFL_AVERAGE_POOL_2D:
-    case MCULAB_TFL_MAX_POOL_2D:
-      return OPTIONS_POOL2D;
-    case MCULAB_TFL_FULLY_CONNECTED:
-      return OPTIONS_FULLY_CONNECTED;
-    case MCULAB_TFL_SOFTMAX:
-      return OPTIONS_SOFTMAX;
-    case MCULAB_TFL_ADD:
-      return OPTIONS_ADD;
-    case MCULAB_TFL_RESHAPE:
-      return OPTIONS_RESHAPE;
-  }
-  return 0;
-}
-
-const char* mculab_tfl_op_name(int32_t code) {
-  switch (code) {
-    case MCULAB_TFL_ADD:
-      return "ADD";
-    case MCULAB_TFL_AVERAGE_POOL_2D:
-      return "AVERAGE_POOL_2D";
-    case MCULAB_TFL_CONV_2D:
-      return "CONV_2D";
-    case MCULAB_TFL_DEPTHWISE_CONV_2D:
-      return "DEPTHWISE_CONV_2D";
-    case MCULAB_TFL_DEQUANTIZE:
-      return "DEQUANTIZE";
-    case MCULAB_TFL_FULLY_CONNECTED:
-      return "FULLY_CONNECTED";
-    case MCULAB_TFL_MAX_POOL_2D:
-      return "MAX_POOL_2D";
-    case MCULAB_TFL_RESHAPE:
-      return "RESHAPE";
-    case MCULAB_TFL_SOFTMAX:
-      return "SOFTMAX";
-    case MCULAB_TFL_QUANTIZE:
-      return "QUANTIZE";
-  }
-  return "UNKNOWN";
 }
 
 const char* mculab_tfl_status_name(mculab_tfl_status s) {
@@ -194,6 +121,7 @@ static mculab_tfl_status load_tensor(mculab_tfl_model* m, fb_reader* r, fb_table
   x->type = fb_u8(r, t, TENSOR_TYPE, MCULAB_TFL_FLOAT32);
   const uint32_t buffer = fb_u32(r, t, TENSOR_BUFFER, 0);
   const fb_vec name = fb_vector(r, t, TENSOR_NAME, 1);
+  const uint8_t is_variable = fb_u8(r, t, TENSOR_IS_VARIABLE, 0);
   fb_table q;
   const int has_quant = fb_subtable(r, t, TENSOR_QUANT, &q);
   if (r->status != MCULAB_TFL_OK) return reader_failed(m, r, "tensor ", i);
@@ -206,9 +134,11 @@ static mculab_tfl_status load_tensor(mculab_tfl_model* m, fb_reader* r, fb_table
   uint64_t elements = 1;
   for (uint32_t d = 0; d < shape.count; ++d) {
     const int32_t dim = (int32_t)fb_vec_u32(r, shape, d);
-    if (dim < 1) {
+    /* An empty tensor (a dimension of 0) is read, as TFLite reads it; prepare refuses an
+     * operator that uses one. */
+    if (dim < 0) {
       return mculab_tfl_fail2(m, MCULAB_TFL_MALFORMED, "tensor ", i, ": dimension of ", dim,
-                              " (each must be >= 1)");
+                              " (each must be >= 0)");
     }
     x->dims[d] = dim;
     elements *= (uint64_t)dim;
@@ -219,7 +149,7 @@ static mculab_tfl_status load_tensor(mculab_tfl_model* m, fb_reader* r, fb_table
   const uint32_t size = type_size(x->type);
   if (size == 0) {
     return mculab_tfl_fail2(m, MCULAB_TFL_UNSUPPORTED, "tensor ", i, ": tensor type ", x->type,
-                            " (the interpreter knows int8, int32, int64, float32)");
+                            " (the interpreter knows int8, int16, int32, int64, float32)");
   }
   x->elements = (uint32_t)elements;
   x->bytes = (uint32_t)elements * size;
@@ -228,6 +158,8 @@ static mculab_tfl_status load_tensor(mculab_tfl_model* m, fb_reader* r, fb_table
   x->first_use = x->last_use = -1;
   x->is_const = 0;
   x->is_planned = 0;
+  x->is_input = 0;
+  x->is_variable = 0;
   x->const_data = NULL;
   x->data = NULL;
   x->arena_offset = 0;
@@ -257,6 +189,12 @@ static mculab_tfl_status load_tensor(mculab_tfl_model* m, fb_reader* r, fb_table
       x->const_data = r->b + data.pos;
     }
   }
+  /* A variable (an operator's state, with no data in the model) lives through the whole plan. */
+  if (is_variable && !x->is_const) {
+    x->is_variable = 1;
+    x->is_planned = 1;
+    x->first_use = 0;
+  }
 
   x->scale = 0.0f;
   x->zero_point = 0;
@@ -282,9 +220,12 @@ static mculab_tfl_status load_tensor(mculab_tfl_model* m, fb_reader* r, fb_table
       const uint32_t lo = fb_u32_at(r->b + zps.pos + 8u * z);
       const uint32_t hi = fb_u32_at(r->b + zps.pos + 8u * z + 4u);
       const int64_t zp = (int64_t)(((uint64_t)hi << 32) | lo);
-      if (zp < -128 || zp > 127) {
+      const int64_t zp_lo = x->type == MCULAB_TFL_INT8    ? -128
+                            : x->type == MCULAB_TFL_INT16 ? -32768
+                                                          : -2147483647;
+      if (zp < zp_lo || zp > -zp_lo - 1) {
         return mculab_tfl_fail2(m, MCULAB_TFL_UNSUPPORTED, "tensor ", i, ": zero point ", zp,
-                                " outside int8");
+                                " outside the tensor's type");
       }
       if (z == 0) x->zero_point = (int32_t)zp;
       if (scales.count > 1 && zp != 0) {
@@ -292,12 +233,14 @@ static mculab_tfl_status load_tensor(mculab_tfl_model* m, fb_reader* r, fb_table
                                ": per-channel quantization with a zero point other than 0");
       }
     }
+    /* Scales that do not run along their quantized dimension (TFLite converters write biases
+     * with quantized_dimension 3 over a 1-D tensor) are kept, as TFLite Micro keeps them, with
+     * quantized_dim -1: a kernel that reads scales per channel refuses them, one that does not
+     * (a bias, whose scales are the input's times the filter's) never looks. */
     if (scales.count > 1) {
-      if (qdim < 0 || (uint32_t)qdim >= x->num_dims || (uint32_t)x->dims[qdim] != scales.count) {
-        return mculab_tfl_fail(m, MCULAB_TFL_MALFORMED, "tensor ", i,
-                               ": per-channel scales do not match the quantized dimension");
-      }
-      x->quantized_dim = qdim;
+      const int along =
+          qdim >= 0 && (uint32_t)qdim < x->num_dims && (uint32_t)x->dims[qdim] == scales.count;
+      x->quantized_dim = along ? qdim : -1;
     }
   }
   return MCULAB_TFL_OK;
@@ -319,6 +262,7 @@ static mculab_tfl_status load_options(mculab_tfl_model* m, fb_reader* r, const f
                                       mculab_tfl_op* op, uint32_t i) {
   op->padding = 0;
   op->activation = 0;
+  op->weights_format = op->keep_num_dims = 0;
   op->stride_w = op->stride_h = 0;
   op->filter_w = op->filter_h = 0;
   op->depth_multiplier = 0;
@@ -328,56 +272,14 @@ static mculab_tfl_status load_options(mculab_tfl_model* m, fb_reader* r, const f
   fb_table t;
   const int present = fb_subtable(r, o, OP_OPTIONS, &t);
   if (r->status != MCULAB_TFL_OK) return reader_failed(m, r, "options of operator ", i);
-  if (!present) return MCULAB_TFL_OK; /* defaults throughout */
-  /* QUANTIZE's and DEQUANTIZE's options tables are empty: whatever their type, nothing to read. */
-  if (op->builtin == MCULAB_TFL_QUANTIZE || op->builtin == MCULAB_TFL_DEQUANTIZE) {
-    return MCULAB_TFL_OK;
-  }
-  if (type != expected_options(op->builtin)) {
+  /* Absent: TFLite's defaults throughout. A kernel whose options it never reads (options_type
+   * 0) takes any table. */
+  if (!present || op->kernel->options_type == 0) return MCULAB_TFL_OK;
+  if (type != op->kernel->options_type) {
     return mculab_tfl_fail2(m, MCULAB_TFL_MALFORMED, "operator ", i, ": options of type ", type,
                             " do not belong to its operator");
   }
-  switch (op->builtin) {
-    case MCULAB_TFL_CONV_2D:
-      op->padding = fb_u8(r, &t, 0, 0);
-      op->stride_w = fb_i32(r, &t, 1, 0);
-      op->stride_h = fb_i32(r, &t, 2, 0);
-      op->activation = fb_u8(r, &t, 3, 0);
-      op->dilation_w = fb_i32(r, &t, 4, 1);
-      op->dilation_h = fb_i32(r, &t, 5, 1);
-      break;
-    case MCULAB_TFL_DEPTHWISE_CONV_2D:
-      op->padding = fb_u8(r, &t, 0, 0);
-      op->stride_w = fb_i32(r, &t, 1, 0);
-      op->stride_h = fb_i32(r, &t, 2, 0);
-      op->depth_multiplier = fb_i32(r, &t, 3, 0);
-      op->activation = fb_u8(r, &t, 4, 0);
-      op->dilation_w = fb_i32(r, &t, 5, 1);
-      op->dilation_h = fb_i32(r, &t, 6, 1);
-      break;
-    case MCULAB_TFL_AVERAGE_POOL_2D:
-    case MCULAB_TFL_MAX_POOL_2D:
-      op->padding = fb_u8(r, &t, 0, 0);
-      op->stride_w = fb_i32(r, &t, 1, 0);
-      op->stride_h = fb_i32(r, &t, 2, 0);
-      op->filter_w = fb_i32(r, &t, 3, 0);
-      op->filter_h = fb_i32(r, &t, 4, 0);
-      op->activation = fb_u8(r, &t, 5, 0);
-      break;
-    case MCULAB_TFL_FULLY_CONNECTED:
-      op->activation = fb_u8(r, &t, 0, 0);
-      if (fb_u8(r, &t, 1, 0) != 0) {
-        return mculab_tfl_fail(m, MCULAB_TFL_UNSUPPORTED, "operator ", i,
-                               ": shuffled fully connected weights");
-      }
-      break;
-    case MCULAB_TFL_SOFTMAX:
-      op->beta = fb_f32(r, &t, 0, 0.0f);
-      break;
-    case MCULAB_TFL_ADD:
-      op->activation = fb_u8(r, &t, 0, 0);
-      break;
-  }
+  if (op->kernel->parse != NULL) op->kernel->parse(r, &t, op);
   if (r->status != MCULAB_TFL_OK) return reader_failed(m, r, "options of operator ", i);
   return MCULAB_TFL_OK;
 }
@@ -392,7 +294,8 @@ mculab_tfl_status mculab_tfl_load(mculab_tfl_model* m, const uint8_t* data, size
   m->model = data;
   m->model_len = 0;
   m->num_tensors = m->num_ops = 0;
-  m->input = m->output = -1;
+  m->num_inputs = m->num_outputs = 0;
+  m->num_missing = 0;
   m->prepared = 0;
   m->arena = NULL;
   m->arena_len = 0;
@@ -440,7 +343,7 @@ mculab_tfl_status mculab_tfl_load(mculab_tfl_model* m, const uint8_t* data, size
   }
   if (opcodes.count > MCULAB_TFL_MAX_OPCODES) {
     return mculab_tfl_fail2(m, MCULAB_TFL_TOO_LARGE, "model", -1, ": ", opcodes.count,
-                            " operator codes (at most 64)");
+                            " operator codes (at most 256)");
   }
   int32_t codes[MCULAB_TFL_MAX_OPCODES];
   for (uint32_t i = 0; i < opcodes.count; ++i) {
@@ -460,11 +363,11 @@ mculab_tfl_status mculab_tfl_load(mculab_tfl_model* m, const uint8_t* data, size
   if (r.status != MCULAB_TFL_OK) return reader_failed(m, &r, "subgraph", -1);
   if (tensors.count > MCULAB_TFL_MAX_TENSORS) {
     return mculab_tfl_fail2(m, MCULAB_TFL_TOO_LARGE, "model", -1, ": ", tensors.count,
-                            " tensors (at most 256)");
+                            " tensors (at most 512)");
   }
   if (operators.count > MCULAB_TFL_MAX_OPERATORS) {
     return mculab_tfl_fail2(m, MCULAB_TFL_TOO_LARGE, "model", -1, ": ", operators.count,
-                            " operators (at most 128)");
+                            " operators (at most 256)");
   }
   if (operators.count == 0) {
     return mculab_tfl_fail(m, MCULAB_TFL_MALFORMED, "model: no operators", -1, NULL);
@@ -477,57 +380,92 @@ mculab_tfl_status mculab_tfl_load(mculab_tfl_model* m, const uint8_t* data, size
     const mculab_tfl_status st = load_tensor(m, &r, &t, buffers, i);
     if (st != MCULAB_TFL_OK) return st;
   }
-  if (inputs.count != 1 || outputs.count != 1) {
-    return mculab_tfl_fail(m, MCULAB_TFL_UNSUPPORTED,
-                           "model: the interpreter runs graphs of one input and one output", -1,
-                           NULL);
+  if (inputs.count == 0 || outputs.count == 0 || inputs.count > MCULAB_TFL_MAX_GRAPH_IO ||
+      outputs.count > MCULAB_TFL_MAX_GRAPH_IO) {
+    return mculab_tfl_fail2(
+        m, inputs.count == 0 || outputs.count == 0 ? MCULAB_TFL_MALFORMED : MCULAB_TFL_TOO_LARGE,
+        "model", -1, ": graph inputs and outputs: ", (int64_t)inputs.count * 1000 + outputs.count,
+        " (inputs x 1000 + outputs; each from 1 to 8)");
   }
-  const int32_t in = (int32_t)fb_vec_u32(&r, inputs, 0), out = (int32_t)fb_vec_u32(&r, outputs, 0);
-  if (in < 0 || (uint32_t)in >= m->num_tensors || out < 0 || (uint32_t)out >= m->num_tensors) {
-    return mculab_tfl_fail(m, MCULAB_TFL_MALFORMED,
-                           "model: graph input or output index out of range", -1, NULL);
+  for (uint32_t k = 0; k < inputs.count + outputs.count; ++k) {
+    const int is_in = k < inputs.count;
+    const int32_t t =
+        (int32_t)fb_vec_u32(&r, is_in ? inputs : outputs, is_in ? k : k - inputs.count);
+    if (t < 0 || (uint32_t)t >= m->num_tensors) {
+      return mculab_tfl_fail(m, MCULAB_TFL_MALFORMED,
+                             "model: graph input or output index out of range", -1, NULL);
+    }
+    mculab_tfl_tensor* x = &m->tensors[t];
+    if (x->is_const || x->is_input) {
+      return mculab_tfl_fail2(m, MCULAB_TFL_MALFORMED, "model", -1,
+                              ": the graph's input or output is a constant or repeats an input: "
+                              "tensor ",
+                              t, "");
+    }
+    if (is_in) {
+      m->inputs[k] = (int16_t)t;
+      x->is_input = 1;
+      x->is_planned = 1;
+      x->first_use = 0;
+    } else {
+      m->outputs[k - inputs.count] = (int16_t)t;
+    }
   }
-  m->input = (int16_t)in;
-  m->output = (int16_t)out;
-  if (m->tensors[in].is_const || m->tensors[out].is_const || in == out) {
-    return mculab_tfl_fail(m, MCULAB_TFL_MALFORMED,
-                           "model: the graph's input or output is a constant", -1, NULL);
+  m->num_inputs = (uint8_t)inputs.count;
+  m->num_outputs = (uint8_t)outputs.count;
+
+  /* Every operator's code first, so that a refused model names everything it lacks at once. */
+  for (uint32_t i = 0; i < operators.count; ++i) {
+    fb_table o;
+    fb_vec_table(&r, operators, i, &o);
+    const uint32_t opcode = fb_u32(&r, &o, OP_OPCODE_INDEX, 0);
+    if (r.status != MCULAB_TFL_OK) return reader_failed(m, &r, "operator ", i);
+    if (opcode >= opcodes.count) {
+      return mculab_tfl_fail2(m, MCULAB_TFL_MALFORMED, "operator ", i, ": operator code index ",
+                              opcode, " out of range");
+    }
+    m->ops[i].builtin = codes[opcode];
+    m->ops[i].kernel = mculab_tfl_find_kernel(codes[opcode]);
+    if (m->ops[i].kernel != NULL) continue;
+    uint32_t k = 0;
+    while (k < m->num_missing && m->missing_builtins[k] != codes[opcode]) ++k;
+    if (k == m->num_missing && k < MCULAB_TFL_MAX_MISSING) {
+      m->missing_builtins[k] = codes[opcode];
+      m->missing_first_op[k] = (int16_t)i;
+      ++m->num_missing;
+    }
   }
-  m->tensors[in].is_planned = 1;
-  m->tensors[in].first_use = 0;
+  if (m->num_missing != 0) {
+    m->refused_op = m->missing_first_op[0];
+    m->refused_builtin = m->missing_builtins[0];
+    size_t at = append(m->error, 0, "not supported: ");
+    for (uint32_t k = 0; k < m->num_missing; ++k) {
+      at = append(m->error, at, k == 0 ? "operator " : ", operator ");
+      at = append_int(m->error, at, m->missing_first_op[k]);
+      at = append(m->error, at, ": ");
+      at = append(m->error, at, mculab_tfl_builtin_name(m->missing_builtins[k]));
+      at = append(m->error, at, " (builtin ");
+      at = append_int(m->error, at, m->missing_builtins[k]);
+      at = append(m->error, at, ")");
+    }
+    at = append(m->error, at, "; the interpreter runs");
+    const int32_t* have = NULL;
+    const uint32_t n_have = mculab_tfl_supported_ops(&have);
+    for (uint32_t k = 0; k < n_have; ++k) {
+      at = append(m->error, at, k == 0 ? " " : ", ");
+      at = append(m->error, at, mculab_tfl_op_name(have[k]));
+    }
+    return MCULAB_TFL_UNSUPPORTED_OP;
+  }
 
   m->num_ops = (uint16_t)operators.count;
   for (uint32_t i = 0; i < operators.count; ++i) {
     mculab_tfl_op* op = &m->ops[i];
     fb_table o;
     fb_vec_table(&r, operators, i, &o);
-    const uint32_t opcode = fb_u32(&r, &o, OP_OPCODE_INDEX, 0);
     const fb_vec op_in = fb_vector(&r, &o, OP_INPUTS, 4);
     const fb_vec op_out = fb_vector(&r, &o, OP_OUTPUTS, 4);
     if (r.status != MCULAB_TFL_OK) return reader_failed(m, &r, "operator ", i);
-    if (opcode >= opcodes.count) {
-      return mculab_tfl_fail2(m, MCULAB_TFL_MALFORMED, "operator ", i, ": operator code index ",
-                              opcode, " out of range");
-    }
-    op->builtin = codes[opcode];
-    if (!supported(op->builtin)) {
-      m->refused_op = (int16_t)i;
-      m->refused_builtin = op->builtin;
-      size_t at = append(m->error, 0, "operator ");
-      at = append_int(m->error, at, i);
-      at = append(m->error, at, ": ");
-      at = append(m->error, at, mculab_tfl_builtin_name(op->builtin));
-      at = append(m->error, at, " (builtin ");
-      at = append_int(m->error, at, op->builtin);
-      at = append(m->error, at, ") is not supported; the interpreter runs");
-      const int32_t* have = NULL;
-      const uint32_t n_have = mculab_tfl_supported_ops(&have);
-      for (uint32_t k = 0; k < n_have; ++k) {
-        at = append(m->error, at, k == 0 ? " " : ", ");
-        at = append(m->error, at, mculab_tfl_op_name(have[k]));
-      }
-      return MCULAB_TFL_UNSUPPORTED_OP;
-    }
     if (op_in.count == 0 || op_in.count > MCULAB_TFL_MAX_OP_INPUTS || op_out.count != 1) {
       return mculab_tfl_fail(m, MCULAB_TFL_MALFORMED, "operator ", i,
                              ": wrong number of inputs or outputs");
@@ -557,14 +495,14 @@ mculab_tfl_status mculab_tfl_load(mculab_tfl_model* m, const uint8_t* data, size
       mculab_tfl_tensor* x = &m->tensors[op->inputs[k]];
       if (x->is_const) continue;
       if (x->first_use < 0 || x->first_use > (int16_t)i ||
-          (x->first_use == (int16_t)i && op->inputs[k] != in)) {
+          (x->first_use == (int16_t)i && !x->is_input && !x->is_variable)) {
         return mculab_tfl_fail(m, MCULAB_TFL_MALFORMED, "operator ", i,
                                ": reads a tensor before any operator writes it");
       }
       x->last_use = (int16_t)i;
     }
     mculab_tfl_tensor* y = &m->tensors[t_out];
-    if (y->is_const || y->first_use >= 0) {
+    if (y->is_const || y->first_use >= 0 || y->is_variable) {
       return mculab_tfl_fail(m, MCULAB_TFL_MALFORMED, "operator ", i,
                              ": writes a constant, the input or a tensor already written");
     }
@@ -572,13 +510,21 @@ mculab_tfl_status mculab_tfl_load(mculab_tfl_model* m, const uint8_t* data, size
     y->first_use = (int16_t)i;
     if (y->last_use < (int16_t)i) y->last_use = (int16_t)i;
   }
-  if (m->tensors[out].first_use < 0) {
-    return mculab_tfl_fail(m, MCULAB_TFL_MALFORMED, "model: no operator writes the graph's output",
-                           -1, NULL);
+  /* The outputs and the inputs live to the end: the inputs so that repeated inferences (warm-up,
+   * measured iterations) all read the inputs that were filled once. */
+  for (uint32_t k = 0; k < m->num_outputs; ++k) {
+    mculab_tfl_tensor* y = &m->tensors[m->outputs[k]];
+    if (y->first_use < 0) {
+      return mculab_tfl_fail(m, MCULAB_TFL_MALFORMED,
+                             "model: no operator writes the graph's output ", k, NULL);
+    }
+    y->last_use = (int16_t)(m->num_ops - 1);
   }
-  /* The output and the input live to the end: the input so that repeated inferences (warm-up,
-   * measured iterations) all read the input that was filled once. */
-  m->tensors[out].last_use = (int16_t)(m->num_ops - 1);
-  m->tensors[in].last_use = (int16_t)(m->num_ops - 1);
+  for (uint32_t k = 0; k < m->num_inputs; ++k) {
+    m->tensors[m->inputs[k]].last_use = (int16_t)(m->num_ops - 1);
+  }
+  for (uint32_t i = 0; i < m->num_tensors; ++i) {
+    if (m->tensors[i].is_variable) m->tensors[i].last_use = (int16_t)(m->num_ops - 1);
+  }
   return MCULAB_TFL_OK;
 }

@@ -14,11 +14,6 @@ mculab_tfl_status mculab_tfl_fail2(mculab_tfl_model* m, mculab_tfl_status st, co
                                    int64_t index, const char* detail, int64_t value,
                                    const char* tail);
 
-/* QUANTIZE / DEQUANTIZE (quantize.c): checks operator i and fills op->k.quant. */
-mculab_tfl_status mculab_tfl_prepare_quantize(mculab_tfl_model* m, uint32_t i, mculab_tfl_op* op);
-void mculab_tfl_run_quantize(const mculab_tfl_quant_params* p, const void* in, void* out,
-                             uint32_t n);
-
 /* The greedy planner (planner.c): offsets for the planned tensors, m->plan.arena_bytes and
  * naive_bytes. */
 void mculab_tfl_plan_arena(mculab_tfl_model* m);

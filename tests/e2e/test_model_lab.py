@@ -149,19 +149,19 @@ class ModelLabTest(unittest.TestCase):
         self.assertIn("takes 768 bytes", r.stderr)
 
     def test_unsupported_operator_is_refused_at_admission(self):
-        bad = os.path.join(self.lab.home, "mul.tflite")
-        subprocess.run([os.path.join(lablib.BIN, "mculab-tflite-writer"), "--last-op", "18", bad],
+        bad = os.path.join(self.lab.home, "div.tflite")
+        subprocess.run([os.path.join(lablib.BIN, "mculab-tflite-writer"), "--last-op", "42", bad],
                        check=True, capture_output=True)
         # The CLI checks before uploading...
         r = self.lab.cli("submit", "--board", "host-0", "--model", bad, check=False)
         self.assertNotEqual(r.returncode, 0)
-        self.assertIn("MUL", r.stderr)
+        self.assertIn("DIV", r.stderr)
         self.assertIn("CONV_2D, DEPTHWISE_CONV_2D", r.stderr)
         # ...and `models inspect` says the same without a server.
         r = subprocess.run([os.path.join(lablib.BIN, "mculab"), "models", "inspect", bad],
                            capture_output=True, text=True)
         self.assertNotEqual(r.returncode, 0)
-        self.assertIn("operator 8 is MUL (builtin code 18)", r.stderr)
+        self.assertIn("DIV (builtin code 42, first at operator 8)", r.stderr)
 
     def test_board_too_small_is_refused_with_both_sizes(self):
         r = self.lab.cli("submit", "--kind", "host-small", "--model", self.sample, check=False)

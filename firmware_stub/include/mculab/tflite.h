@@ -24,14 +24,20 @@
 extern "C" {
 #endif
 
-#define MCULAB_TFL_MAX_TENSORS 256u
-#define MCULAB_TFL_MAX_OPERATORS 128u
-#define MCULAB_TFL_MAX_OPCODES 64u
+/* Capacities: MobileNetV2 (84 operators, about 170 tensors) with room to spare. */
+#define MCULAB_TFL_MAX_TENSORS 512u
+#define MCULAB_TFL_MAX_OPERATORS 256u
+#define MCULAB_TFL_MAX_OPCODES 256u
 #define MCULAB_TFL_MAX_DIMS 6u
-#define MCULAB_TFL_MAX_OP_INPUTS 4u
+/* UNIDIRECTIONAL_SEQUENCE_LSTM reads 24 tensors. */
+#define MCULAB_TFL_MAX_OP_INPUTS 24u
+/* The graph's inputs and outputs. */
+#define MCULAB_TFL_MAX_GRAPH_IO 8u
+/* Distinct operators a refused model may lack, all named in the message. */
+#define MCULAB_TFL_MAX_MISSING 16u
 /* Largest tensor, in elements (64 MiB of int8 activations: more than any board holds). */
 #define MCULAB_TFL_MAX_ELEMENTS (1u << 26)
-#define MCULAB_TFL_ERROR_LEN 256u
+#define MCULAB_TFL_ERROR_LEN 640u
 #define MCULAB_TFL_NAME_LEN 32u
 /* Planned tensors start at multiples of this (TFLite Micro's alignment). */
 #define MCULAB_TFL_ALIGN 16u
@@ -40,13 +46,25 @@ extern "C" {
 enum {
   MCULAB_TFL_ADD = 0,
   MCULAB_TFL_AVERAGE_POOL_2D = 1,
+  MCULAB_TFL_CONCATENATION = 2,
   MCULAB_TFL_CONV_2D = 3,
   MCULAB_TFL_DEPTHWISE_CONV_2D = 4,
   MCULAB_TFL_DEQUANTIZE = 6,
   MCULAB_TFL_FULLY_CONNECTED = 9,
   MCULAB_TFL_MAX_POOL_2D = 17,
+  MCULAB_TFL_MUL = 18,
   MCULAB_TFL_RESHAPE = 22,
   MCULAB_TFL_SOFTMAX = 25,
+  MCULAB_TFL_SVDF = 27,
+  MCULAB_TFL_PAD = 34,
+  MCULAB_TFL_TRANSPOSE = 39,
+  MCULAB_TFL_SUB = 41,
+  MCULAB_TFL_SQUEEZE = 43,
+  MCULAB_TFL_STRIDED_SLICE = 45,
+  MCULAB_TFL_PADV2 = 60,
+  MCULAB_TFL_TRANSPOSE_CONV = 67,
+  MCULAB_TFL_EXPAND_DIMS = 70,
+  MCULAB_TFL_LEAKY_RELU = 98,
   MCULAB_TFL_QUANTIZE = 114,
 };
 
@@ -54,6 +72,7 @@ enum {
  * QUANTIZE and DEQUANTIZE). */
 enum {
   MCULAB_TFL_FLOAT32 = 0,
+  MCULAB_TFL_INT16 = 7,
   MCULAB_TFL_INT32 = 2,
   MCULAB_TFL_INT64 = 4,
   MCULAB_TFL_INT8 = 9,
@@ -83,9 +102,11 @@ uint32_t mculab_tfl_supported_ops(const int32_t** codes);
 typedef struct {
   int32_t dims[MCULAB_TFL_MAX_DIMS];
   uint8_t num_dims;
-  uint8_t type;       /* TensorType */
-  uint8_t is_const;   /* data in the model (weights, bias, shapes) */
-  uint8_t is_planned; /* lives in the arena (read or written by an operator) */
+  uint8_t type;        /* TensorType */
+  uint8_t is_const;    /* data in the model (weights, bias, shapes) */
+  uint8_t is_planned;  /* lives in the arena (read or written by an operator) */
+  uint8_t is_input;    /* one of the graph's inputs */
+  uint8_t is_variable; /* state an operator keeps (SVDF): reset before every inference */
   uint32_t elements;
   uint32_t bytes;
   const uint8_t* const_data; /* is_const: in the model */
@@ -94,7 +115,8 @@ typedef struct {
   int32_t zero_point;
   uint32_t num_scales;         /* per-channel scales: how many (1 per tensor, 0 none) */
   uint32_t scales_pos;         /* offset of the first scale (float32 LE) in the model */
-  int32_t quantized_dim;       /* per-channel: the channel dimension */
+  int32_t quantized_dim;       /* per-channel: the channel dimension; -1 when the scales do not
+                                  run along a dimension (tolerated, as TFLite Micro does) */
   int16_t first_use, last_use; /* operator indices; -1: unused */
   uint32_t arena_offset;
 } mculab_tfl_tensor;
@@ -107,21 +129,57 @@ enum {
 };
 typedef struct {
   uint8_t mode;
+  uint8_t in_type, out_type;
   int32_t in_zp, out_zp;
   int32_t multiplier, shift; /* REQUANTIZE */
   float scale;               /* FROM_FLOAT: the output's; TO_FLOAT: the input's */
 } mculab_tfl_quant_params;
 
+/* ADD and SUB over int16 or float32, broadcasting (TFLite's ArithmeticParams). */
+typedef struct {
+  int32_t in1_offset, in2_offset, out_offset, left_shift;
+  int32_t in1_mult, in1_shift, in2_mult, in2_shift, out_mult, out_shift;
+  int32_t act_min, act_max;
+} mculab_tfl_arith_params;
+
+/* LEAKY_RELU, quantized (TFLite's LeakyReluParams). */
+typedef struct {
+  int32_t in_zp, out_zp, mult_identity, shift_identity, mult_alpha, shift_alpha;
+} mculab_tfl_leaky_params;
+
+/* PAD, STRIDED_SLICE: per dimension of the input (up to MCULAB_TFL_MAX_DIMS). */
+typedef struct {
+  int32_t start[MCULAB_TFL_MAX_DIMS], stop[MCULAB_TFL_MAX_DIMS], step[MCULAB_TFL_MAX_DIMS];
+  uint32_t pad_value; /* PAD: the fill, its bytes in the tensor's type */
+} mculab_tfl_box_params;
+
+/* SVDF, integer (TFLite Micro's EvalIntegerSvdfReference). */
+typedef struct {
+  int32_t rank, batches, input_size, filters, units, memory;
+  int32_t input_zp, output_zp, state_zp;
+  int32_t mult1, shift1, mult2, shift2; /* feature -> state, state x time -> output */
+} mculab_tfl_svdf_params;
+
+/* An operator's kernel (tflite/ops/ops.h): its options, prepare, invoke. */
+typedef struct mculab_tfl_kernel mculab_tfl_kernel;
+
 typedef struct {
   int32_t builtin;
+  const mculab_tfl_kernel* kernel;
   uint8_t num_inputs;
   int16_t inputs[MCULAB_TFL_MAX_OP_INPUTS]; /* -1: an omitted optional input */
   int16_t output;
   /* builtin options (TFLite's defaults when absent) */
   uint8_t padding; /* 0 SAME, 1 VALID */
   uint8_t activation;
+  uint8_t weights_format, keep_num_dims; /* FULLY_CONNECTED */
   int32_t stride_w, stride_h, filter_w, filter_h, depth_multiplier, dilation_w, dilation_h;
   float beta;
+  float alpha;                                    /* LEAKY_RELU */
+  int32_t rank;                                   /* SVDF; CONCATENATION: the axis */
+  int32_t begin_mask, end_mask, shrink_axis_mask; /* STRIDED_SLICE */
+  uint8_t other_masks;                            /* STRIDED_SLICE: ellipsis, new axis, offset */
+  float f_act_min, f_act_max;                     /* float32 kernels: the fused activation */
   /* prepared kernel parameters */
   union {
     mculab_conv_s8_params conv;
@@ -130,16 +188,22 @@ typedef struct {
     mculab_add_s8_params add;
     mculab_softmax_s8_params softmax;
     mculab_tfl_quant_params quant;
+    mculab_tfl_arith_params arith;
+    mculab_tfl_leaky_params leaky;
+    mculab_tfl_box_params box;
+    mculab_tfl_svdf_params svdf;
   } k;
   uint32_t softmax_outer, softmax_depth;
-  uint64_t macs;                  /* multiply-accumulates per invocation */
+  uint32_t persistent_bytes; /* the kernel's own, for the model's life (per-channel multipliers) */
+  uint32_t scratch_bytes;    /* the kernel's scratch during invoke (shared by all operators) */
+  uint64_t macs;             /* multiply-accumulates per invocation */
   char name[MCULAB_TFL_NAME_LEN]; /* the output tensor's name, cut */
 } mculab_tfl_op;
 
 typedef struct {
   uint32_t arena_bytes;      /* planned activations (greedy by size over lifetimes) */
   uint32_t persistent_bytes; /* per-channel requantization parameters, at the arena's end */
-  uint32_t scratch_bytes;    /* kernel scratch (the reference kernels need none) */
+  uint32_t scratch_bytes;    /* kernel scratch: the largest any operator asks, after persistent */
   uint32_t naive_bytes;      /* every planned tensor apart: what the plan saves against */
 } mculab_tfl_plan;
 
@@ -148,21 +212,29 @@ typedef struct {
   uint32_t model_len;
   uint32_t version;
   uint16_t num_tensors, num_ops;
-  int16_t input, output;
+  uint8_t num_inputs, num_outputs;
+  int16_t inputs[MCULAB_TFL_MAX_GRAPH_IO]; /* the graph's, in its order */
+  int16_t outputs[MCULAB_TFL_MAX_GRAPH_IO];
   mculab_tfl_tensor tensors[MCULAB_TFL_MAX_TENSORS];
   mculab_tfl_op ops[MCULAB_TFL_MAX_OPERATORS];
   mculab_tfl_plan plan;
   uint8_t* arena;
   uint32_t arena_len;
+  uint8_t* scratch; /* plan.scratch_bytes, shared by the operators during invoke */
   int prepared;
-  int16_t refused_op;      /* MCULAB_TFL_UNSUPPORTED_OP: the operator's index, else -1 */
+  int16_t refused_op;      /* MCULAB_TFL_UNSUPPORTED_OP: the first such operator, else -1 */
   int32_t refused_builtin; /* ... and its builtin code, else -1 */
+  /* MCULAB_TFL_UNSUPPORTED_OP: every distinct builtin the model needs and the interpreter lacks,
+   * in order of first use, with that first operator's index. */
+  uint8_t num_missing;
+  int32_t missing_builtins[MCULAB_TFL_MAX_MISSING];
+  int16_t missing_first_op[MCULAB_TFL_MAX_MISSING];
   char error[MCULAB_TFL_ERROR_LEN];
 } mculab_tfl_model;
 
 /* Reads the model: the first subgraph's tensors and operators, with every offset and length
- * checked against [data, data + len). One input, one output. Unsupported operators are refused
- * here, naming them. */
+ * checked against [data, data + len). Up to MCULAB_TFL_MAX_GRAPH_IO inputs and outputs.
+ * Unsupported operators are refused here, naming every one the model lacks. */
 mculab_tfl_status mculab_tfl_load(mculab_tfl_model* m, const uint8_t* data, size_t len);
 
 /* Checks each operator's shapes and quantization, computes its kernel parameters, plans the
@@ -179,14 +251,26 @@ typedef struct {
 /* Runs the graph once. MCULAB_TFL_MALFORMED if a kernel finds an empty pooling window. */
 mculab_tfl_status mculab_tfl_invoke(mculab_tfl_model* m, const mculab_tfl_hooks* hooks);
 
+/* The graph's first input and first output. */
 int8_t* mculab_tfl_input(mculab_tfl_model* m, uint32_t* bytes);
 const int8_t* mculab_tfl_output(const mculab_tfl_model* m, uint32_t* bytes);
+/* The graph's input or output k (in the graph's order); NULL past the last or before prepare. */
+void* mculab_tfl_input_at(mculab_tfl_model* m, uint32_t k, uint32_t* bytes);
+const void* mculab_tfl_output_at(const mculab_tfl_model* m, uint32_t k, uint32_t* bytes);
+/* Every input's bytes, added up: what a given input holds. */
+uint32_t mculab_tfl_inputs_bytes(const mculab_tfl_model* m);
 
-/* Fills the input from `seed` with xorshift32 (the same bytes on every platform). */
+/* The output checksum: the CRC-32 (mculab_crc32) over every output's bytes concatenated in the
+ * graph's output order; for one output, the CRC-32 of that output. 0 before prepare. */
+uint32_t mculab_tfl_output_crc32(const mculab_tfl_model* m);
+
+/* Fills the inputs, in the graph's order, from one xorshift32 stream started at `seed` (the same
+ * bytes on every platform). */
 void mculab_tfl_seed_input(mculab_tfl_model* m, uint32_t seed);
 
-/* Copies a given input into the prepared model's input tensor. MCULAB_TFL_BAD_SHAPE (with
- * m->error saying both sizes) when `len` is not the input tensor's size in bytes. */
+/* Copies a given input into the prepared model's input tensors: the inputs' bytes concatenated
+ * in the graph's input order. MCULAB_TFL_BAD_SHAPE (with m->error saying both sizes) when `len`
+ * is not mculab_tfl_inputs_bytes. */
 mculab_tfl_status mculab_tfl_set_input(mculab_tfl_model* m, const uint8_t* input, uint32_t len);
 
 /* A model job's blob (what `mculab submit --model FILE [--input FILE.bin]` uploads): either the
@@ -194,7 +278,8 @@ mculab_tfl_status mculab_tfl_set_input(mculab_tfl_model* m, const uint8_t* input
  *
  *   "MLMI" | u32 model_len | u32 input_len | u32 0 | model (at byte 16) | input      (LE)
  *
- * The model starts 16 bytes in, so its buffers keep the blob's alignment. */
+ * The model starts 16 bytes in, so its buffers keep the blob's alignment. A graph of several
+ * inputs takes them concatenated in the graph's input order (`--input` repeated in that order). */
 #define MCULAB_TFL_BLOB_MAGIC "MLMI"
 #define MCULAB_TFL_BLOB_HEAD 16u
 

@@ -6,14 +6,17 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "mculab/runner_protocol.h"
 #include "mculab/tflite.h"
+#include "tflite_micro_models.h"
 
 namespace {
 
@@ -79,5 +82,92 @@ INSTANTIATE_TEST_SUITE_P(
       std::string n = i.param.file;
       return n.substr(0, n.find('_'));
     });
+
+// TensorFlow Lite Micro's own models (../shared/models/tflite-micro): each runs on its seeded
+// inputs (every input, in the graph's order) to a recorded checksum over every output.
+struct MicroCase {
+  const char* file;
+  int num_inputs;
+  int num_ops;
+  uint32_t crc;  // mculab_tfl_output_crc32 for mculab_tfl_seed_input(seed 1)
+};
+
+class TfliteMicroModel : public testing::TestWithParam<MicroCase> {};
+
+TEST_P(TfliteMicroModel, LoadsPreparesAndRuns) {
+  const MicroCase& mc = GetParam();
+  const std::string path = ModelsDir() + "/tflite-micro/" + mc.file;
+  std::vector<uint8_t> bytes = ReadFile(path);
+  if (bytes.empty()) GTEST_SKIP() << path << " is absent (MCULAB_SHARED_MODELS_DIR)";
+  auto m = std::make_unique<mculab_tfl_model>();
+  ASSERT_EQ(mculab_tfl_load(m.get(), bytes.data(), bytes.size()), MCULAB_TFL_OK) << m->error;
+  EXPECT_EQ(m->num_ops, mc.num_ops);
+  EXPECT_EQ(m->num_inputs, mc.num_inputs);
+  ASSERT_EQ(mculab_tfl_prepare(m.get(), nullptr, 0), MCULAB_TFL_NO_MEMORY) << m->error;
+  std::vector<uint8_t> arena(m->plan.arena_bytes + m->plan.persistent_bytes +
+                             m->plan.scratch_bytes + MCULAB_TFL_ALIGN);
+  ASSERT_EQ(mculab_tfl_prepare(m.get(), arena.data(), arena.size()), MCULAB_TFL_OK) << m->error;
+  mculab_tfl_seed_input(m.get(), 1);
+  ASSERT_EQ(mculab_tfl_invoke(m.get(), nullptr), MCULAB_TFL_OK) << m->error;
+  const uint32_t crc = mculab_tfl_output_crc32(m.get());
+  EXPECT_EQ(crc, mc.crc) << std::hex << crc;
+  std::printf("%s: %u ops, planned arena %u bytes (naive %u), persistent %u, scratch %u\n", mc.file,
+              m->num_ops, m->plan.arena_bytes, m->plan.naive_bytes, m->plan.persistent_bytes,
+              m->plan.scratch_bytes);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    All, TfliteMicroModel,
+    testing::Values(MicroCase{"person_detect.tflite", 1, 31, 0xf88cc5ebu},
+                    MicroCase{"hello_world_int8.tflite", 1, 3, 0xd56f2b94u},
+                    MicroCase{"hello_world_float.tflite", 1, 3, 0x2fc74fa6u},
+                    MicroCase{"keyword_scrambled.tflite", 1, 15, 0x51b327d0u},
+                    MicroCase{"keyword_scrambled_8bit.tflite", 1, 15, 0xe48af6f5u},
+                    MicroCase{"micro_speech_quantized.tflite", 1, 4, 0xe4e8b6eeu},
+                    MicroCase{"simple_add_model.tflite", 2, 1, 0x5ffd0ed2u}),
+    [](const testing::TestParamInfo<MicroCase>& i) {
+      std::string n = i.param.file;
+      return n.substr(0, n.find('.'));
+    });
+
+// TFLite Micro's own int16 integration tests (../shared/models/tflite-micro/seanet): each model
+// run on its input CSVs (one per graph input, in the graph's order) gives its golden output CSV
+// value for value, and the output checksum (mculab_tfl_output_crc32) is the CRC-32 of the golden
+// values' bytes.
+class SeanetGolden : public testing::TestWithParam<const char*> {};
+
+TEST_P(SeanetGolden, GivesTheGoldenOutputBitForBit) {
+  namespace ts = mculab::test_support;
+  const ts::SeanetFiles files = ts::Seanet(GetParam());
+  std::vector<uint8_t> bytes = ts::ReadBinary(files.Model());
+  if (bytes.empty()) GTEST_SKIP() << files.Model() << " is absent (MCULAB_SHARED_MODELS_DIR)";
+  auto m = std::make_unique<mculab_tfl_model>();
+  ASSERT_EQ(mculab_tfl_load(m.get(), bytes.data(), bytes.size()), MCULAB_TFL_OK) << m->error;
+  ASSERT_EQ(mculab_tfl_prepare(m.get(), nullptr, 0), MCULAB_TFL_NO_MEMORY) << m->error;
+  std::vector<uint8_t> arena(m->plan.arena_bytes + m->plan.persistent_bytes +
+                             m->plan.scratch_bytes + MCULAB_TFL_ALIGN);
+  ASSERT_EQ(mculab_tfl_prepare(m.get(), arena.data(), arena.size()), MCULAB_TFL_OK) << m->error;
+  const std::vector<uint8_t> given = ts::SeanetInput(files, *m);
+  ASSERT_FALSE(given.empty()) << "an input CSV is missing or does not fit its tensor";
+  ASSERT_EQ(mculab_tfl_set_input(m.get(), given.data(), static_cast<uint32_t>(given.size())),
+            MCULAB_TFL_OK)
+      << m->error;
+  ASSERT_EQ(mculab_tfl_invoke(m.get(), nullptr), MCULAB_TFL_OK) << m->error;
+  const mculab_tfl_tensor& out = m->tensors[m->outputs[0]];
+  const std::vector<uint8_t> golden =
+      ts::ValuesAsBytes(ts::ReadCsvValues(files.Csv("golden_")), out.type);
+  ASSERT_EQ(golden.size(), out.bytes);
+  size_t differ = 0;
+  for (size_t i = 0; i < golden.size(); ++i) differ += golden[i] != out.data[i];
+  EXPECT_EQ(differ, 0u) << "bytes differing from the golden output, of " << golden.size();
+  EXPECT_EQ(mculab_tfl_output_crc32(m.get()), mculab_crc32(0, golden.data(), golden.size()));
+}
+
+INSTANTIATE_TEST_SUITE_P(All, SeanetGolden,
+                         testing::Values("add0", "add1", "conv0", "conv1", "leaky_relu0",
+                                         "leaky_relu1", "pad0", "pad1", "quantize0", "quantize1",
+                                         "strided_slice0", "strided_slice1", "sub0", "sub1",
+                                         "transpose_conv0", "transpose_conv1"),
+                         [](const testing::TestParamInfo<const char*>& i) { return i.param; });
 
 }  // namespace

@@ -194,7 +194,8 @@ TEST(TflitePlanner, TensorsLiveTogetherNeverShareBytesAndMemoryIsReused) {
   // is smaller than their sum.
   EXPECT_LT(r.m->plan.arena_bytes, 4u * 512u + 768u);
   EXPECT_EQ(r.m->plan.scratch_bytes, 0u);
-  EXPECT_EQ(r.m->plan.persistent_bytes, 3u * (8u * 8u + 2u * MCULAB_TFL_ALIGN));
+  // Three convolutions of 8 channels: 8 multipliers and 8 shifts each, every array aligned.
+  EXPECT_EQ(r.m->plan.persistent_bytes, 3u * 2u * 32u);
 }
 
 TEST(TflitePlanner, SharedModelPlansAreSound) {
@@ -369,19 +370,62 @@ TEST(TfliteRefuses, GraphInputOrOutputOutOfRange) {
   m.outputs = {4000};
   EXPECT_EQ(LoadAndPrepare(m), MCULAB_TFL_MALFORMED);
   m = tw::SampleNet(1);
-  m.inputs = {0, 1};
-  EXPECT_EQ(LoadAndPrepare(m), MCULAB_TFL_UNSUPPORTED);
+  m.inputs = {0, 1};  // tensor 1 is the first filter: a constant
+  EXPECT_EQ(LoadAndPrepare(m), MCULAB_TFL_MALFORMED);
+  m = tw::SampleNet(1);
+  m.inputs = {0, 0};
+  EXPECT_EQ(LoadAndPrepare(m), MCULAB_TFL_MALFORMED);
+  m = tw::SampleNet(1);
+  m.inputs = {};
+  EXPECT_EQ(LoadAndPrepare(m), MCULAB_TFL_MALFORMED);
+  m = tw::SampleNet(1);
+  m.outputs = std::vector<int32_t>(MCULAB_TFL_MAX_GRAPH_IO + 1, m.outputs[0]);
+  EXPECT_EQ(LoadAndPrepare(m), MCULAB_TFL_TOO_LARGE);
 }
 
 TEST(TfliteRefuses, UnsupportedOperatorNamingItAndTheSupportedOnes) {
   tw::Model m = tw::SampleNet(1);
-  m.operators[3].builtin = 18;  // MUL
+  m.operators[3].builtin = 42;  // DIV
   m.operators[3].options_type = 0;
   std::string error;
   EXPECT_EQ(LoadAndPrepare(m, &error), MCULAB_TFL_UNSUPPORTED_OP);
-  EXPECT_NE(error.find("operator 3: MUL (builtin 18) is not supported"), std::string::npos)
-      << error;
+  EXPECT_NE(error.find("not supported: operator 3: DIV (builtin 42)"), std::string::npos) << error;
   EXPECT_NE(error.find("DEPTHWISE_CONV_2D"), std::string::npos) << error;
+}
+
+TEST(TfliteRefuses, EveryMissingOperatorAtOnce) {
+  tw::Model m = tw::SampleNet(1);
+  for (int i : {2, 3, 5}) m.operators[i].options_type = 0;
+  m.operators[2].builtin = 42;  // DIV
+  m.operators[3].builtin = 44;  // UNIDIRECTIONAL_SEQUENCE_LSTM
+  m.operators[5].builtin = 42;  // DIV again: named once
+  std::string error;
+  EXPECT_EQ(LoadAndPrepare(m, &error), MCULAB_TFL_UNSUPPORTED_OP);
+  EXPECT_NE(error.find("not supported: operator 2: DIV (builtin 42), operator 3: "
+                       "UNIDIRECTIONAL_SEQUENCE_LSTM (builtin 44)"
+                       ";"),
+            std::string::npos)
+      << error;
+}
+
+// TFLite converters write a depthwise bias's 8 scales with quantized_dimension 3 over a 1-D
+// tensor (person_detect); TFLite Micro never reads a bias's scales and runs such a model.
+TEST(TfliteReads, BiasScalesOffTheirQuantizedDimensionAsTfliteMicroDoes) {
+  tw::Model m = tw::SampleNet(1);
+  const int32_t bias = m.operators[1].inputs[2];  // the depthwise conv's
+  ASSERT_EQ(m.tensors[bias].shape.size(), 1u);
+  m.tensors[bias].scales.assign(m.tensors[bias].shape[0], 0.001f);
+  m.tensors[bias].zero_points.assign(m.tensors[bias].shape[0], 0);
+  m.tensors[bias].quantized_dimension = 3;
+  ModelRun tolerated(tw::Serialize(m));
+  ASSERT_TRUE(tolerated.Ok()) << tolerated.m->error;
+  EXPECT_EQ(tolerated.output, ModelRun(tw::Serialize(tw::SampleNet(1))).output);
+  // A filter's per-channel scales must still run along its channels.
+  m = tw::SampleNet(1);
+  m.tensors[m.operators[0].inputs[1]].quantized_dimension = 3;
+  std::string error;
+  EXPECT_EQ(LoadAndPrepare(m, &error), MCULAB_TFL_UNSUPPORTED);
+  EXPECT_NE(error.find("filter quantized along another dimension"), std::string::npos) << error;
 }
 
 TEST(TfliteRefuses, OptionsOfAnotherOperator) {
@@ -419,8 +463,10 @@ TEST(TfliteRefuses, AbsurdShapes) {
   tw::Model m = tw::SampleNet(1);
   m.tensors[0].shape = {1, 65536, 65536, 3};
   EXPECT_EQ(LoadAndPrepare(m), MCULAB_TFL_TOO_LARGE);
-  m.tensors[0].shape = {1, 16, 0, 3};
-  EXPECT_EQ(LoadAndPrepare(m), MCULAB_TFL_MALFORMED);
+  m.tensors[0].shape = {1, 16, 0, 3};  // empty: read as TFLite reads it, refused by its operator
+  std::string error;
+  EXPECT_EQ(LoadAndPrepare(m, &error), MCULAB_TFL_UNSUPPORTED);
+  EXPECT_NE(error.find("operator 0 (CONV_2D): an empty tensor"), std::string::npos) << error;
   m.tensors[0].shape = {1, -16, 16, 3};
   EXPECT_EQ(LoadAndPrepare(m), MCULAB_TFL_MALFORMED);
   m.tensors[0].shape = {1, 1, 1, 1, 1, 1, 1};
@@ -489,7 +535,8 @@ TEST(TfliteRefuses, MoreTensorsThanTheCapacity) {
   }
   std::string error;
   EXPECT_EQ(LoadAndPrepare(m, &error), MCULAB_TFL_TOO_LARGE);
-  EXPECT_NE(error.find("257 tensors"), std::string::npos) << error;
+  EXPECT_NE(error.find(std::to_string(MCULAB_TFL_MAX_TENSORS + 1) + " tensors"), std::string::npos)
+      << error;
 }
 
 }  // namespace
@@ -543,6 +590,88 @@ TEST(TfliteQuantize, FloatInterfaceRoundsTiesAwayFromZeroAndDequantizes) {
     EXPECT_EQ(re[i], std::min(127, (soft[i] + 128 + 1) / 2)) << i;
     EXPECT_EQ(out[i], static_cast<float>((1.0 / 128.0) * re[i])) << i;
   }
+}
+
+}  // namespace
+
+namespace {
+
+// Data movement on a small graph, against index arithmetic: input int8 [1][2][3] -> TRANSPOSE
+// (perm 0, 2, 1) -> [1][3][2]; CONCATENATION of that and itself along axis -1 -> [1][3][4];
+// EXPAND_DIMS -> [1][1][3][4] (the graph's output).
+TEST(TfliteOps, TransposeConcatenationAndExpandDimsMoveBytesAsTfliteDoes) {
+  namespace tw = mculab::tflite_writer;
+  auto i32 = [](std::vector<int32_t> v) {
+    std::vector<uint8_t> b;
+    for (int32_t x : v) {
+      for (int k = 0; k < 4; ++k) b.push_back(static_cast<uint8_t>(x >> (8 * k)));
+    }
+    return b;
+  };
+  tw::Model m;
+  m.tensors = {
+      tw::Tensor{{1, 2, 3}, 9, {}, {0.5f}, {0}, 0, "in"},
+      tw::Tensor{{3}, 2, i32({0, 2, 1}), {}, {}, 0, "perm"},
+      tw::Tensor{{1, 3, 2}, 9, {}, {0.5f}, {0}, 0, "transposed"},
+      tw::Tensor{{1, 3, 4}, 9, {}, {0.5f}, {0}, 0, "joined"},
+      tw::Tensor{{1}, 2, i32({0}), {}, {}, 0, "axis"},
+      tw::Tensor{{1, 1, 3, 4}, 9, {}, {0.5f}, {0}, 0, "out"},
+  };
+  m.operators = {
+      tw::Operator{39, {0, 1}, {2}, 0, {}},
+      tw::Operator{2, {2, 2}, {3}, 10, {tw::Option{0, tw::Option::kI32, -1}}},
+      tw::Operator{70, {3, 4}, {5}, 0, {}},
+  };
+  m.inputs = {0};
+  m.outputs = {5};
+  const std::vector<uint8_t> bytes = tw::Serialize(m);
+  auto model = std::make_unique<mculab_tfl_model>();
+  ASSERT_EQ(mculab_tfl_load(model.get(), bytes.data(), bytes.size()), MCULAB_TFL_OK)
+      << model->error;
+  std::vector<uint8_t> arena(4096);
+  ASSERT_EQ(mculab_tfl_prepare(model.get(), arena.data(), arena.size()), MCULAB_TFL_OK)
+      << model->error;
+  const uint8_t in[6] = {1, 2, 3, 4, 5, 6};  // [0][y][x] = 1 + 3y + x
+  ASSERT_EQ(mculab_tfl_set_input(model.get(), in, 6), MCULAB_TFL_OK);
+  ASSERT_EQ(mculab_tfl_invoke(model.get(), nullptr), MCULAB_TFL_OK) << model->error;
+  uint32_t n = 0;
+  const int8_t* out = mculab_tfl_output(model.get(), &n);
+  ASSERT_EQ(n, 12u);
+  for (int x = 0; x < 3; ++x) {
+    for (int j = 0; j < 4; ++j) {
+      const int y = j % 2;  // the transposed row, twice
+      EXPECT_EQ(out[x * 4 + j], 1 + 3 * y + x) << x << "," << j;
+    }
+  }
+}
+
+// MUL int8 broadcasting a one-value input: scales 0.5 x 0.25 / 0.125 make the rescaling exactly
+// 1, so each output is the product of the two inputs, clamped to int8.
+TEST(TfliteOps, MulInt8BroadcastsAndRescales) {
+  namespace tw = mculab::tflite_writer;
+  tw::Model m;
+  m.tensors = {
+      tw::Tensor{{1, 4}, 9, {}, {0.5f}, {0}, 0, "a"},
+      tw::Tensor{{1}, 9, {3}, {0.25f}, {0}, 0, "b"},
+      tw::Tensor{{1, 4}, 9, {}, {0.125f}, {0}, 0, "out"},
+  };
+  m.operators = {tw::Operator{18, {0, 1}, {2}, 0, {}}};
+  m.inputs = {0};
+  m.outputs = {2};
+  const std::vector<uint8_t> bytes = tw::Serialize(m);
+  auto model = std::make_unique<mculab_tfl_model>();
+  ASSERT_EQ(mculab_tfl_load(model.get(), bytes.data(), bytes.size()), MCULAB_TFL_OK)
+      << model->error;
+  std::vector<uint8_t> arena(1024);
+  ASSERT_EQ(mculab_tfl_prepare(model.get(), arena.data(), arena.size()), MCULAB_TFL_OK)
+      << model->error;
+  const int8_t in[4] = {1, -5, 40, -60};
+  ASSERT_EQ(mculab_tfl_set_input(model.get(), reinterpret_cast<const uint8_t*>(in), 4),
+            MCULAB_TFL_OK);
+  ASSERT_EQ(mculab_tfl_invoke(model.get(), nullptr), MCULAB_TFL_OK) << model->error;
+  const int8_t* out = mculab_tfl_output(model.get(), nullptr);
+  const int expected[4] = {3, -15, 120, -128};
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(out[i], expected[i]) << i;
 }
 
 }  // namespace

@@ -16,9 +16,11 @@
 #include <vector>
 
 #include "common/runner_messages.h"
+#include "common/tflite_model.h"
 #include "example_model.h"
 #include "mculab/tflite.h"
 #include "runner_link.h"
+#include "tflite_micro_models.h"
 #include "tflite_writer.h"
 
 namespace mculab {
@@ -32,19 +34,26 @@ struct Expected {
   mculab_tfl_plan plan{};
   std::vector<std::pair<std::string, std::string>> ops;  // type, name
   std::uint64_t macs = 0;
+  std::uint32_t model_bytes = 0;
 };
 
-Expected Compute(const Bytes& model, std::uint32_t seed) {
+// What the runner must report for a blob (a model, or a model with its input).
+Expected Compute(const Bytes& blob, std::uint32_t seed) {
   Expected e;
+  mculab_tfl_blob b;
+  EXPECT_EQ(mculab_tfl_unpack(blob.data(), blob.size(), &b), 0);
   auto m = std::make_unique<mculab_tfl_model>();
-  EXPECT_EQ(mculab_tfl_load(m.get(), model.data(), model.size()), MCULAB_TFL_OK) << m->error;
+  EXPECT_EQ(mculab_tfl_load(m.get(), b.model, b.model_len), MCULAB_TFL_OK) << m->error;
   std::vector<std::uint8_t> arena(8u << 20);
   EXPECT_EQ(mculab_tfl_prepare(m.get(), arena.data(), arena.size()), MCULAB_TFL_OK) << m->error;
-  mculab_tfl_seed_input(m.get(), seed);
+  if (b.input != nullptr) {
+    EXPECT_EQ(mculab_tfl_set_input(m.get(), b.input, b.input_len), MCULAB_TFL_OK) << m->error;
+  } else {
+    mculab_tfl_seed_input(m.get(), seed);
+  }
   EXPECT_EQ(mculab_tfl_invoke(m.get(), nullptr), MCULAB_TFL_OK);
-  std::uint32_t n = 0;
-  const std::int8_t* out = mculab_tfl_output(m.get(), &n);
-  e.checksum = mculab_crc32(0, reinterpret_cast<const std::uint8_t*>(out), n);
+  e.checksum = mculab_tfl_output_crc32(m.get());
+  e.model_bytes = b.model_len;
   e.plan = m->plan;
   for (unsigned i = 0; i < m->num_ops; ++i) {
     e.ops.emplace_back(mculab_tfl_op_name(m->ops[i].builtin), m->ops[i].name);
@@ -121,7 +130,7 @@ void ExpectCase(RunnerLink& link, const Expected& want, std::uint32_t iterations
   // here) and the per-channel requantization parameters.
   EXPECT_GT(m["persistent"].used, want.plan.persistent_bytes + (16u << 10));
   EXPECT_LE(m["persistent"].used, want.plan.persistent_bytes + sizeof(mculab_tfl_model) + 16u);
-  EXPECT_EQ(m["scratch"].used, 0u);
+  EXPECT_EQ(m["scratch"].used, want.plan.scratch_bytes);
   EXPECT_EQ(m["model"].used, model_bytes);
   auto end = DecodeCaseEnd(Expect(link, MCULAB_MSG_CASE_END));
   ASSERT_TRUE(end.ok());
@@ -174,10 +183,82 @@ TEST(TfliteRunnerHost, ACorruptModelIsABadWorkloadWithTheReadersMessage) {
 
 TEST(TfliteRunnerHost, AnUnsupportedOperatorIsNamed) {
   tflite_writer::Model m = tflite_writer::SampleNet(1);
-  m.operators[3].builtin = 18;  // MUL
+  m.operators[3].builtin = 42;  // DIV
   m.operators[3].options_type = 0;
-  ExpectRefused(tflite_writer::Serialize(m), "tflite-mul.bin",
-                "operator 3: MUL (builtin 18) is not supported");
+  ExpectRefused(tflite_writer::Serialize(m), "tflite-div.bin",
+                "not supported: operator 3: DIV (builtin 42)");
+}
+
+// TFLite Micro's own models, seeded, and the first seanet test of each operator with its input
+// CSVs as the given input: what the boards run to the host's checksums (one run each).
+std::vector<std::pair<std::string, Bytes>> TfliteMicroBlobs() {
+  namespace ts = test_support;
+  std::vector<std::pair<std::string, Bytes>> out;
+  for (const char* file :
+       {"hello_world_int8", "hello_world_float", "micro_speech_quantized", "simple_add_model",
+        "person_detect", "keyword_scrambled", "keyword_scrambled_8bit"}) {
+    Bytes b = ts::ReadBinary(ts::TfliteMicroDir() + "/" + file + ".tflite");
+    if (!b.empty()) out.emplace_back(file, std::move(b));
+  }
+  for (const char* name : {"add0", "conv0", "leaky_relu0", "pad0", "quantize0", "strided_slice0",
+                           "sub0", "transpose_conv0"}) {
+    const ts::SeanetFiles files = ts::Seanet(name);
+    const Bytes model = ts::ReadBinary(files.Model());
+    if (model.empty()) continue;
+    auto m = std::make_unique<mculab_tfl_model>();
+    if (mculab_tfl_load(m.get(), model.data(), model.size()) != MCULAB_TFL_OK) {
+      ADD_FAILURE() << name << ": " << m->error;
+      continue;
+    }
+    std::vector<std::uint8_t> arena(8u << 20);
+    EXPECT_EQ(mculab_tfl_prepare(m.get(), arena.data(), arena.size()), MCULAB_TFL_OK) << m->error;
+    out.emplace_back(name, PackModelBlob(model, ts::SeanetInput(files, *m)));
+  }
+  return out;
+}
+
+TEST(TfliteRunnerHost, TfliteMicroModelsGiveTheInterpretersChecksum) {
+  const auto blobs = TfliteMicroBlobs();
+  if (blobs.empty()) GTEST_SKIP() << "../shared/models/tflite-micro is absent";
+  for (const auto& [name, blob] : blobs) {
+    SCOPED_TRACE(name);
+    const Expected want = Compute(blob, kSeed);
+    auto link =
+        RunnerLink::SpawnHost(MCULAB_TFLITE_RUNNER_HOST, Workload(name + ".bin", blob, {1}));
+    ExpectCase(*link, want, 2, want.model_bytes);
+    EXPECT_EQ(link->Wait(), 0);
+  }
+}
+
+TEST(TfliteRunnerAn547, TfliteMicroModelsUnderQemuGiveTheHostChecksum) {
+  for (const std::string path : {MCULAB_QEMU, MCULAB_TFLITE_RUNNER_AN547_ELF}) {
+    if (path.empty() || access(path.c_str(), R_OK) != 0) {
+      GTEST_SKIP() << "'" << path << "' is not there (QEMU or the an547 TFLite runner)";
+    }
+  }
+  for (const auto& [name, blob] : TfliteMicroBlobs()) {
+    SCOPED_TRACE(name);
+    const Expected want = Compute(blob, kSeed);
+    auto link = RunnerLink::SpawnQemu(MCULAB_QEMU, MCULAB_TFLITE_RUNNER_AN547_ELF,
+                                      Workload(name + "-an547.bin", blob, {1}), 5);
+    ExpectCase(*link, want, 2, want.model_bytes);
+  }
+}
+
+TEST(TfliteRunnerAn500, TfliteMicroModelsUnderQemuM7GiveTheHostChecksum) {
+  for (const std::string path : {MCULAB_QEMU, MCULAB_TFLITE_RUNNER_AN500_ELF}) {
+    if (path.empty() || access(path.c_str(), R_OK) != 0) {
+      GTEST_SKIP() << "'" << path << "' is not there (QEMU or the an500 TFLite runner)";
+    }
+  }
+  for (const auto& [name, blob] : TfliteMicroBlobs()) {
+    SCOPED_TRACE(name);
+    const Expected want = Compute(blob, kSeed);
+    auto link =
+        RunnerLink::SpawnQemuMachine(MCULAB_QEMU, "mps2-an500", MCULAB_TFLITE_RUNNER_AN500_ELF,
+                                     Workload(name + "-an500.bin", blob, {1}), 0x60000000u, 5);
+    ExpectCase(*link, want, 2, want.model_bytes);
+  }
 }
 
 TEST(TfliteRunnerAn547, MlperfTinyModelsUnderQemuGiveTheHostChecksum) {

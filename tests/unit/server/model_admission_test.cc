@@ -152,10 +152,10 @@ TEST_F(ModelAdmissionTest, AModelIsAcceptedAndTheAssignmentNamesIt) {
 }
 
 TEST_F(ModelAdmissionTest, AnOperatorTheRunnerLacksIsRefusedNamingItAndTheOnesItHas) {
-  Error e = SubmitError(ModelJob(Upload("mul.tflite", SampleModel(18))));
+  Error e = SubmitError(ModelJob(Upload("div.tflite", SampleModel(42))));
   EXPECT_EQ(e.code, ErrorCode::kInvalidArgument);
-  EXPECT_THAT(e.message, HasSubstr("model mul.tflite"));
-  EXPECT_THAT(e.message, HasSubstr("operator 8 is MUL (builtin code 18)"));
+  EXPECT_THAT(e.message, HasSubstr("model div.tflite"));
+  EXPECT_THAT(e.message, HasSubstr("DIV (builtin code 42, first at operator 8)"));
   EXPECT_THAT(e.message, HasSubstr("it runs " + SupportedModelOps()));
   EXPECT_THAT(SupportedModelOps(), HasSubstr("CONV_2D"));
 }

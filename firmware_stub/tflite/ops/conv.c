@@ -1,0 +1,213 @@
+/* CONV_2D and DEPTHWISE_CONV_2D: int8 (TFLite's per-channel reference_integer_ops::ConvPerChannel
+ * and DepthwiseConvPerChannel, in kernels/ through mculab/kernels_s8.h) and 16x8 (int16
+ * activations with zero point 0, int8 filters, int64 or int32 bias: the same functions' int16
+ * forms, an int64 accumulator requantized by the int64 MultiplyByQuantizedMultiplier). */
+#include <stdint.h>
+
+#include "mculab/kernels_s8.h"
+#include "ops.h"
+
+static void parse_conv(fb_reader* r, const fb_table* t, mculab_tfl_op* op) {
+  op->padding = fb_u8(r, t, 0, 0);
+  op->stride_w = fb_i32(r, t, 1, 0);
+  op->stride_h = fb_i32(r, t, 2, 0);
+  op->activation = fb_u8(r, t, 3, 0);
+  op->dilation_w = fb_i32(r, t, 4, 1);
+  op->dilation_h = fb_i32(r, t, 5, 1);
+}
+
+static void parse_depthwise(fb_reader* r, const fb_table* t, mculab_tfl_op* op) {
+  op->padding = fb_u8(r, t, 0, 0);
+  op->stride_w = fb_i32(r, t, 1, 0);
+  op->stride_h = fb_i32(r, t, 2, 0);
+  op->depth_multiplier = fb_i32(r, t, 3, 0);
+  op->activation = fb_u8(r, t, 4, 0);
+  op->dilation_w = fb_i32(r, t, 5, 1);
+  op->dilation_h = fb_i32(r, t, 6, 1);
+}
+
+static mculab_tfl_status prepare(mculab_tfl_ctx* c) {
+  mculab_tfl_op* op = c->op;
+  const int depthwise = op->builtin == MCULAB_TFL_DEPTHWISE_CONV_2D;
+  const mculab_tfl_tensor* in = mculab_tfl_in(c, 0);
+  const mculab_tfl_tensor* filter = mculab_tfl_in(c, 1);
+  const mculab_tfl_tensor* bias = mculab_tfl_in(c, 2);
+  const mculab_tfl_tensor* out = mculab_tfl_out(c);
+  const uint8_t act =
+      in != NULL && in->type == MCULAB_TFL_INT16 ? MCULAB_TFL_INT16 : MCULAB_TFL_INT8;
+  if (!mculab_tfl_quantized(in, act) || !mculab_tfl_quantized(out, act) || filter == NULL ||
+      filter->type != MCULAB_TFL_INT8 || !filter->is_const || filter->num_scales == 0) {
+    return mculab_tfl_bad(c, MCULAB_TFL_UNSUPPORTED,
+                          "needs int8 or int16 input and output and a constant int8 filter");
+  }
+  if (act == MCULAB_TFL_INT16 && (in->zero_point != 0 || out->zero_point != 0)) {
+    return mculab_tfl_bad(c, MCULAB_TFL_UNSUPPORTED, "int16 activations with a zero point");
+  }
+  if (in->num_dims != 4 || filter->num_dims != 4 || out->num_dims != 4) {
+    return mculab_tfl_bad(c, MCULAB_TFL_BAD_SHAPE,
+                          "input, filter and output must have 4 dimensions");
+  }
+  mculab_conv_s8_params* p = &op->k.conv;
+  p->batches = in->dims[0];
+  p->in_h = in->dims[1];
+  p->in_w = in->dims[2];
+  p->in_c = in->dims[3];
+  p->filter_h = filter->dims[1];
+  p->filter_w = filter->dims[2];
+  p->out_c = depthwise ? filter->dims[3] : filter->dims[0];
+  if (depthwise) {
+    if (filter->dims[0] != 1 || p->out_c % p->in_c != 0 ||
+        (op->depth_multiplier != 0 && op->depth_multiplier != p->out_c / p->in_c)) {
+      return mculab_tfl_bad(c, MCULAB_TFL_BAD_SHAPE,
+                            "filter is not [1][kh][kw][in * depth multiplier]");
+    }
+    p->depth_multiplier = p->out_c / p->in_c;
+  } else {
+    if (filter->dims[3] != p->in_c) {
+      return mculab_tfl_bad(c, MCULAB_TFL_BAD_SHAPE, "filter depth differs from the input's");
+    }
+    p->depth_multiplier = 1;
+  }
+  if (op->stride_w < 1 || op->stride_h < 1 || op->stride_w > MCULAB_TFL_MAX_STRIDE ||
+      op->stride_h > MCULAB_TFL_MAX_STRIDE || op->dilation_w < 1 || op->dilation_h < 1 ||
+      op->dilation_w > MCULAB_TFL_MAX_STRIDE || op->dilation_h > MCULAB_TFL_MAX_STRIDE ||
+      op->padding > 1) {
+    return mculab_tfl_bad(c, MCULAB_TFL_MALFORMED, "stride, dilation or padding out of range");
+  }
+  const uint64_t depth = (uint64_t)p->filter_h * p->filter_w * (depthwise ? 1u : (uint32_t)p->in_c);
+  if (depth > MCULAB_KERNEL_MAX_DEPTH) {
+    return mculab_tfl_bad(c, MCULAB_TFL_UNSUPPORTED, "accumulation depth over 65536");
+  }
+  p->stride_h = op->stride_h;
+  p->stride_w = op->stride_w;
+  p->dilation_h = op->dilation_h;
+  p->dilation_w = op->dilation_w;
+  p->out_h = mculab_tfl_out_size(op->padding, p->in_h, p->filter_h, p->stride_h, p->dilation_h);
+  p->out_w = mculab_tfl_out_size(op->padding, p->in_w, p->filter_w, p->stride_w, p->dilation_w);
+  if (out->dims[0] != p->batches || out->dims[1] != p->out_h || out->dims[2] != p->out_w ||
+      out->dims[3] != p->out_c) {
+    return mculab_tfl_bad(c, MCULAB_TFL_BAD_SHAPE,
+                          "output shape differs from what the input, filter, "
+                          "strides and padding give");
+  }
+  p->pad_h = op->padding == 0
+                 ? mculab_tfl_pad_before(p->stride_h, p->dilation_h, p->in_h, p->filter_h, p->out_h)
+                 : 0;
+  p->pad_w = op->padding == 0
+                 ? mculab_tfl_pad_before(p->stride_w, p->dilation_w, p->in_w, p->filter_w, p->out_w)
+                 : 0;
+  if (bias != NULL && ((bias->type != MCULAB_TFL_INT32 &&
+                        (act == MCULAB_TFL_INT8 || bias->type != MCULAB_TFL_INT64)) ||
+                       !bias->is_const || bias->elements != (uint32_t)p->out_c ||
+                       ((uintptr_t)bias->const_data & 3u) != 0)) {
+    return mculab_tfl_bad(c, MCULAB_TFL_UNSUPPORTED,
+                          "bias must be constant int32 (int64 for int16) [out channels], aligned");
+  }
+  if (filter->num_scales != 1 && filter->num_scales != (uint32_t)p->out_c) {
+    return mculab_tfl_bad(c, MCULAB_TFL_UNSUPPORTED,
+                          "filter scales are neither per tensor nor per channel");
+  }
+  if (filter->num_scales > 1 && filter->quantized_dim != (depthwise ? 3 : 0)) {
+    return mculab_tfl_bad(c, MCULAB_TFL_UNSUPPORTED, "filter quantized along another dimension");
+  }
+  if (filter->zero_point != 0) {
+    return mculab_tfl_bad(c, MCULAB_TFL_UNSUPPORTED, "filter zero point not 0");
+  }
+  for (uint32_t ch = 0; ch < filter->num_scales; ++ch) {
+    if (!mculab_tfl_valid_scale(mculab_tfl_scale_at(c->m, filter, ch))) {
+      return mculab_tfl_bad(c, MCULAB_TFL_UNSUPPORTED, "filter scale not positive and finite");
+    }
+  }
+  if (!mculab_tfl_activation_range(op->activation, out, &p->act_min, &p->act_max)) {
+    return mculab_tfl_bad(c, MCULAB_TFL_UNSUPPORTED,
+                          "fused activation other than RELU, RELU6, RELU_N1_TO_1");
+  }
+  p->input_offset = -in->zero_point;
+  p->output_offset = out->zero_point;
+  op->persistent_bytes = mculab_tfl_channel_multiplier_bytes((uint32_t)p->out_c);
+  op->macs = (uint64_t)p->batches * p->out_h * p->out_w * p->out_c * depth;
+  return MCULAB_TFL_OK;
+}
+
+static mculab_tfl_status bind(mculab_tfl_ctx* c, uint8_t* persistent) {
+  mculab_conv_s8_params* p = &c->op->k.conv;
+  return mculab_tfl_channel_multipliers(c, mculab_tfl_in(c, 0), mculab_tfl_in(c, 1),
+                                        (uint32_t)p->out_c, persistent, &p->out_multiplier,
+                                        &p->out_shift);
+}
+
+static const int32_t* bias_of(const mculab_tfl_model* m, const mculab_tfl_op* op) {
+  return op->num_inputs < 3 ? NULL : (const int32_t*)mculab_tfl_data(m, op->inputs[2]);
+}
+
+/* The 16x8 convolutions: reference_integer_ops::ConvPerChannel and DepthwiseConvPerChannel for
+ * int16 input, out-of-image taps skipped. */
+static mculab_tfl_status invoke_16x8(mculab_tfl_model* m, const mculab_tfl_op* op, int depthwise) {
+  const mculab_conv_s8_params* p = &op->k.conv;
+  const int16_t* in = (const int16_t*)mculab_tfl_data(m, op->inputs[0]);
+  const int8_t* w = (const int8_t*)mculab_tfl_data(m, op->inputs[1]);
+  const mculab_tfl_tensor* bias =
+      op->num_inputs < 3 || op->inputs[2] < 0 ? NULL : &m->tensors[op->inputs[2]];
+  int16_t* out = (int16_t*)mculab_tfl_out_data(m, op);
+  const int wide = bias != NULL && bias->type == MCULAB_TFL_INT64;
+  for (int32_t b = 0; b < p->batches; ++b) {
+    for (int32_t oy = 0; oy < p->out_h; ++oy) {
+      for (int32_t ox = 0; ox < p->out_w; ++ox) {
+        for (int32_t oc = 0; oc < p->out_c; ++oc) {
+          const int32_t ic_first = depthwise ? oc / p->depth_multiplier : 0;
+          const int32_t ic_count = depthwise ? 1 : p->in_c;
+          int64_t acc = 0;
+          for (int32_t fy = 0; fy < p->filter_h; ++fy) {
+            const int32_t iy = oy * p->stride_h - p->pad_h + fy * p->dilation_h;
+            if (iy < 0 || iy >= p->in_h) continue;
+            for (int32_t fx = 0; fx < p->filter_w; ++fx) {
+              const int32_t ix = ox * p->stride_w - p->pad_w + fx * p->dilation_w;
+              if (ix < 0 || ix >= p->in_w) continue;
+              const int16_t* x = in + (((int64_t)b * p->in_h + iy) * p->in_w + ix) * p->in_c;
+              for (int32_t k = 0; k < ic_count; ++k) {
+                const int32_t ic = ic_first + k;
+                const int8_t f =
+                    depthwise
+                        ? w[((int64_t)fy * p->filter_w + fx) * p->out_c + oc]
+                        : w[(((int64_t)oc * p->filter_h + fy) * p->filter_w + fx) * p->in_c + ic];
+                acc += (int64_t)f * x[ic];
+              }
+            }
+          }
+          if (bias != NULL) acc += mculab_tfl_const_int(bias, (uint32_t)oc);
+          /* TFLite's accumulator is the bias's type: int64, or int32 (also without a bias). */
+          int32_t v = wide ? mculab_tfl_mbqm64(acc, p->out_multiplier[oc], p->out_shift[oc])
+                           : mculab_tfl_mbqm((int32_t)(uint32_t)(uint64_t)acc,
+                                             p->out_multiplier[oc], p->out_shift[oc]);
+          v = mculab_tfl_clamp(v + p->output_offset, p->act_min, p->act_max);
+          out[(((int64_t)b * p->out_h + oy) * p->out_w + ox) * p->out_c + oc] = (int16_t)v;
+        }
+      }
+    }
+  }
+  return MCULAB_TFL_OK;
+}
+
+static mculab_tfl_status invoke_conv(mculab_tfl_model* m, const mculab_tfl_op* op, uint16_t index) {
+  (void)index;
+  if (m->tensors[op->output].type == MCULAB_TFL_INT16) return invoke_16x8(m, op, 0);
+  mculab_conv2d_s8_nhwc(&op->k.conv, (const int8_t*)mculab_tfl_data(m, op->inputs[0]),
+                        (const int8_t*)mculab_tfl_data(m, op->inputs[1]), bias_of(m, op),
+                        (int8_t*)mculab_tfl_out_data(m, op));
+  return MCULAB_TFL_OK;
+}
+
+static mculab_tfl_status invoke_depthwise(mculab_tfl_model* m, const mculab_tfl_op* op,
+                                          uint16_t index) {
+  (void)index;
+  if (m->tensors[op->output].type == MCULAB_TFL_INT16) return invoke_16x8(m, op, 1);
+  mculab_depthwise_conv2d_s8_nhwc(&op->k.conv, (const int8_t*)mculab_tfl_data(m, op->inputs[0]),
+                                  (const int8_t*)mculab_tfl_data(m, op->inputs[1]), bias_of(m, op),
+                                  (int8_t*)mculab_tfl_out_data(m, op));
+  return MCULAB_TFL_OK;
+}
+
+const mculab_tfl_kernel mculab_tfl_kernel_conv_2d = {"CONV_2D", 1,    parse_conv,
+                                                     prepare,   bind, invoke_conv};
+const mculab_tfl_kernel mculab_tfl_kernel_depthwise_conv_2d = {
+    "DEPTHWISE_CONV_2D", 2, parse_depthwise, prepare, bind, invoke_depthwise};

@@ -1,0 +1,142 @@
+/* FULLY_CONNECTED: int8 (reference_integer_ops::FullyConnected, in kernels/ through
+ * mculab/kernels_s8.h) and float32 (reference_ops::FullyConnected: each sum in float in the
+ * input's order, then the bias, then the activation clamp). */
+#include <stdint.h>
+
+#include "mculab/kernels_s8.h"
+#include "ops.h"
+
+static void parse(fb_reader* r, const fb_table* t, mculab_tfl_op* op) {
+  op->activation = fb_u8(r, t, 0, 0);
+  op->weights_format = fb_u8(r, t, 1, 0);
+  op->keep_num_dims = fb_u8(r, t, 2, 0);
+}
+
+/* The filter [out][depth] against the input's size and the output's: batches. */
+static mculab_tfl_status shapes(mculab_tfl_ctx* c, const mculab_tfl_tensor* in,
+                                const mculab_tfl_tensor* filter, const mculab_tfl_tensor* out,
+                                mculab_fc_s8_params* p) {
+  if (filter->num_dims != 2) {
+    return mculab_tfl_bad(c, MCULAB_TFL_BAD_SHAPE, "filter must be [out][in]");
+  }
+  p->kernel_sums = NULL; /* the kernel sums the filter itself */
+  p->out_c = filter->dims[0];
+  p->depth = filter->dims[1];
+  if (p->depth > MCULAB_KERNEL_MAX_DEPTH) {
+    return mculab_tfl_bad(c, MCULAB_TFL_UNSUPPORTED, "accumulation depth over 65536");
+  }
+  if (in->elements % (uint32_t)p->depth != 0) {
+    return mculab_tfl_bad(c, MCULAB_TFL_BAD_SHAPE,
+                          "input size is not a multiple of the filter's depth");
+  }
+  p->batches = (int32_t)(in->elements / (uint32_t)p->depth);
+  if ((uint64_t)p->batches * (uint64_t)p->out_c != out->elements) {
+    return mculab_tfl_bad(c, MCULAB_TFL_BAD_SHAPE, "output size is not batches x output channels");
+  }
+  c->op->macs = (uint64_t)p->batches * p->out_c * p->depth;
+  return MCULAB_TFL_OK;
+}
+
+static mculab_tfl_status prepare_float(mculab_tfl_ctx* c) {
+  mculab_tfl_op* op = c->op;
+  const mculab_tfl_tensor* in = mculab_tfl_in(c, 0);
+  const mculab_tfl_tensor* filter = mculab_tfl_in(c, 1);
+  const mculab_tfl_tensor* bias = mculab_tfl_in(c, 2);
+  const mculab_tfl_tensor* out = mculab_tfl_out(c);
+  if (out->type != MCULAB_TFL_FLOAT32 || filter == NULL || filter->type != MCULAB_TFL_FLOAT32 ||
+      !filter->is_const || ((uintptr_t)filter->const_data & 3u) != 0) {
+    return mculab_tfl_bad(c, MCULAB_TFL_UNSUPPORTED,
+                          "float32 input needs a constant float32 filter and a float32 output");
+  }
+  const mculab_tfl_status st = shapes(c, in, filter, out, &op->k.fc);
+  if (st != MCULAB_TFL_OK) return st;
+  if (bias != NULL &&
+      (bias->type != MCULAB_TFL_FLOAT32 || !bias->is_const ||
+       bias->elements != (uint32_t)op->k.fc.out_c || ((uintptr_t)bias->const_data & 3u) != 0)) {
+    return mculab_tfl_bad(c, MCULAB_TFL_UNSUPPORTED,
+                          "bias must be constant float32 [out channels], aligned");
+  }
+  if (!mculab_tfl_activation_range_f32(op->activation, &op->f_act_min, &op->f_act_max)) {
+    return mculab_tfl_bad(c, MCULAB_TFL_UNSUPPORTED, "fused activation");
+  }
+  return MCULAB_TFL_OK;
+}
+
+static mculab_tfl_status prepare(mculab_tfl_ctx* c) {
+  mculab_tfl_op* op = c->op;
+  const mculab_tfl_tensor* in = mculab_tfl_in(c, 0);
+  const mculab_tfl_tensor* filter = mculab_tfl_in(c, 1);
+  const mculab_tfl_tensor* bias = mculab_tfl_in(c, 2);
+  const mculab_tfl_tensor* out = mculab_tfl_out(c);
+  if (op->weights_format != 0) {
+    return mculab_tfl_bad(c, MCULAB_TFL_UNSUPPORTED, "shuffled fully connected weights");
+  }
+  if (in != NULL && in->type == MCULAB_TFL_FLOAT32) return prepare_float(c);
+  if (!mculab_tfl_quantized(in, MCULAB_TFL_INT8) || !mculab_tfl_quantized(out, MCULAB_TFL_INT8) ||
+      filter == NULL || filter->type != MCULAB_TFL_INT8 || !filter->is_const ||
+      filter->num_scales != 1 || !mculab_tfl_valid_scale(filter->scale) ||
+      filter->zero_point != 0) {
+    return mculab_tfl_bad(
+        c, MCULAB_TFL_UNSUPPORTED,
+        "needs int8 input and output and a constant int8 filter quantized per tensor");
+  }
+  mculab_fc_s8_params* p = &op->k.fc;
+  const mculab_tfl_status st = shapes(c, in, filter, out, p);
+  if (st != MCULAB_TFL_OK) return st;
+  if (bias != NULL &&
+      (bias->type != MCULAB_TFL_INT32 || !bias->is_const || bias->elements != (uint32_t)p->out_c ||
+       ((uintptr_t)bias->const_data & 3u) != 0)) {
+    return mculab_tfl_bad(c, MCULAB_TFL_UNSUPPORTED,
+                          "bias must be constant int32 [out channels], 4-byte aligned");
+  }
+  if (!mculab_tfl_activation_range(op->activation, out, &p->act_min, &p->act_max)) {
+    return mculab_tfl_bad(c, MCULAB_TFL_UNSUPPORTED,
+                          "fused activation other than RELU, RELU6, RELU_N1_TO_1");
+  }
+  /* GetQuantizedConvolutionMultipler: the product of the scales in float, then double. */
+  const double effective = (double)(in->scale * filter->scale) / (double)out->scale;
+  int s;
+  mculab_quantize_multiplier(effective, &p->out_multiplier, &s);
+  if (s > 0) return mculab_tfl_bad(c, MCULAB_TFL_UNSUPPORTED, "requantization scale of 1 or more");
+  p->out_shift = s;
+  p->input_offset = -in->zero_point;
+  p->output_offset = out->zero_point;
+  return MCULAB_TFL_OK;
+}
+
+static void invoke_float(mculab_tfl_model* m, const mculab_tfl_op* op) {
+  const mculab_fc_s8_params* p = &op->k.fc;
+  const float* in = (const float*)mculab_tfl_data(m, op->inputs[0]);
+  const float* w = (const float*)mculab_tfl_data(m, op->inputs[1]);
+  const float* bias = op->num_inputs < 3 ? NULL : (const float*)mculab_tfl_data(m, op->inputs[2]);
+  float* out = (float*)mculab_tfl_out_data(m, op);
+  for (int32_t b = 0; b < p->batches; ++b) {
+    for (int32_t oc = 0; oc < p->out_c; ++oc) {
+      float total = 0.0f;
+      for (int32_t d = 0; d < p->depth; ++d) {
+        total += in[(int64_t)b * p->depth + d] * w[(int64_t)oc * p->depth + d];
+      }
+      const float v = total + (bias != NULL ? bias[oc] : 0.0f);
+      out[(int64_t)b * p->out_c + oc] = v < op->f_act_min   ? op->f_act_min
+                                        : v > op->f_act_max ? op->f_act_max
+                                                            : v;
+    }
+  }
+}
+
+static mculab_tfl_status invoke(mculab_tfl_model* m, const mculab_tfl_op* op, uint16_t index) {
+  (void)index;
+  if (m->tensors[op->output].type == MCULAB_TFL_FLOAT32) {
+    invoke_float(m, op);
+    return MCULAB_TFL_OK;
+  }
+  const int32_t* bias =
+      op->num_inputs < 3 ? NULL : (const int32_t*)mculab_tfl_data(m, op->inputs[2]);
+  mculab_fully_connected_s8_run(&op->k.fc, (const int8_t*)mculab_tfl_data(m, op->inputs[0]),
+                                (const int8_t*)mculab_tfl_data(m, op->inputs[1]), bias,
+                                (int8_t*)mculab_tfl_out_data(m, op));
+  return MCULAB_TFL_OK;
+}
+
+const mculab_tfl_kernel mculab_tfl_kernel_fully_connected = {"FULLY_CONNECTED", 8,    parse,
+                                                             prepare,           NULL, invoke};

@@ -1,0 +1,149 @@
+/* TRANSPOSE_CONV, 16x8 and int8 (reference_integer_ops::TransposeConv: every input value times
+ * every filter tap scattered into an int64 scratch of the output's size, then the bias added and
+ * each channel requantized; int8 through the same loop with int32 bias and the int32
+ * MultiplyByQuantizedMultiplier, as TFLite's int8 form). Inputs: the output shape (int32, its
+ * values the output tensor's shape), the filter [out][kh][kw][in], the input, the bias. */
+#include <stdint.h>
+
+#include "mculab/kernels_s8.h"
+#include "ops.h"
+
+static void parse(fb_reader* r, const fb_table* t, mculab_tfl_op* op) {
+  op->padding = fb_u8(r, t, 0, 0);
+  op->stride_w = fb_i32(r, t, 1, 0);
+  op->stride_h = fb_i32(r, t, 2, 0);
+  op->activation = fb_u8(r, t, 3, 0);
+}
+
+static mculab_tfl_status prepare(mculab_tfl_ctx* c) {
+  mculab_tfl_op* op = c->op;
+  const mculab_tfl_tensor* filter = mculab_tfl_in(c, 1);
+  const mculab_tfl_tensor* in = mculab_tfl_in(c, 2);
+  const mculab_tfl_tensor* bias = mculab_tfl_in(c, 3);
+  const mculab_tfl_tensor* out = mculab_tfl_out(c);
+  const uint8_t act =
+      in != NULL && in->type == MCULAB_TFL_INT16 ? MCULAB_TFL_INT16 : MCULAB_TFL_INT8;
+  if (!mculab_tfl_quantized(in, act) || !mculab_tfl_quantized(out, act) || filter == NULL ||
+      filter->type != MCULAB_TFL_INT8 || !filter->is_const || filter->num_scales == 0 ||
+      filter->zero_point != 0) {
+    return mculab_tfl_bad(c, MCULAB_TFL_UNSUPPORTED,
+                          "needs int8 or int16 input and output and a constant int8 filter");
+  }
+  if (in->num_dims != 4 || filter->num_dims != 4 || out->num_dims != 4) {
+    return mculab_tfl_bad(c, MCULAB_TFL_BAD_SHAPE,
+                          "input, filter and output must have 4 dimensions");
+  }
+  mculab_conv_s8_params* p = &op->k.conv;
+  p->batches = in->dims[0];
+  p->in_h = in->dims[1];
+  p->in_w = in->dims[2];
+  p->in_c = in->dims[3];
+  p->out_c = filter->dims[0];
+  p->filter_h = filter->dims[1];
+  p->filter_w = filter->dims[2];
+  p->out_h = out->dims[1];
+  p->out_w = out->dims[2];
+  p->depth_multiplier = 1;
+  p->dilation_h = p->dilation_w = 1;
+  if (filter->dims[3] != p->in_c || out->dims[0] != p->batches || out->dims[3] != p->out_c) {
+    return mculab_tfl_bad(c, MCULAB_TFL_BAD_SHAPE, "filter, input and output do not fit");
+  }
+  if (op->stride_w < 1 || op->stride_h < 1 || op->stride_w > MCULAB_TFL_MAX_STRIDE ||
+      op->stride_h > MCULAB_TFL_MAX_STRIDE || op->padding > 1) {
+    return mculab_tfl_bad(c, MCULAB_TFL_MALFORMED, "stride or padding out of range");
+  }
+  p->stride_h = op->stride_h;
+  p->stride_w = op->stride_w;
+  /* The padding of the convolution this one transposes: output -> input. */
+  p->pad_h = mculab_tfl_pad_before(
+      p->stride_h, 1, p->out_h, p->filter_h,
+      mculab_tfl_out_size(op->padding, p->out_h, p->filter_h, p->stride_h, 1));
+  p->pad_w = mculab_tfl_pad_before(
+      p->stride_w, 1, p->out_w, p->filter_w,
+      mculab_tfl_out_size(op->padding, p->out_w, p->filter_w, p->stride_w, 1));
+  if (bias != NULL && ((bias->type != MCULAB_TFL_INT32 && bias->type != MCULAB_TFL_INT64) ||
+                       !bias->is_const || bias->elements != (uint32_t)p->out_c)) {
+    return mculab_tfl_bad(c, MCULAB_TFL_UNSUPPORTED, "bias must be constant [out channels]");
+  }
+  if (filter->num_scales != 1 &&
+      (filter->num_scales != (uint32_t)p->out_c || filter->quantized_dim != 0)) {
+    return mculab_tfl_bad(c, MCULAB_TFL_UNSUPPORTED,
+                          "filter scales are neither per tensor nor per output channel");
+  }
+  if (act == MCULAB_TFL_INT16 && (in->zero_point != 0 || out->zero_point != 0)) {
+    return mculab_tfl_bad(c, MCULAB_TFL_UNSUPPORTED, "int16 activations with a zero point");
+  }
+  if (!mculab_tfl_activation_range(op->activation, out, &p->act_min, &p->act_max)) {
+    return mculab_tfl_bad(c, MCULAB_TFL_UNSUPPORTED,
+                          "fused activation other than RELU, RELU6, RELU_N1_TO_1");
+  }
+  p->input_offset = -in->zero_point;
+  p->output_offset = out->zero_point;
+  op->persistent_bytes = mculab_tfl_channel_multiplier_bytes((uint32_t)p->out_c);
+  op->scratch_bytes = 8u * out->elements;
+  op->macs = (uint64_t)in->elements * (uint64_t)p->out_c * p->filter_h * p->filter_w;
+  return MCULAB_TFL_OK;
+}
+
+static mculab_tfl_status bind(mculab_tfl_ctx* c, uint8_t* persistent) {
+  mculab_conv_s8_params* p = &c->op->k.conv;
+  return mculab_tfl_channel_multipliers(c, mculab_tfl_in(c, 2), mculab_tfl_in(c, 1),
+                                        (uint32_t)p->out_c, persistent, &p->out_multiplier,
+                                        &p->out_shift);
+}
+
+static mculab_tfl_status invoke(mculab_tfl_model* m, const mculab_tfl_op* op, uint16_t index) {
+  (void)index;
+  const mculab_conv_s8_params* p = &op->k.conv;
+  const mculab_tfl_tensor* ti = &m->tensors[op->inputs[2]];
+  const mculab_tfl_tensor* to = &m->tensors[op->output];
+  const int wide = ti->type == MCULAB_TFL_INT16;
+  const void* in = mculab_tfl_data(m, op->inputs[2]);
+  const int8_t* w = (const int8_t*)mculab_tfl_data(m, op->inputs[1]);
+  const mculab_tfl_tensor* bias =
+      op->num_inputs < 4 || op->inputs[3] < 0 ? NULL : &m->tensors[op->inputs[3]];
+  int64_t* acc = (int64_t*)(void*)m->scratch;
+  for (uint32_t k = 0; k < to->elements; ++k) acc[k] = 0;
+  for (int32_t b = 0; b < p->batches; ++b) {
+    for (int32_t iy = 0; iy < p->in_h; ++iy) {
+      for (int32_t ix = 0; ix < p->in_w; ++ix) {
+        for (int32_t ic = 0; ic < p->in_c; ++ic) {
+          const int64_t at = (((int64_t)b * p->in_h + iy) * p->in_w + ix) * p->in_c + ic;
+          const int32_t x =
+              wide ? ((const int16_t*)in)[at] : ((const int8_t*)in)[at] + p->input_offset;
+          for (int32_t fy = 0; fy < p->filter_h; ++fy) {
+            const int32_t oy = iy * p->stride_h - p->pad_h + fy;
+            if (oy < 0 || oy >= p->out_h) continue;
+            for (int32_t fx = 0; fx < p->filter_w; ++fx) {
+              const int32_t ox = ix * p->stride_w - p->pad_w + fx;
+              if (ox < 0 || ox >= p->out_w) continue;
+              int64_t* o = acc + (((int64_t)b * p->out_h + oy) * p->out_w + ox) * p->out_c;
+              for (int32_t oc = 0; oc < p->out_c; ++oc) {
+                o[oc] += (int64_t)x *
+                         w[(((int64_t)oc * p->filter_h + fy) * p->filter_w + fx) * p->in_c + ic];
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  for (uint32_t k = 0; k < to->elements; ++k) {
+    const int32_t oc = (int32_t)(k % (uint32_t)p->out_c);
+    int64_t a = acc[k];
+    if (bias != NULL) a += mculab_tfl_const_int(bias, (uint32_t)oc);
+    int32_t v = wide ? mculab_tfl_mbqm64(a, p->out_multiplier[oc], p->out_shift[oc])
+                     : mculab_tfl_mbqm((int32_t)(uint32_t)(uint64_t)a, p->out_multiplier[oc],
+                                       p->out_shift[oc]);
+    v = mculab_tfl_clamp(v + p->output_offset, p->act_min, p->act_max);
+    if (wide) {
+      ((int16_t*)mculab_tfl_out_data(m, op))[k] = (int16_t)v;
+    } else {
+      ((int8_t*)mculab_tfl_out_data(m, op))[k] = (int8_t)v;
+    }
+  }
+  return MCULAB_TFL_OK;
+}
+
+const mculab_tfl_kernel mculab_tfl_kernel_transpose_conv = {"TRANSPOSE_CONV", 49,   parse,
+                                                            prepare,          bind, invoke};
