@@ -216,7 +216,7 @@ TEST(QemuPlugin, InstructionsAgreeWithTheIcountClock) {
   }
   const double instructions = static_cast<double>(Iteration(r, 0)[0] - empty[0]);
   const double ticks = static_cast<double>(r.samples[0].timer - r.case_ends[0].overhead);
-  EXPECT_GT(instructions, 1e6);
+  EXPECT_GT(instructions, 1e5);  // the runner's fast (Helium) conv: about 140,000
   EXPECT_NEAR(ticks, 1.024 * instructions, 16.0)
       << "plugin " << instructions << " instructions, SysTick " << ticks << " ticks";
 }
