@@ -357,11 +357,15 @@ TEST_F(CommitOrderTest, HealthCheckJobsAreStoredWithTheirOrigin) {
   RestartLab();
   const AgentSessionId session = Connect(agent_);
   Submit(FcJob("host-0"));
+  // A board the lab has never seen takes its health check before any user's job.
   auto a = agent_->Take(FakeAgentChannel::IsAssign);
   ASSERT_TRUE(a.has_value());
+  auto first = store_->GetJob(static_cast<JobId>(a->assign().job_id()));
+  ASSERT_TRUE(first.ok());
+  EXPECT_EQ(first->origin, JobOrigin::kHealthCheck);
   lab_->OnAgentMessage(session, testing::AgentEventOf(FinishedMsg(a->assign().run_id(),
                                                                   Outcome::INFRA_FAILED, "probe")));
-  Settle();  // the board's health is unknown: a health check is queued for it
+  Settle();  // the board's health is still unknown: another health check is queued for it
   auto jobs = store_->QueryJobs(JobQuery{});
   ASSERT_TRUE(jobs.ok());
   int checks = 0;
@@ -372,7 +376,7 @@ TEST_F(CommitOrderTest, HealthCheckJobsAreStoredWithTheirOrigin) {
       EXPECT_EQ(j.board, "host-0");
     }
   }
-  EXPECT_EQ(checks, 1);
+  EXPECT_EQ(checks, 2);
 }
 
 TEST_F(CommitOrderTest, TheUserNameLabIsReserved) {

@@ -310,7 +310,7 @@ TEST(FormatEvents, OneRecordPerEventWithOneDataLine) {
             "\"state\":\"offline\",\"health\":\"good\",\"emulated\":false,\"measured\":\"silicon\","
             "\"tags\":{\"cpu\":\"cortex-m55\"},\"current_job\":0,\"queue_length\":0,"
             "\"ram_bytes\":0,\"holder\":\"\",\"lease_until_ms\":0,\"note\":\"\",\"hold\":false,"
-            "\"health_failures\":0}\n\n");
+            "\"health_failures\":0,\"awaiting_approval\":false}\n\n");
 }
 
 }  // namespace
