@@ -113,12 +113,14 @@ static mculab_tfl_status invoke(mculab_tfl_model* m, const mculab_tfl_op* op, ui
   /* Feature matmul into the newest column. */
   for (int32_t b = 0; b < p->batches; ++b) {
     for (int32_t r = 0; r < p->filters; ++r) {
-      int32_t dot = 0;
+      /* Sums wrap in 32 bits as TFLite Micro's int32 sums do on the target (unsigned here, so
+       * that the wrap is defined C). */
+      uint32_t wrap = 0;
       for (int32_t k = 0; k < p->input_size; ++k) {
-        dot +=
-            wf[(int64_t)r * p->input_size + k] * (in[(int64_t)b * p->input_size + k] - p->input_zp);
+        wrap += (uint32_t)(wf[(int64_t)r * p->input_size + k] *
+                           (in[(int64_t)b * p->input_size + k] - p->input_zp));
       }
-      dot = mculab_tfl_clamp(mculab_tfl_mbqm(dot, p->mult1, p->shift1), lo, hi);
+      int32_t dot = mculab_tfl_clamp(mculab_tfl_mbqm((int32_t)wrap, p->mult1, p->shift1), lo, hi);
       /* The int8 state's zero point added after the clamp, as TFLite Micro does. */
       dot += p->state_zp;
       const int64_t at = ((int64_t)b * p->filters + r) * p->memory + p->memory - 1;
@@ -132,21 +134,23 @@ static mculab_tfl_status invoke(mculab_tfl_model* m, const mculab_tfl_op* op, ui
   /* Time: each filter's weights against its memory. */
   for (int32_t b = 0; b < p->batches; ++b) {
     for (int32_t r = 0; r < p->filters; ++r) {
-      int32_t sum = 0;
+      uint32_t sum = 0;
       const int64_t s0 = ((int64_t)b * p->filters + r) * p->memory;
       for (int32_t j = 0; j < p->memory; ++j) {
-        sum += state_at(wt, wide, (int64_t)r * p->memory + j) *
-               (state_at(state, wide, s0 + j) - p->state_zp);
+        sum += (uint32_t)(state_at(wt, wide, (int64_t)r * p->memory + j) *
+                          (state_at(state, wide, s0 + j) - p->state_zp));
       }
-      scratch[b * p->filters + r] = sum;
+      scratch[b * p->filters + r] = (int32_t)sum;
     }
   }
   /* Bias, reduction by rank, rescale, activation. */
   for (int32_t b = 0; b < p->batches; ++b) {
     for (int32_t u = 0; u < p->units; ++u) {
-      int32_t acc = bias != NULL ? bias[u] : 0;
-      for (int32_t k = 0; k < p->rank; ++k) acc += scratch[b * p->filters + u * p->rank + k];
-      scratch_out[b * p->units + u] = acc;
+      uint32_t acc = bias != NULL ? (uint32_t)bias[u] : 0;
+      for (int32_t k = 0; k < p->rank; ++k) {
+        acc += (uint32_t)scratch[b * p->filters + u * p->rank + k];
+      }
+      scratch_out[b * p->units + u] = (int32_t)acc;
     }
   }
   const int32_t out_lo =
