@@ -81,7 +81,23 @@ struct RunProvenance {
   // Where the backend put the workload; 0 when it does not apply (host runner reads a file).
   std::uint32_t workload_addr = 0;
   std::string firmware_path;  // the runner ELF, for the memory report ("" when not an ELF)
+  // QEMU's -icount shift N when the board runs under it (each executed instruction lasts 2^N ns of
+  // virtual time), else -1. The run then reports its timer as executed instructions
+  // (EmulatedInstructions): the one unit every emulated board shares (DESIGN.md section 5).
+  int icount_shift = -1;
 };
+
+// A timer reading of `ticks` at `clock_hz` under QEMU -icount shift=`icount_shift`, as executed
+// instructions: ticks * 10^9 / (clock_hz * 2^shift), rounded to the nearest. A tick is one clock
+// period of virtual time, so the count is exact to within the tick's own length (1.25
+// instructions at 25 MHz, 0.98 at 32 MHz, shift 5).
+inline std::uint64_t EmulatedInstructions(std::uint64_t ticks, std::uint32_t clock_hz,
+                                          int icount_shift) {
+  if (clock_hz == 0 || icount_shift < 0 || icount_shift > 30) return ticks;
+  const unsigned __int128 den = static_cast<unsigned __int128>(clock_hz) << icount_shift;
+  const unsigned __int128 num = static_cast<unsigned __int128>(ticks) * 1'000'000'000u;
+  return static_cast<std::uint64_t>((num + den / 2) / den);
+}
 
 class RunnerProcess {
  public:

@@ -56,6 +56,7 @@ class FakeRunnerProcess final : public RunnerProcess {
     prov_.toolchain = "none (in-process fake runner)";
     prov_.note = "fake board: a simulated runner, the values are synthetic";
     prov_.emulated = o_.board_emulates;
+    prov_.icount_shift = o_.icount_shift;
     if (o_.fault != FakeFault::kNoHello) {
       Hello h;
       h.runner_major = 1;

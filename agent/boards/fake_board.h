@@ -65,6 +65,7 @@ struct FakeOptions {
   std::chrono::milliseconds sample_delay{0};
   bool hello_emulated = true;   // what the fake runner's HELLO says
   bool board_emulates = false;  // RunProvenance::emulated (a backend like the FVP's)
+  int icount_shift = -1;        // RunProvenance::icount_shift (a backend like QEMU's)
 };
 
 // What the last run's fake runner received and suffered: for tests.

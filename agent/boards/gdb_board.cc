@@ -25,9 +25,9 @@
 #include "agent/io/gdb_remote.h"
 #include "agent/io/reaper.h"
 #include "agent/io/run_dir.h"
-#include "agent/io/temp_dir.h"
 #include "agent/io/serial_link.h"
 #include "agent/io/subprocess.h"
+#include "agent/io/temp_dir.h"
 #include "agent/io/unix_socket.h"
 
 namespace mculab::agent {
@@ -828,6 +828,7 @@ Result<std::unique_ptr<RunnerProcess>> GdbBoard::Start(const RunSpec& spec) {
                                            sv.argv[0] + " (loaded over the GDB remote protocol)";
   prov.workload_addr = options_.workload_addr;
   prov.firmware_path = firmware.string();
+  prov.icount_shift = options_.icount_shift;
   return std::unique_ptr<RunnerProcess>(new GdbRunnerProcess(
       std::move(sv.dir), std::move(sv.proc), std::move(sv.gdb), std::move(pump),
       std::move(sv.serial), std::move(sv.link), std::move(write_fd), std::move(sv.stderr_capture),

@@ -75,7 +75,8 @@ struct GdbBoardOptions {
   // servers that start afresh per run, i.e. QEMU; a job's own runner starts a server of its
   // own).
   bool warm = false;
-  std::string note;  // the provenance note; empty: "... behind GDB server <program> ..."
+  std::string note;       // the provenance note; empty: "... behind GDB server <program> ..."
+  int icount_shift = -1;  // a QEMU started with -icount shift=N: RunProvenance::icount_shift
 };
 
 // pyOCD's GDB server as a template for `pyocd` (the program to run), e.g.

@@ -91,7 +91,8 @@ std::vector<CounterUnitInfo> QemuCounterUnits(const QemuOptions& o) {
 
 std::string QemuNote(const QemuOptions& o) {
   return "QEMU " + o.machine + " -icount shift=" + std::to_string(o.icount_shift) +
-         ": emulated instruction-driven time, not silicon cycles";
+         ": the timer counts executed instructions (virtual time at 2^" +
+         std::to_string(o.icount_shift) + " ns per instruction), not silicon cycles";
 }
 
 QemuBoard::QemuBoard(BoardInfo info, QemuOptions options, Clock& clock, Sandbox sandbox)
@@ -117,6 +118,7 @@ QemuBoard::QemuBoard(BoardInfo info, QemuOptions options, Clock& clock, Sandbox 
     g.start_timeout = kConnectTimeout;
     g.warm = true;
     g.note = QemuNote(options_) + "; loaded over GDB into a QEMU started ahead (warm board)";
+    g.icount_shift = options_.icount_shift;
     warm_ = std::make_unique<GdbBoard>(info_, g, clock_, sandbox_);
   }
 }
@@ -192,7 +194,8 @@ Result<std::unique_ptr<RunnerProcess>> QemuBoard::Start(const RunSpec& spec) {
   prov.board_serial = info_.serial;
   prov.note = QemuNote(options_);
   prov.workload_addr = options_.workload_addr;
-  prov.firmware_path = options.firmware.string();  // the custom runner when the job has one
+  prov.firmware_path = options.firmware.string();
+  prov.icount_shift = options_.icount_shift;  // the custom runner when the job has one
   auto runner = std::make_unique<ChildRunnerProcess>(std::move(*dir), std::move(*proc),
                                                      std::move(*fd), std::move(write_fd),
                                                      std::move(*capture), std::move(prov));

@@ -13,6 +13,7 @@
 #include "common/op_catalog.h"
 #include "common/sha256.h"
 #include "common/tflite_model.h"
+#include "common/units.h"
 #include "common/workload_builder.h"
 #include "mculab/ops.h"
 #include "mculab/tflite.h"
@@ -162,6 +163,10 @@ class RunReporter final : public SessionListener {
   }
 
   void OnStarted(const Hello& h, const std::vector<std::string>& counters) override {
+    // Under QEMU -icount the runner's clock ticks count virtual time: reported as executed
+    // instructions, the unit every emulated board shares (each board's clock differs).
+    clock_hz_ = h.clock_hz;
+    to_instructions_ = prov_.icount_shift >= 0 && h.clock_hz > 0 && h.timer_unit == "cycles";
     runner_metrics_.clear();
     for (const auto& c : counters) runner_metrics_.push_back(plan_.Metric(c));
     spdlog::info("{}: pass {}: runner {} {} on {} ({}{}), counters: {}{}", log_prefix_,
@@ -184,7 +189,7 @@ class RunReporter final : public SessionListener {
     rs.set_cpu(h.cpu);
     rs.set_clock_hz(h.clock_hz);
     rs.set_emulated(h.emulated || prov_.emulated);
-    rs.set_timer_unit(h.timer_unit);
+    rs.set_timer_unit(to_instructions_ ? std::string(kInstructionsUnit) : h.timer_unit);
     for (const auto& c : plan_.counters) rs.add_counters(c);
     rs.set_firmware_sha256(prov_.firmware_sha256);
     rs.set_workload_sha256(workload_sha256_);
@@ -211,13 +216,20 @@ class RunReporter final : public SessionListener {
     sink_.Send(m);
   }
 
-  void OnSample(const SampleMsg& s) override {
+  void OnSample(const SampleMsg& sample) override {
     ++samples_;
+    SampleMsg s = sample;
+    s.timer = Timer(s.timer);
     if (!pass_->emulated_events.empty()) {
-      held_samples_.push_back(s);
+      held_samples_.push_back(std::move(s));
       return;
     }
     AddSample(s, nullptr);
+  }
+
+  // A timer reading in the unit the run reports (RunStarted.timer_unit).
+  std::uint64_t Timer(std::uint64_t ticks) const {
+    return to_instructions_ ? EmulatedInstructions(ticks, clock_hz_, prov_.icount_shift) : ticks;
   }
 
   void OnOpSample(const OpSample& op) override {
@@ -235,7 +247,9 @@ class RunReporter final : public SessionListener {
       m->set_min(v.min);
       m->set_max(v.max);
     };
-    if (pass_->index == 0) add(0, op.timer);  // the timer as pass 0 measured it
+    if (pass_->index == 0) {  // the timer as pass 0 measured it
+      add(0, OpMetric{Timer(op.timer.sum), Timer(op.timer.min), Timer(op.timer.max)});
+    }
     for (std::size_t k = 0; k < op.counters.size() && k < runner_metrics_.size(); ++k) {
       if (runner_metrics_[k] != 0) add(runner_metrics_[k], op.counters[k]);
     }
@@ -264,7 +278,7 @@ class RunReporter final : public SessionListener {
     cd.set_expected_checksum(r.expected);
     cd.set_checksum_ok(r.checksum_ok);
     cd.set_checksum_unverified(!r.verified);
-    cd.set_overhead(static_cast<std::int64_t>(r.overhead));
+    cd.set_overhead(static_cast<std::int64_t>(Timer(r.overhead)));
     cd.set_pass(pass_->index);
     for (auto v : r.counter_overhead) cd.add_counter_overhead(static_cast<std::int64_t>(v));
     if (!pass_->emulated_events.empty()) {
@@ -443,6 +457,8 @@ class RunReporter final : public SessionListener {
   const v1::Assignment& a_;
   const AgentPlan& plan_;
   RunProvenance prov_;
+  std::uint32_t clock_hz_ = 0;    // the runner's clock (Hello)
+  bool to_instructions_ = false;  // the timer's ticks are reported as instructions (Timer)
   const std::string workload_sha256_;
   const std::uint32_t seed_;
   Spool& spool_;

@@ -55,6 +55,7 @@ Json ComparisonJson(const Comparison& c, const HostBoards& host) {
     o["emulated"] = job.emulated;
     o["measured"] = measured;
     o["workload"] = job.workload;
+    o["kind"] = job.kind;
     jobs.push_back(std::move(o));
   }
   j["jobs"] = std::move(jobs);
@@ -72,6 +73,9 @@ Json ComparisonJson(const Comparison& c, const HostBoards& host) {
               "between them means nothing";
   }
   j["ratio_refused"] = refused.empty() ? Json(nullptr) : Json(refused);
+  // Ratios shown, but no faster/slower: instruction counts of different emulated board kinds.
+  j["verdict_refused"] =
+      !refused.empty() || c.no_verdict.empty() ? Json(nullptr) : Json(c.no_verdict);
   j["param_names"] = c.param_names;
   Json cases = Json::array();
   for (const ComparedCase& cc : c.cases) {

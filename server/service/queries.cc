@@ -1,12 +1,14 @@
 #include "server/service/queries.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <map>
 
 #include "common/stats.h"
 #include "common/tflite_model.h"
+#include "common/units.h"
 #include "server/service/results.h"
 
 namespace mculab::server {
@@ -137,6 +139,20 @@ std::string MeasuredWorkload(const Job& job) {
   return "op " + job.op;
 }
 
+std::string InstructionRatioNote(const std::vector<ComparedJob>& jobs) {
+  std::vector<std::string> kinds;
+  for (const ComparedJob& j : jobs) {
+    if (!j.emulated || j.unit != kInstructionsUnit) return "";
+    if (std::find(kinds.begin(), kinds.end(), j.kind) == kinds.end()) kinds.push_back(j.kind);
+  }
+  if (kinds.size() < 2) return "";
+  return fmt::format(
+      "the jobs ran on different emulated board kinds ({}): emulated figures are instruction "
+      "counts, so a ratio compares instructions executed, not time, and says nothing about which "
+      "board is faster",
+      fmt::join(kinds, ", "));
+}
+
 Result<Comparison> LabQueries::Compare(const Caller& caller, std::span<const JobId> ids) {
   if (ids.size() < kMinComparedJobs || ids.size() > kMaxComparedJobs) {
     return MakeError(ErrorCode::kInvalidArgument,
@@ -171,8 +187,9 @@ Result<Comparison> LabQueries::Compare(const Caller& caller, std::span<const Job
     const Job& j = details[k].job;
     out.jobs.push_back(ComparedJob{j.id, j.label, j.op, j.assigned_board,
                                    timed[k].front().stats->unit, details[k].emulated,
-                                   MeasuredWorkload(j)});
+                                   MeasuredWorkload(j), j.kind});
   }
+  out.no_verdict = InstructionRatioNote(out.jobs);
   for (const ComparedJob& j : out.jobs) {
     if (j.workload == out.jobs[0].workload) continue;
     out.refused = fmt::format(

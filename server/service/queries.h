@@ -56,6 +56,7 @@ struct ComparedJob {
   // What it measured, as far as a ratio of times may go: "op conv2d_s8", "model <sha256>",
   // "runner <sha256>" (+ " blob <sha256>").
   std::string workload;
+  std::string kind;  // the board kind
 };
 
 struct ComparedCase {
@@ -75,7 +76,14 @@ struct Comparison {
   // Why no ratio stands between these jobs ("" when they measured the same thing): different
   // operators, models or runners. Medians are still shown.
   std::string refused;
+  // Why the ratios stand but carry no faster/slower verdict ("" when they may): emulated figures
+  // in instructions from different board kinds, whose ratio counts instructions, not time.
+  std::string no_verdict;
 };
+
+// Why a ratio between these jobs is no verdict on speed, or "": every job emulated, its timer in
+// instructions, on more than one board kind.
+std::string InstructionRatioNote(const std::vector<ComparedJob>& jobs);
 
 // What a job measured, for Comparison: its op, or the model or runner it ran, by SHA-256.
 std::string MeasuredWorkload(const Job& job);

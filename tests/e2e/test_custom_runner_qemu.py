@@ -56,7 +56,7 @@ class CustomRunnerQemuTest(unittest.TestCase):
         self.assertEqual(prov["firmware_sha256"], sha256_file(ELF))
         self.assertNotEqual(prov["firmware_sha256"], sha256_file(lablib.AN547_ELF))
         self.assertTrue(prov["emulated"])
-        self.assertEqual(prov["timer_unit"], "cycles")
+        self.assertEqual(prov["timer_unit"], "instructions")
         self.assertIn("GCC", prov["toolchain"])
         case = res["cases"][0]
         self.assertEqual(case["n"], 4)

@@ -21,7 +21,20 @@ export const VERDICT_TEXT = {
   improvement: '▼ faster (significant)',
   unchanged: '≈ no significant change',
   missing: 'case missing',
+  instructions: 'ratio of instruction counts (no speed verdict)',
 };
+
+// Why the ratios stand but carry no faster/slower verdict, or '': emulated jobs in instructions
+// from different board kinds (the server says so in `verdict_refused`; the page checks too).
+export function verdictRefusal(res) {
+  if (res && typeof res.verdict_refused === 'string' && res.verdict_refused) return res.verdict_refused;
+  const jobs = (res && res.jobs) || [];
+  if (!jobs.length || !jobs.every((j) => j.emulated && j.unit === 'instructions')) return '';
+  const kinds = [...new Set(jobs.map((j) => j.kind).filter(Boolean))];
+  if (kinds.length < 2) return '';
+  return `the jobs ran on different emulated board kinds (${kinds.join(', ')}): emulated figures are ` +
+      'instruction counts, so a ratio compares instructions executed, not time';
+}
 
 // Warnings for jobs that should not be read side by side without thought.
 export function compareWarnings(jobs) {

@@ -7,6 +7,7 @@ export function exportUnitFor(timerUnit) {
   if (timerUnit === 'ns') return { unit: 'us', divideBy: 1000 };
   if (timerUnit === 'us') return { unit: 'us', divideBy: 1 };
   if (timerUnit === 'ms') return { unit: 'ms', divideBy: 1 };
+  if (timerUnit === 'instructions') return { unit: 'instructions', divideBy: 1 };
   return { unit: 'cycles', divideBy: 1 };
 }
 

@@ -14,7 +14,7 @@ export function layerMetrics(ops) {
   if (!isLayerProfile(ops)) return [];
   const out = [];
   for (const r of ops) if (!out.includes(r.metric)) out.push(r.metric);
-  const timer = out.find((m) => m === 'cycles' || m === 'ns' || m === 'us');
+  const timer = out.find((m) => m === 'cycles' || m === 'instructions' || m === 'ns' || m === 'us');
   return timer ? [timer, ...out.filter((m) => m !== timer)] : out;
 }
 

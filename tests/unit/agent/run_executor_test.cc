@@ -218,6 +218,50 @@ TEST_F(RunExecutorTest, ABoardThatEmulatesLabelsTheRunEmulatedWhateverTheRunnerS
   EXPECT_FALSE(started[0].run_started().emulated());
 }
 
+TEST(EmulatedInstructions, TicksOfVirtualTimeBecomeExecutedInstructions) {
+  // shift 5: 32 ns per instruction; a 32 MHz tick is 31.25 ns, a 25 MHz tick 40 ns.
+  EXPECT_EQ(EmulatedInstructions(1024, 32'000'000, 5), 1000u);
+  EXPECT_EQ(EmulatedInstructions(100, 25'000'000, 5), 125u);
+  EXPECT_EQ(EmulatedInstructions(3, 25'000'000, 5), 4u);  // 3.75, rounded to the nearest
+  EXPECT_EQ(EmulatedInstructions(33'869'917, 32'000'000, 0), 1'058'434'906u);
+  EXPECT_EQ(EmulatedInstructions(7, 0, 5), 7u) << "no clock: left as it is";
+  EXPECT_EQ(EmulatedInstructions(7, 32'000'000, -1), 7u) << "not under icount";
+  // No overflow for a long run: 2^40 ticks.
+  EXPECT_EQ(EmulatedInstructions(1ULL << 40, 32'000'000, 5), 1'073'741'824'000ULL);
+}
+
+TEST_F(RunExecutorTest, UnderQemuIcountTheTimerIsReportedInInstructions) {
+  FakeOptions fake;
+  fake.icount_shift = 5;  // the fake's HELLO: cycles at 32 MHz
+  auto fin = Execute(Assignment(4), fake);
+  ASSERT_EQ(fin.outcome(), v1::RunFinished::SUCCEEDED) << fin.message();
+  auto started = sink_.Where([](auto& m) { return m.has_run_started(); });
+  ASSERT_EQ(started.size(), 1u);
+  EXPECT_EQ(started[0].run_started().timer_unit(), "instructions");
+  EXPECT_EQ(started[0].run_started().clock_hz(), 32'000'000u);
+  auto batches = sink_.Where([](auto& m) { return m.has_batch(); });
+  ASSERT_FALSE(batches.empty());
+  const auto& first = batches[0].batch().samples();
+  ASSERT_GT(first.size(), 0);
+  EXPECT_EQ(first[0].metric(), 0u);
+  EXPECT_EQ(first[0].value(), static_cast<std::int64_t>(EmulatedInstructions(
+                                  FakeBoard::TimerValue(0, 0), 32'000'000, 5)));
+  EXPECT_NE(first[0].value(), static_cast<std::int64_t>(FakeBoard::TimerValue(0, 0)));
+  auto cases = sink_.Where([](auto& m) { return m.has_case_done(); });
+  ASSERT_FALSE(cases.empty());
+  EXPECT_EQ(cases[0].case_done().overhead(),
+            static_cast<std::int64_t>(EmulatedInstructions(FakeBoard::kOverhead, 32'000'000, 5)));
+
+  // Without icount (silicon, the FVP) the runner's cycles stand.
+  sink_.sent.clear();
+  auto a = Assignment(2);
+  a.set_run_id(43);
+  Execute(a, FakeOptions{});
+  started = sink_.Where([](auto& m) { return m.has_run_started(); });
+  ASSERT_EQ(started.size(), 1u);
+  EXPECT_EQ(started[0].run_started().timer_unit(), "cycles");
+}
+
 TEST_F(RunExecutorTest, SequenceNumbersContinueFromTheSpool) {
   // A run id whose batches 0..2 were spooled by an earlier attempt never reuses them.
   ASSERT_TRUE(spool_->BeginRun(42).ok());

@@ -1009,9 +1009,10 @@ TEST(MeasuredWorkload, NamesTheModelOrRunnerByItsHash) {
 
 TEST(ComparisonJson, RefusesARatioBetweenEmulatedAndSiliconJobsInTheSameUnit) {
   Comparison c;
-  c.jobs = {
-      ComparedJob{1, "", "conv2d_s8", "an547-0", "cycles", /*emulated=*/true, "op conv2d_s8"},
-      ComparedJob{2, "", "conv2d_s8", "h743-0", "cycles", /*emulated=*/false, "op conv2d_s8"}};
+  c.jobs = {ComparedJob{1, "", "conv2d_s8", "an547-0", "cycles", /*emulated=*/true, "op conv2d_s8",
+                        "corstone300-qemu"},
+            ComparedJob{2, "", "conv2d_s8", "h743-0", "cycles", /*emulated=*/false, "op conv2d_s8",
+                        "stm32h7"}};
   ComparedCase cc;
   cc.medians = {100.0, 50.0};
   cc.ratios = {std::nullopt, RatioInterval{0.5, 0.4, 0.6, true}};
@@ -1028,6 +1029,37 @@ TEST(ComparisonJson, RefusesARatioBetweenEmulatedAndSiliconJobsInTheSameUnit) {
   c.jobs[0].emulated = false;
   EXPECT_TRUE(view(c)["ratio_refused"].is_null());
   EXPECT_EQ(view(c)["cases"][0]["ratios"][1]["significant"], true);
+}
+
+// The same model on the two emulated boards: both in instructions, so the ratio stands, but it is
+// a ratio of instruction counts and carries no faster/slower verdict; one board kind keeps it.
+TEST(ComparisonJson, EmulatedInstructionsOfTwoBoardKindsGetARatioButNoVerdict) {
+  Comparison c;
+  c.jobs = {
+      ComparedJob{1, "", "model", "an547-0", "instructions", true, "model x", "corstone300-qemu"},
+      ComparedJob{2, "", "model", "an500-0", "instructions", true, "model x", "an500-qemu"}};
+  c.no_verdict = InstructionRatioNote(c.jobs);
+  EXPECT_NE(c.no_verdict.find("different emulated board kinds (corstone300-qemu, an500-qemu)"),
+            std::string::npos)
+      << c.no_verdict;
+  ComparedCase cc;
+  cc.medians = {33869917.0, 36208087.0};
+  cc.ratios = {std::nullopt, RatioInterval{1.069, 1.069, 1.069, true}};
+  c.cases = {cc};
+  Json j = Json::parse(Dump(ComparisonJson(c)));
+  EXPECT_TRUE(j["ratio_refused"].is_null());
+  ASSERT_TRUE(j["verdict_refused"].is_string()) << j.dump();
+  EXPECT_EQ(j["jobs"][1]["kind"], "an500-qemu");
+  EXPECT_DOUBLE_EQ(j["cases"][0]["ratios"][1]["ratio"].get<double>(), 1.069) << "the ratio stands";
+
+  std::vector<ComparedJob> same = c.jobs;
+  same[1].kind = "corstone300-qemu";
+  EXPECT_EQ(InstructionRatioNote(same), "") << "one board kind: instruction counts compare";
+  std::vector<ComparedJob> cycles = c.jobs;
+  cycles[0].unit = cycles[1].unit = "cycles";
+  EXPECT_EQ(InstructionRatioNote(cycles), "") << "not instructions: the ratio refusal rules apply";
+  c.no_verdict.clear();
+  EXPECT_TRUE(Json::parse(Dump(ComparisonJson(c)))["verdict_refused"].is_null());
 }
 
 // ---- boards, events, metrics ----

@@ -63,3 +63,15 @@ test('host, emulated and silicon jobs mixed are named in one warning', () => {
   assert.equal(w.length, 1);
   assert.match(w[0].text, /^Emulated and host results are mixed: #2 ran on an emulator.*#1 ran as a native host process/);
 });
+
+test('emulated jobs in instructions on different board kinds get ratios but no speed verdict', async () => {
+  const { verdictRefusal } = await import('../../../web/js/compare_model.js');
+  const m55 = { emulated: true, unit: 'instructions', kind: 'corstone300-qemu' };
+  const m7 = { emulated: true, unit: 'instructions', kind: 'an500-qemu' };
+  assert.match(verdictRefusal({ jobs: [m55, m7] }), /different emulated board kinds \(corstone300-qemu, an500-qemu\)/);
+  assert.equal(verdictRefusal({ jobs: [m55, { ...m55 }] }), '', 'the same kind: instruction counts compare');
+  assert.equal(verdictRefusal({ jobs: [{ ...m55, unit: 'cycles', emulated: false }, m7] }), '');
+  assert.equal(verdictRefusal({ verdict_refused: 'server says', jobs: [] }), 'server says');
+  assert.ok(VERDICT_TEXT.instructions.includes('no speed verdict'));
+  assert.ok(!/faster|slower/.test(VERDICT_TEXT.instructions));
+});

@@ -22,8 +22,9 @@ test('nanoseconds are exported in microseconds like the CLI', () => {
   assert.equal(csv, 'id,us\n0,66.335\n1,0.25\n');
 });
 
-test('an unknown timer unit is exported as cycles, as the CLI does', () => {
-  assert.deepEqual(exportUnitFor('instructions'), { unit: 'cycles', divideBy: 1 });
+test('an unknown timer unit is exported as cycles, instructions as instructions, as the CLI does', () => {
+  assert.deepEqual(exportUnitFor('ticks'), { unit: 'cycles', divideBy: 1 });
+  assert.deepEqual(exportUnitFor('instructions'), { unit: 'instructions', divideBy: 1 }, 'an emulated board counts instructions, not cycles');
   assert.deepEqual(exportUnitFor('us'), { unit: 'us', divideBy: 1 });
   assert.deepEqual(exportUnitFor('ms'), { unit: 'ms', divideBy: 1 });
 });

@@ -1,7 +1,7 @@
 // Compare page: two or more jobs, per case the ratio of medians to the first job with its 95%
 // interval; significant regressions and improvements marked by class and by words.
 import { apiGet, describeApiError } from '../api.js';
-import { VERDICT_TEXT, classifyRatio, compareWarnings, ratioRefusal, verdictCounts } from '../compare_model.js';
+import { VERDICT_TEXT, classifyRatio, compareWarnings, ratioRefusal, verdictCounts, verdictRefusal } from '../compare_model.js';
 import { h, measuredBadge, messageBox, replaceChildren, scrollTable } from '../dom.js';
 import { formatNumber, formatRatio, paramsText } from '../format.js';
 import { appendLayerCompare } from '../layer_view.js';
@@ -67,7 +67,7 @@ function summaryList(res) {
   return list;
 }
 
-function casesTable(res, refused) {
+function casesTable(res, refused, noVerdict) {
   const base = res.jobs[0];
   const others = res.jobs.slice(1);
   // Ratios first (what the page is for, and what a phone shows without scrolling), medians after.
@@ -87,8 +87,13 @@ function casesTable(res, refused) {
         tr.append(h('td', { class: ['ratio', 'ratio-refused'], dataset: { verdict: 'refused' } }, 'no ratio'));
         continue;
       }
+      if (c.refused) {
+        tr.append(h('td', { class: ['ratio', 'ratio-refused'], dataset: { verdict: 'refused' }, title: c.refused },
+            'no ratio: ', h('span', { class: 'case-refused' }, c.refused)));
+        continue;
+      }
       const r = ratios[k];
-      const verdict = classifyRatio(r);
+      const verdict = noVerdict && classifyRatio(r) !== 'missing' ? 'instructions' : classifyRatio(r);
       tr.append(h('td', { class: ['ratio', `verdict-${verdict}`], dataset: { verdict } },
           h('span', { class: 'ratio-value' }, formatRatio(r)), ' ',
           h('span', { class: 'verdict-text' }, VERDICT_TEXT[verdict])));
@@ -140,12 +145,15 @@ async function load() {
     messageBox('warning', h('strong', {}, 'Careful: '), w.text)));
   for (const box of messages.querySelectorAll('.message-warning')) box.classList.add('compare-warning');
   const refused = ratioRefusal(res);
+  const noVerdict = refused ? '' : verdictRefusal(res);
   replaceChildren(results,
       jobsTable(res.jobs),
       refused
         ? h('div', { id: 'compare-refused' }, messageBox('error', h('strong', {}, 'No ratio: '), refused, '.'))
-        : summaryList(res),
-      res.cases.length ? casesTable(res, refused) : messageBox('info', 'These jobs have no cases in common.'));
+        : noVerdict
+          ? h('div', { id: 'compare-no-verdict' }, messageBox('warning', h('strong', {}, 'No faster or slower: '), noVerdict, '.'))
+          : summaryList(res),
+      res.cases.length ? casesTable(res, refused, noVerdict) : messageBox('info', 'These jobs have no cases in common.'));
   if (ids.length === 2) appendLayerCompare(results, res.jobs[0], res.jobs[1]);
 }
 
