@@ -116,6 +116,8 @@ ExportUnit ExportUnitFor(const std::string& timer_unit) {
   if (timer_unit == "ns") return {"us", 1000.0};
   if (timer_unit == "us") return {"us", 1.0};
   if (timer_unit == "ms") return {"ms", 1.0};
+  // An emulated board's executed instructions are not cycles: the header says which.
+  if (timer_unit == "instructions") return {"instructions", 1.0};
   return {"cycles", 1.0};
 }
 
@@ -216,6 +218,10 @@ std::string RenderOpDescription(const OpInfo& op) {
   return out.str();
 }
 
+std::string JobWorkload(const mculab::v1::Job& j) {
+  return j.model_name().empty() ? j.op() : j.op() + " " + j.model_name();
+}
+
 std::string JobBoard(const mculab::v1::Job& j) {
   if (!j.assigned_board().empty()) return j.assigned_board();
   if (!j.board().empty()) return j.board();
@@ -282,10 +288,14 @@ std::string RenderResults(const mculab::v1::Results& r, std::int64_t now_ms) {
   const auto& j = r.job();
   const auto& p = r.provenance();
   std::ostringstream out;
-  out << "job " << j.id() << "  " << j.state() << "  " << j.op() << " on " << JobBoard(j) << " ("
-      << j.kind() << ")";
+  out << "job " << j.id() << "  " << j.state() << "  " << JobWorkload(j) << " on " << JobBoard(j)
+      << " (" << j.kind() << ")";
   if (!j.label().empty()) out << "  label: " << j.label();
   out << "\n";
+  if (!j.model_sha256().empty()) {
+    out << "model: " << j.model_name() << ", sha256 " << j.model_sha256() << "\n  "
+        << j.model_summary() << "\n";
+  }
   if (!j.message().empty()) out << "message: " << j.message() << "\n";
   if (j.state() == "queued" && j.wait().position() > 0)
     out << "waiting: " << WaitText(j.wait(), now_ms) << "\n";
@@ -381,13 +391,13 @@ std::string FormatTags(const google::protobuf::Map<std::string, std::string>& ta
 std::string RenderJobs(const mculab::v1::ListJobsReply& jobs) {
   std::vector<std::vector<std::string>> rows;
   for (const auto& j : jobs.jobs()) {
-    rows.push_back({std::to_string(j.id()), j.state(), j.op(), j.kind(), JobBoard(j), j.user(),
-                    std::to_string(j.num_cases()), ProgressCell(j), UtcTimeText(j.created_ms()),
-                    j.label()});
+    rows.push_back({std::to_string(j.id()), j.state(), JobWorkload(j), j.kind(), JobBoard(j),
+                    j.user(), std::to_string(j.num_cases()), ProgressCell(j),
+                    UtcTimeText(j.created_ms()), j.label()});
   }
-  return RenderTable(
-      {"id", "state", "op", "kind", "board", "user", "cases", "progress", "submitted", "label"},
-      rows);
+  return RenderTable({"id", "state", "workload", "kind", "board", "user", "cases", "progress",
+                      "submitted", "label"},
+                     rows);
 }
 
 std::string RenderBoards(const mculab::v1::ListBoardsReply& boards) {

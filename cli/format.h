@@ -56,6 +56,8 @@ std::string RenderOpDescription(const OpInfo& op);
 
 // The board a job ran or runs on, else the board it asked for (--board), else "-".
 std::string JobBoard(const mculab::v1::Job& job);
+// What a job measured: its op, or "model kws.tflite" for a model job.
+std::string JobWorkload(const mculab::v1::Job& job);
 // `mculab jobs`' progress column: for a queued job "#2 in queue" or, waiting on someone's
 // reservation, "waits for alice (until 18:00Z)"; "-" before any iteration was stored, "62%
 // (31/50)" while measuring, "100%" when every iteration was stored.

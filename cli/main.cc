@@ -70,7 +70,7 @@ int Main(int argc, char** argv) {
   submit->add_flag("--json", so.json, "print JSON");
 
   v1::ListJobsRequest jr;
-  std::string jstate, jkind, jboard, jop, juser, jlabel;
+  std::string jstate, jkind, jboard, jop, juser, jlabel, jmodel;
   unsigned jlimit = 20;
   uint64_t jbefore = 0, joffset = 0;
   auto* jobs = app.add_subcommand("jobs", "list jobs, newest first");
@@ -81,6 +81,7 @@ int Main(int argc, char** argv) {
   jobs->add_option("--op", jop, "operator");
   jobs->add_option("--user", juser, "submitter");
   jobs->add_option("--label", jlabel, "only jobs whose label contains this");
+  jobs->add_option("--model", jmodel, "only model jobs of this model file name (exact)");
   jobs->add_option("--limit", jlimit, "how many")
       ->check(CLI::Range(1u, 500u))
       ->capture_default_str();
@@ -148,6 +149,9 @@ int Main(int argc, char** argv) {
   trend->add_option("--case", to.case_id, "the case id (custom runners; with --job)")
       ->each([&](const std::string&) { to.has_case = true; });
   trend->add_option("--runner", to.runner, "custom runners: the uploaded runner's file name");
+  trend->add_option("--model", to.model,
+                    "model jobs (--op model): the model's file name (a series is one model; "
+                    "--job takes it from the job)");
   trend->add_option("--user", to.user, "only this user's jobs");
   trend->add_option("--label", to.label, "only jobs whose label contains this");
   trend->add_option("--tag", to.tags, "KEY=VALUE: only jobs that asked for this tag (repeatable)");
@@ -241,6 +245,7 @@ int Main(int argc, char** argv) {
       jr.set_limit(jlimit);
       jr.set_before_id(jbefore);
       jr.set_label(jlabel);
+      jr.set_model(jmodel);
       jr.set_offset(joffset);
       return CmdJobs(client, jr, json);
     }

@@ -25,6 +25,7 @@ std::string CaseText(const v1::Series& s) {
   }
   if (r.has_case_id()) out += " case " + std::to_string(r.case_id());
   if (!r.runner().empty()) out += " runner " + r.runner();
+  if (!r.model().empty()) out += " " + r.model();
   return out;
 }
 
@@ -66,7 +67,12 @@ std::string RenderTrend(const v1::Series& s) {
     std::string runner = j.runner_version();
     if (!j.runner_name().empty()) runner = j.runner_name() + " " + runner;
     if (!j.firmware_sha256().empty()) runner += " " + j.firmware_sha256().substr(0, 8);
-    if (j.runner_changed()) runner += " (changed)";
+    if (!j.model_sha256().empty()) runner += " model " + j.model_sha256().substr(0, 8);
+    if (j.model_changed()) {
+      runner += " (model file changed)";
+    } else if (j.runner_changed()) {
+      runner += " (changed)";
+    }
     std::string change;
     if (auto it = change_at.find(j.id()); it != change_at.end()) {
       change = "step " + Percent(it->second->ratio());

@@ -5,11 +5,29 @@
 #include <cstring>
 #include <memory>
 
+#include "common/sha256.h"
 #include "mculab/runner_protocol.h"
 #include "mculab/tflite.h"
 
 namespace mculab {
 namespace {
+
+const char* TypeName(std::uint8_t type) {
+  switch (type) {
+    case MCULAB_TFL_INT8:
+      return "int8";
+    case MCULAB_TFL_INT16:
+      return "int16";
+    case MCULAB_TFL_INT32:
+      return "int32";
+    case MCULAB_TFL_INT64:
+      return "int64";
+    case MCULAB_TFL_FLOAT32:
+      return "float32";
+    default:
+      return "other";
+  }
+}
 
 std::vector<std::int32_t> ShapeOf(const mculab_tfl_tensor& t) {
   return std::vector<std::int32_t>(t.dims, t.dims + t.num_dims);
@@ -163,6 +181,9 @@ Result<ModelInspection> InspectModel(std::span<const std::uint8_t> blob) {
   out.given_input_bytes = l->blob.input_len;
   out.input_shape = ShapeOf(m.tensors[m.inputs[0]]);
   out.output_shape = ShapeOf(m.tensors[m.outputs[0]]);
+  out.input_type = TypeName(m.tensors[m.inputs[0]].type);
+  out.output_type = TypeName(m.tensors[m.outputs[0]].type);
+  out.model_sha256 = Sha256Hex(std::span<const std::uint8_t>(l->blob.model, l->blob.model_len));
   out.input_bytes = mculab_tfl_inputs_bytes(&m);
   for (std::uint32_t k = 0; k < m.num_outputs; ++k)
     out.output_bytes += m.tensors[m.outputs[k]].bytes;
@@ -178,7 +199,18 @@ Result<ModelInspection> InspectModel(std::span<const std::uint8_t> blob) {
     ModelLayer layer;
     layer.index = i;
     layer.type = mculab_tfl_op_name(op.builtin);
-    layer.name = op.name;
+    // The whole name (the interpreter's tables keep 31 characters), printable ASCII.
+    const char* whole = nullptr;
+    const std::uint32_t n = mculab_tfl_tensor_name(&m, op.output, &whole);
+    if (whole != nullptr) {
+      layer.name.reserve(n);
+      for (std::uint32_t k = 0; k < n; ++k) {
+        const char c = whole[k];
+        layer.name += c >= 32 && c < 127 ? c : '?';
+      }
+    } else {
+      layer.name = op.name;
+    }
     if (op.inputs[0] >= 0) layer.input_shape = ShapeOf(m.tensors[op.inputs[0]]);
     if (op.num_inputs > 1 && op.inputs[1] >= 0 && m.tensors[op.inputs[1]].is_const) {
       layer.weight_shape = ShapeOf(m.tensors[op.inputs[1]]);
@@ -211,18 +243,30 @@ Result<std::uint32_t> ModelReferenceChecksum(std::span<const std::uint8_t> blob,
   return mculab_tfl_output_crc32(m);
 }
 
+namespace {
+std::string ShapeText(const std::vector<std::int32_t>& s) {
+  return s.empty() ? std::string("-") : fmt::format("{}", fmt::join(s, "x"));
+}
+}  // namespace
+
+std::string ModelSummary(const ModelInspection& m) {
+  return fmt::format("{} operators, {} MACs, input{} {} {}, output{} {} {}", m.layers.size(),
+                     m.macs, m.num_inputs > 1 ? fmt::format(" 1 of {}", m.num_inputs) : "",
+                     ShapeText(m.input_shape), m.input_type,
+                     m.num_outputs > 1 ? fmt::format(" 1 of {}", m.num_outputs) : "",
+                     ShapeText(m.output_shape), m.output_type);
+}
+
 std::string RenderModelInspection(const ModelInspection& m) {
-  auto shape = [](const std::vector<std::int32_t>& s) {
-    return s.empty() ? std::string("-") : fmt::format("{}", fmt::join(s, "x"));
-  };
+  auto shape = ShapeText;
   std::string out = fmt::format(
-      "model: {} bytes, {} operators, {} MACs per inference\ninput{} {} ({} bytes{}), output{} {} "
-      "({} bytes)\n\n",
-      m.model_bytes, m.layers.size(), m.macs,
+      "model: {} bytes, {} operators, {} MACs per inference, SHA-256 {}\ninput{} {} {} ({} "
+      "bytes{}), output{} {} {} ({} bytes)\n\n",
+      m.model_bytes, m.layers.size(), m.macs, m.model_sha256,
       m.num_inputs > 1 ? fmt::format(" 1 of {}", m.num_inputs) : "", shape(m.input_shape),
-      m.input_bytes, m.given_input_bytes != 0 ? ", given" : ", seeded by the runner",
+      m.input_type, m.input_bytes, m.given_input_bytes != 0 ? ", given" : ", seeded by the runner",
       m.num_outputs > 1 ? fmt::format(" 1 of {}", m.num_outputs) : "", shape(m.output_shape),
-      m.output_bytes);
+      m.output_type, m.output_bytes);
   out +=
       fmt::format("{:>3}  {:<18} {:<14} {:<14} {:<14} {:<22} {:>11} {:>6}  {}\n", "#", "operator",
                   "input", "weights", "output", "parameters", "MACs", "share", "name");

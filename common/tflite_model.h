@@ -32,6 +32,8 @@ struct ModelInspection {
   std::uint32_t model_bytes = 0;
   std::uint32_t given_input_bytes = 0;  // 0: none given (the runner seeds the input)
   std::vector<std::int32_t> input_shape, output_shape;  // the graph's first input and output
+  std::string input_type, output_type;                  // theirs: "int8", "int16", "float32"
+  std::string model_sha256;  // of the .tflite alone (a blob may carry an input after it)
   std::uint32_t num_inputs = 1, num_outputs = 1;
   std::uint32_t input_bytes = 0, output_bytes = 0;  // every input's, every output's, added up
   std::uint32_t arena_bytes = 0;                    // planned activations
@@ -61,6 +63,10 @@ Result<ModelInspection> InspectModel(std::span<const std::uint8_t> blob);
 // seeded from `seed` as the runner does. What CASE_END must report on every board.
 Result<std::uint32_t> ModelReferenceChecksum(std::span<const std::uint8_t> blob,
                                              std::uint32_t seed);
+
+// One line naming the graph, stored with a model job: "31 operators, 2,540,000 MACs, input
+// 1x49x10x1 int8, output 1x12 int8".
+std::string ModelSummary(const ModelInspection& m);
 
 // `mculab models inspect`: the graph as text (one line per operator, then the plan).
 std::string RenderModelInspection(const ModelInspection& m);

@@ -8,7 +8,8 @@ const char* const kJobCols =
     "j.id, j.user_name, j.kind, j.board, j.op, j.label, j.state, j.iterations, j.warmup, "
     "j.num_cases, j.cases_artifact, j.timeout_s, j.attempts, j.created_ms, j.started_ms, "
     "j.finished_ms, j.message, j.assigned_board, j.last_run_id, COALESCE(r.progress_done, 0), "
-    "j.priority, j.firmware_artifact, j.blob_artifact, j.tags, j.origin "
+    "j.priority, j.firmware_artifact, j.blob_artifact, j.tags, j.origin, "
+    "j.model_name, j.model_sha256, j.model_summary "
     "FROM jobs j LEFT JOIN runs r ON r.id = j.last_run_id ";
 
 Result<Job> ReadJob(Use& u) {
@@ -44,6 +45,9 @@ Result<Job> ReadJob(Use& u) {
   j.blob_artifact = u.Text(22);
   j.tags = TagsFromJson(u.Text(23));
   j.origin = server::ParseJobOrigin(u.Text(24)).value_or(server::JobOrigin::kUser);
+  j.model_name = u.Text(25);
+  j.model_sha256 = u.Text(26);
+  j.model_summary = u.Text(27);
   return j;
 }
 

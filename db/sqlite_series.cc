@@ -46,6 +46,7 @@ Result<std::vector<SeriesRow>> SqliteStore::QuerySeries(const SeriesQuery& q) {
   if (q.params) sql += " AND jc.params = ?";
   if (q.case_id) sql += " AND jc.case_id = ?";
   if (!q.runner.empty()) sql += " AND a.name = ?";
+  if (!q.model.empty()) sql += " AND j.model_name = ?";
   if (!q.user.empty()) sql += " AND j.user_name = ?";
   if (!q.label_contains.empty()) sql += " AND instr(lower(j.label), lower(?)) > 0";
   sql += " ORDER BY j.created_ms DESC, j.id DESC, jc.case_index";
@@ -60,6 +61,7 @@ Result<std::vector<SeriesRow>> SqliteStore::QuerySeries(const SeriesQuery& q) {
     if (q.params) u.Bind(params);
     if (q.case_id) u.Bind(*q.case_id);
     if (!q.runner.empty()) u.Bind(q.runner);
+    if (!q.model.empty()) u.Bind(q.model);
     if (!q.user.empty()) u.Bind(q.user);
     if (!q.label_contains.empty()) u.Bind(q.label_contains);
     while (matches.size() < q.limit && u.Next()) {

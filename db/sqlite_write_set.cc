@@ -70,7 +70,8 @@ const std::string kInsertJob =
     "INSERT INTO jobs(id, user_name, kind, board, op, label, state, iterations, warmup, "
     "num_cases, cases_artifact, timeout_s, attempts, created_ms, started_ms, finished_ms, "
     "message, assigned_board, last_run_id, priority, firmware_artifact, blob_artifact, "
-    "tags, origin) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+    "tags, origin, model_name, model_sha256, model_summary) "
+    "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
 const std::string kReserveIds =
     "INSERT INTO id_reservations(name, last) VALUES(?, ?) "
     "ON CONFLICT(name) DO UPDATE SET last = MAX(last, excluded.last)";
@@ -105,6 +106,7 @@ Status SqliteStore::ApplyWriteSet(const WriteSet& ws, WriteOutcome* outcome) {
       u.Bind(job.assigned_board).Bind(job.last_run_id).Bind(server::JobPriorityName(job.priority));
       u.Bind(job.firmware_artifact).Bind(job.blob_artifact).Bind(TagsToJson(job.tags));
       u.Bind(server::JobOriginName(job.origin));
+      u.Bind(job.model_name).Bind(job.model_sha256).Bind(job.model_summary);
       if (Status s = u.Exec("storing job"); !s.ok()) return s;
     }
     for (std::size_t i = 0; i < n.cases.size(); ++i) {

@@ -44,7 +44,7 @@ int CmdBoard(Client& c, const std::string& board, const std::string& maintenance
 
 // `mculab trend`: which case (flags, or a job and one of its case ids), the series, printed.
 struct TrendOptions {
-  std::string kind, op, params, runner, user, label;
+  std::string kind, op, params, runner, user, label, model;
   std::vector<std::string> tags;
   int64_t case_id = 0;
   bool has_case = false;

@@ -38,6 +38,7 @@ int CmdSubmit(Client& c, const SubmitOptions& o) {
     if (!blob.ok()) throw UsageError{blob.error().message};
     const std::string name = std::filesystem::path(o.model).filename().string();
     req.set_blob_artifact(Upload(c, name, std::string(blob->begin(), blob->end())).sha256());
+    req.set_model_name(name);
     req.set_op(kModelOp);
     req.add_cases()->set_id(0);
   } else if (!o.firmware.empty()) {

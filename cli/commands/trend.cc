@@ -5,6 +5,7 @@
 #include "cli/trend_format.h"
 #include "common/lists.h"
 #include "common/op_catalog.h"
+#include "common/tflite_model.h"
 #include "proto/json/documents.h"
 
 namespace mculab::cli {
@@ -18,6 +19,15 @@ int CmdTrend(Client& c, const TrendOptions& o) {
     v1::Results res = GetResults(c, o.job, false);
     if (req.kind().empty()) req.set_kind(res.job().kind());
     if (req.op().empty()) req.set_op(res.job().op());
+    // A model job's series is its model's: never every model job on the board kind.
+    if (o.model.empty() && res.job().op() == kModelOp) {
+      if (res.job().model_name().empty()) {
+        throw UsageError{"job " + std::to_string(o.job) +
+                         " was stored before the lab kept model names: give --kind, --op model, "
+                         "--case 0 and --model FILE.tflite"};
+      }
+      req.set_model(res.job().model_name());
+    }
     const v1::CaseStats* found = nullptr;
     for (const auto& cs : res.cases())
       if (cs.case_id() == o.case_id) found = &cs;
@@ -48,6 +58,7 @@ int CmdTrend(Client& c, const TrendOptions& o) {
     }
   }
   req.set_runner(o.runner);
+  if (!o.model.empty()) req.set_model(o.model);
   req.set_user(o.user);
   req.set_label(o.label);
   for (const std::string& t : o.tags) {

@@ -16,6 +16,7 @@ typedef struct {
   uint32_t len;
   mculab_tfl_status status; /* the first failure */
   const char* why;          /* what it was, for the error message */
+  uint64_t need;            /* a read past the end: the length it needed (a truncated file) */
 } fb_reader;
 
 typedef struct {
@@ -41,27 +42,35 @@ static inline void fb_fail(fb_reader* r, mculab_tfl_status st, const char* why) 
   }
 }
 
+/* A read that needed the buffer to be `need` bytes long failed. */
+static inline void fb_fail_past(fb_reader* r, const char* why, uint64_t need) {
+  if (r->status == MCULAB_TFL_OK) r->need = need;
+  fb_fail(r, MCULAB_TFL_OUT_OF_BOUNDS, why);
+}
+
 /* The table at `pos`: its vtable must lie in the buffer and the table's inline part too. */
 static inline int fb_table_at(fb_reader* r, uint32_t pos, fb_table* t) {
   t->pos = t->vt = 0;
   t->vt_len = t->tbl_len = 0;
   if (r->status != MCULAB_TFL_OK) return 0;
   if ((uint64_t)pos + 4 > r->len) {
-    fb_fail(r, MCULAB_TFL_OUT_OF_BOUNDS, "a table lies past the end of the model");
+    fb_fail_past(r, "a table lies past the end of the model", (uint64_t)pos + 4);
     return 0;
   }
   const int64_t vt = (int64_t)pos - (int32_t)fb_u32_at(r->b + pos);
   if (vt < 0 || vt + 4 > (int64_t)r->len) {
-    fb_fail(r, MCULAB_TFL_OUT_OF_BOUNDS, "a vtable lies outside the model");
+    fb_fail_past(r, "a vtable lies outside the model", vt < 0 ? 0 : (uint64_t)vt + 4);
     return 0;
   }
   const uint16_t vt_len = fb_u16_at(r->b + vt), tbl_len = fb_u16_at(r->b + vt + 2);
   if (vt_len < 4 || (vt_len & 1u) != 0 || vt + vt_len > (int64_t)r->len) {
-    fb_fail(r, MCULAB_TFL_OUT_OF_BOUNDS, "a vtable's length is wrong");
+    fb_fail_past(r, "a vtable's length is wrong",
+                 vt_len < 4 || (vt_len & 1u) != 0 ? 0 : (uint64_t)vt + vt_len);
     return 0;
   }
   if (tbl_len < 4 || (uint64_t)pos + tbl_len > r->len) {
-    fb_fail(r, MCULAB_TFL_OUT_OF_BOUNDS, "a table's length reaches past the end of the model");
+    fb_fail_past(r, "a table's length reaches past the end of the model",
+                 tbl_len < 4 ? 0 : (uint64_t)pos + tbl_len);
     return 0;
   }
   t->pos = pos;
@@ -111,7 +120,7 @@ static inline uint32_t fb_ref(fb_reader* r, const fb_table* t, unsigned id) {
   if (at == 0) return 0;
   const uint64_t target = (uint64_t)at + fb_u32_at(r->b + at);
   if (target + 4 > r->len) {
-    fb_fail(r, MCULAB_TFL_OUT_OF_BOUNDS, "an offset points past the end of the model");
+    fb_fail_past(r, "an offset points past the end of the model", target + 4);
     return 0;
   }
   return (uint32_t)target;
@@ -136,7 +145,8 @@ static inline fb_vec fb_vector(fb_reader* r, const fb_table* t, unsigned id, uin
   if (at == 0) return v;
   const uint32_t count = fb_u32_at(r->b + at);
   if ((uint64_t)count * elem_size > (uint64_t)r->len - at - 4) {
-    fb_fail(r, MCULAB_TFL_OUT_OF_BOUNDS, "a vector is longer than the model");
+    fb_fail_past(r, "a vector is longer than the model",
+                 (uint64_t)at + 4 + (uint64_t)count * elem_size);
     return v;
   }
   v.pos = at + 4;
@@ -153,7 +163,7 @@ static inline int fb_vec_table(fb_reader* r, fb_vec v, uint32_t i, fb_table* out
   const uint32_t at = v.pos + 4u * i;
   const uint64_t target = (uint64_t)at + fb_u32_at(r->b + at);
   if (target > r->len) {
-    fb_fail(r, MCULAB_TFL_OUT_OF_BOUNDS, "a table offset points past the end of the model");
+    fb_fail_past(r, "a table offset points past the end of the model", target + 4);
     out->tbl_len = 0;
     return 0;
   }

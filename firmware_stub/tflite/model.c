@@ -108,7 +108,16 @@ static mculab_tfl_status reader_failed(mculab_tfl_model* m, const fb_reader* r, 
   size_t at = append(m->error, 0, what);
   if (index >= 0) at = append_int(m->error, at, index);
   at = append(m->error, at, ": ");
-  append(m->error, at, r->why);
+  at = append(m->error, at, r->why);
+  /* Most reads past the end are a file cut short (a download or a copy that stopped). Only a
+   * plausible length is named: a wild offset is corruption, not truncation. */
+  if (r->need > r->len && r->need <= (uint64_t)r->len * 16u + 4096u) {
+    at = append(m->error, at, " (the file ends at byte ");
+    at = append_int(m->error, at, (int64_t)r->len);
+    at = append(m->error, at, ", the model needs at least ");
+    at = append_int(m->error, at, (int64_t)r->need);
+    append(m->error, at, " bytes: is it truncated?)");
+  }
   return r->status;
 }
 
@@ -316,7 +325,7 @@ mculab_tfl_status mculab_tfl_load(mculab_tfl_model* m, const uint8_t* data, size
                            "no TFLite file identifier (\"TFL3\" at byte 4)", -1, NULL);
   }
   m->model_len = (uint32_t)len;
-  fb_reader r = {data, (uint32_t)len, MCULAB_TFL_OK, NULL};
+  fb_reader r = {data, (uint32_t)len, MCULAB_TFL_OK, NULL, 0};
   fb_table root, sg;
   fb_table_at(&r, fb_u32_at(data), &root);
   m->version = fb_u32(&r, &root, MODEL_VERSION, 0);
@@ -527,4 +536,21 @@ mculab_tfl_status mculab_tfl_load(mculab_tfl_model* m, const uint8_t* data, size
     if (m->tensors[i].is_variable) m->tensors[i].last_use = (int16_t)(m->num_ops - 1);
   }
   return MCULAB_TFL_OK;
+}
+
+uint32_t mculab_tfl_tensor_name(const mculab_tfl_model* m, int32_t tensor, const char** name) {
+  *name = NULL;
+  if (m->model == NULL || tensor < 0 || (uint32_t)tensor >= m->num_tensors) return 0;
+  fb_reader r = {m->model, m->model_len, MCULAB_TFL_OK, NULL, 0};
+  fb_table root, sg, t;
+  fb_table_at(&r, fb_u32_at(m->model), &root);
+  const fb_vec subgraphs = fb_vector(&r, &root, MODEL_SUBGRAPHS, 4);
+  fb_vec_table(&r, subgraphs, 0, &sg);
+  const fb_vec tensors = fb_vector(&r, &sg, SUBGRAPH_TENSORS, 4);
+  if (r.status != MCULAB_TFL_OK || (uint32_t)tensor >= tensors.count) return 0;
+  fb_vec_table(&r, tensors, (uint32_t)tensor, &t);
+  const fb_vec n = fb_vector(&r, &t, TENSOR_NAME, 1);
+  if (r.status != MCULAB_TFL_OK || n.count == 0) return 0;
+  *name = (const char*)&r.b[n.pos];
+  return n.count;
 }

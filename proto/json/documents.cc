@@ -56,6 +56,9 @@ void AddJob(const v1::Job& job, bool emulated, const std::string& measured, Json
   j["tags"] = Json(std::map<std::string, std::string>(job.tags().begin(), job.tags().end()));
   j["firmware_artifact"] = job.firmware_artifact();
   j["blob_artifact"] = job.blob_artifact();
+  j["model_name"] = job.model_name();
+  j["model_sha256"] = job.model_sha256();
+  j["model_summary"] = job.model_summary();
   if (job.wait().position() > 0) {
     const v1::QueueWait& w = job.wait();
     Json o;
@@ -236,6 +239,7 @@ nlohmann::ordered_json SeriesDocument(const v1::Series& s) {
   series["param_names"] = Strings(s.param_names());
   series["case"] = r.has_case_id() ? Json(r.case_id()) : Json(nullptr);
   series["runner"] = r.runner();
+  series["model"] = r.model();
   series["user"] = r.user();
   series["label"] = r.label();
   series["tags"] = Json(std::map<std::string, std::string>(r.tags().begin(), r.tags().end()));
@@ -267,6 +271,8 @@ nlohmann::ordered_json SeriesDocument(const v1::Series& s) {
     o["runner_version"] = job.runner_version();
     o["runner_name"] = job.runner_name();
     o["runner_changed"] = job.runner_changed();
+    o["model_sha256"] = job.model_sha256();
+    o["model_changed"] = job.model_changed();
     jobs.push_back(std::move(o));
   }
   j["jobs"] = std::move(jobs);

@@ -97,6 +97,11 @@ struct Job {
   // Custom runner (op "custom"): SHA-256 of the uploaded runner and blob; empty otherwise.
   std::string firmware_artifact;
   std::string blob_artifact;
+  // Model job (op "model"): the model's file name as submitted, the SHA-256 of the .tflite alone
+  // (the blob may carry an input too) and its graph summary; empty otherwise.
+  std::string model_name;
+  std::string model_sha256;
+  std::string model_summary;
   std::map<std::string, std::string> tags;  // board tags asked for at submit (cpu=cortex-m55)
   std::uint32_t timeout_s = 0;
   std::uint32_t attempts = 0;  // runs started (incremented on every assignment)

@@ -62,11 +62,9 @@ Result<JobQuery> ParseJobQuery(const QueryParams& q) {
     const char* name;
     std::string* into;
   };
-  const TextFilter text[] = {{"user", &out.user},
-                             {"board", &out.board},
-                             {"kind", &out.kind},
-                             {"op", &out.op},
-                             {"label", &out.label_contains}};
+  const TextFilter text[] = {
+      {"user", &out.user}, {"board", &out.board},          {"kind", &out.kind},
+      {"op", &out.op},     {"label", &out.label_contains}, {"model", &out.model}};
   for (const auto& [name, into] : text) {
     auto v = q.Get(name);
     if (!v) continue;

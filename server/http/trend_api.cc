@@ -25,11 +25,8 @@ Result<TrendRequest> ParseTrendRequest(const QueryParams& q) {
     const char* name;
     std::string* into;
   };
-  const TextParam text[] = {{"kind", &s.kind},
-                            {"op", &s.op},
-                            {"runner", &s.runner},
-                            {"user", &s.user},
-                            {"label", &s.label_contains}};
+  const TextParam text[] = {{"kind", &s.kind},   {"op", &s.op},     {"runner", &s.runner},
+                            {"model", &s.model}, {"user", &s.user}, {"label", &s.label_contains}};
   for (const auto& [name, into] : text) {
     auto v = q.Get(name);
     if (!v) continue;
@@ -104,6 +101,7 @@ Json ChangedJobsJson(const ChangedJobs& changed, const HostBoards& host) {
       series["params"] = cc.series.params ? Json(*cc.series.params) : Json(nullptr);
       series["case"] = cc.series.case_id ? Json(*cc.series.case_id) : Json(nullptr);
       series["runner"] = cc.series.runner;
+      series["model"] = cc.series.model;
       x["series"] = std::move(series);
       x["index"] = cc.change.index;
       x["before_job"] = cc.change.before_job;

@@ -21,6 +21,7 @@ SubmitRequest FromProto(const v1::SubmitJobRequest& m) {
   r.cases_artifact = m.cases_artifact();
   r.firmware_artifact = m.firmware_artifact();
   r.blob_artifact = m.blob_artifact();
+  r.model_name = m.model_name();
   r.timeout_s = m.timeout_s();
   r.priority = ParseJobPriority(m.priority()).value_or(JobPriority::kNormal);
   r.events.assign(m.events().begin(), m.events().end());
@@ -36,6 +37,7 @@ JobQuery FromProto(const v1::ListJobsRequest& m) {
   q.op = m.op();
   q.user = m.user();
   q.label_contains = m.label();
+  q.model = m.model();
   if (m.limit() != 0) q.limit = m.limit();
   q.offset = m.offset();
   q.before_id = static_cast<JobId>(m.before_id());
@@ -105,6 +107,9 @@ void ToProto(const Job& j, v1::Job* out) {
   out->set_cases_artifact(j.cases_artifact);
   out->set_firmware_artifact(j.firmware_artifact);
   out->set_blob_artifact(j.blob_artifact);
+  out->set_model_name(j.model_name);
+  out->set_model_sha256(j.model_sha256);
+  out->set_model_summary(j.model_summary);
   for (const auto& [k, val] : j.tags) (*out->mutable_tags())[k] = val;
   if (j.wait.position > 0) ToProto(j.wait, out->mutable_wait());
   out->set_priority(std::string(JobPriorityName(j.priority)));
@@ -133,6 +138,7 @@ void ToProto(const Trend& t, v1::Series* out) {
   r->set_has_case_id(q.case_id.has_value());
   r->set_case_id(q.case_id.value_or(0));
   r->set_runner(q.runner);
+  r->set_model(q.model);
   r->set_user(q.user);
   r->set_label(q.label_contains);
   for (const auto& [k, v] : q.tags) (*r->mutable_tags())[k] = v;
@@ -162,6 +168,8 @@ void ToProto(const Trend& t, v1::Series* out) {
     o->set_runner_version(j.runner_version);
     o->set_runner_name(j.runner_name);
     o->set_runner_changed(j.runner_changed);
+    o->set_model_sha256(j.model_sha256);
+    o->set_model_changed(j.model_changed);
   }
   for (const TrendChange& c : t.changes) {
     v1::SeriesChange* o = out->add_changes();

@@ -16,6 +16,7 @@ TrendRequest FromProto(const v1::GetSeriesRequest& m) {
   if (m.has_params()) q.params = std::vector<std::int32_t>(m.params().begin(), m.params().end());
   if (m.has_case_id()) q.case_id = m.case_id();
   q.runner = m.runner();
+  q.model = m.model();
   q.user = m.user();
   q.label_contains = m.label();
   for (const auto& [k, v] : m.tags()) q.tags[k] = v;

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "common/op_catalog.h"
+#include "common/tflite_model.h"
 #include "server/service/run_statistics.h"
 
 namespace mculab::server {
@@ -108,6 +109,17 @@ Result<JobResults> ReadJobResults(Lab& lab, Store& store, const Caller& caller, 
   auto ops = store.GetOpProfiles(run);
   if (!ops.ok()) return ops.error();
   out.ops = std::move(*ops);
+  // A runner names operators in 31 characters and types in 15; the lab knows the model.
+  if (j.op == kModelOp && !out.ops.empty()) {
+    if (auto layers = lab.ModelLayers(j.blob_artifact); layers.ok()) {
+      for (OpProfileRow& row : out.ops) {
+        if (row.op_index >= (*layers)->size()) continue;
+        const ModelLayerName& layer = (**layers)[row.op_index];
+        row.type = layer.type;
+        row.name = layer.name;
+      }
+    }
+  }
   auto memory = store.GetMemory(run);
   if (!memory.ok()) return memory.error();
   out.memory = std::move(*memory);

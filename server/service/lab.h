@@ -71,6 +71,7 @@
 #include "server/service/job_table.h"
 #include "server/service/job_watch.h"
 #include "server/service/lab_feed.h"
+#include "server/service/model_admission.h"
 #include "server/service/results.h"
 #include "server/service/run_finalizer.h"
 #include "server/service/run_table.h"
@@ -102,6 +103,9 @@ struct SubmitRequest {
   // Custom runner (service/custom_firmware.h): SHA-256 of an uploaded runner ELF and blob.
   std::string firmware_artifact;
   std::string blob_artifact;
+  // Model job: the model's file name as the user has it (mculab submit --model sends it); empty:
+  // the uploaded artifact's name.
+  std::string model_name;
   std::vector<std::string> events;          // counter events besides cycles
   std::map<std::string, std::string> tags;  // board tags the job needs (cpu=cortex-m55)
 };
@@ -111,7 +115,7 @@ struct EventsView {
   std::vector<std::string> boards;
   bool emulated = false;
   std::string measured;  // kMeasuredEmulated, kMeasuredHost or kMeasuredSilicon (results.h)
-  BoardUnits units;                    // of the first matching board that registered units
+  BoardUnits units;      // of the first matching board that registered units
   std::vector<std::string> countable;  // "cycles" first
 };
 
@@ -172,6 +176,10 @@ class Lab {
   Result<SubmitReply> Submit(const Caller& caller, SubmitRequest request);
   Result<std::vector<BoardView>> ListBoards(const Caller& caller);
   Result<Job> GetJob(const Caller& caller, JobId id);
+  // A model blob's operators, whole names and types (for a model job's per-operator rows).
+  Result<std::shared_ptr<const ModelLayerNames>> ModelLayers(const std::string& blob_sha256) {
+    return model_layers_.Get(blob_sha256, artifacts_.PathOf(blob_sha256));
+  }
   // Fills job.wait when the job is queued (its position, the reservation it waits on, an
   // estimated start) from the live state; for views that read the job from the store and have
   // checked the caller may see it. GetJob and LabQueries::ListJobs call it.
@@ -400,6 +408,7 @@ class Lab {
   const LabConfig config_;
   ArtifactStore& artifacts_;
   Accounts& accounts_;
+  ModelLayerCache model_layers_;
 
   std::mutex mu_;
   std::condition_variable bg_cv_;  // deadlines changed, a run to finalize, stopping

@@ -206,6 +206,11 @@ Result<SubmitReply> Lab::Submit(const Caller& caller, SubmitRequest request) {
   job.cases_artifact = request.cases_artifact;
   job.firmware_artifact = request.firmware_artifact;
   job.blob_artifact = request.blob_artifact;
+  if (model) {
+    job.model_name = !request.model_name.empty() ? request.model_name : model_blob->name;
+    job.model_sha256 = model->model_sha256;
+    job.model_summary = ModelSummary(*model);
+  }
   job.tags = request.tags;
   job.timeout_s = request.timeout_s != 0 ? request.timeout_s : config_.default_timeout_s;
 

@@ -22,6 +22,18 @@ Status ValidateModelRequest(const SubmitRequest& r) {
         "hex) of the uploaded model, got '" +
         r.blob_artifact + "'");
   }
+  if (r.model_name.size() > kMaxModelNameBytes) {
+    return invalid(fmt::format("the model's name is {} bytes; at most {} are kept: rename the file",
+                               r.model_name.size(), kMaxModelNameBytes));
+  }
+  for (unsigned char c : r.model_name) {
+    if (c < 0x20 || c == 0x7f || c == '/') {
+      return invalid(
+          "the model's name must be a file name without '/' or control characters (it names the "
+          "model's series), got '" +
+          r.model_name + "'");
+    }
+  }
   if (r.cases.size() > 1) return invalid("a model job has one case");
   for (const CaseSpec& c : r.cases) {
     if (!c.params.empty()) return invalid("a model job's case has no parameters");
@@ -47,6 +59,29 @@ Result<ModelInspection> AdmitModelFile(const std::filesystem::path& path, const 
   auto m = InspectModel(blob);
   if (!m) return MakeError(ErrorCode::kInvalidArgument, "model " + name + ": " + m.error().message);
   return m;
+}
+
+Result<std::shared_ptr<const ModelLayerNames>> ModelLayerCache::Get(
+    const std::string& sha256, const std::filesystem::path& path) {
+  {
+    std::lock_guard l(mu_);
+    for (auto it = kept_.begin(); it != kept_.end(); ++it) {
+      if (it->first != sha256) continue;
+      kept_.splice(kept_.begin(), kept_, it);
+      return kept_.front().second;
+    }
+  }
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  if (ec) return MakeError(ErrorCode::kNotFound, "model " + sha256 + " is not on the server");
+  auto m = AdmitModelFile(path, sha256, size);
+  if (!m.ok()) return m.error();
+  auto names = std::make_shared<ModelLayerNames>();
+  for (const ModelLayer& layer : m->layers) names->push_back({layer.type, layer.name});
+  std::lock_guard l(mu_);
+  kept_.emplace_front(sha256, names);
+  if (kept_.size() > kKept) kept_.pop_back();
+  return std::shared_ptr<const ModelLayerNames>(names);
 }
 
 std::uint64_t ModelRamNeed(const ModelInspection& m, std::uint64_t blob_size) {

@@ -10,7 +10,11 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <list>
+#include <memory>
+#include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/result.h"
@@ -21,7 +25,11 @@ namespace mculab::server {
 
 struct SubmitRequest;
 
-// The request's own consistency: a blob, no runner, cases are ids only.
+// The longest model name a job keeps (a file name; bytes of UTF-8).
+inline constexpr std::size_t kMaxModelNameBytes = 255;
+
+// The request's own consistency: a blob, no runner, cases are ids only, a model name that is a
+// file name.
 Status ValidateModelRequest(const SubmitRequest& r);
 
 // Parses the uploaded blob at `path` (`name`: how the user called it, for messages).
@@ -41,5 +49,28 @@ std::uint64_t ModelArenaPlan(const ModelInspection& m);
 Status AdmitModelOnBoards(const ModelInspection& m, std::uint64_t blob_size,
                           const std::string& name, const std::vector<const Board*>& boards,
                           std::uint64_t max_arena);
+
+// A model's operators by index, type and whole output name ("DEPTHWISE_CONV_2D",
+// "functional_1/activation/Relu;functional_1/..."): what a model job's per-operator rows are
+// named with, since a runner sends names cut to 31 characters and types to 15.
+struct ModelLayerName {
+  std::string type;
+  std::string name;
+};
+using ModelLayerNames = std::vector<ModelLayerName>;
+
+// The layer names of recently read models, by the blob's SHA-256 (content-addressed, so an entry
+// never goes stale). Thread-safety: safe from any thread.
+class ModelLayerCache {
+ public:
+  static constexpr std::size_t kKept = 32;
+  // The blob's layers, read from `path` once; an error when it cannot be read or parsed.
+  Result<std::shared_ptr<const ModelLayerNames>> Get(const std::string& sha256,
+                                                     const std::filesystem::path& path);
+
+ private:
+  std::mutex mu_;
+  std::list<std::pair<std::string, std::shared_ptr<const ModelLayerNames>>> kept_;  // newest first
+};
 
 }  // namespace mculab::server

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "common/op_catalog.h"
+#include "common/tflite_model.h"
 #include "server/service/queries.h"
 
 namespace mculab::server {
@@ -52,6 +53,11 @@ Result<Trend> LabQueries::GetTrend(const Caller&, const TrendRequest& request) {
                                  fmt::join(out.param_names, ","), q.params->size()));
     }
   }
+  if (q.op == kModelOp && q.model.empty()) {
+    return Invalid(
+        "a series of model jobs needs the model's file name (model): two models are never one "
+        "series");
+  }
   if (!q.params && !q.case_id) {
     return Invalid(op != nullptr
                        ? fmt::format("a series of {} needs the case's parameters (params: {})",
@@ -76,6 +82,7 @@ Result<Trend> LabQueries::GetTrend(const Caller&, const TrendRequest& request) {
     t.median = r.stats.median;
     t.lo = t.hi = r.stats.median;
     t.runner_name = r.runner_name;
+    t.model_sha256 = r.job.model_sha256;
     const bool final = r.job.state == JobState::kSucceeded && r.job.last_run_id == r.stats.run_id;
     std::optional<RunFacts> facts;
     if (final) {
@@ -130,8 +137,9 @@ Result<Trend> LabQueries::GetTrend(const Caller&, const TrendRequest& request) {
     t.hi = figures->hi;
     if (!out.jobs.empty()) {
       const TrendJob& prev = out.jobs.back();
-      t.runner_changed =
-          prev.firmware_sha256 != t.firmware_sha256 || prev.runner_version != t.runner_version;
+      t.model_changed = prev.model_sha256 != t.model_sha256;
+      t.runner_changed = prev.firmware_sha256 != t.firmware_sha256 ||
+                         prev.runner_version != t.runner_version || t.model_changed;
     }
     points.push_back(TrendPoint{t.median, t.lo, t.hi});
     out.jobs.push_back(std::move(t));
@@ -201,8 +209,8 @@ Result<ChangedJobs> LabQueries::ComputeChangedJobs(const Caller& caller, const J
   std::vector<std::pair<SeriesQuery, std::vector<Wanted>>> series;
   auto key = [](const SeriesQuery& s) {
     const std::string params = s.params ? fmt::format("{}", fmt::join(*s.params, ",")) : "-";
-    return fmt::format("{}|{}|{}|{}|{}", s.kind, s.op, params,
-                       s.case_id ? std::to_string(*s.case_id) : "-", s.runner);
+    return fmt::format("{}|{}|{}|{}|{}|{}", s.kind, s.op, params,
+                       s.case_id ? std::to_string(*s.case_id) : "-", s.runner, s.model);
   };
   std::map<std::string, std::size_t> index;
   for (std::size_t i = 0; i < page->jobs.size(); ++i) {
@@ -227,6 +235,9 @@ Result<ChangedJobs> LabQueries::ComputeChangedJobs(const Caller& caller, const J
         s.case_id = c.id;
       }
       s.runner = runner;
+      s.model = job.model_name;
+      // Model jobs stored before the lab kept model names form no series.
+      if (job.op == kModelOp && s.model.empty()) continue;
       const std::string k = key(s);
       auto it = index.find(k);
       if (it == index.end()) {

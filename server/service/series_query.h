@@ -25,6 +25,7 @@ struct SeriesQuery {
   std::optional<std::vector<std::int32_t>> params;  // in the op's catalog order
   std::optional<std::int64_t> case_id;              // the sweep's case id
   std::string runner;                       // the custom runner's uploaded file name; empty: any
+  std::string model;                        // op "model": the model's file name; required
   std::string user;                         // exact; empty: any
   std::string label_contains;               // case-insensitive (ASCII) substring
   std::map<std::string, std::string> tags;  // the job asked for each of these

@@ -38,7 +38,12 @@ struct TrendJob {
   std::string firmware_sha256;  // the runner the run programmed (generic or custom)
   std::string runner_version;   // as its Hello said
   std::string runner_name;      // a custom runner's uploaded file name; empty otherwise
-  // The firmware hash or runner version differs from the job before's (false for the first).
+  std::string model_sha256;     // a model series: the .tflite the job ran
+  // A model series: the model file differs from the job before's (same name, other bytes).
+  bool model_changed = false;
+  // The firmware hash or runner version differs from the job before's (false for the first), or
+  // the model file does (model_changed): either way the figures before and after measured
+  // different code.
   bool runner_changed = false;
 };
 

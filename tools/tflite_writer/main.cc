@@ -1,6 +1,7 @@
 // mculab-tflite-writer: writes the sample int8 network (tflite_writer.h, SampleNet) as a .tflite
 // file, e.g. for a quick-start job.
-//   mculab-tflite-writer [--seed N] [--float-io] [--last-op CODE] OUT.tflite
+//   mculab-tflite-writer [--seed N] [--float-io] [--long-names] [--last-op CODE] OUT.tflite
+// --long-names makes every tensor's name 100 characters long (its own, then "/xxx...").
 // --float-io writes SampleNetFloatIO (float32 input and output around QUANTIZE and DEQUANTIZE).
 // --last-op gives the last operator (SOFTMAX) another builtin code: a model with an operator the
 // interpreter lacks, for admission tests.
@@ -16,12 +17,15 @@ int main(int argc, char** argv) {
   uint32_t seed = 1;
   int32_t last_op = -1;
   bool float_io = false;
+  bool long_names = false;
   const char* out = nullptr;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--seed") == 0 && i + 1 < argc) {
       seed = static_cast<uint32_t>(std::strtoul(argv[++i], nullptr, 0));
     } else if (std::strcmp(argv[i], "--float-io") == 0) {
       float_io = true;
+    } else if (std::strcmp(argv[i], "--long-names") == 0) {
+      long_names = true;
     } else if (std::strcmp(argv[i], "--last-op") == 0 && i + 1 < argc) {
       last_op = static_cast<int32_t>(std::strtol(argv[++i], nullptr, 0));
     } else if (argv[i][0] != '-' && out == nullptr) {
@@ -33,8 +37,8 @@ int main(int argc, char** argv) {
   }
   if (out == nullptr) {
     std::fprintf(stderr,
-                 "usage: mculab-tflite-writer [--seed N] [--float-io] [--last-op CODE] "
-                 "OUT.tflite\n");
+                 "usage: mculab-tflite-writer [--seed N] [--float-io] [--long-names] "
+                 "[--last-op CODE] OUT.tflite\n");
     return 2;
   }
   mculab::tflite_writer::Model model = float_io ? mculab::tflite_writer::SampleNetFloatIO(seed)
@@ -43,6 +47,13 @@ int main(int argc, char** argv) {
     model.operators.back().builtin = last_op;
     model.operators.back().options_type = 0;
     model.operators.back().options.clear();
+  }
+  if (long_names) {
+    // Every tensor's name made 100 characters long ("conv1/" + x's), as converters write them.
+    for (auto& t : model.tensors) {
+      t.name += "/";
+      t.name.resize(100, 'x');
+    }
   }
   const std::vector<uint8_t> bytes = mculab::tflite_writer::Serialize(model);
   std::ofstream f(out, std::ios::binary);

@@ -3,7 +3,7 @@
 // changes, change points) from GET /api/v1/series. No DOM here: unit-tested under node.
 
 // Query parameters of trend.html and GET /api/v1/series, in the order the page writes them.
-export const TREND_PARAMS = ['kind', 'op', 'params', 'case', 'runner', 'user', 'label', 'tag', 'limit', 'window', 'min_step'];
+export const TREND_PARAMS = ['kind', 'op', 'params', 'case', 'runner', 'model', 'user', 'label', 'tag', 'limit', 'window', 'min_step'];
 
 // trend.html?kind=...&op=...&params=... -> {kind, op, params, case, ...}: the given, non-empty ones.
 export function parseTrendQuery(search) {
@@ -23,6 +23,7 @@ export function missingForTrend(query) {
   if (!query.kind) missing.push('a board kind');
   if (!query.op) missing.push('an op');
   if (!query.params && !query.case) missing.push("the case's parameters (or its id)");
+  if (query.op === 'model' && !query.model) missing.push("the model's file name");
   return missing.length ? `Name ${missing.join(', ')}.` : null;
 }
 
@@ -39,6 +40,8 @@ export function trendHref(job, c) {
   const query = { kind: job.kind, op: job.op };
   if (Array.isArray(c.params) && c.params.length > 0) query.params = c.params.join(',');
   else query.case = String(c.id);
+  // A model job's series is its model's (the server refuses a model series without one).
+  if (job.model_name) query.model = job.model_name;
   return `trend.html?${trendQueryString(query)}`;
 }
 

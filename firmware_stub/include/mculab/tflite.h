@@ -237,6 +237,11 @@ typedef struct {
  * Unsupported operators are refused here, naming every one the model lacks. */
 mculab_tfl_status mculab_tfl_load(mculab_tfl_model* m, const uint8_t* data, size_t len);
 
+/* The whole name of tensor `tensor` of a loaded model (operators keep MCULAB_TFL_NAME_LEN - 1
+ * characters of their output's): its bytes inside the model, not NUL-terminated, and their count;
+ * 0 and NULL when the tensor has no name or the model is not loaded. For the host's tools. */
+uint32_t mculab_tfl_tensor_name(const mculab_tfl_model* m, int32_t tensor, const char** name);
+
 /* Checks each operator's shapes and quantization, computes its kernel parameters, plans the
  * arena and lays the tensors out in `arena` (any alignment; NULL with 0 bytes only plans).
  * m->plan holds the sizes even when the arena is too small (MCULAB_TFL_NO_MEMORY). */

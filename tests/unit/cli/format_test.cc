@@ -51,6 +51,10 @@ TEST(ExportCsv, CyclesAreExportedAsStoredMedians) {
   EXPECT_EQ(ExportCsv(TwoCaseResults("cycles")), "id,cycles\n0,12345\n7,2500.5\n");
 }
 
+TEST(ExportCsv, AnEmulatedBoardsInstructionsAreNotCalledCycles) {
+  EXPECT_EQ(ExportCsv(TwoCaseResults("instructions")), "id,instructions\n0,12345\n7,2500.5\n");
+}
+
 TEST(ExportCsv, NanosecondsAreExportedAsMicroseconds) {
   EXPECT_EQ(ExportCsv(TwoCaseResults("ns")), "id,us\n0,12.345\n7,2.5005\n");
 }

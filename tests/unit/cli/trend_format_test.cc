@@ -67,6 +67,33 @@ TEST(RenderTrend, NamesTheCaseTheStepAndEachJobsInterval) {
   EXPECT_NE(out.find("host"), std::string::npos);
 }
 
+TEST(RenderTrend, AModelSeriesNamesItsModelAndMarksAnotherFileUnderItsName) {
+  v1::Series s = StepSeries();
+  v1::GetSeriesRequest* r = s.mutable_request();
+  r->set_op("model");
+  r->set_has_params(false);
+  r->clear_params();
+  r->set_has_case_id(true);
+  r->set_case_id(0);
+  r->set_model("kws.tflite");
+  s.clear_param_names();
+  for (int i = 0; i < s.jobs_size(); ++i) {
+    v1::SeriesJob* j = s.mutable_jobs(i);
+    j->set_runner_version("0.1.0");
+    j->set_firmware_sha256("aaaaaaaaaaaaaaaa");
+    j->set_model_sha256(i < 3 ? "1111111111111111" : "2222222222222222");
+    j->set_model_changed(i == 3);
+  }
+  const std::string out = RenderTrend(s);
+  EXPECT_NE(out.find("series: model case 0 kws.tflite on host"), std::string::npos) << out;
+  EXPECT_NE(out.find("model 22222222 (model file changed)"), std::string::npos) << out;
+  EXPECT_EQ(out.find("model 11111111 (model file changed)"), std::string::npos) << out;
+  const auto j = SeriesDocument(s);
+  EXPECT_EQ(j["series"]["model"], "kws.tflite");
+  EXPECT_EQ(j["jobs"][3]["model_changed"], true);
+  EXPECT_EQ(j["jobs"][3]["model_sha256"], "2222222222222222");
+}
+
 TEST(RenderTrend, AnEmptySeriesSaysWhy) {
   v1::Series s = StepSeries();
   s.clear_jobs();

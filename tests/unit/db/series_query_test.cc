@@ -39,7 +39,8 @@ class SeriesQueryTest : public ::testing::Test {
     std::vector<CaseSpec> cases = {{7, {1, 8, 4}}, {9, {1, 16, 4}}};
     std::vector<double> medians = {100, 200};  // per case; stored statistics (a succeeded run)
     bool stats = true;
-    std::string firmware;  // a custom runner's artifact
+    std::string firmware;                  // a custom runner's artifact
+    std::string model_name, model_sha256;  // a model job's
     server::JobOrigin origin = server::JobOrigin::kUser;
   };
 
@@ -60,6 +61,9 @@ class SeriesQueryTest : public ::testing::Test {
     j.created_ms = spec.created_ms;
     j.tags = spec.tags;
     j.firmware_artifact = spec.firmware;
+    j.model_name = spec.model_name;
+    j.model_sha256 = spec.model_sha256;
+    j.model_summary = spec.model_name.empty() ? "" : "3 operators";
     j.origin = spec.origin;
     j.state = spec.stats ? JobState::kSucceeded : JobState::kFailed;
     j.last_run_id = id;
@@ -215,6 +219,50 @@ TEST_F(SeriesQueryTest, CustomRunnersAreMatchedByCaseIdAndRunnerName) {
   EXPECT_EQ((*rows)[1].runner_name, "tflm-runner.elf");
   EXPECT_EQ((*rows)[1].case_index, 1u);
   EXPECT_EQ((*rows)[1].stats.median, 200);
+}
+
+TEST_F(SeriesQueryTest, ModelJobsAreMatchedByTheModelsFileNameAndKeepTheirHashes) {
+  auto model = [&](std::string name, std::string sha, std::int64_t t) {
+    return Add([&](Spec& s) {
+      s.op = "model";
+      s.created_ms = t;
+      s.cases = {{0, {}}};
+      s.medians = {100};
+      s.model_name = name;
+      s.model_sha256 = sha;
+    });
+  };
+  const JobId kws1 = model("kws.tflite", "k1", 1);
+  const JobId resnet = model("resnet.tflite", "r1", 2);
+  const JobId kws2 = model("kws.tflite", "k2", 3);  // another file under the same name
+  model("", "", 4);                                 // stored before the lab kept names
+  SeriesQuery q;
+  q.kind = "host";
+  q.op = "model";
+  q.case_id = 0;
+  q.model = "kws.tflite";
+  EXPECT_EQ(Ids(q), (std::vector<JobId>{kws1, kws2}));
+  auto rows = store_->QuerySeries(q);
+  ASSERT_TRUE(rows.ok());
+  ASSERT_EQ(rows->size(), 2u);
+  EXPECT_EQ((*rows)[0].job.model_sha256, "k1");
+  EXPECT_EQ((*rows)[1].job.model_sha256, "k2");
+  EXPECT_EQ((*rows)[1].job.model_summary, "3 operators");
+  q.model = "resnet.tflite";
+  EXPECT_EQ(Ids(q), (std::vector<JobId>{resnet}));
+  // The history's model filter is exact and counts only model jobs of that name.
+  JobQuery h;
+  h.model = "kws.tflite";
+  auto page = store_->QueryJobs(h);
+  ASSERT_TRUE(page.ok()) << page.error().message;
+  EXPECT_EQ(page->total, 2u);
+  ASSERT_EQ(page->jobs.size(), 2u);
+  EXPECT_EQ(page->jobs[0].job.id, kws2);
+  EXPECT_EQ(page->jobs[0].job.model_name, "kws.tflite");
+  h.model = "kws";
+  page = store_->QueryJobs(h);
+  ASSERT_TRUE(page.ok());
+  EXPECT_EQ(page->total, 0u);
 }
 
 TEST_F(SeriesQueryTest, AQueryWithoutTheCaseIsRefused) {

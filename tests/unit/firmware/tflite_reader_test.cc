@@ -257,6 +257,28 @@ TEST(TfliteRefuses, EveryTruncation) {
   }
 }
 
+// A file cut short says so, with both lengths: where it ends and how far the model reaches.
+TEST(TfliteRefuses, ATruncatedFileSaysWhereItEndsAndWhatTheModelNeeds) {
+  const std::vector<uint8_t> bytes = tw::Serialize(tw::SampleNet(1));
+  auto m = std::make_unique<mculab_tfl_model>();
+  for (size_t n : {bytes.size() - 1, bytes.size() * 3 / 4}) {
+    std::vector<uint8_t> cut(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(n));
+    ASSERT_EQ(mculab_tfl_load(m.get(), cut.data(), cut.size()), MCULAB_TFL_OUT_OF_BOUNDS) << n;
+    const std::string error = m->error;
+    EXPECT_NE(
+        error.find("the file ends at byte " + std::to_string(n) + ", the model needs at least"),
+        std::string::npos)
+        << error;
+    EXPECT_NE(error.find("truncated"), std::string::npos) << error;
+  }
+  // An offset far past the end is corruption, not a short file: no length is claimed.
+  std::vector<uint8_t> wild = bytes;
+  const uint32_t root = 0x7FFFFFF0u;
+  std::memcpy(wild.data(), &root, 4);
+  mculab_tfl_load(m.get(), wild.data(), wild.size());
+  EXPECT_EQ(std::string(m->error).find("truncated"), std::string::npos) << m->error;
+}
+
 TEST(TfliteRefuses, RootOffsetPastTheEnd) {
   std::vector<uint8_t> bytes = tw::Serialize(tw::SampleNet(1));
   for (uint32_t root : {0xFFFFFFF0u, static_cast<uint32_t>(bytes.size()),

@@ -11,11 +11,12 @@ test('an empty query string is the default view: newest jobs first, 50 a page', 
 });
 
 test('filters survive a round trip through the query string', () => {
-  const s = { ...q.DEFAULT_HISTORY, user: 'ana', op: 'conv2d_s8', state: 'failed,timed_out', label: 'try <1>',
+  const s = { ...q.DEFAULT_HISTORY, user: 'ana', op: 'conv2d_s8', model: 'kws.tflite', state: 'failed,timed_out', label: 'try <1>',
     from: '2025-10-01', to: '2025-10-31', sort: 'created', order: 'asc', limit: 100, offset: 200 };
   const text = q.historyQueryString(s);
   assert.ok(text.startsWith('?'));
   assert.deepEqual(q.parseHistoryQuery(text), s);
+  assert.equal(q.jobsApiParams(s).get('model'), 'kws.tflite');
 });
 
 test('invalid values fall back to defaults instead of reaching the server', () => {

@@ -28,6 +28,8 @@ test('a series needs a kind, an op and the case', () => {
   assert.equal(missingForTrend({ kind: 'host', op: 'custom', case: '3' }), null);
   assert.match(missingForTrend({ kind: 'host' }), /an op.*parameters/);
   assert.match(missingForTrend({}), /board kind/);
+  assert.match(missingForTrend({ kind: 'host', op: 'model', case: '0' }), /model's file name/);
+  assert.equal(missingForTrend({ kind: 'host', op: 'model', case: '0', model: 'kws.tflite' }), null);
 });
 
 test("a job's case links to its series by parameters, or by case id without them", () => {
@@ -36,6 +38,9 @@ test("a job's case links to its series by parameters, or by case id without them
       'trend.html?kind=corstone300-qemu&op=conv2d_s8&params=1%2C16%2C32');
   assert.equal(trendHref({ kind: 'host', op: 'custom' }, { id: 12, params: [] }),
       'trend.html?kind=host&op=custom&case=12');
+  // A model job's series is its model's.
+  assert.equal(trendHref({ kind: 'host', op: 'model', model_name: 'kws.tflite' }, { id: 0, params: [] }),
+      'trend.html?kind=host&op=model&case=0&model=kws.tflite');
 });
 
 test('the plot gets positions, medians and the interval band; marks sit between jobs', () => {

@@ -75,6 +75,7 @@ const form = h('form', { class: 'filters', id: 'filters', role: 'search', 'aria-
     textField('board', 'board', { list: 'board-names' }),
     textField('kind', 'kind', { list: 'kind-names' }),
     textField('op', 'op'),
+    textField('model', 'model file'),
     stateField(),
     textField('label', 'label contains'),
     dateField('from', 'submitted from (UTC)'),
@@ -110,7 +111,7 @@ replaceChildren(layout.main,
 
 // ---- filters ----------------------------------------------------------------------------------
 function syncForm() {
-  for (const name of ['user', 'board', 'kind', 'op', 'label', 'from', 'to']) fields[name].value = state[name];
+  for (const name of ['user', 'board', 'kind', 'op', 'model', 'label', 'from', 'to']) fields[name].value = state[name];
   fields.state.value = state.state;
   if (fields.state.value !== state.state) {  // a comma list that is not one of the options
     fields.state.append(h('option', { value: state.state }, state.state));
@@ -122,13 +123,13 @@ function syncForm() {
 }
 
 function updateFilterCount() {
-  const active = ['user', 'board', 'kind', 'op', 'label', 'state', 'from', 'to', 'changed'].filter((k) => state[k]).length;
+  const active = ['user', 'board', 'kind', 'op', 'model', 'label', 'state', 'from', 'to', 'changed'].filter((k) => state[k]).length;
   filterCount.textContent = active ? `(${active} active)` : '';
 }
 
 function readForm() {
   const v = {};
-  for (const name of ['user', 'board', 'kind', 'op', 'label']) v[name] = fields[name].value.trim();
+  for (const name of ['user', 'board', 'kind', 'op', 'model', 'label']) v[name] = fields[name].value.trim();
   v.state = fields.state.value;
   v.from = fields.from.value;
   v.to = fields.to.value;
@@ -237,7 +238,8 @@ function jobRow(job) {
     id: h('td', { class: 'col-id' }, h('a', { href: `job.html?id=${job.id}` }, `#${job.id}`)),
     state: h('td', { class: 'col-state' }, badge('state', job.state)),
     label: h('td', { class: 'col-label', title: job.label || null }, job.label || '', changeNotes(job)),
-    op: h('td', { class: 'col-op' }, job.op || '-'),
+    op: h('td', { class: 'col-op', title: job.model_sha256 ? `model SHA-256 ${job.model_sha256}` : null }, job.op || '-',
+        job.model_name ? h('span', { class: 'sub col-model' }, job.model_name) : null),
     board: h('td', { class: 'col-board' }, board, h('span', { class: 'sub col-kind' }, job.kind || '-')),
     user: h('td', { class: 'col-user' }, job.user || '-'),
     created: h('td', { class: 'col-created nowrap' }, formatTime(job.created_ms)),

@@ -143,6 +143,8 @@ function renderSummary() {
       j.state === 'queued' && j.wait ? messageBox('info', h('span', { id: 'job-wait' }, waitText(j.wait, Date.now()))) : null,
       dl([
         ['operator', j.op],
+        ...(j.model_name ? [['model', h('span', { id: 'job-model', title: `SHA-256 ${j.model_sha256}` }, j.model_name)],
+          ['model graph', j.model_summary || '-'], ['model SHA-256', h('code', {}, j.model_sha256 || '-')]] : []),
         ['board kind', j.kind],
         ['board', j.assigned_board || (j.requested_board ? `${j.requested_board} (requested)` : 'any')],
         ['user', j.user],

@@ -20,7 +20,8 @@ const FIELDS = [
   ['kind', 'board kind', 'e.g. host'],
   ['op', 'op', 'e.g. conv2d_s8, custom'],
   ['params', 'parameters', 'e.g. 1,16,32,32,…'],
-  ['case', 'case id', 'custom runners'],
+  ['case', 'case id', 'custom runners, models (0)'],
+  ['model', 'model file', 'op model: e.g. kws.tflite'],
   ['label', 'label contains', ''],
   ['user', 'user', ''],
   ['tag', 'tags', 'key=value,…'],
@@ -63,6 +64,7 @@ function caseText(res) {
   if (Array.isArray(s.params)) parts.push(paramsText(s.param_names, s.params));
   if (s.case !== null && s.case !== undefined) parts.push(`case ${s.case}`);
   if (s.runner) parts.push(`runner ${s.runner}`);
+  if (s.model) parts.push(s.model);
   return `${parts.join(' ')} on ${s.kind}`;
 }
 
@@ -100,8 +102,9 @@ function jobsTable(res) {
         h('td', { class: 'col-interval' }, `[${formatNumber(j.lo)}, ${formatNumber(j.hi)}]`),
         h('td', { class: 'col-n num' }, String(j.n)),
         h('td', { class: 'col-runner', title: j.firmware_sha256 || '' },
-            [j.runner_name, j.runner_version, shortHash(j.firmware_sha256)].filter(Boolean).join(' '),
-            j.runner_changed ? h('span', { class: 'runner-changed' }, ' changed') : null),
+            [j.runner_name, j.runner_version, shortHash(j.firmware_sha256),
+              j.model_sha256 ? `model ${shortHash(j.model_sha256)}` : ''].filter(Boolean).join(' '),
+            j.runner_changed ? h('span', { class: 'runner-changed' }, j.model_changed ? ' model file changed' : ' changed') : null),
         h('td', { class: 'col-change' }, step
           ? h('a', { class: step.ratio > 1 ? 'step-slower' : 'step-faster', href: compareHref(step) }, stepText(step))
           : ''),

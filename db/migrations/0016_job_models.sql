@@ -1,0 +1,8 @@
+-- What a model job measured (issue 25): the model's file name as submitted, the SHA-256 of the
+-- .tflite itself (the blob may carry an input too) and its graph summary. A model series is one
+-- model name; a changed file under that name is marked like a runner change. Jobs stored before
+-- this migration have none of them and belong to no model series.
+ALTER TABLE jobs ADD COLUMN model_name TEXT NOT NULL DEFAULT '';
+ALTER TABLE jobs ADD COLUMN model_sha256 TEXT NOT NULL DEFAULT '';
+ALTER TABLE jobs ADD COLUMN model_summary TEXT NOT NULL DEFAULT '';
+CREATE INDEX jobs_model_name ON jobs(kind, model_name) WHERE model_name <> '';
