@@ -53,6 +53,8 @@ enum {
   MCULAB_TFL_FULLY_CONNECTED = 9,
   MCULAB_TFL_MAX_POOL_2D = 17,
   MCULAB_TFL_MUL = 18,
+  MCULAB_TFL_RELU = 19,
+  MCULAB_TFL_RELU6 = 21,
   MCULAB_TFL_RESHAPE = 22,
   MCULAB_TFL_SOFTMAX = 25,
   MCULAB_TFL_SVDF = 27,
@@ -66,6 +68,7 @@ enum {
   MCULAB_TFL_EXPAND_DIMS = 70,
   MCULAB_TFL_LEAKY_RELU = 98,
   MCULAB_TFL_QUANTIZE = 114,
+  MCULAB_TFL_HARD_SWISH = 117,
 };
 
 /* TFLite's TensorType codes the interpreter knows (activations: int8, and float32 around
@@ -160,6 +163,17 @@ typedef struct {
   int32_t mult1, shift1, mult2, shift2; /* feature -> state, state x time -> output */
 } mculab_tfl_svdf_params;
 
+/* RELU (requantized, clamped) and RELU6 (clamped in the input's quantization), quantized. */
+typedef struct {
+  int32_t in_zp, out_zp, mult, shift, lo, hi;
+} mculab_tfl_relu_params;
+
+/* HARD_SWISH, int8 (TFLite's HardSwishParams: 16-bit fixed-point multipliers). */
+typedef struct {
+  int16_t in_zp, out_zp, reluish_mult, out_mult;
+  int32_t reluish_exp, out_exp;
+} mculab_tfl_hard_swish_params;
+
 /* An operator's kernel (tflite/ops/ops.h): its options, prepare, invoke. */
 typedef struct mculab_tfl_kernel mculab_tfl_kernel;
 
@@ -192,6 +206,8 @@ typedef struct {
     mculab_tfl_leaky_params leaky;
     mculab_tfl_box_params box;
     mculab_tfl_svdf_params svdf;
+    mculab_tfl_relu_params relu;
+    mculab_tfl_hard_swish_params hard_swish;
   } k;
   uint32_t softmax_outer, softmax_depth;
   uint32_t persistent_bytes; /* the kernel's own, for the model's life (per-channel multipliers) */

@@ -675,3 +675,155 @@ TEST(TfliteOps, MulInt8BroadcastsAndRescales) {
 }
 
 }  // namespace
+
+namespace {
+
+namespace tw = mculab::tflite_writer;
+
+// ---- one operator at a time: a graph of tensor 0 (the input) -> operator -> the last tensor ----
+
+template <typename T>
+std::vector<uint8_t> Bytes(const std::vector<T>& v) {
+  std::vector<uint8_t> b(v.size() * sizeof(T));
+  if (!v.empty()) std::memcpy(b.data(), v.data(), b.size());
+  return b;
+}
+
+template <typename T>
+std::vector<T> Values(const std::vector<uint8_t>& b) {
+  std::vector<T> v(b.size() / sizeof(T));
+  if (!v.empty()) std::memcpy(v.data(), b.data(), v.size() * sizeof(T));
+  return v;
+}
+
+struct OpRun {
+  mculab_tfl_status status = MCULAB_TFL_OK;
+  std::string error;
+  std::vector<uint8_t> out;
+};
+
+// Runs `op` on `in` given as tensor 0's bytes; the output is the model's last tensor.
+OpRun RunOp(std::vector<tw::Tensor> tensors, tw::Operator op, const std::vector<uint8_t>& in) {
+  tw::Model m;
+  m.tensors = std::move(tensors);
+  op.outputs = {static_cast<int32_t>(m.tensors.size() - 1)};
+  m.operators = {std::move(op)};
+  m.inputs = {0};
+  m.outputs = {static_cast<int32_t>(m.tensors.size() - 1)};
+  ModelRun r(tw::Serialize(m));
+  OpRun result;
+  result.status = r.First();
+  result.error = r.m->error;
+  if (result.status != MCULAB_TFL_OK) return result;
+  result.status = mculab_tfl_set_input(r.m.get(), in.data(), static_cast<uint32_t>(in.size()));
+  if (result.status == MCULAB_TFL_OK) result.status = mculab_tfl_invoke(r.m.get(), nullptr);
+  result.error = r.m->error;
+  uint32_t n = 0;
+  const auto* out = static_cast<const uint8_t*>(mculab_tfl_output_at(r.m.get(), 0, &n));
+  if (out != nullptr) result.out.assign(out, out + n);
+  return result;
+}
+
+tw::Tensor Quantized(std::vector<int32_t> shape, uint8_t type, float scale, int64_t zp,
+                     std::vector<uint8_t> data = {}) {
+  return tw::Tensor{std::move(shape), type, std::move(data), {scale}, {zp}, 0, ""};
+}
+
+tw::Tensor Float(std::vector<int32_t> shape, std::vector<uint8_t> data = {}) {
+  return tw::Tensor{std::move(shape), MCULAB_TFL_FLOAT32, std::move(data), {}, {}, 0, ""};
+}
+
+tw::Operator Op(int32_t builtin, std::vector<int32_t> inputs) {
+  return tw::Operator{builtin, std::move(inputs), {}, 0, {}};
+}
+
+// RELU int8 requantizes (scale 0.5 -> 0.25: twice x - zero point, exactly) and clamps from the
+// output's zero point; RELU6 clamps to [zero point, round(6 / scale) + zero point] of the input.
+TEST(TfliteOps, ReluAndRelu6Int8ClampAndRequantize) {
+  const std::vector<int8_t> in = {-128, -11, -10, 0, 40, 63, 100, 127};
+  OpRun relu = RunOp({Quantized({1, 8}, 9, 0.5f, -10), Quantized({1, 8}, 9, 0.25f, -100)},
+                     Op(MCULAB_TFL_RELU, {0}), Bytes(in));
+  ASSERT_EQ(relu.status, MCULAB_TFL_OK) << relu.error;
+  EXPECT_EQ(Values<int8_t>(relu.out),
+            (std::vector<int8_t>{-100, -100, -100, -80, 0, 46, 120, 127}));
+  // 6 / 0.05 = 120 steps above the zero point -20: [-20, 100].
+  OpRun relu6 = RunOp({Quantized({8}, 9, 0.05f, -20), Quantized({8}, 9, 0.05f, -20)},
+                      Op(MCULAB_TFL_RELU6, {0}), Bytes(in));
+  ASSERT_EQ(relu6.status, MCULAB_TFL_OK) << relu6.error;
+  EXPECT_EQ(Values<int8_t>(relu6.out), (std::vector<int8_t>{-20, -11, -10, 0, 40, 63, 100, 100}));
+  // 6 / 0.01 is past int8: the top stays 127.
+  OpRun wide = RunOp({Quantized({8}, 9, 0.01f, -20), Quantized({8}, 9, 0.01f, -20)},
+                     Op(MCULAB_TFL_RELU6, {0}), Bytes(in));
+  ASSERT_EQ(wide.status, MCULAB_TFL_OK) << wide.error;
+  EXPECT_EQ(Values<int8_t>(wide.out), (std::vector<int8_t>{-20, -11, -10, 0, 40, 63, 100, 127}));
+}
+
+TEST(TfliteOps, ReluAndRelu6Int16AreSymmetric) {
+  const std::vector<int16_t> in = {-32768, -5, 0, 100, 5999, 6001, 20000, 32767};
+  OpRun relu = RunOp({Quantized({8}, 7, 0.5f, 0), Quantized({8}, 7, 0.25f, 0)},
+                     Op(MCULAB_TFL_RELU, {0}), Bytes(in));
+  ASSERT_EQ(relu.status, MCULAB_TFL_OK) << relu.error;
+  EXPECT_EQ(Values<int16_t>(relu.out),
+            (std::vector<int16_t>{0, 0, 0, 200, 11998, 12002, 32767, 32767}));
+  OpRun relu6 = RunOp({Quantized({8}, 7, 0.001f, 0), Quantized({8}, 7, 0.001f, 0)},
+                      Op(MCULAB_TFL_RELU6, {0}), Bytes(in));
+  ASSERT_EQ(relu6.status, MCULAB_TFL_OK) << relu6.error;
+  EXPECT_EQ(Values<int16_t>(relu6.out),
+            (std::vector<int16_t>{0, 0, 0, 100, 5999, 6000, 6000, 6000}));
+  // TFLite Micro's RELU needs int16 zero points of 0.
+  OpRun refused = RunOp({Quantized({8}, 7, 0.5f, 3), Quantized({8}, 7, 0.25f, 0)},
+                        Op(MCULAB_TFL_RELU, {0}), Bytes(in));
+  EXPECT_EQ(refused.status, MCULAB_TFL_UNSUPPORTED);
+  EXPECT_NE(refused.error.find("operator 0 (RELU): int16 tensors need zero point 0"),
+            std::string::npos)
+      << refused.error;
+}
+
+TEST(TfliteOps, ReluRelu6AndHardSwishFloat32) {
+  const std::vector<float> in = {-4.0f, -3.0f, -1.5f, -0.0f, 1.0f, 3.0f, 5.5f, 7.0f};
+  OpRun relu = RunOp({Float({8}), Float({8})}, Op(MCULAB_TFL_RELU, {0}), Bytes(in));
+  ASSERT_EQ(relu.status, MCULAB_TFL_OK) << relu.error;
+  EXPECT_EQ(Values<float>(relu.out),
+            (std::vector<float>{0.0f, 0.0f, 0.0f, -0.0f, 1.0f, 3.0f, 5.5f, 7.0f}));
+  OpRun relu6 = RunOp({Float({8}), Float({8})}, Op(MCULAB_TFL_RELU6, {0}), Bytes(in));
+  ASSERT_EQ(relu6.status, MCULAB_TFL_OK) << relu6.error;
+  EXPECT_EQ(Values<float>(relu6.out),
+            (std::vector<float>{0.0f, 0.0f, 0.0f, -0.0f, 1.0f, 3.0f, 5.5f, 6.0f}));
+  // x * min(6, max(0, x + 3)) / 6: 0 up to -3, x from 3 on, -1.5 * 1.5 / 6 and 1 * 4 / 6 between.
+  OpRun hs = RunOp({Float({8}), Float({8})}, Op(MCULAB_TFL_HARD_SWISH, {0}), Bytes(in));
+  ASSERT_EQ(hs.status, MCULAB_TFL_OK) << hs.error;
+  const std::vector<float> out = Values<float>(hs.out);
+  const float expected[8] = {0.0f, 0.0f, -0.375f, 0.0f, 4.0f / 6.0f, 3.0f, 5.5f, 7.0f};
+  for (int i = 0; i < 8; ++i) EXPECT_EQ(out[i], expected[i]) << in[i];
+}
+
+// HARD_SWISH int8 over every input value: TFLite's 16-bit fixed point is within one step of the
+// real hard swish, exactly the output zero point at or below -3 and the input rescaled at or
+// above +3 (within one step: the relu-ish factor saturates at 32767 / 32768).
+TEST(TfliteOps, HardSwishInt8FollowsTheRealFunctionOverEveryInput) {
+  const float in_scale = 0.05f, out_scale = 0.03f;
+  const int in_zp = -5, out_zp = -110;
+  std::vector<int8_t> in(256);
+  for (int i = 0; i < 256; ++i) in[i] = static_cast<int8_t>(i - 128);
+  OpRun hs = RunOp({Quantized({256}, 9, in_scale, in_zp), Quantized({256}, 9, out_scale, out_zp)},
+                   Op(MCULAB_TFL_HARD_SWISH, {0}), Bytes(in));
+  ASSERT_EQ(hs.status, MCULAB_TFL_OK) << hs.error;
+  const std::vector<int8_t> out = Values<int8_t>(hs.out);
+  for (int i = 0; i < 256; ++i) {
+    const double x = in_scale * (in[i] - in_zp);
+    const double y = x * std::min(6.0, std::max(0.0, x + 3.0)) / 6.0;
+    const double q = std::min(127.0, std::max(-128.0, std::round(y / out_scale) + out_zp));
+    EXPECT_NEAR(out[i], q, 1.0) << "x " << x;
+    if (x <= -3.0) {
+      EXPECT_EQ(out[i], out_zp) << "x " << x;
+    }
+  }
+  // int16 HARD_SWISH is not in TFLite Micro: refused.
+  OpRun refused = RunOp({Quantized({4}, 7, 0.5f, 0), Quantized({4}, 7, 0.5f, 0)},
+                        Op(MCULAB_TFL_HARD_SWISH, {0}), std::vector<uint8_t>(8));
+  EXPECT_EQ(refused.status, MCULAB_TFL_UNSUPPORTED);
+  EXPECT_NE(refused.error.find("needs int8 or float32 tensors"), std::string::npos)
+      << refused.error;
+}
+
+}  // namespace
