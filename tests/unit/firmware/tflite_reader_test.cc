@@ -733,6 +733,11 @@ tw::Tensor Float(std::vector<int32_t> shape, std::vector<uint8_t> data = {}) {
   return tw::Tensor{std::move(shape), MCULAB_TFL_FLOAT32, std::move(data), {}, {}, 0, ""};
 }
 
+// A constant of int32 (2) or int64 (4) values: begin, size, axes.
+tw::Tensor Const(std::vector<int32_t> shape, uint8_t type, std::vector<uint8_t> data) {
+  return tw::Tensor{std::move(shape), type, std::move(data), {}, {}, 0, ""};
+}
+
 tw::Operator Op(int32_t builtin, std::vector<int32_t> inputs) {
   return tw::Operator{builtin, std::move(inputs), {}, 0, {}};
 }
@@ -823,6 +828,76 @@ TEST(TfliteOps, HardSwishInt8FollowsTheRealFunctionOverEveryInput) {
                         Op(MCULAB_TFL_HARD_SWISH, {0}), std::vector<uint8_t>(8));
   EXPECT_EQ(refused.status, MCULAB_TFL_UNSUPPORTED);
   EXPECT_NE(refused.error.find("needs int8 or float32 tensors"), std::string::npos)
+      << refused.error;
+}
+
+// SLICE of int8 [2][3][4] (value 12a + 4b + c) from begin (1, 1, 0) with sizes (1, -1, 3): -1
+// runs to the end of its dimension. begin and size int32, or int64 over float32.
+TEST(TfliteOps, SliceCopiesTheBoxWithSizeMinusOneToTheEnd) {
+  std::vector<int8_t> in(24);
+  for (int i = 0; i < 24; ++i) in[i] = static_cast<int8_t>(i);
+  OpRun s8 = RunOp({Quantized({2, 3, 4}, 9, 0.5f, 0), Const({3}, 2, Bytes<int32_t>({1, 1, 0})),
+                    Const({3}, 2, Bytes<int32_t>({1, -1, 3})), Quantized({1, 2, 3}, 9, 0.5f, 0)},
+                   Op(MCULAB_TFL_SLICE, {0, 1, 2}), Bytes(in));
+  ASSERT_EQ(s8.status, MCULAB_TFL_OK) << s8.error;
+  EXPECT_EQ(Values<int8_t>(s8.out), (std::vector<int8_t>{16, 17, 18, 20, 21, 22}));
+
+  std::vector<float> f(24);
+  for (int i = 0; i < 24; ++i) f[i] = 0.5f * static_cast<float>(i) - 3.0f;
+  OpRun sf = RunOp({Float({2, 3, 4}), Const({3}, 4, Bytes<int64_t>({0, 2, 1})),
+                    Const({3}, 4, Bytes<int64_t>({-1, 1, 2})), Float({2, 1, 2})},
+                   Op(MCULAB_TFL_SLICE, {0, 1, 2}), Bytes(f));
+  ASSERT_EQ(sf.status, MCULAB_TFL_OK) << sf.error;
+  EXPECT_EQ(Values<float>(sf.out), (std::vector<float>{f[9], f[10], f[21], f[22]}));
+}
+
+TEST(TfliteRefuses, SliceOutsideTheInputOrOfAnotherSize) {
+  auto slice = [](std::vector<int32_t> begin, std::vector<int32_t> size,
+                  std::vector<int32_t> out_shape) {
+    return RunOp({Quantized({2, 3}, 9, 0.5f, 0), Const({2}, 2, Bytes(begin)),
+                  Const({2}, 2, Bytes(size)), Quantized(std::move(out_shape), 9, 0.5f, 0)},
+                 Op(MCULAB_TFL_SLICE, {0, 1, 2}), std::vector<uint8_t>(6));
+  };
+  EXPECT_EQ(slice({0, 0}, {2, 3}, {2, 3}).status, MCULAB_TFL_OK);
+  for (const auto& [begin, size] :
+       std::vector<std::pair<std::vector<int32_t>, std::vector<int32_t>>>{
+           {{0, 2}, {1, 2}}, {{-1, 0}, {1, 2}}, {{0, 4}, {1, -1}}, {{0, 0}, {1, -2}}}) {
+    const OpRun r = slice(begin, size, {1, 2});
+    EXPECT_EQ(r.status, MCULAB_TFL_BAD_SHAPE) << begin[0] << "," << begin[1];
+    EXPECT_NE(r.error.find("operator 0 (SLICE): begin or size outside the input"),
+              std::string::npos)
+        << r.error;
+  }
+  const OpRun other = slice({0, 0}, {1, -1}, {1, 2});
+  EXPECT_EQ(other.status, MCULAB_TFL_BAD_SHAPE);
+  EXPECT_NE(other.error.find("the slice's size differs from the output's"), std::string::npos)
+      << other.error;
+}
+
+// MUL int16 (16x8, symmetric): scales 0.5 x 0.25 / 0.125 make the rescaling exactly 1, so each
+// output is the product, clamped to int16; the second input [2] broadcasts over [3][2].
+TEST(TfliteOps, MulInt16BroadcastsSymmetricallyAndSaturates) {
+  const std::vector<int16_t> in = {1, -5, 300, -300, 20000, -20000};
+  OpRun mul =
+      RunOp({Quantized({3, 2}, 7, 0.5f, 0), Quantized({2}, 7, 0.25f, 0, Bytes<int16_t>({3, -100})),
+             Quantized({3, 2}, 7, 0.125f, 0)},
+            Op(MCULAB_TFL_MUL, {0, 1}), Bytes(in));
+  ASSERT_EQ(mul.status, MCULAB_TFL_OK) << mul.error;
+  EXPECT_EQ(Values<int16_t>(mul.out), (std::vector<int16_t>{3, 500, 900, 30000, 32767, 32767}));
+  // A quarter: 0.5 x 0.25 / 0.5, rounding -5 x -100 / 4 = 125 and 3 / 4 up to 1.
+  OpRun quarter =
+      RunOp({Quantized({3, 2}, 7, 0.5f, 0), Quantized({2}, 7, 0.25f, 0, Bytes<int16_t>({3, -100})),
+             Quantized({3, 2}, 7, 0.5f, 0)},
+            Op(MCULAB_TFL_MUL, {0, 1}), Bytes(in));
+  ASSERT_EQ(quarter.status, MCULAB_TFL_OK) << quarter.error;
+  EXPECT_EQ(Values<int16_t>(quarter.out), (std::vector<int16_t>{1, 125, 225, 7500, 15000, 32767}));
+  OpRun refused =
+      RunOp({Quantized({3, 2}, 7, 0.5f, 1), Quantized({2}, 7, 0.25f, 0, Bytes<int16_t>({3, -100})),
+             Quantized({3, 2}, 7, 0.125f, 0)},
+            Op(MCULAB_TFL_MUL, {0, 1}), Bytes(in));
+  EXPECT_EQ(refused.status, MCULAB_TFL_UNSUPPORTED);
+  EXPECT_NE(refused.error.find("operator 0 (MUL): int16 tensors need zero point 0"),
+            std::string::npos)
       << refused.error;
 }
 
