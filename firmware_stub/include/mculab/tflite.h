@@ -60,6 +60,7 @@ enum {
   MCULAB_TFL_SVDF = 27,
   MCULAB_TFL_PAD = 34,
   MCULAB_TFL_TRANSPOSE = 39,
+  MCULAB_TFL_MEAN = 40,
   MCULAB_TFL_SUB = 41,
   MCULAB_TFL_SQUEEZE = 43,
   MCULAB_TFL_STRIDED_SLICE = 45,
@@ -175,6 +176,14 @@ typedef struct {
   int32_t reluish_exp, out_exp;
 } mculab_tfl_hard_swish_params;
 
+/* MEAN: per input dimension, its stride in the output (0 along a reduced axis); the elements
+ * averaged into each output; quantized: the rescaling with 1 / count folded in. */
+typedef struct {
+  uint32_t out_stride[MCULAB_TFL_MAX_DIMS];
+  uint32_t count;
+  int32_t in_zp, out_zp, mult, shift;
+} mculab_tfl_mean_params;
+
 /* An operator's kernel (tflite/ops/ops.h): its options, prepare, invoke. */
 typedef struct mculab_tfl_kernel mculab_tfl_kernel;
 
@@ -194,6 +203,7 @@ typedef struct {
   int32_t rank;                                   /* SVDF; CONCATENATION: the axis */
   int32_t begin_mask, end_mask, shrink_axis_mask; /* STRIDED_SLICE */
   uint8_t other_masks;                            /* STRIDED_SLICE: ellipsis, new axis, offset */
+  uint8_t keep_dims;                              /* MEAN */
   float f_act_min, f_act_max;                     /* float32 kernels: the fused activation */
   /* prepared kernel parameters */
   union {
@@ -209,6 +219,7 @@ typedef struct {
     mculab_tfl_svdf_params svdf;
     mculab_tfl_relu_params relu;
     mculab_tfl_hard_swish_params hard_swish;
+    mculab_tfl_mean_params mean;
   } k;
   uint32_t softmax_outer, softmax_depth;
   uint32_t persistent_bytes; /* the kernel's own, for the model's life (per-channel multipliers) */

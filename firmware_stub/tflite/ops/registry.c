@@ -31,7 +31,8 @@
   KERNEL(MCULAB_TFL_RELU, relu)                           \
   KERNEL(MCULAB_TFL_RELU6, relu6)                         \
   KERNEL(MCULAB_TFL_HARD_SWISH, hard_swish)               \
-  KERNEL(MCULAB_TFL_SLICE, slice)
+  KERNEL(MCULAB_TFL_SLICE, slice)                         \
+  KERNEL(MCULAB_TFL_MEAN, mean)
 
 #define DECLARE(code, name) extern const mculab_tfl_kernel mculab_tfl_kernel_##name;
 MCULAB_TFL_KERNELS(DECLARE)

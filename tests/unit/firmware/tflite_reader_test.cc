@@ -52,7 +52,7 @@ struct ModelRun {
     prepare = mculab_tfl_prepare(m.get(), nullptr, 0);
     if (prepare != MCULAB_TFL_NO_MEMORY) return;
     // Aligned start, so the arena is exactly the plan.
-    arena.resize(m->plan.arena_bytes + m->plan.persistent_bytes);
+    arena.resize(m->plan.arena_bytes + m->plan.persistent_bytes + m->plan.scratch_bytes);
     prepare = mculab_tfl_prepare(m.get(), arena.data(), arena.size());
     if (prepare != MCULAB_TFL_OK) return;
     mculab_tfl_seed_input(m.get(), seed);
@@ -899,6 +899,82 @@ TEST(TfliteOps, MulInt16BroadcastsSymmetricallyAndSaturates) {
   EXPECT_NE(refused.error.find("operator 0 (MUL): int16 tensors need zero point 0"),
             std::string::npos)
       << refused.error;
+}
+
+tw::Operator Mean(int keep_dims) {
+  return tw::Operator{MCULAB_TFL_MEAN, {0, 1}, {}, 27, {tw::Option{0, tw::Option::kU8, keep_dims}}};
+}
+
+// MEAN int8 over H and W of [1][2][2][3], keep_dims, one quantization: TFLite's QuantizedMeanOrSum
+// rounds twice (the 1/4 folded into a multiplier of 2^30 and a right shift of 1), so a sum of 5
+// steps gives 2 (1.25 rounded through 2.5), -6 gives -2 and 124 x 4 gives 124.
+TEST(TfliteOps, MeanInt8OverHeightAndWidthRoundsAsTfliteMicro) {
+  // [y][x][c], zero point 3: channel 0 is 8, 3, 3, 3; channel 1 is 2, 2, 2, 0; channel 2 is 127.
+  const std::vector<int8_t> in = {8, 2, 127, 3, 2, 127, 3, 2, 127, 3, 0, 127};
+  OpRun mean = RunOp({Quantized({1, 2, 2, 3}, 9, 0.5f, 3), Const({2}, 2, Bytes<int32_t>({1, 2})),
+                      Quantized({1, 1, 1, 3}, 9, 0.5f, 3)},
+                     Mean(1), Bytes(in));
+  ASSERT_EQ(mean.status, MCULAB_TFL_OK) << mean.error;
+  EXPECT_EQ(Values<int8_t>(mean.out), (std::vector<int8_t>{2 + 3, -2 + 3, 127}));
+}
+
+// MEAN int8 over the last axis (given twice, as -1 and 1), keep_dims false, rescaled from 0.5 to
+// 0.25: (10 + 20 + 31) / 3 x 2 = 40.67 gives 41; -301 / 3 x 2 clamps to -128.
+TEST(TfliteOps, MeanInt8RescalesAndClampsWithoutKeepDims) {
+  const std::vector<int8_t> in = {10, 20, 31, -100, -100, -101};
+  OpRun mean = RunOp({Quantized({2, 3}, 9, 0.5f, 0), Const({2}, 2, Bytes<int32_t>({-1, 1})),
+                      Quantized({2}, 9, 0.25f, -128)},
+                     Mean(0), Bytes(in));
+  ASSERT_EQ(mean.status, MCULAB_TFL_OK) << mean.error;
+  EXPECT_EQ(Values<int8_t>(mean.out), (std::vector<int8_t>{41 - 128, -128}));
+}
+
+TEST(TfliteOps, MeanInt16AndFloat32) {
+  // int16 over axis 1 of [2][4]: 10 / 4 rounds to 3; four times 32767 sums in int32.
+  const std::vector<int16_t> in16 = {1, 2, 3, 4, 32767, 32767, 32767, 32767};
+  OpRun m16 = RunOp({Quantized({2, 4}, 7, 1.0f, 0), Const({1}, 2, Bytes<int32_t>({1})),
+                     Quantized({2, 1}, 7, 1.0f, 0)},
+                    Mean(1), Bytes(in16));
+  ASSERT_EQ(m16.status, MCULAB_TFL_OK) << m16.error;
+  EXPECT_EQ(Values<int16_t>(m16.out), (std::vector<int16_t>{3, 32767}));
+  // float32 over H and W of [1][2][2][2] (keep_dims) and over axis 0 of [2][3] (not).
+  const std::vector<float> f = {1.0f, -1.0f, 2.0f, 0.25f, 3.0f, 0.5f, 4.5f, 0.125f};
+  OpRun hw =
+      RunOp({Float({1, 2, 2, 2}), Const({2}, 2, Bytes<int32_t>({2, 1})), Float({1, 1, 1, 2})},
+            Mean(1), Bytes(f));
+  ASSERT_EQ(hw.status, MCULAB_TFL_OK) << hw.error;
+  EXPECT_EQ(Values<float>(hw.out), (std::vector<float>{2.625f, -0.03125f}));
+  const std::vector<float> g = {1.0f, 2.0f, 1.0f, 4.0f, 5.0f, 1.0f};
+  OpRun rows =
+      RunOp({Float({2, 3}), Const({1}, 2, Bytes<int32_t>({0})), Float({3})}, Mean(0), Bytes(g));
+  ASSERT_EQ(rows.status, MCULAB_TFL_OK) << rows.error;
+  EXPECT_EQ(Values<float>(rows.out), (std::vector<float>{2.5f, 3.5f, 1.0f}));
+  OpRun third = RunOp({Float({3}), Const({1}, 2, Bytes<int32_t>({0})), Float({1})}, Mean(0),
+                      Bytes(std::vector<float>{1.0f, 1.0f, 2.0f}));
+  ASSERT_EQ(third.status, MCULAB_TFL_OK) << third.error;
+  EXPECT_EQ(Values<float>(third.out), (std::vector<float>{4.0f / 3.0f}));
+}
+
+TEST(TfliteRefuses, MeanAxesOutsideTheInputOrAnOutputOfAnotherSize) {
+  auto mean = [](std::vector<int32_t> axes, std::vector<int32_t> out_shape) {
+    return RunOp(
+        {Quantized({2, 3}, 9, 0.5f, 0), Const({static_cast<int32_t>(axes.size())}, 2, Bytes(axes)),
+         Quantized(std::move(out_shape), 9, 0.5f, 0)},
+        Mean(0), std::vector<uint8_t>(6));
+  };
+  EXPECT_EQ(mean({1}, {2}).status, MCULAB_TFL_OK);
+  for (int32_t axis : {2, -3}) {
+    const OpRun r = mean({axis}, {2});
+    EXPECT_EQ(r.status, MCULAB_TFL_BAD_SHAPE) << axis;
+    EXPECT_NE(r.error.find("operator 0 (MEAN): an axis outside the input's dimensions"),
+              std::string::npos)
+        << r.error;
+  }
+  const OpRun other = mean({1}, {3});
+  EXPECT_EQ(other.status, MCULAB_TFL_BAD_SHAPE);
+  EXPECT_NE(other.error.find("the output's size is not the input's without the axes"),
+            std::string::npos)
+      << other.error;
 }
 
 }  // namespace
