@@ -1,13 +1,15 @@
 // The runner's int8 interpreter against TFLite's own (tools/tflite_reference: npm
 // @tensorflow/tfjs-tflite, TFLite compiled to wasm with XNNPACK, in headless Chromium), layer by
-// layer on the writer's sample nets (int8, and float32 in and out around QUANTIZE and DEQUANTIZE)
+// layer on the writer's sample nets (int8, and float32 in and out around QUANTIZE and DEQUANTIZE),
+// two small nets of HARD_SWISH, RELU, RELU6 and MEAN over H and W (int8, and float32 after a MUL)
 // and the MLPerf Tiny models: each operator runs alone in TFLite
 // on exactly the input it had in our interpreter, so a difference belongs to that layer and not to
 // an earlier one. The rule: equal, or 1 apart where XNNPACK requantizes in float (conv, depthwise,
 // fully connected, add, pooling) or rounds ties to even (QUANTIZE from float32, where TFLite's
 // reference rounds them away from zero); DEQUANTIZE's floats to 1 part in 10^6; SOFTMAX within 2,
 // where TFLite's interpreter uses a lookup table of exp and our interpreter (like TFLite Micro)
-// gemmlowp's fixed-point exp. Label "integration": it starts Chromium; it skips, saying why,
+// gemmlowp's fixed-point exp; int8 HARD_SWISH, RELU, RELU6 and MEAN equal (float32 outputs, as
+// DEQUANTIZE's, to 1 part in 10^6). Label "integration": it starts Chromium; it skips, saying why,
 // without node, Chromium, the npm packages or the models.
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -83,6 +85,62 @@ std::string Missing() {
   return {};
 }
 
+namespace tw = mculab::tflite_writer;
+
+std::vector<uint8_t> I32(const std::vector<int32_t>& v) {
+  std::vector<uint8_t> b(4 * v.size());
+  std::memcpy(b.data(), v.data(), b.size());
+  return b;
+}
+
+// The activations and MEAN, int8: input [1][6][6][8] (scale 0.05: about -6 to 6.6) ->
+// HARD_SWISH -> RELU (requantized) -> RELU6 -> MEAN over H and W, keep_dims -> [1][1][1][8].
+tw::Model ActivationsNet() {
+  tw::Model m;
+  auto q = [](std::vector<int32_t> shape, float scale, int64_t zp, const char* name) {
+    return tw::Tensor{std::move(shape), 9, {}, {scale}, {zp}, 0, name};
+  };
+  m.tensors = {q({1, 6, 6, 8}, 0.05f, -5, "input"),
+               q({1, 6, 6, 8}, 0.03f, -110, "hard_swish"),
+               q({1, 6, 6, 8}, 0.04f, -128, "relu"),
+               q({1, 6, 6, 8}, 0.04f, -128, "relu6"),
+               tw::Tensor{{2}, 2, I32({1, 2}), {}, {}, 0, "axes"},
+               q({1, 1, 1, 8}, 0.01f, -128, "mean")};
+  m.operators = {tw::Operator{MCULAB_TFL_HARD_SWISH, {0}, {1}, 0, {}},
+                 tw::Operator{MCULAB_TFL_RELU, {1}, {2}, 0, {}},
+                 tw::Operator{MCULAB_TFL_RELU6, {2}, {3}, 0, {}},
+                 tw::Operator{MCULAB_TFL_MEAN, {3, 4}, {5}, 27, {{0, tw::Option::kU8, 1}}}};
+  m.inputs = {0};
+  m.outputs = {5};
+  return m;
+}
+
+// The same in float32: input [1][4][4][3] (the seeded -1 to 1) x 6 (MUL by a constant) ->
+// HARD_SWISH -> MEAN over H and W, keep_dims -> RELU6.
+tw::Model ActivationsNetFloat() {
+  tw::Model m;
+  auto f = [](std::vector<int32_t> shape, const char* name) {
+    return tw::Tensor{std::move(shape), 0, {}, {}, {}, 0, name};
+  };
+  float six = 6.0f;
+  std::vector<uint8_t> six_bytes(4);
+  std::memcpy(six_bytes.data(), &six, 4);
+  m.tensors = {f({1, 4, 4, 3}, "input"),
+               tw::Tensor{{1}, 0, six_bytes, {}, {}, 0, "six"},
+               f({1, 4, 4, 3}, "scaled"),
+               f({1, 4, 4, 3}, "hard_swish"),
+               tw::Tensor{{2}, 2, I32({1, 2}), {}, {}, 0, "axes"},
+               f({1, 1, 1, 3}, "mean"),
+               f({1, 1, 1, 3}, "relu6")};
+  m.operators = {tw::Operator{MCULAB_TFL_MUL, {0, 1}, {2}, 21, {{0, tw::Option::kU8, 0}}},
+                 tw::Operator{MCULAB_TFL_HARD_SWISH, {2}, {3}, 0, {}},
+                 tw::Operator{MCULAB_TFL_MEAN, {3, 4}, {5}, 27, {{0, tw::Option::kU8, 1}}},
+                 tw::Operator{MCULAB_TFL_RELU6, {5}, {6}, 0, {}}};
+  m.inputs = {0};
+  m.outputs = {6};
+  return m;
+}
+
 TEST(TfliteAgainstTflite, EveryLayerOfTheSampleNetAndTheMlperfTinyModelsWithinTheRule) {
   if (const std::string m = Missing(); !m.empty() || std::string(MCULAB_NODE).empty()) {
     GTEST_SKIP() << "'" << m << "' is absent (node, Chromium, or `npm ci` in "
@@ -91,20 +149,28 @@ TEST(TfliteAgainstTflite, EveryLayerOfTheSampleNetAndTheMlperfTinyModelsWithinTh
   // The writer's sample nets (every operator, always there), then the shared models.
   const std::string sample = ::testing::TempDir() + "tflite-reference-sample.tflite";
   const std::string sample_float = ::testing::TempDir() + "tflite-reference-sample-float.tflite";
+  const std::string activations = ::testing::TempDir() + "tflite-reference-activations.tflite";
+  const std::string activations_float =
+      ::testing::TempDir() + "tflite-reference-activations-float.tflite";
   for (const auto& [path, model] :
        {std::pair{sample, mculab::tflite_writer::SampleNet(1)},
-        std::pair{sample_float, mculab::tflite_writer::SampleNetFloatIO(1)}}) {
+        std::pair{sample_float, mculab::tflite_writer::SampleNetFloatIO(1)},
+        std::pair{activations, ActivationsNet()},
+        std::pair{activations_float, ActivationsNetFloat()}}) {
     const std::vector<uint8_t> b = mculab::tflite_writer::Serialize(model);
     std::ofstream(path, std::ios::binary)
         .write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
   }
   int models_run = 0;
-  for (const char* name : {"sample", "sample_float", "kws_ref_model.tflite",
-                           "ic_resnet8_int8.tflite", "vww_96_int8.tflite", "ad01_int8.tflite"}) {
+  for (const char* name :
+       {"sample", "sample_float", "activations", "activations_float", "kws_ref_model.tflite",
+        "ic_resnet8_int8.tflite", "vww_96_int8.tflite", "ad01_int8.tflite"}) {
     const std::string file = name;
-    const std::string path = file == "sample" ? sample
-                             : file == "sample_float"
-                                 ? sample_float
+    const std::string path = file == "sample"         ? sample
+                             : file == "sample_float" ? sample_float
+                             : file == "activations"  ? activations
+                             : file == "activations_float"
+                                 ? activations_float
                                  : std::string(MCULAB_SHARED_MODELS_DIR) + "/mlperf-tiny/" + file;
     std::ifstream f(path, std::ios::binary);
     if (!f) continue;
@@ -160,7 +226,10 @@ TEST(TfliteAgainstTflite, EveryLayerOfTheSampleNetAndTheMlperfTinyModelsWithinTh
         differ += d != 0;
       }
       const bool softmax = l.type == "SOFTMAX";
-      const int allowed = softmax ? 2 : 1;
+      // TFLite gives these bit for bit: their rule is equality.
+      const bool exact =
+          l.type == "HARD_SWISH" || l.type == "RELU" || l.type == "RELU6" || l.type == "MEAN";
+      const int allowed = softmax ? 2 : exact ? 0 : 1;
       EXPECT_LE(max_diff, allowed)
           << file << " operator " << l.index << " (" << l.type << "): " << differ << " of "
           << theirs.size() << " values differ, by up to " << max_diff
@@ -171,7 +240,7 @@ TEST(TfliteAgainstTflite, EveryLayerOfTheSampleNetAndTheMlperfTinyModelsWithinTh
     }
     ++models_run;
   }
-  if (models_run == 2) {
+  if (models_run == 4) {
     GTEST_SKIP() << "only the sample nets ran: " << MCULAB_SHARED_MODELS_DIR
                  << " holds none of the MLPerf Tiny models";
   }
