@@ -85,62 +85,6 @@ std::string Missing() {
   return {};
 }
 
-namespace tw = mculab::tflite_writer;
-
-std::vector<uint8_t> I32(const std::vector<int32_t>& v) {
-  std::vector<uint8_t> b(4 * v.size());
-  std::memcpy(b.data(), v.data(), b.size());
-  return b;
-}
-
-// The activations and MEAN, int8: input [1][6][6][8] (scale 0.05: about -6 to 6.6) ->
-// HARD_SWISH -> RELU (requantized) -> RELU6 -> MEAN over H and W, keep_dims -> [1][1][1][8].
-tw::Model ActivationsNet() {
-  tw::Model m;
-  auto q = [](std::vector<int32_t> shape, float scale, int64_t zp, const char* name) {
-    return tw::Tensor{std::move(shape), 9, {}, {scale}, {zp}, 0, name};
-  };
-  m.tensors = {q({1, 6, 6, 8}, 0.05f, -5, "input"),
-               q({1, 6, 6, 8}, 0.03f, -110, "hard_swish"),
-               q({1, 6, 6, 8}, 0.04f, -128, "relu"),
-               q({1, 6, 6, 8}, 0.04f, -128, "relu6"),
-               tw::Tensor{{2}, 2, I32({1, 2}), {}, {}, 0, "axes"},
-               q({1, 1, 1, 8}, 0.01f, -128, "mean")};
-  m.operators = {tw::Operator{MCULAB_TFL_HARD_SWISH, {0}, {1}, 0, {}},
-                 tw::Operator{MCULAB_TFL_RELU, {1}, {2}, 0, {}},
-                 tw::Operator{MCULAB_TFL_RELU6, {2}, {3}, 0, {}},
-                 tw::Operator{MCULAB_TFL_MEAN, {3, 4}, {5}, 27, {{0, tw::Option::kU8, 1}}}};
-  m.inputs = {0};
-  m.outputs = {5};
-  return m;
-}
-
-// The same in float32: input [1][4][4][3] (the seeded -1 to 1) x 6 (MUL by a constant) ->
-// HARD_SWISH -> MEAN over H and W, keep_dims -> RELU6.
-tw::Model ActivationsNetFloat() {
-  tw::Model m;
-  auto f = [](std::vector<int32_t> shape, const char* name) {
-    return tw::Tensor{std::move(shape), 0, {}, {}, {}, 0, name};
-  };
-  float six = 6.0f;
-  std::vector<uint8_t> six_bytes(4);
-  std::memcpy(six_bytes.data(), &six, 4);
-  m.tensors = {f({1, 4, 4, 3}, "input"),
-               tw::Tensor{{1}, 0, six_bytes, {}, {}, 0, "six"},
-               f({1, 4, 4, 3}, "scaled"),
-               f({1, 4, 4, 3}, "hard_swish"),
-               tw::Tensor{{2}, 2, I32({1, 2}), {}, {}, 0, "axes"},
-               f({1, 1, 1, 3}, "mean"),
-               f({1, 1, 1, 3}, "relu6")};
-  m.operators = {tw::Operator{MCULAB_TFL_MUL, {0, 1}, {2}, 21, {{0, tw::Option::kU8, 0}}},
-                 tw::Operator{MCULAB_TFL_HARD_SWISH, {2}, {3}, 0, {}},
-                 tw::Operator{MCULAB_TFL_MEAN, {3, 4}, {5}, 27, {{0, tw::Option::kU8, 1}}},
-                 tw::Operator{MCULAB_TFL_RELU6, {5}, {6}, 0, {}}};
-  m.inputs = {0};
-  m.outputs = {6};
-  return m;
-}
-
 TEST(TfliteAgainstTflite, EveryLayerOfTheSampleNetAndTheMlperfTinyModelsWithinTheRule) {
   if (const std::string m = Missing(); !m.empty() || std::string(MCULAB_NODE).empty()) {
     GTEST_SKIP() << "'" << m << "' is absent (node, Chromium, or `npm ci` in "
@@ -155,8 +99,8 @@ TEST(TfliteAgainstTflite, EveryLayerOfTheSampleNetAndTheMlperfTinyModelsWithinTh
   for (const auto& [path, model] :
        {std::pair{sample, mculab::tflite_writer::SampleNet(1)},
         std::pair{sample_float, mculab::tflite_writer::SampleNetFloatIO(1)},
-        std::pair{activations, ActivationsNet()},
-        std::pair{activations_float, ActivationsNetFloat()}}) {
+        std::pair{activations, mculab::tflite_writer::ActivationsNet()},
+        std::pair{activations_float, mculab::tflite_writer::ActivationsNetFloat()}}) {
     const std::vector<uint8_t> b = mculab::tflite_writer::Serialize(model);
     std::ofstream(path, std::ios::binary)
         .write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
