@@ -375,13 +375,15 @@ Model ActivationsNet() {
                q({1, 6, 6, 8}, 0.04f, -128, "relu"),
                q({1, 6, 6, 8}, 0.04f, -128, "relu6"),
                Tensor{{2}, 2, I32Bytes({1, 2}), {}, {}, 0, "axes"},
-               q({1, 1, 1, 8}, 0.01f, -128, "mean")};
+               q({1, 1, 1, 8}, 0.01f, -128, "mean"),
+               q({1, 8}, 0.04f, -128, "mean_same_quantization")};
   // HARD_SWISH (117), RELU (19), RELU6 (21), MEAN (40; ReducerOptions 27, keep_dims).
   m.operators = {Operator{117, {0}, {1}, 0, {}}, Operator{19, {1}, {2}, 0, {}},
                  Operator{21, {2}, {3}, 0, {}},
-                 Operator{40, {3, 4}, {5}, 27, {{0, Option::kU8, 1}}}};
+                 Operator{40, {3, 4}, {5}, 27, {{0, Option::kU8, 1}}},
+                 Operator{40, {3, 4}, {6}, 27, {{0, Option::kU8, 0}}}};
   m.inputs = {0};
-  m.outputs = {5};
+  m.outputs = {5, 6};
   return m;
 }
 

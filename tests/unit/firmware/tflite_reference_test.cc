@@ -8,9 +8,11 @@
 // fully connected, add, pooling) or rounds ties to even (QUANTIZE from float32, where TFLite's
 // reference rounds them away from zero); DEQUANTIZE's floats to 1 part in 10^6; SOFTMAX within 2,
 // where TFLite's interpreter uses a lookup table of exp and our interpreter (like TFLite Micro)
-// gemmlowp's fixed-point exp; int8 HARD_SWISH, RELU, RELU6 and MEAN equal (float32 outputs, as
-// DEQUANTIZE's, to 1 part in 10^6). Label "integration": it starts Chromium; it skips, saying why,
-// without node, Chromium, the npm packages or the models.
+// gemmlowp's fixed-point exp; int8 HARD_SWISH, RELU and RELU6 equal; MEAN within 1 (TFLite
+// Micro's QuantizedMeanOrSum, which our interpreter follows, rounds twice: a sum of 1853 steps
+// over 36 gives 52 where TFLite gives 51); float32 outputs, as DEQUANTIZE's, to 1 part in 10^6.
+// Label "integration": it starts Chromium; it skips, saying why, without node, Chromium, the npm
+// packages or the models.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -170,9 +172,9 @@ TEST(TfliteAgainstTflite, EveryLayerOfTheSampleNetAndTheMlperfTinyModelsWithinTh
         differ += d != 0;
       }
       const bool softmax = l.type == "SOFTMAX";
-      // TFLite gives these bit for bit: their rule is equality.
-      const bool exact =
-          l.type == "HARD_SWISH" || l.type == "RELU" || l.type == "RELU6" || l.type == "MEAN";
+      // TFLite gives these bit for bit: their rule is equality. (MEAN is 1 apart at most: our
+      // interpreter rounds twice as TFLite Micro's QuantizedMeanOrSum does, TFLite once.)
+      const bool exact = l.type == "HARD_SWISH" || l.type == "RELU" || l.type == "RELU6";
       const int allowed = softmax ? 2 : exact ? 0 : 1;
       EXPECT_LE(max_diff, allowed)
           << file << " operator " << l.index << " (" << l.type << "): " << differ << " of "
