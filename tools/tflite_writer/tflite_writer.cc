@@ -241,6 +241,12 @@ Tensor Activation(std::vector<int32_t> shape, float scale, int64_t zp, std::stri
   return Tensor{std::move(shape), 9, {}, {scale}, {zp}, 0, std::move(name)};
 }
 
+std::vector<uint8_t> I32Bytes(const std::vector<int32_t>& v) {
+  std::vector<uint8_t> b(4 * v.size());
+  std::memcpy(b.data(), v.data(), b.size());
+  return b;
+}
+
 Option Pad(int id, int v) { return {id, Option::kU8, v}; }
 Option I32(int id, int v) { return {id, Option::kI32, v}; }
 
@@ -356,6 +362,52 @@ Model SampleNetFloatIO(uint32_t seed) {
   m.operators.push_back(Operator{6, {re_i}, {out_f_i}, 0, {}});
   m.inputs = {in_f_i};
   m.outputs = {out_f_i};
+  return m;
+}
+
+Model ActivationsNet() {
+  Model m;
+  auto q = [](std::vector<int32_t> shape, float scale, int64_t zp, const char* name) {
+    return Tensor{std::move(shape), 9, {}, {scale}, {zp}, 0, name};
+  };
+  m.tensors = {q({1, 6, 6, 8}, 0.05f, -5, "input"),
+               q({1, 6, 6, 8}, 0.03f, -110, "hard_swish"),
+               q({1, 6, 6, 8}, 0.04f, -128, "relu"),
+               q({1, 6, 6, 8}, 0.04f, -128, "relu6"),
+               Tensor{{2}, 2, I32Bytes({1, 2}), {}, {}, 0, "axes"},
+               q({1, 1, 1, 8}, 0.01f, -128, "mean"),
+               q({1, 8}, 0.04f, -128, "mean_same_quantization")};
+  // HARD_SWISH (117), RELU (19), RELU6 (21), MEAN (40; ReducerOptions 27, keep_dims).
+  m.operators = {Operator{117, {0}, {1}, 0, {}}, Operator{19, {1}, {2}, 0, {}},
+                 Operator{21, {2}, {3}, 0, {}},
+                 Operator{40, {3, 4}, {5}, 27, {{0, Option::kU8, 1}}},
+                 Operator{40, {3, 4}, {6}, 27, {{0, Option::kU8, 0}}}};
+  m.inputs = {0};
+  m.outputs = {5, 6};
+  return m;
+}
+
+Model ActivationsNetFloat() {
+  Model m;
+  auto f = [](std::vector<int32_t> shape, const char* name) {
+    return Tensor{std::move(shape), 0, {}, {}, {}, 0, name};
+  };
+  float six = 6.0f;
+  std::vector<uint8_t> six_bytes(4);
+  std::memcpy(six_bytes.data(), &six, 4);
+  m.tensors = {f({1, 4, 4, 3}, "input"),
+               Tensor{{1}, 0, six_bytes, {}, {}, 0, "six"},
+               f({1, 4, 4, 3}, "scaled"),
+               f({1, 4, 4, 3}, "hard_swish"),
+               Tensor{{2}, 2, I32Bytes({1, 2}), {}, {}, 0, "axes"},
+               f({1, 1, 1, 3}, "mean"),
+               f({1, 1, 1, 3}, "relu6")};
+  // MUL (18; MulOptions 21), HARD_SWISH (117), MEAN (40), RELU6 (21).
+  m.operators = {
+      Operator{18, {0, 1}, {2}, 21, {{0, Option::kU8, 0}}}, Operator{117, {2}, {3}, 0, {}},
+      Operator{40, {3, 4}, {5}, 27, {{0, Option::kU8, 1}}}, Operator{21, {5}, {6}, 0, {}}};
+  m.inputs = {0};
+  m.outputs = {6};
   return m;
 }
 

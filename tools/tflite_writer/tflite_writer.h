@@ -57,6 +57,16 @@ Model SampleNet(uint32_t seed);
 // scale 1/128, zero point 0) and DEQUANTIZE -> float32 last.
 Model SampleNetFloatIO(uint32_t seed);
 
+// HARD_SWISH, RELU, RELU6 and MEAN, int8: input [1][6][6][8] (scale 0.05: about -6 to 6.6) ->
+// HARD_SWISH -> RELU (requantized) -> RELU6 -> MEAN over H and W, keep_dims -> [1][1][1][8];
+// and the RELU6 output's MEAN over H and W without keep_dims, in its own quantization -> [1][8]
+// (a second graph output).
+Model ActivationsNet();
+
+// The same in float32: input [1][4][4][3] x 6 (MUL by a constant) -> HARD_SWISH -> MEAN over H
+// and W, keep_dims -> RELU6.
+Model ActivationsNetFloat();
+
 }  // namespace mculab::tflite_writer
 
 #endif  // MCULAB_TOOLS_TFLITE_WRITER_H_

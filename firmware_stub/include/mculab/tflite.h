@@ -53,19 +53,24 @@ enum {
   MCULAB_TFL_FULLY_CONNECTED = 9,
   MCULAB_TFL_MAX_POOL_2D = 17,
   MCULAB_TFL_MUL = 18,
+  MCULAB_TFL_RELU = 19,
+  MCULAB_TFL_RELU6 = 21,
   MCULAB_TFL_RESHAPE = 22,
   MCULAB_TFL_SOFTMAX = 25,
   MCULAB_TFL_SVDF = 27,
   MCULAB_TFL_PAD = 34,
   MCULAB_TFL_TRANSPOSE = 39,
+  MCULAB_TFL_MEAN = 40,
   MCULAB_TFL_SUB = 41,
   MCULAB_TFL_SQUEEZE = 43,
   MCULAB_TFL_STRIDED_SLICE = 45,
   MCULAB_TFL_PADV2 = 60,
+  MCULAB_TFL_SLICE = 65,
   MCULAB_TFL_TRANSPOSE_CONV = 67,
   MCULAB_TFL_EXPAND_DIMS = 70,
   MCULAB_TFL_LEAKY_RELU = 98,
   MCULAB_TFL_QUANTIZE = 114,
+  MCULAB_TFL_HARD_SWISH = 117,
 };
 
 /* TFLite's TensorType codes the interpreter knows (activations: int8, and float32 around
@@ -160,6 +165,25 @@ typedef struct {
   int32_t mult1, shift1, mult2, shift2; /* feature -> state, state x time -> output */
 } mculab_tfl_svdf_params;
 
+/* RELU (requantized, clamped) and RELU6 (clamped in the input's quantization), quantized. */
+typedef struct {
+  int32_t in_zp, out_zp, mult, shift, lo, hi;
+} mculab_tfl_relu_params;
+
+/* HARD_SWISH, int8 (TFLite's HardSwishParams: 16-bit fixed-point multipliers). */
+typedef struct {
+  int16_t in_zp, out_zp, reluish_mult, out_mult;
+  int32_t reluish_exp, out_exp;
+} mculab_tfl_hard_swish_params;
+
+/* MEAN: per input dimension, its stride in the output (0 along a reduced axis); the elements
+ * averaged into each output; quantized: the rescaling with 1 / count folded in. */
+typedef struct {
+  uint32_t out_stride[MCULAB_TFL_MAX_DIMS];
+  uint32_t count;
+  int32_t in_zp, out_zp, mult, shift;
+} mculab_tfl_mean_params;
+
 /* An operator's kernel (tflite/ops/ops.h): its options, prepare, invoke. */
 typedef struct mculab_tfl_kernel mculab_tfl_kernel;
 
@@ -179,6 +203,7 @@ typedef struct {
   int32_t rank;                                   /* SVDF; CONCATENATION: the axis */
   int32_t begin_mask, end_mask, shrink_axis_mask; /* STRIDED_SLICE */
   uint8_t other_masks;                            /* STRIDED_SLICE: ellipsis, new axis, offset */
+  uint8_t keep_dims;                              /* MEAN */
   float f_act_min, f_act_max;                     /* float32 kernels: the fused activation */
   /* prepared kernel parameters */
   union {
@@ -192,6 +217,9 @@ typedef struct {
     mculab_tfl_leaky_params leaky;
     mculab_tfl_box_params box;
     mculab_tfl_svdf_params svdf;
+    mculab_tfl_relu_params relu;
+    mculab_tfl_hard_swish_params hard_swish;
+    mculab_tfl_mean_params mean;
   } k;
   uint32_t softmax_outer, softmax_depth;
   uint32_t persistent_bytes; /* the kernel's own, for the model's life (per-channel multipliers) */

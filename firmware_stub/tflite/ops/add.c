@@ -1,5 +1,6 @@
-/* MUL: int8 (reference_integer_ops::MulElementwise: (x + offset1) * (y + offset2) rescaled by
- * input1 scale x input2 scale / output scale, in double) and float32, broadcasting alike.
+/* MUL: int8 and int16 (reference_integer_ops::MulElementwise: (x + offset1) * (y + offset2)
+ * rescaled by input1 scale x input2 scale / output scale, in double; int16 symmetric, as TFLite
+ * Micro requires) and float32, broadcasting alike.
  * ADD and SUB: int8 and int16 (TFLite's quantized Add/Sub: both inputs rescaled to twice the
  * larger input scale after a left shift of 20 for int8 or 15 for int16, summed, rescaled to the
  * output; TFLite Micro's add.cc and sub.cc), float32 (reference_ops::Add/Sub with the fused
@@ -52,7 +53,11 @@ static mculab_tfl_status prepare(mculab_tfl_ctx* c) {
   }
   mculab_tfl_arith_params* p = &op->k.arith;
   if (is_mul) {
-    if (out->type != MCULAB_TFL_INT8) return mculab_tfl_bad(c, MCULAB_TFL_UNSUPPORTED, "int16 MUL");
+    /* 16x8: TFLite Micro's int16 MUL is symmetric. */
+    if (out->type == MCULAB_TFL_INT16 &&
+        (a->zero_point != 0 || b->zero_point != 0 || out->zero_point != 0)) {
+      return mculab_tfl_bad(c, MCULAB_TFL_UNSUPPORTED, "int16 tensors need zero point 0");
+    }
     p->in1_offset = -a->zero_point;
     p->in2_offset = -b->zero_point;
     p->out_offset = out->zero_point;

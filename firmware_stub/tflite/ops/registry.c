@@ -27,7 +27,12 @@
   KERNEL(MCULAB_TFL_EXPAND_DIMS, expand_dims)             \
   KERNEL(MCULAB_TFL_TRANSPOSE, transpose)                 \
   KERNEL(MCULAB_TFL_CONCATENATION, concatenation)         \
-  KERNEL(MCULAB_TFL_MUL, mul)
+  KERNEL(MCULAB_TFL_MUL, mul)                             \
+  KERNEL(MCULAB_TFL_RELU, relu)                           \
+  KERNEL(MCULAB_TFL_RELU6, relu6)                         \
+  KERNEL(MCULAB_TFL_HARD_SWISH, hard_swish)               \
+  KERNEL(MCULAB_TFL_SLICE, slice)                         \
+  KERNEL(MCULAB_TFL_MEAN, mean)
 
 #define DECLARE(code, name) extern const mculab_tfl_kernel mculab_tfl_kernel_##name;
 MCULAB_TFL_KERNELS(DECLARE)

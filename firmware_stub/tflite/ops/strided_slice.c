@@ -1,6 +1,9 @@
 /* STRIDED_SLICE (reference_ops::StridedSlice with strided_slice_logic.h's StartForAxis and
  * StopForAxis): begin, end and strides constant int32 or int64 vectors, begin, end and
- * shrink-axis masks; ellipsis and new-axis masks and `offset` are refused. Any element type. */
+ * shrink-axis masks; ellipsis and new-axis masks and `offset` are refused. SLICE
+ * (reference_ops::Slice): begin and size constant vectors, both int32 or both int64, a size of
+ * -1 running to the end; checked as TFLite Micro's GetValidatedBeginAndSizeVectors checks them.
+ * Any element type: both copy the box with strides of 1 or more. */
 #include <stdint.h>
 
 #include "ops.h"
@@ -105,5 +108,47 @@ static mculab_tfl_status invoke(mculab_tfl_model* m, const mculab_tfl_op* op, ui
   return MCULAB_TFL_OK;
 }
 
+static mculab_tfl_status prepare_slice(mculab_tfl_ctx* c) {
+  mculab_tfl_op* op = c->op;
+  const mculab_tfl_tensor* in = mculab_tfl_in(c, 0);
+  const mculab_tfl_tensor* begin = mculab_tfl_in(c, 1);
+  const mculab_tfl_tensor* size = mculab_tfl_in(c, 2);
+  const mculab_tfl_tensor* out = mculab_tfl_out(c);
+  if (op->num_inputs != 3 || in == NULL || in->type != out->type || in->elements == 0) {
+    return mculab_tfl_bad(c, MCULAB_TFL_UNSUPPORTED, "needs an input of the output's type");
+  }
+  if (begin == NULL || size == NULL || !begin->is_const || !size->is_const ||
+      begin->type != size->type ||
+      (begin->type != MCULAB_TFL_INT32 && begin->type != MCULAB_TFL_INT64) ||
+      begin->num_dims != 1 || size->num_dims != 1 || begin->elements != in->num_dims ||
+      size->elements != in->num_dims) {
+    return mculab_tfl_bad(c, MCULAB_TFL_UNSUPPORTED,
+                          "begin and size must be constant vectors of one type, int32 or int64, "
+                          "of one value per input dimension");
+  }
+  mculab_tfl_box_params* p = &op->k.box;
+  uint64_t count = 1;
+  for (unsigned d = 0; d < in->num_dims; ++d) {
+    const int64_t first = mculab_tfl_const_int(begin, d);
+    const int64_t n = mculab_tfl_const_int(size, d);
+    const int64_t remaining = in->dims[d] - first;
+    const int64_t resolved = n == -1 ? remaining : n;
+    if (first < 0 || first > in->dims[d] || resolved < 0 || resolved > remaining) {
+      return mculab_tfl_bad(c, MCULAB_TFL_BAD_SHAPE, "begin or size outside the input");
+    }
+    p->start[d] = (int32_t)first;
+    p->stop[d] = (int32_t)(first + resolved);
+    p->step[d] = 1;
+    count *= (uint64_t)resolved;
+  }
+  if (count != out->elements) {
+    return mculab_tfl_bad(c, MCULAB_TFL_BAD_SHAPE, "the slice's size differs from the output's");
+  }
+  op->macs = 0;
+  return MCULAB_TFL_OK;
+}
+
 const mculab_tfl_kernel mculab_tfl_kernel_strided_slice = {"STRIDED_SLICE", 32,   parse,
                                                            prepare,         NULL, invoke};
+/* SliceOptions is empty. */
+const mculab_tfl_kernel mculab_tfl_kernel_slice = {"SLICE", 0, NULL, prepare_slice, NULL, invoke};

@@ -52,7 +52,7 @@ struct ModelRun {
     prepare = mculab_tfl_prepare(m.get(), nullptr, 0);
     if (prepare != MCULAB_TFL_NO_MEMORY) return;
     // Aligned start, so the arena is exactly the plan.
-    arena.resize(m->plan.arena_bytes + m->plan.persistent_bytes);
+    arena.resize(m->plan.arena_bytes + m->plan.persistent_bytes + m->plan.scratch_bytes);
     prepare = mculab_tfl_prepare(m.get(), arena.data(), arena.size());
     if (prepare != MCULAB_TFL_OK) return;
     mculab_tfl_seed_input(m.get(), seed);
@@ -694,6 +694,309 @@ TEST(TfliteOps, MulInt8BroadcastsAndRescales) {
   const int8_t* out = mculab_tfl_output(model.get(), nullptr);
   const int expected[4] = {3, -15, 120, -128};
   for (int i = 0; i < 4; ++i) EXPECT_EQ(out[i], expected[i]) << i;
+}
+
+}  // namespace
+
+namespace {
+
+namespace tw = mculab::tflite_writer;
+
+// ---- one operator at a time: a graph of tensor 0 (the input) -> operator -> the last tensor ----
+
+template <typename T>
+std::vector<uint8_t> Bytes(const std::vector<T>& v) {
+  std::vector<uint8_t> b(v.size() * sizeof(T));
+  if (!v.empty()) std::memcpy(b.data(), v.data(), b.size());
+  return b;
+}
+
+template <typename T>
+std::vector<T> Values(const std::vector<uint8_t>& b) {
+  std::vector<T> v(b.size() / sizeof(T));
+  if (!v.empty()) std::memcpy(v.data(), b.data(), v.size() * sizeof(T));
+  return v;
+}
+
+struct OpRun {
+  mculab_tfl_status status = MCULAB_TFL_OK;
+  std::string error;
+  std::vector<uint8_t> out;
+};
+
+// Runs `op` on `in` given as tensor 0's bytes; the output is the model's last tensor.
+OpRun RunOp(std::vector<tw::Tensor> tensors, tw::Operator op, const std::vector<uint8_t>& in) {
+  tw::Model m;
+  m.tensors = std::move(tensors);
+  op.outputs = {static_cast<int32_t>(m.tensors.size() - 1)};
+  m.operators = {std::move(op)};
+  m.inputs = {0};
+  m.outputs = {static_cast<int32_t>(m.tensors.size() - 1)};
+  ModelRun r(tw::Serialize(m));
+  OpRun result;
+  result.status = r.First();
+  result.error = r.m->error;
+  if (result.status != MCULAB_TFL_OK) return result;
+  result.status = mculab_tfl_set_input(r.m.get(), in.data(), static_cast<uint32_t>(in.size()));
+  if (result.status == MCULAB_TFL_OK) result.status = mculab_tfl_invoke(r.m.get(), nullptr);
+  result.error = r.m->error;
+  uint32_t n = 0;
+  const auto* out = static_cast<const uint8_t*>(mculab_tfl_output_at(r.m.get(), 0, &n));
+  if (out != nullptr) result.out.assign(out, out + n);
+  return result;
+}
+
+tw::Tensor Quantized(std::vector<int32_t> shape, uint8_t type, float scale, int64_t zp,
+                     std::vector<uint8_t> data = {}) {
+  return tw::Tensor{std::move(shape), type, std::move(data), {scale}, {zp}, 0, ""};
+}
+
+tw::Tensor Float(std::vector<int32_t> shape, std::vector<uint8_t> data = {}) {
+  return tw::Tensor{std::move(shape), MCULAB_TFL_FLOAT32, std::move(data), {}, {}, 0, ""};
+}
+
+// A constant of int32 (2) or int64 (4) values: begin, size, axes.
+tw::Tensor Const(std::vector<int32_t> shape, uint8_t type, std::vector<uint8_t> data) {
+  return tw::Tensor{std::move(shape), type, std::move(data), {}, {}, 0, ""};
+}
+
+tw::Operator Op(int32_t builtin, std::vector<int32_t> inputs) {
+  return tw::Operator{builtin, std::move(inputs), {}, 0, {}};
+}
+
+// RELU int8 requantizes (scale 0.5 -> 0.25: twice x - zero point, exactly) and clamps from the
+// output's zero point; RELU6 clamps to [zero point, round(6 / scale) + zero point] of the input.
+TEST(TfliteOps, ReluAndRelu6Int8ClampAndRequantize) {
+  const std::vector<int8_t> in = {-128, -11, -10, 0, 40, 63, 100, 127};
+  OpRun relu = RunOp({Quantized({1, 8}, 9, 0.5f, -10), Quantized({1, 8}, 9, 0.25f, -100)},
+                     Op(MCULAB_TFL_RELU, {0}), Bytes(in));
+  ASSERT_EQ(relu.status, MCULAB_TFL_OK) << relu.error;
+  EXPECT_EQ(Values<int8_t>(relu.out),
+            (std::vector<int8_t>{-100, -100, -100, -80, 0, 46, 120, 127}));
+  // 6 / 0.05 = 120 steps above the zero point -20: [-20, 100].
+  OpRun relu6 = RunOp({Quantized({8}, 9, 0.05f, -20), Quantized({8}, 9, 0.05f, -20)},
+                      Op(MCULAB_TFL_RELU6, {0}), Bytes(in));
+  ASSERT_EQ(relu6.status, MCULAB_TFL_OK) << relu6.error;
+  EXPECT_EQ(Values<int8_t>(relu6.out), (std::vector<int8_t>{-20, -11, -10, 0, 40, 63, 100, 100}));
+  // 6 / 0.01 is past int8: the top stays 127.
+  OpRun wide = RunOp({Quantized({8}, 9, 0.01f, -20), Quantized({8}, 9, 0.01f, -20)},
+                     Op(MCULAB_TFL_RELU6, {0}), Bytes(in));
+  ASSERT_EQ(wide.status, MCULAB_TFL_OK) << wide.error;
+  EXPECT_EQ(Values<int8_t>(wide.out), (std::vector<int8_t>{-20, -11, -10, 0, 40, 63, 100, 127}));
+}
+
+TEST(TfliteOps, ReluAndRelu6Int16AreSymmetric) {
+  const std::vector<int16_t> in = {-32768, -5, 0, 100, 5999, 6001, 20000, 32767};
+  OpRun relu = RunOp({Quantized({8}, 7, 0.5f, 0), Quantized({8}, 7, 0.25f, 0)},
+                     Op(MCULAB_TFL_RELU, {0}), Bytes(in));
+  ASSERT_EQ(relu.status, MCULAB_TFL_OK) << relu.error;
+  EXPECT_EQ(Values<int16_t>(relu.out),
+            (std::vector<int16_t>{0, 0, 0, 200, 11998, 12002, 32767, 32767}));
+  OpRun relu6 = RunOp({Quantized({8}, 7, 0.001f, 0), Quantized({8}, 7, 0.001f, 0)},
+                      Op(MCULAB_TFL_RELU6, {0}), Bytes(in));
+  ASSERT_EQ(relu6.status, MCULAB_TFL_OK) << relu6.error;
+  EXPECT_EQ(Values<int16_t>(relu6.out),
+            (std::vector<int16_t>{0, 0, 0, 100, 5999, 6000, 6000, 6000}));
+  // TFLite Micro's RELU needs int16 zero points of 0.
+  OpRun refused = RunOp({Quantized({8}, 7, 0.5f, 3), Quantized({8}, 7, 0.25f, 0)},
+                        Op(MCULAB_TFL_RELU, {0}), Bytes(in));
+  EXPECT_EQ(refused.status, MCULAB_TFL_UNSUPPORTED);
+  EXPECT_NE(refused.error.find("operator 0 (RELU): int16 tensors need zero point 0"),
+            std::string::npos)
+      << refused.error;
+}
+
+TEST(TfliteOps, ReluRelu6AndHardSwishFloat32) {
+  const std::vector<float> in = {-4.0f, -3.0f, -1.5f, -0.0f, 1.0f, 3.0f, 5.5f, 7.0f};
+  OpRun relu = RunOp({Float({8}), Float({8})}, Op(MCULAB_TFL_RELU, {0}), Bytes(in));
+  ASSERT_EQ(relu.status, MCULAB_TFL_OK) << relu.error;
+  EXPECT_EQ(Values<float>(relu.out),
+            (std::vector<float>{0.0f, 0.0f, 0.0f, -0.0f, 1.0f, 3.0f, 5.5f, 7.0f}));
+  OpRun relu6 = RunOp({Float({8}), Float({8})}, Op(MCULAB_TFL_RELU6, {0}), Bytes(in));
+  ASSERT_EQ(relu6.status, MCULAB_TFL_OK) << relu6.error;
+  EXPECT_EQ(Values<float>(relu6.out),
+            (std::vector<float>{0.0f, 0.0f, 0.0f, -0.0f, 1.0f, 3.0f, 5.5f, 6.0f}));
+  // x * min(6, max(0, x + 3)) / 6: 0 up to -3, x from 3 on, -1.5 * 1.5 / 6 and 1 * 4 / 6 between.
+  OpRun hs = RunOp({Float({8}), Float({8})}, Op(MCULAB_TFL_HARD_SWISH, {0}), Bytes(in));
+  ASSERT_EQ(hs.status, MCULAB_TFL_OK) << hs.error;
+  const std::vector<float> out = Values<float>(hs.out);
+  const float expected[8] = {0.0f, 0.0f, -0.375f, 0.0f, 4.0f / 6.0f, 3.0f, 5.5f, 7.0f};
+  for (int i = 0; i < 8; ++i) EXPECT_EQ(out[i], expected[i]) << in[i];
+}
+
+// HARD_SWISH int8 over every input value: TFLite's 16-bit fixed point is within one step of the
+// real hard swish, exactly the output zero point at or below -3 and the input rescaled at or
+// above +3 (within one step: the relu-ish factor saturates at 32767 / 32768).
+TEST(TfliteOps, HardSwishInt8FollowsTheRealFunctionOverEveryInput) {
+  const float in_scale = 0.05f, out_scale = 0.03f;
+  const int in_zp = -5, out_zp = -110;
+  std::vector<int8_t> in(256);
+  for (int i = 0; i < 256; ++i) in[i] = static_cast<int8_t>(i - 128);
+  OpRun hs = RunOp({Quantized({256}, 9, in_scale, in_zp), Quantized({256}, 9, out_scale, out_zp)},
+                   Op(MCULAB_TFL_HARD_SWISH, {0}), Bytes(in));
+  ASSERT_EQ(hs.status, MCULAB_TFL_OK) << hs.error;
+  const std::vector<int8_t> out = Values<int8_t>(hs.out);
+  for (int i = 0; i < 256; ++i) {
+    const double x = in_scale * (in[i] - in_zp);
+    const double y = x * std::min(6.0, std::max(0.0, x + 3.0)) / 6.0;
+    const double q = std::min(127.0, std::max(-128.0, std::round(y / out_scale) + out_zp));
+    EXPECT_NEAR(out[i], q, 1.0) << "x " << x;
+    if (x <= -3.0) {
+      EXPECT_EQ(out[i], out_zp) << "x " << x;
+    }
+  }
+  // int16 HARD_SWISH is not in TFLite Micro: refused.
+  OpRun refused = RunOp({Quantized({4}, 7, 0.5f, 0), Quantized({4}, 7, 0.5f, 0)},
+                        Op(MCULAB_TFL_HARD_SWISH, {0}), std::vector<uint8_t>(8));
+  EXPECT_EQ(refused.status, MCULAB_TFL_UNSUPPORTED);
+  EXPECT_NE(refused.error.find("needs int8 or float32 tensors"), std::string::npos)
+      << refused.error;
+}
+
+// SLICE of int8 [2][3][4] (value 12a + 4b + c) from begin (1, 1, 0) with sizes (1, -1, 3): -1
+// runs to the end of its dimension. begin and size int32, or int64 over float32.
+TEST(TfliteOps, SliceCopiesTheBoxWithSizeMinusOneToTheEnd) {
+  std::vector<int8_t> in(24);
+  for (int i = 0; i < 24; ++i) in[i] = static_cast<int8_t>(i);
+  OpRun s8 = RunOp({Quantized({2, 3, 4}, 9, 0.5f, 0), Const({3}, 2, Bytes<int32_t>({1, 1, 0})),
+                    Const({3}, 2, Bytes<int32_t>({1, -1, 3})), Quantized({1, 2, 3}, 9, 0.5f, 0)},
+                   Op(MCULAB_TFL_SLICE, {0, 1, 2}), Bytes(in));
+  ASSERT_EQ(s8.status, MCULAB_TFL_OK) << s8.error;
+  EXPECT_EQ(Values<int8_t>(s8.out), (std::vector<int8_t>{16, 17, 18, 20, 21, 22}));
+
+  std::vector<float> f(24);
+  for (int i = 0; i < 24; ++i) f[i] = 0.5f * static_cast<float>(i) - 3.0f;
+  OpRun sf = RunOp({Float({2, 3, 4}), Const({3}, 4, Bytes<int64_t>({0, 2, 1})),
+                    Const({3}, 4, Bytes<int64_t>({-1, 1, 2})), Float({2, 1, 2})},
+                   Op(MCULAB_TFL_SLICE, {0, 1, 2}), Bytes(f));
+  ASSERT_EQ(sf.status, MCULAB_TFL_OK) << sf.error;
+  EXPECT_EQ(Values<float>(sf.out), (std::vector<float>{f[9], f[10], f[21], f[22]}));
+}
+
+TEST(TfliteRefuses, SliceOutsideTheInputOrOfAnotherSize) {
+  auto slice = [](std::vector<int32_t> begin, std::vector<int32_t> size,
+                  std::vector<int32_t> out_shape) {
+    return RunOp({Quantized({2, 3}, 9, 0.5f, 0), Const({2}, 2, Bytes(begin)),
+                  Const({2}, 2, Bytes(size)), Quantized(std::move(out_shape), 9, 0.5f, 0)},
+                 Op(MCULAB_TFL_SLICE, {0, 1, 2}), std::vector<uint8_t>(6));
+  };
+  EXPECT_EQ(slice({0, 0}, {2, 3}, {2, 3}).status, MCULAB_TFL_OK);
+  for (const auto& [begin, size] :
+       std::vector<std::pair<std::vector<int32_t>, std::vector<int32_t>>>{
+           {{0, 2}, {1, 2}}, {{-1, 0}, {1, 2}}, {{0, 4}, {1, -1}}, {{0, 0}, {1, -2}}}) {
+    const OpRun r = slice(begin, size, {1, 2});
+    EXPECT_EQ(r.status, MCULAB_TFL_BAD_SHAPE) << begin[0] << "," << begin[1];
+    EXPECT_NE(r.error.find("operator 0 (SLICE): begin or size outside the input"),
+              std::string::npos)
+        << r.error;
+  }
+  const OpRun other = slice({0, 0}, {1, -1}, {1, 2});
+  EXPECT_EQ(other.status, MCULAB_TFL_BAD_SHAPE);
+  EXPECT_NE(other.error.find("the slice's size differs from the output's"), std::string::npos)
+      << other.error;
+}
+
+// MUL int16 (16x8, symmetric): scales 0.5 x 0.25 / 0.125 make the rescaling exactly 1, so each
+// output is the product, clamped to int16; the second input [2] broadcasts over [3][2].
+TEST(TfliteOps, MulInt16BroadcastsSymmetricallyAndSaturates) {
+  const std::vector<int16_t> in = {1, -5, 300, -300, 20000, -20000};
+  OpRun mul =
+      RunOp({Quantized({3, 2}, 7, 0.5f, 0), Quantized({2}, 7, 0.25f, 0, Bytes<int16_t>({3, -100})),
+             Quantized({3, 2}, 7, 0.125f, 0)},
+            Op(MCULAB_TFL_MUL, {0, 1}), Bytes(in));
+  ASSERT_EQ(mul.status, MCULAB_TFL_OK) << mul.error;
+  EXPECT_EQ(Values<int16_t>(mul.out), (std::vector<int16_t>{3, 500, 900, 30000, 32767, 32767}));
+  // A quarter: 0.5 x 0.25 / 0.5, rounding -5 x -100 / 4 = 125 and 3 / 4 up to 1.
+  OpRun quarter =
+      RunOp({Quantized({3, 2}, 7, 0.5f, 0), Quantized({2}, 7, 0.25f, 0, Bytes<int16_t>({3, -100})),
+             Quantized({3, 2}, 7, 0.5f, 0)},
+            Op(MCULAB_TFL_MUL, {0, 1}), Bytes(in));
+  ASSERT_EQ(quarter.status, MCULAB_TFL_OK) << quarter.error;
+  EXPECT_EQ(Values<int16_t>(quarter.out), (std::vector<int16_t>{1, 125, 225, 7500, 15000, 32767}));
+  OpRun refused =
+      RunOp({Quantized({3, 2}, 7, 0.5f, 1), Quantized({2}, 7, 0.25f, 0, Bytes<int16_t>({3, -100})),
+             Quantized({3, 2}, 7, 0.125f, 0)},
+            Op(MCULAB_TFL_MUL, {0, 1}), Bytes(in));
+  EXPECT_EQ(refused.status, MCULAB_TFL_UNSUPPORTED);
+  EXPECT_NE(refused.error.find("operator 0 (MUL): int16 tensors need zero point 0"),
+            std::string::npos)
+      << refused.error;
+}
+
+tw::Operator Mean(int keep_dims) {
+  return tw::Operator{MCULAB_TFL_MEAN, {0, 1}, {}, 27, {tw::Option{0, tw::Option::kU8, keep_dims}}};
+}
+
+// MEAN int8 over H and W of [1][2][2][3], keep_dims, one quantization: TFLite's QuantizedMeanOrSum
+// rounds twice (the 1/4 folded into a multiplier of 2^30 and a right shift of 1), so a sum of 5
+// steps gives 2 (1.25 rounded through 2.5), -6 gives -2 and 124 x 4 gives 124.
+TEST(TfliteOps, MeanInt8OverHeightAndWidthRoundsAsTfliteMicro) {
+  // [y][x][c], zero point 3: channel 0 is 8, 3, 3, 3; channel 1 is 2, 2, 2, 0; channel 2 is 127.
+  const std::vector<int8_t> in = {8, 2, 127, 3, 2, 127, 3, 2, 127, 3, 0, 127};
+  OpRun mean = RunOp({Quantized({1, 2, 2, 3}, 9, 0.5f, 3), Const({2}, 2, Bytes<int32_t>({1, 2})),
+                      Quantized({1, 1, 1, 3}, 9, 0.5f, 3)},
+                     Mean(1), Bytes(in));
+  ASSERT_EQ(mean.status, MCULAB_TFL_OK) << mean.error;
+  EXPECT_EQ(Values<int8_t>(mean.out), (std::vector<int8_t>{2 + 3, -2 + 3, 127}));
+}
+
+// MEAN int8 over the last axis (given twice, as -1 and 1), keep_dims false, rescaled from 0.5 to
+// 0.25: (10 + 20 + 31) / 3 x 2 = 40.67 gives 41; -301 / 3 x 2 clamps to -128.
+TEST(TfliteOps, MeanInt8RescalesAndClampsWithoutKeepDims) {
+  const std::vector<int8_t> in = {10, 20, 31, -100, -100, -101};
+  OpRun mean = RunOp({Quantized({2, 3}, 9, 0.5f, 0), Const({2}, 2, Bytes<int32_t>({-1, 1})),
+                      Quantized({2}, 9, 0.25f, -128)},
+                     Mean(0), Bytes(in));
+  ASSERT_EQ(mean.status, MCULAB_TFL_OK) << mean.error;
+  EXPECT_EQ(Values<int8_t>(mean.out), (std::vector<int8_t>{41 - 128, -128}));
+}
+
+TEST(TfliteOps, MeanInt16AndFloat32) {
+  // int16 over axis 1 of [2][4]: 10 / 4 rounds to 3; four times 32767 sums in int32.
+  const std::vector<int16_t> in16 = {1, 2, 3, 4, 32767, 32767, 32767, 32767};
+  OpRun m16 = RunOp({Quantized({2, 4}, 7, 1.0f, 0), Const({1}, 2, Bytes<int32_t>({1})),
+                     Quantized({2, 1}, 7, 1.0f, 0)},
+                    Mean(1), Bytes(in16));
+  ASSERT_EQ(m16.status, MCULAB_TFL_OK) << m16.error;
+  EXPECT_EQ(Values<int16_t>(m16.out), (std::vector<int16_t>{3, 32767}));
+  // float32 over H and W of [1][2][2][2] (keep_dims) and over axis 0 of [2][3] (not).
+  const std::vector<float> f = {1.0f, -1.0f, 2.0f, 0.25f, 3.0f, 0.5f, 4.5f, 0.125f};
+  OpRun hw =
+      RunOp({Float({1, 2, 2, 2}), Const({2}, 2, Bytes<int32_t>({2, 1})), Float({1, 1, 1, 2})},
+            Mean(1), Bytes(f));
+  ASSERT_EQ(hw.status, MCULAB_TFL_OK) << hw.error;
+  EXPECT_EQ(Values<float>(hw.out), (std::vector<float>{2.625f, -0.03125f}));
+  const std::vector<float> g = {1.0f, 2.0f, 1.0f, 4.0f, 5.0f, 1.0f};
+  OpRun rows =
+      RunOp({Float({2, 3}), Const({1}, 2, Bytes<int32_t>({0})), Float({3})}, Mean(0), Bytes(g));
+  ASSERT_EQ(rows.status, MCULAB_TFL_OK) << rows.error;
+  EXPECT_EQ(Values<float>(rows.out), (std::vector<float>{2.5f, 3.5f, 1.0f}));
+  OpRun third = RunOp({Float({3}), Const({1}, 2, Bytes<int32_t>({0})), Float({1})}, Mean(0),
+                      Bytes(std::vector<float>{1.0f, 1.0f, 2.0f}));
+  ASSERT_EQ(third.status, MCULAB_TFL_OK) << third.error;
+  EXPECT_EQ(Values<float>(third.out), (std::vector<float>{4.0f / 3.0f}));
+}
+
+TEST(TfliteRefuses, MeanAxesOutsideTheInputOrAnOutputOfAnotherSize) {
+  auto mean = [](std::vector<int32_t> axes, std::vector<int32_t> out_shape) {
+    return RunOp(
+        {Quantized({2, 3}, 9, 0.5f, 0), Const({static_cast<int32_t>(axes.size())}, 2, Bytes(axes)),
+         Quantized(std::move(out_shape), 9, 0.5f, 0)},
+        Mean(0), std::vector<uint8_t>(6));
+  };
+  EXPECT_EQ(mean({1}, {2}).status, MCULAB_TFL_OK);
+  for (int32_t axis : {2, -3}) {
+    const OpRun r = mean({axis}, {2});
+    EXPECT_EQ(r.status, MCULAB_TFL_BAD_SHAPE) << axis;
+    EXPECT_NE(r.error.find("operator 0 (MEAN): an axis outside the input's dimensions"),
+              std::string::npos)
+        << r.error;
+  }
+  const OpRun other = mean({1}, {3});
+  EXPECT_EQ(other.status, MCULAB_TFL_BAD_SHAPE);
+  EXPECT_NE(other.error.find("the output's size is not the input's without the axes"),
+            std::string::npos)
+      << other.error;
 }
 
 }  // namespace

@@ -1,14 +1,18 @@
 // The runner's int8 interpreter against TFLite's own (tools/tflite_reference: npm
 // @tensorflow/tfjs-tflite, TFLite compiled to wasm with XNNPACK, in headless Chromium), layer by
-// layer on the writer's sample nets (int8, and float32 in and out around QUANTIZE and DEQUANTIZE)
+// layer on the writer's sample nets (int8, and float32 in and out around QUANTIZE and DEQUANTIZE),
+// two small nets of HARD_SWISH, RELU, RELU6 and MEAN over H and W (int8, and float32 after a MUL)
 // and the MLPerf Tiny models: each operator runs alone in TFLite
 // on exactly the input it had in our interpreter, so a difference belongs to that layer and not to
 // an earlier one. The rule: equal, or 1 apart where XNNPACK requantizes in float (conv, depthwise,
 // fully connected, add, pooling) or rounds ties to even (QUANTIZE from float32, where TFLite's
 // reference rounds them away from zero); DEQUANTIZE's floats to 1 part in 10^6; SOFTMAX within 2,
 // where TFLite's interpreter uses a lookup table of exp and our interpreter (like TFLite Micro)
-// gemmlowp's fixed-point exp. Label "integration": it starts Chromium; it skips, saying why,
-// without node, Chromium, the npm packages or the models.
+// gemmlowp's fixed-point exp; int8 HARD_SWISH, RELU and RELU6 equal; MEAN within 1 (TFLite
+// Micro's QuantizedMeanOrSum, which our interpreter follows, rounds twice: a sum of 1853 steps
+// over 36 gives 52 where TFLite gives 51); float32 outputs, as DEQUANTIZE's, to 1 part in 10^6.
+// Label "integration": it starts Chromium; it skips, saying why, without node, Chromium, the npm
+// packages or the models.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -91,20 +95,28 @@ TEST(TfliteAgainstTflite, EveryLayerOfTheSampleNetAndTheMlperfTinyModelsWithinTh
   // The writer's sample nets (every operator, always there), then the shared models.
   const std::string sample = ::testing::TempDir() + "tflite-reference-sample.tflite";
   const std::string sample_float = ::testing::TempDir() + "tflite-reference-sample-float.tflite";
+  const std::string activations = ::testing::TempDir() + "tflite-reference-activations.tflite";
+  const std::string activations_float =
+      ::testing::TempDir() + "tflite-reference-activations-float.tflite";
   for (const auto& [path, model] :
        {std::pair{sample, mculab::tflite_writer::SampleNet(1)},
-        std::pair{sample_float, mculab::tflite_writer::SampleNetFloatIO(1)}}) {
+        std::pair{sample_float, mculab::tflite_writer::SampleNetFloatIO(1)},
+        std::pair{activations, mculab::tflite_writer::ActivationsNet()},
+        std::pair{activations_float, mculab::tflite_writer::ActivationsNetFloat()}}) {
     const std::vector<uint8_t> b = mculab::tflite_writer::Serialize(model);
     std::ofstream(path, std::ios::binary)
         .write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
   }
   int models_run = 0;
-  for (const char* name : {"sample", "sample_float", "kws_ref_model.tflite",
-                           "ic_resnet8_int8.tflite", "vww_96_int8.tflite", "ad01_int8.tflite"}) {
+  for (const char* name :
+       {"sample", "sample_float", "activations", "activations_float", "kws_ref_model.tflite",
+        "ic_resnet8_int8.tflite", "vww_96_int8.tflite", "ad01_int8.tflite"}) {
     const std::string file = name;
-    const std::string path = file == "sample" ? sample
-                             : file == "sample_float"
-                                 ? sample_float
+    const std::string path = file == "sample"         ? sample
+                             : file == "sample_float" ? sample_float
+                             : file == "activations"  ? activations
+                             : file == "activations_float"
+                                 ? activations_float
                                  : std::string(MCULAB_SHARED_MODELS_DIR) + "/mlperf-tiny/" + file;
     std::ifstream f(path, std::ios::binary);
     if (!f) continue;
@@ -160,7 +172,10 @@ TEST(TfliteAgainstTflite, EveryLayerOfTheSampleNetAndTheMlperfTinyModelsWithinTh
         differ += d != 0;
       }
       const bool softmax = l.type == "SOFTMAX";
-      const int allowed = softmax ? 2 : 1;
+      // TFLite gives these bit for bit: their rule is equality. (MEAN is 1 apart at most: our
+      // interpreter rounds twice as TFLite Micro's QuantizedMeanOrSum does, TFLite once.)
+      const bool exact = l.type == "HARD_SWISH" || l.type == "RELU" || l.type == "RELU6";
+      const int allowed = softmax ? 2 : exact ? 0 : 1;
       EXPECT_LE(max_diff, allowed)
           << file << " operator " << l.index << " (" << l.type << "): " << differ << " of "
           << theirs.size() << " values differ, by up to " << max_diff
@@ -171,7 +186,7 @@ TEST(TfliteAgainstTflite, EveryLayerOfTheSampleNetAndTheMlperfTinyModelsWithinTh
     }
     ++models_run;
   }
-  if (models_run == 2) {
+  if (models_run == 4) {
     GTEST_SKIP() << "only the sample nets ran: " << MCULAB_SHARED_MODELS_DIR
                  << " holds none of the MLPerf Tiny models";
   }
