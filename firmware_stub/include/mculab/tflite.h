@@ -66,6 +66,8 @@ enum {
   MCULAB_TFL_EXPAND_DIMS = 70,
   MCULAB_TFL_LEAKY_RELU = 98,
   MCULAB_TFL_QUANTIZE = 114,
+  MCULAB_TFL_LOGISTIC = 14,
+  MCULAB_TFL_TANH = 28,
 };
 
 /* TFLite's TensorType codes the interpreter knows (activations: int8, and float32 around
@@ -160,6 +162,11 @@ typedef struct {
   int32_t mult1, shift1, mult2, shift2; /* feature -> state, state x time -> output */
 } mculab_tfl_svdf_params;
 
+/* LOGISTIC, TANH over int16: the input into the sigmoid table's scale (ops.h). */
+typedef struct {
+  int32_t multiplier, left_shift;
+} mculab_tfl_sigmoid_params;
+
 /* An operator's kernel (tflite/ops/ops.h): its options, prepare, invoke. */
 typedef struct mculab_tfl_kernel mculab_tfl_kernel;
 
@@ -192,6 +199,7 @@ typedef struct {
     mculab_tfl_leaky_params leaky;
     mculab_tfl_box_params box;
     mculab_tfl_svdf_params svdf;
+    mculab_tfl_sigmoid_params sigmoid;
   } k;
   uint32_t softmax_outer, softmax_depth;
   uint32_t persistent_bytes; /* the kernel's own, for the model's life (per-channel multipliers) */

@@ -27,7 +27,9 @@
   KERNEL(MCULAB_TFL_EXPAND_DIMS, expand_dims)             \
   KERNEL(MCULAB_TFL_TRANSPOSE, transpose)                 \
   KERNEL(MCULAB_TFL_CONCATENATION, concatenation)         \
-  KERNEL(MCULAB_TFL_MUL, mul)
+  KERNEL(MCULAB_TFL_MUL, mul)                             \
+  KERNEL(MCULAB_TFL_LOGISTIC, logistic)                   \
+  KERNEL(MCULAB_TFL_TANH, tanh)
 
 #define DECLARE(code, name) extern const mculab_tfl_kernel mculab_tfl_kernel_##name;
 MCULAB_TFL_KERNELS(DECLARE)

@@ -674,4 +674,98 @@ TEST(TfliteOps, MulInt8BroadcastsAndRescales) {
   for (int i = 0; i < 4; ++i) EXPECT_EQ(out[i], expected[i]) << i;
 }
 
+// LOGISTIC (14) or TANH (28) over int16 [n]: input scale `in_scale`, output scale 2^-15, zero
+// points `in_zp` and 0. Returns the outputs for `in`, or the status and message of a refusal.
+struct Int16Activation {
+  mculab_tfl_status status = MCULAB_TFL_OK;
+  std::string error;
+  std::vector<int16_t> out;
+};
+
+Int16Activation RunInt16Activation(int32_t builtin, float in_scale, int64_t in_zp,
+                                   const std::vector<int16_t>& in, uint8_t type = 7) {
+  namespace tw = mculab::tflite_writer;
+  const int32_t n = static_cast<int32_t>(in.size());
+  tw::Model m;
+  m.tensors = {tw::Tensor{{n}, type, {}, {in_scale}, {in_zp}, 0, "in"},
+               tw::Tensor{{n}, type, {}, {1.0f / 32768.0f}, {0}, 0, "out"}};
+  m.operators = {tw::Operator{builtin, {0}, {1}, 0, {}}};
+  m.inputs = {0};
+  m.outputs = {1};
+  const std::vector<uint8_t> bytes = tw::Serialize(m);
+  auto model = std::make_unique<mculab_tfl_model>();
+  Int16Activation r;
+  r.status = mculab_tfl_load(model.get(), bytes.data(), bytes.size());
+  std::vector<uint8_t> arena(4 * in.size() + 1024);
+  if (r.status == MCULAB_TFL_OK) {
+    r.status = mculab_tfl_prepare(model.get(), arena.data(), arena.size());
+  }
+  r.error = model->error;
+  if (r.status != MCULAB_TFL_OK) return r;
+  EXPECT_EQ(mculab_tfl_set_input(model.get(), reinterpret_cast<const uint8_t*>(in.data()),
+                                 static_cast<uint32_t>(2 * in.size())),
+            MCULAB_TFL_OK);
+  EXPECT_EQ(mculab_tfl_invoke(model.get(), nullptr), MCULAB_TFL_OK) << model->error;
+  uint32_t bytes_out = 0;
+  const int8_t* out = mculab_tfl_output(model.get(), &bytes_out);
+  r.out.resize(bytes_out / 2);
+  std::memcpy(r.out.data(), out, bytes_out);
+  return r;
+}
+
+std::vector<int16_t> EveryInt16(int step) {
+  std::vector<int16_t> v;
+  for (int q = -32768; q <= 32767; q += step) v.push_back(static_cast<int16_t>(q));
+  v.push_back(32767);
+  return v;
+}
+
+// The expected values are the real functions (double precision) in Q0.15: TFLite's table of
+// sigmoid(i/24) interpolated is within 1.5 steps of them over the whole int16 range.
+TEST(TfliteOps, LogisticInt16FollowsTheSigmoidAndSaturates) {
+  for (float scale : {1.0f / 4096.0f, 1.0f / 1024.0f, 0.0003f}) {
+    SCOPED_TRACE(scale);
+    const std::vector<int16_t> in = EveryInt16(7);
+    const Int16Activation r = RunInt16Activation(14, scale, 0, in);
+    ASSERT_EQ(r.status, MCULAB_TFL_OK) << r.error;
+    for (size_t i = 0; i < in.size(); ++i) {
+      const double want = 32768.0 / (1.0 + std::exp(-in[i] * static_cast<double>(scale)));
+      EXPECT_NEAR(r.out[i], std::min(want, 32767.0), 1.5) << in[i];
+    }
+  }
+  // 0 is exactly one half; 8 (2^-12 x 32767) is 32757 (0.99966); at 2^-10 the largest inputs
+  // (32) saturate to 32767 and the smallest to 1 (TFLite's table never reaches 0).
+  const Int16Activation pot = RunInt16Activation(14, 1.0f / 4096.0f, 0, {0, 32767, -32768});
+  EXPECT_EQ(pot.out, (std::vector<int16_t>{16384, 32757, 11}));
+  const Int16Activation wide = RunInt16Activation(14, 1.0f / 1024.0f, 0, {32767, -32768});
+  EXPECT_EQ(wide.out, (std::vector<int16_t>{32767, 1}));
+}
+
+TEST(TfliteOps, TanhInt16FollowsTheTanhAndSaturates) {
+  for (float scale : {1.0f / 4096.0f, 1.0f / 2048.0f, 1.0f / 1024.0f, 0.0003f}) {
+    SCOPED_TRACE(scale);
+    const std::vector<int16_t> in = EveryInt16(7);
+    const Int16Activation r = RunInt16Activation(28, scale, 0, in);
+    ASSERT_EQ(r.status, MCULAB_TFL_OK) << r.error;
+    for (size_t i = 0; i < in.size(); ++i) {
+      const double want = 32768.0 * std::tanh(in[i] * static_cast<double>(scale));
+      EXPECT_NEAR(r.out[i], std::max(std::min(want, 32767.0), -32768.0), 3.0) << in[i];
+    }
+  }
+  const Int16Activation wide = RunInt16Activation(28, 1.0f / 1024.0f, 0, {0, 32767, -32768});
+  EXPECT_EQ(wide.out, (std::vector<int16_t>{0, 32767, -32767}));
+}
+
+TEST(TfliteRefuses, Int16LogisticAndTanhNeedZeroPointsOfZeroAndAQ15Output) {
+  for (int32_t builtin : {14, 28}) {
+    const Int16Activation zp = RunInt16Activation(builtin, 1.0f / 4096.0f, 3, {0});
+    EXPECT_EQ(zp.status, MCULAB_TFL_UNSUPPORTED);
+    EXPECT_NE(zp.error.find("zero points of 0"), std::string::npos) << zp.error;
+    const Int16Activation int8 = RunInt16Activation(builtin, 1.0f / 16.0f, 0, {0}, 9);
+    EXPECT_EQ(int8.status, MCULAB_TFL_UNSUPPORTED);
+    EXPECT_NE(int8.error.find("int8 and float32 are not implemented"), std::string::npos)
+        << int8.error;
+  }
+}
+
 }  // namespace

@@ -177,4 +177,103 @@ TEST(TfliteAgainstTflite, EveryLayerOfTheSampleNetAndTheMlperfTinyModelsWithinTh
   }
 }
 
+// One JSON line per model or job from tools/tflite_reference/run.mjs with `args`.
+std::vector<nlohmann::json> RunReference(const std::string& args) {
+  const std::string cmd =
+      std::string(MCULAB_NODE) + " " + MCULAB_TFLITE_REFERENCE_DIR + "/run.mjs " + args;
+  FILE* p = popen(cmd.c_str(), "r");
+  std::vector<nlohmann::json> lines;
+  if (p == nullptr) return lines;
+  std::string out;
+  char buf[1 << 16];
+  for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+  EXPECT_EQ(pclose(p), 0) << cmd;
+  for (size_t at = 0, end; (end = out.find('\n', at)) != std::string::npos; at = end + 1) {
+    lines.push_back(nlohmann::json::parse(out.substr(at, end - at)));
+  }
+  return lines;
+}
+
+int MaxDifference(const std::vector<double>& a, const std::vector<double>& b, int* differ) {
+  int max_diff = 0;
+  *differ = 0;
+  for (size_t i = 0; i < a.size() && i < b.size(); ++i) {
+    const int d = static_cast<int>(std::abs(a[i] - b[i]));
+    max_diff = std::max(max_diff, d);
+    *differ += d != 0;
+  }
+  return max_diff;
+}
+
+// LOGISTIC and TANH over int16 (scales 0.0003, rescaled by a multiplier, and 2^-12, a power of
+// two read directly), every 7th int16 value. Our interpreter runs TFLite Micro's kernels for both
+// (logistic.cc and tanh.cc: reference_integer_ops::Logistic and Tanh, the sigmoid table
+// interpolated). TFLite's interpreter (kernels/activations.cc) runs that same reference kernel
+// only when the input needs a multiplier (`kernel_type == kReference || input_multiplier > 0`):
+// there the two are equal, value for value. For a power-of-two scale it runs optimized_ops'
+// Logistic and Tanh, gemmlowp's int16 fixed-point functions, which are less precise than the
+// table (TfliteOps.*Int16Follows* holds ours within 1.5 and 3 steps of the real functions):
+// measured up to 6 (LOGISTIC) and 11 (TANH) steps of 2^-15 apart; TFLite Micro is the runtime
+// our users deploy.
+TEST(TfliteAgainstTflite, Int16LogisticAndTanhEqualWhereTfliteRunsTheReferenceKernel) {
+  if (const std::string m = Missing(); !m.empty() || std::string(MCULAB_NODE).empty()) {
+    GTEST_SKIP() << "'" << m << "' is absent (node, Chromium, or `npm ci` in "
+                 << MCULAB_TFLITE_REFERENCE_DIR << ")";
+  }
+  namespace tw = mculab::tflite_writer;
+  std::vector<int16_t> in;
+  for (int q = -32768; q <= 32767; q += 7) in.push_back(static_cast<int16_t>(q));
+  nlohmann::json jobs = nlohmann::json::array();
+  std::vector<std::vector<double>> ours;
+  std::vector<std::string> names;
+  for (int32_t builtin : {14, 28}) {
+    for (float scale : {1.0f / 4096.0f, 0.0003f}) {
+      const int32_t n = static_cast<int32_t>(in.size());
+      tw::Model m;
+      m.tensors = {tw::Tensor{{1, n}, 7, {}, {scale}, {0}, 0, "in"},
+                   tw::Tensor{{1, n}, 7, {}, {1.0f / 32768.0f}, {0}, 0, "out"}};
+      m.operators = {tw::Operator{builtin, {0}, {1}, 0, {}}};
+      m.inputs = {0};
+      m.outputs = {1};
+      const std::vector<uint8_t> bytes = tw::Serialize(m);
+      const std::string name = std::string(builtin == 14 ? "logistic" : "tanh") + "-int16-" +
+                               (scale == 0.0003f ? "0.0003" : "pot");
+      const std::string path = ::testing::TempDir() + "tflite-reference-" + name + ".tflite";
+      std::ofstream(path, std::ios::binary)
+          .write(reinterpret_cast<const char*>(bytes.data()),
+                 static_cast<std::streamsize>(bytes.size()));
+      auto model = std::make_unique<mculab_tfl_model>();
+      ASSERT_EQ(mculab_tfl_load(model.get(), bytes.data(), bytes.size()), MCULAB_TFL_OK);
+      std::vector<uint8_t> arena(1u << 20);
+      ASSERT_EQ(mculab_tfl_prepare(model.get(), arena.data(), arena.size()), MCULAB_TFL_OK)
+          << model->error;
+      ASSERT_EQ(mculab_tfl_set_input(model.get(), reinterpret_cast<const uint8_t*>(in.data()),
+                                     static_cast<uint32_t>(2 * in.size())),
+                MCULAB_TFL_OK);
+      ASSERT_EQ(mculab_tfl_invoke(model.get(), nullptr), MCULAB_TFL_OK) << model->error;
+      const int16_t* out =
+          reinterpret_cast<const int16_t*>(mculab_tfl_output(model.get(), nullptr));
+      ours.emplace_back(out, out + in.size());
+      names.push_back(name);
+      jobs.push_back({{"model", path}, {"op", 0}, {"inputs", {in}}});
+    }
+  }
+  const std::string jobs_file = ::testing::TempDir() + "tflite-reference-int16-activations.json";
+  std::ofstream(jobs_file) << nlohmann::json{{"jobs", jobs}}.dump();
+  const std::vector<nlohmann::json> results = RunReference("--jobs " + jobs_file);
+  ASSERT_EQ(results.size(), ours.size());
+  for (size_t k = 0; k < ours.size(); ++k) {
+    const std::vector<double> theirs = results[k]["output"].get<std::vector<double>>();
+    ASSERT_EQ(theirs.size(), ours[k].size()) << names[k];
+    int differ = 0;
+    const int max_diff = MaxDifference(theirs, ours[k], &differ);
+    const bool reference_kernel = names[k].find("0.0003") != std::string::npos;
+    EXPECT_LE(max_diff, reference_kernel ? 0 : 12)
+        << names[k] << ": " << differ << " values differ"
+        << (reference_kernel ? "" : " (TFLite's gemmlowp int16 logistic and tanh)");
+    std::printf("%-24s %6zu values, %5d differ, max %d\n", names[k].c_str(), theirs.size(), differ,
+                max_diff);
+  }
+}
+
 }  // namespace
