@@ -29,7 +29,8 @@
   KERNEL(MCULAB_TFL_CONCATENATION, concatenation)         \
   KERNEL(MCULAB_TFL_MUL, mul)                             \
   KERNEL(MCULAB_TFL_LOGISTIC, logistic)                   \
-  KERNEL(MCULAB_TFL_TANH, tanh)
+  KERNEL(MCULAB_TFL_TANH, tanh)                           \
+  KERNEL(MCULAB_TFL_UNIDIRECTIONAL_SEQUENCE_LSTM, unidirectional_sequence_lstm)
 
 #define DECLARE(code, name) extern const mculab_tfl_kernel mculab_tfl_kernel_##name;
 MCULAB_TFL_KERNELS(DECLARE)

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <iterator>
 #include <memory>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -397,12 +398,12 @@ TEST(TfliteRefuses, EveryMissingOperatorAtOnce) {
   tw::Model m = tw::SampleNet(1);
   for (int i : {2, 3, 5}) m.operators[i].options_type = 0;
   m.operators[2].builtin = 42;  // DIV
-  m.operators[3].builtin = 44;  // UNIDIRECTIONAL_SEQUENCE_LSTM
+  m.operators[3].builtin = 52;  // BIDIRECTIONAL_SEQUENCE_LSTM
   m.operators[5].builtin = 42;  // DIV again: named once
   std::string error;
   EXPECT_EQ(LoadAndPrepare(m, &error), MCULAB_TFL_UNSUPPORTED_OP);
   EXPECT_NE(error.find("not supported: operator 2: DIV (builtin 42), operator 3: "
-                       "UNIDIRECTIONAL_SEQUENCE_LSTM (builtin 44)"
+                       "BIDIRECTIONAL_SEQUENCE_LSTM (builtin 52)"
                        ";"),
             std::string::npos)
       << error;
@@ -766,6 +767,158 @@ TEST(TfliteRefuses, Int16LogisticAndTanhNeedZeroPointsOfZeroAndAQ15Output) {
     EXPECT_NE(int8.error.find("int8 and float32 are not implemented"), std::string::npos)
         << int8.error;
   }
+}
+
+// An int8 UNIDIRECTIONAL_SEQUENCE_LSTM of `units` over `steps` x `batches` sequences of `width`
+// (TFLite's 24 inputs: no peephole, projection or layer norm; weights and biases from a fixed
+// xorshift32 stream), time-major ([steps, batches, width]) or batch-major. `extra_input`, when not
+// -1, is an optional input (peephole, projection, layer norm) given a constant tensor.
+tw::Model LstmModel(bool time_major, int32_t batches, int32_t steps, int32_t width, int32_t units,
+                    float cell_clip, int extra_input = -1) {
+  uint32_t x = 0x2545f491u;
+  auto next = [&x] {
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    return x;
+  };
+  auto weights = [&](int32_t rows, int32_t cols, float scale) {
+    std::vector<uint8_t> w(static_cast<size_t>(rows * cols));
+    for (uint8_t& v : w) v = static_cast<uint8_t>(next() >> 24);
+    return tw::Tensor{{rows, cols}, 9, w, {scale}, {0}, 0, "weights"};
+  };
+  auto bias = [&](float scale) {
+    std::vector<uint8_t> b;
+    for (int32_t u = 0; u < units; ++u) {
+      const int32_t v = static_cast<int32_t>(next() % 4001u) - 2000;
+      for (int k = 0; k < 4; ++k) b.push_back(static_cast<uint8_t>(v >> (8 * k)));
+    }
+    return tw::Tensor{{units}, 2, b, {scale}, {0}, 0, "bias"};
+  };
+  const float in_scale = 0.05f, hidden_scale = 1.0f / 128.0f;
+  const std::vector<int32_t> seq = time_major ? std::vector<int32_t>{steps, batches, width}
+                                              : std::vector<int32_t>{batches, steps, width};
+  tw::Model m;
+  m.tensors.push_back(tw::Tensor{seq, 9, {}, {in_scale}, {3}, 0, "input"});
+  for (int g = 0; g < 4; ++g) m.tensors.push_back(weights(units, width, 0.02f));  // 1..4
+  for (int g = 0; g < 4; ++g) m.tensors.push_back(weights(units, units, 0.03f));  // 5..8
+  for (int g = 0; g < 4; ++g) m.tensors.push_back(bias(in_scale * 0.02f));        // 9..12
+  m.tensors.push_back(tw::Tensor{{batches, units}, 9, {}, {hidden_scale}, {-2}, 0, "hidden"});
+  m.tensors.back().is_variable = true;  // 13
+  m.tensors.push_back(tw::Tensor{{batches, units}, 7, {}, {1.0f / 2048.0f}, {0}, 0, "cell"});
+  m.tensors.back().is_variable = true;  // 14
+  std::vector<int32_t> out_shape = seq;
+  out_shape[2] = units;
+  m.tensors.push_back(tw::Tensor{out_shape, 9, {}, {hidden_scale}, {-2}, 0, "output"});  // 15
+  m.tensors.push_back(weights(units, units, 0.01f));  // 16: an optional input's constant
+  std::vector<int32_t> inputs = {0, 1,  2,  3,  4,  5,  6,  7,  8,  -1, -1, -1,
+                                 9, 10, 11, 12, -1, -1, 13, 14, -1, -1, -1, -1};
+  if (extra_input >= 0) inputs[static_cast<size_t>(extra_input)] = 16;
+  m.operators = {tw::Operator{44,
+                              inputs,
+                              {15},
+                              71,
+                              {tw::Option{0, tw::Option::kU8, 4},  // TANH
+                               tw::Option{1, tw::Option::kF32, 0, cell_clip},
+                               tw::Option{3, tw::Option::kU8, time_major ? 1 : 0}}}};
+  m.inputs = {0};
+  m.outputs = {15};
+  return m;
+}
+
+// Runs a model on `input` (its bytes), twice; both outputs.
+std::pair<std::vector<int8_t>, std::vector<int8_t>> RunTwice(const tw::Model& model,
+                                                             const std::vector<int8_t>& input,
+                                                             std::string* error) {
+  const std::vector<uint8_t> bytes = tw::Serialize(model);
+  auto m = std::make_unique<mculab_tfl_model>();
+  std::vector<uint8_t> arena(1u << 16);
+  if (mculab_tfl_load(m.get(), bytes.data(), bytes.size()) != MCULAB_TFL_OK ||
+      mculab_tfl_prepare(m.get(), arena.data(), arena.size()) != MCULAB_TFL_OK) {
+    *error = m->error;
+    return {};
+  }
+  std::pair<std::vector<int8_t>, std::vector<int8_t>> out;
+  for (std::vector<int8_t>* o : {&out.first, &out.second}) {
+    EXPECT_EQ(mculab_tfl_set_input(m.get(), reinterpret_cast<const uint8_t*>(input.data()),
+                                   static_cast<uint32_t>(input.size())),
+              MCULAB_TFL_OK);
+    EXPECT_EQ(mculab_tfl_invoke(m.get(), nullptr), MCULAB_TFL_OK) << m->error;
+    uint32_t n = 0;
+    const int8_t* p = mculab_tfl_output(m.get(), &n);
+    o->assign(p, p + n);
+  }
+  return out;
+}
+
+// The same sequences laid out time-major (all batches at each step, the states as one block) and
+// batch-major (each batch through time with its own slice of the states) give the same hidden
+// states, and every inference starts from reset states. With a cell clip of 0.25 the cell state
+// saturates and the outputs change.
+TEST(TfliteOps, LstmTimeMajorAndBatchMajorGiveTheSameHiddenStates) {
+  const int32_t batches = 3, steps = 5, width = 6, units = 4;
+  std::vector<int8_t> bm(static_cast<size_t>(batches * steps * width));
+  uint32_t x = 7;
+  for (int8_t& v : bm) {
+    x = x * 1103515245u + 12345u;
+    v = static_cast<int8_t>(x >> 24);
+  }
+  std::vector<int8_t> tm(bm.size());
+  for (int32_t b = 0; b < batches; ++b) {
+    for (int32_t t = 0; t < steps; ++t) {
+      for (int32_t i = 0; i < width; ++i) {
+        tm[static_cast<size_t>((t * batches + b) * width + i)] =
+            bm[static_cast<size_t>((b * steps + t) * width + i)];
+      }
+    }
+  }
+  std::vector<int8_t> unclipped;
+  for (float clip : {0.0f, 0.25f}) {
+    SCOPED_TRACE(clip);
+    std::string error;
+    const auto by_batch =
+        RunTwice(LstmModel(false, batches, steps, width, units, clip), bm, &error);
+    ASSERT_TRUE(error.empty()) << error;
+    const auto by_time = RunTwice(LstmModel(true, batches, steps, width, units, clip), tm, &error);
+    ASSERT_TRUE(error.empty()) << error;
+    ASSERT_EQ(by_batch.first.size(), static_cast<size_t>(batches * steps * units));
+    EXPECT_EQ(by_batch.first, by_batch.second);
+    EXPECT_EQ(by_time.first, by_time.second);
+    std::set<int> distinct;
+    for (int32_t b = 0; b < batches; ++b) {
+      for (int32_t t = 0; t < steps; ++t) {
+        for (int32_t u = 0; u < units; ++u) {
+          const int8_t v = by_batch.first[static_cast<size_t>((b * steps + t) * units + u)];
+          EXPECT_EQ(v, by_time.first[static_cast<size_t>((t * batches + b) * units + u)])
+              << b << "," << t << "," << u;
+          distinct.insert(v);
+        }
+      }
+    }
+    EXPECT_GT(distinct.size(), 10u);
+    if (clip == 0.0f) {
+      unclipped = by_batch.first;
+    } else {
+      EXPECT_NE(by_batch.first, unclipped);
+    }
+  }
+}
+
+TEST(TfliteRefuses, LstmVariantsItDoesNotImplementNamingTheFeature) {
+  const std::pair<int, const char*> cases[] = {{9, "peephole weights are not implemented"},
+                                               {16, "projection is not implemented"},
+                                               {20, "layer normalization is not implemented"}};
+  for (const auto& [input, why] : cases) {
+    std::string error;
+    RunTwice(LstmModel(false, 1, 2, 3, 4, 0.0f, input), std::vector<int8_t>(6), &error);
+    EXPECT_NE(error.find(std::string("UNIDIRECTIONAL_SEQUENCE_LSTM): ") + why), std::string::npos)
+        << error;
+  }
+  tw::Model cifg = LstmModel(false, 1, 2, 3, 4, 0.0f);
+  cifg.operators[0].inputs[1] = -1;
+  std::string error;
+  RunTwice(cifg, std::vector<int8_t>(6), &error);
+  EXPECT_NE(error.find("CIFG"), std::string::npos) << error;
 }
 
 }  // namespace
