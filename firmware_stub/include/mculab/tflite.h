@@ -163,9 +163,10 @@ typedef struct {
   int32_t mult1, shift1, mult2, shift2; /* feature -> state, state x time -> output */
 } mculab_tfl_svdf_params;
 
-/* LOGISTIC, TANH over int16: the input into the sigmoid table's scale (ops.h). */
+/* LOGISTIC, TANH: the input into Q4.27 (int8: zero point, saturation radius, multiplier and
+ * shift) or into the sigmoid table's scale (int16: multiplier and left shift, ops.h). */
 typedef struct {
-  int32_t multiplier, left_shift;
+  int32_t in_zp, range_radius, multiplier, left_shift;
 } mculab_tfl_sigmoid_params;
 
 /* UNIDIRECTIONAL_SEQUENCE_LSTM, integer (TFLite Micro's lstm_eval.h: int8 activations and

@@ -1,12 +1,18 @@
-/* LOGISTIC and TANH, int16 (TFLite Micro's logistic_common.cc and tanh.cc prepare,
- * reference_integer_ops::Logistic and Tanh for int16): symmetric int16 in and out, the output's
- * scale 2^-15; a power-of-two input scale of 2^-12 (LOGISTIC; TANH also 2^-11) is read
- * directly, any other is rescaled to 1/(3 x 4096) by an integer multiplier and a shift. Both
- * look up the 256-entry table of sigmoid(i/24) in 0.16 (tanh(x) = 2 sigmoid(2x) - 1) and
- * interpolate. The integer LSTM runs the same two functions on its gates. int8 and float32 are
- * refused (int8 is gemmlowp's fixed-point logistic and tanh; float32 needs exp). */
+/* LOGISTIC and TANH, int8 and int16 (TFLite Micro's logistic_common.cc and tanh.cc prepare,
+ * reference_integer_ops::Logistic and Tanh).
+ * int8: the input less its zero point, saturated beyond the input radius, otherwise rescaled to
+ * Q4.27 and through gemmlowp's fixed-point logistic or tanh (exp_on_negative_values and a
+ * Newton-Raphson reciprocal, kernels.h), the result in 1/256 with zero point -128 (LOGISTIC, whose
+ * output zero point must be -128) or in 1/128 with zero point 0 (TANH); TFLite Micro reads no
+ * other output quantization, and neither do we.
+ * int16: symmetric in and out, the output's scale 2^-15; a power-of-two input scale of 2^-12
+ * (LOGISTIC; TANH also 2^-11) is read directly, any other is rescaled to 1/(3 x 4096) by an
+ * integer multiplier and a shift. Both look up the 256-entry table of sigmoid(i/24) in 0.16
+ * (tanh(x) = 2 sigmoid(2x) - 1) and interpolate. The integer LSTM runs the same two functions on
+ * its gates. float32 is refused (it needs exp). */
 #include <stdint.h>
 
+#include "kernels.h"
 #include "ops.h"
 
 /* sigmoid(i / 24) in 0.16, i = 0..255: TFLite's sigmoid_table_uint16. */
@@ -95,6 +101,68 @@ int mculab_tfl_checked_log2(float x, int* log2) {
   return m < 1.00069339f || m > 1.99861391f;
 }
 
+/* gemmlowp::logistic and gemmlowp::tanh of a Q4.27 value, Q0.31 out. */
+static int32_t fx_logistic(int32_t a) {
+  if (a == 0) return 1 << 30; /* one half */
+  const int32_t abs_a = a > 0 ? a : -a;
+  const int32_t positive =
+      mculab_fx_one_over_one_plus_x(mculab_fx_exp_on_negative_values(-abs_a, 4));
+  return a > 0 ? positive : INT32_MAX - positive;
+}
+
+static int32_t fx_tanh(int32_t a) {
+  if (a == 0) return 0;
+  const int32_t n = a < 0 ? a : -a;
+  /* ExactMulByPot<1>: the same raw value read with 5 integer bits, so exp(2n). */
+  const int32_t t = mculab_fx_one_minus_x_over_one_plus_x(mculab_fx_exp_on_negative_values(n, 5));
+  return a < 0 ? -t : t;
+}
+
+static void sigmoid_s8(const mculab_tfl_sigmoid_params* p, int tanh, uint32_t n, const int8_t* in,
+                       int8_t* out) {
+  for (uint32_t i = 0; i < n; ++i) {
+    const int32_t x = in[i] - p->in_zp;
+    if (x <= -p->range_radius) {
+      out[i] = -128;
+    } else if (x >= p->range_radius) {
+      out[i] = 127;
+    } else {
+      const int32_t q4 = mculab_tfl_mbqm(x, p->multiplier, p->left_shift);
+      /* LOGISTIC: Q0.31 to 1/256 less 128; TANH: Q0.31 to 1/128. */
+      const int32_t v =
+          tanh ? mculab_rdbpot(fx_tanh(q4), 24) : mculab_rdbpot(fx_logistic(q4), 23) - 128;
+      out[i] = (int8_t)mculab_tfl_clamp(v, -128, 127);
+    }
+  }
+}
+
+/* The int8 input rescaled to Q4.27 (frexp of scale x 2^27, the mantissa rounded to 31 bits) and
+ * CalculateInputRadius(4, shift, 31): beyond it the function is saturated. */
+static mculab_tfl_status prepare_s8(mculab_tfl_ctx* c, const mculab_tfl_tensor* in,
+                                    mculab_tfl_sigmoid_params* p) {
+  double q = (double)in->scale * (double)(1 << 27);
+  int e = 0;
+  while (q >= 1.0) {
+    q /= 2.0;
+    ++e;
+  }
+  while (q < 0.5) {
+    q *= 2.0;
+    --e;
+  }
+  const int64_t m = (int64_t)(q * 2147483648.0 + 0.5); /* TfLiteRound, q > 0 */
+  if (m > INT32_MAX || e > 30 || e < -31) {
+    return mculab_tfl_bad(c, MCULAB_TFL_UNSUPPORTED, "an int8 input scale out of range");
+  }
+  p->multiplier = (int32_t)m;
+  p->left_shift = e;
+  p->in_zp = in->zero_point;
+  const double radius = 15.0 * (double)(1 << 27) /
+                        (e >= 0 ? (double)((int64_t)1 << e) : 1.0 / (double)((int64_t)1 << -e));
+  p->range_radius = radius >= 2147483647.0 ? INT32_MAX : (int32_t)radius; /* floor, positive */
+  return MCULAB_TFL_OK;
+}
+
 enum { KIND_LOGISTIC = 0, KIND_TANH = 1 };
 
 static mculab_tfl_status prepare(mculab_tfl_ctx* c, int kind) {
@@ -104,9 +172,19 @@ static mculab_tfl_status prepare(mculab_tfl_ctx* c, int kind) {
   if (op->num_inputs != 1 || in == NULL || in->type != out->type || in->elements != out->elements) {
     return mculab_tfl_bad(c, MCULAB_TFL_BAD_SHAPE, "needs one input like the output");
   }
-  if (out->type == MCULAB_TFL_INT8 || out->type == MCULAB_TFL_FLOAT32) {
+  if (out->type == MCULAB_TFL_FLOAT32) {
     return mculab_tfl_bad(c, MCULAB_TFL_UNSUPPORTED,
-                          "int8 and float32 are not implemented (int16 is)");
+                          "float32 is not implemented (int8 and int16 are)");
+  }
+  op->macs = out->elements;
+  if (out->type == MCULAB_TFL_INT8) {
+    if (!mculab_tfl_quantized(in, MCULAB_TFL_INT8) || !mculab_tfl_quantized(out, MCULAB_TFL_INT8)) {
+      return mculab_tfl_bad(c, MCULAB_TFL_UNSUPPORTED, "needs quantized int8 tensors");
+    }
+    if (kind == KIND_LOGISTIC && out->zero_point != -128) {
+      return mculab_tfl_bad(c, MCULAB_TFL_UNSUPPORTED, "int8 needs an output zero point of -128");
+    }
+    return prepare_s8(c, in, &op->k.sigmoid);
   }
   if (!mculab_tfl_quantized(in, MCULAB_TFL_INT16) || !mculab_tfl_quantized(out, MCULAB_TFL_INT16)) {
     return mculab_tfl_bad(c, MCULAB_TFL_UNSUPPORTED, "needs quantized int16 tensors");
@@ -137,7 +215,6 @@ static mculab_tfl_status prepare(mculab_tfl_ctx* c, int kind) {
   if (!mculab_tfl_checked_log2(out->scale, &out_log2) || out_log2 != -15) {
     return mculab_tfl_bad(c, MCULAB_TFL_UNSUPPORTED, "int16 needs an output scale of 2^-15");
   }
-  op->macs = out->elements;
   return MCULAB_TFL_OK;
 }
 
@@ -147,6 +224,12 @@ static mculab_tfl_status prepare_tanh(mculab_tfl_ctx* c) { return prepare(c, KIN
 static mculab_tfl_status invoke(mculab_tfl_model* m, const mculab_tfl_op* op, uint16_t index) {
   (void)index;
   const mculab_tfl_sigmoid_params* p = &op->k.sigmoid;
+  if (m->tensors[op->output].type == MCULAB_TFL_INT8) {
+    sigmoid_s8(p, op->builtin == MCULAB_TFL_TANH, m->tensors[op->output].elements,
+               (const int8_t*)mculab_tfl_data(m, op->inputs[0]),
+               (int8_t*)mculab_tfl_out_data(m, op));
+    return MCULAB_TFL_OK;
+  }
   void (*const f)(int32_t, int32_t, uint32_t, const int16_t*, int16_t*) =
       op->builtin == MCULAB_TFL_LOGISTIC ? mculab_tfl_logistic_s16 : mculab_tfl_tanh_s16;
   f(p->multiplier, p->left_shift, m->tensors[op->output].elements,

@@ -762,11 +762,68 @@ TEST(TfliteRefuses, Int16LogisticAndTanhNeedZeroPointsOfZeroAndAQ15Output) {
     const Int16Activation zp = RunInt16Activation(builtin, 1.0f / 4096.0f, 3, {0});
     EXPECT_EQ(zp.status, MCULAB_TFL_UNSUPPORTED);
     EXPECT_NE(zp.error.find("zero points of 0"), std::string::npos) << zp.error;
-    const Int16Activation int8 = RunInt16Activation(builtin, 1.0f / 16.0f, 0, {0}, 9);
-    EXPECT_EQ(int8.status, MCULAB_TFL_UNSUPPORTED);
-    EXPECT_NE(int8.error.find("int8 and float32 are not implemented"), std::string::npos)
-        << int8.error;
+    const Int16Activation f32 = RunInt16Activation(builtin, 1.0f / 16.0f, 0, {0}, 0);
+    EXPECT_EQ(f32.status, MCULAB_TFL_UNSUPPORTED);
+    EXPECT_NE(f32.error.find("float32 is not implemented"), std::string::npos) << f32.error;
   }
+}
+
+std::pair<std::vector<int8_t>, std::vector<int8_t>> RunTwice(const tw::Model& model,
+                                                             const std::vector<int8_t>& input,
+                                                             std::string* error);
+
+// LOGISTIC (14) or TANH (28) over every int8 value: input scale `in_scale` and zero point `in_zp`,
+// the output as TFLite quantizes them (LOGISTIC 1/256 with zero point -128, TANH 1/128 with 0).
+std::vector<int8_t> RunInt8Activation(int32_t builtin, float in_scale, int64_t in_zp) {
+  namespace tw = mculab::tflite_writer;
+  const bool logistic = builtin == 14;
+  tw::Model m;
+  m.tensors = {tw::Tensor{{256}, 9, {}, {in_scale}, {in_zp}, 0, "in"},
+               tw::Tensor{{256},
+                          9,
+                          {},
+                          {logistic ? 1.0f / 256.0f : 1.0f / 128.0f},
+                          {logistic ? -128 : 0},
+                          0,
+                          "out"}};
+  m.operators = {tw::Operator{builtin, {0}, {1}, 0, {}}};
+  m.inputs = {0};
+  m.outputs = {1};
+  std::vector<int8_t> in(256);
+  for (int q = -128; q < 128; ++q) in[static_cast<size_t>(q + 128)] = static_cast<int8_t>(q);
+  std::string error;
+  return RunTwice(m, in, &error).first;
+}
+
+// gemmlowp's fixed-point logistic and tanh are within half a step of the real functions before
+// the final rounding: every int8 output within 1 of the rounded real value; the input's zero
+// point gives exactly one half (0 after the -128 zero point) and 0; the ends saturate.
+TEST(TfliteOps, LogisticAndTanhInt8FollowTheRealFunctions) {
+  for (float scale : {0.1f, 0.02f, 0.5f}) {
+    for (int64_t zp : {0, -20, 37}) {
+      SCOPED_TRACE(::testing::Message() << scale << " " << zp);
+      const std::vector<int8_t> logistic = RunInt8Activation(14, scale, zp);
+      const std::vector<int8_t> tanh = RunInt8Activation(28, scale, zp);
+      ASSERT_EQ(logistic.size(), 256u);
+      ASSERT_EQ(tanh.size(), 256u);
+      for (int q = -128; q < 128; ++q) {
+        const double x = scale * static_cast<double>(q - zp);
+        const double want_logistic = std::min(256.0 / (1.0 + std::exp(-x)) - 128.0, 127.0);
+        const double want_tanh = std::max(std::min(128.0 * std::tanh(x), 127.0), -128.0);
+        EXPECT_NEAR(logistic[static_cast<size_t>(q + 128)], want_logistic, 1.0) << q;
+        EXPECT_NEAR(tanh[static_cast<size_t>(q + 128)], want_tanh, 1.0) << q;
+      }
+      EXPECT_EQ(logistic[static_cast<size_t>(zp + 128)], 0);
+      EXPECT_EQ(tanh[static_cast<size_t>(zp + 128)], 0);
+    }
+  }
+  // At scale 0.5 the ends are 64 from the zero point: beyond the input radius, saturated.
+  const std::vector<int8_t> logistic = RunInt8Activation(14, 0.5f, 0);
+  const std::vector<int8_t> tanh = RunInt8Activation(28, 0.5f, 0);
+  EXPECT_EQ(logistic.front(), -128);
+  EXPECT_EQ(logistic.back(), 127);
+  EXPECT_EQ(tanh.front(), -128);
+  EXPECT_EQ(tanh.back(), 127);
 }
 
 // An int8 UNIDIRECTIONAL_SEQUENCE_LSTM of `units` over `steps` x `batches` sequences of `width`
