@@ -38,16 +38,17 @@ static const uint16_t kSigmoidTable[256] = {
     65532, 65532, 65532, 65533, 65533, 65533, 65533, 65533, 65533, 65533, 65533, 65534, 65534,
     65534, 65534, 65534, 65534, 65534, 65534, 65534, 65534, 65535};
 
-/* The input in the table's scale (1/(3 x 4096)); the power-of-two case multiplies by 3 << shift. */
+/* The input in the table's scale (1/(3 x 4096)); the power-of-two case multiplies by 3 << shift.
+ * LOGISTIC and TANH keep the multiplier at most 32767, so the product fits; the LSTM's tanh of a
+ * cell state of a large scale (up to 3 << 15) can exceed int32 and then wraps as TFLite Micro's
+ * int32 arithmetic does on the target (unsigned here, so that the wrap is defined C). */
 static int32_t table_input(int16_t x, int32_t multiplier, int32_t left_shift) {
   if (multiplier == 0) {
     multiplier = 3 << left_shift;
     left_shift = 0;
   }
   const int32_t round = left_shift > 0 ? 1 << (left_shift - 1) : 0;
-  /* |x| * multiplier < 2^15 * 2^15 (the multiplier stays at most 32767): no overflow; the shift
-   * of a negative value is arithmetic, as TFLite's. */
-  return (x * multiplier + round) >> left_shift;
+  return (int32_t)((uint32_t)x * (uint32_t)multiplier + (uint32_t)round) >> left_shift;
 }
 
 void mculab_tfl_logistic_s16(int32_t multiplier, int32_t left_shift, uint32_t n, const int16_t* in,

@@ -196,6 +196,9 @@ static mculab_tfl_status prepare(mculab_tfl_ctx* c) {
    * scale is not a power of two (TFLite Micro ignores the check). */
   int power;
   (void)mculab_tfl_checked_log2(cell->scale, &power);
+  if (power > 3 || power < -40) {
+    return mculab_tfl_bad(c, MCULAB_TFL_UNSUPPORTED, "a cell state scale outside 2^-40..2^3");
+  }
   p->cell_scale_power = power;
   double clip = (double)op->cell_clip / (double)cell->scale;
   if (clip > 32767.0) clip = 32767.0;
