@@ -18,6 +18,14 @@ int32_t mculab_rdbpot(int32_t x, int exponent);
  * shift > 0 shifts left first (the caller keeps x << shift within int32). */
 int32_t mculab_mbqm(int32_t x, int32_t multiplier, int shift);
 
+/* gemmlowp's fixed-point functions on int32 raw values (FixedPoint<int32_t, I>: raw v * 2^(31-I)),
+ * shared by softmax and the int8 LOGISTIC and TANH: exp(a) for a <= 0 with `integer_bits`
+ * (1..5) integer bits, the result Q0.31; 1 / (1 + x) and (1 - x) / (1 + x) for x in [0, 1), Q0.31
+ * in and out (Newton-Raphson, three steps). */
+int32_t mculab_fx_exp_on_negative_values(int32_t a, int integer_bits);
+int32_t mculab_fx_one_over_one_plus_x(int32_t a);
+int32_t mculab_fx_one_minus_x_over_one_plus_x(int32_t a);
+
 /* A conv or depthwise conv accumulator to its int8 output: the bias (wrap-around), TFLite's
  * MultiplyByQuantizedMultiplier, the output offset and the activation clamp. Shared by the
  * reference kernels and the Helium variants (helium_s8.c), so both requantize alike. */

@@ -32,18 +32,17 @@ static int32_t exp_quarter(int32_t a) {
   return constant_term + fx_mul(constant_term, x + poly);
 }
 
-/* exp(a) for a <= 0: a is Q5.26, the result Q0.31. */
-static int32_t exp_on_negative_values(int32_t a) {
-  const int fractional_bits = 31 - SCALED_DIFF_INTEGER_BITS;
+int32_t mculab_fx_exp_on_negative_values(int32_t a, int integer_bits) {
+  const int fractional_bits = 31 - integer_bits;
   const int32_t one_quarter = (int32_t)1 << (fractional_bits - 2);
   const int32_t mask = one_quarter - 1;
   const int32_t a_mod_quarter_minus_one_quarter = (a & mask) - one_quarter;
-  int32_t result = exp_quarter(sat_shift_left(a_mod_quarter_minus_one_quarter, 5));
+  int32_t result = exp_quarter(sat_shift_left(a_mod_quarter_minus_one_quarter, integer_bits));
   const int32_t remainder = a_mod_quarter_minus_one_quarter - a;
-  /* exp(-2^k) for k = -2 .. 4, Q0.31 */
+  /* exp(-2^k) for k = -2 .. 4, Q0.31, each applied when the input has that many integer bits */
   static const int32_t kMultipliers[7] = {1672461947, 1302514674, 790015084, 290630308,
                                           39332535,   720401,     242};
-  for (int k = 0; k < 7; ++k) {
+  for (int k = 0; k < 7 && k - 2 < integer_bits; ++k) {
     const int shift = fractional_bits + (k - 2);
     if (remainder & ((int32_t)1 << shift)) result = fx_mul(result, kMultipliers[k]);
   }
@@ -51,11 +50,8 @@ static int32_t exp_on_negative_values(int32_t a) {
   return result;
 }
 
-/* 1 / (1 + x) for x in [0, 1): Q0.31 in and out (Newton-Raphson, three steps). */
-static int32_t one_over_one_plus_x(int32_t a) {
-  /* RoundingHalfSum(a, One) */
-  const int64_t sum = (int64_t)a + INT32_MAX;
-  const int32_t half_denominator = (int32_t)((sum + (sum >= 0 ? 1 : -1)) / 2);
+/* The Newton-Raphson reciprocal of half_denominator (Q0.31) in Q2.29, three steps. */
+static int32_t reciprocal_of_half(int32_t half_denominator) {
   const int32_t constant_48_over_17 = 1515870810;      /* Q2.29 */
   const int32_t constant_neg_32_over_17 = -1010580540; /* Q2.29 */
   int32_t x = constant_48_over_17 + fx_mul(half_denominator, constant_neg_32_over_17);
@@ -65,8 +61,23 @@ static int32_t one_over_one_plus_x(int32_t a) {
     /* x * one_minus is Q4.27; Rescale<2> multiplies by 2^2, saturating. */
     x = x + sat_shift_left(fx_mul(x, one_minus), 2);
   }
+  return x;
+}
+
+/* RoundingHalfSum(a, One): (a + INT32_MAX) / 2 rounded. */
+static int32_t half_of_one_plus(int32_t a) {
+  const int64_t sum = (int64_t)a + INT32_MAX;
+  return (int32_t)((sum + (sum >= 0 ? 1 : -1)) / 2);
+}
+
+int32_t mculab_fx_one_over_one_plus_x(int32_t a) {
   /* ExactMulByPot<-1> relabels Q2.29 as Q1.30; Rescale<0> multiplies by 2, saturating. */
-  return sat_shift_left(x, 1);
+  return sat_shift_left(reciprocal_of_half(half_of_one_plus(a)), 1);
+}
+
+int32_t mculab_fx_one_minus_x_over_one_plus_x(int32_t a) {
+  /* 1 / half_denominator - 1 = (1 - a) / (1 + a), Q2.29; Rescale<0> multiplies by 4. */
+  return sat_shift_left(reciprocal_of_half(half_of_one_plus(a)) - (1 << 29), 2);
 }
 
 /* RoundingDivideByPOT for exponents up to 62 (the last division reaches 34 for rows of more than
@@ -105,7 +116,9 @@ void mculab_softmax_s8(const mculab_softmax_s8_params* p, const int8_t* input, i
       if (diff >= p->diff_min) {
         const int32_t rescaled =
             mculab_srdhm((int32_t)((uint32_t)diff << p->input_left_shift), p->input_multiplier);
-        sum_of_exps += mculab_rdbpot(exp_on_negative_values(rescaled), ACCUMULATION_INTEGER_BITS);
+        sum_of_exps +=
+            mculab_rdbpot(mculab_fx_exp_on_negative_values(rescaled, SCALED_DIFF_INTEGER_BITS),
+                          ACCUMULATION_INTEGER_BITS);
       }
     }
     /* GetReciprocal */
@@ -113,14 +126,15 @@ void mculab_softmax_s8(const mculab_softmax_s8_params* p, const int8_t* input, i
     const int num_bits_over_unit = ACCUMULATION_INTEGER_BITS - headroom_plus_one;
     const int32_t shifted_sum_minus_one =
         (int32_t)(((uint32_t)sum_of_exps << headroom_plus_one) - (1u << 31));
-    const int32_t shifted_scale = one_over_one_plus_x(shifted_sum_minus_one);
+    const int32_t shifted_scale = mculab_fx_one_over_one_plus_x(shifted_sum_minus_one);
 
     for (uint32_t c = 0; c < depth; ++c) {
       const int32_t diff = in[c] - max_in_row;
       if (diff >= p->diff_min) {
         const int32_t rescaled =
             mculab_srdhm((int32_t)((uint32_t)diff << p->input_left_shift), p->input_multiplier);
-        const int32_t exp_in_0 = exp_on_negative_values(rescaled);
+        const int32_t exp_in_0 =
+            mculab_fx_exp_on_negative_values(rescaled, SCALED_DIFF_INTEGER_BITS);
         const int32_t unsat =
             rdbpot_wide(fx_mul(shifted_scale, exp_in_0), num_bits_over_unit + 31 - 8);
         int32_t v = unsat - 128;

@@ -144,6 +144,7 @@ std::vector<uint8_t> Serialize(const Model& m) {
                                    Ref(0, Ints(t.shape)), U8(1, t.type),
                                    U32(2, t.data.empty() ? 0u : static_cast<uint32_t>(i + 1)),
                                    Ref(3, [&](Builder& b) { return WriteString(b, t.name); })};
+                               if (t.is_variable) f.push_back(U8(5, 1));
                                if (!t.scales.empty()) {
                                  f.push_back(Ref(4, [&](Builder& b) {
                                    return WriteTable(

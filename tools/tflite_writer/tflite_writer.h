@@ -20,6 +20,7 @@ struct Tensor {
   std::vector<int64_t> zero_points;
   int32_t quantized_dimension = 0;
   std::string name;
+  bool is_variable = false;  // state an operator keeps (SVDF, UNIDIRECTIONAL_SEQUENCE_LSTM)
 };
 
 // One scalar field of an options table.

@@ -71,6 +71,9 @@ enum {
   MCULAB_TFL_LEAKY_RELU = 98,
   MCULAB_TFL_QUANTIZE = 114,
   MCULAB_TFL_HARD_SWISH = 117,
+  MCULAB_TFL_LOGISTIC = 14,
+  MCULAB_TFL_TANH = 28,
+  MCULAB_TFL_UNIDIRECTIONAL_SEQUENCE_LSTM = 44,
 };
 
 /* TFLite's TensorType codes the interpreter knows (activations: int8, and float32 around
@@ -183,6 +186,25 @@ typedef struct {
   uint32_t count;
   int32_t in_zp, out_zp, mult, shift;
 } mculab_tfl_mean_params;
+/* LOGISTIC, TANH: the input into Q4.27 (int8: zero point, saturation radius, multiplier and
+ * shift) or into the sigmoid table's scale (int16: multiplier and left shift, ops.h). */
+typedef struct {
+  int32_t in_zp, range_radius, multiplier, left_shift;
+} mculab_tfl_sigmoid_params;
+
+/* UNIDIRECTIONAL_SEQUENCE_LSTM, integer (TFLite Micro's lstm_eval.h: int8 activations and
+ * weights, int16 cell state and gates, int32 bias). Gates in order forget, input, cell, output. */
+typedef struct {
+  int32_t batches, steps, input_size, units;
+  uint8_t time_major, cell_act; /* cell_act: the cell gate's TANH (4) or SIGMOID (6) */
+  int32_t input_zp, hidden_zp;
+  int32_t in_mult[4], in_shift[4], rec_mult[4], rec_shift[4]; /* FC into Q3.12 */
+  int32_t forget_mult, forget_shift; /* forget gate x cell state -> cell state */
+  int32_t input_mult, input_shift;   /* input gate x cell gate -> cell state */
+  int32_t hidden_mult, hidden_shift; /* tanh(cell) x output gate -> hidden state */
+  int32_t cell_scale_power;          /* the cell state's scale is 2^cell_scale_power */
+  int32_t cell_clip;                 /* quantized; -1: none */
+} mculab_tfl_lstm_params;
 
 /* An operator's kernel (tflite/ops/ops.h): its options, prepare, invoke. */
 typedef struct mculab_tfl_kernel mculab_tfl_kernel;
@@ -205,6 +227,8 @@ typedef struct {
   uint8_t other_masks;                            /* STRIDED_SLICE: ellipsis, new axis, offset */
   uint8_t keep_dims;                              /* MEAN */
   float f_act_min, f_act_max;                     /* float32 kernels: the fused activation */
+  float cell_clip, proj_clip;                     /* UNIDIRECTIONAL_SEQUENCE_LSTM */
+  uint8_t time_major, diagonal_recurrent;         /* UNIDIRECTIONAL_SEQUENCE_LSTM */
   /* prepared kernel parameters */
   union {
     mculab_conv_s8_params conv;
@@ -220,6 +244,8 @@ typedef struct {
     mculab_tfl_relu_params relu;
     mculab_tfl_hard_swish_params hard_swish;
     mculab_tfl_mean_params mean;
+    mculab_tfl_sigmoid_params sigmoid;
+    mculab_tfl_lstm_params lstm;
   } k;
   uint32_t softmax_outer, softmax_depth;
   uint32_t persistent_bytes; /* the kernel's own, for the model's life (per-channel multipliers) */

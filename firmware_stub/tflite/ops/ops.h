@@ -118,4 +118,16 @@ mculab_tfl_status mculab_tfl_channel_multipliers(mculab_tfl_ctx* c, const mculab
 /* Same shape (dimensions and sizes). */
 int mculab_tfl_same_shape(const mculab_tfl_tensor* a, const mculab_tfl_tensor* b);
 
+/* TFLite's int16 sigmoid and tanh (reference_integer_ops::Logistic and Tanh for int16): the
+ * input rescaled by `multiplier` (0: a power-of-two scale, the multiplier 3 << left_shift) and
+ * `left_shift`, then the 256-entry sigmoid table interpolated; the output in Q0.15. LOGISTIC,
+ * TANH and UNIDIRECTIONAL_SEQUENCE_LSTM run them. In and out may be the same array. */
+void mculab_tfl_logistic_s16(int32_t multiplier, int32_t left_shift, uint32_t n, const int16_t* in,
+                             int16_t* out);
+void mculab_tfl_tanh_s16(int32_t multiplier, int32_t left_shift, uint32_t n, const int16_t* in,
+                         int16_t* out);
+/* CheckedLog2 (quantization_util.h) for a positive scale: *log2 is log2(x) rounded, and the
+ * return is whether x is within 1e-3 (in log2) of that power of two. No libm. */
+int mculab_tfl_checked_log2(float x, int* log2);
+
 #endif /* MCULAB_TFLITE_OPS_H_ */

@@ -32,7 +32,10 @@
   KERNEL(MCULAB_TFL_RELU6, relu6)                         \
   KERNEL(MCULAB_TFL_HARD_SWISH, hard_swish)               \
   KERNEL(MCULAB_TFL_SLICE, slice)                         \
-  KERNEL(MCULAB_TFL_MEAN, mean)
+  KERNEL(MCULAB_TFL_MEAN, mean)                           \
+  KERNEL(MCULAB_TFL_LOGISTIC, logistic)                   \
+  KERNEL(MCULAB_TFL_TANH, tanh)                           \
+  KERNEL(MCULAB_TFL_UNIDIRECTIONAL_SEQUENCE_LSTM, unidirectional_sequence_lstm)
 
 #define DECLARE(code, name) extern const mculab_tfl_kernel mculab_tfl_kernel_##name;
 MCULAB_TFL_KERNELS(DECLARE)

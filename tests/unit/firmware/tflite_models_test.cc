@@ -124,7 +124,8 @@ INSTANTIATE_TEST_SUITE_P(
                     MicroCase{"keyword_scrambled.tflite", 1, 15, 0x51b327d0u},
                     MicroCase{"keyword_scrambled_8bit.tflite", 1, 15, 0xe48af6f5u},
                     MicroCase{"micro_speech_quantized.tflite", 1, 4, 0xe4e8b6eeu},
-                    MicroCase{"simple_add_model.tflite", 2, 1, 0x5ffd0ed2u}),
+                    MicroCase{"simple_add_model.tflite", 2, 1, 0x5ffd0ed2u},
+                    MicroCase{"trained_lstm_int8.tflite", 1, 4, 0x13f31a7bu}),
     [](const testing::TestParamInfo<MicroCase>& i) {
       std::string n = i.param.file;
       return n.substr(0, n.find('.'));

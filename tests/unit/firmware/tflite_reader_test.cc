@@ -12,6 +12,7 @@
 #include <fstream>
 #include <iterator>
 #include <memory>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -419,12 +420,12 @@ TEST(TfliteRefuses, EveryMissingOperatorAtOnce) {
   tw::Model m = tw::SampleNet(1);
   for (int i : {2, 3, 5}) m.operators[i].options_type = 0;
   m.operators[2].builtin = 42;  // DIV
-  m.operators[3].builtin = 44;  // UNIDIRECTIONAL_SEQUENCE_LSTM
+  m.operators[3].builtin = 52;  // BIDIRECTIONAL_SEQUENCE_LSTM
   m.operators[5].builtin = 42;  // DIV again: named once
   std::string error;
   EXPECT_EQ(LoadAndPrepare(m, &error), MCULAB_TFL_UNSUPPORTED_OP);
   EXPECT_NE(error.find("not supported: operator 2: DIV (builtin 42), operator 3: "
-                       "UNIDIRECTIONAL_SEQUENCE_LSTM (builtin 44)"
+                       "BIDIRECTIONAL_SEQUENCE_LSTM (builtin 52)"
                        ";"),
             std::string::npos)
       << error;
@@ -694,6 +695,309 @@ TEST(TfliteOps, MulInt8BroadcastsAndRescales) {
   const int8_t* out = mculab_tfl_output(model.get(), nullptr);
   const int expected[4] = {3, -15, 120, -128};
   for (int i = 0; i < 4; ++i) EXPECT_EQ(out[i], expected[i]) << i;
+}
+
+// LOGISTIC (14) or TANH (28) over int16 [n]: input scale `in_scale`, output scale 2^-15, zero
+// points `in_zp` and 0. Returns the outputs for `in`, or the status and message of a refusal.
+struct Int16Activation {
+  mculab_tfl_status status = MCULAB_TFL_OK;
+  std::string error;
+  std::vector<int16_t> out;
+};
+
+Int16Activation RunInt16Activation(int32_t builtin, float in_scale, int64_t in_zp,
+                                   const std::vector<int16_t>& in, uint8_t type = 7) {
+  namespace tw = mculab::tflite_writer;
+  const int32_t n = static_cast<int32_t>(in.size());
+  tw::Model m;
+  m.tensors = {tw::Tensor{{n}, type, {}, {in_scale}, {in_zp}, 0, "in"},
+               tw::Tensor{{n}, type, {}, {1.0f / 32768.0f}, {0}, 0, "out"}};
+  m.operators = {tw::Operator{builtin, {0}, {1}, 0, {}}};
+  m.inputs = {0};
+  m.outputs = {1};
+  const std::vector<uint8_t> bytes = tw::Serialize(m);
+  auto model = std::make_unique<mculab_tfl_model>();
+  Int16Activation r;
+  r.status = mculab_tfl_load(model.get(), bytes.data(), bytes.size());
+  std::vector<uint8_t> arena(4 * in.size() + 1024);
+  if (r.status == MCULAB_TFL_OK) {
+    r.status = mculab_tfl_prepare(model.get(), arena.data(), arena.size());
+  }
+  r.error = model->error;
+  if (r.status != MCULAB_TFL_OK) return r;
+  EXPECT_EQ(mculab_tfl_set_input(model.get(), reinterpret_cast<const uint8_t*>(in.data()),
+                                 static_cast<uint32_t>(2 * in.size())),
+            MCULAB_TFL_OK);
+  EXPECT_EQ(mculab_tfl_invoke(model.get(), nullptr), MCULAB_TFL_OK) << model->error;
+  uint32_t bytes_out = 0;
+  const int8_t* out = mculab_tfl_output(model.get(), &bytes_out);
+  r.out.resize(bytes_out / 2);
+  std::memcpy(r.out.data(), out, bytes_out);
+  return r;
+}
+
+std::vector<int16_t> EveryInt16(int step) {
+  std::vector<int16_t> v;
+  for (int q = -32768; q <= 32767; q += step) v.push_back(static_cast<int16_t>(q));
+  v.push_back(32767);
+  return v;
+}
+
+// The expected values are the real functions (double precision) in Q0.15: TFLite's table of
+// sigmoid(i/24) interpolated is within 1.5 steps of them over the whole int16 range.
+TEST(TfliteOps, LogisticInt16FollowsTheSigmoidAndSaturates) {
+  for (float scale : {1.0f / 4096.0f, 1.0f / 1024.0f, 0.0003f}) {
+    SCOPED_TRACE(scale);
+    const std::vector<int16_t> in = EveryInt16(7);
+    const Int16Activation r = RunInt16Activation(14, scale, 0, in);
+    ASSERT_EQ(r.status, MCULAB_TFL_OK) << r.error;
+    for (size_t i = 0; i < in.size(); ++i) {
+      const double want = 32768.0 / (1.0 + std::exp(-in[i] * static_cast<double>(scale)));
+      EXPECT_NEAR(r.out[i], std::min(want, 32767.0), 1.5) << in[i];
+    }
+  }
+  // 0 is exactly one half; 8 (2^-12 x 32767) is 32757 (0.99966); at 2^-10 the largest inputs
+  // (32) saturate to 32767 and the smallest to 1 (TFLite's table never reaches 0).
+  const Int16Activation pot = RunInt16Activation(14, 1.0f / 4096.0f, 0, {0, 32767, -32768});
+  EXPECT_EQ(pot.out, (std::vector<int16_t>{16384, 32757, 11}));
+  const Int16Activation wide = RunInt16Activation(14, 1.0f / 1024.0f, 0, {32767, -32768});
+  EXPECT_EQ(wide.out, (std::vector<int16_t>{32767, 1}));
+}
+
+TEST(TfliteOps, TanhInt16FollowsTheTanhAndSaturates) {
+  for (float scale : {1.0f / 4096.0f, 1.0f / 2048.0f, 1.0f / 1024.0f, 0.0003f}) {
+    SCOPED_TRACE(scale);
+    const std::vector<int16_t> in = EveryInt16(7);
+    const Int16Activation r = RunInt16Activation(28, scale, 0, in);
+    ASSERT_EQ(r.status, MCULAB_TFL_OK) << r.error;
+    for (size_t i = 0; i < in.size(); ++i) {
+      const double want = 32768.0 * std::tanh(in[i] * static_cast<double>(scale));
+      EXPECT_NEAR(r.out[i], std::max(std::min(want, 32767.0), -32768.0), 3.0) << in[i];
+    }
+  }
+  const Int16Activation wide = RunInt16Activation(28, 1.0f / 1024.0f, 0, {0, 32767, -32768});
+  EXPECT_EQ(wide.out, (std::vector<int16_t>{0, 32767, -32767}));
+}
+
+TEST(TfliteRefuses, Int16LogisticAndTanhNeedZeroPointsOfZeroAndAQ15Output) {
+  for (int32_t builtin : {14, 28}) {
+    const Int16Activation zp = RunInt16Activation(builtin, 1.0f / 4096.0f, 3, {0});
+    EXPECT_EQ(zp.status, MCULAB_TFL_UNSUPPORTED);
+    EXPECT_NE(zp.error.find("zero points of 0"), std::string::npos) << zp.error;
+    const Int16Activation f32 = RunInt16Activation(builtin, 1.0f / 16.0f, 0, {0}, 0);
+    EXPECT_EQ(f32.status, MCULAB_TFL_UNSUPPORTED);
+    EXPECT_NE(f32.error.find("float32 is not implemented"), std::string::npos) << f32.error;
+  }
+}
+
+std::pair<std::vector<int8_t>, std::vector<int8_t>> RunTwice(const tw::Model& model,
+                                                             const std::vector<int8_t>& input,
+                                                             std::string* error);
+
+// LOGISTIC (14) or TANH (28) over every int8 value: input scale `in_scale` and zero point `in_zp`,
+// the output as TFLite quantizes them (LOGISTIC 1/256 with zero point -128, TANH 1/128 with 0).
+std::vector<int8_t> RunInt8Activation(int32_t builtin, float in_scale, int64_t in_zp) {
+  namespace tw = mculab::tflite_writer;
+  const bool logistic = builtin == 14;
+  tw::Model m;
+  m.tensors = {tw::Tensor{{256}, 9, {}, {in_scale}, {in_zp}, 0, "in"},
+               tw::Tensor{{256},
+                          9,
+                          {},
+                          {logistic ? 1.0f / 256.0f : 1.0f / 128.0f},
+                          {logistic ? -128 : 0},
+                          0,
+                          "out"}};
+  m.operators = {tw::Operator{builtin, {0}, {1}, 0, {}}};
+  m.inputs = {0};
+  m.outputs = {1};
+  std::vector<int8_t> in(256);
+  for (int q = -128; q < 128; ++q) in[static_cast<size_t>(q + 128)] = static_cast<int8_t>(q);
+  std::string error;
+  return RunTwice(m, in, &error).first;
+}
+
+// gemmlowp's fixed-point logistic and tanh are within half a step of the real functions before
+// the final rounding: every int8 output within 1 of the rounded real value; the input's zero
+// point gives exactly one half (0 after the -128 zero point) and 0; the ends saturate.
+TEST(TfliteOps, LogisticAndTanhInt8FollowTheRealFunctions) {
+  for (float scale : {0.1f, 0.02f, 0.5f}) {
+    for (int64_t zp : {0, -20, 37}) {
+      SCOPED_TRACE(::testing::Message() << scale << " " << zp);
+      const std::vector<int8_t> logistic = RunInt8Activation(14, scale, zp);
+      const std::vector<int8_t> tanh = RunInt8Activation(28, scale, zp);
+      ASSERT_EQ(logistic.size(), 256u);
+      ASSERT_EQ(tanh.size(), 256u);
+      for (int q = -128; q < 128; ++q) {
+        const double x = scale * static_cast<double>(q - zp);
+        const double want_logistic = std::min(256.0 / (1.0 + std::exp(-x)) - 128.0, 127.0);
+        const double want_tanh = std::max(std::min(128.0 * std::tanh(x), 127.0), -128.0);
+        EXPECT_NEAR(logistic[static_cast<size_t>(q + 128)], want_logistic, 1.0) << q;
+        EXPECT_NEAR(tanh[static_cast<size_t>(q + 128)], want_tanh, 1.0) << q;
+      }
+      EXPECT_EQ(logistic[static_cast<size_t>(zp + 128)], 0);
+      EXPECT_EQ(tanh[static_cast<size_t>(zp + 128)], 0);
+    }
+  }
+  // At scale 0.5 the ends are 64 from the zero point: beyond the input radius, saturated.
+  const std::vector<int8_t> logistic = RunInt8Activation(14, 0.5f, 0);
+  const std::vector<int8_t> tanh = RunInt8Activation(28, 0.5f, 0);
+  EXPECT_EQ(logistic.front(), -128);
+  EXPECT_EQ(logistic.back(), 127);
+  EXPECT_EQ(tanh.front(), -128);
+  EXPECT_EQ(tanh.back(), 127);
+}
+
+// An int8 UNIDIRECTIONAL_SEQUENCE_LSTM of `units` over `steps` x `batches` sequences of `width`
+// (TFLite's 24 inputs: no peephole, projection or layer norm; weights and biases from a fixed
+// xorshift32 stream), time-major ([steps, batches, width]) or batch-major. `extra_input`, when not
+// -1, is an optional input (peephole, projection, layer norm) given a constant tensor.
+tw::Model LstmModel(bool time_major, int32_t batches, int32_t steps, int32_t width, int32_t units,
+                    float cell_clip, int extra_input = -1) {
+  uint32_t x = 0x2545f491u;
+  auto next = [&x] {
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    return x;
+  };
+  auto weights = [&](int32_t rows, int32_t cols, float scale) {
+    std::vector<uint8_t> w(static_cast<size_t>(rows * cols));
+    for (uint8_t& v : w) v = static_cast<uint8_t>(next() >> 24);
+    return tw::Tensor{{rows, cols}, 9, w, {scale}, {0}, 0, "weights"};
+  };
+  auto bias = [&](float scale) {
+    std::vector<uint8_t> b;
+    for (int32_t u = 0; u < units; ++u) {
+      const int32_t v = static_cast<int32_t>(next() % 4001u) - 2000;
+      for (int k = 0; k < 4; ++k) b.push_back(static_cast<uint8_t>(v >> (8 * k)));
+    }
+    return tw::Tensor{{units}, 2, b, {scale}, {0}, 0, "bias"};
+  };
+  const float in_scale = 0.05f, hidden_scale = 1.0f / 128.0f;
+  const std::vector<int32_t> seq = time_major ? std::vector<int32_t>{steps, batches, width}
+                                              : std::vector<int32_t>{batches, steps, width};
+  tw::Model m;
+  m.tensors.push_back(tw::Tensor{seq, 9, {}, {in_scale}, {3}, 0, "input"});
+  for (int g = 0; g < 4; ++g) m.tensors.push_back(weights(units, width, 0.02f));  // 1..4
+  for (int g = 0; g < 4; ++g) m.tensors.push_back(weights(units, units, 0.03f));  // 5..8
+  for (int g = 0; g < 4; ++g) m.tensors.push_back(bias(in_scale * 0.02f));        // 9..12
+  m.tensors.push_back(tw::Tensor{{batches, units}, 9, {}, {hidden_scale}, {-2}, 0, "hidden"});
+  m.tensors.back().is_variable = true;  // 13
+  m.tensors.push_back(tw::Tensor{{batches, units}, 7, {}, {1.0f / 2048.0f}, {0}, 0, "cell"});
+  m.tensors.back().is_variable = true;  // 14
+  std::vector<int32_t> out_shape = seq;
+  out_shape[2] = units;
+  m.tensors.push_back(tw::Tensor{out_shape, 9, {}, {hidden_scale}, {-2}, 0, "output"});  // 15
+  m.tensors.push_back(weights(units, units, 0.01f));  // 16: an optional input's constant
+  std::vector<int32_t> inputs = {0, 1,  2,  3,  4,  5,  6,  7,  8,  -1, -1, -1,
+                                 9, 10, 11, 12, -1, -1, 13, 14, -1, -1, -1, -1};
+  if (extra_input >= 0) inputs[static_cast<size_t>(extra_input)] = 16;
+  m.operators = {tw::Operator{44,
+                              inputs,
+                              {15},
+                              71,
+                              {tw::Option{0, tw::Option::kU8, 4},  // TANH
+                               tw::Option{1, tw::Option::kF32, 0, cell_clip},
+                               tw::Option{3, tw::Option::kU8, time_major ? 1 : 0}}}};
+  m.inputs = {0};
+  m.outputs = {15};
+  return m;
+}
+
+// Runs a model on `input` (its bytes), twice; both outputs.
+std::pair<std::vector<int8_t>, std::vector<int8_t>> RunTwice(const tw::Model& model,
+                                                             const std::vector<int8_t>& input,
+                                                             std::string* error) {
+  const std::vector<uint8_t> bytes = tw::Serialize(model);
+  auto m = std::make_unique<mculab_tfl_model>();
+  std::vector<uint8_t> arena(1u << 16);
+  if (mculab_tfl_load(m.get(), bytes.data(), bytes.size()) != MCULAB_TFL_OK ||
+      mculab_tfl_prepare(m.get(), arena.data(), arena.size()) != MCULAB_TFL_OK) {
+    *error = m->error;
+    return {};
+  }
+  std::pair<std::vector<int8_t>, std::vector<int8_t>> out;
+  for (std::vector<int8_t>* o : {&out.first, &out.second}) {
+    EXPECT_EQ(mculab_tfl_set_input(m.get(), reinterpret_cast<const uint8_t*>(input.data()),
+                                   static_cast<uint32_t>(input.size())),
+              MCULAB_TFL_OK);
+    EXPECT_EQ(mculab_tfl_invoke(m.get(), nullptr), MCULAB_TFL_OK) << m->error;
+    uint32_t n = 0;
+    const int8_t* p = mculab_tfl_output(m.get(), &n);
+    o->assign(p, p + n);
+  }
+  return out;
+}
+
+// The same sequences laid out time-major (all batches at each step, the states as one block) and
+// batch-major (each batch through time with its own slice of the states) give the same hidden
+// states, and every inference starts from reset states. With a cell clip of 0.25 the cell state
+// saturates and the outputs change.
+TEST(TfliteOps, LstmTimeMajorAndBatchMajorGiveTheSameHiddenStates) {
+  const int32_t batches = 3, steps = 5, width = 6, units = 4;
+  std::vector<int8_t> bm(static_cast<size_t>(batches * steps * width));
+  uint32_t x = 7;
+  for (int8_t& v : bm) {
+    x = x * 1103515245u + 12345u;
+    v = static_cast<int8_t>(x >> 24);
+  }
+  std::vector<int8_t> tm(bm.size());
+  for (int32_t b = 0; b < batches; ++b) {
+    for (int32_t t = 0; t < steps; ++t) {
+      for (int32_t i = 0; i < width; ++i) {
+        tm[static_cast<size_t>((t * batches + b) * width + i)] =
+            bm[static_cast<size_t>((b * steps + t) * width + i)];
+      }
+    }
+  }
+  std::vector<int8_t> unclipped;
+  for (float clip : {0.0f, 0.25f}) {
+    SCOPED_TRACE(clip);
+    std::string error;
+    const auto by_batch =
+        RunTwice(LstmModel(false, batches, steps, width, units, clip), bm, &error);
+    ASSERT_TRUE(error.empty()) << error;
+    const auto by_time = RunTwice(LstmModel(true, batches, steps, width, units, clip), tm, &error);
+    ASSERT_TRUE(error.empty()) << error;
+    ASSERT_EQ(by_batch.first.size(), static_cast<size_t>(batches * steps * units));
+    EXPECT_EQ(by_batch.first, by_batch.second);
+    EXPECT_EQ(by_time.first, by_time.second);
+    std::set<int> distinct;
+    for (int32_t b = 0; b < batches; ++b) {
+      for (int32_t t = 0; t < steps; ++t) {
+        for (int32_t u = 0; u < units; ++u) {
+          const int8_t v = by_batch.first[static_cast<size_t>((b * steps + t) * units + u)];
+          EXPECT_EQ(v, by_time.first[static_cast<size_t>((t * batches + b) * units + u)])
+              << b << "," << t << "," << u;
+          distinct.insert(v);
+        }
+      }
+    }
+    EXPECT_GT(distinct.size(), 10u);
+    if (clip == 0.0f) {
+      unclipped = by_batch.first;
+    } else {
+      EXPECT_NE(by_batch.first, unclipped);
+    }
+  }
+}
+
+TEST(TfliteRefuses, LstmVariantsItDoesNotImplementNamingTheFeature) {
+  const std::pair<int, const char*> cases[] = {{9, "peephole weights are not implemented"},
+                                               {16, "projection is not implemented"},
+                                               {20, "layer normalization is not implemented"}};
+  for (const auto& [input, why] : cases) {
+    std::string error;
+    RunTwice(LstmModel(false, 1, 2, 3, 4, 0.0f, input), std::vector<int8_t>(6), &error);
+    EXPECT_NE(error.find(std::string("UNIDIRECTIONAL_SEQUENCE_LSTM): ") + why), std::string::npos)
+        << error;
+  }
+  tw::Model cifg = LstmModel(false, 1, 2, 3, 4, 0.0f);
+  cifg.operators[0].inputs[1] = -1;
+  std::string error;
+  RunTwice(cifg, std::vector<int8_t>(6), &error);
+  EXPECT_NE(error.find("CIFG"), std::string::npos) << error;
 }
 
 }  // namespace

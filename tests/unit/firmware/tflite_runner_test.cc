@@ -200,7 +200,7 @@ std::vector<std::pair<std::string, Bytes>> TfliteMicroBlobs() {
       {"activations_float", tflite_writer::Serialize(tflite_writer::ActivationsNetFloat())}};
   for (const char* file :
        {"hello_world_int8", "hello_world_float", "micro_speech_quantized", "simple_add_model",
-        "person_detect", "keyword_scrambled", "keyword_scrambled_8bit"}) {
+        "person_detect", "keyword_scrambled", "keyword_scrambled_8bit", "trained_lstm_int8"}) {
     Bytes b = ts::ReadBinary(ts::TfliteMicroDir() + "/" + file + ".tflite");
     if (!b.empty()) out.emplace_back(file, std::move(b));
   }
