@@ -6,3 +6,6 @@ ALTER TABLE jobs ADD COLUMN model_name TEXT NOT NULL DEFAULT '';
 ALTER TABLE jobs ADD COLUMN model_sha256 TEXT NOT NULL DEFAULT '';
 ALTER TABLE jobs ADD COLUMN model_summary TEXT NOT NULL DEFAULT '';
 CREATE INDEX jobs_model_name ON jobs(kind, model_name) WHERE model_name <> '';
+-- Emulated boards now report their timer in executed instructions, not clock ticks (issue 25):
+-- their health-check calibration, taken in ticks, is taken again at the next passing check.
+UPDATE boards SET calibration = 0 WHERE emulated = 1;

@@ -99,8 +99,8 @@ class ModelLabTest(unittest.TestCase):
             sums[board] = self.check_ran(res, board)
             self.assertIn("input seeded", res["provenance"]["note"])
             ops = self.lab.cli("show", str(res["id"]), "--ops").stdout
-            # (the op type travels in 15 characters: DEPTHWISE_CONV_)
-            for kind in ("CONV_2D", "DEPTHWISE_CONV_", "ADD", "MAX_POOL_2D", "AVERAGE_POOL_2D",
+            # (the op type travels in 15 characters; the server names it whole from the model)
+            for kind in ("CONV_2D", "DEPTHWISE_CONV_2D", "ADD", "MAX_POOL_2D", "AVERAGE_POOL_2D",
                          "RESHAPE", "FULLY_CONNECTED", "SOFTMAX"):
                 self.assertIn(kind, ops, f"{board}: {ops}")
             # The runner's plan: the arena the model's activations take, and the model itself.
@@ -108,6 +108,24 @@ class ModelLabTest(unittest.TestCase):
             self.assertEqual(runner["arena_used_bytes"], self.inspected["arena_bytes"])
             self.assertEqual(runner["model_used_bytes"], os.path.getsize(self.sample))
         self.assertEqual(len(set(sums.values())), 1, sums)
+
+    def test_the_two_emulated_boards_compare_in_instructions_without_a_verdict(self):
+        """The same model on the emulated M55 and M7: both in executed instructions (the unit
+        every emulated board shares), and the compare gives their ratio but no faster/slower."""
+        names = self.board_names()
+        if "an547-0" not in names or "an500-0" not in names:
+            self.skipTest("needs both emulated boards (an547 and an500 TFLite runners)")
+        ids = []
+        for board in ("an547-0", "an500-0"):
+            res = self.submit(self.sample, board)
+            self.check_ran(res, board)
+            self.assertEqual(res["provenance"]["timer_unit"], "instructions", board)
+            ids.append(res["id"])
+        c = self.lab.api_json(f"api/v1/compare?jobs={ids[0]},{ids[1]}")
+        self.assertIsNone(c["ratio_refused"], c)
+        self.assertIn("different emulated board kinds", c["verdict_refused"] or "", c)
+        self.assertEqual([j["unit"] for j in c["jobs"]], ["instructions", "instructions"])
+        self.assertIsNotNone(c["cases"][0]["ratios"][1], "the ratio of instruction counts stands")
 
     def test_float_interface_model_on_every_board(self):
         """QUANTIZE (float32 -> int8, int8 -> int8) and DEQUANTIZE (int8 -> float32): the boards'
