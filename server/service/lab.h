@@ -104,6 +104,8 @@ struct SubmitRequest {
   std::string blob_artifact;
   std::vector<std::string> events;          // counter events besides cycles
   std::map<std::string, std::string> tags;  // board tags the job needs (cpu=cortex-m55)
+  // The kernel set (common/kernel_set.h): "fast" or empty for the runner's fastest, "reference".
+  std::string kernels;
 };
 
 // What `mculab events --kind KIND` shows.
@@ -111,7 +113,7 @@ struct EventsView {
   std::vector<std::string> boards;
   bool emulated = false;
   std::string measured;  // kMeasuredEmulated, kMeasuredHost or kMeasuredSilicon (results.h)
-  BoardUnits units;                    // of the first matching board that registered units
+  BoardUnits units;      // of the first matching board that registered units
   std::vector<std::string> countable;  // "cycles" first
 };
 

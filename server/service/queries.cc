@@ -171,7 +171,7 @@ Result<Comparison> LabQueries::Compare(const Caller& caller, std::span<const Job
     const Job& j = details[k].job;
     out.jobs.push_back(ComparedJob{j.id, j.label, j.op, j.assigned_board,
                                    timed[k].front().stats->unit, details[k].emulated,
-                                   MeasuredWorkload(j)});
+                                   MeasuredWorkload(j), details[k].run->provenance.kernel_set});
   }
   for (const ComparedJob& j : out.jobs) {
     if (j.workload == out.jobs[0].workload) continue;

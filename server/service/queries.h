@@ -56,6 +56,9 @@ struct ComparedJob {
   // What it measured, as far as a ratio of times may go: "op conv2d_s8", "model <sha256>",
   // "runner <sha256>" (+ " blob <sha256>").
   std::string workload;
+  // The kernel set its runner reported (helium, dsp, reference; "" for a custom runtime): not
+  // part of `workload`, so two jobs of the same op or model on different kernel sets compare.
+  std::string kernel_set;
 };
 
 struct ComparedCase {
