@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Per model and board kind: emulated instructions per inference and per MAC (the TFLite runner's
-reference kernels, and on the Cortex-M55 its Helium build), MVE instructions, the planned arena and
+reference kernels and its fast set, `mculab submit --kernels reference` and the default), MVE instructions, the planned arena and
 the flash the runner uses. Runs a throw-away lab (tests/lib/lablib.py) with the QEMU boards and
 prints a markdown table; bench/results/tflite_models.md holds its output.
 
@@ -25,14 +25,12 @@ MODELS = ["kws_ref_model.tflite", "ic_resnet8_int8.tflite", "vww_96_int8.tflite"
 def main():
     models_dir = sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "..", "..", "shared",
                                                                      "models", "mlperf-tiny")
-    helium = os.path.join(os.path.dirname(lablib.AN547_ELF), "mculab-tflite-runner-an547-helium.elf")
-    m55h = lablib.qemu_board("an547-helium")
-    m55h["kind"] = "corstone300-qemu-helium"
-    m55h["model_runner"] = helium
-    boards = [("an547-0", "Cortex-M55 (an547), reference kernels"),
-              ("an547-helium", "Cortex-M55 (an547), Helium kernels"),
-              ("an500-0", "Cortex-M7 (an500), reference kernels")]
-    lab = lablib.Lab("models-table", [lablib.qemu_board("an547-0"), m55h, lablib.an500_board()])
+    # (board, kernel set asked for, label): one TFLite runner per port, both sets.
+    boards = [("an547-0", "reference", "Cortex-M55 (an547), reference kernels"),
+              ("an547-0", "fast", "Cortex-M55 (an547), Helium kernels"),
+              ("an500-0", "reference", "Cortex-M7 (an500), reference kernels"),
+              ("an500-0", "fast", "Cortex-M7 (an500), DSP kernels")]
+    lab = lablib.Lab("models-table", [lablib.qemu_board("an547-0"), lablib.an500_board()])
     rows = []
     with lab:
         sample = os.path.join(lab.home, "sample.tflite")
@@ -45,8 +43,9 @@ def main():
             g = json.loads(subprocess.run([os.path.join(lablib.BIN, "mculab"), "models", "inspect",
                                            "--json", path], check=True, capture_output=True,
                                           text=True).stdout)
-            for board, label in boards:
-                res = lab.cli_json("submit", "--board", board, "--model", path, "--iterations", "2",
+            for board, kernels, label in boards:
+                res = lab.cli_json("submit", "--board", board, "--model", path, "--kernels", kernels,
+                                   "--iterations", "2",
                                    "--warmup", "1", "--events", "instructions,mve_instructions",
                                    "--wait", timeout=1800)
                 if res["state"] != "succeeded":

@@ -306,6 +306,14 @@ std::string RenderResults(const mculab::v1::Results& r, std::int64_t now_ms) {
       << (j.iterations() == 1 ? " iteration" : " iterations") << " (+" << j.warmup()
       << " warm-up)\n";
   if (!j.tags().empty()) out << "tags: " << FormatTags(j.tags()) << "\n";
+  if (j.firmware_artifact().empty() && !j.kernels().empty()) {
+    // What the runner reported it ran, once it did; until then what was asked for.
+    out << "kernels: "
+        << (p.kernel_set().empty()
+                ? j.kernels() + " (asked for)"
+                : p.kernel_set() + " (the runner's report; asked for " + j.kernels() + ")")
+        << "\n";
+  }
   if (!p.runner_version().empty()) {
     out << "measured: " << MeasuredLabel(MeasuredKind(p)) << ", unit " << p.timer_unit();
     if (p.clock_hz()) out << ", clock " << FormatNumber(p.clock_hz() / 1e6) << " MHz";
@@ -388,15 +396,21 @@ std::string FormatTags(const google::protobuf::Map<std::string, std::string>& ta
   return out;
 }
 
+std::string KernelsText(const mculab::v1::Job& j, const std::string& ran) {
+  if (!j.firmware_artifact().empty()) return "-";  // a custom runtime's kernels are its own
+  if (!ran.empty()) return ran;
+  return j.kernels().empty() ? "-" : j.kernels() + " (asked)";
+}
+
 std::string RenderJobs(const mculab::v1::ListJobsReply& jobs) {
   std::vector<std::vector<std::string>> rows;
   for (const auto& j : jobs.jobs()) {
     rows.push_back({std::to_string(j.id()), j.state(), JobWorkload(j), j.kind(), JobBoard(j),
-                    j.user(), std::to_string(j.num_cases()), ProgressCell(j),
-                    UtcTimeText(j.created_ms()), j.label()});
+                    KernelsText(j, j.kernel_set()), j.user(), std::to_string(j.num_cases()),
+                    ProgressCell(j), UtcTimeText(j.created_ms()), j.label()});
   }
-  return RenderTable({"id", "state", "workload", "kind", "board", "user", "cases", "progress",
-                      "submitted", "label"},
+  return RenderTable({"id", "state", "workload", "kind", "board", "kernels", "user", "cases",
+                      "progress", "submitted", "label"},
                      rows);
 }
 

@@ -74,6 +74,8 @@ std::string WaitText(const mculab::v1::QueueWait& wait, std::int64_t now_ms);
 // now_ms: the time estimates are relative to (< 0: the system clock).
 std::string RenderResults(const mculab::v1::Results& results, std::int64_t now_ms = -1);
 std::string RenderJobs(const mculab::v1::ListJobsReply& jobs);
+// The jobs table's kernel set: what the runner reported (`ran`), else what was asked for.
+std::string KernelsText(const mculab::v1::Job& job, const std::string& ran);
 std::string RenderBoards(const mculab::v1::ListBoardsReply& boards);
 
 // `--tag KEY=VALUE`: the key and value, or an error message saying what is wrong.

@@ -8,6 +8,7 @@
 
 #include "cli/client_config.h"
 #include "cli/commands/commands.h"
+#include "common/kernel_set.h"
 #include "common/op_catalog.h"
 
 namespace mculab::cli {
@@ -66,6 +67,17 @@ int Main(int argc, char** argv) {
   submit->add_option("--tag", so.tags,
                      "KEY=VALUE: run only on a board with this tag (repeatable; see `mculab "
                      "boards`), e.g. --tag cpu=cortex-m55");
+  submit
+      ->add_option("--kernels", so.kernels,
+                   "the int8 kernel set: fast (default: the runner's fastest bit-exact set, "
+                   "Helium on a Cortex-M55, DSP on a Cortex-M7) or reference (the portable "
+                   "reference kernels, to compare); with --op or --model, not --firmware")
+      ->check(CLI::Validator(
+          [](std::string& v) {
+            auto set = ParseKernelSet(v);
+            return set.ok() ? std::string() : set.error().message;
+          },
+          "fast|reference", "kernel set"));
   submit->add_flag("--wait", so.wait, "follow the job and print its results");
   submit->add_flag("--json", so.json, "print JSON");
 

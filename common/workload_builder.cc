@@ -55,4 +55,9 @@ Result<std::vector<std::uint8_t>> BuildWorkload(std::uint16_t op,
   return out;
 }
 
+void SetWorkloadFlags(std::vector<std::uint8_t>& workload, std::uint32_t flags) {
+  if (workload.size() < MCULAB_WORKLOAD_HEADER_LEN) return;
+  mculab_put_u32(workload.data() + 20, flags);
+}
+
 }  // namespace mculab

@@ -24,4 +24,9 @@ Result<std::vector<std::uint8_t>> BuildWorkload(std::uint16_t op,
                                                 const std::vector<WorkloadCase>& cases,
                                                 std::uint32_t seed);
 
+// Sets the header's flags (MCULAB_WORKLOAD_REFERENCE_KERNELS, ...) of a workload BuildWorkload or
+// mculab_workload_write_custom wrote; outside the body's CRC. A workload shorter than its header
+// is left alone (the runner reports it TOO_SHORT either way).
+void SetWorkloadFlags(std::vector<std::uint8_t>& workload, std::uint32_t flags);
+
 }  // namespace mculab

@@ -8,8 +8,8 @@ const char* const kJobCols =
     "j.id, j.user_name, j.kind, j.board, j.op, j.label, j.state, j.iterations, j.warmup, "
     "j.num_cases, j.cases_artifact, j.timeout_s, j.attempts, j.created_ms, j.started_ms, "
     "j.finished_ms, j.message, j.assigned_board, j.last_run_id, COALESCE(r.progress_done, 0), "
-    "j.priority, j.firmware_artifact, j.blob_artifact, j.tags, j.origin, "
-    "j.model_name, j.model_sha256, j.model_summary "
+    "j.priority, j.firmware_artifact, j.blob_artifact, j.tags, j.origin, j.kernels, "
+    "COALESCE(r.kernel_set, ''), j.model_name, j.model_sha256, j.model_summary "
     "FROM jobs j LEFT JOIN runs r ON r.id = j.last_run_id ";
 
 Result<Job> ReadJob(Use& u) {
@@ -45,16 +45,19 @@ Result<Job> ReadJob(Use& u) {
   j.blob_artifact = u.Text(22);
   j.tags = TagsFromJson(u.Text(23));
   j.origin = server::ParseJobOrigin(u.Text(24)).value_or(server::JobOrigin::kUser);
-  j.model_name = u.Text(25);
-  j.model_sha256 = u.Text(26);
-  j.model_summary = u.Text(27);
+  j.reference_kernels = u.Text(25) == "reference";
+  j.kernel_set_ran = u.Text(26);
+  j.model_name = u.Text(27);
+  j.model_sha256 = u.Text(28);
+  j.model_summary = u.Text(29);
   return j;
 }
 
 const char* const kRunCols =
     "id, job_id, attempt, board, agent, state, created_ms, finished_ms, message, "
     "batches_expected, progress_done, started, runner_version, port, cpu, clock_hz, emulated, "
-    "timer_unit, counters, firmware_sha256, workload_sha256, toolchain, board_serial, note, seed "
+    "timer_unit, counters, firmware_sha256, workload_sha256, toolchain, board_serial, note, seed, "
+    "kernel_set "
     "FROM runs ";
 
 Result<Run> ReadRun(Use& u) {
@@ -91,6 +94,7 @@ Result<Run> ReadRun(Use& u) {
   p.board_serial = u.Text(22);
   p.note = u.Text(23);
   p.seed = u.U32(24);
+  p.kernel_set = u.Text(25);
   return r;
 }
 

@@ -28,7 +28,7 @@ const std::string kUpsertRun =
     "INSERT INTO runs(id, job_id, attempt, board, agent, state, created_ms, finished_ms, "
     "message, batches_expected, started, runner_version, port, cpu, clock_hz, emulated, "
     "timer_unit, counters, firmware_sha256, workload_sha256, toolchain, board_serial, note, "
-    "seed) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
+    "seed, kernel_set) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
     "ON CONFLICT(id) DO UPDATE SET "
     "state=excluded.state, finished_ms=excluded.finished_ms, message=excluded.message, "
     "batches_expected=excluded.batches_expected, started=excluded.started, "
@@ -37,7 +37,7 @@ const std::string kUpsertRun =
     "timer_unit=excluded.timer_unit, counters=excluded.counters, "
     "firmware_sha256=excluded.firmware_sha256, workload_sha256=excluded.workload_sha256, "
     "toolchain=excluded.toolchain, board_serial=excluded.board_serial, note=excluded.note, "
-    "seed=excluded.seed";
+    "seed=excluded.seed, kernel_set=excluded.kernel_set";
 const std::string kUpdateJob =
     "UPDATE jobs SET state=?, attempts=?, started_ms=?, finished_ms=?, message=?, "
     "assigned_board=?, last_run_id=? WHERE id=?";
@@ -70,8 +70,8 @@ const std::string kInsertJob =
     "INSERT INTO jobs(id, user_name, kind, board, op, label, state, iterations, warmup, "
     "num_cases, cases_artifact, timeout_s, attempts, created_ms, started_ms, finished_ms, "
     "message, assigned_board, last_run_id, priority, firmware_artifact, blob_artifact, "
-    "tags, origin, model_name, model_sha256, model_summary) "
-    "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+    "tags, origin, kernels, model_name, model_sha256, model_summary) "
+    "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
 const std::string kReserveIds =
     "INSERT INTO id_reservations(name, last) VALUES(?, ?) "
     "ON CONFLICT(name) DO UPDATE SET last = MAX(last, excluded.last)";
@@ -106,6 +106,7 @@ Status SqliteStore::ApplyWriteSet(const WriteSet& ws, WriteOutcome* outcome) {
       u.Bind(job.assigned_board).Bind(job.last_run_id).Bind(server::JobPriorityName(job.priority));
       u.Bind(job.firmware_artifact).Bind(job.blob_artifact).Bind(TagsToJson(job.tags));
       u.Bind(server::JobOriginName(job.origin));
+      u.Bind(std::string(job.reference_kernels ? "reference" : "fast"));
       u.Bind(job.model_name).Bind(job.model_sha256).Bind(job.model_summary);
       if (Status s = u.Exec("storing job"); !s.ok()) return s;
     }
@@ -151,7 +152,7 @@ Status SqliteStore::ApplyWriteSet(const WriteSet& ws, WriteOutcome* outcome) {
     u.Bind(r.batches_expected).Bind(r.started).Bind(p.runner_version).Bind(p.port).Bind(p.cpu);
     u.Bind(p.clock_hz).Bind(p.emulated).Bind(p.timer_unit).Bind(JoinStrings(p.counters));
     u.Bind(p.firmware_sha256).Bind(p.workload_sha256).Bind(p.toolchain).Bind(p.board_serial);
-    u.Bind(p.note).Bind(p.seed);
+    u.Bind(p.note).Bind(p.seed).Bind(p.kernel_set);
     if (Status s = u.Exec("storing run"); !s.ok()) return s;
   }
   for (const Job& j : ws.jobs) {

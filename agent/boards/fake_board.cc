@@ -71,6 +71,12 @@ class FakeRunnerProcess final : public RunnerProcess {
       if (custom_) {
         h.custom_workload = true;
         h.runtime = "fake-custom";
+      } else {
+        // As the generic runner of an M55 build: the kernel set from the workload's flags.
+        const bool reference =
+            workload_.size() >= MCULAB_WORKLOAD_HEADER_LEN &&
+            (mculab_get_u32(workload_.data() + 20) & MCULAB_WORKLOAD_REFERENCE_KERNELS) != 0;
+        h.runtime = reference ? "builtin" : "builtin-helium";
       }
       h.counters = o_.counters;
       Append(ToWire(h));

@@ -10,6 +10,7 @@
 #include "agent/runner/elf_memory.h"
 #include "agent/runner/runner_session.h"
 #include "common/crash_point.h"
+#include "common/kernel_set.h"
 #include "common/op_catalog.h"
 #include "common/sha256.h"
 #include "common/tflite_model.h"
@@ -181,7 +182,7 @@ class RunReporter final : public SessionListener {
     v1::RunStarted rs;
     rs.set_run_id(a_.run_id());
     // A runtime other than the built-in one (a TFLite runner's kernels, a custom runtime) is part
-    // of what ran: "1.2.0 (tflite-helium)".
+    // of what ran: "1.2.0 (tflite-helium)"; RunStarted.kernel_set says which kernels it ran.
     rs.set_runner_version(h.runtime.empty() || h.runtime == "builtin"
                               ? h.version()
                               : h.version() + " (" + h.runtime + ")");
@@ -197,6 +198,7 @@ class RunReporter final : public SessionListener {
     rs.set_board_serial(prov_.board_serial);
     rs.set_note(note_extra_.empty() ? prov_.note : prov_.note + "; " + note_extra_);
     rs.set_seed(seed_);
+    rs.set_kernel_set(KernelSetRan(h.runtime));
     if (!prov_.firmware_path.empty()) {
       if (auto mem = ReadElfMemory(prov_.firmware_path); mem.ok()) {
         for (const MemoryItem& item : *mem) {
@@ -635,6 +637,10 @@ v1::RunFinished FinishUnstartedRun(std::uint64_t run_id, v1::RunFinished::Outcom
   return Finish(run_id, outcome, message, spool.NextSequence(run_id), spool, sink);
 }
 
+std::uint32_t WorkloadFlagsOf(const v1::Assignment& a) {
+  return a.reference_kernels() ? MCULAB_WORKLOAD_REFERENCE_KERNELS : 0u;
+}
+
 v1::RunFinished ExecuteRun(const v1::Assignment& a, Board& board, Spool& spool, RunSink& sink,
                            Clock& clock, CancelToken& cancel, const ExecutorOptions& options) {
   const std::uint64_t run_id = a.run_id();
@@ -713,6 +719,7 @@ v1::RunFinished ExecuteRun(const v1::Assignment& a, Board& board, Spool& spool, 
     op_id = op->id;
     workload = BuildWorkload(op->id, cases, seed);
   }
+  if (workload && !custom) SetWorkloadFlags(*workload, WorkloadFlagsOf(a));
   if (!workload) return workload_failed("cannot build the workload: " + workload.error().message);
   const std::string workload_sha = Sha256Hex(std::span<const std::uint8_t>(*workload));
   const auto workload_built = clock.Now();

@@ -63,6 +63,11 @@ v1::RunFinished ExecuteRun(const v1::Assignment& assignment, Board& board, Spool
                            RunSink& sink, Clock& clock, CancelToken& cancel,
                            const ExecutorOptions& options = {});
 
+// The workload header's flags the assignment asks for: MCULAB_WORKLOAD_REFERENCE_KERNELS when it
+// says reference_kernels (`mculab submit --kernels reference`), else 0 (the runner's fastest set).
+// ExecuteRun sets them on operator-benchmark and model workloads, never on a custom runner's.
+std::uint32_t WorkloadFlagsOf(const v1::Assignment& assignment);
+
 // Spools and sends RunFinished for a run that never reached a board (unknown board, cancelled
 // while queued, agent stopping).
 v1::RunFinished FinishUnstartedRun(std::uint64_t run_id, v1::RunFinished::Outcome outcome,

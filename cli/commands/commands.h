@@ -16,6 +16,7 @@ namespace mculab::cli {
 
 struct SubmitOptions {
   std::string kind, board, op, cases, label, priority, events, firmware, blob, model;
+  std::string kernels;  // --kernels fast|reference; empty: not given (the server's default, fast)
   std::vector<std::string> input;  // --input, repeated in the graph's input order
   std::vector<std::string> tags;   // --tag KEY=VALUE, repeatable
   unsigned iterations = 20, warmup = 2, timeout_s = 0;

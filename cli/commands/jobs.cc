@@ -45,6 +45,11 @@ int CmdSubmit(Client& c, const SubmitOptions& o) {
     // Bring your own runtime: the runner (and blob) go up as artifacts, the job names their hashes.
     if (!o.op.empty() && o.op != "custom")
       throw UsageError{"--firmware runs your runner's own workload; drop --op " + o.op};
+    if (!o.kernels.empty())
+      throw UsageError{
+          "--kernels chooses the lab's own kernels (--op and --model jobs); your "
+          "runner (--firmware) runs its runtime's kernels, so drop --kernels " +
+          o.kernels};
     if (Status st = cli::CheckFirmwareFile(o.firmware); !st.ok())
       throw UsageError{st.error().message};
     if (!o.cases.empty()) {
@@ -88,6 +93,7 @@ int CmdSubmit(Client& c, const SubmitOptions& o) {
   req.set_label(o.label);
   req.set_timeout_s(o.timeout_s);
   req.set_priority(o.priority);
+  req.set_kernels(o.kernels);
   for (std::string& e : SplitList(o.events)) req.add_events(std::move(e));
   v1::SubmitJobReply rep;
   auto ctx = c.Context();

@@ -121,18 +121,23 @@ static void select_kernels_from_region(void) {
   }
 }
 
-/* HELLO's runtime for the built-in ops: "builtin" on the reference kernels, "builtin-<set>" on a
- * fast set ("builtin-helium", "builtin-dsp"), so the run's provenance names it. */
-static const char* builtin_runtime(void) {
+/* Set by mculab_runner_names_kernel_set(); outside `g`, which each session clears. */
+static int g_runtime_names_kernel_set;
+
+void mculab_runner_names_kernel_set(void) { g_runtime_names_kernel_set = 1; }
+
+/* HELLO's runtime for a runtime on mculab's kernels (the built-in ops, the TFLite runner):
+ * `prefix` on the reference kernels, "<prefix>-<set>" on a fast set ("builtin-helium",
+ * "tflite-dsp"), so the run's provenance names it. */
+static const char* runtime_with_kernel_set(const char* prefix) {
   static char name[MCULAB_NAME_LEN];
   const char* set = mculab_kernels_name();
-  const char* prefix = "builtin";
   size_t n = 0;
-  while (prefix[n] != 0) {
+  while (prefix[n] != 0 && n + 1 < sizeof name) {
     name[n] = prefix[n];
     ++n;
   }
-  if (set[0] != 'r') { /* not "reference" */
+  if (set[0] != 'r' && n + 2 < sizeof name) { /* not "reference" */
     name[n++] = '-';
     for (const char* c = set; *c != 0 && n + 1 < sizeof name; ++c) name[n++] = *c;
   }
@@ -155,7 +160,10 @@ static void send_hello(void) {
                  g.info.arena_bytes > UINT32_MAX ? UINT32_MAX : (uint32_t)g.info.arena_bytes);
   put_name(p + 24, g.info.port, MCULAB_NAME_LEN);
   put_name(p + 40, g.info.cpu, MCULAB_NAME_LEN);
-  put_name(p + 56, g.ops != NULL ? g.ops->name : builtin_runtime(), MCULAB_NAME_LEN);
+  const char* runtime = g.ops == NULL                ? runtime_with_kernel_set("builtin")
+                        : g_runtime_names_kernel_set ? runtime_with_kernel_set(g.ops->name)
+                                                     : g.ops->name;
+  put_name(p + 56, runtime, MCULAB_NAME_LEN);
   size_t len = MCULAB_HELLO_FIXED_LEN;
   uint8_t units = 0;
   for (uint8_t u = 0; u < g.info.num_units && u < MCULAB_MAX_UNITS; ++u) {

@@ -97,13 +97,11 @@ static uint32_t checksum(void* user) {
   return mculab_tfl_output_crc32(r->model);
 }
 
-/* HELLO's runtime name says which kernels run: the reference ones or the Helium (MVE) ones. */
-#if defined(MCULAB_TFL_HELIUM)
-#define RUNTIME_NAME "tflite-helium"
-#else
-#define RUNTIME_NAME "mculab-tflite"
-#endif
+static const mculab_workload_ops kTflite = {"tflite", prepare, invoke, checksum, &the_runner};
 
-static const mculab_workload_ops kTflite = {RUNTIME_NAME, prepare, invoke, checksum, &the_runner};
-
-int main(int argc, char** argv) { return mculab_runner_main(argc, argv, &kTflite); }
+/* HELLO's runtime names the kernel set that runs ("tflite-helium", "tflite-dsp", or "tflite" on
+ * the reference kernels), as the generic runner's "builtin-helium" does. */
+int main(int argc, char** argv) {
+  mculab_runner_names_kernel_set();
+  return mculab_runner_main(argc, argv, &kTflite);
+}

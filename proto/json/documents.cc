@@ -56,6 +56,8 @@ void AddJob(const v1::Job& job, bool emulated, const std::string& measured, Json
   j["tags"] = Json(std::map<std::string, std::string>(job.tags().begin(), job.tags().end()));
   j["firmware_artifact"] = job.firmware_artifact();
   j["blob_artifact"] = job.blob_artifact();
+  j["kernels"] = job.kernels();
+  j["kernel_set"] = job.kernel_set();
   j["model_name"] = job.model_name();
   j["model_sha256"] = job.model_sha256();
   j["model_summary"] = job.model_summary();
@@ -95,6 +97,7 @@ Json ProvenanceJson(const v1::Results& r) {
   j["counters"] = JoinList(std::vector<std::string>(p.counters().begin(), p.counters().end()));
   j["note"] = p.note();
   j["seed"] = p.seed();
+  j["kernel_set"] = p.kernel_set();
   return j;
 }
 

@@ -103,6 +103,8 @@ struct Job {
   std::string model_sha256;
   std::string model_summary;
   std::map<std::string, std::string> tags;  // board tags asked for at submit (cpu=cortex-m55)
+  // `--kernels reference`: the runner runs its reference kernels instead of its fastest set.
+  bool reference_kernels = false;
   std::uint32_t timeout_s = 0;
   std::uint32_t attempts = 0;  // runs started (incremented on every assignment)
   std::int64_t created_ms = 0;
@@ -113,6 +115,8 @@ struct Job {
   RunId last_run_id = 0;
   // Derived, not stored on the job: measured iterations stored by the latest run.
   std::uint64_t progress_done = 0;
+  // Derived, not stored on the job: the kernel set the latest run's runner reported (HELLO).
+  std::string kernel_set_ran;
   // Derived from the Lab's live state, not stored: why a queued job waits (Lab::AddQueueWait).
   QueueWait wait;
 

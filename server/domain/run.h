@@ -83,6 +83,8 @@ struct Provenance {
   std::string board_serial;
   std::string note;
   std::uint32_t seed = 0;  // the workload's tensor-generator seed
+  // The kernel set HELLO named (helium, dsp, reference); empty for a custom runtime.
+  std::string kernel_set;
 };
 
 struct Run {

@@ -55,6 +55,7 @@ Json ComparisonJson(const Comparison& c, const HostBoards& host) {
     o["emulated"] = job.emulated;
     o["measured"] = measured;
     o["workload"] = job.workload;
+    o["kernel_set"] = job.kernel_set;
     o["kind"] = job.kind;
     jobs.push_back(std::move(o));
   }

@@ -53,6 +53,7 @@ RunStartedReport RunStartedFromProto(const v1::RunStarted& m) {
   p.board_serial = m.board_serial();
   p.note = m.note();
   p.seed = m.seed();
+  p.kernel_set = m.kernel_set();
   out.firmware_memory = MemoryFromProto(out.run, m.firmware_memory());
   return out;
 }
@@ -227,6 +228,7 @@ v1::ServerMessage ToProto(const AgentCommand& command) {
           a->set_report_memory(c.report_memory);
           a->set_firmware_sha256(c.firmware_sha256);
           a->set_blob_sha256(c.blob_sha256);
+          a->set_reference_kernels(c.reference_kernels);
           a->set_sample_columns(true);  // BatchFromProto reads both forms
         } else if constexpr (std::is_same_v<T, RunCancel>) {
           out.mutable_cancel()->set_run_id(static_cast<std::uint64_t>(c.run));

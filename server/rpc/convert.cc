@@ -26,6 +26,7 @@ SubmitRequest FromProto(const v1::SubmitJobRequest& m) {
   r.priority = ParseJobPriority(m.priority()).value_or(JobPriority::kNormal);
   r.events.assign(m.events().begin(), m.events().end());
   r.tags.insert(m.tags().begin(), m.tags().end());
+  r.kernels = m.kernels();
   return r;
 }
 
@@ -113,6 +114,8 @@ void ToProto(const Job& j, v1::Job* out) {
   for (const auto& [k, val] : j.tags) (*out->mutable_tags())[k] = val;
   if (j.wait.position > 0) ToProto(j.wait, out->mutable_wait());
   out->set_priority(std::string(JobPriorityName(j.priority)));
+  out->set_kernels(j.reference_kernels ? "reference" : "fast");
+  out->set_kernel_set(j.kernel_set_ran);
 }
 
 void ToProto(const JobRow& row, v1::Job* out) {
@@ -224,6 +227,8 @@ void ToProto(const JobResults& r, v1::Results* out) {
     for (const auto& c : p.counters) pv->add_counters(c);
     pv->set_note(p.note);
     pv->set_seed(p.seed);
+    pv->set_kernel_set(p.kernel_set);
+    out->mutable_job()->set_kernel_set(p.kernel_set);  // the latest run's, as the job list says
   }
   const bool verified = r.job.firmware_artifact.empty();  // no reference for a custom runner
   auto fill = [verified](const CaseOutcome& c, const CaseStats* s, v1::CaseStats* cs) {

@@ -145,6 +145,7 @@ struct RunAssignment {
   // A custom runner (op "custom"): the runner and the blob, by SHA-256 ("" when not).
   std::string firmware_sha256;
   std::string blob_sha256;
+  bool reference_kernels = false;  // the workload's REFERENCE_KERNELS flag
 };
 
 // The run must stop (the job was cancelled or ended).

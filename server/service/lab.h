@@ -108,6 +108,8 @@ struct SubmitRequest {
   std::string model_name;
   std::vector<std::string> events;          // counter events besides cycles
   std::map<std::string, std::string> tags;  // board tags the job needs (cpu=cortex-m55)
+  // The kernel set (common/kernel_set.h): "fast" or empty for the runner's fastest, "reference".
+  std::string kernels;
 };
 
 // What `mculab events --kind KIND` shows.

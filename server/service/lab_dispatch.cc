@@ -95,6 +95,7 @@ void Lab::AssignLocked(ActiveJob& aj, Board& board, Effects& fx) {
   PlanPassesLocked(aj, board, active, a, fx);
   a.firmware_sha256 = aj.job.firmware_artifact;
   a.blob_sha256 = aj.job.blob_artifact;
+  a.reference_kernels = aj.job.reference_kernels;
   SendToAgentLocked(board.agent, std::move(a), fx);
   spdlog::info("job {} -> board {} (run {}, attempt {})", aj.job.id, board.name, run.id,
                run.attempt);

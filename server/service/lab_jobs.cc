@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "common/crash_point.h"
+#include "common/kernel_set.h"
 #include "common/op_catalog.h"
 #include "server/domain/admission.h"
 #include "server/domain/queue_position.h"
@@ -76,10 +77,16 @@ Status Lab::ValidateSubmit(const SubmitRequest& r) const {
                      "' is not KEY=VALUE with a non-empty key and value (e.g. cpu=cortex-m55)");
     }
   }
+  if (auto kernels = ParseKernelSet(r.kernels); !kernels.ok()) return kernels.error();
   if (r.op == kModelOp) {
     if (Status s = ValidateModelRequest(r); !s.ok()) return s;
   } else if (!r.firmware_artifact.empty() || !r.blob_artifact.empty() || r.op == kCustomOp) {
     if (Status s = ValidateCustomRequest(r); !s.ok()) return s;
+    if (!r.kernels.empty()) {
+      return invalid("kernels '" + r.kernels +
+                     "' means nothing for a custom runner: it runs its own runtime's kernels, "
+                     "not the lab's (the kernel set is for operator benchmarks and models)");
+    }
   } else {
     if (r.op.empty()) return invalid("op is required (built-in ops: " + OpNames() + ")");
     const OpInfo* op = FindOp(r.op);
@@ -212,6 +219,7 @@ Result<SubmitReply> Lab::Submit(const Caller& caller, SubmitRequest request) {
     job.model_summary = ModelSummary(*model);
   }
   job.tags = request.tags;
+  job.reference_kernels = *ParseKernelSet(request.kernels) == KernelSet::kReference;
   job.timeout_s = request.timeout_s != 0 ? request.timeout_s : config_.default_timeout_s;
 
   Effects fx;

@@ -185,9 +185,9 @@ Result<Comparison> LabQueries::Compare(const Caller& caller, std::span<const Job
   out.param_names = details[0].param_names;
   for (std::size_t k = 0; k < details.size(); ++k) {
     const Job& j = details[k].job;
-    out.jobs.push_back(ComparedJob{j.id, j.label, j.op, j.assigned_board,
-                                   timed[k].front().stats->unit, details[k].emulated,
-                                   MeasuredWorkload(j), j.kind});
+    out.jobs.push_back(ComparedJob{
+        j.id, j.label, j.op, j.assigned_board, timed[k].front().stats->unit, details[k].emulated,
+        MeasuredWorkload(j), j.kind, details[k].run->provenance.kernel_set});
   }
   out.no_verdict = InstructionRatioNote(out.jobs);
   for (const ComparedJob& j : out.jobs) {

@@ -57,6 +57,9 @@ struct ComparedJob {
   // "runner <sha256>" (+ " blob <sha256>").
   std::string workload;
   std::string kind;  // the board kind
+  // The kernel set its runner reported (helium, dsp, reference; "" for a custom runtime): not
+  // part of `workload`, so two jobs of the same op or model on different kernel sets compare.
+  std::string kernel_set;
 };
 
 struct ComparedCase {

@@ -39,13 +39,6 @@ def boards():
         out.append(lablib.qemu_board("an547-0"))
     if lablib.AN500_ELF and os.path.exists(tflite_runner_beside(lablib.AN500_ELF)):
         out.append(lablib.an500_board("an500-0"))
-    helium = os.path.join(os.path.dirname(lablib.AN547_ELF or "."),
-                          "mculab-tflite-runner-an547-helium.elf")
-    if lablib.AN547_ELF and os.path.exists(helium):
-        board = lablib.qemu_board("an547-helium")
-        board["kind"] = "corstone300-qemu-helium"
-        board["model_runner"] = helium
-        out.append(board)
     out.append(lablib.host_board("host-0"))
     small = lablib.host_board("host-small")
     small["kind"] = "host-small"
@@ -202,46 +195,47 @@ class ModelLabTest(unittest.TestCase):
         self.assertGreater(g["arena_bytes"], 0)
         self.assertLessEqual(g["arena_bytes"], g["naive_bytes"])
 
-    def helium(self):
-        if "an547-helium" not in self.board_names():
-            self.skipTest("the an547 Helium TFLite runner was not built")
-
-    def test_helium_kernels_give_the_reference_output_with_mve_instructions(self):
-        """The M55's Helium build: the same output checksums as the default TFLite runner, which
-        runs the Helium kernels too now (through the kernel table, mculab/kernels_s8.h), its HELLO
-        names its kernels, and the emulated counts show the MVE instructions per layer."""
-        self.helium()
+    def test_fast_and_reference_kernels_give_the_same_output_and_name_their_set(self):
+        """The M55's one TFLite runner: `--kernels reference` and the default (the Helium set)
+        give the same output checksums, each run's HELLO and provenance name the set that ran,
+        the Helium one counts MVE instructions in its conv and fully connected layers and fewer
+        instructions in all, and the compare view sets the two side by side, layer by layer."""
+        if "an547-0" not in self.board_names():
+            self.skipTest("the an547 TFLite runner was not built")
         models = [self.sample] + [os.path.join(MODELS_DIR, m) for m in MLPERF
                                   if os.path.exists(os.path.join(MODELS_DIR, m))]
         for model in models:
             with self.subTest(model=os.path.basename(model)):
                 runs = {}
-                for board in ("an547-0", "an547-helium"):
-                    res = self.submit(model, board, "--events", "instructions,mve_instructions")
-                    self.check_ran(res, board)
+                for kernels in ("reference", "fast"):
+                    res = self.submit(model, "an547-0", "--kernels", kernels,
+                                      "--events", "instructions,mve_instructions")
+                    self.check_ran(res, "an547-0")
                     events = {e["event"]: e["median"] for e in res["events"]}
-                    runs[board] = (res["cases"][0]["checksum"], events, res)
-                self.assertEqual(runs["an547-0"][0], runs["an547-helium"][0])
-                self.assertGreater(runs["an547-0"][1]["mve_instructions"], 0)
-                self.assertGreater(runs["an547-helium"][1]["mve_instructions"], 0)
-                # The same kernels: only the kernel table's indirect calls differ.
-                self.assertAlmostEqual(runs["an547-helium"][1]["instructions"] /
-                                       runs["an547-0"][1]["instructions"], 1.0, delta=0.01)
-                self.assertIn("(tflite-helium)",
-                              runs["an547-helium"][2]["provenance"]["runner_version"])
-                self.assertIn("(mculab-tflite)", runs["an547-0"][2]["provenance"]["runner_version"])
+                    runs[kernels] = (res["cases"][0]["checksum"], events, res)
+                ref, fast = runs["reference"], runs["fast"]
+                self.assertEqual(ref[0], fast[0])
+                self.assertEqual(ref[2]["kernels"], "reference")
+                self.assertEqual(fast[2]["kernels"], "fast")
+                self.assertEqual(ref[2]["provenance"]["kernel_set"], "reference")
+                self.assertEqual(fast[2]["provenance"]["kernel_set"], "helium")
+                self.assertIn("(tflite-helium)", fast[2]["provenance"]["runner_version"])
+                self.assertIn("(tflite)", ref[2]["provenance"]["runner_version"])
+                self.assertGreater(fast[1]["mve_instructions"], 0)
+                self.assertLess(fast[1]["instructions"], ref[1]["instructions"])
                 # Per layer: the conv and fully connected layers count MVE instructions.
-                ops = self.lab.cli("show", str(runs["an547-helium"][2]["id"]), "--ops").stdout
+                ops = self.lab.cli("show", str(fast[2]["id"]), "--ops").stdout
                 self.assertIn("mve_instructions", ops)
                 # What the page's per-layer bars and compare read (web/js/layers.js).
-                a, b = runs["an547-0"][2]["id"], runs["an547-helium"][2]["id"]
+                a, b = ref[2]["id"], fast[2]["id"]
                 rows = [r for r in self.lab.api_json(f"api/v1/jobs/{b}")["ops"]
                         if r["metric"] == "mve_instructions"]
                 self.assertTrue(rows and all(isinstance(r["op_index"], int) for r in rows))
                 self.assertTrue(any(r["type"] in ("CONV_2D", "FULLY_CONNECTED") and r["mean"] > 0
                                     for r in rows), rows)
-                status, _, _ = self.lab.http_get(f"api/v1/compare?jobs={a},{b}")
-                self.assertEqual(status, 200)
+                cmp = self.lab.api_json(f"api/v1/compare?jobs={a},{b}")
+                self.assertIsNone(cmp["ratio_refused"], "the same model on two kernel sets")
+                self.assertEqual([j["kernel_set"] for j in cmp["jobs"]], ["reference", "helium"])
 
     @unittest.skipUnless(os.path.isdir(MODELS_DIR),
                          f"the MLPerf Tiny models are not at {MODELS_DIR} "

@@ -150,12 +150,14 @@ function specialJobs(firstId) {
   add('cancelledMidway', { kind: 'stm32h743-nucleo', assigned_board: 'h743-0', op: 'fully_connected_s8',
     label: 'cancelled midway', state: 'cancelled', iterations: 30, emulated: false, message: 'cancelled by the user',
     _casesDone: 2, _noChecksum: [1], user: 'chen' });
-  // A model's per-layer profile (mculab submit --model), reference and Helium kernels.
+  // A model's per-layer profile (mculab submit --model), reference and Helium kernels
+  // (--kernels reference and the default).
   add('modelM55', { kind: 'corstone300-qemu', assigned_board: 'an547-0', op: 'conv2d_s8', label: 'kws on M55',
-    state: 'succeeded', iterations: 20, emulated: true, message: '', _version: 0, user: 'ben', _layers: 1 });
+    state: 'succeeded', iterations: 20, emulated: true, message: '', _version: 0, user: 'ben', _layers: 1,
+    kernels: 'reference', kernel_set: 'reference', _provenance: { kernel_set: 'reference' } });
   add('modelM55Helium', { kind: 'corstone300-qemu', assigned_board: 'an547-0', op: 'conv2d_s8',
     label: 'kws on M55 (Helium)', state: 'succeeded', iterations: 20, emulated: true, message: '', _version: 0,
-    user: 'ben', _layers: 0.5 });
+    user: 'ben', _layers: 0.5, kernels: 'fast', kernel_set: 'helium', _provenance: { kernel_set: 'helium' } });
   for (const j of jobs) {
     j.priority = j.priority || 'normal';
     j.measured = BOARD_KINDS[j.kind].measured;

@@ -20,7 +20,7 @@ import { dirname, extname, join, normalize, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
   OPS, BOARD_KINDS, bootstrapRatio, caseSamples, casesProgress, downsample, histogram, jobDetail,
-  makeLab, publicJob,
+  makeLab, provenanceOf, publicJob,
 } from './fixture_data.mjs';
 import { changedFor, seriesFor } from './fixture_trend.mjs';
 
@@ -191,7 +191,8 @@ export function createLab(options) {
     });
     const out = {
       jobs: jobs.map((j) => ({ id: j.id, label: j.label, op: j.op, board: j.assigned_board, unit: BOARD_KINDS[j.kind].unit,
-        emulated: BOARD_KINDS[j.kind].emulated, measured: BOARD_KINDS[j.kind].measured })),
+        emulated: BOARD_KINDS[j.kind].emulated, measured: BOARD_KINDS[j.kind].measured,
+        kernel_set: (provenanceOf(j) || {}).kernel_set || '' })),
       param_names: OPS[jobs[0].op].params,
       cases,
       ratio_refused: null,

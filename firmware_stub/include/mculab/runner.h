@@ -82,6 +82,14 @@ typedef struct {
  * if exit is intercepted. */
 int mculab_runner_main(int argc, char** argv, const mculab_workload_ops* ops);
 
+/* For a runtime that runs mculab's int8 kernels (mculab/kernels_s8.h), as the TFLite runner
+ * does: HELLO's runtime is then ops->name plus "-" and the selected fast set ("tflite-helium",
+ * "tflite-dsp"), or ops->name alone on the reference kernels (workload flag
+ * MCULAB_WORKLOAD_REFERENCE_KERNELS), as the generic runner's "builtin-helium" / "builtin", so a
+ * run's provenance says which kernels ran. Call before mculab_runner_main(); the name plus the
+ * suffix must fit in 15 characters. */
+void mculab_runner_names_kernel_set(void);
+
 /* Per-operator profiles. Call begin/end around each operator inside invoke(): `index` is the
  * runtime's operator index (the same op in every iteration), `type` the operator type
  * ("CONV_2D", cut to 15 characters), `name` its name (cut to 31). Both strings are copied at the

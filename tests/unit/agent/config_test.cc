@@ -349,12 +349,12 @@ namespace {
 TEST(AgentConfig, ModelRunnerIsAPathForQemuAndHostBoards) {
   auto cfg = ParseAgentConfig(
       "[[board]]\nname = \"q\"\nkind = \"k\"\nbackend = \"qemu\"\nfirmware = \"r.elf\"\n"
-      "model_runner = \"fw/mculab-tflite-runner-an547-helium.elf\"\n"
+      "model_runner = \"fw/mculab-tflite-runner-other.elf\"\n"
       "[[board]]\nname = \"h\"\nkind = \"host\"\nbackend = \"host\"\nrunner = \"x\"\n",
       "a.toml", "/etc/mculab");
   ASSERT_TRUE(cfg.ok()) << cfg.error().message;
   EXPECT_EQ(cfg->boards[0].model_runner,
-            std::filesystem::path("/etc/mculab/fw/mculab-tflite-runner-an547-helium.elf"));
+            std::filesystem::path("/etc/mculab/fw/mculab-tflite-runner-other.elf"));
   EXPECT_TRUE(cfg->boards[1].model_runner.empty());  // MakeBoards looks beside `runner`
   auto bad = ParseAgentConfig(
       "[[board]]\nname = \"f\"\nkind = \"k\"\nbackend = \"fake\"\nmodel_runner = \"x\"\n", "a.toml",

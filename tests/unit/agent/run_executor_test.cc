@@ -9,6 +9,7 @@
 #include "agent/boards/fake_board.h"
 #include "agent/io/temp_dir.h"
 #include "common/sha256.h"
+#include "mculab/workload.h"
 #include "test_workloads.h"
 
 namespace mculab::agent {
@@ -58,6 +59,27 @@ class RunExecutorTest : public ::testing::Test {
       for (auto p : c.params) oc->add_params(p);
     }
     return a;
+  }
+
+  // Runs the conv assignment with or without `--kernels reference` and checks the workload the
+  // board got: the sweep with exactly `flags` in its header (outside the body's CRC).
+  v1::RunStarted RunKernels(bool reference, std::uint32_t flags) {
+    auto a = Assignment(3);
+    a.set_reference_kernels(reference);
+    EXPECT_EQ(WorkloadFlagsOf(a), flags);
+    auto fin = Execute(a);
+    EXPECT_EQ(fin.outcome(), v1::RunFinished::SUCCEEDED) << fin.message();
+    auto started = sink_.Where([](auto& m) { return m.has_run_started(); });
+    if (started.size() != 1u) {
+      ADD_FAILURE() << started.size() << " RunStarted";
+      return {};
+    }
+    auto workload = BuildWorkload(MCULAB_OP_CONV2D_S8, testing::ConvCases(), testing::kSeed);
+    EXPECT_TRUE(workload.ok());
+    SetWorkloadFlags(*workload, flags);
+    EXPECT_EQ(started[0].run_started().workload_sha256(),
+              Sha256Hex(std::span<const std::uint8_t>(*workload)));
+    return started[0].run_started();
   }
 
   v1::RunFinished Execute(const v1::Assignment& a, FakeOptions fake = {}) {
@@ -175,6 +197,18 @@ TEST_F(RunExecutorTest, SendsProvenanceSequencedBatchesCaseResultsAndTheEnd) {
   // Everything but RunState waits in the spool for the server.
   EXPECT_THAT(spool_->PendingBatches(42), ElementsAre(0, 1, 2, 3, 4));
   EXPECT_TRUE(spool_->HasFinished(42));
+}
+
+TEST_F(RunExecutorTest, ReferenceKernelsSetTheWorkloadFlagAndTheRunnersReportIsTheKernelSet) {
+  const v1::RunStarted rs = RunKernels(true, MCULAB_WORKLOAD_REFERENCE_KERNELS);
+  // What ran is what the runner's HELLO said (the fake names the set as the generic runner does).
+  EXPECT_EQ(rs.kernel_set(), "reference");
+}
+
+TEST_F(RunExecutorTest, TheDefaultIsTheFastSetWithNoWorkloadFlag) {
+  const v1::RunStarted rs = RunKernels(false, 0);
+  EXPECT_EQ(rs.kernel_set(), "helium");
+  EXPECT_THAT(rs.runner_version(), HasSubstr("(builtin-helium)"));
 }
 
 TEST_F(RunExecutorTest, AMessageTooLargeToSendFailsTheJobAndIsNeitherSpooledNorSent) {

@@ -401,3 +401,49 @@ TEST(Progress, ShowAndJobsSayHowFarARunningJobIs) {
 
 }  // namespace
 }  // namespace mculab::cli
+
+namespace mculab::cli {
+namespace {
+
+// show says the kernel set the runner reported, beside what was asked; until a run started, what
+// was asked. A custom runner's kernels are its own: no line, and "-" in the jobs table.
+TEST(RenderResults, NamesTheKernelSetTheRunnerRanAndTheOneAskedFor) {
+  v1::Results r;
+  r.mutable_job()->set_state("queued");
+  r.mutable_job()->set_kernels("reference");
+  EXPECT_NE(RenderResults(r, 0).find("kernels: reference (asked for)\n"), std::string::npos)
+      << RenderResults(r, 0);
+  r.mutable_job()->set_kernels("fast");
+  r.mutable_provenance()->set_runner_version("0.3.0 (builtin-helium)");
+  r.mutable_provenance()->set_kernel_set("helium");
+  EXPECT_NE(RenderResults(r, 0).find("kernels: helium (the runner's report; asked for fast)\n"),
+            std::string::npos)
+      << RenderResults(r, 0);
+  r.mutable_job()->set_firmware_artifact(std::string(64, 'a'));
+  r.mutable_provenance()->set_kernel_set("");
+  EXPECT_EQ(RenderResults(r, 0).find("kernels:"), std::string::npos) << RenderResults(r, 0);
+}
+
+TEST(RenderJobs, TheKernelsColumnIsWhatRanElseWhatWasAsked) {
+  v1::ListJobsReply list;
+  v1::Job* ran = list.add_jobs();
+  ran->set_id(1);
+  ran->set_kernels("fast");
+  ran->set_kernel_set("dsp");
+  v1::Job* queued = list.add_jobs();
+  queued->set_id(2);
+  queued->set_kernels("reference");
+  v1::Job* custom = list.add_jobs();
+  custom->set_id(3);
+  custom->set_kernels("fast");
+  custom->set_firmware_artifact(std::string(64, 'b'));
+  EXPECT_EQ(KernelsText(*ran, ran->kernel_set()), "dsp");
+  EXPECT_EQ(KernelsText(*queued, queued->kernel_set()), "reference (asked)");
+  EXPECT_EQ(KernelsText(*custom, custom->kernel_set()), "-");
+  const std::string table = RenderJobs(list);
+  EXPECT_NE(table.find("kernels"), std::string::npos) << table;
+  EXPECT_NE(table.find("reference (asked)"), std::string::npos) << table;
+}
+
+}  // namespace
+}  // namespace mculab::cli

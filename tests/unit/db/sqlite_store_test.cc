@@ -35,6 +35,22 @@ class TempDir {
   std::filesystem::path path_;
 };
 
+// Every migration, with `rows` (SQL inserting rows as an older server wrote them, naming only the
+// columns it knew) run just before the first migration whose name contains `before`.
+SqliteOptions MigrationsWithOldRows(const std::string& before, const std::string& rows) {
+  SqliteOptions options;
+  options.migrations.clear();
+  int shift = 0;
+  for (const Migration& m : EmbeddedMigrations()) {
+    if (shift == 0 && m.name.find(before) != std::string::npos) {
+      options.migrations.push_back({m.version, "old_rows.sql", rows});
+      shift = 1;
+    }
+    options.migrations.push_back({m.version + shift, m.name, m.sql});
+  }
+  return options;
+}
+
 class SqliteStoreTest : public ::testing::Test {
  protected:
   std::filesystem::path db_path() const { return dir_.path() / "mculab.db"; }
@@ -576,6 +592,32 @@ TEST_F(SqliteStoreTest, RunProvenanceIsStoredAndProgressIsKeptAcrossUpdates) {
   EXPECT_EQ(*store->MaxRunId(), 7);
 }
 
+// The kernel set asked for is the job's; the one its runner reported is the run's, and the job
+// shows its latest run's.
+TEST_F(SqliteStoreTest, TheKernelSetAskedForAndTheOneThatRanRoundTrip) {
+  auto store = Open();
+  ASSERT_TRUE(store);
+  Job fast = NewJob();
+  fast.id = Insert(*store, fast);
+  Job reference = NewJob();
+  reference.reference_kernels = true;
+  reference.id = Insert(*store, reference);
+  EXPECT_FALSE(store->GetJob(fast.id)->reference_kernels);
+  EXPECT_TRUE(store->GetJob(reference.id)->reference_kernels);
+  EXPECT_EQ(store->GetJob(reference.id)->kernel_set_ran, "") << "no run yet";
+  reference.last_run_id = 5;
+  db::Run run = NewRun(5, reference.id);
+  run.started = true;
+  run.provenance.kernel_set = "reference";
+  WriteSet ws;
+  ws.jobs.push_back(reference);
+  ws.runs.push_back(run);
+  ASSERT_TRUE(store->WriteAndWait(std::move(ws)).ok());
+  EXPECT_EQ(store->GetRun(5)->provenance.kernel_set, "reference");
+  EXPECT_EQ(store->GetJob(reference.id)->kernel_set_ran, "reference");
+  EXPECT_TRUE(store->GetJob(reference.id)->reference_kernels);
+}
+
 TEST_F(SqliteStoreTest, JobShowsTheProgressOfItsLatestRun) {
   auto store = Open();
   ASSERT_TRUE(store);
@@ -838,26 +880,17 @@ namespace {
 // marks the ones the server made (user lab, a named board, "health check of <board>") and no
 // other job, whoever its user.
 TEST_F(SqliteStoreTest, OriginMigrationMarksOnlyTheServersOldHealthChecks) {
-  SqliteOptions options;
-  options.migrations.clear();
-  int shift = 0;
-  for (const Migration& m : EmbeddedMigrations()) {
-    if (m.name.find("job_origin") != std::string::npos) {
-      // Rows as a server before the origin column wrote them.
-      options.migrations.push_back(
-          {m.version, "old_rows.sql",
-           "INSERT INTO jobs(id, user_name, kind, board, op, label, state, iterations, warmup, "
-           "num_cases, timeout_s, created_ms) VALUES "
-           "(1, 'lab', 'host', 'host-0', 'fully_connected_s8', 'health check of host-0', "
-           "'succeeded', 5, 1, 1, 300, 1),"
-           "(2, 'lab', 'host', 'host-0', 'fully_connected_s8', 'my run', 'succeeded', 5, 1, 1, "
-           "300, 2),"
-           "(3, 'ana', 'host', 'host-0', 'fully_connected_s8', 'health check of host-0', "
-           "'succeeded', 5, 1, 1, 300, 3);"});
-      shift = 1;
-    }
-    options.migrations.push_back({m.version + shift, m.name, m.sql});
-  }
+  // Rows as a server before the origin column wrote them.
+  SqliteOptions options = MigrationsWithOldRows(
+      "job_origin",
+      "INSERT INTO jobs(id, user_name, kind, board, op, label, state, iterations, warmup, "
+      "num_cases, timeout_s, created_ms) VALUES "
+      "(1, 'lab', 'host', 'host-0', 'fully_connected_s8', 'health check of host-0', "
+      "'succeeded', 5, 1, 1, 300, 1),"
+      "(2, 'lab', 'host', 'host-0', 'fully_connected_s8', 'my run', 'succeeded', 5, 1, 1, "
+      "300, 2),"
+      "(3, 'ana', 'host', 'host-0', 'fully_connected_s8', 'health check of host-0', "
+      "'succeeded', 5, 1, 1, 300, 3);");
   auto store = Open(options);
   ASSERT_TRUE(store);
   auto check = store->GetJob(1);
@@ -989,20 +1022,13 @@ TEST_F(SqliteStoreTest, LabelSearchFindsWhatABruteForceSubstringSearchFinds) {
 }
 
 TEST_F(SqliteStoreTest, LabelsOfJobsStoredBeforeTheTrigramIndexAreFound) {
-  SqliteOptions before;
-  before.migrations.clear();
-  for (const Migration& m : EmbeddedMigrations()) {
-    if (m.name.find("label_search") != std::string::npos) break;
-    before.migrations.push_back(m);
-  }
-  {
-    auto old = Open(before);
-    ASSERT_TRUE(old);
-    Job j = NewJob();
-    j.label = "before the index";
-    Insert(*old, j);
-  }
-  auto store = Open();
+  SqliteOptions options = MigrationsWithOldRows(
+      "label_search",
+      "INSERT INTO jobs(id, user_name, kind, board, op, label, state, iterations, warmup, "
+      "num_cases, timeout_s, created_ms) VALUES "
+      "(1, 'ana', 'host', '', 'fully_connected_s8', 'before the index', 'queued', 5, 1, 1, "
+      "300, 1);");
+  auto store = Open(options);
   ASSERT_TRUE(store);
   Job j = NewJob();
   j.label = "after the index";

@@ -92,11 +92,12 @@ Bytes Expect(RunnerLink& link, std::uint8_t type) {
 }
 
 // Runs one case of `iterations` with op profiles and memory reports; checks the frames.
+// `runtime`: HELLO's, naming the kernel set the build runs ("tflite" on the reference kernels).
 void ExpectCase(RunnerLink& link, const Expected& want, std::uint32_t iterations,
-                std::uint32_t model_bytes) {
+                std::uint32_t model_bytes, const std::string& runtime = "tflite") {
   auto hello = DecodeHello(Expect(link, MCULAB_MSG_HELLO));
   ASSERT_TRUE(hello.ok());
-  EXPECT_EQ(hello->runtime, "mculab-tflite");
+  EXPECT_EQ(hello->runtime, runtime);
   EXPECT_TRUE(hello->custom_workload);
   link.Send(ToWire(
       Configure{iterations, 1, 0, 0, MCULAB_CONFIGURE_OP_PROFILE | MCULAB_CONFIGURE_MEMORY}));
@@ -244,7 +245,7 @@ TEST(TfliteRunnerAn547, TfliteMicroModelsUnderQemuGiveTheHostChecksum) {
     const Expected want = Compute(blob, kSeed);
     auto link = RunnerLink::SpawnQemu(MCULAB_QEMU, MCULAB_TFLITE_RUNNER_AN547_ELF,
                                       Workload(name + "-an547.bin", blob, {1}), 5);
-    ExpectCase(*link, want, 2, want.model_bytes);
+    ExpectCase(*link, want, 2, want.model_bytes, "tflite-helium");
   }
 }
 
@@ -260,7 +261,7 @@ TEST(TfliteRunnerAn500, TfliteMicroModelsUnderQemuM7GiveTheHostChecksum) {
     auto link =
         RunnerLink::SpawnQemuMachine(MCULAB_QEMU, "mps2-an500", MCULAB_TFLITE_RUNNER_AN500_ELF,
                                      Workload(name + "-an500.bin", blob, {1}), 0x60000000u, 5);
-    ExpectCase(*link, want, 2, want.model_bytes);
+    ExpectCase(*link, want, 2, want.model_bytes, "tflite-dsp");
   }
 }
 
@@ -288,7 +289,7 @@ TEST(TfliteRunnerAn547, MlperfTinyModelsUnderQemuGiveTheHostChecksum) {
     {
       auto link = RunnerLink::SpawnQemu(MCULAB_QEMU, MCULAB_TFLITE_RUNNER_AN547_ELF,
                                         Workload(name + "-an547.bin", model, {1}), 5, extra);
-      ExpectCase(*link, want, 2, static_cast<std::uint32_t>(model.size()));
+      ExpectCase(*link, want, 2, static_cast<std::uint32_t>(model.size()), "tflite-helium");
     }
     if (!counting) continue;
     // The counting plugin: per measured iteration an "iter" line and one "op" line per operator,
@@ -340,7 +341,7 @@ TEST(TfliteRunnerAn500, MlperfTinyModelsUnderQemuM7GiveTheHostChecksum) {
     auto link =
         RunnerLink::SpawnQemuMachine(MCULAB_QEMU, "mps2-an500", MCULAB_TFLITE_RUNNER_AN500_ELF,
                                      Workload(name + "-an500.bin", model, {1}), 0x60000000u, 5);
-    ExpectCase(*link, want, 2, static_cast<std::uint32_t>(model.size()));
+    ExpectCase(*link, want, 2, static_cast<std::uint32_t>(model.size()), "tflite-dsp");
   }
 }
 

@@ -131,6 +131,18 @@ TEST_F(CustomFirmwareLabTest, AnArmElfWithABlobIsAcceptedAndTheAssignmentNamesBo
   EXPECT_EQ(job->op, "custom");
 }
 
+TEST_F(CustomFirmwareLabTest, AKernelSetIsRefusedForACustomRunnerWhoseKernelsAreItsOwn) {
+  const std::string fw = Upload("runner.elf", ElfHeader(1, 40));
+  for (const char* kernels : {"reference", "fast"}) {
+    SubmitRequest r = Custom(fw);
+    r.kernels = kernels;
+    Error e = SubmitError(std::move(r));
+    EXPECT_EQ(e.code, ErrorCode::kInvalidArgument);
+    EXPECT_NE(e.message.find("means nothing for a custom runner"), std::string::npos) << e.message;
+  }
+  EXPECT_TRUE(lab_->Submit(caller_, Custom(fw)).ok()) << "without a kernel set it runs";
+}
+
 TEST_F(CustomFirmwareLabTest, AFirmwareNeverUploadedIsRefused) {
   Error e = SubmitError(Custom(std::string(64, 'a')));
   EXPECT_EQ(e.code, ErrorCode::kFailedPrecondition);

@@ -172,6 +172,8 @@ class HttpRouterTest : public ::testing::Test {
     p->set_timer_unit(emulated ? "cycles" : "ns");
     p->set_emulated(emulated);
     p->set_note("<b>note</b>");
+    // As the generic runner of an M55 build reports it (HELLO's runtime).
+    if (report_kernel_set_) p->set_kernel_set(a.reference_kernels() ? "reference" : "helium");
     Send(started);
     return a;
   }
@@ -245,6 +247,7 @@ class HttpRouterTest : public ::testing::Test {
   AgentSessionId session_ = 0;
   std::uint64_t seq_ = 0;
   std::string runner_version_ = "0.1.0";  // what the fake runner's Hello says
+  bool report_kernel_set_ = false;        // RunStarted.kernel_set from the assignment's flag
 };
 
 std::vector<std::int64_t> Ids(const Json& page) {
@@ -990,6 +993,60 @@ TEST_F(HttpRouterTest, CompareRefusesARatioBetweenJobsThatMeasuredDifferentThing
   EXPECT_EQ(p["cases"][0]["ratios"], Json::parse("[null, null]"));
 }
 
+// `--kernels reference` against the default on the same op: the assignment carries the flag, each
+// job's document says what was asked and what the runner reported, and the compare view gives
+// their ratio (the same workload) with each side's kernel set.
+TEST_F(HttpRouterTest, JobsDifferingOnlyInTheirKernelSetCompareAndEachSideNamesItsSet) {
+  report_kernel_set_ = true;
+  SubmitRequest ref = Conv(1, 3);
+  ref.kernels = "reference";
+  const JobId reference = Submit(ref);
+  seq_ = 0;
+  v1::Assignment a = Start(/*emulated=*/true);
+  EXPECT_TRUE(a.reference_kernels());
+  SendCase(a, 0, Constant(300, 3)(0));
+  Finish(a, reference);
+  const JobId fast = Submit(Conv(1, 3));
+  seq_ = 0;
+  a = Start(/*emulated=*/true);
+  EXPECT_FALSE(a.reference_kernels()) << "fast is the default";
+  SendCase(a, 0, Constant(100, 3)(0));
+  Finish(a, fast);
+
+  Json c =
+      GetJson("/api/v1/compare?jobs=" + std::to_string(reference) + "," + std::to_string(fast));
+  EXPECT_TRUE(c["ratio_refused"].is_null()) << c.dump();
+  EXPECT_EQ(c["jobs"][0]["workload"], c["jobs"][1]["workload"]);
+  EXPECT_EQ(c["jobs"][0]["kernel_set"], "reference");
+  EXPECT_EQ(c["jobs"][1]["kernel_set"], "helium");
+  EXPECT_NEAR(c["cases"][0]["ratios"][1]["ratio"].get<double>(), 1.0 / 3, 1e-9);
+
+  Json r = GetJson("/api/v1/jobs/" + std::to_string(reference));
+  EXPECT_EQ(r["kernels"], "reference");
+  EXPECT_EQ(r["kernel_set"], "reference");
+  EXPECT_EQ(r["provenance"]["kernel_set"], "reference");
+  Json f = GetJson("/api/v1/jobs/" + std::to_string(fast));
+  EXPECT_EQ(f["kernels"], "fast");
+  EXPECT_EQ(f["kernel_set"], "helium");
+  EXPECT_EQ(f["provenance"]["kernel_set"], "helium");
+  Json page = GetJson("/api/v1/jobs");
+  ASSERT_EQ(page["jobs"][0]["id"], fast);
+  EXPECT_EQ(page["jobs"][0]["kernels"], "fast");
+  EXPECT_EQ(page["jobs"][0]["kernel_set"], "helium");
+  EXPECT_EQ(page["jobs"][1]["kernels"], "reference");
+  EXPECT_EQ(page["jobs"][1]["kernel_set"], "reference");
+}
+
+TEST_F(HttpRouterTest, AnUnknownKernelSetIsRefusedAtSubmit) {
+  SubmitRequest r = Conv(1, 3);
+  r.kernels = "turbo";
+  auto reply = lab_->Submit(caller_, std::move(r));
+  ASSERT_FALSE(reply.ok());
+  EXPECT_EQ(reply.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_NE(reply.error().message.find("unknown kernel set \"turbo\""), std::string::npos)
+      << reply.error().message;
+}
+
 TEST(MeasuredWorkload, NamesTheModelOrRunnerByItsHash) {
   Job model;
   model.op = "model";
@@ -1010,9 +1067,9 @@ TEST(MeasuredWorkload, NamesTheModelOrRunnerByItsHash) {
 TEST(ComparisonJson, RefusesARatioBetweenEmulatedAndSiliconJobsInTheSameUnit) {
   Comparison c;
   c.jobs = {ComparedJob{1, "", "conv2d_s8", "an547-0", "cycles", /*emulated=*/true, "op conv2d_s8",
-                        "corstone300-qemu"},
+                        "corstone300-qemu", "helium"},
             ComparedJob{2, "", "conv2d_s8", "h743-0", "cycles", /*emulated=*/false, "op conv2d_s8",
-                        "stm32h7"}};
+                        "stm32h7", "dsp"}};
   ComparedCase cc;
   cc.medians = {100.0, 50.0};
   cc.ratios = {std::nullopt, RatioInterval{0.5, 0.4, 0.6, true}};
@@ -1036,8 +1093,9 @@ TEST(ComparisonJson, RefusesARatioBetweenEmulatedAndSiliconJobsInTheSameUnit) {
 TEST(ComparisonJson, EmulatedInstructionsOfTwoBoardKindsGetARatioButNoVerdict) {
   Comparison c;
   c.jobs = {
-      ComparedJob{1, "", "model", "an547-0", "instructions", true, "model x", "corstone300-qemu"},
-      ComparedJob{2, "", "model", "an500-0", "instructions", true, "model x", "an500-qemu"}};
+      ComparedJob{1, "", "model", "an547-0", "instructions", true, "model x", "corstone300-qemu",
+                  "helium"},
+      ComparedJob{2, "", "model", "an500-0", "instructions", true, "model x", "an500-qemu", "dsp"}};
   c.no_verdict = InstructionRatioNote(c.jobs);
   EXPECT_NE(c.no_verdict.find("different emulated board kinds (corstone300-qemu, an500-qemu)"),
             std::string::npos)

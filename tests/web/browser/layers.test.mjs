@@ -58,6 +58,9 @@ for (const size of ['desktop', 'phone']) {
     assert.match(rows[3], /AVERAGE_POOL_2D.*1×/);
     assert.match(await page.locator('#layer-compare-note').textContent(),
         new RegExp(`#${ids.modelM55Helium} / #${ids.modelM55}`));
+    // Each side names the kernel set its runner ran.
+    assert.deepEqual(await page.locator('#compare-jobs tbody .col-kernels').allTextContents(),
+        ['reference', 'helium']);
     await page.locator('#layer-compare-metric').selectOption('instructions');
     assert.match((await page.locator('#layer-compare tbody tr').allTextContents())[0], /32,000.*16,000/);
     await assertNoPageOverflow(page, `compare ${size}`);

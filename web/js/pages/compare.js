@@ -41,7 +41,7 @@ onReconnect(() => load());
 
 function jobsTable(jobs) {
   const table = h('table', { class: 'data', id: 'compare-jobs' },
-      h('thead', {}, h('tr', {}, ['', 'job', 'label', 'op', 'board', 'unit', 'measured']
+      h('thead', {}, h('tr', {}, ['', 'job', 'label', 'op', 'board', 'kernels', 'unit', 'measured']
           .map((t) => h('th', { scope: 'col' }, t)))),
       h('tbody', {}, jobs.map((j, i) => h('tr', {},
           h('td', {}, i === 0 ? h('strong', {}, 'baseline') : `vs #${jobs[0].id}`),
@@ -49,6 +49,7 @@ function jobsTable(jobs) {
           h('td', { class: 'col-label' }, j.label || ''),
           h('td', {}, j.op || '-'),
           h('td', {}, j.board || '-'),
+          h('td', { class: 'col-kernels' }, j.kernel_set || '-'),
           h('td', {}, j.unit || '-'),
           h('td', {}, measuredBadge(j))))));
   return scrollTable(table, 'compared jobs');

@@ -346,6 +346,7 @@ function renderProvenance() {
     ['board serial', p.board_serial],
     ['agent', p.agent],
     ['runner version', p.runner_version],
+    ['kernel set', p.kernel_set ? `${p.kernel_set} (asked for: ${detail.kernels || 'fast'})` : ''],
     ['port / cpu', [p.port, p.cpu].filter(Boolean).join(' / ')],
     ['clock', p.clock_hz ? `${formatNumber(p.clock_hz / 1e6)} MHz (${formatCount(p.clock_hz)} Hz)` : ''],
     ['timer unit', p.timer_unit],
