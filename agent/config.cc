@@ -29,7 +29,7 @@ const std::map<std::string, std::set<std::string>> kBackendKeys = {
     {"pyocd", {"firmware", "serial", "target", "console", "baud", "workload_addr", "pyocd"}},
     {"gdb",
      {"firmware", "gdb_server", "gdb_link", "gdb_port", "gdb_host", "link", "baud", "serial",
-      "target", "workload_addr", "vector_table", "reset_command", "emulated"}},
+      "target", "workload_addr", "vector_table", "reset_command", "emulated", "icount_shift"}},
     {"fake", {"fault", "fault_case", "sample_delay_ms"}},
     {"fvp",
      {"firmware", "fvp", "fvp_relay", "workload_addr", "num_macs", "fvp_options", "start_timeout_s",
@@ -296,6 +296,7 @@ Status ParseBoard(Reader& r, const toml::table& t, BoardConfig& b,
                   "probe's port under /dev/serial/by-id) or a serial port path, got \"" +
                       b.link + "\"");
   }
+  if (b.backend == "gdb" && t.get("icount_shift") != nullptr) b.gdb_icount_shift = b.icount_shift;
   if (auto s = r.Integer(t, "vector_table", b.vector_table, 0, UINT32_MAX); !s) return s;
   if (auto s = r.String(t, "reset_command", b.reset_command); !s) return s;
   if (const toml::node* e = t.get("emulated")) {

@@ -53,6 +53,9 @@ struct BoardConfig {
   std::string machine = "mps3-an547";  // qemu: -M (mps3-an547 Cortex-M55, mps2-an500 Cortex-M7)
   std::filesystem::path qemu_plugin;   // qemu: the QEMU counting plugin (emulated events)
   int icount_shift = 5;
+  // gdb: the emulator behind the GDB server runs QEMU -icount shift=N (`icount_shift` given for a
+  // gdb board): its timer is reported in executed instructions as a qemu board's is. -1: not.
+  int gdb_icount_shift = -1;
   bool warm = false;  // qemu: start the next run's QEMU ahead, halted (qemu_board.h)
   std::uint32_t workload_addr = 0x60000000;  // qemu default; pyocd must set it
   std::string serial;                        // pyocd, gdb

@@ -89,6 +89,7 @@ Result<std::vector<std::unique_ptr<Board>>> MakeBoards(const AgentConfig& config
       o.workload_addr = b.workload_addr;
       o.vector_table = b.vector_table;
       o.reset_command = b.reset_command;
+      o.icount_shift = b.gdb_icount_shift;
       o.state_dir = deps.state_dir;
       o.allow_custom_runners = b.allow_custom_runners;
       boards.push_back(

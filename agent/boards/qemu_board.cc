@@ -91,7 +91,7 @@ std::vector<CounterUnitInfo> QemuCounterUnits(const QemuOptions& o) {
 
 std::string QemuNote(const QemuOptions& o) {
   return "QEMU " + o.machine + " -icount shift=" + std::to_string(o.icount_shift) +
-         ": the timer counts executed instructions (virtual time at 2^" +
+         ": emulated; the timer counts executed instructions (virtual time at 2^" +
          std::to_string(o.icount_shift) + " ns per instruction), not silicon cycles";
 }
 

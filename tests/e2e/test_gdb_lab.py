@@ -24,6 +24,7 @@ def gdb_board(name, kind, machine, elf, cpu, rtt):
             "-monitor none -chardev socket,id=gdb,path={gdb},server=on,wait=off -gdb chardev:gdb ")
     board = {"name": name, "kind": kind, "backend": "gdb", "emulated": True, "firmware": elf,
              "workload_addr": "0x60000000", "gdb_link": "unix", "timeout_s": 300,
+             "icount_shift": 5,  # the QEMU behind it: its timer reported in instructions
              "tags": {"cpu": cpu}}
     if rtt:
         board["link"] = "rtt"

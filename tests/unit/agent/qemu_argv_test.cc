@@ -100,8 +100,8 @@ TEST(QemuCounterUnits, OffersMveInstructionsOnlyOnTheCortexM55) {
 TEST(QemuNote, SaysTheTimeIsEmulated) {
   QemuOptions o;
   EXPECT_EQ(QemuNote(o),
-            "QEMU mps3-an547 -icount shift=5: emulated instruction-driven time, not silicon "
-            "cycles");
+            "QEMU mps3-an547 -icount shift=5: emulated; the timer counts executed instructions "
+            "(virtual time at 2^5 ns per instruction), not silicon cycles");
 }
 
 }  // namespace
