@@ -141,6 +141,20 @@ TEST(AgentConfig, WarmBoardsProbeRescanAndTheSerialLink) {
   EXPECT_FALSE(warm_host.ok());
 }
 
+// A gdb board whose GDB server is QEMU -icount says so, and its timer is reported in instructions;
+// a gdb board that does not (silicon behind a probe) has no icount shift.
+TEST(AgentConfig, AGdbBoardTakesTheIcountShiftOfTheQemuBehindIt) {
+  auto cfg = Parse(
+      "[[board]]\nname = \"g\"\nkind = \"k\"\nbackend = \"gdb\"\nfirmware = \"/f.elf\"\n"
+      "workload_addr = 0x60000000\ngdb_server = \"qemu-system-arm\"\nemulated = true\n"
+      "icount_shift = 3\n"
+      "[[board]]\nname = \"s\"\nkind = \"k\"\nbackend = \"gdb\"\nfirmware = \"/f.elf\"\n"
+      "workload_addr = 0x24040000\ngdb_server = \"openocd\"\n");
+  ASSERT_TRUE(cfg.ok()) << cfg.error().message;
+  EXPECT_EQ(cfg->boards[0].gdb_icount_shift, 3);
+  EXPECT_EQ(cfg->boards[1].gdb_icount_shift, -1);
+}
+
 TEST(AgentConfig, MissingKeyNamesBoardAndKey) {
   auto cfg = Parse("[[board]]\nname = \"an547-0\"\nkind = \"k\"\nbackend = \"qemu\"\n");
   ASSERT_FALSE(cfg.ok());
