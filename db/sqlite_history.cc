@@ -96,6 +96,13 @@ JobWhere BuildJobWhere(const JobQuery& q, bool trigrams) {
   if (!q.op.empty()) text(" AND j.op = ?", q.op);
   if (!q.board.empty()) text(" AND (j.assigned_board = ? OR j.board = ?)", q.board, 2);
   if (!q.model.empty()) text(" AND j.model_name = ?", q.model);
+  if (!q.branch.empty()) text(" AND j.branch = ?", q.branch);
+  if (!q.commit.empty()) {
+    // A prefix: the range [commit, commit + U+10FFFF) uses no LIKE and no escaping.
+    w.sql += " AND j.commit_sha >= ? AND j.commit_sha < ?";
+    w.text.push_back(q.commit);
+    w.text.push_back(q.commit + "\xf4\x8f\xbf\xbf");
+  }
   if (!q.states.empty()) {
     w.sql += " AND j.state IN (";
     for (std::size_t i = 0; i < q.states.size(); ++i) {
@@ -182,7 +189,8 @@ Result<JobPage> SqliteStore::QueryJobs(const JobQuery& q) {
   const std::size_t from = cols.find("FROM jobs j");
   // Filters on state, op, kind, user and board alone are summed from job_counts (migrations 0011
   // and 0012), a frequent label alone from label_counts (0011); the rest are counted.
-  const bool others = q.created_from || q.created_to || q.before_id != 0 || !q.model.empty();
+  const bool others = q.created_from || q.created_to || q.before_id != 0 || !q.model.empty() ||
+                      !q.branch.empty() || !q.commit.empty();
   const bool counted = !others && q.label_contains.empty();
   const bool label_counted = !others && !q.label_contains.empty() && !trigrams && q.user.empty() &&
                              q.kind.empty() && q.op.empty() && q.states.empty() && q.board.empty();

@@ -9,7 +9,8 @@ const char* const kJobCols =
     "j.num_cases, j.cases_artifact, j.timeout_s, j.attempts, j.created_ms, j.started_ms, "
     "j.finished_ms, j.message, j.assigned_board, j.last_run_id, COALESCE(r.progress_done, 0), "
     "j.priority, j.firmware_artifact, j.blob_artifact, j.tags, j.origin, j.kernels, "
-    "COALESCE(r.kernel_set, ''), j.model_name, j.model_sha256, j.model_summary "
+    "COALESCE(r.kernel_set, ''), j.model_name, j.model_sha256, j.model_summary, j.commit_sha, "
+    "j.branch, j.code_url "
     "FROM jobs j LEFT JOIN runs r ON r.id = j.last_run_id ";
 
 Result<Job> ReadJob(Use& u) {
@@ -50,6 +51,9 @@ Result<Job> ReadJob(Use& u) {
   j.model_name = u.Text(27);
   j.model_sha256 = u.Text(28);
   j.model_summary = u.Text(29);
+  j.commit = u.Text(30);
+  j.branch = u.Text(31);
+  j.url = u.Text(32);
   return j;
 }
 

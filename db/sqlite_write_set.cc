@@ -70,8 +70,8 @@ const std::string kInsertJob =
     "INSERT INTO jobs(id, user_name, kind, board, op, label, state, iterations, warmup, "
     "num_cases, cases_artifact, timeout_s, attempts, created_ms, started_ms, finished_ms, "
     "message, assigned_board, last_run_id, priority, firmware_artifact, blob_artifact, "
-    "tags, origin, kernels, model_name, model_sha256, model_summary) "
-    "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+    "tags, origin, kernels, model_name, model_sha256, model_summary, commit_sha, branch, "
+    "code_url) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
 const std::string kReserveIds =
     "INSERT INTO id_reservations(name, last) VALUES(?, ?) "
     "ON CONFLICT(name) DO UPDATE SET last = MAX(last, excluded.last)";
@@ -108,6 +108,7 @@ Status SqliteStore::ApplyWriteSet(const WriteSet& ws, WriteOutcome* outcome) {
       u.Bind(server::JobOriginName(job.origin));
       u.Bind(std::string(job.reference_kernels ? "reference" : "fast"));
       u.Bind(job.model_name).Bind(job.model_sha256).Bind(job.model_summary);
+      u.Bind(job.commit).Bind(job.branch).Bind(job.url);
       if (Status s = u.Exec("storing job"); !s.ok()) return s;
     }
     for (std::size_t i = 0; i < n.cases.size(); ++i) {

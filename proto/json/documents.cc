@@ -59,6 +59,9 @@ void AddJob(const v1::Job& job, bool emulated, const std::string& measured, Json
   j["kernels"] = job.kernels();
   j["kernel_set"] = job.kernel_set();
   j["model_name"] = job.model_name();
+  j["commit"] = job.commit();
+  j["branch"] = job.branch();
+  j["url"] = job.url();
   j["model_sha256"] = job.model_sha256();
   j["model_summary"] = job.model_summary();
   if (job.wait().position() > 0) {
@@ -230,6 +233,82 @@ std::string MeasuredKindOf(const v1::SeriesJob& j) {
   return "silicon";
 }
 
+namespace {
+
+// A comparison's cells as two arrays: the figure per job, and the ratio per job (null for the
+// first job, a missing figure and a refused ratio).
+std::pair<Json, Json> Cells(const google::protobuf::RepeatedPtrField<v1::ComparedCell>& cells) {
+  Json figures = Json::array();
+  Json ratios = Json::array();
+  for (const v1::ComparedCell& cell : cells) {
+    figures.push_back(cell.has_median() ? Number(cell.median()) : Json(nullptr));
+    if (!cell.has_ratio()) {
+      ratios.push_back(nullptr);
+      continue;
+    }
+    Json r;
+    r["ratio"] = Number(cell.ratio());
+    r["lo"] = Number(cell.lo());
+    r["hi"] = Number(cell.hi());
+    r["significant"] = cell.significant();
+    r["verdict"] = cell.verdict().empty() ? Json(nullptr) : Json(cell.verdict());
+    ratios.push_back(std::move(r));
+  }
+  return {std::move(figures), std::move(ratios)};
+}
+
+}  // namespace
+
+nlohmann::ordered_json ComparisonDocument(const v1::Comparison& c) {
+  Json j;
+  Json jobs = Json::array();
+  for (const v1::ComparedJob& job : c.jobs()) {
+    Json o;
+    o["id"] = job.id();
+    o["label"] = job.label();
+    o["op"] = job.op();
+    o["board"] = job.board();
+    o["unit"] = job.unit();
+    o["emulated"] = job.emulated();
+    o["measured"] = job.measured();
+    o["workload"] = job.workload();
+    o["sha256"] = job.sha256();
+    o["kernel_set"] = job.kernel_set();
+    o["kind"] = job.kind();
+    jobs.push_back(std::move(o));
+  }
+  j["jobs"] = std::move(jobs);
+  j["ratio_refused"] = c.ratio_refused().empty() ? Json(nullptr) : Json(c.ratio_refused());
+  j["verdict_refused"] = c.verdict_refused().empty() ? Json(nullptr) : Json(c.verdict_refused());
+  j["param_names"] = Strings(c.param_names());
+  Json cases = Json::array();
+  for (const v1::ComparedCase& cc : c.cases()) {
+    Json o;
+    o["id"] = cc.id();
+    o["params"] = Array(cc.params());
+    o["refused"] = cc.refused().empty() ? Json(nullptr) : Json(cc.refused());
+    auto [medians, ratios] = Cells(cc.cells());
+    o["medians"] = std::move(medians);
+    o["ratios"] = std::move(ratios);
+    cases.push_back(std::move(o));
+  }
+  j["cases"] = std::move(cases);
+  Json layers = Json::array();
+  for (const v1::ComparedLayer& l : c.layers()) {
+    Json o;
+    o["case"] = l.case_id();
+    o["op_index"] = l.op_index();
+    o["type"] = l.type();
+    o["name"] = l.name();
+    auto [means, ratios] = Cells(l.cells());
+    o["means"] = std::move(means);
+    o["ratios"] = std::move(ratios);
+    layers.push_back(std::move(o));
+  }
+  j["layers"] = std::move(layers);
+  return j;
+}
+
 nlohmann::ordered_json SeriesDocument(const v1::Series& s) {
   const v1::GetSeriesRequest& r = s.request();
   Json j;
@@ -276,6 +355,8 @@ nlohmann::ordered_json SeriesDocument(const v1::Series& s) {
     o["runner_changed"] = job.runner_changed();
     o["model_sha256"] = job.model_sha256();
     o["model_changed"] = job.model_changed();
+    o["commit"] = job.commit();
+    o["branch"] = job.branch();
     jobs.push_back(std::move(o));
   }
   j["jobs"] = std::move(jobs);

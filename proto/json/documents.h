@@ -40,6 +40,16 @@ nlohmann::ordered_json SeriesDocument(const mculab::v1::Series& series);
 // How a job of a series measured: as MeasuredKindOf(Provenance) from the job's run.
 std::string MeasuredKindOf(const mculab::v1::SeriesJob& job);
 
+// Jobs compared case by case (`mculab compare --json`; GET /api/v1/compare): "jobs" (each with
+// "measured", "workload" and the build's "sha256"), "ratio_refused" and "verdict_refused" (null
+// when the ratios and their verdicts stand), "param_names", "cases" (per case "medians" per job
+// and "ratios": null for the first job and a missing case, else the ratio to the first job with
+// its bootstrap 95% interval "lo"/"hi", "significant" and "verdict": slower, faster, no change,
+// unclear, or null when verdict_refused says why not), and "layers" (model jobs of one model: per
+// layer its "case", "op_index", "type", "name", the timer's mean per invocation per job in
+// "means" and "ratios" as for a case, "lo"/"hi" null and no verdict unless the count is exact).
+nlohmann::ordered_json ComparisonDocument(const mculab::v1::Comparison& comparison);
+
 // One board as `mculab boards --json` lists it and GET /api/v1/boards (and the board events of
 // GET /api/v1/events) serve it: state apart from health, "measured" ("host" for a board tagged
 // timing=host), and the reservation in force ("holder", "lease_until_ms", "note": empty and 0 when

@@ -213,4 +213,28 @@ std::uint64_t WorkloadTensorBytes(std::string_view op, const std::vector<std::in
   return 0;
 }
 
+Status ValidateCodeRefs(std::string_view commit, std::string_view branch, std::string_view url) {
+  auto invalid = [](std::string m) { return MakeError(ErrorCode::kInvalidArgument, std::move(m)); };
+  const bool hex = std::all_of(commit.begin(), commit.end(), [](char c) {
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+  });
+  if (!commit.empty() && (commit.size() < 4 || commit.size() > 64 || !hex)) {
+    return invalid("commit must be 4 to 64 hex digits (a git commit id), got '" +
+                   std::string(commit.substr(0, 80)) + "'");
+  }
+  const auto control = [](std::string_view s) {
+    return std::any_of(s.begin(), s.end(),
+                       [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
+  };
+  if (branch.size() > 255 || control(branch)) {
+    return invalid("branch must be at most 255 bytes without control characters");
+  }
+  if (!url.empty() && (url.size() > 2048 || control(url) ||
+                       !(url.starts_with("https://") || url.starts_with("http://")))) {
+    return invalid("url must be an http:// or https:// link of at most 2048 bytes, got '" +
+                   std::string(url.substr(0, 80)) + "'");
+  }
+  return {};
+}
+
 }  // namespace mculab::server

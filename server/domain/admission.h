@@ -55,6 +55,12 @@ std::string JoinNames(const std::vector<std::string>& names);
 // "no board named 'x'; the lab has: a, b" (or "none"): a board name the lab does not know.
 std::string NoBoardNamed(const std::string& name, const std::map<std::string, Board>& boards);
 
+// The code a job measures, as given at submit (each may be empty): a commit of 4 to 64 hex digits
+// (a short or full SHA-1 or SHA-256), a branch of at most 255 bytes without control characters,
+// a link of at most 2048 bytes starting http:// or https:// (the page links it). kInvalidArgument
+// names the field and what it takes.
+Status ValidateCodeRefs(std::string_view commit, std::string_view branch, std::string_view url);
+
 // 0 for an op it does not know (no check is made then). Parameters in the op's catalog order.
 // The arithmetic is checked: a size that does not fit 64 bits is UINT64_MAX.
 std::uint64_t WorkloadTensorBytes(std::string_view op, const std::vector<std::int32_t>& params);

@@ -102,6 +102,10 @@ struct Job {
   std::string model_name;
   std::string model_sha256;
   std::string model_summary;
+  // The code the job measures, as given at submit (empty when not given).
+  std::string commit;
+  std::string branch;
+  std::string url;
   std::map<std::string, std::string> tags;  // board tags asked for at submit (cpu=cortex-m55)
   // `--kernels reference`: the runner runs its reference kernels instead of its fastest set.
   bool reference_kernels = false;

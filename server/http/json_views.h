@@ -17,15 +17,9 @@ namespace mculab::server::http {
 
 using Json = nlohmann::ordered_json;
 
-// The job history, a job's results and the boards are proto/json/documents.h's documents
-// (server/rpc/documents.h), as the CLI prints them.
+// The job history, a job's results, a comparison and the boards are proto/json/documents.h's
+// documents (server/rpc/documents.h), as the CLI prints them.
 Json CaseSamplesJson(const CaseSamples& samples);
-// A ratio between jobs that measured different things means nothing: the comparison then gives
-// every ratio null and says why in "ratio_refused" (null when the ratios stand): different
-// operators, models or runners (the service's Comparison::refused), units, or kinds (emulated,
-// host, silicon). Each case carries "refused" (null, or why its parameters differ between the
-// jobs), and each job its "workload".
-Json ComparisonJson(const Comparison& comparison, const HostBoards& host = {});
 Json JobEventJson(const JobEvent& event);
 // A live-samples event of GET /api/v1/events?job=ID.
 Json LiveSamplesJson(const LiveSamples& samples);

@@ -63,8 +63,9 @@ Result<JobQuery> ParseJobQuery(const QueryParams& q) {
     std::string* into;
   };
   const TextFilter text[] = {
-      {"user", &out.user}, {"board", &out.board},          {"kind", &out.kind},
-      {"op", &out.op},     {"label", &out.label_contains}, {"model", &out.model}};
+      {"user", &out.user},     {"board", &out.board},          {"kind", &out.kind},
+      {"op", &out.op},         {"label", &out.label_contains}, {"model", &out.model},
+      {"branch", &out.branch}, {"commit", &out.commit}};
   for (const auto& [name, into] : text) {
     auto v = q.Get(name);
     if (!v) continue;
@@ -343,8 +344,7 @@ Router::Reply Router::Api(const Request& req, const std::string& path, const Que
       reply.response = ErrorOf(ids.error(), req);
       return reply;
     }
-    json(queries_.Compare(caller, *ids),
-         [&](const Comparison& c) { return ComparisonJson(c, host_boards()); });
+    json(queries_.Compare(caller, *ids), rpc::ComparisonDocument);
   } else if (path == "/api/v1/series") {
     auto request = ParseTrendRequest(q);
     if (!request.ok()) {

@@ -22,6 +22,9 @@ SubmitRequest FromProto(const v1::SubmitJobRequest& m) {
   r.firmware_artifact = m.firmware_artifact();
   r.blob_artifact = m.blob_artifact();
   r.model_name = m.model_name();
+  r.commit = m.commit();
+  r.branch = m.branch();
+  r.url = m.url();
   r.timeout_s = m.timeout_s();
   r.priority = ParseJobPriority(m.priority()).value_or(JobPriority::kNormal);
   r.events.assign(m.events().begin(), m.events().end());
@@ -39,6 +42,8 @@ JobQuery FromProto(const v1::ListJobsRequest& m) {
   q.user = m.user();
   q.label_contains = m.label();
   q.model = m.model();
+  q.branch = m.branch();
+  q.commit = m.commit();
   if (m.limit() != 0) q.limit = m.limit();
   q.offset = m.offset();
   q.before_id = static_cast<JobId>(m.before_id());
@@ -111,6 +116,9 @@ void ToProto(const Job& j, v1::Job* out) {
   out->set_model_name(j.model_name);
   out->set_model_sha256(j.model_sha256);
   out->set_model_summary(j.model_summary);
+  out->set_commit(j.commit);
+  out->set_branch(j.branch);
+  out->set_url(j.url);
   for (const auto& [k, val] : j.tags) (*out->mutable_tags())[k] = val;
   if (j.wait.position > 0) ToProto(j.wait, out->mutable_wait());
   out->set_priority(std::string(JobPriorityName(j.priority)));
@@ -129,6 +137,65 @@ void ToProto(const JobPage& page, const JobQuery& query, v1::ListJobsReply* out)
   out->set_total(page.total);
   out->set_offset(query.offset);
   out->set_limit(query.limit);
+}
+
+namespace {
+
+// One cell per job: its figure and, when the ratios stand, its ratio and verdict.
+void AddCells(const std::vector<std::optional<double>>& figures,
+              const std::vector<std::optional<RatioInterval>>& ratios,
+              const std::vector<std::string>& verdicts, bool ratios_stand,
+              google::protobuf::RepeatedPtrField<v1::ComparedCell>* out) {
+  for (std::size_t k = 0; k < figures.size(); ++k) {
+    v1::ComparedCell* cell = out->Add();
+    cell->set_has_median(figures[k].has_value());
+    cell->set_median(figures[k].value_or(0));
+    const auto& r = k < ratios.size() ? ratios[k] : std::nullopt;
+    if (!r || !ratios_stand) continue;
+    cell->set_has_ratio(true);
+    cell->set_ratio(r->ratio);
+    cell->set_lo(r->lo);
+    cell->set_hi(r->hi);
+    cell->set_significant(r->significant);
+    if (k < verdicts.size()) cell->set_verdict(verdicts[k]);
+  }
+}
+
+}  // namespace
+
+void ToProto(const Comparison& c, v1::Comparison* out) {
+  for (const ComparedJob& j : c.jobs) {
+    v1::ComparedJob* o = out->add_jobs();
+    o->set_id(static_cast<std::uint64_t>(j.id));
+    o->set_label(j.label);
+    o->set_op(j.op);
+    o->set_board(j.board);
+    o->set_unit(j.unit);
+    o->set_emulated(j.emulated);
+    o->set_measured(j.measured);
+    o->set_workload(j.workload);
+    o->set_kernel_set(j.kernel_set);
+    o->set_kind(j.kind);
+    o->set_sha256(j.sha256);
+  }
+  for (const std::string& n : c.param_names) out->add_param_names(n);
+  for (const ComparedCase& cc : c.cases) {
+    v1::ComparedCase* o = out->add_cases();
+    o->set_id(cc.id);
+    o->mutable_params()->Add(cc.params.begin(), cc.params.end());
+    o->set_refused(cc.refused);
+    AddCells(cc.medians, cc.ratios, cc.verdicts, c.refused.empty(), o->mutable_cells());
+  }
+  for (const ComparedLayer& l : c.layers) {
+    v1::ComparedLayer* o = out->add_layers();
+    o->set_case_id(l.case_id);
+    o->set_op_index(l.op_index);
+    o->set_type(l.type);
+    o->set_name(l.name);
+    AddCells(l.means, l.ratios, l.verdicts, c.refused.empty(), o->mutable_cells());
+  }
+  out->set_ratio_refused(c.refused);
+  out->set_verdict_refused(c.refused.empty() ? c.no_verdict : std::string());
 }
 
 void ToProto(const Trend& t, v1::Series* out) {
@@ -172,6 +239,8 @@ void ToProto(const Trend& t, v1::Series* out) {
     o->set_runner_name(j.runner_name);
     o->set_runner_changed(j.runner_changed);
     o->set_model_sha256(j.model_sha256);
+    o->set_commit(j.commit);
+    o->set_branch(j.branch);
     o->set_model_changed(j.model_changed);
   }
   for (const TrendChange& c : t.changes) {

@@ -3,6 +3,7 @@
 
 #include "lab.pb.h"
 #include "server/service/lab.h"
+#include "server/service/queries.h"
 #include "server/service/store.h"
 
 namespace mculab::server::rpc {
@@ -23,5 +24,6 @@ void ToProto(const SubmitReply& r, mculab::v1::SubmitJobReply* out);
 void ToProto(const JobResults& r, mculab::v1::Results* out);
 void ToProto(const EventsView& v, mculab::v1::ListEventsReply* out);
 void ToProto(const Trend& t, mculab::v1::Series* out);
+void ToProto(const Comparison& c, mculab::v1::Comparison* out);
 
 }  // namespace mculab::server::rpc

@@ -29,6 +29,12 @@ nlohmann::ordered_json TrendDocument(const Trend& trend) {
   return SeriesDocument(reply);
 }
 
+nlohmann::ordered_json ComparisonDocument(const Comparison& comparison) {
+  mculab::v1::Comparison reply;
+  ToProto(comparison, &reply);
+  return mculab::ComparisonDocument(reply);
+}
+
 nlohmann::ordered_json BoardDocument(const BoardView& board) {
   mculab::v1::Board reply;
   ToProto(board, &reply);

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "server/service/lab.h"
+#include "server/service/queries.h"
 #include "server/service/results.h"
 #include "server/service/store.h"
 
@@ -19,6 +20,8 @@ nlohmann::ordered_json JobListDocument(const JobPage& page, const JobQuery& quer
 nlohmann::ordered_json ListedJobDocument(const JobRow& row);
 // A case's series over time as `mculab trend --json` and GET /api/v1/series print it.
 nlohmann::ordered_json TrendDocument(const Trend& trend);
+// Jobs compared as `mculab compare --json` and GET /api/v1/compare print them.
+nlohmann::ordered_json ComparisonDocument(const Comparison& comparison);
 // A board as `mculab boards --json` lists it (proto/json/documents.h BoardDocument).
 nlohmann::ordered_json BoardDocument(const BoardView& board);
 

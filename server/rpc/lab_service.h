@@ -62,6 +62,8 @@ class LabService final
   // lab_service_series.cc
   grpc::Status GetSeries(grpc::ServerContext* context, const mculab::v1::GetSeriesRequest* request,
                          mculab::v1::Series* reply) override;
+  grpc::Status Compare(grpc::ServerContext* context, const mculab::v1::CompareRequest* request,
+                       mculab::v1::Comparison* reply) override;
 
  private:
   // The caller of a call, authenticated against the lab's accounts (rpc/caller.h). Every handler

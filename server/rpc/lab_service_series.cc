@@ -1,4 +1,5 @@
-// LabService::GetSeries: the trend view over gRPC (the reply's translation is in convert.h).
+// LabService::GetSeries and Compare: the trend view and the comparison of jobs over gRPC (the
+// replies' translation is in convert.h).
 #include "server/rpc/convert.h"
 #include "server/rpc/lab_service.h"
 #include "server/rpc/status.h"
@@ -33,6 +34,15 @@ grpc::Status LabService::GetSeries(grpc::ServerContext* context,
   auto trend = lab_.GetTrend(CallerOf(*context), FromProto(*request));
   if (!trend.ok()) return ToGrpcStatus(trend.error());
   ToProto(*trend, reply);
+  return grpc::Status::OK;
+}
+
+grpc::Status LabService::Compare(grpc::ServerContext* context, const v1::CompareRequest* request,
+                                 v1::Comparison* reply) {
+  std::vector<JobId> ids(request->ids().begin(), request->ids().end());
+  auto comparison = queries_.Compare(CallerOf(*context), ids);
+  if (!comparison.ok()) return ToGrpcStatus(comparison.error());
+  ToProto(*comparison, reply);
   return grpc::Status::OK;
 }
 

@@ -106,6 +106,8 @@ struct SubmitRequest {
   // Model job: the model's file name as the user has it (mculab submit --model sends it); empty:
   // the uploaded artifact's name.
   std::string model_name;
+  // The code it measures (`--commit`, `--branch`, `--url`): checked by CheckCodeRefs.
+  std::string commit, branch, url;
   std::vector<std::string> events;          // counter events besides cycles
   std::map<std::string, std::string> tags;  // board tags the job needs (cpu=cortex-m55)
   // The kernel set (common/kernel_set.h): "fast" or empty for the runner's fastest, "reference".

@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cctype>
 #include <future>
 #include <limits>
 
@@ -115,6 +116,7 @@ Status Lab::ValidateSubmit(const SubmitRequest& r) const {
     return invalid(fmt::format("timeout must be at most {} s, got {}", kMaxTimeoutS, r.timeout_s));
   }
   if (r.label.size() > 256) return invalid("label is longer than 256 characters");
+  if (Status s = ValidateCodeRefs(r.commit, r.branch, r.url); !s.ok()) return s;
   if (!r.cases_artifact.empty() && !IsArtifactHash(r.cases_artifact)) {
     return invalid("cases_artifact must be a SHA-256 in lowercase hex, got '" + r.cases_artifact +
                    "'");
@@ -213,6 +215,10 @@ Result<SubmitReply> Lab::Submit(const Caller& caller, SubmitRequest request) {
   job.cases_artifact = request.cases_artifact;
   job.firmware_artifact = request.firmware_artifact;
   job.blob_artifact = request.blob_artifact;
+  job.commit = request.commit;
+  for (char& c : job.commit) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  job.branch = request.branch;
+  job.url = request.url;
   if (model) {
     job.model_name = !request.model_name.empty() ? request.model_name : model_blob->name;
     job.model_sha256 = model->model_sha256;

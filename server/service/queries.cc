@@ -4,7 +4,9 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <limits>
 #include <map>
+#include <set>
 
 #include "common/stats.h"
 #include "common/tflite_model.h"
@@ -130,11 +132,15 @@ Result<CaseSamples> LabQueries::GetCaseSamples(const Caller& caller, JobId id,
   return out;
 }
 
-std::string MeasuredWorkload(const Job& job) {
-  if (job.op == kModelOp) return "model " + job.blob_artifact;
+std::string MeasuredWorkload(const Job& job, std::string_view runner_name,
+                             std::string_view blob_name) {
+  if (job.op == kModelOp) {
+    return "model " + (!job.model_name.empty() ? job.model_name : job.blob_artifact);
+  }
   if (!job.firmware_artifact.empty()) {
-    return "runner " + job.firmware_artifact +
-           (job.blob_artifact.empty() ? "" : " blob " + job.blob_artifact);
+    const std::string runner(!runner_name.empty() ? runner_name : job.firmware_artifact);
+    const std::string blob(!blob_name.empty() ? blob_name : job.blob_artifact);
+    return "runner " + runner + (job.blob_artifact.empty() ? "" : " blob " + blob);
   }
   return "op " + job.op;
 }
@@ -153,7 +159,90 @@ std::string InstructionRatioNote(const std::vector<ComparedJob>& jobs) {
       fmt::join(kinds, ", "));
 }
 
+std::vector<ComparedLayer> CompareLayers(const std::vector<JobResults>& details,
+                                         const std::vector<ComparedJob>& jobs, bool no_verdict) {
+  // Per job: (case id, op index) -> the timer's row of pass 0.
+  std::vector<std::map<std::pair<std::int64_t, std::uint32_t>, const OpProfileRow*>> rows;
+  for (const JobResults& d : details) {
+    std::map<std::uint32_t, std::int64_t> case_ids;
+    for (const CaseOutcome& c : d.cases) case_ids[c.index] = c.case_id;
+    auto& m = rows.emplace_back();
+    for (const OpProfileRow& r : d.ops) {
+      if (r.metric != 0 || r.pass != 0 || r.count == 0) continue;
+      auto id = case_ids.find(r.case_index);
+      if (id != case_ids.end()) m[{id->second, r.op_index}] = &r;
+    }
+  }
+  const bool exact = std::all_of(jobs.begin(), jobs.end(), [](const ComparedJob& j) {
+    return j.measured == kMeasuredEmulated;
+  });
+  std::vector<ComparedLayer> out;
+  for (const auto& [key, base] : rows[0]) {
+    ComparedLayer l;
+    l.case_id = key.first;
+    l.op_index = key.second;
+    l.type = base->type;
+    l.name = base->name;
+    const double base_mean = static_cast<double>(base->sum) / static_cast<double>(base->count);
+    for (std::size_t k = 0; k < rows.size(); ++k) {
+      auto it = rows[k].find(key);
+      const OpProfileRow* r = it == rows[k].end() ? nullptr : it->second;
+      if (r == nullptr || r->type != base->type) {
+        l.means.push_back(std::nullopt);
+        l.ratios.push_back(std::nullopt);
+        l.verdicts.emplace_back();
+        continue;
+      }
+      const double mean = static_cast<double>(r->sum) / static_cast<double>(r->count);
+      l.means.push_back(mean);
+      if (k == 0 || base_mean == 0) {
+        l.ratios.push_back(std::nullopt);
+        l.verdicts.emplace_back();
+        continue;
+      }
+      RatioInterval ri;
+      ri.ratio = mean / base_mean;
+      ri.lo = ri.hi = exact ? ri.ratio : std::numeric_limits<double>::quiet_NaN();
+      ri.significant = exact && ri.ratio != 1.0;
+      l.ratios.push_back(ri);
+      l.verdicts.push_back(exact && !no_verdict ? std::string(RatioVerdict(ri)) : std::string());
+    }
+    out.push_back(std::move(l));
+  }
+  return out;
+}
+
+std::string RatioRefusal(const std::vector<ComparedJob>& jobs) {
+  if (jobs.empty()) return "";
+  for (const ComparedJob& j : jobs) {
+    if (j.workload == jobs[0].workload) continue;
+    return fmt::format(
+        "the jobs measured different things (job {}: {}; job {}: {}): a ratio of their times "
+        "compares nothing",
+        jobs[0].id, jobs[0].workload, j.id, j.workload);
+  }
+  std::set<std::string> units;
+  std::set<std::string> kinds;
+  for (const ComparedJob& j : jobs) {
+    units.insert(j.unit);
+    kinds.insert(j.measured);
+  }
+  if (units.size() > 1) {
+    return fmt::format(
+        "the jobs are measured in different units ({}): a ratio of their medians means nothing",
+        fmt::join(units, ","));
+  }
+  if (kinds.size() > 1) {
+    return fmt::format(
+        "the jobs are of different kinds ({}): emulated, host and silicon figures measure "
+        "different things, so a ratio between them means nothing",
+        fmt::join(kinds, ","));
+  }
+  return "";
+}
+
 Result<Comparison> LabQueries::Compare(const Caller& caller, std::span<const JobId> ids) {
+  if (Status s = RequireRole(caller, Role::kViewer, "comparing jobs"); !s.ok()) return s.error();
   if (ids.size() < kMinComparedJobs || ids.size() > kMaxComparedJobs) {
     return MakeError(ErrorCode::kInvalidArgument,
                      fmt::format("compare takes {} to {} jobs, got {}", kMinComparedJobs,
@@ -183,21 +272,36 @@ Result<Comparison> LabQueries::Compare(const Caller& caller, std::span<const Job
 
   Comparison out;
   out.param_names = details[0].param_names;
+  HostBoards host;
+  if (auto boards = lab_.ListBoards(caller); boards.ok()) host = HostBoardsOf(*boards);
+  // An uploaded artifact's file name, "" when it is no longer stored.
+  auto name_of = [&](const std::string& sha) -> std::string {
+    if (sha.empty()) return "";
+    auto a = store_.GetArtifact(sha);
+    return a.ok() && *a ? (*a)->name : std::string();
+  };
   for (std::size_t k = 0; k < details.size(); ++k) {
     const Job& j = details[k].job;
-    out.jobs.push_back(ComparedJob{
-        j.id, j.label, j.op, j.assigned_board, timed[k].front().stats->unit, details[k].emulated,
-        MeasuredWorkload(j), j.kind, details[k].run->provenance.kernel_set});
+    ComparedJob c;
+    c.id = j.id;
+    c.label = j.label;
+    c.op = j.op;
+    c.board = j.assigned_board;
+    c.unit = timed[k].front().stats->unit;
+    c.emulated = details[k].emulated;
+    c.measured = MeasuredKind(c.emulated, c.unit == "ns" || host.names.contains(c.board));
+    c.workload = j.op == kModelOp
+                     ? MeasuredWorkload(j)
+                     : MeasuredWorkload(j, name_of(j.firmware_artifact), name_of(j.blob_artifact));
+    c.sha256 = j.op == kModelOp ? (!j.model_sha256.empty() ? j.model_sha256 : j.blob_artifact)
+                                : j.firmware_artifact;
+    c.kind = j.kind;
+    c.kernel_set = details[k].run->provenance.kernel_set;
+    out.jobs.push_back(std::move(c));
   }
   out.no_verdict = InstructionRatioNote(out.jobs);
-  for (const ComparedJob& j : out.jobs) {
-    if (j.workload == out.jobs[0].workload) continue;
-    out.refused = fmt::format(
-        "the jobs measured different things (job {}: {}; job {}: {}): a ratio of their times "
-        "compares nothing",
-        out.jobs[0].id, out.jobs[0].workload, j.id, j.workload);
-    break;
-  }
+  out.refused = RatioRefusal(out.jobs);
+  if (!out.refused.empty()) out.no_verdict.clear();
   // Case ids in the first job's order, then those only later jobs have.
   std::vector<std::int64_t> case_ids;
   for (const auto& cases : timed) {
@@ -240,9 +344,16 @@ Result<Comparison> LabQueries::Compare(const Caller& caller, std::span<const Job
                                    (static_cast<std::uint64_t>(k) << 56);
         ratio = BootstrapMedianRatio(a, b, seed);
       }
+      cc.verdicts.push_back(ratio && out.no_verdict.empty() ? std::string(RatioVerdict(*ratio))
+                                                            : std::string());
       cc.ratios.push_back(ratio);
     }
     out.cases.push_back(std::move(cc));
+  }
+  if (out.refused.empty() && std::all_of(details.begin(), details.end(), [](const JobResults& d) {
+        return d.job.op == kModelOp;
+      })) {
+    out.layers = CompareLayers(details, out.jobs, !out.no_verdict.empty());
   }
   return out;
 }

@@ -53,9 +53,14 @@ struct ComparedJob {
   std::string board;
   std::string unit;
   bool emulated = false;
-  // What it measured, as far as a ratio of times may go: "op conv2d_s8", "model <sha256>",
-  // "runner <sha256>" (+ " blob <sha256>").
+  // How it measured: "emulated", "host" or "silicon" (MeasuredKind; a host board by name).
+  std::string measured;
+  // What it measured, as far as a ratio of times may go: "op conv2d_s8", "model <file name>",
+  // "runner <file name>" (+ " blob <file name>"), as a series names them (DESIGN.md section 7):
+  // a rebuilt runner or a retrained model of the same name is the change a comparison is for.
   std::string workload;
+  // The build it ran: the custom runner's or the model's SHA-256 ("" for an operator benchmark).
+  std::string sha256;
   std::string kind;  // the board kind
   // The kernel set its runner reported (helium, dsp, reference; "" for a custom runtime): not
   // part of `workload`, so two jobs of the same op or model on different kernel sets compare.
@@ -70,14 +75,35 @@ struct ComparedCase {
   std::string refused;
   std::vector<std::optional<double>> medians;        // per job; nullopt: the job lacks the case
   std::vector<std::optional<RatioInterval>> ratios;  // per job; [0] and missing cases: nullopt
+  // Per job, RatioVerdict of its ratio; "" where there is no ratio or the comparison carries no
+  // verdict (Comparison::no_verdict).
+  std::vector<std::string> verdicts;
+};
+
+// One layer (operator) of a model job's graph, compared across the jobs: the timer's mean per
+// invocation (the op profile's sum / count, pass 0). Layers are matched by case and op index; a
+// layer whose type differs in a job has no figure there. The profile keeps totals, not samples, so
+// there is no interval: an emulated count is exact (lo = hi = ratio and a verdict), a host or
+// silicon figure gets a ratio without an interval or a verdict.
+struct ComparedLayer {
+  std::int64_t case_id = 0;
+  std::uint32_t op_index = 0;
+  std::string type;
+  std::string name;
+  std::vector<std::optional<double>> means;          // per job
+  std::vector<std::optional<RatioInterval>> ratios;  // per job; [0]: nullopt
+  std::vector<std::string> verdicts;                 // per job; "" when none
 };
 
 struct Comparison {
   std::vector<ComparedJob> jobs;  // in the order asked for; the first is the baseline
   std::vector<std::string> param_names;
   std::vector<ComparedCase> cases;
+  // Model jobs of one model: each layer's figures (empty otherwise, or when a ratio is refused).
+  std::vector<ComparedLayer> layers;
   // Why no ratio stands between these jobs ("" when they measured the same thing): different
-  // operators, models or runners. Medians are still shown.
+  // operators, models or runners, different units, or different kinds of measurement (emulated,
+  // host, silicon). Medians are still shown.
   std::string refused;
   // Why the ratios stand but carry no faster/slower verdict ("" when they may): emulated figures
   // in instructions from different board kinds, whose ratio counts instructions, not time.
@@ -88,8 +114,20 @@ struct Comparison {
 // instructions, on more than one board kind.
 std::string InstructionRatioNote(const std::vector<ComparedJob>& jobs);
 
-// What a job measured, for Comparison: its op, or the model or runner it ran, by SHA-256.
-std::string MeasuredWorkload(const Job& job);
+// The layers of model jobs compared (ComparedLayer), the first job's, by case id and op index.
+// `no_verdict`: the ratios carry no verdict (Comparison::no_verdict).
+std::vector<ComparedLayer> CompareLayers(const std::vector<JobResults>& details,
+                                         const std::vector<ComparedJob>& jobs, bool no_verdict);
+
+// Why no ratio stands between these jobs, or "": different workloads, units (listed) or kinds of
+// measurement (emulated, host, silicon: `measured`), in that order.
+std::string RatioRefusal(const std::vector<ComparedJob>& jobs);
+
+// What a job measured, for Comparison: its op, or the model or runner it ran, by file name (a
+// runner's and blob's names as uploaded; the SHA-256 when a name is not known: a model job from
+// before names were kept, an artifact collected since).
+std::string MeasuredWorkload(const Job& job, std::string_view runner_name = {},
+                             std::string_view blob_name = {});
 
 // What /metrics exports. Every state is listed, with 0 when nothing is in it.
 struct LabFigures {

@@ -83,6 +83,8 @@ Result<Trend> LabQueries::GetTrend(const Caller&, const TrendRequest& request) {
     t.lo = t.hi = r.stats.median;
     t.runner_name = r.runner_name;
     t.model_sha256 = r.job.model_sha256;
+    t.commit = r.job.commit;
+    t.branch = r.job.branch;
     const bool final = r.job.state == JobState::kSucceeded && r.job.last_run_id == r.stats.run_id;
     std::optional<RunFacts> facts;
     if (final) {

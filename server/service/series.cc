@@ -125,6 +125,13 @@ std::optional<RatioInterval> BootstrapMedianRatio(std::span<const double> base,
   return r;
 }
 
+std::string_view RatioVerdict(const RatioInterval& r) {
+  if (r.lo > 1.0) return "slower";
+  if (r.hi < 1.0) return "faster";
+  if (r.lo >= 1.0 - kNoChangeBand && r.hi <= 1.0 + kNoChangeBand) return "no change";
+  return "unclear";
+}
+
 std::optional<MedianInterval> BootstrapMedian(std::span<const double> values, std::uint64_t seed,
                                               int resamples) {
   if (values.empty() || resamples < 1) return std::nullopt;

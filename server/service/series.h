@@ -8,6 +8,7 @@
 #include <optional>
 #include <random>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "server/service/store.h"
@@ -44,6 +45,15 @@ struct RatioInterval {
 };
 
 inline constexpr int kBootstrapResamples = 2000;
+
+// Within this relative band around 1 an interval that holds 1 means "no change" (1%).
+inline constexpr double kNoChangeBand = 0.01;
+
+// What a ratio of times says (docs/http-api.md, GET /api/v1/compare): "slower" or "faster" when
+// its 95% interval excludes 1 (above or below), "no change" when the interval holds 1 and lies
+// within 1 +- kNoChangeBand (an emulated count that did not move gives exactly 1), "unclear" when
+// it holds 1 but is wider: the samples cannot tell.
+std::string_view RatioVerdict(const RatioInterval& r);
 
 // The ratio of medians of `other` to `base` and its 95% bootstrap percentile interval:
 // `resamples` times, both samples are resampled with replacement (each at its own size) and the

@@ -92,6 +92,8 @@ struct JobQuery {
   std::vector<std::string> states;  // any of these (domain names); empty: any
   std::string label_contains;       // case-insensitive (ASCII) substring; empty: any
   std::string model;                // a model job's file name, exact; empty: any
+  std::string branch;               // exact; empty: any
+  std::string commit;               // exact, or a prefix of 7+ characters; empty: any
   std::optional<std::int64_t> created_from, created_to;  // inclusive created_ms range
   JobId before_id = 0;                                   // 0: any; otherwise only ids below it
   JobSortKey sort = JobSortKey::kId;  // kBoard sorts by the assigned board, else the requested

@@ -38,6 +38,7 @@ struct TrendJob {
   std::string firmware_sha256;  // the runner the run programmed (generic or custom)
   std::string runner_version;   // as its Hello said
   std::string runner_name;      // a custom runner's uploaded file name; empty otherwise
+  std::string commit, branch;   // the code it measured, as given at submit
   std::string model_sha256;     // a model series: the .tflite the job ran
   // A model series: the model file differs from the job before's (same name, other bytes).
   bool model_changed = false;

@@ -41,6 +41,7 @@ class SeriesQueryTest : public ::testing::Test {
     bool stats = true;
     std::string firmware;                  // a custom runner's artifact
     std::string model_name, model_sha256;  // a model job's
+    std::string commit, branch;            // the code it measured
     server::JobOrigin origin = server::JobOrigin::kUser;
   };
 
@@ -62,6 +63,9 @@ class SeriesQueryTest : public ::testing::Test {
     j.tags = spec.tags;
     j.firmware_artifact = spec.firmware;
     j.model_name = spec.model_name;
+    j.commit = spec.commit;
+    j.branch = spec.branch;
+    j.url = spec.commit.empty() ? "" : "https://ci.example/" + spec.commit;
     j.model_sha256 = spec.model_sha256;
     j.model_summary = spec.model_name.empty() ? "" : "3 operators";
     j.origin = spec.origin;
@@ -263,6 +267,55 @@ TEST_F(SeriesQueryTest, ModelJobsAreMatchedByTheModelsFileNameAndKeepTheirHashes
   page = store_->QueryJobs(h);
   ASSERT_TRUE(page.ok());
   EXPECT_EQ(page->total, 0u);
+}
+
+// The code a job measured is stored, read back with the job and its series, and filters the
+// history: the branch exactly, the commit exactly or by a prefix.
+TEST_F(SeriesQueryTest, JobsKeepTheirCodeAndTheHistoryFiltersOnIt) {
+  auto coded = [&](std::string commit, std::string branch) {
+    return Add([&](Spec& s) {
+      s.commit = commit;
+      s.branch = branch;
+    });
+  };
+  const JobId main1 = coded("1a2b3c4d5e", "main");
+  const JobId feat = coded("1a2b3cffff", "feature/x");
+  const JobId main2 = coded("9999aaaa00", "main");
+  Add();  // no code known
+  JobQuery h;
+  h.branch = "main";
+  auto page = store_->QueryJobs(h);
+  ASSERT_TRUE(page.ok()) << page.error().message;
+  ASSERT_EQ(page->total, 2u);
+  EXPECT_EQ(page->jobs[0].job.id, main2);
+  EXPECT_EQ(page->jobs[1].job.id, main1);
+  EXPECT_EQ(page->jobs[1].job.commit, "1a2b3c4d5e");
+  EXPECT_EQ(page->jobs[1].job.url, "https://ci.example/1a2b3c4d5e");
+  h = {};
+  h.commit = "1a2b3c";
+  page = store_->QueryJobs(h);
+  ASSERT_TRUE(page.ok());
+  EXPECT_EQ(page->total, 2u) << "a prefix matches both";
+  h.commit = "1a2b3cf";
+  page = store_->QueryJobs(h);
+  ASSERT_TRUE(page.ok());
+  ASSERT_EQ(page->total, 1u);
+  EXPECT_EQ(page->jobs[0].job.id, feat);
+  EXPECT_EQ(page->jobs[0].job.branch, "feature/x");
+  h.commit = "1a2b3c4d5e";
+  h.branch = "feature/x";
+  page = store_->QueryJobs(h);
+  ASSERT_TRUE(page.ok());
+  EXPECT_EQ(page->total, 0u) << "both filters hold";
+  SeriesQuery q;
+  q.kind = "host";
+  q.op = "fully_connected_s8";
+  q.params = std::vector<std::int32_t>{1, 8, 4};
+  auto rows = store_->QuerySeries(q);
+  ASSERT_TRUE(rows.ok()) << rows.error().message;
+  ASSERT_EQ(rows->size(), 4u);
+  EXPECT_EQ((*rows)[0].job.branch, "main");
+  EXPECT_EQ((*rows)[1].job.commit, "1a2b3cffff");
 }
 
 TEST_F(SeriesQueryTest, AQueryWithoutTheCaseIsRefused) {

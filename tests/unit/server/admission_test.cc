@@ -143,5 +143,27 @@ TEST(Admission, ACaseBeyondWhatARunnerCanAddressIsAnInvalidArgumentWhateverTheBo
   EXPECT_NE(s.error().message.find("more than a runner can address (4 GiB)"), std::string::npos);
 }
 
+// The code a job measures: a commit of hex digits, a branch without control characters, a link
+// the page may follow (http or https only: never javascript:).
+TEST(ValidateCodeRefs, TakesHexCommitsPlainBranchesAndWebLinks) {
+  EXPECT_TRUE(ValidateCodeRefs("", "", "").ok());
+  EXPECT_TRUE(ValidateCodeRefs("1a2B", "feature/x-1", "https://ci.example/j/1").ok());
+  EXPECT_TRUE(ValidateCodeRefs(std::string(64, 'f'), "main", "http://x").ok());
+  for (const char* bad : {"abc", "xyz123", "1a2b 3c"}) {
+    auto s = ValidateCodeRefs(bad, "", "");
+    ASSERT_FALSE(s.ok()) << bad;
+    EXPECT_NE(s.error().message.find("commit must be 4 to 64 hex digits"), std::string::npos);
+  }
+  EXPECT_FALSE(ValidateCodeRefs(std::string(65, 'a'), "", "").ok());
+  EXPECT_FALSE(ValidateCodeRefs("", "a\nb", "").ok());
+  EXPECT_FALSE(ValidateCodeRefs("", std::string(256, 'b'), "").ok());
+  for (const char* bad : {"javascript:alert(1)", "ftp://x", "//x", "https://a\tb"}) {
+    auto s = ValidateCodeRefs("", "", bad);
+    ASSERT_FALSE(s.ok()) << bad;
+    EXPECT_NE(s.error().message.find("url must be an http:// or https:// link"),
+              std::string::npos);
+  }
+}
+
 }  // namespace
 }  // namespace mculab::server

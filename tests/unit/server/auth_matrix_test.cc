@@ -369,6 +369,14 @@ class AuthMatrixTest : public ::testing::Test {
                                       return lab_stub_->GetSeries(Context(tok).get(), req, &r);
                                     },
                                     Least("viewer")};
+    t["mculab.v1.Lab.Compare"] = {[&](const std::string& tok) {
+                                    v1::CompareRequest req;
+                                    req.add_ids(1);
+                                    req.add_ids(2);
+                                    v1::Comparison r;
+                                    return lab_stub_->Compare(Context(tok).get(), req, &r);
+                                  },
+                                  Least("viewer")};
     // Approving a new board is the admin's (host-0 waits for nothing: a precondition error).
     t["mculab.v1.Lab.ApproveBoard"] = {[&](const std::string& tok) {
                                          v1::ApproveBoardRequest req;

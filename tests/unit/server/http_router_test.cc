@@ -2,6 +2,7 @@
 // store, a fake clock and a fake agent that runs jobs with hand-made samples.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -17,6 +18,7 @@
 #include "server/http/event_stream.h"
 #include "server/http/json_views.h"
 #include "server/http/router.h"
+#include "server/rpc/documents.h"
 #include "tests/unit/server/owned_lab.h"
 
 namespace mculab::server::http {
@@ -1047,68 +1049,102 @@ TEST_F(HttpRouterTest, AnUnknownKernelSetIsRefusedAtSubmit) {
       << reply.error().message;
 }
 
-TEST(MeasuredWorkload, NamesTheModelOrRunnerByItsHash) {
+// A series names a model or runner by its file name (a rebuilt runner of the same name is the
+// change a comparison is for); the hash stands in when no name is known.
+TEST(MeasuredWorkload, NamesTheModelOrRunnerByItsFileName) {
   Job model;
   model.op = "model";
   model.blob_artifact = std::string(64, 'a');
-  EXPECT_EQ(MeasuredWorkload(model), "model " + std::string(64, 'a'));
+  EXPECT_EQ(MeasuredWorkload(model), "model " + std::string(64, 'a')) << "from before names";
+  model.model_name = "kws.tflite";
+  EXPECT_EQ(MeasuredWorkload(model), "model kws.tflite");
   Job runner;
   runner.op = "custom";
   runner.firmware_artifact = std::string(64, 'b');
   EXPECT_EQ(MeasuredWorkload(runner), "runner " + std::string(64, 'b'));
+  EXPECT_EQ(MeasuredWorkload(runner, "runner.elf"), "runner runner.elf");
   runner.blob_artifact = std::string(64, 'c');
-  EXPECT_EQ(MeasuredWorkload(runner),
-            "runner " + std::string(64, 'b') + " blob " + std::string(64, 'c'));
+  EXPECT_EQ(MeasuredWorkload(runner, "runner.elf", "net.bin"), "runner runner.elf blob net.bin");
+  EXPECT_EQ(MeasuredWorkload(runner, "runner.elf"),
+            "runner runner.elf blob " + std::string(64, 'c'));
   Job op;
   op.op = "conv2d_s8";
   EXPECT_EQ(MeasuredWorkload(op), "op conv2d_s8");
 }
 
-TEST(ComparisonJson, RefusesARatioBetweenEmulatedAndSiliconJobsInTheSameUnit) {
+ComparedJob Compared(JobId id, std::string board, std::string unit, bool emulated,
+                     std::string measured, std::string workload, std::string kind,
+                     std::string kernel_set) {
+  ComparedJob j;
+  j.id = id;
+  j.op = workload.substr(workload.find(' ') + 1);
+  j.board = std::move(board);
+  j.unit = std::move(unit);
+  j.emulated = emulated;
+  j.measured = std::move(measured);
+  j.workload = std::move(workload);
+  j.kind = std::move(kind);
+  j.kernel_set = std::move(kernel_set);
+  return j;
+}
+
+TEST(RatioRefusal, RefusesARatioBetweenEmulatedAndSiliconJobsInTheSameUnit) {
   Comparison c;
-  c.jobs = {ComparedJob{1, "", "conv2d_s8", "an547-0", "cycles", /*emulated=*/true, "op conv2d_s8",
-                        "corstone300-qemu", "helium"},
-            ComparedJob{2, "", "conv2d_s8", "h743-0", "cycles", /*emulated=*/false, "op conv2d_s8",
-                        "stm32h7", "dsp"}};
+  c.jobs = {Compared(1, "an547-0", "cycles", true, "emulated", "op conv2d_s8", "corstone300-qemu",
+                     "helium"),
+            Compared(2, "h743-0", "cycles", false, "silicon", "op conv2d_s8", "stm32h7", "dsp")};
+  c.refused = RatioRefusal(c.jobs);
+  EXPECT_NE(c.refused.find("different kinds (emulated,silicon)"), std::string::npos) << c.refused;
   ComparedCase cc;
   cc.medians = {100.0, 50.0};
   cc.ratios = {std::nullopt, RatioInterval{0.5, 0.4, 0.6, true}};
+  cc.verdicts = {"", "faster"};
   c.cases = {cc};
-  auto view = [](const Comparison& cmp) { return Json::parse(Dump(ComparisonJson(cmp))); };
+  auto view = [](const Comparison& cmp) {
+    return Json::parse(Dump(server::rpc::ComparisonDocument(cmp)));
+  };
   Json j = view(c);
   EXPECT_EQ(j["jobs"][0]["measured"], "emulated");
   EXPECT_EQ(j["jobs"][1]["measured"], "silicon");
   ASSERT_TRUE(j["ratio_refused"].is_string());
-  EXPECT_NE(j["ratio_refused"].get<std::string>().find("different kinds (emulated,silicon)"),
-            std::string::npos)
-      << j["ratio_refused"];
-  EXPECT_TRUE(j["cases"][0]["ratios"][1].is_null());
+  EXPECT_TRUE(j["cases"][0]["ratios"][1].is_null()) << "a refused ratio is never printed";
   c.jobs[0].emulated = false;
+  c.jobs[0].measured = "silicon";
+  c.refused = RatioRefusal(c.jobs);
+  EXPECT_EQ(c.refused, "");
   EXPECT_TRUE(view(c)["ratio_refused"].is_null());
   EXPECT_EQ(view(c)["cases"][0]["ratios"][1]["significant"], true);
+  EXPECT_EQ(view(c)["cases"][0]["ratios"][1]["verdict"], "faster");
+  c.jobs[1].unit = "ns";
+  EXPECT_NE(RatioRefusal(c.jobs).find("different units (cycles,ns)"), std::string::npos);
+  c.jobs[1].workload = "op depthwise_conv2d_s8";
+  EXPECT_NE(RatioRefusal(c.jobs).find("measured different things"), std::string::npos);
 }
 
 // The same model on the two emulated boards: both in instructions, so the ratio stands, but it is
 // a ratio of instruction counts and carries no faster/slower verdict; one board kind keeps it.
-TEST(ComparisonJson, EmulatedInstructionsOfTwoBoardKindsGetARatioButNoVerdict) {
+TEST(RatioRefusal, EmulatedInstructionsOfTwoBoardKindsGetARatioButNoVerdict) {
   Comparison c;
   c.jobs = {
-      ComparedJob{1, "", "model", "an547-0", "instructions", true, "model x", "corstone300-qemu",
-                  "helium"},
-      ComparedJob{2, "", "model", "an500-0", "instructions", true, "model x", "an500-qemu", "dsp"}};
+      Compared(1, "an547-0", "instructions", true, "emulated", "model x", "corstone300-qemu",
+               "helium"),
+      Compared(2, "an500-0", "instructions", true, "emulated", "model x", "an500-qemu", "dsp")};
   c.no_verdict = InstructionRatioNote(c.jobs);
+  EXPECT_EQ(RatioRefusal(c.jobs), "");
   EXPECT_NE(c.no_verdict.find("different emulated board kinds (corstone300-qemu, an500-qemu)"),
             std::string::npos)
       << c.no_verdict;
   ComparedCase cc;
   cc.medians = {33869917.0, 36208087.0};
   cc.ratios = {std::nullopt, RatioInterval{1.069, 1.069, 1.069, true}};
+  cc.verdicts = {"", ""};
   c.cases = {cc};
-  Json j = Json::parse(Dump(ComparisonJson(c)));
+  Json j = Json::parse(Dump(server::rpc::ComparisonDocument(c)));
   EXPECT_TRUE(j["ratio_refused"].is_null());
   ASSERT_TRUE(j["verdict_refused"].is_string()) << j.dump();
   EXPECT_EQ(j["jobs"][1]["kind"], "an500-qemu");
   EXPECT_DOUBLE_EQ(j["cases"][0]["ratios"][1]["ratio"].get<double>(), 1.069) << "the ratio stands";
+  EXPECT_TRUE(j["cases"][0]["ratios"][1]["verdict"].is_null());
 
   std::vector<ComparedJob> same = c.jobs;
   same[1].kind = "corstone300-qemu";
@@ -1117,7 +1153,69 @@ TEST(ComparisonJson, EmulatedInstructionsOfTwoBoardKindsGetARatioButNoVerdict) {
   cycles[0].unit = cycles[1].unit = "cycles";
   EXPECT_EQ(InstructionRatioNote(cycles), "") << "not instructions: the ratio refusal rules apply";
   c.no_verdict.clear();
-  EXPECT_TRUE(Json::parse(Dump(ComparisonJson(c)))["verdict_refused"].is_null());
+  EXPECT_TRUE(Json::parse(Dump(server::rpc::ComparisonDocument(c)))["verdict_refused"].is_null());
+}
+
+// Model jobs: each layer's mean per invocation (pass 0, the timer), matched by case and op index;
+// an exact (emulated) ratio gets its verdict, a host one none and no interval.
+TEST(CompareLayers, MatchesLayersByOpIndexAndTypeAndJudgesOnlyExactCounts) {
+  auto results = [](std::vector<std::pair<std::string, std::uint64_t>> ops) {
+    JobResults r;
+    CaseOutcome c;
+    c.index = 0;
+    c.case_id = 0;
+    r.cases.push_back(c);
+    std::uint32_t i = 0;
+    for (const auto& [type, sum] : ops) {
+      OpProfileRow row;
+      row.op_index = i++;
+      row.type = type;
+      row.name = type + "_" + std::to_string(row.op_index);
+      row.count = 10;
+      row.sum = sum;
+      r.ops.push_back(row);
+      row.metric = 1;  // a counter: not the timer, ignored
+      row.sum = 1;
+      r.ops.push_back(row);
+    }
+    return r;
+  };
+  std::vector<JobResults> d = {results({{"CONV_2D", 1000}, {"SOFTMAX", 100}, {"RESHAPE", 10}}),
+                               results({{"CONV_2D", 2000}, {"SOFTMAX", 100}, {"ADD", 10}})};
+  std::vector<ComparedJob> jobs(2);
+  jobs[0].measured = jobs[1].measured = "emulated";
+  auto layers = CompareLayers(d, jobs, false);
+  ASSERT_EQ(layers.size(), 3u);
+  EXPECT_EQ(layers[0].type, "CONV_2D");
+  EXPECT_DOUBLE_EQ(*layers[0].means[0], 100);
+  EXPECT_DOUBLE_EQ(layers[0].ratios[1]->ratio, 2.0);
+  EXPECT_DOUBLE_EQ(layers[0].ratios[1]->lo, 2.0);
+  EXPECT_EQ(layers[0].verdicts[1], "slower");
+  EXPECT_EQ(layers[1].verdicts[1], "no change");
+  EXPECT_FALSE(layers[2].means[1]) << "another type at that index: no figure";
+  EXPECT_FALSE(layers[2].ratios[1]);
+  EXPECT_EQ(CompareLayers(d, jobs, true)[0].verdicts[1], "") << "no verdict across board kinds";
+  jobs[0].measured = jobs[1].measured = "host";
+  layers = CompareLayers(d, jobs, false);
+  EXPECT_DOUBLE_EQ(layers[0].ratios[1]->ratio, 2.0);
+  EXPECT_TRUE(std::isnan(layers[0].ratios[1]->lo)) << "totals have no interval";
+  EXPECT_EQ(layers[0].verdicts[1], "");
+  Comparison c;
+  c.jobs = jobs;
+  c.layers = layers;
+  Json j = Json::parse(Dump(server::rpc::ComparisonDocument(c)));
+  EXPECT_TRUE(j["layers"][0]["ratios"][1]["lo"].is_null()) << j["layers"].dump();
+  EXPECT_EQ(j["layers"][0]["means"], Json::parse("[100.0, 200.0]"));
+}
+
+// The four verdicts: outside the interval, inside a 1% band around 1, or a wide interval over 1.
+TEST(RatioVerdict, SlowerFasterNoChangeOrUnclear) {
+  EXPECT_EQ(RatioVerdict({1.2, 1.1, 1.3, true}), "slower");
+  EXPECT_EQ(RatioVerdict({0.8, 0.7, 0.9, true}), "faster");
+  EXPECT_EQ(RatioVerdict({1.0, 1.0, 1.0, false}), "no change") << "an emulated count that held";
+  EXPECT_EQ(RatioVerdict({1.001, 0.995, 1.008, false}), "no change");
+  EXPECT_EQ(RatioVerdict({1.05, 0.9, 1.2, false}), "unclear");
+  EXPECT_EQ(RatioVerdict({1.002, 1.001, 1.004, true}), "slower") << "small but certain";
 }
 
 // ---- boards, events, metrics ----
