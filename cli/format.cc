@@ -296,6 +296,13 @@ std::string RenderResults(const mculab::v1::Results& r, std::int64_t now_ms) {
     out << "model: " << j.model_name() << ", sha256 " << j.model_sha256() << "\n  "
         << j.model_summary() << "\n";
   }
+  if (!j.commit().empty() || !j.branch().empty() || !j.url().empty()) {
+    out << "code:";
+    if (!j.commit().empty()) out << " commit " << j.commit();
+    if (!j.branch().empty()) out << " branch " << j.branch();
+    if (!j.url().empty()) out << " " << j.url();
+    out << "\n";
+  }
   if (!j.message().empty()) out << "message: " << j.message() << "\n";
   if (j.state() == "queued" && j.wait().position() > 0)
     out << "waiting: " << WaitText(j.wait(), now_ms) << "\n";

@@ -1,6 +1,7 @@
-// mculab: the command-line client of a mculab lab (boards, submit, jobs, show, export, cancel).
-// Errors are one line on stderr and a non-zero exit code: 1 for a failed request or job, 2 for
-// bad usage or input.
+// mculab: the command-line client of a mculab lab (boards, submit, jobs, show, export, cancel,
+// compare, gate, trend, ...). Errors are one line on stderr and a non-zero exit code: 1 for a
+// failed request or job, 2 for bad usage or input; a gate exits 3 for a regression and 4 when it
+// could not compare (cli/gate.h).
 #include <CLI/CLI.hpp>
 #include <csignal>
 #include <filesystem>
@@ -80,6 +81,33 @@ int Main(int argc, char** argv) {
           "fast|reference", "kernel set"));
   submit->add_flag("--wait", so.wait, "follow the job and print its results");
   submit->add_flag("--json", so.json, "print JSON");
+  submit->add_option("--commit", so.commit,
+                     "the commit the job measures (default: GITHUB_SHA or CI_COMMIT_SHA)");
+  submit->add_option("--branch", so.branch,
+                     "its branch (default: GITHUB_HEAD_REF, GITHUB_REF_NAME or "
+                     "CI_COMMIT_REF_NAME)");
+  submit->add_option("--url", so.url,
+                     "a link to the change or the CI run (default: the GitHub run or CI_JOB_URL)");
+  // The gate's flags, shared by `submit --wait --baseline` and `gate`.
+  auto add_gate_flags = [](CLI::App* cmd, GateOptions& g) {
+    cmd->add_option("--baseline", g.baseline,
+                    "the job to compare with: a job id, label:TEXT (the newest succeeded job "
+                    "of the same op and board kind with that label) or branch:NAME (that "
+                    "branch's newest)");
+    cmd->add_option("--max-regression", g.max_regression,
+                    "fail (exit 3) when a case is slower by more than this percentage with its "
+                    "whole 95% interval (2 and 2% mean the same)")
+        ->capture_default_str();
+    cmd->add_option("--max-improvement", g.max_improvement,
+                    "also fail (exit 3) when a case is faster by more than this percentage (a "
+                    "suspicious speed-up)");
+    cmd->add_option("--report", g.reports,
+                    "write a report: junit:FILE, markdown:FILE or json:FILE (repeatable)");
+    cmd->add_option("--web-url", g.web_url,
+                    "the lab's web address for the Markdown report's links (or MCULAB_WEB_URL; "
+                    "default http://SERVER-HOST:8080/)");
+  };
+  add_gate_flags(submit, so.gate);
 
   v1::ListJobsRequest jr;
   std::string jstate, jkind, jboard, jop, juser, jlabel, jmodel;
@@ -94,6 +122,9 @@ int Main(int argc, char** argv) {
   jobs->add_option("--user", juser, "submitter");
   jobs->add_option("--label", jlabel, "only jobs whose label contains this");
   jobs->add_option("--model", jmodel, "only model jobs of this model file name (exact)");
+  std::string jbranch, jcommit;
+  jobs->add_option("--branch", jbranch, "only jobs of this branch (exact)");
+  jobs->add_option("--commit", jcommit, "only jobs of this commit (or a prefix of 7+ digits)");
   jobs->add_option("--limit", jlimit, "how many")
       ->check(CLI::Range(1u, 500u))
       ->capture_default_str();
@@ -146,6 +177,25 @@ int Main(int argc, char** argv) {
 
   auto* cancel = app.add_subcommand("cancel", "cancel a job in any state");
   cancel->add_option("id", id, "job id")->required();
+
+  std::vector<uint64_t> compare_ids;
+  auto* compare = app.add_subcommand(
+      "compare",
+      "jobs compared case by case with the first: medians, ratios with 95% intervals, verdicts "
+      "(the web page's compare view)");
+  compare->add_option("jobs", compare_ids, "2 to 8 job ids; the first is the baseline")->required();
+  compare->add_flag("--json", json, "print the JSON document of GET /api/v1/compare");
+
+  GateOptions go;
+  uint64_t gate_job = 0;
+  auto* gate = app.add_subcommand(
+      "gate",
+      "compare a finished job with a baseline and exit 3 if a case regressed beyond the "
+      "threshold, 4 if they could not be compared (docs/ci.md)");
+  gate->add_option("job", gate_job, "job id")->required();
+  add_gate_flags(gate, go);
+  gate->get_option("--baseline")->required();
+  gate->add_flag("--json", go.json, "print the outcome as JSON (with the comparison)");
 
   TrendOptions to;
   auto* trend = app.add_subcommand(
@@ -258,6 +308,8 @@ int Main(int argc, char** argv) {
       jr.set_before_id(jbefore);
       jr.set_label(jlabel);
       jr.set_model(jmodel);
+      jr.set_branch(jbranch);
+      jr.set_commit(jcommit);
       jr.set_offset(joffset);
       return CmdJobs(client, jr, json);
     }
@@ -266,6 +318,8 @@ int Main(int argc, char** argv) {
     if (*exp) return CmdExport(client, id, out_path, export_format);
     if (*cancel) return CmdCancel(client, id);
     if (*trend) return CmdTrend(client, to);
+    if (*compare) return CmdCompare(client, compare_ids, json);
+    if (*gate) return CmdGate(client, gate_job, go);
     if (*reserve) {
       return hold ? CmdHold(client, board_name, lease, note, hold_signals)
                   : CmdReserve(client, board_name, for_duration, note, json);

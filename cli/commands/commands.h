@@ -11,16 +11,38 @@
 #include <vector>
 
 #include "cli/commands/client.h"
+#include "cli/gate.h"
+#include "common/result.h"
 
 namespace mculab::cli {
+
+// The gate's flags (`mculab gate`, `mculab submit --wait --baseline`).
+struct GateOptions {
+  std::string baseline;              // JOB | label:TEXT | branch:NAME; empty: no gate
+  std::string max_regression = "0";  // percent
+  std::string max_improvement;       // percent; empty: improvements never fail
+  std::vector<std::string> reports;  // junit:FILE, markdown:FILE, json:FILE
+  std::string web_url;               // for the Markdown report's links
+  bool json = false;
+};
+struct PreparedGate {
+  BaselineSpec baseline;
+  GateThresholds thresholds;
+  std::vector<ReportSpec> reports;
+};
+// The flags checked before anything is submitted; the error names the flag.
+Result<PreparedGate> PrepareGate(const GateOptions& o);
 
 struct SubmitOptions {
   std::string kind, board, op, cases, label, priority, events, firmware, blob, model;
   std::string kernels;  // --kernels fast|reference; empty: not given (the server's default, fast)
   std::vector<std::string> input;  // --input, repeated in the graph's input order
   std::vector<std::string> tags;   // --tag KEY=VALUE, repeatable
+  // The code the job measures (defaults from the CI's variables: CodeRefsFromCi, cli/gate.h).
+  std::string commit, branch, url;
   unsigned iterations = 20, warmup = 2, timeout_s = 0;
   bool wait = false, json = false;
+  GateOptions gate;  // gate.baseline set: compare the finished job with it (needs --wait)
 };
 
 int CmdSubmit(Client& c, const SubmitOptions& o);
@@ -28,6 +50,14 @@ int CmdJobs(Client& c, const v1::ListJobsRequest& req, bool json);
 int CmdShow(Client& c, uint64_t id, bool json, bool ops);
 int CmdExport(Client& c, uint64_t id, const std::string& out_path, const std::string& format);
 int CmdCancel(Client& c, uint64_t id);
+
+// `mculab compare A B [C ...]`: the first job is the baseline.
+int CmdCompare(Client& c, const std::vector<uint64_t>& ids, bool json);
+// `mculab gate JOB --baseline ...`: 0 when no case regressed beyond the threshold,
+// kExitRegressed when one did, kExitNotCompared when the jobs could not be compared.
+int CmdGate(Client& c, uint64_t id, const GateOptions& o);
+// The gate of a job that succeeded (CmdGate and submit --wait --baseline).
+int RunGate(Client& c, const v1::Job& job, const PreparedGate& gate, const GateOptions& o);
 
 int CmdBoards(Client& c, bool json);
 int CmdEvents(Client& c, const std::string& kind, const std::string& board);

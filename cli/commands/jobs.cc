@@ -4,6 +4,7 @@
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "cli/commands/commands.h"
 #include "cli/custom_submit.h"
@@ -19,7 +20,24 @@ namespace mculab::cli {
 
 int CmdSubmit(Client& c, const SubmitOptions& o) {
   if (o.kind.empty() && o.board.empty()) throw UsageError{"give --kind KIND or --board NAME"};
+  std::optional<PreparedGate> gate;
+  if (!o.gate.baseline.empty()) {
+    if (!o.wait) throw UsageError{"--baseline gates the finished job: add --wait"};
+    auto p = PrepareGate(o.gate);
+    if (!p.ok()) throw UsageError{p.error().message};
+    gate = std::move(*p);
+  } else if (!o.gate.reports.empty() || o.gate.max_regression != "0" ||
+             !o.gate.max_improvement.empty()) {
+    throw UsageError{
+        "--report, --max-regression and --max-improvement belong to a gate: add --baseline "
+        "JOB|label:TEXT|branch:NAME"};
+  }
   v1::SubmitJobRequest req;
+  // The code it measures: the flags, else the CI's variables.
+  const CodeRefs ci = CodeRefsFromCi(Environment());
+  req.set_commit(!o.commit.empty() ? o.commit : ci.commit);
+  req.set_branch(!o.branch.empty() ? o.branch : ci.branch);
+  req.set_url(!o.url.empty() ? o.url : ci.url);
   for (const std::string& t : o.tags) {
     const cli::ParsedTag tag = cli::ParseTag(t);
     if (!tag.error.empty()) throw UsageError{tag.error};
@@ -127,7 +145,21 @@ int CmdSubmit(Client& c, const SubmitOptions& o) {
   }
   if (!o.json) std::cerr << "job " << rep.id() << " " << rep.state() << " (" << queue << ")\n";
   const std::string final_state = Watch(c, rep.id(), o.json);
-  v1::Results res = GetResults(c, rep.id(), o.json);
+  v1::Results res = GetResults(c, rep.id(), o.json && !gate);
+  if (gate) {
+    // The gate's document (with the comparison) is the one JSON printed; as text, the results
+    // come first.
+    if (final_state != "succeeded") {
+      std::cerr << "mculab: job " << rep.id() << " " << final_state
+                << (res.job().message().empty() ? "" : ": " + res.job().message())
+                << "; nothing to gate\n";
+      return 1;
+    }
+    if (!o.json) std::cout << RenderResults(res) << RenderEventStats(res) << RenderMemory(res);
+    GateOptions printed = o.gate;
+    printed.json = o.json;
+    return RunGate(c, res.job(), *gate, printed);
+  }
   if (o.json)
     std::cout << ResultsJson(res) << "\n";
   else  // what `mculab show` prints: statistics, events and memory

@@ -1,0 +1,208 @@
+"""End to end: the CI gate (docs/ci.md) against a lab with the emulated Cortex-M55 (QEMU
+mps3-an547), whose instruction counts are exact, so a gate at 1% is deterministic.
+
+The `mculab` commands of docs/ci.md's GitLab CI and GitHub Actions snippets run as written there
+(through bash, with the model and board kind replaced by the test's and each CI's variables set as
+that CI sets them): the main branch's job, then the merge request's gated against branch:main at
+1% (exit 0, the JUnit, Markdown and JSON reports say passed). The jobs know their commit, branch
+and link. A deliberately slower job (the same model on the reference kernels) fails the gate with
+the documented status 3, its JUnit file has the failure and its Markdown table names the case and
+the ratio; jobs that cannot be compared give status 4. `mculab compare --json` prints the document
+GET /api/v1/compare serves."""
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import unittest
+import xml.etree.ElementTree as ET
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
+import lablib  # noqa: E402
+
+REPO = os.path.join(os.path.dirname(__file__), "..", "..")
+CI_DOC = os.path.join(REPO, "docs", "ci.md")
+
+
+def snippet_commands(title):
+    """The `mculab ...` commands of the yaml block under the heading `## TITLE` of docs/ci.md, in
+    order, as a shell runs them."""
+    text = open(CI_DOC, encoding="utf-8").read()
+    section = text.split("## " + title + "\n", 1)[1].split("\n## ", 1)[0]
+    block = re.search(r"```yaml\n(.*?)```", section, re.S).group(1)
+    out = []
+    for line in block.splitlines():
+        m = re.match(r"\s*(?:-\s+|run:\s+)(mculab .*)$", line)
+        if m:
+            out.append(m.group(1))
+    return out
+
+
+class CiGateTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        if not lablib.AN547_ELF:
+            raise unittest.SkipTest("no an547 runner in this build")
+        cls.lab = lablib.Lab("ci-gate", [lablib.qemu_board("an547-0")])
+        cls.lab.__enter__()
+        cls.model = os.path.join(cls.lab.home, "kws.tflite")
+        subprocess.run([os.path.join(lablib.BIN, "mculab-tflite-writer"), "--seed", "7",
+                        cls.model], check=True, capture_output=True)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.lab.close()
+
+    def run_snippet(self, command, ci_env, cwd):
+        """Runs one snippet command through bash as the CI would: MCULAB_SERVER and MCULAB_TOKEN
+        from its secret store, the snippet's MODEL and BOARD_KIND, the CI's own variables."""
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith(("GITHUB_", "CI_", "MCULAB_"))}
+        env.update(ci_env)
+        env.update(MCULAB_SERVER=self.lab.address, MCULAB_TOKEN=self.lab.admin_token,
+                   MCULAB_WEB_URL=self.lab.http_url, MODEL=self.model,
+                   BOARD_KIND="corstone300-qemu", HOME=self.lab.home,
+                   PATH=os.path.abspath(lablib.BIN) + os.pathsep + os.environ["PATH"])
+        return subprocess.run(["bash", "-c", command], cwd=cwd, env=env, capture_output=True,
+                              text=True, timeout=600)
+
+    def newest_job(self):
+        return self.lab.api_json("api/v1/jobs?limit=1")["jobs"][0]
+
+    def check_snippet(self, title, main_env, gate_env, branch):
+        main_cmd, gate_cmd = snippet_commands(title)
+        self.assertIn("--baseline branch:main --max-regression 1", gate_cmd)
+        with tempfile.TemporaryDirectory() as cwd:
+            r = self.run_snippet(main_cmd, main_env, cwd)
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+            main_job = self.newest_job()
+            self.assertEqual(main_job["branch"], "main")
+            r = self.run_snippet(gate_cmd, gate_env, cwd)
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+            self.assertIn("gate passed: 1 case of job", r.stdout)
+            job = self.newest_job()
+            self.assertEqual(job["branch"], branch)
+            self.assertEqual(job["state"], "succeeded")
+            suite = ET.parse(os.path.join(cwd, "mculab-junit.xml")).getroot()
+            self.assertEqual(suite.get("failures"), "0")
+            self.assertEqual(suite.get("tests"), "1")
+            md = open(os.path.join(cwd, "mculab.md"), encoding="utf-8").read()
+            self.assertIn("### mculab benchmark gate: passed", md)
+            self.assertIn(f"compare.html?jobs={main_job['id']},{job['id']}", md)
+            self.assertIn("| 0 | - | ", md)
+            report = json.load(open(os.path.join(cwd, "mculab.json"), encoding="utf-8"))
+            self.assertEqual(report["status"], "passed")
+            self.assertEqual(report["baseline"], main_job["id"])
+            self.assertEqual(report["cases"][0]["ratio"], 1.0,
+                             "an emulated count does not move between two runs of one model")
+            self.assertEqual(report["cases"][0]["verdict"], "no change")
+        return main_job, job
+
+    def test_gitlab_snippet_gates_a_merge_request_against_main(self):
+        sha_main, sha_mr = "a" * 40, "b" * 40
+        main_job, job = self.check_snippet(
+            "GitLab CI",
+            {"CI_COMMIT_SHA": sha_main, "CI_COMMIT_REF_NAME": "main",
+             "CI_JOB_URL": "https://gitlab.example/p/-/jobs/1"},
+            {"CI_COMMIT_SHA": sha_mr, "CI_COMMIT_REF_NAME": "feature-x",
+             "CI_JOB_URL": "https://gitlab.example/p/-/jobs/2"},
+            "feature-x")
+        self.assertEqual(main_job["commit"], sha_main)
+        self.assertEqual(job["commit"], sha_mr)
+        self.assertEqual(job["url"], "https://gitlab.example/p/-/jobs/2")
+        listed = self.lab.cli_json("jobs", "--branch", "feature-x")
+        self.assertEqual([j["id"] for j in listed["jobs"]], [job["id"]])
+        listed = self.lab.cli_json("jobs", "--commit", sha_main[:8])
+        self.assertEqual([j["id"] for j in listed["jobs"]], [main_job["id"]])
+
+    def test_github_snippet_gates_a_pull_request_against_main(self):
+        run = {"GITHUB_REPOSITORY": "o/r", "GITHUB_RUN_ID": "77",
+               "GITHUB_SERVER_URL": "https://github.com"}
+        _, job = self.check_snippet(
+            "GitHub Actions",
+            dict(run, GITHUB_SHA="c" * 40, GITHUB_REF_NAME="main"),
+            dict(run, GITHUB_SHA="d" * 40, GITHUB_REF_NAME="12/merge", GITHUB_HEAD_REF="fix-y"),
+            "fix-y")
+        self.assertEqual(job["url"], "https://github.com/o/r/actions/runs/77")
+
+    def test_a_slower_job_fails_the_gate_with_status_3_and_says_why(self):
+        base = self.lab.cli_json("submit", "--kind", "corstone300-qemu", "--model", self.model,
+                                 "--iterations", "3", "--label", "fast base", "--wait")
+        self.assertEqual(base["state"], "succeeded")
+        with tempfile.TemporaryDirectory() as d:
+            junit, md = os.path.join(d, "j.xml"), os.path.join(d, "r.md")
+            r = self.lab.cli("submit", "--kind", "corstone300-qemu", "--model", self.model,
+                             "--iterations", "3", "--kernels", "reference", "--wait",
+                             "--baseline", "label:fast base", "--max-regression", "1%",
+                             "--report", f"junit:{junit}", "--report", f"markdown:{md}",
+                             check=False)
+            self.assertEqual(r.returncode, 3, r.stdout + r.stderr)
+            self.assertIn("gate failed: 1 of 1 case", r.stdout)
+            slow = self.newest_job()
+            suite = ET.parse(junit).getroot()
+            self.assertEqual(suite.get("failures"), "1")
+            failure = suite.find(".//failure")
+            self.assertIsNotNone(failure)
+            self.assertIn("regressed", failure.get("message"))
+            self.assertIn("emulated: the count is exact", failure.get("message"))
+            table = open(md, encoding="utf-8").read()
+            self.assertIn("**FAILED**", table)
+            cmp = self.lab.api_json(f"api/v1/compare?jobs={base['id']},{slow['id']}")
+            ratio = cmp["cases"][0]["ratios"][1]["ratio"]
+            self.assertGreater(ratio, 1.01)
+            self.assertEqual(cmp["cases"][0]["ratios"][1]["verdict"], "slower")
+            # Per layer: the exact counts of each layer, matched by op index, with verdicts.
+            self.assertGreater(len(cmp["layers"]), 1, cmp)
+            for layer in cmp["layers"]:
+                self.assertEqual(len(layer["means"]), 2)
+                r = layer["ratios"][1]
+                self.assertEqual(r["lo"], r["ratio"], "an emulated count is exact")
+                self.assertIn(r["verdict"], ("slower", "faster", "no change"))
+            self.assertTrue(any(l["ratios"][1]["verdict"] == "slower" for l in cmp["layers"]))
+            pct = f"+{(ratio - 1) * 100:.1f}%"
+            self.assertRegex(table, r"\| 0 \| - \| [0-9.e+]+ \| [0-9.e+]+ \| " + re.escape(pct))
+            # The same gate for a job that already ran; and its improvement the other way round.
+            g = self.lab.cli("gate", str(slow["id"]), "--baseline", str(base["id"]),
+                             "--max-regression", "1", check=False)
+            self.assertEqual(g.returncode, 3, g.stdout + g.stderr)
+            g = self.lab.cli("gate", str(base["id"]), "--baseline", str(slow["id"]),
+                             "--max-improvement", "5", check=False)
+            self.assertEqual(g.returncode, 3, g.stdout + g.stderr)
+            self.assertIn("improved beyond the limit", g.stdout)
+            # `mculab compare` prints the compare page's document, and a table of it.
+            self.assertEqual(self.lab.cli_json("compare", str(base["id"]), str(slow["id"])), cmp)
+            text = self.lab.cli("compare", str(base["id"]), str(slow["id"])).stdout
+            self.assertIn(f"{base['id']} (baseline)", text)
+            self.assertIn("slower", text)
+            self.assertIn(pct, text)
+
+    def test_jobs_that_cannot_be_compared_give_status_4(self):
+        csv = lablib.write_csv(self.lab.home, "fc.csv", "id,batch,input_size,output_size\n0,1,8,4\n")
+        op = self.lab.cli_json("submit", "--kind", "corstone300-qemu", "--op",
+                               "fully_connected_s8", "--cases", csv, "--iterations", "3",
+                               "--wait")
+        model = self.lab.cli_json("submit", "--kind", "corstone300-qemu", "--model", self.model,
+                                  "--iterations", "3", "--wait")
+        r = self.lab.cli("gate", str(model["id"]), "--baseline", str(op["id"]), check=False)
+        self.assertEqual(r.returncode, 4, r.stdout + r.stderr)
+        self.assertIn("measured different things", r.stdout)
+        r = self.lab.cli("gate", str(model["id"]), "--baseline", "label:no such label",
+                         check=False)
+        self.assertEqual(r.returncode, 4, r.stdout + r.stderr)
+        self.assertIn("no baseline", r.stderr)
+        r = self.lab.cli("gate", str(model["id"]), "--baseline", "main", check=False)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("--baseline takes a job id, label:TEXT or branch:NAME", r.stderr)
+        r = self.lab.cli("submit", "--kind", "corstone300-qemu", "--model", self.model,
+                         "--baseline", "1", check=False)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("add --wait", r.stderr)
+        r = self.lab.cli("submit", "--kind", "corstone300-qemu", "--model", self.model,
+                         "--commit", "not-a-sha", check=False)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("commit must be 4 to 64 hex digits", r.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
