@@ -197,7 +197,7 @@ export function createLab(options) {
       cases,
       ratio_refused: null,
     };
-    // As the server (server/http/json_views.cc): no ratio between units or kinds of measurement.
+    // As the server (RatioRefusal, server/service/queries.cc): no ratio between units or kinds of measurement.
     const units = [...new Set(out.jobs.map((j) => j.unit))].sort();
     const kinds = [...new Set(out.jobs.map((j) => j.measured))].sort();
     if (units.length > 1) {

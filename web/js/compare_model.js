@@ -4,10 +4,14 @@ import { measuredKind } from './format.js';
 // A ratio cell: median(job)/median(first job) for latency-like units, so bigger is slower.
 //   'regression'  ratio > 1 and the 95% interval excludes 1
 //   'improvement' ratio < 1 and the interval excludes 1
-//   'unchanged'   the interval includes 1
+//   'unchanged'   the interval includes 1 (and, when the server gives a verdict, lies within 1%)
+//   'unclear'     the server's verdict: the interval includes 1 but is wider than 1% either side
 //   'missing'     the case is absent from one of the two jobs
+// The server's `verdict` (slower, faster, no change, unclear) is the one `mculab compare` prints.
+const SERVER_VERDICTS = { 'slower': 'regression', 'faster': 'improvement', 'no change': 'unchanged', 'unclear': 'unclear' };
 export function classifyRatio(r) {
   if (!r || typeof r.ratio !== 'number') return 'missing';
+  if (typeof r.verdict === 'string' && Object.hasOwn(SERVER_VERDICTS, r.verdict)) return SERVER_VERDICTS[r.verdict];
   const excludesOne = r.lo > 1 || r.hi < 1;
   const significant = r.significant === true && excludesOne;
   if (significant && r.ratio > 1) return 'regression';
@@ -20,6 +24,7 @@ export const VERDICT_TEXT = {
   regression: '▲ slower (significant)',
   improvement: '▼ faster (significant)',
   unchanged: '≈ no significant change',
+  unclear: '? unclear (the 95% interval holds 1 but is wide)',
   missing: 'case missing',
   instructions: 'ratio of instruction counts (no speed verdict)',
 };
@@ -85,7 +90,7 @@ export function ratioRefusal(res) {
 
 // Per job column (index >= 1): how many cases got slower, faster, stayed, were missing.
 export function verdictCounts(cases, jobIndex) {
-  const counts = { regression: 0, improvement: 0, unchanged: 0, missing: 0 };
+  const counts = { regression: 0, improvement: 0, unchanged: 0, unclear: 0, missing: 0 };
   for (const c of cases) counts[classifyRatio(c.ratios ? c.ratios[jobIndex] : null)] += 1;
   return counts;
 }

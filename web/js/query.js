@@ -11,10 +11,10 @@ export const STATE_GROUPS = {
 };
 export const SORT_KEYS = ['id', 'created', 'state', 'op', 'board', 'user'];
 export const PAGE_SIZES = [25, 50, 100, 200, 500];
-export const TEXT_FILTERS = ['user', 'board', 'kind', 'op', 'model', 'label'];
+export const TEXT_FILTERS = ['user', 'board', 'kind', 'op', 'model', 'branch', 'commit', 'label'];
 
 export const DEFAULT_HISTORY = Object.freeze({
-  user: '', board: '', kind: '', op: '', model: '', label: '', state: '', from: '', to: '',
+  user: '', board: '', kind: '', op: '', model: '', branch: '', commit: '', label: '', state: '', from: '', to: '',
   sort: 'id', order: 'desc', limit: 50, offset: 0,
   // '1': only jobs at a change point of one of their cases' series (GET /api/v1/changes).
   changed: '',

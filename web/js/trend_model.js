@@ -90,3 +90,11 @@ export function changesByAfterJob(series) {
 export function shortHash(sha) {
   return sha ? String(sha).slice(0, 8) : '-';
 }
+
+// A job's tick under the trend chart: '#ID', or with by === 'commit' its commit's first 7 digits
+// (a job submitted without a commit keeps '#ID').
+export function xTickLabel(job, by) {
+  if (!job) return '';
+  if (by === 'commit' && typeof job.commit === 'string' && job.commit) return job.commit.slice(0, 7);
+  return `#${job.id}`;
+}

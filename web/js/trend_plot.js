@@ -1,7 +1,7 @@
 // The trend page's chart: a case's median job after job with its 95% interval as a band, a dashed
 // line where the runner changed and a solid one at each change point (uPlot, loaded on demand).
 import { compactLabels, loadUPlot } from './plots.js';
-import { changeMarkX, plotData, runnerChangeIndexes } from './trend_model.js';
+import { changeMarkX, plotData, runnerChangeIndexes, xTickLabel } from './trend_model.js';
 
 function cssVar(name, fallback) {
   const v = getComputedStyle(document.documentElement).getPropertyValue(name).trim();
@@ -31,7 +31,8 @@ function drawVerticals(u, xs, color, width, dash) {
 }
 
 // series: the GET /api/v1/series document. Returns a destroy() function.
-export async function drawTrendChart(container, series) {
+// by: 'job' (the default) or 'commit': what the x-axis ticks name (xTickLabel).
+export async function drawTrendChart(container, series, by = 'job') {
   const uPlot = await loadUPlot();
   const jobs = series.jobs || [];
   const line = cssVar('--plot-line', '#1f5fbf');
@@ -60,10 +61,10 @@ export async function drawTrendChart(container, series) {
         stroke: cssVar('--text-muted', '#555'),
         grid: { show: false },
         ticks: { stroke: cssVar('--grid', '#ddd'), width: 1 },
-        label: 'job (oldest to newest)',
+        label: by === 'commit' ? 'commit (oldest job to newest)' : 'job (oldest to newest)',
         space: 56,
         incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500],
-        values: (u, splits) => splits.map((v) => (Number.isInteger(v) && jobs[v] ? `#${jobs[v].id}` : '')),
+        values: (u, splits) => splits.map((v) => (Number.isInteger(v) && jobs[v] ? xTickLabel(jobs[v], by) : '')),
       },
       {
         stroke: cssVar('--text-muted', '#555'),

@@ -14,6 +14,14 @@ test('an interval that includes 1 is no significant change, whatever the flag sa
   assert.equal(classifyRatio({ ratio: 1, lo: 1, hi: 1, significant: false }), 'unchanged');
 });
 
+test('the server\'s verdict wins: slower, faster, no change, unclear', () => {
+  assert.equal(classifyRatio({ ratio: 1.05, lo: 0.9, hi: 1.2, significant: false, verdict: 'unclear' }), 'unclear');
+  assert.equal(classifyRatio({ ratio: 1.001, lo: 0.998, hi: 1.004, significant: false, verdict: 'no change' }), 'unchanged');
+  assert.equal(classifyRatio({ ratio: 1.1, lo: 1.08, hi: 1.12, significant: true, verdict: 'slower' }), 'regression');
+  assert.equal(classifyRatio({ ratio: 0.8, lo: 0.79, hi: 0.81, significant: true, verdict: 'faster' }), 'improvement');
+  assert.match(VERDICT_TEXT.unclear, /unclear/);
+});
+
 test('a case missing from a job is reported as missing', () => {
   assert.equal(classifyRatio(null), 'missing');
   assert.equal(classifyRatio(undefined), 'missing');
@@ -43,8 +51,8 @@ test('verdicts are counted per compared job', () => {
     { ratios: [null, { ratio: 1.2, lo: 1.1, hi: 1.3, significant: true }, { ratio: 1, lo: 0.9, hi: 1.1, significant: false }] },
     { ratios: [null, { ratio: 0.5, lo: 0.4, hi: 0.6, significant: true }, null] },
   ];
-  assert.deepEqual(verdictCounts(cases, 1), { regression: 1, improvement: 1, unchanged: 0, missing: 0 });
-  assert.deepEqual(verdictCounts(cases, 2), { regression: 0, improvement: 0, unchanged: 1, missing: 1 });
+  assert.deepEqual(verdictCounts(cases, 1), { regression: 1, improvement: 1, unchanged: 0, unclear: 0, missing: 0 });
+  assert.deepEqual(verdictCounts(cases, 2), { regression: 0, improvement: 0, unchanged: 1, unclear: 0, missing: 1 });
 });
 
 test('no ratio between jobs of different kinds or units; the server\'s reason wins', async () => {

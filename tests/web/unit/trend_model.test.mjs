@@ -66,3 +66,11 @@ test("the history's changed filter is part of its address", async () => {
   assert.equal(q.historyQueryString(s), '?op=conv2d_s8&changed=1');
   assert.equal(q.parseHistoryQuery('?changed=yes').changed, '');
 });
+
+test('the x-axis names a job by its id, or by its commit when asked and known', async () => {
+  const { xTickLabel } = await import('../../../web/js/trend_model.js');
+  assert.equal(xTickLabel({ id: 7, commit: '' }, 'commit'), '#7');
+  assert.equal(xTickLabel({ id: 7, commit: '0123456789abcdef' }, 'commit'), '0123456');
+  assert.equal(xTickLabel({ id: 7, commit: '0123456789abcdef' }, 'job'), '#7');
+  assert.equal(xTickLabel(undefined, 'job'), '');
+});

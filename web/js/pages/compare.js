@@ -63,6 +63,7 @@ function summaryList(res) {
         h('span', { class: 'verdict-regression' }, `${c.regression} slower`), ', ',
         h('span', { class: 'verdict-improvement' }, `${c.improvement} faster`), ', ',
         `${c.unchanged} without significant change`,
+        c.unclear ? `, ${c.unclear} unclear` : '',
         c.missing ? `, ${c.missing} missing` : ''));
   }
   return list;

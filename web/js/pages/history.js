@@ -76,6 +76,8 @@ const form = h('form', { class: 'filters', id: 'filters', role: 'search', 'aria-
     textField('kind', 'kind', { list: 'kind-names' }),
     textField('op', 'op'),
     textField('model', 'model file'),
+    textField('branch', 'branch'),
+    textField('commit', 'commit'),
     stateField(),
     textField('label', 'label contains'),
     dateField('from', 'submitted from (UTC)'),
@@ -111,7 +113,7 @@ replaceChildren(layout.main,
 
 // ---- filters ----------------------------------------------------------------------------------
 function syncForm() {
-  for (const name of ['user', 'board', 'kind', 'op', 'model', 'label', 'from', 'to']) fields[name].value = state[name];
+  for (const name of ['user', 'board', 'kind', 'op', 'model', 'branch', 'commit', 'label', 'from', 'to']) fields[name].value = state[name];
   fields.state.value = state.state;
   if (fields.state.value !== state.state) {  // a comma list that is not one of the options
     fields.state.append(h('option', { value: state.state }, state.state));
@@ -123,13 +125,13 @@ function syncForm() {
 }
 
 function updateFilterCount() {
-  const active = ['user', 'board', 'kind', 'op', 'model', 'label', 'state', 'from', 'to', 'changed'].filter((k) => state[k]).length;
+  const active = ['user', 'board', 'kind', 'op', 'model', 'branch', 'commit', 'label', 'state', 'from', 'to', 'changed'].filter((k) => state[k]).length;
   filterCount.textContent = active ? `(${active} active)` : '';
 }
 
 function readForm() {
   const v = {};
-  for (const name of ['user', 'board', 'kind', 'op', 'model', 'label']) v[name] = fields[name].value.trim();
+  for (const name of ['user', 'board', 'kind', 'op', 'model', 'branch', 'commit', 'label']) v[name] = fields[name].value.trim();
   v.state = fields.state.value;
   v.from = fields.from.value;
   v.to = fields.to.value;
@@ -237,7 +239,9 @@ function jobRow(job) {
     select: h('td', { class: 'col-select' }, box),
     id: h('td', { class: 'col-id' }, h('a', { href: `job.html?id=${job.id}` }, `#${job.id}`)),
     state: h('td', { class: 'col-state' }, badge('state', job.state)),
-    label: h('td', { class: 'col-label', title: job.label || null }, job.label || '', changeNotes(job)),
+    label: h('td', { class: 'col-label', title: job.label || null }, job.label || '', changeNotes(job),
+        job.branch || job.commit ? h('span', { class: 'sub col-code', title: job.commit ? `commit ${job.commit}` : null },
+          [job.branch, job.commit ? job.commit.slice(0, 8) : ''].filter(Boolean).join(' @ ')) : null),
     op: h('td', { class: 'col-op', title: job.model_sha256 ? `model SHA-256 ${job.model_sha256}` : null }, job.op || '-',
         job.model_name ? h('span', { class: 'sub col-model' }, job.model_name) : null),
     board: h('td', { class: 'col-board' }, board, h('span', { class: 'sub col-kind' }, job.kind || '-')),

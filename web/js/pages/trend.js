@@ -108,7 +108,9 @@ function jobsTable(res) {
         h('td', { class: 'col-change' }, step
           ? h('a', { class: step.ratio > 1 ? 'step-slower' : 'step-faster', href: compareHref(step) }, stepText(step))
           : ''),
-        h('td', { class: 'col-label' }, j.label || ''));
+        h('td', { class: 'col-label' }, j.label || '',
+            j.branch || j.commit ? h('span', { class: 'sub col-code', title: j.commit || null },
+              [j.branch, j.commit ? j.commit.slice(0, 8) : ''].filter(Boolean).join(' @ ')) : null));
   }));
   return scrollTable(h('table', { class: 'data', id: 'trend-table' }, h('thead', {}, head), body), 'jobs of the series');
 }
@@ -154,12 +156,25 @@ async function load() {
       h('span', {}, h('span', { class: 'swatch swatch-band' }), '95 % interval'),
       h('span', {}, h('span', { class: 'swatch swatch-runner' }), 'runner or firmware changed'),
       h('span', {}, h('span', { class: 'swatch swatch-change' }), 'change point'));
-  replaceChildren(results, summary, h('div', { class: 'card' }, plot, key), changeList(res), h('h2', {}, 'Jobs'), jobsTable(res));
-  try {
-    destroyChart = await drawTrendChart(plot, res);
-  } catch (err) {
-    replaceChildren(plot, messageBox('error', err.message));
-  }
+  // With jobs that know their commit (`mculab submit --commit`, or a CI's variables), the x-axis
+  // can name the commits instead of the jobs.
+  const byCommit = jobs.some((j) => j.commit);
+  const axis = h('select', { id: 'trend-x', 'aria-label': 'x-axis' },
+      h('option', { value: 'job' }, 'jobs'), h('option', { value: 'commit' }, 'commits'));
+  const draw = async () => {
+    if (destroyChart) { destroyChart(); destroyChart = null; }
+    try {
+      destroyChart = await drawTrendChart(plot, res, axis.value);
+    } catch (err) {
+      replaceChildren(plot, messageBox('error', err.message));
+    }
+  };
+  axis.addEventListener('change', draw);
+  replaceChildren(results, summary,
+      h('div', { class: 'card' }, plot, key,
+          byCommit ? h('p', { class: 'trend-axis' }, h('label', { for: 'trend-x' }, 'x-axis: '), axis) : null),
+      changeList(res), h('h2', {}, 'Jobs'), jobsTable(res));
+  await draw();
 }
 
 load();
