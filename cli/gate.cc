@@ -226,6 +226,19 @@ GateOutcome Gate(const v1::Comparison& c, const GateThresholds& t) {
   return out;
 }
 
+GateOutcome GateNotRun(std::uint64_t job, std::uint64_t baseline, const GateThresholds& t,
+                       std::string why, int exit_code) {
+  GateOutcome out;
+  out.job = job;
+  out.baseline = baseline;
+  out.thresholds = t;
+  out.not_compared = std::move(why);
+  out.exit_code = exit_code;
+  out.status = "not compared";
+  out.summary = fmt::format("gate not decided: job {}: {}", job, out.not_compared);
+  return out;
+}
+
 std::string RenderGate(const GateOutcome& g) {
   std::string out = g.summary + "\n";
   std::vector<std::vector<std::string>> rows;
@@ -256,15 +269,19 @@ std::string GateJUnit(const GateOutcome& g) {
       ++errors;
     }
   }
+  // Nothing compared at all: one test case, "comparison", in error.
+  const bool nothing = g.cases.empty() && !g.not_compared.empty();
+  if (nothing) ++errors;
+  const std::size_t tests = g.cases.size() + (nothing ? 1 : 0);
   const std::string suite =
       fmt::format("mculab gate: job {} against baseline job {}", g.job, g.baseline);
   std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   out += fmt::format(
       "<testsuites name=\"mculab\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\">\n",
-      g.cases.size(), failures, errors, skipped);
+      tests, failures, errors, skipped);
   out += fmt::format(
       "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\">\n",
-      Xml(suite), g.cases.size(), failures, errors, skipped);
+      Xml(suite), tests, failures, errors, skipped);
   out += "    <properties>\n";
   for (const auto& [k, v] :
        std::vector<std::pair<std::string, std::string>>{{"job", std::to_string(g.job)},
@@ -294,7 +311,7 @@ std::string GateJUnit(const GateOutcome& g) {
     }
     out += "</testcase>\n";
   }
-  if (g.cases.empty() && !g.not_compared.empty()) {
+  if (nothing) {
     out += fmt::format(
         "    <testcase classname=\"{}\" name=\"comparison\" time=\"0\">\n      <error "
         "type=\"not compared\" message=\"{}\"/>\n    </testcase>\n",
@@ -309,12 +326,16 @@ std::string GateMarkdown(const GateOutcome& g, const std::string& web) {
                            : g.status == "regressed" ? "**FAILED**"
                                                      : "**not decided**";
   std::string out = fmt::format("### mculab benchmark gate: {}\n\n", mark);
-  out += fmt::format(
-      "Job [#{0}]({2}job.html?id={0}) on {3} against baseline [#{1}]({2}job.html?id={1}) on {4}: "
-      "[compare]({2}compare.html?jobs={1},{0}). {5}{6}.\n\n",
-      g.job, g.baseline, web, Md(g.board.empty() ? "?" : g.board),
-      Md(g.baseline_board.empty() ? "?" : g.baseline_board), Md(g.workload),
-      g.measured.empty() ? "" : ", " + Md(g.measured));
+  if (g.baseline == 0) {
+    out += fmt::format("Job [#{0}]({1}job.html?id={0}): no comparison.\n\n", g.job, web);
+  } else {
+    out += fmt::format(
+        "Job [#{0}]({2}job.html?id={0}) on {3} against baseline [#{1}]({2}job.html?id={1}) on "
+        "{4}: [compare]({2}compare.html?jobs={1},{0}). {5}{6}.\n\n",
+        g.job, g.baseline, web, Md(g.board.empty() ? "?" : g.board),
+        Md(g.baseline_board.empty() ? "?" : g.baseline_board), Md(g.workload),
+        g.measured.empty() ? "" : ", " + Md(g.measured));
+  }
   out += Md(g.summary) + "\n\n";
   out += fmt::format(
       "| case | params | baseline ({0}) | this job ({0}) | change | 95% interval | "

@@ -61,6 +61,11 @@ struct GateOutcome {
 
 // `comparison` holds two jobs: the baseline first, then the job gated.
 GateOutcome Gate(const mculab::v1::Comparison& comparison, const GateThresholds& thresholds);
+// A gate that never got to a comparison (no baseline found, the job itself failed): no cases,
+// status "not compared", `why` as the reason, the exit code given (kExitNotCompared, or 1 for a
+// job that failed), so the reports still say what happened.
+GateOutcome GateNotRun(std::uint64_t job, std::uint64_t baseline, const GateThresholds& thresholds,
+                       std::string why, int exit_code);
 
 // The outcome as text: the summary, then one row per case.
 std::string RenderGate(const GateOutcome& outcome);

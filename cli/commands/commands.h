@@ -58,6 +58,8 @@ int CmdCompare(Client& c, const std::vector<uint64_t>& ids, bool json);
 int CmdGate(Client& c, uint64_t id, const GateOptions& o);
 // The gate of a job that succeeded (CmdGate and submit --wait --baseline).
 int RunGate(Client& c, const v1::Job& job, const PreparedGate& gate, const GateOptions& o);
+// A gated job that did not succeed: the reports say so; exit 1.
+int GateFailedJob(Client& c, const v1::Job& job, const PreparedGate& gate, const GateOptions& o);
 
 int CmdBoards(Client& c, bool json);
 int CmdEvents(Client& c, const std::string& kind, const std::string& board);

@@ -21,9 +21,9 @@ v1::Comparison Compare(Client& c, const std::vector<uint64_t>& ids) {
   return rep;
 }
 
-// The newest succeeded job, other than `job`, of the same op (and model) and board kind with the
-// label or branch the spec names.
-uint64_t FindBaseline(Client& c, const v1::Job& job, const BaselineSpec& spec) {
+// The newest succeeded job older than `job` of the same op (and model) and board kind with the
+// label or branch the spec names; 0 and why not when there is none.
+uint64_t FindBaseline(Client& c, const v1::Job& job, const BaselineSpec& spec, std::string* why) {
   if (spec.job != 0) return spec.job;
   v1::ListJobsRequest req;
   req.set_state("succeeded");
@@ -32,13 +32,13 @@ uint64_t FindBaseline(Client& c, const v1::Job& job, const BaselineSpec& spec) {
   req.set_model(job.model_name());
   req.set_label(spec.label);
   req.set_branch(spec.branch);
+  req.set_before_id(job.id());
   req.set_limit(500);
   v1::ListJobsReply rep;
   auto ctx = c.Context();
   grpc::Status s = c.stub().ListJobs(ctx.get(), req, &rep);
   if (!s.ok()) c.Fail(s, "finding the baseline");
   for (const v1::Job& j : rep.jobs()) {
-    if (j.id() == job.id()) continue;
     if (!spec.label.empty() && j.label() != spec.label) continue;  // the filter is a substring
     if (!spec.branch.empty() && j.branch() != spec.branch) continue;
     if (j.firmware_artifact().empty() != job.firmware_artifact().empty()) continue;
@@ -46,10 +46,11 @@ uint64_t FindBaseline(Client& c, const v1::Job& job, const BaselineSpec& spec) {
   }
   const std::string what = !spec.label.empty() ? "with the label '" + spec.label + "'"
                                                : "of branch '" + spec.branch + "'";
-  std::cerr << "mculab: no baseline: no succeeded " << job.op() << " job on board kind "
-            << job.kind() << " " << what << " (other than job " << job.id()
-            << "); run one first, or give --baseline JOB_ID\n";
-  std::exit(kExitNotCompared);
+  *why = "no baseline: no succeeded " + job.op() +
+         (job.model_name().empty() ? "" : " " + job.model_name()) + " job on board kind " +
+         job.kind() + " " + what + " before job " + std::to_string(job.id()) +
+         "; run one first, or give --baseline JOB_ID";
+  return 0;
 }
 
 void WriteReport(const std::string& path, const std::string& text) {
@@ -101,14 +102,12 @@ int CmdCompare(Client& c, const std::vector<uint64_t>& ids, bool json) {
   return 0;
 }
 
-int RunGate(Client& c, const v1::Job& job, const PreparedGate& p, const GateOptions& o) {
-  const uint64_t baseline = FindBaseline(c, job, p.baseline);
-  if (baseline == job.id()) throw UsageError{"--baseline names the job gated itself"};
-  const v1::Comparison cmp = Compare(c, {baseline, job.id()});
-  const GateOutcome g = Gate(cmp, p.thresholds);
+// Writes the reports and prints the outcome; returns its exit code.
+int Report(Client& c, const GateOutcome& g, const nlohmann::ordered_json& comparison,
+           const PreparedGate& p, const GateOptions& o) {
   const std::string web =
       WebUrl(o.web_url.empty() ? Environment()["MCULAB_WEB_URL"] : o.web_url, c.config().server);
-  const nlohmann::ordered_json doc = GateJson(g, ComparisonDocument(cmp));
+  const nlohmann::ordered_json doc = GateJson(g, comparison);
   for (const ReportSpec& r : p.reports) {
     if (r.format == "junit") {
       WriteReport(r.path, GateJUnit(g));
@@ -122,18 +121,36 @@ int RunGate(Client& c, const v1::Job& job, const PreparedGate& p, const GateOpti
     std::cout << doc.dump(2) << "\n";
   else
     std::cout << RenderGate(g);
+  if (g.exit_code != 0 && g.cases.empty()) std::cerr << "mculab: " << g.summary << "\n";
   return g.exit_code;
+}
+
+int RunGate(Client& c, const v1::Job& job, const PreparedGate& p, const GateOptions& o) {
+  std::string why;
+  const uint64_t baseline = FindBaseline(c, job, p.baseline, &why);
+  if (baseline == 0) {
+    return Report(c, GateNotRun(job.id(), 0, p.thresholds, why, kExitNotCompared), nullptr, p, o);
+  }
+  if (baseline == job.id()) throw UsageError{"--baseline names the job gated itself"};
+  const v1::Comparison cmp = Compare(c, {baseline, job.id()});
+  return Report(c, Gate(cmp, p.thresholds), ComparisonDocument(cmp), p, o);
+}
+
+int GateFailedJob(Client& c, const v1::Job& job, const PreparedGate& p, const GateOptions& o) {
+  return Report(
+      c,
+      GateNotRun(job.id(), p.baseline.job, p.thresholds,
+                 "the job " + job.state() + (job.message().empty() ? "" : ": " + job.message()) +
+                     "; nothing to compare",
+                 1),
+      nullptr, p, o);
 }
 
 int CmdGate(Client& c, uint64_t id, const GateOptions& o) {
   auto p = PrepareGate(o);
   if (!p.ok()) throw UsageError{p.error().message};
   v1::Results res = GetResults(c, id, false);
-  if (res.job().state() != "succeeded") {
-    std::cerr << "mculab: job " << id << " is " << res.job().state()
-              << "; only a succeeded job can be gated\n";
-    return 1;
-  }
+  if (res.job().state() != "succeeded") return GateFailedJob(c, res.job(), *p, o);
   return RunGate(c, res.job(), *p, o);
 }
 

@@ -149,15 +149,10 @@ int CmdSubmit(Client& c, const SubmitOptions& o) {
   if (gate) {
     // The gate's document (with the comparison) is the one JSON printed; as text, the results
     // come first.
-    if (final_state != "succeeded") {
-      std::cerr << "mculab: job " << rep.id() << " " << final_state
-                << (res.job().message().empty() ? "" : ": " + res.job().message())
-                << "; nothing to gate\n";
-      return 1;
-    }
-    if (!o.json) std::cout << RenderResults(res) << RenderEventStats(res) << RenderMemory(res);
     GateOptions printed = o.gate;
     printed.json = o.json;
+    if (final_state != "succeeded") return GateFailedJob(c, res.job(), *gate, printed);
+    if (!o.json) std::cout << RenderResults(res) << RenderEventStats(res) << RenderMemory(res);
     return RunGate(c, res.job(), *gate, printed);
   }
   if (o.json)

@@ -187,10 +187,15 @@ class CiGateTest(unittest.TestCase):
         r = self.lab.cli("gate", str(model["id"]), "--baseline", str(op["id"]), check=False)
         self.assertEqual(r.returncode, 4, r.stdout + r.stderr)
         self.assertIn("measured different things", r.stdout)
-        r = self.lab.cli("gate", str(model["id"]), "--baseline", "label:no such label",
-                         check=False)
-        self.assertEqual(r.returncode, 4, r.stdout + r.stderr)
-        self.assertIn("no baseline", r.stderr)
+        with tempfile.TemporaryDirectory() as d:
+            junit = os.path.join(d, "j.xml")
+            r = self.lab.cli("gate", str(model["id"]), "--baseline", "label:no such label",
+                             "--report", f"junit:{junit}", check=False)
+            self.assertEqual(r.returncode, 4, r.stdout + r.stderr)
+            self.assertIn("no baseline", r.stderr)
+            suite = ET.parse(junit).getroot()
+            self.assertEqual((suite.get("tests"), suite.get("errors")), ("1", "1"),
+                             "the CI still gets a report saying why nothing was compared")
         r = self.lab.cli("gate", str(model["id"]), "--baseline", "main", check=False)
         self.assertEqual(r.returncode, 2)
         self.assertIn("--baseline takes a job id, label:TEXT or branch:NAME", r.stderr)

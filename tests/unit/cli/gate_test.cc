@@ -13,9 +13,14 @@ namespace {
 namespace v1 = mculab::v1;
 
 struct Row {
-  Row(std::int64_t id_, std::optional<double> base_, std::optional<double> mine_,
-      double ratio_ = 0, double lo_ = 0, double hi_ = 0, std::string verdict_ = "")
-      : id(id_), base(base_), mine(mine_), ratio(ratio_), lo(lo_), hi(hi_),
+  Row(std::int64_t id_, std::optional<double> base_, std::optional<double> mine_, double ratio_ = 0,
+      double lo_ = 0, double hi_ = 0, std::string verdict_ = "")
+      : id(id_),
+        base(base_),
+        mine(mine_),
+        ratio(ratio_),
+        lo(lo_),
+        hi(hi_),
         verdict(std::move(verdict_)) {}
   std::int64_t id;
   std::optional<double> base, mine;
@@ -165,6 +170,22 @@ TEST(GateReports, MarkdownNamesTheCaseTheRatioAndLinksThePages) {
                     "+40.0%] | slower | **regressed** |"),
             std::string::npos)
       << md;
+}
+
+// No baseline found, or the job failed: the reports still say what happened.
+TEST(GateReports, AGateThatNeverComparedStillWritesItsReports) {
+  const GateOutcome g = GateNotRun(12, 0, {1, std::nullopt}, "no baseline: none on main", 4);
+  EXPECT_EQ(g.exit_code, kExitNotCompared);
+  const std::string x = GateJUnit(g);
+  EXPECT_NE(x.find("tests=\"1\" failures=\"0\" errors=\"1\""), std::string::npos) << x;
+  EXPECT_NE(x.find("<error type=\"not compared\" message=\"no baseline: none on main\"/>"),
+            std::string::npos)
+      << x;
+  const std::string md = GateMarkdown(g, "http://lab/");
+  EXPECT_NE(md.find("Job [#12](http://lab/job.html?id=12): no comparison."), std::string::npos)
+      << md;
+  EXPECT_EQ(md.find("id=0"), std::string::npos);
+  EXPECT_NE(RenderGate(g).find("gate not decided: job 12: no baseline"), std::string::npos);
 }
 
 TEST(GateReports, JsonCarriesTheOutcomeAndTheComparison) {
