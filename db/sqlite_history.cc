@@ -2,6 +2,7 @@
 // fragments (one per filter that is set, one per sort key); every value is bound. Each shape is
 // prepared once per connection (a few dozen shapes in use).
 #include <algorithm>
+#include <cctype>
 
 #include "db/sql_statement.h"
 #include "db/sqlite_rows.h"
@@ -98,10 +99,13 @@ JobWhere BuildJobWhere(const JobQuery& q, bool trigrams) {
   if (!q.model.empty()) text(" AND j.model_name = ?", q.model);
   if (!q.branch.empty()) text(" AND j.branch = ?", q.branch);
   if (!q.commit.empty()) {
-    // A prefix: the range [commit, commit + U+10FFFF) uses no LIKE and no escaping.
+    // A prefix: the range [commit, commit + U+10FFFF) uses no LIKE and no escaping. Commits are
+    // stored in lowercase.
+    std::string commit = q.commit;
+    for (char& c : commit) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     w.sql += " AND j.commit_sha >= ? AND j.commit_sha < ?";
-    w.text.push_back(q.commit);
-    w.text.push_back(q.commit + "\xf4\x8f\xbf\xbf");
+    w.text.push_back(commit);
+    w.text.push_back(commit + "\xf4\x8f\xbf\xbf");
   }
   if (!q.states.empty()) {
     w.sql += " AND j.state IN (";

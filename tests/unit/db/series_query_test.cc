@@ -296,7 +296,7 @@ TEST_F(SeriesQueryTest, JobsKeepTheirCodeAndTheHistoryFiltersOnIt) {
   page = store_->QueryJobs(h);
   ASSERT_TRUE(page.ok());
   EXPECT_EQ(page->total, 2u) << "a prefix matches both";
-  h.commit = "1a2b3cf";
+  h.commit = "1A2B3CF";  // any case
   page = store_->QueryJobs(h);
   ASSERT_TRUE(page.ok());
   ASSERT_EQ(page->total, 1u);
