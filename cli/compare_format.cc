@@ -1,6 +1,7 @@
 #include "cli/compare_format.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cmath>
 #include <vector>
@@ -31,6 +32,33 @@ std::string RatioPercent(double ratio) {
   return fmt::format("{:+.1f}%", (ratio - 1) * 100);
 }
 
+std::string VariationText(const v1::Variation& v) {
+  if (v.stability() == "exact") return "exact";
+  std::string out = fmt::format("{:.1f}%", v.cv() * 100);
+  if (v.stability() == "unstable") out += fmt::format(" unstable (> {:.3g}%)", v.max_cv() * 100);
+  return out;
+}
+
+std::string OutlierText(const v1::Variation& v) {
+  const std::uint64_t outliers = v.low_outliers() + v.high_outliers();
+  if (outliers == 0 && v.warmup() == 0) return "";
+  std::string out;
+  if (outliers > 0) {
+    std::vector<std::string> at;
+    for (std::uint32_t i : v.outlier_iterations()) at.push_back(std::to_string(i));
+    out = fmt::format("{} outlier{} of {} ({} high, {} low; iteration{} {}{}), kept", outliers,
+                      outliers == 1 ? "" : "s", v.n(), v.high_outliers(), v.low_outliers(),
+                      at.size() == 1 ? "" : "s", fmt::join(at, ", "),
+                      outliers > static_cast<std::uint64_t>(at.size()) ? ", ..." : "");
+  }
+  if (v.warmup() > 0) {
+    if (!out.empty()) out += "; ";
+    out += fmt::format("warm-up: the first {} iteration{} above the rest", v.warmup(),
+                       v.warmup() == 1 ? "" : "s");
+  }
+  return out;
+}
+
 std::string RenderComparison(const v1::Comparison& c) {
   std::string out;
   std::vector<std::vector<std::string>> jobs;
@@ -54,6 +82,7 @@ std::string RenderComparison(const v1::Comparison& c) {
   for (int k = 0; k < c.jobs_size(); ++k) {
     const std::string id = std::to_string(c.jobs(k).id());
     header.push_back("job " + id);
+    header.push_back("cv " + id);
     if (k > 0) {
       header.push_back("ratio " + id);
       header.push_back("95% interval");
@@ -66,6 +95,7 @@ std::string RenderComparison(const v1::Comparison& c) {
     for (int k = 0; k < cc.cells_size(); ++k) {
       const v1::ComparedCell& cell = cc.cells(k);
       row.push_back(cell.has_median() ? FormatNumber(cell.median()) : "missing");
+      row.push_back(cell.has_variation() ? VariationText(cell.variation()) : "-");
       if (k == 0) continue;
       if (!cell.has_ratio()) {
         row.insert(row.end(), {"-", "-",
@@ -81,9 +111,24 @@ std::string RenderComparison(const v1::Comparison& c) {
     rows.push_back(std::move(row));
   }
   out += RenderTable(header, rows);
+  bool unstable = false;
   for (const v1::ComparedCase& cc : c.cases()) {
     if (!cc.refused().empty())
       out += "case " + std::to_string(cc.id()) + ": " + cc.refused() + "\n";
+    for (int k = 0; k < cc.cells_size() && k < c.jobs_size(); ++k) {
+      if (!cc.cells(k).has_variation()) continue;
+      const v1::Variation& v = cc.cells(k).variation();
+      unstable = unstable || v.stability() == "unstable";
+      const std::string text = OutlierText(v);
+      if (!text.empty()) {
+        out += fmt::format("case {} in job {}: {}\n", cc.id(), c.jobs(k).id(), text);
+      }
+    }
+  }
+  if (unstable) {
+    out +=
+        "unstable: the timings vary more than the limit (cv = stddev / mean), so a ratio is no "
+        "verdict on speed; run more iterations, quiet the board, or set --max-cv\n";
   }
   if (c.layers_size() == 0) return out;
   const bool exact = c.jobs_size() > 0 && c.jobs(0).measured() == "emulated";

@@ -10,6 +10,7 @@
 
 #include "cli/duration.h"
 #include "common/lists.h"
+#include "common/stats.h"
 #include "common/time_text.h"
 #include "proto/json/documents.h"
 
@@ -351,16 +352,23 @@ std::string RenderResults(const mculab::v1::Results& r, std::int64_t now_ms) {
   // A job still queued or on a board has cases to come: "pending", not "not run".
   const bool open = j.state() == "queued" || j.state() == "assigned" || j.state() == "preparing" ||
                     j.state() == "running";
+  // A case whose cv is above its kind's default limit is unstable (common/stats.h DefaultMaxCv;
+  // `mculab compare --max-cv` judges with another).
+  const double max_cv = DefaultMaxCv(MeasuredKind(p));
+  int unstable = 0;
   for (const auto& c : r.cases()) {
     if (!CaseRan(c)) {
       rows.push_back({std::to_string(c.case_id()), ParamsText(r, c), "-", "-", "-", "-", "-", "-",
                       "-", "-", "-", open ? "pending" : "not run"});
       continue;
     }
+    const bool noisy = max_cv > 0 && c.cv() > max_cv;
+    unstable += noisy ? 1 : 0;
     rows.push_back({std::to_string(c.case_id()), ParamsText(r, c), std::to_string(c.n()),
                     FormatNumber(c.min()), FormatNumber(c.median()), FormatNumber(c.mean()),
                     FormatNumber(c.p90()), FormatNumber(c.p99()), FormatNumber(c.stddev()),
-                    FormatNumber(c.cv() * 100.0) + "%", FormatNumber(c.overhead()),
+                    FormatNumber(c.cv() * 100.0) + "%" + (noisy ? " unstable" : ""),
+                    FormatNumber(c.overhead()),
                     custom            ? "not verified (custom firmware)"
                     : c.checksum_ok() ? "ok"
                                       : "MISMATCH"});
@@ -377,6 +385,12 @@ std::string RenderResults(const mculab::v1::Results& r, std::int64_t now_ms) {
     return out.str();
   }
   const std::string kind = MeasuredKind(p);
+  if (unstable > 0) {
+    out << unstable << " case" << (unstable == 1 ? "" : "s")
+        << " unstable: the timings vary more than " << FormatNumber(max_cv * 100.0)
+        << "% (cv, the default for " << kind
+        << " timing), so no comparison judges them; run more iterations or quiet the board\n";
+  }
   out << "(" << unit << (kind == "silicon" || p.runner_version().empty() ? "" : ", " + kind)
       << "; overhead = the runner's empty measured region, shown, not subtracted";
   if (ran < r.cases_size())

@@ -21,6 +21,8 @@ std::string Trim(std::string_view s) {
 }
 
 std::string Pct(double v) { return FormatNumber(v) + "%"; }
+// A coefficient of variation (a fraction) as a percentage: "63%", "0.42%".
+std::string CvPct(double cv) { return fmt::format("{:.3g}%", cv * 100); }
 
 std::string CaseName(const GateCase& c) {
   return "case " + std::to_string(c.id) + (c.params.empty() ? "" : " (" + c.params + ")");
@@ -128,7 +130,7 @@ GateOutcome Gate(const v1::Comparison& c, const GateThresholds& t) {
   const double up = 1 + t.max_regression_pct / 100;
   const double down = t.max_improvement_pct ? 1 - *t.max_improvement_pct / 100 : 0;
   const bool exact = out.measured == "emulated";
-  int compared = 0;
+  int compared = 0, unstable_cases = 0;
   for (const v1::ComparedCase& cc : c.cases()) {
     GateCase g;
     g.id = cc.id();
@@ -137,6 +139,15 @@ GateOutcome Gate(const v1::Comparison& c, const GateThresholds& t) {
     const v1::ComparedCell* mine = cc.cells_size() > 1 ? &cc.cells(1) : nullptr;
     if (base && base->has_median()) g.baseline = base->median();
     if (mine && mine->has_median()) g.median = mine->median();
+    if (base && base->has_variation()) {
+      g.baseline_stability = base->variation().stability();
+      g.baseline_cv = base->variation().cv();
+    }
+    if (mine && mine->has_variation()) {
+      g.stability = mine->variation().stability();
+      g.cv = mine->variation().cv();
+    }
+    const bool unstable = g.stability == "unstable" || g.baseline_stability == "unstable";
     if (mine && mine->has_ratio()) {
       g.ratio = mine->ratio();
       g.lo = mine->lo();
@@ -165,6 +176,15 @@ GateOutcome Gate(const v1::Comparison& c, const GateThresholds& t) {
     } else if (!out.not_compared.empty()) {
       g.outcome = "not compared";
       g.message = CaseName(g) + ": " + figures + "; " + out.not_compared;
+    } else if (unstable) {
+      ++unstable_cases;
+      g.outcome = "unstable";
+      const double limit = (g.stability == "unstable" ? mine : base)->variation().max_cv();
+      g.message = fmt::format(
+          "{} is unstable: cv {} in the baseline, {} in this job, above the {} allowed; {} is "
+          "no verdict (run more iterations, quiet the board, or set --max-cv)",
+          CaseName(g), g.baseline_cv ? CvPct(*g.baseline_cv) : "?", g.cv ? CvPct(*g.cv) : "?",
+          CvPct(limit), figures);
     } else {
       ++compared;
       if (*g.lo > up) {
@@ -189,8 +209,11 @@ GateOutcome Gate(const v1::Comparison& c, const GateThresholds& t) {
     out.cases.push_back(std::move(g));
   }
   if (out.not_compared.empty() && compared == 0) {
-    out.not_compared =
-        c.cases_size() == 0 ? "the jobs have no cases" : "no case was measured by both jobs";
+    out.not_compared = c.cases_size() == 0 ? "the jobs have no cases"
+                       : unstable_cases > 0
+                           ? "every case measured by both jobs is unstable: their timings vary "
+                             "too much to judge"
+                           : "no case was measured by both jobs";
   }
   int failed = 0;
   for (const GateCase& g : out.cases) failed += g.failed ? 1 : 0;
@@ -222,6 +245,10 @@ GateOutcome Gate(const v1::Comparison& c, const GateThresholds& t) {
   }
   if (missing > 0) {
     out.summary += fmt::format("; {} case{} missing on one side", missing, missing == 1 ? "" : "s");
+  }
+  if (unstable_cases > 0 && compared > 0) {
+    out.summary += fmt::format("; {} case{} unstable, not judged", unstable_cases,
+                               unstable_cases == 1 ? "" : "s");
   }
   return out;
 }
@@ -263,7 +290,7 @@ std::string GateJUnit(const GateOutcome& g) {
   for (const GateCase& c : g.cases) {
     if (c.failed) {
       ++failures;
-    } else if (c.outcome.starts_with("missing")) {
+    } else if (c.outcome.starts_with("missing") || c.outcome == "unstable") {
       ++skipped;
     } else if (c.outcome == "not compared") {
       ++errors;
@@ -301,7 +328,7 @@ std::string GateJUnit(const GateOutcome& g) {
     if (c.failed) {
       out += fmt::format("\n      <failure type=\"{}\" message=\"{}\">{}</failure>\n    ",
                          Xml(c.outcome), Xml(c.message), Xml(c.message));
-    } else if (c.outcome.starts_with("missing")) {
+    } else if (c.outcome.starts_with("missing") || c.outcome == "unstable") {
       out += fmt::format("\n      <skipped message=\"{}\"/>\n    ", Xml(c.message));
     } else if (c.outcome == "not compared") {
       out += fmt::format("\n      <error type=\"not compared\" message=\"{}\">{}</error>\n    ",
@@ -386,6 +413,11 @@ nlohmann::ordered_json GateJson(const GateOutcome& g, const nlohmann::ordered_js
     o["lo"] = Optional(c.lo);
     o["hi"] = Optional(c.hi);
     o["verdict"] = c.verdict.empty() ? Json(nullptr) : Json(c.verdict);
+    o["baseline_stability"] =
+        c.baseline_stability.empty() ? Json(nullptr) : Json(c.baseline_stability);
+    o["stability"] = c.stability.empty() ? Json(nullptr) : Json(c.stability);
+    o["baseline_cv"] = Optional(c.baseline_cv);
+    o["cv"] = Optional(c.cv);
     o["outcome"] = c.outcome;
     o["failed"] = c.failed;
     o["message"] = c.message;

@@ -38,9 +38,15 @@ struct GateCase {
   std::string params;  // "N=1,in=8" (empty for a case id alone)
   std::optional<double> baseline, median;
   std::optional<double> ratio, lo, hi;
-  std::string verdict;  // the comparison's: slower, faster, no change, unclear; "" when none
-  // passed | regressed | improved beyond the limit | missing in the job | missing in the baseline
-  // | not compared
+  // the comparison's: slower, faster, no change, unclear, unstable; "" when none
+  std::string verdict;
+  // How far each side's timings can be trusted (the comparison's Variation): exact, steady or
+  // unstable, with its cv (a fraction); "" and nullopt for a side that lacks the case.
+  std::string baseline_stability, stability;
+  std::optional<double> baseline_cv, cv;
+  // passed | regressed | improved beyond the limit | unstable (never a regression or an
+  // improvement: judged by no threshold) | missing in the job | missing in the baseline | not
+  // compared
   std::string outcome;
   bool failed = false;
   std::string message;  // one sentence with the figures
@@ -70,8 +76,8 @@ GateOutcome GateNotRun(std::uint64_t job, std::uint64_t baseline, const GateThre
 // The outcome as text: the summary, then one row per case.
 std::string RenderGate(const GateOutcome& outcome);
 // JUnit XML: one test suite, one test case per benchmark case; a failure for a case beyond its
-// threshold (the figures in the message), skipped for a case missing on one side, an error for
-// every case when no comparison could be made.
+// threshold (the figures in the message), skipped for a case missing on one side or unstable, an
+// error for every case when no comparison could be made.
 std::string GateJUnit(const GateOutcome& outcome);
 // A Markdown table for a merge-request comment or a GitHub step summary, linking the job, the
 // baseline and their compare page under `web_url` (the lab's web address, ending in '/').

@@ -101,6 +101,10 @@ int Main(int argc, char** argv) {
     cmd->add_option("--max-improvement", g.max_improvement,
                     "also fail (exit 3) when a case is faster by more than this percentage (a "
                     "suspicious speed-up)");
+    cmd->add_option("--max-cv", g.max_cv,
+                    "a case whose timings vary more than this percentage (cv) in either job is "
+                    "unstable: reported, never a regression or improvement (default: 10 on a "
+                    "host board, 2 on silicon; emulated counts are exact)");
     cmd->add_option("--report", g.reports,
                     "write a report: junit:FILE, markdown:FILE or json:FILE (repeatable)");
     cmd->add_option("--web-url", g.web_url,
@@ -185,6 +189,10 @@ int Main(int argc, char** argv) {
       "(the web page's compare view)");
   compare->add_option("jobs", compare_ids, "2 to 8 job ids; the first is the baseline")->required();
   compare->add_flag("--json", json, "print the JSON document of GET /api/v1/compare");
+  std::string compare_max_cv;
+  compare->add_option("--max-cv", compare_max_cv,
+                      "a case whose timings vary more than this percentage (cv) is unstable "
+                      "(default: 10 on a host board, 2 on silicon; emulated counts are exact)");
 
   GateOptions go;
   uint64_t gate_job = 0;
@@ -318,7 +326,7 @@ int Main(int argc, char** argv) {
     if (*exp) return CmdExport(client, id, out_path, export_format);
     if (*cancel) return CmdCancel(client, id);
     if (*trend) return CmdTrend(client, to);
-    if (*compare) return CmdCompare(client, compare_ids, json);
+    if (*compare) return CmdCompare(client, compare_ids, json, compare_max_cv);
     if (*gate) return CmdGate(client, gate_job, go);
     if (*reserve) {
       return hold ? CmdHold(client, board_name, lease, note, hold_signals)

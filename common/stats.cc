@@ -40,4 +40,9 @@ Summary Summarize(std::span<const double> values) {
   return s;
 }
 
+double DefaultMaxCv(std::string_view measured) {
+  if (measured == "emulated") return 0;
+  return measured == "host" ? kDefaultMaxCvHost : kDefaultMaxCvSilicon;
+}
+
 }  // namespace mculab

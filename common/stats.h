@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string_view>
 
 namespace mculab {
 
@@ -27,6 +28,14 @@ struct Summary {
 };
 
 Summary Summarize(std::span<const double> values);
+
+// The cv above which a case's timings are unstable, by how they were measured ("emulated", "host"
+// or "silicon"): a host process shares its cores with the rest of the machine; a microcontroller's
+// cycle counter with interrupts off varies by well under 1% for the same work; an emulated count
+// is exact (0: never unstable).
+inline constexpr double kDefaultMaxCvHost = 0.10;
+inline constexpr double kDefaultMaxCvSilicon = 0.02;
+double DefaultMaxCv(std::string_view measured);
 
 // The p-th fraction (0..1) of already sorted values, interpolated as described above; 0 when empty.
 double PercentileOfSorted(std::span<const double> sorted, double p);

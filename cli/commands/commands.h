@@ -23,11 +23,13 @@ struct GateOptions {
   std::string max_improvement;       // percent; empty: improvements never fail
   std::vector<std::string> reports;  // junit:FILE, markdown:FILE, json:FILE
   std::string web_url;               // for the Markdown report's links
+  std::string max_cv;                // percent; empty: each kind of measurement's default
   bool json = false;
 };
 struct PreparedGate {
   BaselineSpec baseline;
   GateThresholds thresholds;
+  double max_cv_pct = 0;  // 0: the server's default per kind of measurement
   std::vector<ReportSpec> reports;
 };
 // The flags checked before anything is submitted; the error names the flag.
@@ -52,7 +54,8 @@ int CmdExport(Client& c, uint64_t id, const std::string& out_path, const std::st
 int CmdCancel(Client& c, uint64_t id);
 
 // `mculab compare A B [C ...]`: the first job is the baseline.
-int CmdCompare(Client& c, const std::vector<uint64_t>& ids, bool json);
+// `max_cv`: the percentage above which a case is unstable ("" or 0: each kind's default).
+int CmdCompare(Client& c, const std::vector<uint64_t>& ids, bool json, const std::string& max_cv);
 // `mculab gate JOB --baseline ...`: 0 when no case regressed beyond the threshold,
 // kExitRegressed when one did, kExitNotCompared when the jobs could not be compared.
 int CmdGate(Client& c, uint64_t id, const GateOptions& o);

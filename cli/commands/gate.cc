@@ -11,9 +11,10 @@
 namespace mculab::cli {
 namespace {
 
-v1::Comparison Compare(Client& c, const std::vector<uint64_t>& ids) {
+v1::Comparison Compare(Client& c, const std::vector<uint64_t>& ids, double max_cv_pct) {
   v1::CompareRequest req;
   for (uint64_t id : ids) req.add_ids(id);
+  req.set_max_cv_pct(max_cv_pct);
   v1::Comparison rep;
   auto ctx = c.Context(120);
   grpc::Status s = c.stub().Compare(ctx.get(), req, &rep);
@@ -82,6 +83,11 @@ Result<PreparedGate> PrepareGate(const GateOptions& o) {
     }
     p.thresholds.max_improvement_pct = *down;
   }
+  if (!o.max_cv.empty()) {
+    auto cv = ParsePercent(o.max_cv, "--max-cv");
+    if (!cv.ok()) return cv.error();
+    p.max_cv_pct = *cv;
+  }
   for (const std::string& r : o.reports) {
     auto spec = ParseReportSpec(r);
     if (!spec.ok()) return spec.error();
@@ -90,11 +96,17 @@ Result<PreparedGate> PrepareGate(const GateOptions& o) {
   return p;
 }
 
-int CmdCompare(Client& c, const std::vector<uint64_t>& ids, bool json) {
+int CmdCompare(Client& c, const std::vector<uint64_t>& ids, bool json, const std::string& max_cv) {
   if (ids.size() < 2 || ids.size() > 8)
     throw UsageError{"compare takes 2 to 8 job ids, the first being the baseline; got " +
                      std::to_string(ids.size())};
-  v1::Comparison rep = Compare(c, ids);
+  double max_cv_pct = 0;
+  if (!max_cv.empty()) {
+    auto cv = ParsePercent(max_cv, "--max-cv");
+    if (!cv.ok()) throw UsageError{cv.error().message};
+    max_cv_pct = *cv;
+  }
+  v1::Comparison rep = Compare(c, ids, max_cv_pct);
   if (json)
     std::cout << ComparisonDocument(rep).dump(2) << "\n";
   else
@@ -132,7 +144,7 @@ int RunGate(Client& c, const v1::Job& job, const PreparedGate& p, const GateOpti
     return Report(c, GateNotRun(job.id(), 0, p.thresholds, why, kExitNotCompared), nullptr, p, o);
   }
   if (baseline == job.id()) throw UsageError{"--baseline names the job gated itself"};
-  const v1::Comparison cmp = Compare(c, {baseline, job.id()});
+  const v1::Comparison cmp = Compare(c, {baseline, job.id()}, p.max_cv_pct);
   return Report(c, Gate(cmp, p.thresholds), ComparisonDocument(cmp), p, o);
 }
 

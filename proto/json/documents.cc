@@ -257,6 +257,30 @@ std::pair<Json, Json> Cells(const google::protobuf::RepeatedPtrField<v1::Compare
   return {std::move(figures), std::move(ratios)};
 }
 
+// Per job, how far its timings of the case can be trusted; null where it lacks the case.
+Json Variations(const google::protobuf::RepeatedPtrField<v1::ComparedCell>& cells) {
+  Json out = Json::array();
+  for (const v1::ComparedCell& cell : cells) {
+    if (!cell.has_variation()) {
+      out.push_back(nullptr);
+      continue;
+    }
+    const v1::Variation& v = cell.variation();
+    Json o;
+    o["stability"] = v.stability();
+    o["cv"] = Number(v.cv());
+    o["max_cv"] = v.stability() == "exact" ? Json(nullptr) : Number(v.max_cv());
+    o["n"] = v.n();
+    o["outliers"] = v.low_outliers() + v.high_outliers();
+    o["low_outliers"] = v.low_outliers();
+    o["high_outliers"] = v.high_outliers();
+    o["outlier_iterations"] = Array(v.outlier_iterations());
+    o["warmup"] = v.warmup();
+    out.push_back(std::move(o));
+  }
+  return out;
+}
+
 }  // namespace
 
 nlohmann::ordered_json ComparisonDocument(const v1::Comparison& c) {
@@ -290,6 +314,7 @@ nlohmann::ordered_json ComparisonDocument(const v1::Comparison& c) {
     auto [medians, ratios] = Cells(cc.cells());
     o["medians"] = std::move(medians);
     o["ratios"] = std::move(ratios);
+    o["variation"] = Variations(cc.cells());
     cases.push_back(std::move(o));
   }
   j["cases"] = std::move(cases);

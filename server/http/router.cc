@@ -5,6 +5,7 @@
 
 #include <array>
 #include <charconv>
+#include <cstdlib>
 #include <exception>
 #include <limits>
 
@@ -344,7 +345,22 @@ Router::Reply Router::Api(const Request& req, const std::string& path, const Que
       reply.response = ErrorOf(ids.error(), req);
       return reply;
     }
-    json(queries_.Compare(caller, *ids), rpc::ComparisonDocument);
+    // max_cv: a percentage ("5" or "5%"); absent or 0: each kind's default.
+    double max_cv = 0;
+    if (auto text = q.Get("max_cv"); text && !text->empty()) {
+      std::string t = *text;
+      if (t.back() == '%') t.pop_back();
+      char* end = nullptr;
+      max_cv = std::strtod(t.c_str(), &end);
+      if (t.empty() || end != t.c_str() + t.size()) {
+        reply.response = ErrorOf(
+            MakeError(ErrorCode::kInvalidArgument,
+                      fmt::format("max_cv: \"{}\" is not a percentage (such as 5 or 5%)", *text)),
+            req);
+        return reply;
+      }
+    }
+    json(queries_.Compare(caller, *ids, max_cv), rpc::ComparisonDocument);
   } else if (path == "/api/v1/series") {
     auto request = ParseTrendRequest(q);
     if (!request.ok()) {

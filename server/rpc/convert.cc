@@ -145,11 +145,25 @@ namespace {
 void AddCells(const std::vector<std::optional<double>>& figures,
               const std::vector<std::optional<RatioInterval>>& ratios,
               const std::vector<std::string>& verdicts, bool ratios_stand,
-              google::protobuf::RepeatedPtrField<v1::ComparedCell>* out) {
+              google::protobuf::RepeatedPtrField<v1::ComparedCell>* out,
+              const std::vector<std::optional<Variation>>* variations = nullptr) {
   for (std::size_t k = 0; k < figures.size(); ++k) {
     v1::ComparedCell* cell = out->Add();
     cell->set_has_median(figures[k].has_value());
     cell->set_median(figures[k].value_or(0));
+    if (variations != nullptr && k < variations->size() && (*variations)[k]) {
+      const Variation& v = *(*variations)[k];
+      v1::Variation* o = cell->mutable_variation();
+      o->set_stability(v.stability);
+      o->set_cv(v.cv);
+      o->set_max_cv(v.max_cv);
+      o->set_n(v.n);
+      o->set_low_outliers(v.low_outliers);
+      o->set_high_outliers(v.high_outliers);
+      o->mutable_outlier_iterations()->Add(v.outlier_iterations.begin(),
+                                           v.outlier_iterations.end());
+      o->set_warmup(v.warmup);
+    }
     const auto& r = k < ratios.size() ? ratios[k] : std::nullopt;
     if (!r || !ratios_stand) continue;
     cell->set_has_ratio(true);
@@ -184,7 +198,8 @@ void ToProto(const Comparison& c, v1::Comparison* out) {
     o->set_id(cc.id);
     o->mutable_params()->Add(cc.params.begin(), cc.params.end());
     o->set_refused(cc.refused);
-    AddCells(cc.medians, cc.ratios, cc.verdicts, c.refused.empty(), o->mutable_cells());
+    AddCells(cc.medians, cc.ratios, cc.verdicts, c.refused.empty(), o->mutable_cells(),
+             &cc.variations);
   }
   for (const ComparedLayer& l : c.layers) {
     v1::ComparedLayer* o = out->add_layers();

@@ -40,7 +40,7 @@ grpc::Status LabService::GetSeries(grpc::ServerContext* context,
 grpc::Status LabService::Compare(grpc::ServerContext* context, const v1::CompareRequest* request,
                                  v1::Comparison* reply) {
   std::vector<JobId> ids(request->ids().begin(), request->ids().end());
-  auto comparison = queries_.Compare(CallerOf(*context), ids);
+  auto comparison = queries_.Compare(CallerOf(*context), ids, request->max_cv_pct());
   if (!comparison.ok()) return ToGrpcStatus(comparison.error());
   ToProto(*comparison, reply);
   return grpc::Status::OK;

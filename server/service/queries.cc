@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <map>
 #include <set>
@@ -241,8 +242,16 @@ std::string RatioRefusal(const std::vector<ComparedJob>& jobs) {
   return "";
 }
 
-Result<Comparison> LabQueries::Compare(const Caller& caller, std::span<const JobId> ids) {
+Result<Comparison> LabQueries::Compare(const Caller& caller, std::span<const JobId> ids,
+                                       double max_cv_pct) {
   if (Status s = RequireRole(caller, Role::kViewer, "comparing jobs"); !s.ok()) return s.error();
+  if (!std::isfinite(max_cv_pct) || max_cv_pct < 0 || max_cv_pct > 1000) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     fmt::format("max_cv must be a percentage from 0 to 1000 (0: the default of "
+                                 "each kind of measurement), got {}",
+                                 max_cv_pct));
+  }
+  const double max_cv = max_cv_pct / 100;
   if (ids.size() < kMinComparedJobs || ids.size() > kMaxComparedJobs) {
     return MakeError(ErrorCode::kInvalidArgument,
                      fmt::format("compare takes {} to {} jobs, got {}", kMinComparedJobs,
@@ -320,10 +329,22 @@ Result<Comparison> LabQueries::Compare(const Caller& caller, std::span<const Job
                              [&](const TimedCase& c) { return c.outcome->case_id == case_id; });
       per_job.push_back(it == cases.end() ? nullptr : &*it);
     }
-    for (const TimedCase* c : per_job) {
+    for (std::size_t k = 0; k < per_job.size(); ++k) {
+      const TimedCase* c = per_job[k];
       if (c != nullptr && cc.params.empty()) cc.params = c->outcome->params;
       cc.medians.push_back(c ? std::optional<double>(c->stats->median) : std::nullopt);
+      if (c == nullptr) {
+        cc.variations.push_back(std::nullopt);
+        continue;
+      }
+      // The timer of pass 0 in iteration order: the values the case's statistics come from.
+      auto series = store_.GetCaseSeries(details[k].run->id, 0, c->outcome->index, 0);
+      if (!series.ok()) return series.error();
+      cc.variations.push_back(JudgeVariation(*series, out.jobs[k].measured, max_cv));
     }
+    auto unstable = [&](std::size_t k) {
+      return cc.variations[k] && cc.variations[k]->stability == "unstable";
+    };
     const TimedCase* base = per_job[0];
     for (std::size_t k = 1; k < per_job.size() && base != nullptr && cc.refused.empty(); ++k) {
       if (per_job[k] == nullptr || per_job[k]->outcome->params == base->outcome->params) continue;
@@ -344,8 +365,11 @@ Result<Comparison> LabQueries::Compare(const Caller& caller, std::span<const Job
                                    (static_cast<std::uint64_t>(k) << 56);
         ratio = BootstrapMedianRatio(a, b, seed);
       }
-      cc.verdicts.push_back(ratio && out.no_verdict.empty() ? std::string(RatioVerdict(*ratio))
-                                                            : std::string());
+      std::string verdict;
+      if (ratio && out.no_verdict.empty()) {
+        verdict = unstable(0) || unstable(k) ? "unstable" : std::string(RatioVerdict(*ratio));
+      }
+      cc.verdicts.push_back(std::move(verdict));
       cc.ratios.push_back(ratio);
     }
     out.cases.push_back(std::move(cc));

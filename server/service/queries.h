@@ -75,9 +75,12 @@ struct ComparedCase {
   std::string refused;
   std::vector<std::optional<double>> medians;        // per job; nullopt: the job lacks the case
   std::vector<std::optional<RatioInterval>> ratios;  // per job; [0] and missing cases: nullopt
-  // Per job, RatioVerdict of its ratio; "" where there is no ratio or the comparison carries no
-  // verdict (Comparison::no_verdict).
+  // Per job, RatioVerdict of its ratio, or "unstable" when the job's or the first job's timings
+  // are (Variation); "" where there is no ratio or the comparison carries no verdict
+  // (Comparison::no_verdict).
   std::vector<std::string> verdicts;
+  // Per job, how far its timings of the case can be trusted; nullopt: the job lacks the case.
+  std::vector<std::optional<Variation>> variations;
 };
 
 // One layer (operator) of a model job's graph, compared across the jobs: the timer's mean per
@@ -165,7 +168,10 @@ class LabQueries {
   // ratio of its median to the first job's with a bootstrap 95% interval over every raw sample
   // (kBootstrapResamples resamples, a fixed seed per case and job position). kNotFound for an
   // unknown job; kInvalidArgument for a job without results, or fewer than 2 or more than 8 jobs.
-  Result<Comparison> Compare(const Caller& caller, std::span<const JobId> ids);
+  // Each side of a case is judged (JudgeVariation) against `max_cv_pct` (a percentage, 0: the
+  // default of each job's kind of measurement); kInvalidArgument outside 0..1000.
+  Result<Comparison> Compare(const Caller& caller, std::span<const JobId> ids,
+                             double max_cv_pct = 0);
   Result<std::vector<BoardView>> ListBoards(const Caller& caller);
   // A case's series over time (queries_trend.cc): each job's median with a bootstrap 95% interval
   // over every timer value of the case (kBootstrapResamples resamples, a fixed seed per job), and

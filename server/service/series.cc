@@ -145,4 +145,42 @@ std::optional<MedianInterval> BootstrapMedian(std::span<const double> values, st
                         PercentileOfSorted(medians, 0.975)};
 }
 
+Variation JudgeVariation(std::span<const SeriesPoint> series, std::string_view measured,
+                         double max_cv) {
+  Variation v;
+  std::vector<double> values;
+  values.reserve(series.size());
+  for (const SeriesPoint& p : series) values.push_back(static_cast<double>(p.value));
+  const Summary s = Summarize(values);
+  v.n = s.n;
+  v.cv = s.cv;
+  if (measured == "emulated") {
+    v.stability = "exact";
+  } else {
+    v.max_cv = max_cv > 0 ? max_cv : DefaultMaxCv(measured);
+    v.stability = v.cv > v.max_cv ? "unstable" : "steady";
+  }
+  if (values.empty()) return v;
+  std::sort(values.begin(), values.end());
+  const double q1 = PercentileOfSorted(values, 0.25);
+  const double q3 = PercentileOfSorted(values, 0.75);
+  const double low = q1 - 1.5 * (q3 - q1);
+  const double high = q3 + 1.5 * (q3 - q1);
+  bool leading = true;
+  for (const SeriesPoint& p : series) {
+    const double x = static_cast<double>(p.value);
+    const bool above = x > high;
+    const bool below = x < low;
+    if (leading && above) {
+      ++v.warmup;
+    } else {
+      leading = false;
+    }
+    if (!above && !below) continue;
+    (above ? v.high_outliers : v.low_outliers) += 1;
+    if (v.outlier_iterations.size() < kListedOutliers) v.outlier_iterations.push_back(p.iteration);
+  }
+  return v;
+}
+
 }  // namespace mculab::server

@@ -8,6 +8,7 @@
 #include <optional>
 #include <random>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -80,6 +81,31 @@ struct MedianInterval {
 // BootstrapMedianRatio draws them). Deterministic for a given seed. nullopt when empty.
 std::optional<MedianInterval> BootstrapMedian(std::span<const double> values, std::uint64_t seed,
                                               int resamples = kBootstrapResamples);
+
+// How far one case's timings can be trusted (docs/http-api.md, GET /api/v1/compare): judged from
+// the timer's values of pass 0 in iteration order.
+struct Variation {
+  // "exact": an emulated count, the same work gives the same figure, nothing to judge; "steady":
+  // cv at most max_cv; "unstable": cv above it, so no ratio to another job is a verdict on speed.
+  std::string stability;
+  double cv = 0;      // stddev / |mean| of every value (common/stats.h)
+  double max_cv = 0;  // the limit it was judged by (a fraction); 0 for exact
+  std::uint64_t n = 0;
+  // Values outside Tukey's fences, [Q1 - 1.5 IQR, Q3 + 1.5 IQR]: shown, never dropped.
+  std::uint64_t low_outliers = 0, high_outliers = 0;
+  std::vector<std::uint32_t> outlier_iterations;  // the first kListedOutliers, ascending
+  // Warm-up: how many iterations from the first, in a row, lie above the upper fence (caches,
+  // branch predictors and clocks settling); 0 when the first does not.
+  std::uint32_t warmup = 0;
+};
+
+inline constexpr std::size_t kListedOutliers = 8;
+
+// Judges `series` (iteration order) measured as `measured` ("emulated", "host", "silicon")
+// against `max_cv` (a fraction; 0: DefaultMaxCv, common/stats.h). Emulated series are exact
+// whatever their cv; outliers and warm-up are counted for every kind.
+Variation JudgeVariation(std::span<const SeriesPoint> series, std::string_view measured,
+                         double max_cv = 0);
 
 // A sorted sample and draws of the median of a resample of it (see BootstrapMedianRatio).
 class ResampledMedian {

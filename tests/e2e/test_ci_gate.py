@@ -44,7 +44,7 @@ class CiGateTest(unittest.TestCase):
     def setUpClass(cls):
         if not lablib.AN547_ELF:
             raise unittest.SkipTest("no an547 runner in this build")
-        cls.lab = lablib.Lab("ci-gate", [lablib.qemu_board("an547-0")])
+        cls.lab = lablib.Lab("ci-gate", [lablib.qemu_board("an547-0"), lablib.host_board()])
         cls.lab.__enter__()
         cls.model = os.path.join(cls.lab.home, "kws.tflite")
         subprocess.run([os.path.join(lablib.BIN, "mculab-tflite-writer"), "--seed", "7",
@@ -152,6 +152,9 @@ class CiGateTest(unittest.TestCase):
             ratio = cmp["cases"][0]["ratios"][1]["ratio"]
             self.assertGreater(ratio, 1.01)
             self.assertEqual(cmp["cases"][0]["ratios"][1]["verdict"], "slower")
+            for v in cmp["cases"][0]["variation"]:
+                self.assertEqual(v["stability"], "exact", "emulated counts are never unstable")
+                self.assertIsNone(v["max_cv"])
             # Per layer: the exact counts of each layer, matched by op index, with verdicts.
             self.assertGreater(len(cmp["layers"]), 1, cmp)
             for layer in cmp["layers"]:
@@ -207,6 +210,43 @@ class CiGateTest(unittest.TestCase):
                          "--commit", "not-a-sha", check=False)
         self.assertEqual(r.returncode, 1)
         self.assertIn("commit must be 4 to 64 hex digits", r.stderr)
+
+    def test_noisy_host_cases_are_unstable_never_a_regression(self):
+        """Host timings vary: a case whose cv is above --max-cv is unstable on both sides, shown
+        as such by compare and the gate, which judges nothing then (status 4, JUnit skipped)."""
+        csv = lablib.write_csv(self.lab.home, "fc2.csv",
+                               "id,batch,input_size,output_size\n0,1,8,4\n1,1,16,8\n")
+        a, b = (self.lab.cli_json("submit", "--kind", "host", "--op", "fully_connected_s8",
+                                  "--cases", csv, "--iterations", "30", "--wait")
+                for _ in range(2))
+        self.assertEqual((a["state"], b["state"]), ("succeeded", "succeeded"))
+        default = self.lab.cli_json("compare", str(a["id"]), str(b["id"]))
+        for case in default["cases"]:
+            for v in case["variation"]:
+                self.assertIn(v["stability"], ("steady", "unstable"))
+                self.assertAlmostEqual(v["max_cv"], 0.10, msg="a host board's default limit")
+                self.assertEqual(v["n"], 30)
+                self.assertEqual(v["outliers"], v["low_outliers"] + v["high_outliers"])
+        strict = self.lab.cli_json("compare", str(a["id"]), str(b["id"]), "--max-cv", "0.0001")
+        self.assertEqual(strict, self.lab.api_json(
+            f"api/v1/compare?jobs={a['id']},{b['id']}&max_cv=0.0001"))
+        for case in strict["cases"]:
+            self.assertEqual([v["stability"] for v in case["variation"]], ["unstable"] * 2)
+            self.assertEqual(case["ratios"][1]["verdict"], "unstable")
+        text = self.lab.cli("compare", str(a["id"]), str(b["id"]), "--max-cv", "0.0001").stdout
+        self.assertIn("unstable (> 0.0001%)", text)
+        with tempfile.TemporaryDirectory() as d:
+            junit = os.path.join(d, "j.xml")
+            r = self.lab.cli("gate", str(b["id"]), "--baseline", str(a["id"]), "--max-cv",
+                             "0.0001", "--report", f"junit:{junit}", check=False)
+            self.assertEqual(r.returncode, 4, r.stdout + r.stderr)
+            self.assertIn("is unstable", r.stdout)
+            self.assertIn("every case measured by both jobs is unstable", r.stdout)
+            suite = ET.parse(junit).getroot()
+            self.assertEqual((suite.get("skipped"), suite.get("failures")), ("2", "0"))
+        r = self.lab.cli("compare", str(a["id"]), str(b["id"]), "--max-cv", "lots", check=False)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("--max-cv takes a percentage", r.stderr)
 
 
 if __name__ == "__main__":

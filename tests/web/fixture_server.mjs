@@ -183,6 +183,16 @@ export function createLab(options) {
         id: cid,
         params,
         medians: per.map((c) => (c ? c.median : null)),
+        // As the server's JudgeVariation (server/service/series.cc), without outliers: the cv
+        // against the default limit of the kind (host 10%, silicon 2%), exact when emulated.
+        variation: per.map((c, k) => {
+          if (!c) return null;
+          const kind = BOARD_KINDS[jobs[k].kind];
+          const maxCv = kind.measured === 'host' ? 0.10 : 0.02;
+          return { stability: kind.emulated ? 'exact' : c.cv > maxCv ? 'unstable' : 'steady', cv: c.cv,
+            max_cv: kind.emulated ? null : maxCv, n: c.n, outliers: 0, low_outliers: 0, high_outliers: 0,
+            outlier_iterations: [], warmup: 0 };
+        }),
         ratios: per.map((c, k) => {
           if (k === 0 || !c || !base) return null;
           return bootstrapRatio(base, caseSamples(jobs[k], c.index), 1 + cid);

@@ -6,9 +6,12 @@ import { measuredKind } from './format.js';
 //   'improvement' ratio < 1 and the interval excludes 1
 //   'unchanged'   the interval includes 1 (and, when the server gives a verdict, lies within 1%)
 //   'unclear'     the server's verdict: the interval includes 1 but is wider than 1% either side
+//   'unstable'    the server's verdict: either job's timings of the case vary more than the limit
 //   'missing'     the case is absent from one of the two jobs
-// The server's `verdict` (slower, faster, no change, unclear) is the one `mculab compare` prints.
-const SERVER_VERDICTS = { 'slower': 'regression', 'faster': 'improvement', 'no change': 'unchanged', 'unclear': 'unclear' };
+// The server's `verdict` (slower, faster, no change, unclear, unstable) is the one
+// `mculab compare` prints.
+const SERVER_VERDICTS = { 'slower': 'regression', 'faster': 'improvement', 'no change': 'unchanged',
+  'unclear': 'unclear', 'unstable': 'unstable' };
 export function classifyRatio(r) {
   if (!r || typeof r.ratio !== 'number') return 'missing';
   if (typeof r.verdict === 'string' && Object.hasOwn(SERVER_VERDICTS, r.verdict)) return SERVER_VERDICTS[r.verdict];
@@ -25,6 +28,7 @@ export const VERDICT_TEXT = {
   improvement: '▼ faster (significant)',
   unchanged: '≈ no significant change',
   unclear: '? unclear (the 95% interval holds 1 but is wide)',
+  unstable: '~ unstable (timings vary too much to judge)',
   missing: 'case missing',
   instructions: 'ratio of instruction counts (no speed verdict)',
 };
@@ -90,7 +94,28 @@ export function ratioRefusal(res) {
 
 // Per job column (index >= 1): how many cases got slower, faster, stayed, were missing.
 export function verdictCounts(cases, jobIndex) {
-  const counts = { regression: 0, improvement: 0, unchanged: 0, unclear: 0, missing: 0 };
+  const counts = { regression: 0, improvement: 0, unchanged: 0, unclear: 0, unstable: 0, missing: 0 };
   for (const c of cases) counts[classifyRatio(c.ratios ? c.ratios[jobIndex] : null)] += 1;
   return counts;
+}
+
+// One job's side of a case (the server's `variation`): how far its timings can be trusted, as
+// words. { text: 'cv 0.4%' | 'cv 12.3% unstable (> 10%)' | 'exact', unstable, notes: [outliers,
+// warm-up] }; null when the job lacks the case.
+export function variationSummary(v) {
+  if (!v || typeof v !== 'object') return null;
+  const pct = (x) => `${Number((x * 100).toPrecision(3))}%`;
+  const unstable = v.stability === 'unstable';
+  let text = v.stability === 'exact' ? 'exact' : `cv ${pct(Number(v.cv) || 0)}`;
+  if (unstable && typeof v.max_cv === 'number') text += ` unstable (> ${pct(v.max_cv)})`;
+  const notes = [];
+  const outliers = Number(v.outliers) || 0;
+  if (outliers > 0) {
+    const at = Array.isArray(v.outlier_iterations) ? v.outlier_iterations : [];
+    notes.push(`${outliers} outlier${outliers === 1 ? '' : 's'} of ${v.n} kept` +
+        (at.length ? ` (iteration${at.length === 1 ? '' : 's'} ${at.join(', ')}${outliers > at.length ? ', …' : ''})` : ''));
+  }
+  const warmup = Number(v.warmup) || 0;
+  if (warmup > 0) notes.push(`warm-up: the first ${warmup} iteration${warmup === 1 ? '' : 's'} above the rest`);
+  return { text, unstable, notes };
 }

@@ -92,6 +92,27 @@ TEST(RenderResults, SaysWhenFiguresAreEmulated) {
   EXPECT_EQ(RenderResults(r).find("EMULATED"), std::string::npos);
 }
 
+// A case whose cv is above the default limit of its kind (host 10%) is marked unstable, and the
+// table says what that means; an emulated count never is.
+TEST(RenderResults, MarksAnUnstableCaseByItsKindsLimit) {
+  v1::Results r = TwoCaseResults("ns");
+  r.mutable_provenance()->set_runner_version("0.1.0");
+  r.mutable_provenance()->set_port("host");
+  r.mutable_cases(0)->set_cv(0.63);
+  r.mutable_cases(1)->set_cv(0.05);
+  std::string text = RenderResults(r);
+  EXPECT_NE(text.find("63% unstable"), std::string::npos) << text;
+  EXPECT_EQ(text.find("5% unstable"), std::string::npos) << text;
+  EXPECT_NE(text.find("1 case unstable: the timings vary more than 10% (cv, the default for host"),
+            std::string::npos)
+      << text;
+  r.mutable_provenance()->set_port("stm32h7");
+  r.mutable_provenance()->set_timer_unit("cycles");
+  EXPECT_NE(RenderResults(r).find("2 cases unstable"), std::string::npos) << "silicon: 2%";
+  r.mutable_provenance()->set_emulated(true);
+  EXPECT_EQ(RenderResults(r).find("unstable"), std::string::npos) << "emulated counts are exact";
+}
+
 TEST(RenderResults, FlagsAChecksumMismatch) {
   v1::Results r = TwoCaseResults("cycles");
   r.mutable_cases(0)->set_checksum_ok(true);

@@ -254,5 +254,74 @@ TEST(RenderComparison, ShowsMediansRatiosIntervalsAndVerdicts) {
             std::string::npos);
 }
 
+// Sets each side's variation of case `k`: (stability, cv) for the baseline and the job.
+void SetVariation(v1::Comparison& c, int k, const std::string& base, double base_cv,
+                  const std::string& mine, double mine_cv, double max_cv = 0.10) {
+  for (int side = 0; side < 2; ++side) {
+    v1::Variation* v = c.mutable_cases(k)->mutable_cells(side)->mutable_variation();
+    v->set_stability(side == 0 ? base : mine);
+    v->set_cv(side == 0 ? base_cv : mine_cv);
+    v->set_max_cv(max_cv);
+    v->set_n(20);
+  }
+}
+
+// An unstable case is reported, never a regression or an improvement on its own: the other cases
+// decide; when every case is unstable nothing was judged (exit 4).
+TEST(Gate, AnUnstableCaseIsNeverARegression) {
+  v1::Comparison c = Comparison(
+      {{0, 100, 200, 2, 1.5, 2.5, "unstable"}, {1, 100, 100, 1, 0.999, 1.001, "no change"}});
+  SetVariation(c, 0, "steady", 0.02, "unstable", 0.63);
+  SetVariation(c, 1, "steady", 0.01, "steady", 0.01);
+  GateOutcome g = Gate(c, {1, 5});
+  EXPECT_EQ(g.exit_code, 0) << g.summary;
+  EXPECT_EQ(g.cases[0].outcome, "unstable");
+  EXPECT_FALSE(g.cases[0].failed);
+  EXPECT_NE(g.cases[0].message.find("cv 2% in the baseline, 63% in this job"), std::string::npos)
+      << g.cases[0].message;
+  EXPECT_NE(g.cases[0].message.find("10%"), std::string::npos) << g.cases[0].message;
+  EXPECT_NE(g.summary.find("1 case unstable, not judged"), std::string::npos) << g.summary;
+  const std::string junit = GateJUnit(g);
+  EXPECT_NE(junit.find("skipped=\"1\""), std::string::npos) << junit;
+  EXPECT_NE(junit.find("failures=\"0\""), std::string::npos) << junit;
+  EXPECT_NE(GateMarkdown(g, "http://lab/").find("| unstable |"), std::string::npos);
+  const auto doc = GateJson(g, nullptr);
+  EXPECT_EQ(doc["cases"][0]["stability"], "unstable");
+  EXPECT_EQ(doc["cases"][0]["baseline_stability"], "steady");
+
+  // The baseline's noise counts as much as the job's; the same regression on steady sides fails.
+  SetVariation(c, 0, "unstable", 0.3, "steady", 0.01);
+  EXPECT_EQ(Gate(c, {1, 5}).cases[0].outcome, "unstable");
+  SetVariation(c, 0, "steady", 0.01, "steady", 0.01);
+  EXPECT_EQ(Gate(c, {1, 5}).exit_code, kExitRegressed);
+
+  v1::Comparison all = Comparison({{0, 100, 200, 2, 1.5, 2.5, "unstable"}});
+  SetVariation(all, 0, "unstable", 0.2, "unstable", 0.4);
+  g = Gate(all, {1, std::nullopt});
+  EXPECT_EQ(g.exit_code, kExitNotCompared);
+  EXPECT_NE(g.not_compared.find("every case measured by both jobs is unstable"), std::string::npos)
+      << g.not_compared;
+}
+
+TEST(RenderComparison, ShowsEachSidesVariationOutliersAndWarmUp) {
+  v1::Comparison c = Comparison({{0, 100, 200, 2, 1.5, 2.5, "unstable"}});
+  SetVariation(c, 0, "steady", 0.004, "unstable", 0.63);
+  v1::Variation* v = c.mutable_cases(0)->mutable_cells(1)->mutable_variation();
+  v->set_high_outliers(2);
+  v->add_outlier_iterations(0);
+  v->add_outlier_iterations(7);
+  v->set_warmup(1);
+  const std::string t = RenderComparison(c);
+  EXPECT_NE(t.find("0.4%"), std::string::npos) << t;
+  EXPECT_NE(t.find("63.0% unstable (> 10%)"), std::string::npos) << t;
+  EXPECT_NE(t.find("case 0 in job 11: 2 outliers of 20 (2 high, 0 low; iterations 0, 7), kept; "
+                   "warm-up: the first 1 iteration above the rest"),
+            std::string::npos)
+      << t;
+  EXPECT_NE(t.find("unstable: the timings vary more than the limit"), std::string::npos) << t;
+  c.mutable_cases(0)->mutable_cells(0)->mutable_variation()->set_stability("exact");
+  EXPECT_EQ(VariationText(c.cases(0).cells(0).variation()), "exact");
+}
+
 }  // namespace
 }  // namespace mculab::cli

@@ -172,6 +172,58 @@ TEST(BootstrapMedianRatio, NoiseAroundTheSameMedianIsNotSignificantAndAShiftIs) 
   EXPECT_EQ(again->hi, r1->hi);
 }
 
+// The host job of issue 26: 19 iterations near 7 us and one of 31 us, the first (cv 63%).
+TEST(JudgeVariation, AHostCaseWithAWarmUpSpikeIsUnstableAndShowsItsOutlier) {
+  std::vector<std::int64_t> v(20, 7000);
+  for (std::size_t i = 1; i < v.size(); ++i) v[i] += static_cast<std::int64_t>(i % 3) * 10;
+  v[0] = 31000;
+  const Variation j = JudgeVariation(Series(v), "host");
+  EXPECT_EQ(j.stability, "unstable");
+  EXPECT_NEAR(j.cv, Summarize(std::vector<double>(v.begin(), v.end())).cv, 1e-12);
+  EXPECT_GT(j.cv, 0.5);
+  EXPECT_DOUBLE_EQ(j.max_cv, kDefaultMaxCvHost);
+  EXPECT_EQ(j.n, 20u);
+  EXPECT_EQ(j.high_outliers, 1u);
+  EXPECT_EQ(j.low_outliers, 0u);
+  EXPECT_EQ(j.outlier_iterations, std::vector<std::uint32_t>{0});
+  EXPECT_EQ(j.warmup, 1u) << "the first iteration, above the upper fence";
+  // A limit above its cv makes it steady; the outlier is still shown.
+  const Variation loose = JudgeVariation(Series(v), "host", 0.9);
+  EXPECT_EQ(loose.stability, "steady");
+  EXPECT_EQ(loose.high_outliers, 1u);
+}
+
+TEST(JudgeVariation, OutliersLaterAreNotWarmUpAndTheListIsBounded) {
+  std::vector<std::int64_t> v(100, 1000);
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] += static_cast<std::int64_t>(i % 5);
+  for (std::size_t i : {10u, 20u, 30u, 40u, 50u, 60u, 70u, 80u, 90u, 95u}) v[i] = 5000;
+  v[99] = 10;  // one low
+  const Variation j = JudgeVariation(Series(v), "silicon");
+  EXPECT_EQ(j.warmup, 0u);
+  EXPECT_EQ(j.high_outliers, 10u);
+  EXPECT_EQ(j.low_outliers, 1u);
+  EXPECT_EQ(j.outlier_iterations.size(), kListedOutliers);
+  EXPECT_EQ(j.outlier_iterations.front(), 10u);
+  EXPECT_DOUBLE_EQ(j.max_cv, kDefaultMaxCvSilicon);
+  EXPECT_EQ(j.stability, "unstable");
+}
+
+TEST(JudgeVariation, EmulatedCountsAreExactAndSteadyTimingsSteady) {
+  std::vector<std::int64_t> v(30, 123456);
+  v[0] = 130000;  // an emulated first iteration that did more work: shown, still exact
+  const Variation e = JudgeVariation(Series(v), "emulated");
+  EXPECT_EQ(e.stability, "exact");
+  EXPECT_EQ(e.max_cv, 0);
+  EXPECT_EQ(e.warmup, 1u);
+  std::vector<std::int64_t> quiet(30);
+  for (std::size_t i = 0; i < quiet.size(); ++i) quiet[i] = 5000 + static_cast<std::int64_t>(i % 4);
+  const Variation q = JudgeVariation(Series(quiet), "silicon");
+  EXPECT_EQ(q.stability, "steady");
+  EXPECT_EQ(q.high_outliers + q.low_outliers, 0u);
+  EXPECT_EQ(q.warmup, 0u);
+  EXPECT_EQ(JudgeVariation({}, "host").n, 0u);
+}
+
 TEST(BootstrapMedianRatio, UndefinedWithoutSamplesOrWithAZeroBaseMedian) {
   std::vector<double> none, zeros(5, 0), some(5, 3);
   EXPECT_FALSE(BootstrapMedianRatio(none, some, 1));

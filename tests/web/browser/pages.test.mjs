@@ -237,10 +237,17 @@ test('compare shows a ratio with its interval and a verdict for every case', asy
     const cell = rows.nth(i).locator('td.ratio');
     assert.match(await cell.locator('.ratio-value').textContent(), /^\d+\.\d{3} \[\d+\.\d{3}, \d+\.\d{3}\]$/);
     // The page's words are the server's verdict (the one `mculab compare` prints), when it gives one.
-    const words = { 'slower': /slower/, 'faster': /faster/, 'no change': /no significant change/, 'unclear': /unclear/ };
+    const words = { 'slower': /slower/, 'faster': /faster/, 'no change': /no significant change/, 'unclear': /unclear/,
+      'unstable': /unstable/ };
     const verdict = expected.cases[i].ratios[1] && expected.cases[i].ratios[1].verdict;
     assert.match(await cell.locator('.verdict-text').textContent(),
-        verdict ? words[verdict] : /slower|faster|no significant change|unclear/);
+        verdict ? words[verdict] : /slower|faster|no significant change|unclear|unstable/);
+    // Beside each median, how far its timings can be trusted: "exact" for an emulated count, else the cv.
+    const variations = await rows.nth(i).locator('.variation').allTextContents();
+    assert.equal(variations.length, expected.jobs.length);
+    expected.cases[i].variation.forEach((v, k) => {
+      assert.match(variations[k], v.stability === 'exact' ? /^ exact/ : v.stability === 'unstable' ? /^ cv [\d.]+% unstable/ : /^ cv [\d.]+%/);
+    });
   }
   if (FIXTURE) {
     // The debug build: case 0 and 3 slower, case 2 faster, case 1 the same.

@@ -1,7 +1,7 @@
 // What the compare page concludes from ratios and job flags.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { VERDICT_TEXT, classifyRatio, compareWarnings, verdictCounts } from '../../../web/js/compare_model.js';
+import { VERDICT_TEXT, classifyRatio, compareWarnings, variationSummary, verdictCounts } from '../../../web/js/compare_model.js';
 
 test('a significant ratio above 1 is a regression, below 1 an improvement', () => {
   assert.equal(classifyRatio({ ratio: 1.1, lo: 1.08, hi: 1.12, significant: true }), 'regression');
@@ -51,8 +51,8 @@ test('verdicts are counted per compared job', () => {
     { ratios: [null, { ratio: 1.2, lo: 1.1, hi: 1.3, significant: true }, { ratio: 1, lo: 0.9, hi: 1.1, significant: false }] },
     { ratios: [null, { ratio: 0.5, lo: 0.4, hi: 0.6, significant: true }, null] },
   ];
-  assert.deepEqual(verdictCounts(cases, 1), { regression: 1, improvement: 1, unchanged: 0, unclear: 0, missing: 0 });
-  assert.deepEqual(verdictCounts(cases, 2), { regression: 0, improvement: 0, unchanged: 1, unclear: 0, missing: 1 });
+  assert.deepEqual(verdictCounts(cases, 1), { regression: 1, improvement: 1, unchanged: 0, unclear: 0, unstable: 0, missing: 0 });
+  assert.deepEqual(verdictCounts(cases, 2), { regression: 0, improvement: 0, unchanged: 1, unclear: 0, unstable: 0, missing: 1 });
 });
 
 test('no ratio between jobs of different kinds or units; the server\'s reason wins', async () => {
@@ -82,4 +82,29 @@ test('emulated jobs in instructions on different board kinds get ratios but no s
   assert.equal(verdictRefusal({ verdict_refused: 'server says', jobs: [] }), 'server says');
   assert.ok(VERDICT_TEXT.instructions.includes('no speed verdict'));
   assert.ok(!/faster|slower/.test(VERDICT_TEXT.instructions));
+});
+
+test('an unstable case is never slower or faster: the server says unstable and the page says why', () => {
+  // A significant ratio whose sides vary beyond the limit: the server's verdict is "unstable".
+  assert.equal(classifyRatio({ ratio: 1.4, lo: 1.2, hi: 1.6, significant: true, verdict: 'unstable' }), 'unstable');
+  assert.match(VERDICT_TEXT.unstable, /unstable/);
+  assert.doesNotMatch(VERDICT_TEXT.unstable, /slower|faster/);
+  const counts = verdictCounts([{ ratios: [null, { ratio: 1.4, lo: 1.2, hi: 1.6, significant: true, verdict: 'unstable' }] }], 1);
+  assert.equal(counts.unstable, 1);
+  assert.equal(counts.regression, 0);
+});
+
+test('a variation in words: exact, cv, unstable with its limit, outliers kept and warm-up', () => {
+  assert.equal(variationSummary(null), null);
+  assert.deepEqual(variationSummary({ stability: 'exact', cv: 0, max_cv: null, n: 20, outliers: 0, warmup: 0 }),
+      { text: 'exact', unstable: false, notes: [] });
+  assert.equal(variationSummary({ stability: 'steady', cv: 0.004, max_cv: 0.1, n: 20 }).text, 'cv 0.4%');
+  const noisy = variationSummary({ stability: 'unstable', cv: 0.63, max_cv: 0.1, n: 20, outliers: 1,
+    high_outliers: 1, low_outliers: 0, outlier_iterations: [0], warmup: 1 });
+  assert.equal(noisy.text, 'cv 63% unstable (> 10%)');
+  assert.equal(noisy.unstable, true);
+  assert.deepEqual(noisy.notes, ['1 outlier of 20 kept (iteration 0)', 'warm-up: the first 1 iteration above the rest']);
+  const many = variationSummary({ stability: 'steady', cv: 0.01, max_cv: 0.02, n: 100, outliers: 10,
+    outlier_iterations: [1, 2, 3, 4, 5, 6, 7, 8], warmup: 0 });
+  assert.equal(many.notes[0], '10 outliers of 100 kept (iterations 1, 2, 3, 4, 5, 6, 7, 8, …)');
 });

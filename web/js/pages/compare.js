@@ -1,7 +1,7 @@
 // Compare page: two or more jobs, per case the ratio of medians to the first job with its 95%
 // interval; significant regressions and improvements marked by class and by words.
 import { apiGet, describeApiError } from '../api.js';
-import { VERDICT_TEXT, classifyRatio, compareWarnings, ratioRefusal, verdictCounts, verdictRefusal } from '../compare_model.js';
+import { VERDICT_TEXT, classifyRatio, compareWarnings, ratioRefusal, variationSummary, verdictCounts, verdictRefusal } from '../compare_model.js';
 import { h, measuredBadge, messageBox, replaceChildren, scrollTable } from '../dom.js';
 import { formatNumber, formatRatio, paramsText } from '../format.js';
 import { appendLayerCompare } from '../layer_view.js';
@@ -64,6 +64,7 @@ function summaryList(res) {
         h('span', { class: 'verdict-improvement' }, `${c.improvement} faster`), ', ',
         `${c.unchanged} without significant change`,
         c.unclear ? `, ${c.unclear} unclear` : '',
+        c.unstable ? h('span', { class: 'verdict-unstable' }, `, ${c.unstable} unstable`) : '',
         c.missing ? `, ${c.missing} missing` : ''));
   }
   return list;
@@ -100,13 +101,22 @@ function casesTable(res, refused, noVerdict) {
           h('span', { class: 'ratio-value' }, formatRatio(r)), ' ',
           h('span', { class: 'verdict-text' }, VERDICT_TEXT[verdict])));
     }
-    for (let k = 0; k < res.jobs.length; k++) tr.append(h('td', { class: 'num' }, formatNumber(medians[k])));
+    const variations = c.variation || [];
+    for (let k = 0; k < res.jobs.length; k++) {
+      const v = variationSummary(variations[k]);
+      tr.append(h('td', { class: 'num' },
+          formatNumber(medians[k]),
+          v ? h('span', { class: ['variation', v.unstable ? 'variation-unstable' : ''], dataset: { stability: variations[k].stability } },
+              ` ${v.text}`, v.notes.length ? ` · ${v.notes.join('; ')}` : '') : ''));
+    }
     body.append(tr);
   }
   const table = h('table', { class: 'data compare', id: 'compare-table' }, h('thead', {}, head), body);
   return [
     refused ? h('p', { class: 'table-note' }, 'Medians side by side; no ratio (see above).') : h('p', { class: 'table-note' }, 'Ratio = median of the job / median of the baseline (above 1 is slower), ' +
-        'with a bootstrap 95% interval; significant when the interval excludes 1.'),
+        'with a bootstrap 95% interval; significant when the interval excludes 1. Beside each median its cv ' +
+        '(stddev / mean; "exact" for emulated counts): a case whose cv is above the limit is unstable and gets no verdict; ' +
+        'outliers are counted and kept.'),
     scrollTable(table, 'per-case ratios'),
   ];
 }
