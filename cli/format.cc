@@ -161,6 +161,12 @@ std::string CsvCell(const std::string& s) {
 std::string ExportFullCsv(const mculab::v1::Results& r) {
   const ExportUnit u = ExportUnitFor(r.provenance().timer_unit());
   const bool custom = !r.job().firmware_artifact().empty();
+  // Stability as the comparison judges it (docs/ci.md): exact for an emulated count, else the
+  // timer's cv against the job's --max-cv or its kind's default.
+  const std::string measured =
+      !r.measured().empty() ? r.measured() : MeasuredKindOf(r.provenance());
+  const double max_cv =
+      r.job().max_cv_pct() > 0 ? r.job().max_cv_pct() / 100 : DefaultMaxCv(measured);
   // The counted events, in the order they first appear.
   std::vector<std::string> events;
   for (const auto& c : r.counters()) {
@@ -172,7 +178,7 @@ std::string ExportFullCsv(const mculab::v1::Results& r) {
   out += ",n";
   for (const char* s : {"min", "median", "mean", "p90", "p99", "stddev"})
     out += "," + std::string(s) + "_" + u.unit;
-  out += ",cv_percent,overhead_" + u.unit;
+  out += ",cv_percent,stability,overhead_" + u.unit;
   for (const auto& e : events) out += "," + CsvCell(e + "_median_count");
   out += ",checksum\n";
   for (const auto& c : r.cases()) {
@@ -184,6 +190,10 @@ std::string ExportFullCsv(const mculab::v1::Results& r) {
     for (double v : {c.min(), c.median(), c.mean(), c.p90(), c.p99(), c.stddev()})
       out += "," + (ran ? CsvNumber(v, u.divide_by) : std::string());
     out += "," + (ran ? CsvNumber(c.cv() * 100.0) : std::string());
+    out += std::string(",") + (!ran                     ? ""
+                               : measured == "emulated" ? "exact"
+                               : c.cv() > max_cv        ? "unstable"
+                                                        : "steady");
     out += "," + (ran ? CsvNumber(c.overhead(), u.divide_by) : std::string());
     for (const auto& e : events) {
       std::string cell;
@@ -303,6 +313,15 @@ std::string RenderResults(const mculab::v1::Results& r, std::int64_t now_ms) {
     if (!j.branch().empty()) out << " branch " << j.branch();
     if (!j.url().empty()) out << " " << j.url();
     out << "\n";
+  }
+  if (j.reruns() > 0) {
+    out << "reruns: " << j.reruns_done() << " of " << j.reruns() << " while a case's cv is above ";
+    if (j.max_cv_pct() > 0) {
+      out << j.max_cv_pct() << "%\n";
+    } else {
+      out << "the default (" << kDefaultMaxCvHost * 100 << "% host, " << kDefaultMaxCvSilicon * 100
+          << "% silicon)\n";
+    }
   }
   if (!j.message().empty()) out << "message: " << j.message() << "\n";
   if (j.state() == "queued" && j.wait().position() > 0)

@@ -79,6 +79,12 @@ int Main(int argc, char** argv) {
             return set.ok() ? std::string() : set.error().message;
           },
           "fast|reference", "kernel set"));
+  submit
+      ->add_option("--reruns", so.reruns,
+                   "run the job again on the same board, up to N times, while a case's timings "
+                   "vary more than --max-cv (every run's samples are kept; emulated counts are "
+                   "exact and never rerun)")
+      ->check(CLI::Range(0, 5));
   submit->add_flag("--wait", so.wait, "follow the job and print its results");
   submit->add_flag("--json", so.json, "print JSON");
   submit->add_option("--commit", so.commit,
@@ -103,8 +109,9 @@ int Main(int argc, char** argv) {
                     "suspicious speed-up)");
     cmd->add_option("--max-cv", g.max_cv,
                     "a case whose timings vary more than this percentage (cv) in either job is "
-                    "unstable: reported, never a regression or improvement (default: 10 on a "
-                    "host board, 2 on silicon; emulated counts are exact)");
+                    "unstable: reported, never a regression or improvement, and rerun with "
+                    "submit --reruns (default: 10 on a host board, 2 on silicon; emulated "
+                    "counts are exact)");
     cmd->add_option("--report", g.reports,
                     "write a report: junit:FILE, markdown:FILE or json:FILE (repeatable)");
     cmd->add_option("--web-url", g.web_url,
@@ -270,7 +277,9 @@ int Main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // --help and --version exit 0; any other flag error is bad usage, status 2 (docs/ci.md), not
+    // CLI11's own codes (105 for a value out of range), which a CI script would not expect.
+    return app.exit(e) == 0 ? 0 : 2;
   }
 
   sigset_t hold_signals;

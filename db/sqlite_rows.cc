@@ -10,7 +10,7 @@ const char* const kJobCols =
     "j.finished_ms, j.message, j.assigned_board, j.last_run_id, COALESCE(r.progress_done, 0), "
     "j.priority, j.firmware_artifact, j.blob_artifact, j.tags, j.origin, j.kernels, "
     "COALESCE(r.kernel_set, ''), j.model_name, j.model_sha256, j.model_summary, j.commit_sha, "
-    "j.branch, j.code_url "
+    "j.branch, j.code_url, j.reruns, j.max_cv_pct, j.reruns_done "
     "FROM jobs j LEFT JOIN runs r ON r.id = j.last_run_id ";
 
 Result<Job> ReadJob(Use& u) {
@@ -54,6 +54,9 @@ Result<Job> ReadJob(Use& u) {
   j.commit = u.Text(30);
   j.branch = u.Text(31);
   j.url = u.Text(32);
+  j.reruns = u.U32(33);
+  j.max_cv_pct = u.Real(34);
+  j.reruns_done = u.U32(35);
   return j;
 }
 

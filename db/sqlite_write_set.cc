@@ -40,7 +40,7 @@ const std::string kUpsertRun =
     "seed=excluded.seed, kernel_set=excluded.kernel_set";
 const std::string kUpdateJob =
     "UPDATE jobs SET state=?, attempts=?, started_ms=?, finished_ms=?, message=?, "
-    "assigned_board=?, last_run_id=? WHERE id=?";
+    "assigned_board=?, last_run_id=?, board=?, reruns_done=? WHERE id=?";
 const std::string kInsertTransition =
     "INSERT INTO job_transitions(job_id, from_state, to_state, reason, actor, time_ms) "
     "VALUES(?,?,?,?,?,?)";
@@ -71,7 +71,8 @@ const std::string kInsertJob =
     "num_cases, cases_artifact, timeout_s, attempts, created_ms, started_ms, finished_ms, "
     "message, assigned_board, last_run_id, priority, firmware_artifact, blob_artifact, "
     "tags, origin, kernels, model_name, model_sha256, model_summary, commit_sha, branch, "
-    "code_url) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+    "code_url, reruns, max_cv_pct, reruns_done) "
+    "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
 const std::string kReserveIds =
     "INSERT INTO id_reservations(name, last) VALUES(?, ?) "
     "ON CONFLICT(name) DO UPDATE SET last = MAX(last, excluded.last)";
@@ -109,6 +110,7 @@ Status SqliteStore::ApplyWriteSet(const WriteSet& ws, WriteOutcome* outcome) {
       u.Bind(std::string(job.reference_kernels ? "reference" : "fast"));
       u.Bind(job.model_name).Bind(job.model_sha256).Bind(job.model_summary);
       u.Bind(job.commit).Bind(job.branch).Bind(job.url);
+      u.Bind(job.reruns).Bind(job.max_cv_pct).Bind(job.reruns_done);
       if (Status s = u.Exec("storing job"); !s.ok()) return s;
     }
     for (std::size_t i = 0; i < n.cases.size(); ++i) {
@@ -159,7 +161,8 @@ Status SqliteStore::ApplyWriteSet(const WriteSet& ws, WriteOutcome* outcome) {
   for (const Job& j : ws.jobs) {
     Use u(w.Statement(kUpdateJob));
     u.Bind(server::JobStateName(j.state)).Bind(j.attempts).Bind(j.started_ms);
-    u.Bind(j.finished_ms).Bind(j.message).Bind(j.assigned_board).Bind(j.last_run_id).Bind(j.id);
+    u.Bind(j.finished_ms).Bind(j.message).Bind(j.assigned_board).Bind(j.last_run_id);
+    u.Bind(j.board).Bind(j.reruns_done).Bind(j.id);
     if (Status s = u.Exec("updating job"); !s.ok()) return s;
   }
   for (const JobTransition& t : ws.transitions) {

@@ -43,6 +43,8 @@ struct SubmitOptions {
   // The code the job measures (defaults from the CI's variables: CodeRefsFromCi, cli/gate.h).
   std::string commit, branch, url;
   unsigned iterations = 20, warmup = 2, timeout_s = 0;
+  // --reruns N: run again on the same board while a case is unstable (above gate.max_cv).
+  unsigned reruns = 0;
   bool wait = false, json = false;
   GateOptions gate;  // gate.baseline set: compare the finished job with it (needs --wait)
 };

@@ -112,6 +112,12 @@ int CmdSubmit(Client& c, const SubmitOptions& o) {
   req.set_timeout_s(o.timeout_s);
   req.set_priority(o.priority);
   req.set_kernels(o.kernels);
+  req.set_reruns(o.reruns);
+  if (!o.gate.max_cv.empty()) {
+    auto cv = ParsePercent(o.gate.max_cv, "--max-cv");
+    if (!cv.ok()) throw UsageError{cv.error().message};
+    req.set_max_cv_pct(*cv);
+  }
   for (std::string& e : SplitList(o.events)) req.add_events(std::move(e));
   v1::SubmitJobReply rep;
   auto ctx = c.Context();

@@ -62,6 +62,9 @@ void AddJob(const v1::Job& job, bool emulated, const std::string& measured, Json
   j["commit"] = job.commit();
   j["branch"] = job.branch();
   j["url"] = job.url();
+  j["reruns"] = job.reruns();
+  j["max_cv_pct"] = job.max_cv_pct();
+  j["reruns_done"] = job.reruns_done();
   j["model_sha256"] = job.model_sha256();
   j["model_summary"] = job.model_summary();
   if (job.wait().position() > 0) {

@@ -110,6 +110,12 @@ struct Job {
   // `--kernels reference`: the runner runs its reference kernels instead of its fastest set.
   bool reference_kernels = false;
   std::uint32_t timeout_s = 0;
+  // `--reruns N`: a succeeded run with a case whose timer varies more than `max_cv_pct` (0: the
+  // default of its kind of measurement, common/stats.h) is run again on the same board, at most
+  // `reruns` times; `reruns_done` counts those runs. Emulated counts are exact: never rerun.
+  std::uint32_t reruns = 0;
+  double max_cv_pct = 0;
+  std::uint32_t reruns_done = 0;
   std::uint32_t attempts = 0;  // runs started (incremented on every assignment)
   std::int64_t created_ms = 0;
   std::int64_t started_ms = 0;   // latest entry into running
@@ -148,7 +154,8 @@ Result<JobTransition> ApplyTransition(Job& job, JobState to, std::string reason,
                                       std::int64_t now_ms);
 
 // Where an infrastructure failure sends a job that is on a board: back to queued while it has
-// attempts left (attempts < max_attempts), otherwise failed.
+// attempts left (attempts < max_attempts, the reruns of unstable cases not counted), otherwise
+// failed.
 JobState AfterInfraFailure(const Job& job, std::uint32_t max_attempts);
 
 }  // namespace mculab::server

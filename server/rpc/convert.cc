@@ -25,6 +25,8 @@ SubmitRequest FromProto(const v1::SubmitJobRequest& m) {
   r.commit = m.commit();
   r.branch = m.branch();
   r.url = m.url();
+  r.reruns = m.reruns();
+  r.max_cv_pct = m.max_cv_pct();
   r.timeout_s = m.timeout_s();
   r.priority = ParseJobPriority(m.priority()).value_or(JobPriority::kNormal);
   r.events.assign(m.events().begin(), m.events().end());
@@ -119,6 +121,9 @@ void ToProto(const Job& j, v1::Job* out) {
   out->set_commit(j.commit);
   out->set_branch(j.branch);
   out->set_url(j.url);
+  out->set_reruns(j.reruns);
+  out->set_max_cv_pct(j.max_cv_pct);
+  out->set_reruns_done(j.reruns_done);
   for (const auto& [k, val] : j.tags) (*out->mutable_tags())[k] = val;
   if (j.wait.position > 0) ToProto(j.wait, out->mutable_wait());
   out->set_priority(std::string(JobPriorityName(j.priority)));

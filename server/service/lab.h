@@ -82,6 +82,7 @@ namespace mculab::server {
 
 inline constexpr std::uint32_t kMaxIterations = 100'000;
 inline constexpr std::uint32_t kMaxWarmup = 100'000;
+inline constexpr std::uint32_t kMaxReruns = 5;
 inline constexpr std::size_t kMaxCases = 10'000;
 inline constexpr std::uint32_t kMaxTimeoutS = 7 * 24 * 3600;
 // How often open streams' tokens are checked against the store (a revocation made by
@@ -108,6 +109,9 @@ struct SubmitRequest {
   std::string model_name;
   // The code it measures (`--commit`, `--branch`, `--url`): checked by CheckCodeRefs.
   std::string commit, branch, url;
+  // `--reruns N --max-cv PCT` (Job::reruns): at most kMaxReruns; max_cv_pct 0..1000 (0: default).
+  std::uint32_t reruns = 0;
+  double max_cv_pct = 0;
   std::vector<std::string> events;          // counter events besides cycles
   std::map<std::string, std::string> tags;  // board tags the job needs (cpu=cortex-m55)
   // The kernel set (common/kernel_set.h): "fast" or empty for the runner's fastest, "reference".

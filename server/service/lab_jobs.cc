@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <future>
 #include <limits>
 
@@ -116,6 +117,15 @@ Status Lab::ValidateSubmit(const SubmitRequest& r) const {
     return invalid(fmt::format("timeout must be at most {} s, got {}", kMaxTimeoutS, r.timeout_s));
   }
   if (r.label.size() > 256) return invalid("label is longer than 256 characters");
+  if (r.reruns > kMaxReruns) {
+    return invalid(fmt::format("reruns must be between 0 and {}, got {}", kMaxReruns, r.reruns));
+  }
+  if (!std::isfinite(r.max_cv_pct) || r.max_cv_pct < 0 || r.max_cv_pct > 1000) {
+    return invalid(
+        fmt::format("max_cv must be a percentage from 0 to 1000 (0: the default of each kind of "
+                    "measurement), got {}",
+                    r.max_cv_pct));
+  }
   if (Status s = ValidateCodeRefs(r.commit, r.branch, r.url); !s.ok()) return s;
   if (!r.cases_artifact.empty() && !IsArtifactHash(r.cases_artifact)) {
     return invalid("cases_artifact must be a SHA-256 in lowercase hex, got '" + r.cases_artifact +
@@ -219,6 +229,8 @@ Result<SubmitReply> Lab::Submit(const Caller& caller, SubmitRequest request) {
   for (char& c : job.commit) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   job.branch = request.branch;
   job.url = request.url;
+  job.reruns = request.reruns;
+  job.max_cv_pct = request.max_cv_pct;
   if (model) {
     job.model_name = !request.model_name.empty() ? request.model_name : model_blob->name;
     job.model_sha256 = model->model_sha256;

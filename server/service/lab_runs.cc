@@ -8,6 +8,7 @@
 #include "server/domain/health_check.h"
 #include "server/service/job_results.h"
 #include "server/service/lab.h"
+#include "server/service/results.h"
 
 namespace mculab::server {
 
@@ -70,8 +71,16 @@ void Lab::Finalize(RunId run_id) {
       CloseRunLocked(run, RunState::kWorkloadFailed, out.message, false, fx);
       break;
     case RunEnding::kOffCalibration:
-    case RunEnding::kSucceeded:
+    case RunEnding::kSucceeded: {
       if (health_check) aj.health_median = out.health_value;
+      // A case too noisy to judge runs again on the same board while the job has reruns left;
+      // this run's samples and statistics stay (the next run's statistics replace them).
+      std::vector<UnstableCase> unstable;
+      if (out.ending == RunEnding::kSucceeded && !health_check && aj.job.reruns > 0) {
+        const std::string_view measured =
+            MeasuredKind(target.provenance.emulated, IsHostRun(target.provenance));
+        unstable = UnstableCases(out.stats, measured, aj.job.max_cv_pct / 100);
+      }
       fx.writes.case_stats = std::move(out.stats);
       if (aj.job.state != JobState::kRunning) {
         (void)TransitionLocked(aj, JobState::kRunning, "implied by the run's end", actor, fx);
@@ -82,7 +91,27 @@ void Lab::Finalize(RunId run_id) {
         CloseRunLocked(run, RunState::kSucceeded, out.message, false, fx);
         break;
       }
+      if (!unstable.empty() && aj.job.reruns_done < aj.job.reruns) {
+        ++aj.job.reruns_done;
+        aj.job.board = board;  // the same board: another board's figures are another series
+        const std::string why = DescribeUnstable(unstable);
+        aj.job.message = fmt::format("rerun {} of {} on board {}: {}", aj.job.reruns_done,
+                                     aj.job.reruns, board, why);
+        (void)TransitionLocked(aj, JobState::kQueued,
+                               fmt::format("rerun {} of {}: {} (run {})", aj.job.reruns_done,
+                                           aj.job.reruns, why, run_id),
+                               "server", fx);
+        CloseRunLocked(run, RunState::kSucceeded, "rerun: " + why, false, fx);
+        spdlog::info("job {} runs again on board {} (rerun {} of {}): {}", target.job, board,
+                     aj.job.reruns_done, aj.job.reruns, why);
+        break;
+      }
       aj.job.message = out.message;
+      if (!unstable.empty()) {
+        aj.job.message += fmt::format(
+            "{}still unstable after {} rerun{}: {}", aj.job.message.empty() ? "" : "; ",
+            aj.job.reruns_done, aj.job.reruns_done == 1 ? "" : "s", DescribeUnstable(unstable));
+      }
       (void)TransitionLocked(aj, JobState::kSucceeded,
                              fmt::format("finished on board {} (run {})", board, run_id), actor,
                              fx);
@@ -90,6 +119,7 @@ void Lab::Finalize(RunId run_id) {
       spdlog::info("job {} succeeded on board {}{}", target.job, board,
                    out.message.empty() ? "" : " (" + out.message + ")");
       break;
+    }
   }
   ScheduleLocked(fx);
   CommitLocked(fx);

@@ -1,7 +1,9 @@
 #include "server/service/run_finalizer.h"
 
+#include <fmt/format.h>
 #include <malloc.h>
 
+#include "common/stats.h"
 #include "server/domain/health_check.h"
 #include "server/service/store.h"
 
@@ -12,6 +14,29 @@ RunReading RunFinalizer::Read(const FinalizeTarget& t) {
                      store_.GetCaseResults(t.run)};
   if (reading.statistics.ok() && reading.statistics->samples >= kTrimAfterSamples) malloc_trim(0);
   return reading;
+}
+
+std::vector<UnstableCase> UnstableCases(std::span<const CaseStats> stats, std::string_view measured,
+                                        double max_cv) {
+  std::vector<UnstableCase> out;
+  if (measured == "emulated") return out;
+  const double limit = max_cv > 0 ? max_cv : DefaultMaxCv(measured);
+  for (const CaseStats& s : stats) {
+    if (s.metric_index != 0 || !(s.cv > limit)) continue;
+    out.push_back(UnstableCase{s.case_index, s.cv, limit});
+  }
+  return out;
+}
+
+std::string DescribeUnstable(std::span<const UnstableCase> cases) {
+  constexpr std::size_t kNamed = 3;
+  std::string out;
+  for (std::size_t i = 0; i < cases.size() && i < kNamed; ++i) {
+    out += fmt::format("{}case {} (cv {:.1f}% > {:.4g}%)", i ? ", " : "", cases[i].case_index,
+                       cases[i].cv * 100, cases[i].max_cv * 100);
+  }
+  if (cases.size() > kNamed) out += fmt::format(" and {} more", cases.size() - kNamed);
+  return out;
 }
 
 RunEnd RunFinalizer::Judge(RunReading reading, JudgeInput in) {

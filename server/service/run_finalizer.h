@@ -9,7 +9,9 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/result.h"
@@ -65,6 +67,22 @@ struct JudgeInput {
   std::int64_t expected_health = 0;
   double health_tolerance = 0;
 };
+
+// A case whose timer (metric 0, pass 0) varied more than the limit in a succeeded run.
+struct UnstableCase {
+  std::uint32_t case_index = 0;
+  double cv = 0;      // a fraction
+  double max_cv = 0;  // the limit, a fraction
+};
+
+// The cases of `stats` (a run's, RunEnd::stats) whose timer's cv exceeds `max_cv` (a fraction;
+// 0: DefaultMaxCv of `measured`, common/stats.h), in case order; none for "emulated" (exact). The
+// same judgement as JudgeVariation (series.h) on the same values.
+std::vector<UnstableCase> UnstableCases(std::span<const CaseStats> stats, std::string_view measured,
+                                        double max_cv);
+
+// "case 2 (cv 14.2% > 10%)", and "and N more" past the first three.
+std::string DescribeUnstable(std::span<const UnstableCase> cases);
 
 class RunFinalizer {
  public:

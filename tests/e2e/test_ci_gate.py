@@ -12,6 +12,7 @@ GET /api/v1/compare serves."""
 import json
 import os
 import re
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -247,6 +248,45 @@ class CiGateTest(unittest.TestCase):
         r = self.lab.cli("compare", str(a["id"]), str(b["id"]), "--max-cv", "lots", check=False)
         self.assertEqual(r.returncode, 2)
         self.assertIn("--max-cv takes a percentage", r.stderr)
+
+    def test_a_noisy_host_case_is_rerun_on_its_board_and_stays_unstable(self):
+        """`submit --reruns 2 --max-cv 0.0001`: no host timing is that steady, so the job runs
+        three times on the same board, every run's samples are kept, and the job says which cases
+        stayed unstable; the gate calls them unstable."""
+        csv = lablib.write_csv(self.lab.home, "fc3.csv", "id,batch,input_size,output_size\n0,1,8,4\n")
+        job = self.lab.cli_json("submit", "--kind", "host", "--op", "fully_connected_s8",
+                                "--cases", csv, "--iterations", "20", "--reruns", "2",
+                                "--max-cv", "0.0001", "--wait")
+        self.assertEqual(job["state"], "succeeded")
+        self.assertEqual((job["reruns"], job["reruns_done"]), (2, 2))
+        self.assertEqual(job["attempts"], 3)
+        self.assertAlmostEqual(job["max_cv_pct"], 0.0001)
+        self.assertEqual(job["requested_board"], "host-0", "pinned to the board it ran on")
+        self.assertIn("still unstable after 2 reruns: case 0 (cv ", job["message"])
+        self.assertIn("reruns: 2 of 2 while a case's cv is above 0.0001%",
+                      self.lab.cli("show", str(job["id"])).stdout)
+        # Each run's samples are kept.
+        db = sqlite3.connect(f"file:{self.lab.db_path}?mode=ro", uri=True)
+        try:
+            runs = db.execute("SELECT id, board, state FROM runs WHERE job_id = ? ORDER BY id",
+                              (job["id"],)).fetchall()
+            self.assertEqual([(b, s) for _, b, s in runs], [("host-0", "succeeded")] * 3)
+            for run_id, _, _ in runs:
+                n = db.execute("SELECT COUNT(*) FROM samples WHERE run_id = ? AND metric = 0",
+                               (run_id,)).fetchone()[0]
+                self.assertEqual(n, 20, f"run {run_id}")
+        finally:
+            db.close()
+        base = self.lab.cli_json("submit", "--kind", "host", "--op", "fully_connected_s8",
+                                 "--cases", csv, "--iterations", "20", "--wait")
+        r = self.lab.cli("gate", str(job["id"]), "--baseline", str(base["id"]), "--max-cv",
+                         "0.0001", check=False)
+        self.assertEqual(r.returncode, 4, r.stdout + r.stderr)
+        self.assertIn("is unstable", r.stdout)
+        r = self.lab.cli("submit", "--kind", "host", "--op", "fully_connected_s8", "--cases", csv,
+                         "--reruns", "9", check=False)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("--reruns", r.stderr)
 
 
 if __name__ == "__main__":

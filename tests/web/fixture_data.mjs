@@ -127,7 +127,8 @@ function specialJobs(firstId) {
   add('hostBaseline', { kind: 'host', assigned_board: 'host-0', op: 'conv2d_s8', label: 'host baseline',
     state: 'succeeded', iterations: 200, emulated: false, message: '', _version: 0, user: 'ana' });
   add('hostSlower', { kind: 'host', assigned_board: 'host-0', op: 'conv2d_s8', label: 'host with debug build',
-    state: 'succeeded', iterations: 200, emulated: false, message: '', _version: 0, _slow: [1.25, 1.0, 0.8, 1.12], user: 'ana' });
+    state: 'succeeded', iterations: 200, emulated: false, message: '', _version: 0, _slow: [1.25, 1.0, 0.8, 1.12], user: 'ana',
+    reruns: 2, reruns_done: 1, max_cv_pct: 5 });
   add('emulated', { kind: 'corstone300-qemu', assigned_board: 'an547-0', op: 'conv2d_s8', label: 'qemu sweep',
     state: 'succeeded', iterations: 20, emulated: true, message: '', _version: 1, user: 'ben', _events: ['instructions', 'loads'] });
   add('xss', { kind: 'host', assigned_board: 'host-0', op: 'conv2d_s8', label: '<img src=x onerror=alert(1)>',

@@ -279,10 +279,17 @@ TEST(ExportFullCsv, HasEveryStatisticWithItsUnitInTheColumnNameAndNotRunCasesEmp
   ev->set_n(5);
   ev->set_median(777);
   EXPECT_EQ(ExportFullCsv(r),
-            "id,N,C,n,min_us,median_us,mean_us,p90_us,p99_us,stddev_us,cv_percent,overhead_us,"
-            "instructions_median_count,checksum\n"
-            "0,1,16,5,12,12.345,12.5,13,14,0.5,4,0.038,777,ok\n"
-            "7,2,32,,,,,,,,,,,not run\n");
+            "id,N,C,n,min_us,median_us,mean_us,p90_us,p99_us,stddev_us,cv_percent,stability,"
+            "overhead_us,instructions_median_count,checksum\n"
+            "0,1,16,5,12,12.345,12.5,13,14,0.5,4,steady,0.038,777,ok\n"
+            "7,2,32,,,,,,,,,,,,not run\n");
+  // A host case above the default 10% is unstable; the job's own --max-cv decides when given.
+  a->set_cv(0.2);
+  EXPECT_NE(ExportFullCsv(r).find(",20,unstable,"), std::string::npos) << ExportFullCsv(r);
+  r.mutable_job()->set_max_cv_pct(25);
+  EXPECT_NE(ExportFullCsv(r).find(",20,steady,"), std::string::npos) << ExportFullCsv(r);
+  r.mutable_provenance()->set_emulated(true);
+  EXPECT_NE(ExportFullCsv(r).find(",20,exact,"), std::string::npos) << ExportFullCsv(r);
 }
 
 TEST(RenderOpDescription, ListsParametersSynonymsDefaultsAndLimits) {

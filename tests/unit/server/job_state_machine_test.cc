@@ -118,6 +118,12 @@ TEST(JobStateMachine, InfraFailureRequeuesWhileAttemptsRemainThenFails) {
   EXPECT_EQ(AfterInfraFailure(job, 3), S::kFailed);
   job.attempts = 1;
   EXPECT_EQ(AfterInfraFailure(job, 1), S::kFailed);
+  // Reruns of an unstable case are runs that succeeded: not counted against max_attempts.
+  job.attempts = 3;
+  job.reruns_done = 2;
+  EXPECT_EQ(AfterInfraFailure(job, 3), S::kQueued);
+  job.attempts = 5;
+  EXPECT_EQ(AfterInfraFailure(job, 3), S::kFailed);
 }
 
 TEST(JobStateMachine, StateNamesRoundTrip) {

@@ -110,5 +110,30 @@ TEST(RunFinalizer, AWrongChecksumOnAHealthCheckIsAWrongResultFirst) {
   EXPECT_EQ(out.ending, RunEnding::kWrongResult);
 }
 
+CaseStats Cv(std::uint32_t case_index, std::uint32_t metric_index, double cv) {
+  CaseStats s = TimerOf(case_index, 10, 1000);
+  s.metric_index = metric_index;
+  s.cv = cv;
+  return s;
+}
+
+TEST(UnstableCases, TheTimersAboveTheLimitOrTheKindsDefaultAndNeverAnEmulatedCount) {
+  const std::vector<CaseStats> stats = {Cv(0, 0, 0.05), Cv(0, 1, 0.9),  // a counter: not judged
+                                        Cv(1, 0, 0.12), Cv(2, 0, 0.03)};
+  auto host = UnstableCases(stats, "host", 0);  // 10%
+  ASSERT_EQ(host.size(), 1u);
+  EXPECT_EQ(host[0].case_index, 1u);
+  EXPECT_DOUBLE_EQ(host[0].max_cv, 0.10);
+  auto silicon = UnstableCases(stats, "silicon", 0);  // 2%
+  ASSERT_EQ(silicon.size(), 3u);
+  EXPECT_EQ(DescribeUnstable(silicon),
+            "case 0 (cv 5.0% > 2%), case 1 (cv 12.0% > 2%), case 2 (cv 3.0% > 2%)");
+  EXPECT_EQ(UnstableCases(stats, "silicon", 0.2).size(), 0u);  // an explicit limit
+  EXPECT_EQ(UnstableCases(stats, "emulated", 0.01).size(), 0u);
+  std::vector<UnstableCase> many(5, UnstableCase{7, 0.5, 0.1});
+  EXPECT_EQ(DescribeUnstable(many),
+            "case 7 (cv 50.0% > 10%), case 7 (cv 50.0% > 10%), case 7 (cv 50.0% > 10%) and 2 more");
+}
+
 }  // namespace
 }  // namespace mculab::server

@@ -97,6 +97,15 @@ test('a job without counter events has no events section', fixtureOnly, async ()
   const { page, w } = await openPage(browsers.desktop.context, `job.html?id=${ids.hostBaseline}`);
   await page.locator('#cases-table tbody tr').first().waitFor();
   assert.ok(await page.locator('#events').isHidden());
+  assert.equal(await page.locator('#job-reruns').count(), 0, 'no --reruns, no reruns line');
   await w.assertClean('no events');
+  await page.close();
+});
+
+test('a job submitted with --reruns says how many reruns it made and at what cv', fixtureOnly, async () => {
+  const { page, w } = await openPage(browsers.desktop.context, `job.html?id=${ids.hostSlower}`);
+  await page.locator('#job-reruns').waitFor();
+  assert.equal(await page.locator('#job-reruns').textContent(), "1 of 2 while a case's cv is above 5%");
+  await w.assertClean('reruns');
   await page.close();
 });

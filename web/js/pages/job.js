@@ -159,6 +159,9 @@ function renderSummary() {
         ['duration', jobDuration(j, Date.now())],
         ['cases', formatCount(j.num_cases)],
         ['iterations', `${formatCount(j.iterations)} per case (+${formatCount(j.warmup)} warm-up)`],
+        ...(j.reruns > 0 ? [['reruns', h('span', { id: 'job-reruns' },
+          `${formatCount(j.reruns_done)} of ${formatCount(j.reruns)} while a case's cv is above ` +
+          (j.max_cv_pct > 0 ? `${j.max_cv_pct}%` : 'the default (10% host, 2% silicon)'))]] : []),
       ]));
 }
 
