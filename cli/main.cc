@@ -225,7 +225,9 @@ int Main(int argc, char** argv) {
                     "describe OP`)");
   trend->add_option("--case", to.case_id, "the case id (custom runners; with --job)")
       ->each([&](const std::string&) { to.has_case = true; });
-  trend->add_option("--runner", to.runner, "custom runners: the uploaded runner's file name");
+  trend->add_option("--runner", to.runner,
+                    "custom runners: the uploaded runner's file name (required with --op custom; "
+                    "--job takes it from the job)");
   trend->add_option("--model", to.model,
                     "model jobs (--op model): the model's file name (a series is one model; "
                     "--job takes it from the job)");

@@ -28,6 +28,15 @@ int CmdTrend(Client& c, const TrendOptions& o) {
       }
       req.set_model(res.job().model_name());
     }
+    // Likewise a custom runner's: never every custom job on the board kind.
+    if (o.runner.empty() && res.job().op() == "custom") {
+      if (res.runner_name().empty()) {
+        throw UsageError{"job " + std::to_string(o.job) +
+                         "'s runner upload is gone: give --runner NAME (the runner's file name as "
+                         "uploaded)"};
+      }
+      req.set_runner(res.runner_name());
+    }
     const v1::CaseStats* found = nullptr;
     for (const auto& cs : res.cases())
       if (cs.case_id() == o.case_id) found = &cs;
@@ -57,7 +66,7 @@ int CmdTrend(Client& c, const TrendOptions& o) {
       req.set_case_id(o.case_id);
     }
   }
-  req.set_runner(o.runner);
+  if (!o.runner.empty()) req.set_runner(o.runner);
   if (!o.model.empty()) req.set_model(o.model);
   req.set_user(o.user);
   req.set_label(o.label);

@@ -449,6 +449,7 @@ nlohmann::ordered_json JobListDocument(const v1::ListJobsReply& reply) {
 nlohmann::ordered_json ResultsDocument(const v1::Results& r) {
   Json j;
   AddJob(r.job(), r.emulated(), r.measured(), j);
+  j["runner_name"] = r.runner_name();
   j["provenance"] = ProvenanceJson(r);
   j["param_names"] = Strings(r.param_names());
   Json cases = Json::array();

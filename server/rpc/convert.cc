@@ -296,6 +296,7 @@ void ToProto(const JobResults& r, v1::Results* out) {
   ToProto(r.job, out->mutable_job());
   out->set_emulated(r.emulated);
   out->set_measured(r.measured);
+  out->set_runner_name(r.runner_name);
   if (r.run && r.run->started) {  // before its runner's HELLO, a run has no provenance
     const Run& run = *r.run;
     const Provenance& p = run.provenance;

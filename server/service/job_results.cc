@@ -65,6 +65,11 @@ Result<JobResults> ReadJobResults(Lab& lab, Store& store, const Caller& caller, 
     c.params = std::move((*cases)[i].params);
     out.cases.push_back(std::move(c));
   }
+  if (!j.firmware_artifact.empty()) {
+    auto artifact = store.GetArtifact(j.firmware_artifact);
+    if (!artifact.ok()) return artifact.error();
+    if (*artifact) out.runner_name = (*artifact)->name;
+  }
   auto stats = store.GetCaseStats(id);
   if (!stats.ok()) return stats.error();
   std::vector<bool> timed(out.cases.size(), false);

@@ -7,6 +7,7 @@
 
 #include "common/op_catalog.h"
 #include "common/tflite_model.h"
+#include "server/service/custom_firmware.h"
 #include "server/service/queries.h"
 
 namespace mculab::server {
@@ -57,6 +58,11 @@ Result<Trend> LabQueries::GetTrend(const Caller&, const TrendRequest& request) {
     return Invalid(
         "a series of model jobs needs the model's file name (model): two models are never one "
         "series");
+  }
+  if (q.op == kCustomOp && q.runner.empty()) {
+    return Invalid(
+        "a series of custom-runner jobs needs the runner's file name as uploaded (runner): two "
+        "runners are never one series");
   }
   if (!q.params && !q.case_id) {
     return Invalid(op != nullptr
@@ -238,8 +244,10 @@ Result<ChangedJobs> LabQueries::ComputeChangedJobs(const Caller& caller, const J
       }
       s.runner = runner;
       s.model = job.model_name;
-      // Model jobs stored before the lab kept model names form no series.
+      // Model jobs stored before the lab kept model names form no series, nor custom-runner jobs
+      // whose runner upload is gone.
       if (job.op == kModelOp && s.model.empty()) continue;
+      if (job.op == kCustomOp && s.runner.empty()) continue;
       const std::string k = key(s);
       auto it = index.find(k);
       if (it == index.end()) {

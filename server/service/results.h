@@ -53,6 +53,9 @@ struct JobResults {
   // kMeasuredSilicon.
   bool emulated = false;
   std::string measured;
+  // A custom runner's job (Job::firmware_artifact): the runner's uploaded file name, which names
+  // its series (SeriesQuery::runner); empty otherwise, or when the upload is gone.
+  std::string runner_name;
   std::vector<std::string> param_names;
   // Every case of the job in sweep order; a case's statistics are stored once the run succeeded,
   // else computed from the raw samples of a case whose every iteration is stored, else empty.

@@ -5,8 +5,9 @@ jobs with a small model, then four with a model whose convolution is 16 times th
 rebuilt runner (the same program with bytes appended: another hash, the same behaviour, the same
 file name). GET /api/v1/series finds the eight jobs in order, marks the runner change at the
 fifth and finds one change point there; `mculab trend --json` prints the same document and
-`mculab trend` the table. Operator benchmarks on the plain host board make a series of their own,
-named by a job and a case id."""
+`mculab trend` the table. Another runner's job of the same case is another series: a custom
+runner's series needs the runner's name, which `trend --job` takes from the job. Operator
+benchmarks on the plain host board make a series of their own, named by a job and a case id."""
 import json
 import os
 import shutil
@@ -61,6 +62,17 @@ class TrendTest(unittest.TestCase):
                                    "--label", f"nightly {i}", "--wait", timeout=300)
             assert res["state"] == "succeeded", res
             cls.custom.append(res["id"])
+        # Another runner (other bytes, another file name: uploads are content-addressed, so the
+        # same bytes would be trend-runner's upload) on the same case: never in its series.
+        other = os.path.join(home, "other-runner")
+        shutil.copy(lablib.EXAMPLE_RUNNER_HOST, other)
+        with open(other, "ab") as f:
+            f.write(b"\0other")
+        res = cls.lab.cli_json("submit", "--board", "host-custom", "--firmware", other,
+                               "--blob", big, "--iterations", "30", "--warmup", "2",
+                               "--label", "other", "--wait", timeout=300)
+        assert res["state"] == "succeeded", res
+        cls.other = res
         cls.ops = []
         for i in range(3):
             res = cls.lab.cli_json("submit", "--board", "host-0", "--op", "fully_connected_s8",
@@ -112,6 +124,22 @@ class TrendTest(unittest.TestCase):
         self.assertIn("(changed)", text)
         for job in self.custom:
             self.assertIn(str(job), text)
+
+    def test_two_runners_are_never_one_series(self):
+        ours = self.api("kind=host&op=custom&case=0&runner=trend-runner")
+        self.assertNotIn(self.other["id"], [j["id"] for j in ours["jobs"]])
+        theirs = self.api("kind=host&op=custom&case=0&runner=other-runner")
+        self.assertEqual([j["id"] for j in theirs["jobs"]], [self.other["id"]])
+        self.assertEqual(theirs["changes"], [])
+        status, _, body = self.lab.http_get("api/v1/series?kind=host&op=custom&case=0")
+        self.assertEqual(status, 400)
+        self.assertIn("needs the runner's file name", json.loads(body)["error"])
+        # A job names its runner, and `trend --job` takes the series from it.
+        self.assertEqual(self.other["runner_name"], "other-runner")
+        by_job = self.lab.cli_json("trend", "--job", str(self.custom[5]), "--case", "0")
+        self.assertEqual(by_job, ours)
+        by_job = self.lab.cli_json("trend", "--job", str(self.other["id"]), "--case", "0")
+        self.assertEqual(by_job, theirs)
 
     def test_an_operator_case_is_named_by_a_job_and_its_case_id(self):
         job = self.ops[-1]

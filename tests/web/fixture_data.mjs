@@ -289,8 +289,12 @@ export function jobDetail(job) {
 
 // The API's per-layer rows (proto/json/documents.cc OpsJson) of a small model: cycles and
 // instructions per layer; `convScale` scales the conv layers (a faster kernel build).
+// A layer name as TensorFlow writes them (100 characters): shown whole, never cut.
+export const LONG_LAYER_NAME =
+    'functional_1/sequential/block_3_project/Conv2D;functional_1/sequential/block_3_project_BN/FusedBatch';
+
 export function layerOps(convScale) {
-  const layers = [['CONV_2D', 'conv1', 40_000], ['DEPTHWISE_CONV_', 'dw', 12_000], ['CONV_2D', 'pw', 30_000],
+  const layers = [['CONV_2D', 'conv1', 40_000], ['DEPTHWISE_CONV_2D', 'dw', 12_000], ['CONV_2D', LONG_LAYER_NAME, 30_000],
     ['AVERAGE_POOL_2D', 'pool', 2_000], ['RESHAPE', 'flatten', 300], ['FULLY_CONNECTED', '<b>fc</b>', 1_500],
     ['SOFTMAX', 'softmax', 800]];
   const rows = [];

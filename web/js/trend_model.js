@@ -24,6 +24,7 @@ export function missingForTrend(query) {
   if (!query.op) missing.push('an op');
   if (!query.params && !query.case) missing.push("the case's parameters (or its id)");
   if (query.op === 'model' && !query.model) missing.push("the model's file name");
+  if (query.op === 'custom' && !query.runner) missing.push("the runner's file name");
   return missing.length ? `Name ${missing.join(', ')}.` : null;
 }
 
@@ -40,8 +41,10 @@ export function trendHref(job, c) {
   const query = { kind: job.kind, op: job.op };
   if (Array.isArray(c.params) && c.params.length > 0) query.params = c.params.join(',');
   else query.case = String(c.id);
-  // A model job's series is its model's (the server refuses a model series without one).
+  // A model job's series is its model's, a custom runner's its runner's (the server refuses a
+  // series of either without it).
   if (job.model_name) query.model = job.model_name;
+  if (job.op === 'custom' && job.runner_name) query.runner = job.runner_name;
   return `trend.html?${trendQueryString(query)}`;
 }
 

@@ -1451,9 +1451,14 @@ TEST_F(HttpRouterTest, BadSeriesParametersAre400AndNameTheParameter) {
   EXPECT_NE(BadRequest(base + "&params=1,8,4&limit=0").find("limit"), std::string::npos);
   EXPECT_NE(BadRequest(base + "&params=1,8,4&window=0").find("window"), std::string::npos);
   EXPECT_NE(BadRequest(base + "&params=1,8,4&min_step=-1").find("min_step"), std::string::npos);
-  // A custom runner's series is named by its case id.
-  EXPECT_NE(BadRequest("/api/v1/series?kind=host&op=custom").find("case"), std::string::npos);
-  EXPECT_EQ(GetJson("/api/v1/series?kind=host&op=custom&case=1")["jobs"].size(), 0u);
+  // A custom runner's series is named by its runner's file name and its case id.
+  EXPECT_NE(BadRequest("/api/v1/series?kind=host&op=custom&runner=r").find("case"),
+            std::string::npos);
+  EXPECT_NE(BadRequest("/api/v1/series?kind=host&op=custom&case=1")
+                .find("needs the runner's file name as uploaded (runner): two runners are never "
+                      "one series"),
+            std::string::npos);
+  EXPECT_EQ(GetJson("/api/v1/series?kind=host&op=custom&case=1&runner=r")["jobs"].size(), 0u);
 }
 
 TEST_F(HttpRouterTest, BoardsShowStateHealthQueueAndTags) {

@@ -8,6 +8,7 @@ import {
   DESKTOP, FIXTURE, PHONE, assertNoPageOverflow, fixtureControl, launch, openPage, saveTokenThroughUi,
   screenshot,
 } from './harness.mjs';
+import { LONG_LAYER_NAME } from '../fixture_data.mjs';
 
 const fixtureOnly = FIXTURE ? {} : { skip: 'needs fixture_server.mjs (MCULAB_FIXTURE=1)' };
 const sizes = {};
@@ -42,6 +43,28 @@ for (const size of ['desktop', 'phone']) {
     assert.ok(await page.locator('#layer-bars .layer-bar').first().isVisible());
     await page.locator('#layer-metric').selectOption('instructions');
     assert.match(await page.locator('#layer-bars li').first().textContent(), /32,000 instructions/);
+    // A 100-character layer name is whole, wrapped rather than cut.
+    assert.equal(LONG_LAYER_NAME.length, 100);
+    const long = page.locator('#layer-bars li').nth(2).locator('.layer-name');
+    assert.equal(await long.textContent(), LONG_LAYER_NAME);
+    assert.ok(await long.evaluate((e) => e.scrollWidth <= e.clientWidth + 1), 'the name is not clipped');
+    // The raw rows (2 events x 7 layers) wait behind a toggle, whole when opened.
+    assert.equal(await page.locator('#ops-raw').getAttribute('open'), null);
+    assert.equal(await page.locator('#ops-raw summary').textContent(), 'All 14 raw rows (one per case, layer and event)');
+    assert.equal(await page.locator('#ops-table').isVisible(), false);
+    await page.locator('#ops-raw summary').click();
+    await page.locator('#ops-table').waitFor();
+    assert.equal(await page.locator('#ops-table tbody tr').count(), 14);
+    if (size === 'desktop') {
+      const overflow = await page.locator('#ops-table').evaluate((t) => t.parentElement.scrollWidth - t.parentElement.clientWidth);
+      assert.ok(overflow <= 1, `no column of the raw rows is cut at 1280 px (${overflow} px hidden)`);
+    }
+    // The long name wraps inside its cell, over no other column.
+    const spill = await page.locator('#ops-table tbody tr').nth(2).locator('td.col-name')
+        .evaluate((td) => td.scrollWidth - td.clientWidth);
+    assert.ok(spill <= 1, `the layer name spills ${spill} px out of its cell`);
+    assert.ok((await page.locator('#ops-table tbody').textContent()).includes(LONG_LAYER_NAME));
+    assert.ok((await page.locator('#ops-table tbody').textContent()).includes('DEPTHWISE_CONV_2D'));
     await assertNoPageOverflow(page, `job ${size}`);
     await screenshot(page, `layers-job-${size}`);
     await w.assertClean(`layers job ${size}`);

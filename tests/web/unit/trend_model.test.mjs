@@ -25,7 +25,8 @@ test('the page address names the series; empty parameters are left out', () => {
 
 test('a series needs a kind, an op and the case', () => {
   assert.equal(missingForTrend({ kind: 'host', op: 'a', params: '1' }), null);
-  assert.equal(missingForTrend({ kind: 'host', op: 'custom', case: '3' }), null);
+  assert.equal(missingForTrend({ kind: 'host', op: 'custom', case: '3', runner: 'r.elf' }), null);
+  assert.match(missingForTrend({ kind: 'host', op: 'custom', case: '3' }), /runner's file name/);
   assert.match(missingForTrend({ kind: 'host' }), /an op.*parameters/);
   assert.match(missingForTrend({}), /board kind/);
   assert.match(missingForTrend({ kind: 'host', op: 'model', case: '0' }), /model's file name/);
@@ -36,8 +37,8 @@ test("a job's case links to its series by parameters, or by case id without them
   const job = { kind: 'corstone300-qemu', op: 'conv2d_s8' };
   assert.equal(trendHref(job, { id: 4, params: [1, 16, 32] }),
       'trend.html?kind=corstone300-qemu&op=conv2d_s8&params=1%2C16%2C32');
-  assert.equal(trendHref({ kind: 'host', op: 'custom' }, { id: 12, params: [] }),
-      'trend.html?kind=host&op=custom&case=12');
+  assert.equal(trendHref({ kind: 'host', op: 'custom', runner_name: 'my runner' }, { id: 12, params: [] }),
+      'trend.html?kind=host&op=custom&case=12&runner=my+runner');
   // A model job's series is its model's.
   assert.equal(trendHref({ kind: 'host', op: 'model', model_name: 'kws.tflite' }, { id: 0, params: [] }),
       'trend.html?kind=host&op=model&case=0&model=kws.tflite');

@@ -5,7 +5,7 @@
 import { apiGet, describeApiError } from '../api.js';
 import { buildCsv, buildJson, exportFileName } from '../csv.js';
 import {
-  badge, downloadLink, h, measuredBadge, messageBox, replaceChildren, scrollTable,
+  badge, cssToken, downloadLink, h, measuredBadge, messageBox, replaceChildren, scrollTable,
 } from '../dom.js';
 import {
   formatCount, formatNumber, formatPercent, formatProgress, formatTime, jobDuration, measuredKind, paramsText,
@@ -309,11 +309,20 @@ function renderOps() {
   const table = h('table', { class: 'data', id: 'ops-table' },
       h('thead', {}, h('tr', {}, columns.map((c) => h('th', { scope: 'col' }, c)))),
       h('tbody', {}, ops.map((row) => h('tr', {},
-          columns.map((c) => h('td', { class: typeof row[c] === 'number' ? 'num' : null }, cellText(row[c], c)))))));
-  replaceChildren(opsSection, h('h2', {}, 'Per-operator breakdown'), scrollTable(table, 'per-operator breakdown'));
+          columns.map((c) => h('td', { class: [`col-${cssToken(c)}`, typeof row[c] === 'number' ? 'num' : null] }, cellText(row[c], c)))))));
   document.getElementById('layers')?.remove();
   const layers = layerBarsSection(ops);  // a model's layers: bars per event, before the table
-  if (layers) opsSection.before(layers);
+  if (layers) {
+    // The bars group the profile by layer; the raw rows (one per case, layer and event: 65 for
+    // a small model) wait behind a toggle.
+    opsSection.before(layers);
+    replaceChildren(opsSection, h('h2', {}, 'Per-operator breakdown'),
+        h('details', { id: 'ops-raw' },
+            h('summary', {}, `All ${formatCount(ops.length)} raw rows (one per case, layer and event)`),
+            scrollTable(table, 'per-operator breakdown')));
+  } else {
+    replaceChildren(opsSection, h('h2', {}, 'Per-operator breakdown'), scrollTable(table, 'per-operator breakdown'));
+  }
 }
 
 function flatten(obj, prefix, out) {
