@@ -247,6 +247,23 @@ int Main(int argc, char** argv) {
       ->check(CLI::Range(0.0001, 10.0))
       ->capture_default_str();
   trend->add_flag("--json", to.json, "print the JSON document of GET /api/v1/series");
+  trend->add_flag("--follow", to.follow,
+                  "follow the series instead: each new change point is posted to the lab's "
+                  "webhooks ([notify] in the server's config)");
+  std::string follow_label, follow_branch, follow_kind;
+  uint64_t unfollow_id = 0;
+  auto* follow = app.add_subcommand(
+      "follow",
+      "post a new change point in any series of a label's or branch's jobs to the "
+      "lab's webhooks");
+  follow->add_option("--label", follow_label, "jobs whose label contains this");
+  follow->add_option("--branch", follow_branch, "jobs of this branch (exact)");
+  follow->add_option("--kind", follow_kind, "only jobs on this board kind");
+  follow->add_flag("--json", json, "print JSON");
+  auto* follows = app.add_subcommand("follows", "list your follows (an admin: everyone's)");
+  follows->add_flag("--json", json, "print JSON");
+  auto* unfollow = app.add_subcommand("unfollow", "stop following (mculab follows lists ids)");
+  unfollow->add_option("id", unfollow_id, "follow id")->required();
 
   std::string board_name, for_duration, note, lease = "30s", maintenance, reason, owner;
   bool approve = false;
@@ -337,6 +354,9 @@ int Main(int argc, char** argv) {
     if (*exp) return CmdExport(client, id, out_path, export_format);
     if (*cancel) return CmdCancel(client, id);
     if (*trend) return CmdTrend(client, to);
+    if (*follow) return CmdFollow(client, follow_label, follow_branch, follow_kind, json);
+    if (*follows) return CmdFollows(client, json);
+    if (*unfollow) return CmdUnfollow(client, unfollow_id);
     if (*compare) return CmdCompare(client, compare_ids, json, compare_max_cv);
     if (*gate) return CmdGate(client, gate_job, go);
     if (*reserve) {

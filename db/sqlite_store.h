@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "db/migrations.h"
+#include "server/service/alerts.h"
 #include "server/service/store.h"
 
 namespace mculab::db {
@@ -91,7 +92,7 @@ struct SqliteOptions {
   std::size_t max_read_connections = 4;
 };
 
-class SqliteStore final : public Store {
+class SqliteStore final : public Store, public server::FollowStore {
  public:
   // Opens (creating if needed) the database at `path`, enables WAL, applies pending migrations.
   static Result<std::unique_ptr<SqliteStore>> Open(const std::filesystem::path& path,
@@ -244,6 +245,12 @@ class SqliteStore final : public Store {
   Result<std::vector<User>> ListUsers() override;
   Result<std::optional<TokenRecord>> FindToken(const std::string& hash) override;
   Result<std::vector<TokenRecord>> ListTokens() override;
+
+  // FollowStore (sqlite_follows.cc)
+  Result<std::uint64_t> AddFollow(const server::StoredFollow& follow) override;
+  Result<std::vector<server::StoredFollow>> ListFollows() override;
+  Status DeleteFollow(std::uint64_t id) override;
+  Status SetFollowNotified(std::uint64_t id, server::JobId to) override;
 
  private:
   // Runs `apply` in the writer's transaction (on its connection) and waits for the commit.

@@ -26,10 +26,14 @@
 #include "server/http/router.h"
 #include "server/http/server.h"
 #include "server/http/static_files.h"
+#include "server/http/webhook_client.h"
 #include "server/rpc/server.h"
+#include "server/service/alerts.h"
 #include "server/service/clock.h"
 #include "server/service/config.h"
 #include "server/service/lab.h"
+#include "server/service/notifier.h"
+#include "server/service/queries.h"
 
 namespace {
 
@@ -122,6 +126,13 @@ int main(int argc, char** argv) {
       "  max_model_arena = 67108864      most RAM a model may plan on a board without ram_bytes\n"
       "  approve_new_boards = false      new boards wait for `mculab board B --approve` (unset:\n"
       "                                  true when tls_cert is set)\n"
+      "  [notify]                        alerts (change points of follows, failed gates)\n"
+      "  webhooks = [\"https://...\"]      URLs POSTed {\"text\": ...} (Slack, Matrix)\n"
+      "  timeout_ms = 5000               one POST, connect to reply\n"
+      "  max_attempts = 6                per alert and webhook, 1 s, 2 s, 4 s ... apart\n"
+      "  poll_ms = 2000                  how often follows are checked\n"
+      "  web_url = \"http://lab:8080/\"    the web page's address, for links\n"
+      "  ca_file = \"ca.pem\"              trusted certificates for https://\n"
       "  [health]\n"
       "  checks = true                   run a health check when a board's health is unknown\n"
       "  max_failures = 3                failed checks in a row that make a board bad\n"
@@ -199,8 +210,31 @@ int main(int argc, char** argv) {
   mculab::server::Lab lab(**store, clock, config, accounts, artifacts);
   if (mculab::Status s = lab.Start(); !s.ok()) return Fail(s.error().message);
 
-  auto rpc = mculab::server::rpc::RpcServer::Start(lab, **store, listen);
+  // Alerts: follows' change points and failed gates, posted to [notify] webhooks.
+  mculab::server::NotifyOptions notify;
+  notify.webhooks = config.notify_webhooks;
+  notify.timeout_ms = config.notify_timeout_ms;
+  notify.max_attempts = config.notify_max_attempts;
+  notify.ca_file = config.notify_ca_file.string();
+  mculab::server::Notifier notifier(
+      notify,
+      [ca = notify.ca_file](const std::string& url, const std::string& body,
+                            std::uint32_t timeout_ms) {
+        return mculab::server::PostJson(url, body, timeout_ms, ca);
+      },
+      clock);
+  mculab::server::LabQueries alert_queries(lab, **store);
+  mculab::server::Alerts alerts(lab, alert_queries, **store, **store, notifier, clock,
+                                {config.notify_poll_ms, config.notify_web_url});
+  alerts.Start();
+  if (notifier.enabled()) {
+    spdlog::info("alerts go to {} webhook{}", notify.webhooks.size(),
+                 notify.webhooks.size() == 1 ? "" : "s");
+  }
+
+  auto rpc = mculab::server::rpc::RpcServer::Start(lab, **store, listen, &alerts);
   if (!rpc.ok()) {
+    alerts.Stop();
     lab.Stop();
     (*store)->Close();
     return Fail(rpc.error().message);
@@ -224,6 +258,7 @@ int main(int argc, char** argv) {
         mculab::server::http::HttpServer::Start(router, http_listen, std::move(http_options));
     if (!started.ok()) {
       (*rpc)->Stop(std::chrono::seconds(0));
+      alerts.Stop();
       lab.Stop();
       (*store)->Close();
       return Fail(started.error().message);
@@ -256,6 +291,8 @@ int main(int argc, char** argv) {
   if (http) http->Stop();
   lab.Stop();  // ends watches; from now on agents' disconnects leave job states alone
   (*rpc)->Stop(std::chrono::seconds(2));
+  alerts.Stop();
+  notifier.Stop();
   (*store)->Close();  // commits every queued write
   spdlog::info("stopped");
   ::close(lock_fd);

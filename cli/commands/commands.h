@@ -90,9 +90,16 @@ struct TrendOptions {
   unsigned limit = 200, window = 3;
   double min_step = 0.01;
   bool json = false;
+  bool follow = false;  // follow the series instead of printing it (alerts)
 };
 
 int CmdTrend(Client& c, const TrendOptions& o);
+// Alerts (server/service/alerts.h): `mculab follow --label X | --branch B [--kind K]`,
+// `mculab follows`, `mculab unfollow ID`.
+int CmdFollow(Client& c, const std::string& label, const std::string& branch,
+              const std::string& kind, bool json);
+int CmdFollows(Client& c, bool json);
+int CmdUnfollow(Client& c, uint64_t id);
 
 // `mculab ops [describe OP]` and `mculab models inspect FILE`: no server needed.
 int CmdOps(bool describe, const std::string& op);

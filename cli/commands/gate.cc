@@ -134,6 +134,20 @@ int Report(Client& c, const GateOutcome& g, const nlohmann::ordered_json& compar
   else
     std::cout << RenderGate(g);
   if (g.exit_code != 0 && g.cases.empty()) std::cerr << "mculab: " << g.summary << "\n";
+  if (g.exit_code == kExitRegressed) {
+    // The lab posts a failed gate to its webhooks ([notify]); the gate's status stands either way.
+    v1::ReportGateRequest req;
+    req.set_job(g.job);
+    req.set_baseline(g.baseline);
+    req.set_summary(g.summary);
+    v1::ReportGateReply rep;
+    auto ctx = c.Context();
+    grpc::Status s = c.stub().ReportGate(ctx.get(), req, &rep);
+    if (!s.ok()) {
+      std::cerr << "mculab: warning: the lab was not told of the failed gate: " << s.error_message()
+                << "\n";
+    }
+  }
   return g.exit_code;
 }
 

@@ -6,6 +6,7 @@
 
 #include "lab.grpc.pb.h"
 #include "server/rpc/caller.h"
+#include "server/service/alerts.h"
 #include "server/service/lab.h"
 #include "server/service/queries.h"
 
@@ -15,8 +16,11 @@ class LabService final
     : public mculab::v1::Lab::WithCallbackMethod_WatchJob<mculab::v1::Lab::Service> {
  public:
   // `guard` (may be null) hears of every authenticated call's connection.
-  LabService(server::Lab& lab, server::Store& store, ConnectionGuard* guard = nullptr)
-      : lab_(lab), guard_(guard), queries_(lab, store) {}
+  // `alerts` (may be null: the alert calls then check the caller and say there is no alerts
+  // service).
+  LabService(server::Lab& lab, server::Store& store, ConnectionGuard* guard = nullptr,
+             server::Alerts* alerts = nullptr)
+      : lab_(lab), guard_(guard), queries_(lab, store), alerts_(alerts) {}
 
   grpc::Status ListBoards(grpc::ServerContext* context,
                           const mculab::v1::ListBoardsRequest* request,
@@ -64,6 +68,17 @@ class LabService final
                          mculab::v1::Series* reply) override;
   grpc::Status Compare(grpc::ServerContext* context, const mculab::v1::CompareRequest* request,
                        mculab::v1::Comparison* reply) override;
+  // lab_service_series.cc: follows of series, and failed gates, for the alerts
+  grpc::Status Follow(grpc::ServerContext* context, const mculab::v1::FollowRequest* request,
+                      mculab::v1::FollowInfo* reply) override;
+  grpc::Status ListFollows(grpc::ServerContext* context,
+                           const mculab::v1::ListFollowsRequest* request,
+                           mculab::v1::ListFollowsReply* reply) override;
+  grpc::Status Unfollow(grpc::ServerContext* context, const mculab::v1::UnfollowRequest* request,
+                        mculab::v1::UnfollowReply* reply) override;
+  grpc::Status ReportGate(grpc::ServerContext* context,
+                          const mculab::v1::ReportGateRequest* request,
+                          mculab::v1::ReportGateReply* reply) override;
 
  private:
   // The caller of a call, authenticated against the lab's accounts (rpc/caller.h). Every handler
@@ -75,6 +90,7 @@ class LabService final
   server::Lab& lab_;
   ConnectionGuard* const guard_;
   server::LabQueries queries_;  // the read side the HTTP API shares (the job history)
+  server::Alerts* const alerts_;
 };
 
 }  // namespace mculab::server::rpc

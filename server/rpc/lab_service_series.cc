@@ -1,5 +1,6 @@
 // LabService::GetSeries and Compare: the trend view and the comparison of jobs over gRPC (the
-// replies' translation is in convert.h).
+// replies' translation is in convert.h); Follow, ListFollows, Unfollow and ReportGate: the alerts
+// (server/service/alerts.h).
 #include "server/rpc/convert.h"
 #include "server/rpc/lab_service.h"
 #include "server/rpc/status.h"
@@ -27,7 +28,69 @@ TrendRequest FromProto(const v1::GetSeriesRequest& m) {
   return r;
 }
 
+void ToProto(const FollowView& v, v1::FollowInfo* out) {
+  out->set_id(v.id);
+  out->set_user(v.user);
+  out->set_description(v.description);
+  out->set_created_ms(v.created_ms);
+  out->set_notified_to(static_cast<std::uint64_t>(v.notified_to));
+}
+
+// Without an alerts service: the caller is checked as the service would, then told.
+grpc::Status NoAlerts(const Caller& caller, Role least) {
+  if (Status s = RequireRole(caller, least, "alerts"); !s.ok()) return ToGrpcStatus(s);
+  return ToGrpcStatus(MakeError(ErrorCode::kUnavailable, "this server has no alerts service"));
+}
+
 }  // namespace
+
+grpc::Status LabService::Follow(grpc::ServerContext* context, const v1::FollowRequest* request,
+                                v1::FollowInfo* reply) {
+  const Caller caller = CallerOf(*context);
+  if (alerts_ == nullptr) return NoAlerts(caller, Role::kViewer);
+  FollowSpec spec;
+  if (request->has_series()) spec.series = FromProto(request->series()).series;
+  spec.label = request->label();
+  spec.branch = request->branch();
+  spec.kind = request->kind();
+  auto view = alerts_->Follow(caller, std::move(spec));
+  if (!view.ok()) return ToGrpcStatus(view.error());
+  ToProto(*view, reply);
+  return grpc::Status::OK;
+}
+
+grpc::Status LabService::ListFollows(grpc::ServerContext* context, const v1::ListFollowsRequest*,
+                                     v1::ListFollowsReply* reply) {
+  const Caller caller = CallerOf(*context);
+  if (alerts_ == nullptr) return NoAlerts(caller, Role::kViewer);
+  auto follows = alerts_->ListFollows(caller);
+  if (!follows.ok()) return ToGrpcStatus(follows.error());
+  for (const FollowView& v : *follows) ToProto(v, reply->add_follows());
+  reply->set_webhooks(alerts_->webhooks());
+  return grpc::Status::OK;
+}
+
+grpc::Status LabService::Unfollow(grpc::ServerContext* context, const v1::UnfollowRequest* request,
+                                  v1::UnfollowReply*) {
+  const Caller caller = CallerOf(*context);
+  if (alerts_ == nullptr) return NoAlerts(caller, Role::kViewer);
+  return ToGrpcStatus(alerts_->Unfollow(caller, request->id()));
+}
+
+grpc::Status LabService::ReportGate(grpc::ServerContext* context,
+                                    const v1::ReportGateRequest* request,
+                                    v1::ReportGateReply* reply) {
+  const Caller caller = CallerOf(*context);
+  if (alerts_ == nullptr) return NoAlerts(caller, Role::kMember);
+  GateReport report;
+  report.job = static_cast<JobId>(request->job());
+  report.baseline = static_cast<JobId>(request->baseline());
+  report.summary = request->summary();
+  auto posted = alerts_->ReportGate(caller, std::move(report));
+  if (!posted.ok()) return ToGrpcStatus(posted.error());
+  reply->set_posted(*posted);
+  return grpc::Status::OK;
+}
 
 grpc::Status LabService::GetSeries(grpc::ServerContext* context,
                                    const v1::GetSeriesRequest* request, v1::Series* reply) {

@@ -132,7 +132,8 @@ int RpcServer::restarts() const {
 }
 
 Result<std::unique_ptr<RpcServer>> RpcServer::Start(server::Lab& lab, server::Store& store,
-                                                    const std::string& listen) {
+                                                    const std::string& listen,
+                                                    server::Alerts* alerts) {
   const std::size_t colon = listen.rfind(':');
   if (colon == std::string::npos || colon == 0 || colon + 1 == listen.size()) {
     return MakeError(ErrorCode::kInvalidArgument,
@@ -144,6 +145,7 @@ Result<std::unique_ptr<RpcServer>> RpcServer::Start(server::Lab& lab, server::St
   // the server runs.
   grpc::EnableDefaultHealthCheckService(true);
   std::unique_ptr<RpcServer> s(new RpcServer(lab, store));
+  s->alerts_ = alerts;
   s->tls_ = !lab.config().tls_cert.empty();
   auto port = s->Build(listen);
   if (!port.ok()) return port.error();
@@ -156,7 +158,7 @@ Result<int> RpcServer::Build(const std::string& listen) {
   const std::size_t colon = listen.rfind(':');
   auto credentials = CredentialsOf(lab_.config());
   if (!credentials.ok()) return credentials.error();
-  lab_service_ = std::make_unique<LabService>(lab_, store_, guard_.get());
+  lab_service_ = std::make_unique<LabService>(lab_, store_, guard_.get(), alerts_);
   agent_service_ = std::make_unique<AgentLinkService>(lab_, guard_.get());
   grpc::ServerBuilder builder;
   int port = 0;

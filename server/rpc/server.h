@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "common/result.h"
+#include "server/service/alerts.h"
 #include "server/service/lab.h"
 
 namespace grpc {
@@ -42,8 +43,10 @@ class RpcServer {
  public:
   // Binds `listen` (HOST:PORT; port 0 picks a free one) and starts serving. A port another
   // process holds is an error (SO_REUSEPORT is off) whose message says why binding failed.
+  // `alerts` (may be null) serves the follow and gate-report calls.
   static Result<std::unique_ptr<RpcServer>> Start(server::Lab& lab, server::Store& store,
-                                                  const std::string& listen);
+                                                  const std::string& listen,
+                                                  server::Alerts* alerts = nullptr);
   ~RpcServer();
   RpcServer(const RpcServer&) = delete;
   RpcServer& operator=(const RpcServer&) = delete;
@@ -65,6 +68,7 @@ class RpcServer {
 
   server::Lab& lab_;
   server::Store& store_;
+  server::Alerts* alerts_ = nullptr;
   std::unique_ptr<ConnectionGuard> guard_;  // outlives every server it is installed in
   mutable std::mutex mu_;                   // the server and its services, restarts_
   std::unique_ptr<LabService> lab_service_;

@@ -51,6 +51,62 @@ Status ReadTls(const toml::table& t, std::string_view origin, LabConfig& c) {
   return {};
 }
 
+// [notify]: the alerts' webhooks (server/service/alerts.h).
+Status ReadNotify(const toml::table& t, std::string_view origin, LabConfig& c) {
+  const toml::node* n = t.get("notify");
+  if (n == nullptr) return {};
+  const toml::table* nt = n->as_table();
+  if (nt == nullptr) return ConfigError(origin, "notify must be a table ([notify])");
+  for (const auto& [key, value] : *nt) {
+    const std::string_view k = key.str();
+    if (k != "webhooks" && k != "timeout_ms" && k != "max_attempts" && k != "poll_ms" &&
+        k != "web_url" && k != "ca_file") {
+      return ConfigError(origin, "unknown key 'notify." + std::string(k) +
+                                     "' (known: webhooks, timeout_ms, max_attempts, poll_ms, "
+                                     "web_url, ca_file)");
+    }
+  }
+  if (const toml::node* w = nt->get("webhooks")) {
+    const toml::array* a = w->as_array();
+    if (a == nullptr || a->size() > 16) {
+      return ConfigError(origin, "notify.webhooks must be a list of at most 16 URLs");
+    }
+    for (const toml::node& url : *a) {
+      auto v = url.value<std::string>();
+      if (!url.is_string() || !v || !(v->starts_with("http://") || v->starts_with("https://")) ||
+          v->size() > 2048) {
+        return ConfigError(origin, "notify.webhooks: each must be an http:// or https:// URL");
+      }
+      c.notify_webhooks.push_back(*v);
+    }
+  }
+  if (Status s = ReadInt(*nt, "timeout_ms", 100, 600'000, origin, c.notify_timeout_ms); !s.ok())
+    return s;
+  if (Status s = ReadInt(*nt, "max_attempts", 1, 100, origin, c.notify_max_attempts); !s.ok())
+    return s;
+  if (Status s = ReadInt(*nt, "poll_ms", 50, 3'600'000, origin, c.notify_poll_ms); !s.ok())
+    return s;
+  for (auto [key, out] : {std::pair{"web_url", &c.notify_web_url}}) {
+    if (const toml::node* u = nt->get(key)) {
+      auto v = u->value<std::string>();
+      if (!u->is_string() || !v || !(v->starts_with("http://") || v->starts_with("https://"))) {
+        return ConfigError(origin,
+                           "notify.web_url must be the web page's http:// or https:// "
+                           "address");
+      }
+      *out = *v;
+    }
+  }
+  if (const toml::node* f = nt->get("ca_file")) {
+    auto v = f->value<std::string>();
+    if (!f->is_string() || !v || v->empty()) {
+      return ConfigError(origin, "notify.ca_file must be the path of a PEM file");
+    }
+    c.notify_ca_file = *v;
+  }
+  return {};
+}
+
 // The HTTP and gRPC endpoints' caps; a per-user or per-address cap may not exceed its total.
 Status ReadNetworkCaps(const toml::table& t, std::string_view origin, LabConfig& c) {
   constexpr std::int64_t kMany = 1'000'000;
@@ -142,7 +198,8 @@ Result<LabConfig> ParseLabConfig(std::string_view toml_text, std::string_view or
         k != "http_max_event_streams_per_address" && k != "http_max_stream_pending_bytes" &&
         k != "http_header_timeout_ms" && k != "http_idle_timeout_s" &&
         k != "http_write_timeout_s" && k != "grpc_max_concurrent_streams" &&
-        k != "grpc_max_threads" && k != "max_model_arena" && k != "approve_new_boards") {
+        k != "grpc_max_threads" && k != "max_model_arena" && k != "approve_new_boards" &&
+        k != "notify") {
       return ConfigError(origin, "unknown key '" + std::string(k) +
                                      "' (known: max_artifact_bytes, default_timeout_s, "
                                      "max_attempts, heartbeat_ms, heartbeat_timeout_ms, "
@@ -161,7 +218,8 @@ Result<LabConfig> ParseLabConfig(std::string_view toml_text, std::string_view or
                                      "grpc_max_concurrent_streams, grpc_max_threads, "
                                      "grpc_max_connections, grpc_max_connections_per_address, "
                                      "grpc_reserved_connections, grpc_auth_timeout_ms, "
-                                     "max_model_arena, approve_new_boards, [health])");
+                                     "max_model_arena, approve_new_boards, [health], "
+                                     "[notify])");
     }
   }
   LabConfig c;
@@ -271,6 +329,7 @@ Result<LabConfig> ParseLabConfig(std::string_view toml_text, std::string_view or
     c.pass_cycles_tolerance = *v;
   }
   if (Status s = ReadTls(t, origin, c); !s.ok()) return s.error();
+  if (Status s = ReadNotify(t, origin, c); !s.ok()) return s.error();
   return c;
 }
 
@@ -284,7 +343,7 @@ Result<LabConfig> LoadLabConfig(const std::filesystem::path& path) {
   auto config = ParseLabConfig(ss.str(), path.string());
   if (!config.ok()) return config;
   // TLS files are relative to the config file's folder.
-  for (std::filesystem::path* p : {&config->tls_cert, &config->tls_key}) {
+  for (std::filesystem::path* p : {&config->tls_cert, &config->tls_key, &config->notify_ca_file}) {
     if (!p->empty() && p->is_relative()) *p = path.parent_path() / *p;
   }
   return config;

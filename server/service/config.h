@@ -56,6 +56,14 @@
 //                                   # `mculab board BOARD --approve` before its health check;
 //                                   # unset: true when tls_cert is set, else false
 //
+//   [notify]                        # alerts (server/service/alerts.h)
+//   webhooks = ["https://hooks.slack.com/services/..."]  # POSTed {"text": ...}; none: no alerts
+//   timeout_ms = 5000               # one POST, connect to reply
+//   max_attempts = 6                # per alert and webhook, 1 s, 2 s, 4 s, ... apart
+//   poll_ms = 2000                  # how often follows are checked for new change points
+//   web_url = "http://lab:8080/"    # the web page's address, for the alerts' links
+//   ca_file = "ca.pem"              # trusted certificates for https:// (default: the system's)
+//
 //   [health]
 //   checks = true                   # run a health-check job when a board's health is unknown
 //   max_failures = 3                # failed checks in a row that make a board bad
@@ -72,6 +80,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/result.h"
 
@@ -127,6 +136,14 @@ struct LabConfig {
   std::uint64_t max_model_arena = 64ull << 20;
   // New boards need an admin's approval; unset: whether TLS is configured (ApproveNewBoards()).
   std::optional<bool> approve_new_boards;
+
+  // [notify]
+  std::vector<std::string> notify_webhooks;
+  std::uint32_t notify_timeout_ms = 5000;
+  std::uint32_t notify_max_attempts = 6;
+  std::uint32_t notify_poll_ms = 2000;
+  std::string notify_web_url;
+  std::filesystem::path notify_ca_file;  // relative to the config file's folder
 
   bool ApproveNewBoards() const { return approve_new_boards.value_or(!tls_cert.empty()); }
 };

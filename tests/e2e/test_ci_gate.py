@@ -8,9 +8,15 @@ that CI sets them): the main branch's job, then the merge request's gated agains
 and link. A deliberately slower job (the same model on the reference kernels) fails the gate with
 the documented status 3, its JUnit file has the failure and its Markdown table names the case and
 the ratio; jobs that cannot be compared give status 4. `mculab compare --json` prints the document
-GET /api/v1/compare serves."""
+GET /api/v1/compare serves. The lab's [notify] webhook is a local HTTP listener (its first POST
+answered 503, so the alert is retried): a change point in a followed series and a failed gate
+each post an alert to it."""
+import http.server
 import json
 import os
+import shutil
+import threading
+import time
 import re
 import sqlite3
 import subprocess
@@ -40,12 +46,62 @@ def snippet_commands(title):
     return out
 
 
+class Webhook:
+    """A chat service's incoming webhook on 127.0.0.1: keeps every JSON body POSTed to it and
+    answers 503 to the first (the lab must try again), 200 to the rest."""
+
+    def __init__(self):
+        self.bodies = []
+        self.requests = 0
+        hook = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+                hook.requests += 1
+                if hook.requests == 1:
+                    self.send_response(503)
+                    self.end_headers()
+                    return
+                hook.bodies.append(json.loads(body))
+                self.send_response(200)
+                self.end_headers()
+                self.wfile.write(b"ok")
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hooks/lab"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def wait_for(self, event, key, value, timeout=30):
+        """The first alert of `event` whose mculab.KEY is VALUE, waiting for it."""
+        end = time.time() + timeout
+        while time.time() < end:
+            for b in list(self.bodies):
+                if b["mculab"].get("event") == event and b["mculab"].get(key) == value:
+                    return b
+            time.sleep(0.1)
+        raise AssertionError(f"no {event} alert with {key}={value}; got {self.bodies}")
+
+    def close(self):
+        self.server.shutdown()
+
+
 class CiGateTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         if not lablib.AN547_ELF:
             raise unittest.SkipTest("no an547 runner in this build")
-        cls.lab = lablib.Lab("ci-gate", [lablib.qemu_board("an547-0"), lablib.host_board()])
+        cls.hook = Webhook()
+        cls.config_dir = tempfile.mkdtemp(prefix="mculab-ci-gate-")
+        config = os.path.join(cls.config_dir, "server.toml")
+        cls.lab = lablib.Lab("ci-gate", [lablib.qemu_board("an547-0"), lablib.host_board()],
+                             server_args=["--config", config])
+        with open(config, "w") as f:
+            f.write(f'[notify]\nwebhooks = ["{cls.hook.url}"]\npoll_ms = 200\n'
+                    f'web_url = "{cls.lab.http_url}"\n')
         cls.lab.__enter__()
         cls.model = os.path.join(cls.lab.home, "kws.tflite")
         subprocess.run([os.path.join(lablib.BIN, "mculab-tflite-writer"), "--seed", "7",
@@ -54,6 +110,8 @@ class CiGateTest(unittest.TestCase):
     @classmethod
     def tearDownClass(cls):
         cls.lab.close()
+        cls.hook.close()
+        shutil.rmtree(cls.config_dir, ignore_errors=True)
 
     def run_snippet(self, command, ci_env, cwd):
         """Runs one snippet command through bash as the CI would: MCULAB_SERVER and MCULAB_TOKEN
@@ -170,6 +228,12 @@ class CiGateTest(unittest.TestCase):
             g = self.lab.cli("gate", str(slow["id"]), "--baseline", str(base["id"]),
                              "--max-regression", "1", check=False)
             self.assertEqual(g.returncode, 3, g.stdout + g.stderr)
+            # The failed gate was posted to the lab's webhook, with the compare page's link.
+            alert = self.hook.wait_for("gate_failed", "job", slow["id"])
+            self.assertEqual(alert["mculab"]["baseline"], base["id"])
+            self.assertIn(f"gate failed for job {slow['id']} against job {base['id']}: gate failed",
+                          alert["text"])
+            self.assertIn(f"compare.html?jobs={base['id']},{slow['id']}", alert["text"])
             g = self.lab.cli("gate", str(base["id"]), "--baseline", str(slow["id"]),
                              "--max-improvement", "5", check=False)
             self.assertEqual(g.returncode, 3, g.stdout + g.stderr)
@@ -287,6 +351,41 @@ class CiGateTest(unittest.TestCase):
                          "--reruns", "9", check=False)
         self.assertEqual(r.returncode, 2)
         self.assertIn("--reruns", r.stderr)
+
+
+    def test_a_change_point_in_a_followed_series_is_posted_to_the_webhook(self):
+        """`mculab trend ... --follow`, then three jobs on the fast kernels and three on the
+        reference kernels (exact counts: a step of more than 1%): one alert names the step."""
+        model = os.path.join(self.lab.home, "alerts.tflite")  # a series of its own
+        shutil.copy(self.model, model)
+        r = self.lab.cli("trend", "--kind", "corstone300-qemu", "--op", "model", "--case", "0",
+                         "--model", "alerts.tflite", "--follow")
+        self.assertIn("following model alerts.tflite case 0 on corstone300-qemu (follow ",
+                      r.stdout)
+        follow = self.lab.cli_json("follows", "--json")["follows"][-1]
+        jobs = []
+        for kernels in ["fast"] * 3 + ["reference"] * 3:
+            job = self.lab.cli_json("submit", "--kind", "corstone300-qemu", "--model", model,
+                                    "--iterations", "3", "--kernels", kernels, "--wait")
+            self.assertEqual(job["state"], "succeeded")
+            jobs.append(job["id"])
+        alert = self.hook.wait_for("change_point", "after_job", jobs[3])
+        self.assertEqual(alert["mculab"]["before_job"], jobs[2])
+        self.assertEqual(alert["mculab"]["follow"], follow["id"])
+        self.assertGreater(alert["mculab"]["ratio"], 1.01)
+        self.assertIn("change point in model alerts.tflite case 0 on corstone300-qemu: "
+                      f"job {jobs[2]} -> job {jobs[3]}", alert["text"])
+        self.assertIn("slower", alert["text"])
+        self.assertGreaterEqual(self.hook.requests, 2, "the first POST got 503 and was retried")
+        listed = self.lab.cli_json("follows", "--json")
+        self.assertEqual(listed["webhooks"], 1)
+        mine = [f for f in listed["follows"] if f["id"] == follow["id"]][0]
+        self.assertEqual(mine["notified_to"], jobs[3])
+        r = self.lab.cli("unfollow", str(follow["id"]))
+        self.assertIn(f"follow {follow['id']} removed", r.stdout)
+        r = self.lab.cli("unfollow", str(follow["id"]), check=False)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("no follow", r.stderr)
 
 
 if __name__ == "__main__":

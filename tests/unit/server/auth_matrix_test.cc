@@ -23,6 +23,9 @@
 #include "fakes.h"
 #include "lab.grpc.pb.h"
 #include "server/rpc/server.h"
+#include "server/service/alerts.h"
+#include "server/service/notifier.h"
+#include "server/service/queries.h"
 #include "tests/unit/server/owned_lab.h"
 
 namespace mculab::server::rpc {
@@ -121,7 +124,12 @@ class AuthMatrixTest : public ::testing::Test {
     lab_ =
         std::make_unique<mculab::server::testing::OwnedLab>(*store_, clock_, config, dir_.path());
     ASSERT_TRUE(lab_->Start().ok());
-    auto server = RpcServer::Start(*lab_, *store_, "127.0.0.1:0");
+    // The alerts as the server has them, with no webhook (nothing is posted).
+    notifier_ = std::make_unique<Notifier>(NotifyOptions{}, nullptr, clock_);
+    alert_queries_ = std::make_unique<LabQueries>(*lab_, *store_);
+    alerts_ = std::make_unique<Alerts>(*lab_, *alert_queries_, *store_, *store_, *notifier_, clock_,
+                                       AlertsOptions{});
+    auto server = RpcServer::Start(*lab_, *store_, "127.0.0.1:0", alerts_.get());
     ASSERT_TRUE(server.ok()) << server.error().message;
     server_ = std::move(*server);
   }
@@ -377,6 +385,36 @@ class AuthMatrixTest : public ::testing::Test {
                                     return lab_stub_->Compare(Context(tok).get(), req, &r);
                                   },
                                   Least("viewer")};
+    // Alerts: following reads no more than a viewer may; reporting a failed gate posts, as a
+    // member's submit does; unfollowing a follow that is not there is NOT_FOUND once allowed.
+    t["mculab.v1.Lab.Follow"] = {[&](const std::string& tok) {
+                                   v1::FollowRequest req;
+                                   req.set_branch("main");
+                                   v1::FollowInfo r;
+                                   return lab_stub_->Follow(Context(tok).get(), req, &r);
+                                 },
+                                 Least("viewer")};
+    t["mculab.v1.Lab.ListFollows"] = {[&](const std::string& tok) {
+                                        v1::ListFollowsReply r;
+                                        return lab_stub_->ListFollows(Context(tok).get(), {}, &r);
+                                      },
+                                      Least("viewer")};
+    t["mculab.v1.Lab.Unfollow"] = {[&](const std::string& tok) {
+                                     v1::UnfollowRequest req;
+                                     req.set_id(999);
+                                     v1::UnfollowReply r;
+                                     return lab_stub_->Unfollow(Context(tok).get(), req, &r);
+                                   },
+                                   Least("viewer")};
+    t["mculab.v1.Lab.ReportGate"] = {[&](const std::string& tok) {
+                                       v1::ReportGateRequest req;
+                                       req.set_job(static_cast<std::uint64_t>(done_job_));
+                                       req.set_baseline(static_cast<std::uint64_t>(done_job_));
+                                       req.set_summary("gate failed");
+                                       v1::ReportGateReply r;
+                                       return lab_stub_->ReportGate(Context(tok).get(), req, &r);
+                                     },
+                                     Least("member")};
     // Approving a new board is the admin's (host-0 waits for nothing: a precondition error).
     t["mculab.v1.Lab.ApproveBoard"] = {[&](const std::string& tok) {
                                          v1::ApproveBoardRequest req;
@@ -424,6 +462,9 @@ class AuthMatrixTest : public ::testing::Test {
   FakeClock clock_;
   std::unique_ptr<db::SqliteStore> store_;
   std::unique_ptr<mculab::server::testing::OwnedLab> lab_;
+  std::unique_ptr<Notifier> notifier_;
+  std::unique_ptr<LabQueries> alert_queries_;
+  std::unique_ptr<Alerts> alerts_;
   std::unique_ptr<RpcServer> server_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::Lab::Stub> lab_stub_;

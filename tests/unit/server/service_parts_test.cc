@@ -51,6 +51,35 @@ TEST(LabConfig, KeysOverrideTheDefaults) {
   EXPECT_EQ(c->max_attempts, 5u);
 }
 
+TEST(LabConfig, NotifyTakesWebhookUrlsAndRefusesWhatIsNotOne) {
+  auto c = ParseLabConfig(
+      "[notify]\nwebhooks = [\"https://hooks.example/a\", \"http://127.0.0.1:9/b\"]\n"
+      "timeout_ms = 2000\nmax_attempts = 3\npoll_ms = 500\nweb_url = \"http://lab:8080/\"\n"
+      "ca_file = \"ca.pem\"\n",
+      "server.toml");
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_EQ(c->notify_webhooks,
+            (std::vector<std::string>{"https://hooks.example/a", "http://127.0.0.1:9/b"}));
+  EXPECT_EQ(c->notify_timeout_ms, 2000u);
+  EXPECT_EQ(c->notify_max_attempts, 3u);
+  EXPECT_EQ(c->notify_poll_ms, 500u);
+  EXPECT_EQ(c->notify_web_url, "http://lab:8080/");
+  EXPECT_EQ(c->notify_ca_file, "ca.pem");
+  EXPECT_TRUE(ParseLabConfig("", "server.toml")->notify_webhooks.empty());
+  const std::pair<const char*, const char*> bad[] = {
+      {"[notify]\nwebhooks = [\"ftp://x\"]\n", "each must be an http:// or https:// URL"},
+      {"[notify]\nwebhooks = \"https://x\"\n", "must be a list of at most 16 URLs"},
+      {"[notify]\nwebhook = []\n", "unknown key 'notify.webhook' (known: webhooks,"},
+      {"[notify]\nmax_attempts = 0\n", "max_attempts must be between 1 and 100"},
+      {"notify = 3\n", "notify must be a table"},
+  };
+  for (const auto& [text, want] : bad) {
+    auto r = ParseLabConfig(text, "server.toml");
+    ASSERT_FALSE(r.ok()) << text;
+    EXPECT_NE(r.error().message.find(want), std::string::npos) << r.error().message;
+  }
+}
+
 // Found by fuzzing: a float where an integer belongs, however large, is refused (converting it was
 // undefined), and so is a tolerance that is not a number.
 TEST(LabConfig, FloatsAndNanAreRefusedWhereTheyDoNotBelong) {
