@@ -19,7 +19,8 @@
  *  - mem=callback (checking mode) instead counts every access in a callback: slower, and
  *    independent of the classifier;
  *  - the marker functions, found by symbol (qemu_plugin_insn_symbol, from the -kernel ELF), are
- *    not counted; their store to the marker region (markers=, default the an547's 0x60100000)
+ *    not counted; their store to the marker region (markers=, default 0x60FF0000: the an547's
+ *    and the an500's)
  *    snapshots the counters. Begin marker to end marker is exactly the instructions the runner
  *    executes between the two calls, the same on every repeat: the counts are bit-identical run
  *    to run (with -icount, interrupts arrive at the same instructions every time).
@@ -28,7 +29,7 @@
  *   out=PATH        write the lines to PATH, flushed at each iteration's end (default: QEMU's log,
  *                   which needs -d plugin)
  *   mem=inline|callback   how loads and stores are split (default inline)
- *   markers=ADDR    the marker region, 64 KiB aligned (default 0x60100000)
+ *   markers=ADDR    the marker region, 64 KiB aligned (default 0x60FF0000)
  *   begin=SYM end=SYM     the marker functions' symbols (default mculab_marker_begin/_end)
  *   events=E1+E2+...      count only these events (at most MCULAB_QC_MAX_SELECTED, '+'
  *                   separated, names as in the output's header); the output then has their
@@ -66,7 +67,7 @@ static struct {
   const char* end_sym;
   FILE* out;
   mculab_qc_tracker tracker;
-} s = {.markers = 0x60100000u, .begin_sym = "mculab_marker_begin", .end_sym = "mculab_marker_end"};
+} s = {.markers = 0x60FF0000u, .begin_sym = "mculab_marker_begin", .end_sym = "mculab_marker_end"};
 
 static void emit(const char* line) {
   if (s.out != NULL) {

@@ -1,7 +1,7 @@
 // The QEMU counting plugin's output (docs/runner-protocol.md section 8, "Output") parsed into
 // RegionCounts, and the emulated counter unit the plugin gives a QEMU board.
 //
-//   # mculab-qemu-counters 1 mem=inline markers=0x60100000
+//   # mculab-qemu-counters 1 mem=inline markers=0x60ff0000
 //   # kind case index instructions loads stores      <- the counted events, in column order
 //   iter 0 0 1296389 428185 60817
 //   op 0 0 1296000 428000 60800

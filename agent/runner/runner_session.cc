@@ -41,9 +41,10 @@ bool IsInfraError(std::uint16_t code) {
 constexpr int kMaxBadFrameLogs = 10;
 
 // What one case may report besides its samples: the runner library aggregates at most
-// MCULAB_MAX_OPS operators per case and sends one MEMORY report per case. More is a runner that
-// floods the link (it would grow the agent's batches and spool without bound): the job's failure.
-constexpr std::uint32_t kMaxOpSamplesPerCase = MCULAB_MAX_OPS;
+// MCULAB_PROTOCOL_MAX_OPS operators per case and sends one MEMORY report per case. More is a runner
+// that floods the link (it would grow the agent's batches and spool without bound): the job's
+// failure.
+constexpr std::uint32_t kMaxOpSamplesPerCase = MCULAB_PROTOCOL_MAX_OPS;
 constexpr std::uint32_t kMaxMemoryReportsPerCase = 4;
 
 std::string Seconds(std::chrono::milliseconds ms) {
@@ -314,7 +315,7 @@ void Session::HandleEvent(const FrameEvent& ev) {
           Fatal(RunOutcome::kWorkloadFailed,
                 "the runner sent more than " + std::to_string(kMaxOpSamplesPerCase) +
                     " operator profiles (OP_SAMPLE) for one case" + Where() +
-                    ": a runner aggregates at most " + std::to_string(MCULAB_MAX_OPS) +
+                    ": a runner aggregates at most " + std::to_string(MCULAB_PROTOCOL_MAX_OPS) +
                     " operators per case");
         } else {
           listener_.OnOpSample(*m);
@@ -508,10 +509,9 @@ void Session::OnCaseEnd(const CaseEnd& m) {
   r.samples = next_iteration_;
   // A custom runner's output comes from the user's runtime: the agent has no reference for it.
   // A model job's reference was computed once, before the run.
-  auto expected = cfg_.model_checksum ? Result<std::uint32_t>(*cfg_.model_checksum)
-                  : cfg_.op == MCULAB_OP_CUSTOM
-                      ? Result<std::uint32_t>(0u)
-                      : ReferenceChecksum(cfg_.op, c.params, cfg_.seed);
+  auto expected = cfg_.model_checksum           ? Result<std::uint32_t>(*cfg_.model_checksum)
+                  : cfg_.op == MCULAB_OP_CUSTOM ? Result<std::uint32_t>(0u)
+                                                : ReferenceChecksum(cfg_.op, c.params, cfg_.seed);
   if (cfg_.op == MCULAB_OP_CUSTOM && !cfg_.model_checksum) {
     r.verified = false;
   } else if (!expected) {

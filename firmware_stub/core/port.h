@@ -50,7 +50,7 @@ typedef struct {
 #define MCULAB_STACK_PAINT 0xC0FFEE11u
 
 /* The region markers' target (mculab_marker_begin/end store to it): MCULAB_MARKER_WORDS words,
- * 64 KiB aligned, defined by the port (an547: the linker script puts it in DDR at 0x60100000, RAM
+ * 64 KiB aligned, defined by the port (an547, an500: the linker script puts it in DDR at 0x60FF0000, RAM
  * that nothing else uses; host: a static array). The QEMU plugin decodes the low 16 bits of the
  * store address: word = kind << 12 | index (mculab/runner.h). */
 #define MCULAB_MARKER_WORDS 16384u

@@ -629,7 +629,9 @@ static void send_op_samples(uint16_t case_index) {
     text t = {.n = 0};
     t_str(&t, "op profile: ");
     t_u64(&t, mculab_profile_dropped());
-    t_str(&t, " op calls beyond 64 ops or 4 levels not reported, ");
+    t_str(&t, " op calls beyond ");
+    t_u64(&t, MCULAB_MAX_OPS);
+    t_str(&t, " ops or 4 levels not reported, ");
     t_u64(&t, mculab_profile_unmatched_ends());
     t_str(&t, " mculab_op_end() without a begin");
     send_log(2, &t);

@@ -237,6 +237,31 @@ class ModelLabTest(unittest.TestCase):
                 self.assertIsNone(cmp["ratio_refused"], "the same model on two kernel sets")
                 self.assertEqual([j["kernel_set"] for j in cmp["jobs"]], ["reference", "helium"])
 
+    def test_mobilenet_v2_on_every_board(self):
+        """MobileNetV2 int8 at 224x224 as PyTorch's exporter writes it (the writer's, seeded: a
+        4 MB model, 71 operators with an operator code each, 301 M MACs, a 2.6 MB arena): one
+        inference on every board, the same output everywhere, every operator profiled."""
+        path = os.path.join(self.lab.home, "mobilenet_v2.tflite")
+        subprocess.run([os.path.join(lablib.BIN, "mculab-tflite-writer"), "--mobilenet-v2", path],
+                       check=True, capture_output=True)
+        inspected = json.loads(self.lab.cli("models", "inspect", "--json", path).stdout)
+        self.assertEqual(len(inspected["layers"]), 71)
+        sums = {}
+        for board in self.board_names():
+            with self.subTest(board=board):
+                res = self.lab.cli_json("submit", "--board", board, "--model", path,
+                                        "--iterations", "1", "--wait", timeout=1200, check=False)
+                self.assertEqual(res["state"], "succeeded", f"{board}: {res.get('message')}")
+                case = res["cases"][0]
+                self.assertTrue(case["checksum_verified"] and case["checksum_ok"], board)
+                sums[board] = case["checksum"]
+                self.assertEqual(res["memory"]["runner"]["arena_used_bytes"],
+                                 inspected["arena_bytes"], board)
+                self.assertEqual(res["memory"]["runner"]["model_used_bytes"],
+                                 os.path.getsize(path), board)
+                self.assertEqual(sorted({o["op_index"] for o in res["ops"]}), list(range(71)), board)
+        self.assertEqual(len(set(sums.values())), 1, sums)
+
     @unittest.skipUnless(os.path.isdir(MODELS_DIR),
                          f"the MLPerf Tiny models are not at {MODELS_DIR} "
                          "(set MCULAB_SHARED_MODELS_DIR); the sample model still ran")

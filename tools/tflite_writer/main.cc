@@ -1,6 +1,9 @@
 // mculab-tflite-writer: writes the sample int8 network (tflite_writer.h, SampleNet) as a .tflite
 // file, e.g. for a quick-start job.
 //   mculab-tflite-writer [--seed N] [--float-io] [--long-names] [--last-op CODE] OUT.tflite
+//   mculab-tflite-writer --mobilenet-v2 [--seed N] [--resolution R] [--alpha A] OUT.tflite
+// --mobilenet-v2 writes MobileNetV2 int8 as PyTorch's exporter does (tflite_writer.h), at
+// resolution R (default 224, a multiple of 32) and width multiplier A (default 1.0).
 // --long-names makes every tensor's name 100 characters long (its own, then "/xxx...").
 // --float-io writes SampleNetFloatIO (float32 input and output around QUANTIZE and DEQUANTIZE).
 // --last-op gives the last operator (SOFTMAX) another builtin code: a model with an operator the
@@ -18,12 +21,30 @@ int main(int argc, char** argv) {
   int32_t last_op = -1;
   bool float_io = false;
   bool long_names = false;
+  bool mobilenet = false;
+  int resolution = 224;
+  float alpha = 1.0f;
   const char* out = nullptr;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--seed") == 0 && i + 1 < argc) {
       seed = static_cast<uint32_t>(std::strtoul(argv[++i], nullptr, 0));
     } else if (std::strcmp(argv[i], "--float-io") == 0) {
       float_io = true;
+    } else if (std::strcmp(argv[i], "--mobilenet-v2") == 0) {
+      mobilenet = true;
+    } else if (std::strcmp(argv[i], "--resolution") == 0 && i + 1 < argc) {
+      resolution = static_cast<int>(std::strtol(argv[++i], nullptr, 10));
+      if (resolution < 32 || resolution > 512 || resolution % 32 != 0) {
+        std::fprintf(stderr, "--resolution takes a multiple of 32 from 32 to 512, got %s\n",
+                     argv[i]);
+        return 2;
+      }
+    } else if (std::strcmp(argv[i], "--alpha") == 0 && i + 1 < argc) {
+      alpha = std::strtof(argv[++i], nullptr);
+      if (!(alpha >= 0.1f && alpha <= 2.0f)) {
+        std::fprintf(stderr, "--alpha takes a width multiplier from 0.1 to 2, got %s\n", argv[i]);
+        return 2;
+      }
     } else if (std::strcmp(argv[i], "--long-names") == 0) {
       long_names = true;
     } else if (std::strcmp(argv[i], "--last-op") == 0 && i + 1 < argc) {
@@ -38,11 +59,15 @@ int main(int argc, char** argv) {
   if (out == nullptr) {
     std::fprintf(stderr,
                  "usage: mculab-tflite-writer [--seed N] [--float-io] [--long-names] "
-                 "[--last-op CODE] OUT.tflite\n");
+                 "[--last-op CODE] OUT.tflite\n"
+                 "       mculab-tflite-writer --mobilenet-v2 [--seed N] [--resolution R] "
+                 "[--alpha A] OUT.tflite\n");
     return 2;
   }
-  mculab::tflite_writer::Model model = float_io ? mculab::tflite_writer::SampleNetFloatIO(seed)
-                                                : mculab::tflite_writer::SampleNet(seed);
+  mculab::tflite_writer::Model model =
+      mobilenet  ? mculab::tflite_writer::MobileNetV2(seed, resolution, alpha)
+      : float_io ? mculab::tflite_writer::SampleNetFloatIO(seed)
+                 : mculab::tflite_writer::SampleNet(seed);
   if (last_op >= 0) {
     model.operators.back().builtin = last_op;
     model.operators.back().options_type = 0;

@@ -1,6 +1,7 @@
 #include "tflite_writer.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <functional>
 #include <utility>
@@ -112,10 +113,10 @@ std::function<size_t(Builder&)> Ints(const std::vector<int32_t>& v) {
 }  // namespace
 
 std::vector<uint8_t> Serialize(const Model& m) {
-  // Operator codes: one per distinct builtin.
+  // Operator codes: one per distinct builtin (or one per operator).
   std::vector<int32_t> codes;
   for (const Operator& op : m.operators) {
-    if (std::find(codes.begin(), codes.end(), op.builtin) == codes.end()) {
+    if (m.code_per_operator || std::find(codes.begin(), codes.end(), op.builtin) == codes.end()) {
       codes.push_back(op.builtin);
     }
   }
@@ -167,8 +168,12 @@ std::vector<uint8_t> Serialize(const Model& m) {
                        Ref(1, Ints(m.inputs)), Ref(2, Ints(m.outputs)), Ref(3, [&](Builder& b) {
                          return WriteTables(b, m.operators.size(), [&](Builder& b, size_t i) {
                            const Operator& op = m.operators[i];
-                           const auto code = static_cast<uint32_t>(
-                               std::find(codes.begin(), codes.end(), op.builtin) - codes.begin());
+                           const auto code =
+                               m.code_per_operator
+                                   ? static_cast<uint32_t>(i)
+                                   : static_cast<uint32_t>(
+                                         std::find(codes.begin(), codes.end(), op.builtin) -
+                                         codes.begin());
                            std::vector<Field> f = {U32(0, code), Ref(1, Ints(op.inputs)),
                                                    Ref(2, Ints(op.outputs))};
                            if (op.options_type != 0) {
@@ -409,6 +414,163 @@ Model ActivationsNetFloat() {
       Operator{40, {3, 4}, {5}, 27, {{0, Option::kU8, 1}}}, Operator{21, {5}, {6}, 0, {}}};
   m.inputs = {0};
   m.outputs = {6};
+  return m;
+}
+
+Model MobileNetV2(uint32_t seed, int resolution, float alpha) {
+  Rng r(seed);
+  Model m;
+  m.code_per_operator = true;
+  auto add = [&](Tensor t) {
+    m.tensors.push_back(std::move(t));
+    return static_cast<int32_t>(m.tensors.size() - 1);
+  };
+  // torchvision's _make_divisible: the nearest multiple of 8, never 10% below.
+  auto divisible = [](float v) {
+    int n = std::max(8, (static_cast<int>(v + 4.0f) / 8) * 8);
+    if (static_cast<float>(n) < 0.9f * v) n += 8;
+    return n;
+  };
+  // The quantizations: after RELU6 [0, 6]; a projection's linear output and the sums of the
+  // residual adds about [-8, 8] and [-11, 11]; the input about [-2.4, 2.4]. `rms`: the real
+  // values' typical size, which sets the filter scales.
+  struct Q {
+    float scale;
+    int64_t zp;
+    float rms;
+  };
+  const Q relu6{6.0f / 255.0f, -128, 2.5f}, linear{8.0f / 127.0f, 0, 2.0f},
+      sum{11.0f / 127.0f, 0, 2.8f}, input_q{2.4f / 127.0f, -3, 1.0f};
+  auto name = [](const std::string& what) { return "mobilenet_v2/" + what; };
+  int pads = 0;
+  auto act = [&](std::vector<int32_t> shape, Q q, const std::string& what) {
+    return add(Activation(std::move(shape), q.scale, q.zp, name(what)));
+  };
+  // A filter [o][kh][kw][i] (or [1][kh][kw][o] for a depthwise one: quantized_dimension 3) and
+  // its int32 bias, scaled so the output's rms is about `out.rms` when the input's is `in.rms`.
+  // `channels` filter scales (1: per tensor) and `outputs` biases.
+  auto filter = [&](std::vector<int32_t> shape, int channels, int outputs, int depth, int qdim,
+                    Q in, Q out, const std::string& what) {
+    size_t n = 1;
+    for (int32_t d : shape) n *= static_cast<size_t>(d);
+    // A weight's integer rms is 127/sqrt(3); the sum of `depth` products.
+    const float lo = out.rms / (std::sqrt(static_cast<float>(depth)) * 73.3f * in.rms) / 1.5f;
+    std::vector<float> scales(static_cast<size_t>(channels));
+    for (auto& s : scales) s = r.Scale(lo);
+    const int32_t w = add(Tensor{std::move(shape), 9, Weights(r, n), scales,
+                                 std::vector<int64_t>(static_cast<size_t>(channels), 0), qdim,
+                                 name(what + "/weight")});
+    // Biases of about +-0.3 in real units, quantized as the converter does (input scale x
+    // filter scale, zero point 0).
+    std::vector<uint8_t> bias(4 * static_cast<size_t>(outputs));
+    std::vector<float> bias_scales;
+    for (float ws : scales) bias_scales.push_back(in.scale * ws);
+    for (int c = 0; c < outputs; ++c) {
+      const float s = bias_scales[channels == 1 ? 0 : static_cast<size_t>(c)];
+      const float real = 0.3f * (static_cast<float>(r.Next() % 2001u) / 1000.0f - 1.0f);
+      const auto v = static_cast<int32_t>(std::lround(real / s));
+      std::memcpy(&bias[4 * static_cast<size_t>(c)], &v, 4);
+    }
+    const size_t nscales = bias_scales.size();
+    const int32_t b = add(Tensor{{outputs},
+                                 2,
+                                 std::move(bias),
+                                 std::move(bias_scales),
+                                 std::vector<int64_t>(nscales, 0),
+                                 0,
+                                 name(what + "/bias")});
+    return std::pair{w, b};
+  };
+  // PAD by one on H and W before a stride-2 VALID convolution (PyTorch's padding=1).
+  const int32_t paddings = add(
+      Tensor{{4, 2}, 2, I32Bytes({0, 0, 1, 1, 1, 1, 0, 0}), {}, {}, 0, "mobilenet_v2/paddings"});
+  auto pad = [&](int32_t x, int h, int c, Q q) {
+    const int32_t y = act({1, h + 2, h + 2, c}, q, "pad" + std::to_string(pads++));
+    m.operators.push_back({34, {x, paddings}, {y}, 0, {}});
+    return y;
+  };
+  // CONV_2D (3; Conv2DOptions 1: padding 0 SAME 1 VALID, stride_w, stride_h, activation 3 RELU6).
+  auto conv = [&](int32_t x, int cin, Q in, int cout, int k, int stride, bool valid, bool relu,
+                  Q out, int out_h, const std::string& what) {
+    const auto [w, b] = filter({cout, k, k, cin}, cout, cout, k * k * cin, 0, in, out, what);
+    const int32_t y = act({1, out_h, out_h, cout}, out, what);
+    m.operators.push_back(
+        {3,
+         {x, w, b},
+         {y},
+         1,
+         {Pad(0, valid ? 1 : 0), I32(1, stride), I32(2, stride), Pad(3, relu ? 3 : 0)}});
+    return y;
+  };
+  const int res = resolution;
+  // Input NCHW, transposed to NHWC (TRANSPOSE 39 with a constant permutation).
+  const int32_t in = add(Activation({1, 3, res, res}, input_q.scale, input_q.zp, "input"));
+  const int32_t perm = add(Tensor{{4}, 2, I32Bytes({0, 2, 3, 1}), {}, {}, 0, "mobilenet_v2/perm"});
+  const int32_t nhwc = act({1, res, res, 3}, input_q, "transpose");
+  m.operators.push_back({39, {in, perm}, {nhwc}, 0, {}});
+  int h = res;
+  int c = divisible(32.0f * alpha);
+  int32_t x =
+      conv(pad(nhwc, h, 3, input_q), 3, input_q, c, 3, 2, true, true, relu6, h / 2, "features.0");
+  h /= 2;
+  Q xq = relu6;
+  const int blocks[7][4] = {{1, 16, 1, 1}, {6, 24, 2, 2},  {6, 32, 3, 2}, {6, 64, 4, 2},
+                            {6, 96, 3, 1}, {6, 160, 3, 2}, {6, 320, 1, 1}};
+  int block = 1;
+  for (const auto& [t, channels, n, first_stride] : blocks) {
+    const int cout = divisible(static_cast<float>(channels) * alpha);
+    for (int i = 0; i < n; ++i, ++block) {
+      const int stride = i == 0 ? first_stride : 1;
+      const std::string f = "features." + std::to_string(block);
+      const int hidden = c * t;
+      int32_t y = x;
+      if (t != 1) y = conv(x, c, xq, hidden, 1, 1, false, true, relu6, h, f + ".expand");
+      const Q yq = t != 1 ? relu6 : xq;
+      // DEPTHWISE_CONV_2D (4; DepthwiseConv2DOptions 2: padding, stride_w, stride_h,
+      // depth_multiplier, activation).
+      const int out_h = h / stride;
+      const int32_t dw_in = stride == 2 ? pad(y, h, hidden, yq) : y;
+      const auto [w, b] =
+          filter({1, 3, 3, hidden}, hidden, hidden, 9, 3, yq, relu6, f + ".depthwise");
+      const int32_t dw = act({1, out_h, out_h, hidden}, relu6, f + ".depthwise");
+      m.operators.push_back(
+          {4,
+           {dw_in, w, b},
+           {dw},
+           2,
+           {Pad(0, stride == 2 ? 1 : 0), I32(1, stride), I32(2, stride), I32(3, 1), Pad(4, 3)}});
+      int32_t p = conv(dw, hidden, relu6, cout, 1, 1, false, false, linear, out_h, f + ".project");
+      Q pq = linear;
+      if (stride == 1 && c == cout) {
+        // ADD (0; AddOptions 11) of the block's input and its projection.
+        const int32_t s = act({1, out_h, out_h, cout}, sum, f + ".add");
+        m.operators.push_back({0, {x, p}, {s}, 11, {Pad(0, 0)}});
+        p = s;
+        pq = sum;
+      }
+      x = p;
+      xq = pq;
+      c = cout;
+      h = out_h;
+    }
+  }
+  const int last = std::max(1280, divisible(1280.0f * alpha));
+  x = conv(x, c, xq, last, 1, 1, false, true, relu6, h, "features.18");
+  // MEAN (40; ReducerOptions 27, keep_dims 0) over H and W, RESHAPE (22) to [1][last], then
+  // FULLY_CONNECTED (9; FullyConnectedOptions 8) to 1000 logits.
+  const int32_t axes = add(Tensor{{2}, 2, I32Bytes({1, 2}), {}, {}, 0, "mobilenet_v2/axes"});
+  const int32_t mean = act({1, last}, relu6, "mean");
+  m.operators.push_back({40, {x, axes}, {mean}, 27, {Pad(0, 0)}});
+  const int32_t shape = add(Tensor{{2}, 2, I32Bytes({1, last}), {}, {}, 0, "mobilenet_v2/shape"});
+  const int32_t flat = act({1, last}, relu6, "flatten");
+  m.operators.push_back({22, {mean, shape}, {flat}, 0, {}});
+  const Q logits{0.1f, 0, 3.0f};
+  const auto [w, b] = filter({1000, last}, 1, 1000, last, 0, relu6, logits, "classifier");
+  // The classifier's filter is per tensor (one scale), as the exporter writes it.
+  const int32_t out = act({1, 1000}, logits, "classifier");
+  m.operators.push_back({9, {flat, w, b}, {out}, 8, {Pad(0, 0)}});
+  m.inputs = {in};
+  m.outputs = {out};
   return m;
 }
 

@@ -43,6 +43,9 @@ struct Model {
   std::vector<Tensor> tensors;
   std::vector<Operator> operators;
   std::vector<int32_t> inputs, outputs;
+  // One operator code per operator, as PyTorch's exporter writes them (its MobileNetV2 has 84),
+  // instead of one per distinct builtin.
+  bool code_per_operator = false;
 };
 
 std::vector<uint8_t> Serialize(const Model& m);
@@ -67,6 +70,17 @@ Model ActivationsNet();
 // The same in float32: input [1][4][4][3] x 6 (MUL by a constant) -> HARD_SWISH -> MEAN over H
 // and W, keep_dims -> RELU6.
 Model ActivationsNetFloat();
+
+// MobileNetV2 (Sandler et al. 2018) int8 as PyTorch's exporter writes it, with seeded weights:
+// input [1][3][R][R] (NCHW) -> TRANSPOSE to NHWC -> PAD + CONV_2D 3x3/2 VALID RELU6 -> 17
+// inverted residual blocks (CONV_2D 1x1 expand RELU6, DEPTHWISE_CONV_2D 3x3 RELU6 (PAD + VALID
+// where the stride is 2, SAME otherwise), CONV_2D 1x1 project, ADD where the shape is kept) ->
+// CONV_2D 1x1 1280 RELU6 -> MEAN over H and W -> RESHAPE -> FULLY_CONNECTED 1000 (logits).
+// `alpha` the width multiplier (channels rounded to multiples of 8, as torchvision does), `r`
+// the resolution (a multiple of 32). Per-channel filter scales are drawn so each layer keeps its
+// activations spread over their int8 range. At r 224 and alpha 1: 3.5 M parameters, 300 M MACs,
+// 71 operators, each with its own operator code.
+Model MobileNetV2(uint32_t seed, int resolution = 224, float alpha = 1.0f);
 
 }  // namespace mculab::tflite_writer
 

@@ -32,9 +32,18 @@ extern "C" {
 #define MCULAB_RUNNER_VERSION_MINOR 2
 #define MCULAB_RUNNER_VERSION_PATCH 0
 
-/* Per-case profiles hold at most this many distinct operators; further ones are counted in a
- * LOG warning and not reported. */
-#define MCULAB_MAX_OPS 64u
+/* The most distinct operators one case may report (OP_SAMPLE frames): the protocol's bound, what
+ * an agent accepts. As many as the TFLite interpreter runs (MCULAB_TFL_MAX_OPS). */
+#define MCULAB_PROTOCOL_MAX_OPS 256u
+/* Per-case profiles hold at most this many distinct operators, at most MCULAB_PROTOCOL_MAX_OPS;
+ * further ones are counted in a LOG warning and not reported. Each costs about 270 bytes of RAM:
+ * a port short of RAM builds with fewer (-DMCULAB_MAX_OPS=64). */
+#ifndef MCULAB_MAX_OPS
+#define MCULAB_MAX_OPS 256u
+#endif
+#if MCULAB_MAX_OPS > MCULAB_PROTOCOL_MAX_OPS
+#error "MCULAB_MAX_OPS is over MCULAB_PROTOCOL_MAX_OPS"
+#endif
 /* Operators nest at most this deep (an op's figures include the ops inside it). */
 #define MCULAB_MAX_OP_DEPTH 4u
 /* Memory categories per session (mculab_memory_report), "stack" included. */

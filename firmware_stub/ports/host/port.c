@@ -19,7 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define HOST_WORKLOAD_MAX (1u << 20)
+#define HOST_WORKLOAD_MAX (16u << 20)
 #define HOST_ARENA_BYTES (64u << 20)
 #define HOST_STACK_BYTES (1u << 20)
 

@@ -197,7 +197,7 @@ TEST(ElfMemory, MissingFileNamesIt) {
 
 TEST(PluginCounts, ParsesSelectedColumnsAndRegions) {
   auto c = ParsePluginCounts(
-      "# mculab-qemu-counters 1 mem=inline markers=0x60100000\n"
+      "# mculab-qemu-counters 1 mem=inline markers=0x60ff0000\n"
       "# kind case index instructions stores\n"
       "op 0 0 90 3\n"
       "iter 0 0 100 5\n"

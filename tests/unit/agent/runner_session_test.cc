@@ -236,8 +236,8 @@ TEST_F(RunnerSessionTest, ARunnerFloodingOperatorProfilesIsStoppedAndTheJobFails
   config_.profile_ops = true;
   auto r = Run({.fault = FakeFault::kFloodOps, .fault_case = 1});
   EXPECT_EQ(r.outcome, RunOutcome::kWorkloadFailed);
-  EXPECT_THAT(r.message, HasSubstr("more than 64 operator profiles (OP_SAMPLE) for one case"));
-  EXPECT_LE(rec_.ops.size(), 64u);
+  EXPECT_THAT(r.message, HasSubstr("more than 256 operator profiles (OP_SAMPLE) for one case"));
+  EXPECT_LE(rec_.ops.size(), 256u);
   EXPECT_TRUE(board_->last_run()->killed);
 }
 

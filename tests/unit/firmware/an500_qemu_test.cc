@@ -86,7 +86,7 @@ TEST(An500Qemu, HelloSaysEmulatedCortexM7At25MHz) {
   EXPECT_EQ(hello->timer_unit, "cycles");
   EXPECT_EQ(hello->clock_hz, 25000000u);
   EXPECT_EQ(hello->workload_addr, kWorkloadAddr);
-  EXPECT_EQ(hello->workload_max, 1u << 20);
+  EXPECT_EQ(hello->workload_max, (16u << 20) - (64u << 10));
   EXPECT_GE(hello->arena_bytes, 3u << 20);
   EXPECT_EQ(hello->arena_memory, "sram");
   EXPECT_FALSE(hello->icache);

@@ -1,8 +1,9 @@
 // The runner's int8 interpreter against TFLite's own (tools/tflite_reference: npm
 // @tensorflow/tfjs-tflite, TFLite compiled to wasm with XNNPACK, in headless Chromium), layer by
 // layer on the writer's sample nets (int8, and float32 in and out around QUANTIZE and DEQUANTIZE),
-// two small nets of HARD_SWISH, RELU, RELU6 and MEAN over H and W (int8, and float32 after a MUL)
-// and the MLPerf Tiny models: each operator runs alone in TFLite
+// two small nets of HARD_SWISH, RELU, RELU6 and MEAN over H and W (int8, and float32 after a MUL),
+// the writer's MobileNetV2 at 96x96 and width 0.35 (TRANSPOSE, PAD, ADD, MEAN, RESHAPE besides
+// the convolutions) and the MLPerf Tiny models: each operator runs alone in TFLite
 // on exactly the input it had in our interpreter, so a difference belongs to that layer and not to
 // an earlier one. The rule: equal, or 1 apart where XNNPACK requantizes in float (conv, depthwise,
 // fully connected, add, pooling) or rounds ties to even (QUANTIZE from float32, where TFLite's
@@ -98,23 +99,26 @@ TEST(TfliteAgainstTflite, EveryLayerOfTheSampleNetAndTheMlperfTinyModelsWithinTh
   const std::string activations = ::testing::TempDir() + "tflite-reference-activations.tflite";
   const std::string activations_float =
       ::testing::TempDir() + "tflite-reference-activations-float.tflite";
+  const std::string mobilenet = ::testing::TempDir() + "tflite-reference-mobilenet-v2-96.tflite";
   for (const auto& [path, model] :
        {std::pair{sample, mculab::tflite_writer::SampleNet(1)},
         std::pair{sample_float, mculab::tflite_writer::SampleNetFloatIO(1)},
         std::pair{activations, mculab::tflite_writer::ActivationsNet()},
-        std::pair{activations_float, mculab::tflite_writer::ActivationsNetFloat()}}) {
+        std::pair{activations_float, mculab::tflite_writer::ActivationsNetFloat()},
+        std::pair{mobilenet, mculab::tflite_writer::MobileNetV2(1, 96, 0.35f)}}) {
     const std::vector<uint8_t> b = mculab::tflite_writer::Serialize(model);
     std::ofstream(path, std::ios::binary)
         .write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
   }
   int models_run = 0;
-  for (const char* name :
-       {"sample", "sample_float", "activations", "activations_float", "kws_ref_model.tflite",
-        "ic_resnet8_int8.tflite", "vww_96_int8.tflite", "ad01_int8.tflite"}) {
+  for (const char* name : {"sample", "sample_float", "activations", "activations_float",
+                           "mobilenet_v2_96", "kws_ref_model.tflite", "ic_resnet8_int8.tflite",
+                           "vww_96_int8.tflite", "ad01_int8.tflite"}) {
     const std::string file = name;
-    const std::string path = file == "sample"         ? sample
-                             : file == "sample_float" ? sample_float
-                             : file == "activations"  ? activations
+    const std::string path = file == "sample"            ? sample
+                             : file == "sample_float"    ? sample_float
+                             : file == "activations"     ? activations
+                             : file == "mobilenet_v2_96" ? mobilenet
                              : file == "activations_float"
                                  ? activations_float
                                  : std::string(MCULAB_SHARED_MODELS_DIR) + "/mlperf-tiny/" + file;
@@ -186,7 +190,7 @@ TEST(TfliteAgainstTflite, EveryLayerOfTheSampleNetAndTheMlperfTinyModelsWithinTh
     }
     ++models_run;
   }
-  if (models_run == 4) {
+  if (models_run == 5) {
     GTEST_SKIP() << "only the sample nets ran: " << MCULAB_SHARED_MODELS_DIR
                  << " holds none of the MLPerf Tiny models";
   }
