@@ -407,13 +407,19 @@ Model ActivationsNetFloat() {
                f({1, 4, 4, 3}, "hard_swish"),
                Tensor{{2}, 2, I32Bytes({1, 2}), {}, {}, 0, "axes"},
                f({1, 1, 1, 3}, "mean"),
-               f({1, 1, 1, 3}, "relu6")};
-  // MUL (18; MulOptions 21), HARD_SWISH (117), MEAN (40), RELU6 (21).
-  m.operators = {
-      Operator{18, {0, 1}, {2}, 21, {{0, Option::kU8, 0}}}, Operator{117, {2}, {3}, 0, {}},
-      Operator{40, {3, 4}, {5}, 27, {{0, Option::kU8, 1}}}, Operator{21, {5}, {6}, 0, {}}};
+               f({1, 1, 1, 3}, "relu6"),
+               f({1, 4, 4, 3}, "logistic"),
+               f({1, 4, 4, 3}, "tanh")};
+  // MUL (18; MulOptions 21), HARD_SWISH (117), MEAN (40), RELU6 (21); LOGISTIC (14) and TANH
+  // (28) of the scaled input, two more graph outputs.
+  m.operators = {Operator{18, {0, 1}, {2}, 21, {{0, Option::kU8, 0}}},
+                 Operator{117, {2}, {3}, 0, {}},
+                 Operator{40, {3, 4}, {5}, 27, {{0, Option::kU8, 1}}},
+                 Operator{21, {5}, {6}, 0, {}},
+                 Operator{14, {2}, {7}, 0, {}},
+                 Operator{28, {2}, {8}, 0, {}}};
   m.inputs = {0};
-  m.outputs = {6};
+  m.outputs = {6, 7, 8};
   return m;
 }
 

@@ -68,7 +68,7 @@ Model SampleNetFloatIO(uint32_t seed);
 Model ActivationsNet();
 
 // The same in float32: input [1][4][4][3] x 6 (MUL by a constant) -> HARD_SWISH -> MEAN over H
-// and W, keep_dims -> RELU6.
+// and W, keep_dims -> RELU6; and LOGISTIC and TANH of the scaled input (outputs 2 and 3).
 Model ActivationsNetFloat();
 
 // MobileNetV2 (Sandler et al. 2018) int8 as PyTorch's exporter writes it, with seeded weights:

@@ -44,6 +44,31 @@ int32_t mculab_tfl_round(double v) {
   return v >= 0 ? (int32_t)(v + 0.5) : -(int32_t)(-v + 0.5);
 }
 
+double mculab_tfl_exp(double x) {
+  if (x != x) return x;
+  if (x > 709.78) return __builtin_inf();
+  if (x < -745.0) return 0.0;
+  /* x = k ln2 + r, |r| <= ln2 / 2 (Cody and Waite: ln2 in two parts, the first exact in 32 bits
+   * so k x ln2_hi is exact for |k| < 2^20). */
+  const double k = (double)(int32_t)(x * 1.4426950408889634 + (x >= 0.0 ? 0.5 : -0.5));
+  const double r = (x - k * 0.693147180369123816490) - k * 1.90821492927058770002e-10;
+  /* e^r: its Taylor series to r^13 / 13! (the remainder is below 2^-60 for |r| <= ln2 / 2), in
+   * Horner's form 1 + r (1 + r/2 (1 + r/3 (...))) so the last step's rounding dominates. */
+  double sum = 1.0;
+  for (int i = 13; i >= 1; --i) sum = 1.0 + sum * r / (double)i;
+  /* x 2^k by powers of two of at most 2^62: exact until the result goes subnormal. */
+  const double two62 = (double)((uint64_t)1 << 62);
+  int32_t e = (int32_t)k;
+  for (; e > 62; e -= 62) sum *= two62;
+  for (; e < -62; e += 62) sum /= two62;
+  if (e >= 0) {
+    sum *= (double)((uint64_t)1 << e);
+  } else {
+    sum /= (double)((uint64_t)1 << -e);
+  }
+  return sum;
+}
+
 int mculab_tfl_activation_range(uint8_t act, const mculab_tfl_tensor* out, int32_t* lo,
                                 int32_t* hi) {
   const float scale = out->scale;

@@ -9,7 +9,7 @@
  * (LOGISTIC; TANH also 2^-11) is read directly, any other is rescaled to 1/(3 x 4096) by an
  * integer multiplier and a shift. Both look up the 256-entry table of sigmoid(i/24) in 0.16
  * (tanh(x) = 2 sigmoid(2x) - 1) and interpolate. The integer LSTM runs the same two functions on
- * its gates. float32 is refused (it needs exp). */
+ * its gates. float32: TFLite's reference formulas, e^x from mculab_tfl_exp (ops/common.c). */
 #include <stdint.h>
 
 #include "kernels.h"
@@ -173,11 +173,8 @@ static mculab_tfl_status prepare(mculab_tfl_ctx* c, int kind) {
   if (op->num_inputs != 1 || in == NULL || in->type != out->type || in->elements != out->elements) {
     return mculab_tfl_bad(c, MCULAB_TFL_BAD_SHAPE, "needs one input like the output");
   }
-  if (out->type == MCULAB_TFL_FLOAT32) {
-    return mculab_tfl_bad(c, MCULAB_TFL_UNSUPPORTED,
-                          "float32 is not implemented (int8 and int16 are)");
-  }
   op->macs = out->elements;
+  if (out->type == MCULAB_TFL_FLOAT32) return MCULAB_TFL_OK;
   if (out->type == MCULAB_TFL_INT8) {
     if (!mculab_tfl_quantized(in, MCULAB_TFL_INT8) || !mculab_tfl_quantized(out, MCULAB_TFL_INT8)) {
       return mculab_tfl_bad(c, MCULAB_TFL_UNSUPPORTED, "needs quantized int8 tensors");
@@ -222,9 +219,52 @@ static mculab_tfl_status prepare(mculab_tfl_ctx* c, int kind) {
 static mculab_tfl_status prepare_logistic(mculab_tfl_ctx* c) { return prepare(c, KIND_LOGISTIC); }
 static mculab_tfl_status prepare_tanh(mculab_tfl_ctx* c) { return prepare(c, KIND_TANH); }
 
+/* float32 LOGISTIC as TFLite's reference: 1 above 16.619047, e^x below -9, else 1 / (1 + e^-x)
+ * in float; e^x is mculab_tfl_exp rounded to float (nearly always the float glibc's expf gives,
+ * otherwise 1 unit in the last place apart), so every board computes the host's bits. */
+static void logistic_f32(uint32_t n, const float* in, float* out) {
+  for (uint32_t i = 0; i < n; ++i) {
+    const float v = in[i];
+    if (v > 16.619047164916992188f) {
+      out[i] = 1.0f;
+    } else if (v < -9.0f) {
+      out[i] = (float)mculab_tfl_exp((double)v);
+    } else {
+      out[i] = 1.0f / (1.0f + (float)mculab_tfl_exp(-(double)v));
+    }
+  }
+}
+
+/* float32 TANH: TFLite's reference is std::tanh; here tanh in double rounded to float (nearly
+ * always glibc's tanhf, otherwise 1 unit in the last place apart): an odd polynomial near 0, (e^2x - 1) / (e^2x + 1)
+ * from mculab_tfl_exp elsewhere, +-1 beyond 20. */
+static void tanh_f32(uint32_t n, const float* in, float* out) {
+  for (uint32_t i = 0; i < n; ++i) {
+    const double x = (double)in[i];
+    const double a = x < 0.0 ? -x : x;
+    double t;
+    if (a > 20.0) {
+      t = 1.0;
+    } else if (a < 0.0004) {
+      const double a2 = a * a;
+      t = a - a * a2 / 3.0 + 2.0 * a * a2 * a2 / 15.0;
+    } else {
+      const double e = mculab_tfl_exp(2.0 * a);
+      t = (e - 1.0) / (e + 1.0);
+    }
+    out[i] = (float)(x < 0.0 ? -t : t);
+  }
+}
+
 static mculab_tfl_status invoke(mculab_tfl_model* m, const mculab_tfl_op* op, uint16_t index) {
   (void)index;
   const mculab_tfl_sigmoid_params* p = &op->k.sigmoid;
+  if (m->tensors[op->output].type == MCULAB_TFL_FLOAT32) {
+    (op->builtin == MCULAB_TFL_TANH ? tanh_f32 : logistic_f32)(
+        m->tensors[op->output].elements, (const float*)mculab_tfl_data(m, op->inputs[0]),
+        (float*)mculab_tfl_out_data(m, op));
+    return MCULAB_TFL_OK;
+  }
   if (m->tensors[op->output].type == MCULAB_TFL_INT8) {
     sigmoid_s8(p, op->builtin == MCULAB_TFL_TANH, m->tensors[op->output].elements,
                (const int8_t*)mculab_tfl_data(m, op->inputs[0]),

@@ -78,6 +78,11 @@ int mculab_tfl_valid_scale(float s);
 int mculab_tfl_quantized(const mculab_tfl_tensor* t, uint8_t type);
 /* round(v) halves away from zero, as TfLiteRound, saturated to int32. */
 int32_t mculab_tfl_round(double v);
+
+/* e^x in double from IEEE basic operations alone (no libm, no fused multiply-add): the same bits
+ * on every board and on the host, so a float32 kernel's output checksum is the host's. Within 2
+ * units in the last place of a double; 0 below -745, +infinity above 709.78. */
+double mculab_tfl_exp(double x);
 /* CalculateActivationRangeQuantized for the output's type (int8 or int16): 0 for an activation
  * other than NONE, RELU, RELU6, RELU_N1_TO_1. */
 int mculab_tfl_activation_range(uint8_t act, const mculab_tfl_tensor* out, int32_t* lo,
