@@ -104,11 +104,13 @@ Result<JobTransition> ApplyTransition(Job& job, JobState to, std::string reason,
   return t;
 }
 
-JobState AfterInfraFailure(const Job& job, std::uint32_t max_attempts) {
+std::uint32_t CountedAttempts(const Job& job) {
   // A rerun of an unstable case (Job::reruns_done) is an attempt that succeeded, not a failure.
-  const std::uint32_t failed_or_current =
-      job.attempts > job.reruns_done ? job.attempts - job.reruns_done : 0;
-  return failed_or_current < max_attempts ? JobState::kQueued : JobState::kFailed;
+  return job.attempts > job.reruns_done ? job.attempts - job.reruns_done : 0;
+}
+
+JobState AfterInfraFailure(const Job& job, std::uint32_t max_attempts) {
+  return CountedAttempts(job) < max_attempts ? JobState::kQueued : JobState::kFailed;
 }
 
 }  // namespace mculab::server

@@ -158,4 +158,8 @@ Result<JobTransition> ApplyTransition(Job& job, JobState to, std::string reason,
 // failed.
 JobState AfterInfraFailure(const Job& job, std::uint32_t max_attempts);
 
+// The attempts that count against max_attempts: every run the job was assigned, less the reruns
+// of unstable cases (runs that succeeded). What "attempt N of M" says.
+std::uint32_t CountedAttempts(const Job& job);
+
 }  // namespace mculab::server

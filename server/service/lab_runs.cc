@@ -185,9 +185,9 @@ void Lab::InfraFailLocked(ActiveRun& r, const std::string& why, const std::strin
     aj.job.message =
         to == JobState::kQueued
             ? fmt::format("infrastructure failure on board {}: {}; requeued (attempt {} of {})",
-                          r.run.board, why, aj.job.attempts, config_.max_attempts)
+                          r.run.board, why, CountedAttempts(aj.job), config_.max_attempts)
             : fmt::format("infrastructure failure on board {}: {}; gave up after {} attempts",
-                          r.run.board, why, aj.job.attempts);
+                          r.run.board, why, CountedAttempts(aj.job));
     (void)TransitionLocked(aj, to, "infrastructure failure: " + why, actor, fx);
   }
   CloseRunLocked(r, r.job_ended ? r.end_state : RunState::kInfraFailed, why, board_offline, fx);

@@ -121,6 +121,7 @@ TEST(JobStateMachine, InfraFailureRequeuesWhileAttemptsRemainThenFails) {
   // Reruns of an unstable case are runs that succeeded: not counted against max_attempts.
   job.attempts = 3;
   job.reruns_done = 2;
+  EXPECT_EQ(CountedAttempts(job), 1u);
   EXPECT_EQ(AfterInfraFailure(job, 3), S::kQueued);
   job.attempts = 5;
   EXPECT_EQ(AfterInfraFailure(job, 3), S::kFailed);

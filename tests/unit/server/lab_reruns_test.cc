@@ -115,6 +115,26 @@ TEST_F(LabRerunsTest, ASteadyCaseOrALooseLimitIsNotRerun) {
   EXPECT_EQ(WaitOffBoard(plain), JobState::kSucceeded);
 }
 
+// A rerun that then fails on its board is the job's first failed attempt, and says so: reruns
+// are runs that succeeded.
+TEST_F(LabRerunsTest, AnInfraFailureAfterARerunCountsOnlyFailedAttempts) {
+  AgentSessionId s = ConnectHostAgent();
+  SubmitRequest r = FcJob(1, 4);
+  r.reruns = 2;
+  const JobId id = Submit(r);
+  RunWith(s, TakeAssignment(*agent_), kNoisy);
+  const v1::Assignment rerun = TakeAssignment(*agent_);
+  Send(s, RunStateMsg(rerun.run_id(), "preparing"));
+  Send(s, FinishedMsg(rerun.run_id(), Outcome::INFRA_FAILED, 1));
+  const v1::Assignment retry = TakeAssignment(*agent_);  // requeued, and at once assigned again
+  EXPECT_NE(retry.run_id(), rerun.run_id());
+  auto job = lab_->GetJob(caller_, id);
+  ASSERT_TRUE(job.ok());
+  EXPECT_EQ(job->attempts, 3u);
+  EXPECT_EQ(job->reruns_done, 1u);
+  EXPECT_NE(job->message.find("; requeued (attempt 1 of 3)"), std::string::npos) << job->message;
+}
+
 TEST_F(LabRerunsTest, OutOfRangeRerunsAndLimitsAreRefusedNamingTheField) {
   ConnectHostAgent();
   SubmitRequest r = FcJob(1, 4);
