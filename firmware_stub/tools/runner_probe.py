@@ -237,7 +237,8 @@ def probe(tmp: str) -> int:
     ap.add_argument("--warmup", type=int, default=1)
     ap.add_argument("--workload-len", type=int, default=0, help="CONFIGURE workload_len")
     ap.add_argument("--workload-out", help="also write the workload to this file")
-    ap.add_argument("--icount-shift", type=int, default=5)
+    ap.add_argument("--icount-shift", type=int, default=5,
+                    help="QEMU's -icount shift; -1: no -icount (QEMU runs as fast as it can)")
     ap.add_argument("--qemu-arg", action="append", default=[],
                     help="one more qemu-system-arm argument (repeat), e.g. --qemu-arg=-plugin")
     ap.add_argument("--quiet", action="store_true", help="do not print each SAMPLE")
@@ -278,9 +279,10 @@ def probe(tmp: str) -> int:
         sock_path = args.socket
         if args.qemu:
             sock_path = os.path.join(tmp, "link.sock")
-            icount = QEMU_ARGS[3].replace("shift=5", f"shift={args.icount_shift}")
-            cmd = (["qemu-system-arm", "-kernel", args.qemu, "-M", args.machine] +
-                   QEMU_ARGS[2:3] + [icount] +
+            icount = ([] if args.icount_shift < 0 else
+                      [QEMU_ARGS[2], QEMU_ARGS[3].replace("shift=5",
+                                                          f"shift={args.icount_shift}")])
+            cmd = (["qemu-system-arm", "-kernel", args.qemu, "-M", args.machine] + icount +
                    QEMU_ARGS[4:] +
                    ["-chardev", f"socket,id=link,path={sock_path},server=on,wait=on",
                     "-serial", "chardev:link",
