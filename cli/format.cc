@@ -165,8 +165,7 @@ std::string ExportFullCsv(const mculab::v1::Results& r) {
   // timer's cv against the job's --max-cv or its kind's default.
   const std::string measured =
       !r.measured().empty() ? r.measured() : MeasuredKindOf(r.provenance());
-  const double max_cv =
-      r.job().max_cv_pct() > 0 ? r.job().max_cv_pct() / 100 : DefaultMaxCv(measured);
+  const double max_cv = r.job().max_cv_pct() / 100;
   // The counted events, in the order they first appear.
   std::vector<std::string> events;
   for (const auto& c : r.counters()) {
@@ -190,10 +189,7 @@ std::string ExportFullCsv(const mculab::v1::Results& r) {
     for (double v : {c.min(), c.median(), c.mean(), c.p90(), c.p99(), c.stddev()})
       out += "," + (ran ? CsvNumber(v, u.divide_by) : std::string());
     out += "," + (ran ? CsvNumber(c.cv() * 100.0) : std::string());
-    out += std::string(",") + (!ran                     ? ""
-                               : measured == "emulated" ? "exact"
-                               : c.cv() > max_cv        ? "unstable"
-                                                        : "steady");
+    out += "," + (ran ? std::string(Stability(c.cv(), measured, max_cv)) : std::string());
     out += "," + (ran ? CsvNumber(c.overhead(), u.divide_by) : std::string());
     for (const auto& e : events) {
       std::string cell;
@@ -371,9 +367,9 @@ std::string RenderResults(const mculab::v1::Results& r, std::int64_t now_ms) {
   // A job still queued or on a board has cases to come: "pending", not "not run".
   const bool open = j.state() == "queued" || j.state() == "assigned" || j.state() == "preparing" ||
                     j.state() == "running";
-  // A case whose cv is above its kind's default limit is unstable (common/stats.h DefaultMaxCv;
-  // `mculab compare --max-cv` judges with another).
-  const double max_cv = DefaultMaxCv(MeasuredKind(p));
+  // A case whose cv is above the job's --max-cv, or its kind's default, is unstable
+  // (common/stats.h Stability; `mculab compare --max-cv` judges with another).
+  const double max_cv = LimitCv(MeasuredKind(p), j.max_cv_pct() / 100);
   int unstable = 0;
   for (const auto& c : r.cases()) {
     if (!CaseRan(c)) {
@@ -381,7 +377,7 @@ std::string RenderResults(const mculab::v1::Results& r, std::int64_t now_ms) {
                       "-", "-", "-", open ? "pending" : "not run"});
       continue;
     }
-    const bool noisy = max_cv > 0 && c.cv() > max_cv;
+    const bool noisy = Stability(c.cv(), MeasuredKind(p), max_cv) == "unstable";
     unstable += noisy ? 1 : 0;
     rows.push_back({std::to_string(c.case_id()), ParamsText(r, c), std::to_string(c.n()),
                     FormatNumber(c.min()), FormatNumber(c.median()), FormatNumber(c.mean()),
@@ -406,9 +402,13 @@ std::string RenderResults(const mculab::v1::Results& r, std::int64_t now_ms) {
   const std::string kind = MeasuredKind(p);
   if (unstable > 0) {
     out << unstable << " case" << (unstable == 1 ? "" : "s")
-        << " unstable: the timings vary more than " << FormatNumber(max_cv * 100.0)
-        << "% (cv, the default for " << kind
-        << " timing), so no comparison judges them; run more iterations or quiet the board\n";
+        << " unstable: the timings vary more than " << FormatNumber(max_cv * 100.0) << "% (cv, ";
+    if (j.max_cv_pct() > 0) {
+      out << "the job's --max-cv";
+    } else {
+      out << "the default for " << kind << " timing";
+    }
+    out << "), so no comparison judges them; run more iterations or quiet the board\n";
   }
   out << "(" << unit << (kind == "silicon" || p.runner_version().empty() ? "" : ", " + kind)
       << "; overhead = the runner's empty measured region, shown, not subtracted";

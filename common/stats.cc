@@ -45,4 +45,14 @@ double DefaultMaxCv(std::string_view measured) {
   return measured == "host" ? kDefaultMaxCvHost : kDefaultMaxCvSilicon;
 }
 
+double LimitCv(std::string_view measured, double max_cv) {
+  if (measured == "emulated") return 0;
+  return max_cv > 0 ? max_cv : DefaultMaxCv(measured);
+}
+
+std::string_view Stability(double cv, std::string_view measured, double max_cv) {
+  if (measured == "emulated") return "exact";
+  return cv > LimitCv(measured, max_cv) ? "unstable" : "steady";
+}
+
 }  // namespace mculab

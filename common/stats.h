@@ -37,6 +37,13 @@ inline constexpr double kDefaultMaxCvHost = 0.10;
 inline constexpr double kDefaultMaxCvSilicon = 0.02;
 double DefaultMaxCv(std::string_view measured);
 
+// The one stability rule that compare, the gate, reruns, `show` and the CSV export apply to a
+// case's timer: "exact" for an emulated count; otherwise "unstable" when its cv is above the
+// limit, else "steady". The limit is `max_cv` (a fraction: a job's --max-cv / 100) or, when that
+// is 0, DefaultMaxCv(measured); LimitCv gives it (0 for emulated).
+double LimitCv(std::string_view measured, double max_cv);
+std::string_view Stability(double cv, std::string_view measured, double max_cv);
+
 // The p-th fraction (0..1) of already sorted values, interpolated as described above; 0 when empty.
 double PercentileOfSorted(std::span<const double> sorted, double p);
 

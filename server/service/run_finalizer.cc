@@ -19,11 +19,9 @@ RunReading RunFinalizer::Read(const FinalizeTarget& t) {
 std::vector<UnstableCase> UnstableCases(std::span<const CaseStats> stats, std::string_view measured,
                                         double max_cv) {
   std::vector<UnstableCase> out;
-  if (measured == "emulated") return out;
-  const double limit = max_cv > 0 ? max_cv : DefaultMaxCv(measured);
   for (const CaseStats& s : stats) {
-    if (s.metric_index != 0 || !(s.cv > limit)) continue;
-    out.push_back(UnstableCase{s.case_index, s.cv, limit});
+    if (s.metric_index != 0 || Stability(s.cv, measured, max_cv) != "unstable") continue;
+    out.push_back(UnstableCase{s.case_index, s.cv, LimitCv(measured, max_cv)});
   }
   return out;
 }

@@ -154,12 +154,8 @@ Variation JudgeVariation(std::span<const SeriesPoint> series, std::string_view m
   const Summary s = Summarize(values);
   v.n = s.n;
   v.cv = s.cv;
-  if (measured == "emulated") {
-    v.stability = "exact";
-  } else {
-    v.max_cv = max_cv > 0 ? max_cv : DefaultMaxCv(measured);
-    v.stability = v.cv > v.max_cv ? "unstable" : "steady";
-  }
+  v.max_cv = LimitCv(measured, max_cv);
+  v.stability = Stability(v.cv, measured, max_cv);
   if (values.empty()) return v;
   std::sort(values.begin(), values.end());
   const double q1 = PercentileOfSorted(values, 0.25);

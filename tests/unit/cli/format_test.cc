@@ -113,6 +113,21 @@ TEST(RenderResults, MarksAnUnstableCaseByItsKindsLimit) {
   EXPECT_EQ(RenderResults(r).find("unstable"), std::string::npos) << "emulated counts are exact";
 }
 
+// A job's own --max-cv is the limit `show` judges by, as the export and the reruns do.
+TEST(RenderResults, MarksAnUnstableCaseByTheJobsOwnLimit) {
+  v1::Results r = TwoCaseResults("ns");
+  r.mutable_provenance()->set_runner_version("0.1.0");
+  r.mutable_provenance()->set_port("host");
+  r.mutable_cases(0)->set_cv(0.05);
+  r.mutable_cases(1)->set_cv(0.01);
+  r.mutable_job()->set_max_cv_pct(2);
+  const std::string text = RenderResults(r);
+  EXPECT_NE(text.find("5% unstable"), std::string::npos) << text;
+  EXPECT_NE(text.find("1 case unstable: the timings vary more than 2% (cv, the job's --max-cv)"),
+            std::string::npos)
+      << text;
+}
+
 TEST(RenderResults, FlagsAChecksumMismatch) {
   v1::Results r = TwoCaseResults("cycles");
   r.mutable_cases(0)->set_checksum_ok(true);

@@ -88,4 +88,18 @@ TEST(Stats, ZeroMeanGivesZeroCv) {
 }
 
 }  // namespace
+// The one stability rule (compare, the gate, reruns, show, export): an emulated count is exact;
+// otherwise the job's limit, or the kind's default when it gives none.
+TEST(Stats, StabilityIsExactEmulatedOtherwiseTheLimitOrTheKindsDefault) {
+  EXPECT_EQ(Stability(5.0, "emulated", 0.01), "exact");
+  EXPECT_EQ(LimitCv("emulated", 0.01), 0.0);
+  EXPECT_EQ(Stability(0.09, "host", 0), "steady");
+  EXPECT_EQ(Stability(0.11, "host", 0), "unstable");
+  EXPECT_EQ(Stability(0.03, "silicon", 0), "unstable");
+  EXPECT_EQ(Stability(0.03, "silicon", 0.05), "steady");
+  EXPECT_EQ(Stability(0.05, "host", 0.05), "steady");  // at the limit: steady
+  EXPECT_EQ(LimitCv("host", 0), kDefaultMaxCvHost);
+  EXPECT_EQ(LimitCv("silicon", 0.5), 0.5);
+}
+
 }  // namespace mculab
