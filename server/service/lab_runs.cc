@@ -57,6 +57,10 @@ void Lab::Finalize(RunId run_id) {
   in.health_check = health_check;
   if (health_check) in.expected_health = ExpectedHealthValue(*b, config_.health_expected);
   in.health_tolerance = config_.health_tolerance;
+  in.reruns = aj.job.reruns;
+  in.reruns_done = aj.job.reruns_done;
+  in.max_cv = aj.job.max_cv_pct / 100;
+  in.measured = MeasuredKind(target.provenance.emulated, IsHostRun(target.provenance));
   RunEnd out = RunFinalizer::Judge(std::move(reading), std::move(in));
 
   const std::string actor = "agent:" + run.run.agent;
@@ -71,16 +75,10 @@ void Lab::Finalize(RunId run_id) {
       CloseRunLocked(run, RunState::kWorkloadFailed, out.message, false, fx);
       break;
     case RunEnding::kOffCalibration:
-    case RunEnding::kSucceeded: {
+    case RunEnding::kSucceeded:
+    case RunEnding::kRerun: {
       if (health_check) aj.health_median = out.health_value;
-      // A case too noisy to judge runs again on the same board while the job has reruns left;
-      // this run's samples and statistics stay (the next run's statistics replace them).
-      std::vector<UnstableCase> unstable;
-      if (out.ending == RunEnding::kSucceeded && !health_check && aj.job.reruns > 0) {
-        const std::string_view measured =
-            MeasuredKind(target.provenance.emulated, IsHostRun(target.provenance));
-        unstable = UnstableCases(out.stats, measured, aj.job.max_cv_pct / 100);
-      }
+      // A rerun's samples and statistics stay too (the next run's statistics replace them).
       fx.writes.case_stats = std::move(out.stats);
       if (aj.job.state != JobState::kRunning) {
         (void)TransitionLocked(aj, JobState::kRunning, "implied by the run's end", actor, fx);
@@ -91,10 +89,10 @@ void Lab::Finalize(RunId run_id) {
         CloseRunLocked(run, RunState::kSucceeded, out.message, false, fx);
         break;
       }
-      if (!unstable.empty() && aj.job.reruns_done < aj.job.reruns) {
+      if (out.ending == RunEnding::kRerun) {
         ++aj.job.reruns_done;
         aj.job.board = board;  // the same board: another board's figures are another series
-        const std::string why = DescribeUnstable(unstable);
+        const std::string& why = out.message;
         aj.job.message = fmt::format("rerun {} of {} on board {}: {}", aj.job.reruns_done,
                                      aj.job.reruns, board, why);
         (void)TransitionLocked(aj, JobState::kQueued,
@@ -107,11 +105,6 @@ void Lab::Finalize(RunId run_id) {
         break;
       }
       aj.job.message = out.message;
-      if (!unstable.empty()) {
-        aj.job.message += fmt::format(
-            "{}still unstable after {} rerun{}: {}", aj.job.message.empty() ? "" : "; ",
-            aj.job.reruns_done, aj.job.reruns_done == 1 ? "" : "s", DescribeUnstable(unstable));
-      }
       (void)TransitionLocked(aj, JobState::kSucceeded,
                              fmt::format("finished on board {} (run {})", board, run_id), actor,
                              fx);

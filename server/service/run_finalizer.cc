@@ -64,6 +64,19 @@ RunEnd RunFinalizer::Judge(RunReading reading, JudgeInput in) {
     }
   }
   out.stats = std::move(computed.stats);
+  // A case too noisy to judge runs again on the same board while the job has reruns left; a
+  // health check never reruns.
+  if (out.ending == RunEnding::kSucceeded && !in.health_check && in.reruns > 0) {
+    const std::vector<UnstableCase> unstable = UnstableCases(out.stats, in.measured, in.max_cv);
+    if (!unstable.empty() && in.reruns_done < in.reruns) {
+      out.ending = RunEnding::kRerun;
+      out.message = DescribeUnstable(unstable);
+    } else if (!unstable.empty()) {
+      out.message +=
+          fmt::format("{}still unstable after {} rerun{}: {}", out.message.empty() ? "" : "; ",
+                      in.reruns_done, in.reruns_done == 1 ? "" : "s", DescribeUnstable(unstable));
+    }
+  }
   return out;
 }
 

@@ -47,14 +47,19 @@ enum class RunEnding {
   // A health check measured soundly, but not what the board was calibrated as: the job fails,
   // the run succeeded (its figures are stored).
   kOffCalibration,
-  // The job succeeds; the message holds the verdict's flags (empty when nothing is flagged).
+  // The job succeeds; the message holds the verdict's flags (empty when nothing is flagged) and,
+  // when it asked for reruns, the cases still unstable after them.
   kSucceeded,
+  // The run succeeded but a case's timer varies more than the job's limit and the job has reruns
+  // left: it runs again on the same board. The message names the unstable cases
+  // (DescribeUnstable); the run's figures are stored (kept with the next run's).
+  kRerun,
 };
 
 struct RunEnd {
   RunEnding ending = RunEnding::kUnreadable;
   std::string message;
-  std::vector<CaseStats> stats;   // to store (kOffCalibration and kSucceeded)
+  std::vector<CaseStats> stats;   // to store (kOffCalibration, kSucceeded and kRerun)
   std::int64_t health_value = 0;  // a health check's measured value (HealthCheckValue)
 };
 
@@ -66,6 +71,12 @@ struct JudgeInput {
   bool health_check = false;
   std::int64_t expected_health = 0;
   double health_tolerance = 0;
+  // `mculab submit --reruns N --max-cv PCT`: reruns asked and done, the limit (a fraction; 0: the
+  // kind's default) and how the run measured ("emulated", "host" or "silicon").
+  std::uint32_t reruns = 0;
+  std::uint32_t reruns_done = 0;
+  double max_cv = 0;
+  std::string measured;
 };
 
 // A case whose timer (metric 0, pass 0) varied more than the limit in a succeeded run.

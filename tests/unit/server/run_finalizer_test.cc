@@ -135,5 +135,47 @@ TEST(UnstableCases, TheTimersAboveTheLimitOrTheKindsDefaultAndNeverAnEmulatedCou
             "case 7 (cv 50.0% > 10%), case 7 (cv 50.0% > 10%), case 7 (cv 50.0% > 10%) and 2 more");
 }
 
+// A noisy case (case 1's timer: cv 30%) in a host run of a job that asked for reruns.
+RunReading NoisyReading() {
+  RunReading r = Reading();
+  r.statistics->stats[1].cv = 0.30;
+  return r;
+}
+
+JudgeInput RerunInput(std::uint32_t reruns, std::uint32_t done) {
+  JudgeInput in = Input();
+  in.reruns = reruns;
+  in.reruns_done = done;
+  in.measured = "host";
+  return in;
+}
+
+TEST(RunFinalizer, ANoisyCaseRerunsWhileTheJobHasRerunsLeftThenSucceedsSayingSo) {
+  RunEnd out = RunFinalizer::Judge(NoisyReading(), RerunInput(2, 1));
+  EXPECT_EQ(out.ending, RunEnding::kRerun);
+  EXPECT_EQ(out.message, "case 1 (cv 30.0% > 10%)");
+  EXPECT_EQ(out.stats.size(), 2u) << "a rerun's figures are stored too";
+
+  out = RunFinalizer::Judge(NoisyReading(), RerunInput(2, 2));
+  EXPECT_EQ(out.ending, RunEnding::kSucceeded);
+  EXPECT_EQ(out.message, "still unstable after 2 reruns: case 1 (cv 30.0% > 10%)");
+
+  JudgeInput loose = RerunInput(2, 0);
+  loose.max_cv = 0.5;  // the job's own limit
+  EXPECT_EQ(RunFinalizer::Judge(NoisyReading(), loose).ending, RunEnding::kSucceeded);
+}
+
+TEST(RunFinalizer, NoRerunWithoutRerunsForAnEmulatedCountOrAHealthCheck) {
+  RunEnd out = RunFinalizer::Judge(NoisyReading(), RerunInput(0, 0));
+  EXPECT_EQ(out.ending, RunEnding::kSucceeded);
+  EXPECT_EQ(out.message, "") << "no reruns asked: nothing said about stability";
+  JudgeInput emulated = RerunInput(2, 0);
+  emulated.measured = "emulated";
+  EXPECT_EQ(RunFinalizer::Judge(NoisyReading(), emulated).ending, RunEnding::kSucceeded);
+  JudgeInput health = RerunInput(2, 0);
+  health.health_check = true;
+  EXPECT_EQ(RunFinalizer::Judge(NoisyReading(), health).ending, RunEnding::kSucceeded);
+}
+
 }  // namespace
 }  // namespace mculab::server
