@@ -145,26 +145,34 @@ class GdbRunnerProcess final : public RunnerProcess {
     if (!write_fd_.valid()) return MakeError(ErrorCode::kUnavailable, "link closed");
     return WriteAll(write_fd_.get(), bytes, std::chrono::seconds(2));
   }
+  // The halt and the server's end are I/O (a thread joined, a GDB round trip of up to 2 s):
+  // done outside mu_, so Diagnostics never waits on them. killed_ makes the first caller the
+  // only one that does them.
   void Kill() override {
-    std::lock_guard lock(mu_);
-    if (killed_) return;
-    killed_ = true;
+    {
+      std::lock_guard lock(mu_);
+      if (killed_) return;
+      killed_ = true;
+    }
     // Halt the core first (a real board keeps running otherwise), then stop the server.
+    std::string note, diagnostics;
     if (rtt_) {
       rtt_->Stop();  // ends the pump's thread and halts the core
       const auto st = rtt_->stats();
-      rtt_note_ = "RTT link: " + std::to_string(st.stops) + " stops, " +
-                  std::to_string(st.stopped.count()) + " us halted outside input waits, " +
-                  std::to_string(st.bytes_up) + " bytes up, " + std::to_string(st.bytes_down) +
-                  " down";
-      if (auto e = rtt_->error(); !e.empty()) diagnostics_ = e;
+      note = "RTT link: " + std::to_string(st.stops) + " stops, " +
+             std::to_string(st.stopped.count()) + " us halted outside input waits, " +
+             std::to_string(st.bytes_up) + " bytes up, " + std::to_string(st.bytes_down) + " down";
+      diagnostics = rtt_->error();
     } else if (gdb_ && halt_on_kill_) {
       gdb_->set_timeout(std::chrono::seconds(2));
       if (auto stop = gdb_->Halt(); !stop) {
-        diagnostics_ = "halting over GDB failed: " + stop.error().message;
+        diagnostics = "halting over GDB failed: " + stop.error().message;
       }
     }
     server_->Kill();
+    std::lock_guard lock(mu_);
+    rtt_note_ = std::move(note);
+    if (!diagnostics.empty()) diagnostics_ = std::move(diagnostics);
   }
   // The runner has no process of its own: the server's is the one that can end.
   Result<ExitStatus> Wait(std::chrono::milliseconds timeout) override {
@@ -195,16 +203,16 @@ class GdbRunnerProcess final : public RunnerProcess {
   std::unique_ptr<RunDir> dir_;  // declared first: removed last
   std::unique_ptr<Subprocess> server_;
   std::unique_ptr<GdbRemote> gdb_;
-  std::unique_ptr<RttPump> rtt_;  // the link when it is RTT; uses gdb_
-  std::string rtt_note_;
+  std::unique_ptr<RttPump> rtt_;        // the link when it is RTT; uses gdb_
   std::unique_ptr<SerialLink> serial_;  // the link when it is a serial port
   UniqueFd read_fd_;
   UniqueFd write_fd_;
   UniqueFd stderr_capture_;  // the GDB server's stderr, an unnamed file
   RunProvenance prov_;
-  std::mutex mu_;
+  std::mutex mu_;  // guards the three below; held for no I/O
   bool killed_ = false;
   std::string diagnostics_;
+  std::string rtt_note_;
 };
 
 // Where the runner starts: VTOR's value and the first two words of the vector table.

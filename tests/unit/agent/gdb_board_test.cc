@@ -12,7 +12,9 @@
 
 #include <cstring>
 #include <filesystem>
+#include <future>
 #include <iostream>
+#include <thread>
 
 #include "agent/boards/gdb_rtt.h"
 #include "agent/boards/qemu_board.h"
@@ -127,7 +129,7 @@ constexpr const char* kMemoryMap =
 struct FakeProbe {
   testing::FakeTargetMemory flash{0x10000000, 0x80000};
   bool fail_erase = false;
-  bool corrupt_writes = false;   // flash keeps a wrong byte
+  bool corrupt_writes = false;  // flash keeps a wrong byte
   bool corrupted = false;
   bool crc = true;               // offers qCRC
   std::vector<std::string> log;  // flash operations and register writes
@@ -275,6 +277,36 @@ TEST_F(GdbBoardFlashTest, FlashesOnlyWhenTheRunnerChangedAndStartsAtTheResetVect
     ASSERT_TRUE(run.ok()) << run.error().message;
   }
   for (const auto& l : second.log) EXPECT_FALSE(l.starts_with("vFlash")) << l;
+}
+
+// Kill halts the core over GDB (up to 2 s on a slow probe); the run's diagnostics are read
+// meanwhile without waiting for it.
+TEST_F(GdbBoardFlashTest, DiagnosticsDoNotWaitOnASlowHalt) {
+  FakeProbe probe;
+  std::promise<void> halt_asked;
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  bool asked = false;
+  FakeGdbServer server([&](const std::string& p) {
+    if (p == "\x03" && !asked) {
+      asked = true;
+      halt_asked.set_value();
+      released.wait_for(std::chrono::seconds(10));  // the probe is slow to halt
+    }
+    return probe.Handle(p);
+  });
+  auto board = BoardFor(server);
+  auto run = board->Start(Spec());
+  ASSERT_TRUE(run.ok()) << run.error().message;
+  std::thread killer([&] { (*run)->Kill(); });
+  ASSERT_EQ(halt_asked.get_future().wait_for(std::chrono::seconds(10)), std::future_status::ready);
+  auto diagnostics = std::async(std::launch::async, [&] { return (*run)->Diagnostics(); });
+  // Without the fix this waits for the halt's 2 s timeout.
+  EXPECT_EQ(diagnostics.wait_for(std::chrono::milliseconds(1500)), std::future_status::ready)
+      << "Diagnostics waited on the halt";
+  release.set_value();
+  killer.join();
+  diagnostics.wait();
 }
 
 TEST_F(GdbBoardFlashTest, AFlashSomeoneElseReprogrammedIsProgrammedAgain) {
