@@ -1,23 +1,11 @@
 #include "agent/boards/fvp_board.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <cstdio>
 
-#include "agent/boards/child_runner_process.h"
-#include "agent/io/run_dir.h"
-#include "agent/io/unix_socket.h"
+#include "agent/boards/emulator_process.h"
 
 namespace mculab::agent {
 namespace {
-
-std::string Hex(std::uint32_t v) {
-  char buf[16];
-  std::snprintf(buf, sizeof(buf), "0x%08x", v);
-  return buf;
-}
 
 // The MPS3 board's telnet terminals: every one would open an xterm unless told not to.
 constexpr const char* kTerminals[] = {"telnetterminal0", "telnetterminal1", "telnetterminal2",
@@ -45,7 +33,7 @@ std::vector<std::string> FvpArgv(const FvpOptions& o, const std::filesystem::pat
                            "ethosu.num_macs=" + std::to_string(o.num_macs)});
   argv.insert(argv.end(), o.extra_options.begin(), o.extra_options.end());
   argv.insert(argv.end(), {"-a", "cpu0=" + firmware.string(), "--data",
-                           "cpu0=" + workload_file.string() + "@" + Hex(o.workload_addr)});
+                           "cpu0=" + workload_file.string() + "@" + HexAddress(o.workload_addr)});
   return argv;
 }
 
@@ -126,38 +114,16 @@ Result<std::unique_ptr<RunnerProcess>> FvpBoard::Start(const RunSpec& spec) {
                          "sandbox (namespaces, the agent running as root): use [sandbox] mode = "
                          "\"bwrap\" for FVP boards");
   }
-  auto dir = RunDir::Create("mculab-fvp-");
-  if (!dir) return dir.error();
-  const auto workload = (*dir)->path() / "workload.bin";
-  const auto socket = (*dir)->path() / "link.sock";
-  if (auto w = (*dir)->CreateFile("workload.bin", AsChars(spec.workload)); !w) return w.error();
-  auto capture = (*dir)->CreateCapture();
-  if (!capture) return capture.error();
-  SpawnOptions so;
-  const auto argv = FvpRelayArgv(options, socket, firmware, workload);
-  auto wrapped = sandbox_.Wrap(argv, {firmware, FvpInstallDir(options.fvp)}, (*dir)->path());
-  if (!wrapped) return wrapped.error();
-  if (auto s = sandbox_.PrepareWorkDir((*dir)->path()); !s) return s.error();
-  so.argv = std::move(*wrapped);
-  so.stderr_fd = capture->get();
-  auto proc = Subprocess::Spawn(so);
-  if (!proc) return proc.error();
-  Subprocess* p = proc->get();
-  std::optional<ExitStatus> died;
-  auto fd = ConnectUnixSocket(socket, options_.start_timeout + kConnectSlack, clock_, [&] {
-    auto st = p->Wait(std::chrono::milliseconds(0));
-    if (st) died = *st;
-    return !st.ok();
-  });
-  if (!fd) {
-    std::string msg = "the FVP's UART was not reachable: " + fd.error().message;
-    if (died) msg += "; relay " + died->ToString();
-    if (auto tail = ReadTail(capture->get()); !tail.empty()) msg += "; stderr: " + tail;
-    msg += " (command: " + JoinArgv(argv) + ")";
-    return MakeError(ErrorCode::kUnavailable, msg);
-  }
-  UniqueFd write_fd(::fcntl(fd->get(), F_DUPFD_CLOEXEC, 0));
-  if (!write_fd.valid()) return MakeError(ErrorCode::kInternal, ErrnoMessage("dup", errno));
+  EmulatorLaunch launch;
+  launch.dir_prefix = "mculab-fvp-";
+  launch.argv = [&](const std::filesystem::path&, const std::filesystem::path& socket,
+                    const std::filesystem::path& workload) -> Result<std::vector<std::string>> {
+    return FvpRelayArgv(options, socket, firmware, workload);
+  };
+  launch.read_only = {firmware, FvpInstallDir(options.fvp)};
+  launch.connect_timeout = options_.start_timeout + kConnectSlack;
+  launch.no_link = "the FVP's UART was not reachable";
+  launch.process = "relay";
   RunProvenance prov;
   prov.firmware_sha256 = id->sha256;
   prov.toolchain = id->toolchain;
@@ -166,12 +132,10 @@ Result<std::unique_ptr<RunnerProcess>> FvpBoard::Start(const RunSpec& spec) {
   prov.emulated = true;  // the Corstone-300 runner cannot tell the FVP's cycle model from silicon
   prov.workload_addr = options_.workload_addr;
   prov.firmware_path = firmware.string();
-  auto runner = std::make_unique<ChildRunnerProcess>(std::move(*dir), std::move(*proc),
-                                                     std::move(*fd), std::move(write_fd),
-                                                     std::move(*capture), std::move(prov));
+  auto runner = StartEmulator(launch, spec.workload, sandbox_, clock_, std::move(prov));
+  if (!runner) return runner.error();
   // The runner parks its core after DONE and the FVP keeps simulating: the agent ends it.
-  runner->set_exits_after_done(false);
-  return std::unique_ptr<RunnerProcess>(std::move(runner));
+  return std::unique_ptr<RunnerProcess>(std::move(*runner));
 }
 
 }  // namespace mculab::agent

@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "agent/boards/child_runner_process.h"
+#include "agent/boards/emulator_process.h"
 #include "agent/boards/gdb_rtt.h"
 #include "agent/boards/qemu_board.h"
 #include "agent/io/fd.h"
@@ -35,12 +36,6 @@ namespace {
 
 constexpr std::uint32_t kVtorAddr = 0xE000ED08;  // SCB->VTOR on every Armv7-M/v8-M core
 constexpr std::uint32_t kXpsrThumb = 0x01000000;
-
-std::string Hex(std::uint64_t v) {
-  char buf[24];
-  std::snprintf(buf, sizeof(buf), "0x%08llx", static_cast<unsigned long long>(v));
-  return buf;
-}
 
 std::uint32_t Le32(std::span<const std::uint8_t> b, std::size_t off) {
   return static_cast<std::uint32_t>(b[off]) | static_cast<std::uint32_t>(b[off + 1]) << 8 |
@@ -241,7 +236,8 @@ Result<Entry> FindEntry(const std::vector<ElfLoadSegment>& segments, std::uint32
       found = true;
     }
   }
-  if (!found) return MakeError(ErrorCode::kInvalidArgument, "no vector table at " + Hex(e.vtor));
+  if (!found)
+    return MakeError(ErrorCode::kInvalidArgument, "no vector table at " + HexAddress(e.vtor));
   return e;
 }
 
@@ -796,7 +792,7 @@ Result<std::unique_ptr<RunnerProcess>> GdbBoard::Start(const RunSpec& spec) {
   for (const auto& s : *segments) {
     if (flash_region(s.paddr) || preloaded) continue;
     if (auto w = g.WriteMemory(s.paddr, s.data); !w) {
-      return fail("loading the runner at " + Hex(s.paddr), w.error());
+      return fail("loading the runner at " + HexAddress(s.paddr), w.error());
     }
   }
   if (!preloaded) {
@@ -812,9 +808,9 @@ Result<std::unique_ptr<RunnerProcess>> GdbBoard::Start(const RunSpec& spec) {
   // reads them); a probe's are, so a failed write is an infrastructure failure said here.
   const bool qemu = IsQemuServer(sv.argv);
   if (auto w = g.WriteMemoryAndContinue(options_.workload_addr, spec.workload, !qemu); !w) {
-    return fail(
-        "writing the workload at " + Hex(options_.workload_addr) + " and starting the runner",
-        w.error());
+    return fail("writing the workload at " + HexAddress(options_.workload_addr) +
+                    " and starting the runner",
+                w.error());
   }
   if (pump) pump->Start();
 

@@ -25,6 +25,8 @@ bool ParseU64(std::string_view s, std::uint64_t& out) {
   return ec == std::errc() && p == s.data() + s.size();
 }
 
+}  // namespace
+
 std::string QemuOptValue(const std::string& v) {
   std::string out;
   for (char c : v) {
@@ -33,8 +35,6 @@ std::string QemuOptValue(const std::string& v) {
   }
   return out;
 }
-
-}  // namespace
 
 std::vector<std::string> QemuPluginEvents(bool cpu_has_mve) {
   std::vector<std::string> events = {"instructions", "loads", "stores", "branches"};

@@ -34,6 +34,9 @@ inline constexpr std::uint32_t kQemuPluginMaxSimultaneous = 3;
 std::vector<std::string> QemuPluginEvents(bool cpu_has_mve);
 
 // -plugin's value: "LIB,out=OUT,events=a+b" (QEMU's ',' escaped as ',,' in paths).
+// A value inside a QEMU option ("path=..."): QEMU splits on ',' and takes ",," for a comma.
+std::string QemuOptValue(const std::string& v);
+
 std::string QemuPluginArg(const std::string& library, const std::string& out,
                           const std::vector<std::string>& events);
 

@@ -1,35 +1,13 @@
 #include "agent/boards/qemu_board.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <cstdio>
 
-#include "agent/boards/child_runner_process.h"
+#include "agent/boards/emulator_process.h"
 #include "agent/boards/gdb_board.h"
 #include "agent/boards/plugin_counts.h"
-#include "agent/io/run_dir.h"
-#include "agent/io/unix_socket.h"
 
 namespace mculab::agent {
 namespace {
-
-std::string Hex(std::uint32_t v) {
-  char buf[16];
-  std::snprintf(buf, sizeof(buf), "0x%08x", v);
-  return buf;
-}
-
-// QEMU's option syntax splits on ',' and takes ",," for a literal comma.
-std::string QemuOptValue(const std::string& v) {
-  std::string out;
-  for (char c : v) {
-    out += c;
-    if (c == ',') out += ',';
-  }
-  return out;
-}
 
 // QEMU starts in well under a second; this only bounds a QEMU that hangs before listening.
 constexpr std::chrono::seconds kConnectTimeout{15};
@@ -63,7 +41,8 @@ std::vector<std::string> QemuArgv(const QemuOptions& o, const std::filesystem::p
       "chardev:link",
       // No cpu-num: it would make the loader set the PC to the workload address.
       "-device",
-      "loader,file=" + QemuOptValue(workload_file.string()) + ",addr=" + Hex(o.workload_addr),
+      "loader,file=" + QemuOptValue(workload_file.string()) +
+          ",addr=" + HexAddress(o.workload_addr),
   };
 }
 
@@ -143,51 +122,28 @@ Result<std::unique_ptr<RunnerProcess>> QemuBoard::Start(const RunSpec& spec) {
   if (!spec.firmware.empty()) options.firmware = spec.firmware;
   auto id = spec.firmware.empty() ? firmware_.Identify() : IdentifyFirmware(spec.firmware);
   if (!id) return id.error();
-  auto dir = RunDir::Create("mculab-qemu-");
-  if (!dir) return dir.error();
-  const auto workload = (*dir)->path() / "workload.bin";
-  const auto socket = (*dir)->path() / "link.sock";
-  if (auto w = (*dir)->CreateFile("workload.bin", AsChars(spec.workload)); !w) return w.error();
-  auto capture = (*dir)->CreateCapture();
-  if (!capture) return capture.error();
-  SpawnOptions so;
-  so.argv = QemuArgv(options, socket, workload);
-  const auto counts = (*dir)->path() / kCountsFile;
-  if (!spec.emulated_events.empty()) {
-    if (options_.plugin.empty()) {
-      return MakeError(ErrorCode::kFailedPrecondition,
-                       "emulated events were asked for but board " + info_.name +
-                           " has no QEMU counting plugin configured (qemu_plugin)");
+  if (!spec.emulated_events.empty() && options_.plugin.empty()) {
+    return MakeError(ErrorCode::kFailedPrecondition,
+                     "emulated events were asked for but board " + info_.name +
+                         " has no QEMU counting plugin configured (qemu_plugin)");
+  }
+  EmulatorLaunch launch;
+  launch.dir_prefix = "mculab-qemu-";
+  launch.argv = [&](const std::filesystem::path& dir, const std::filesystem::path& socket,
+                    const std::filesystem::path& workload) -> Result<std::vector<std::string>> {
+    std::vector<std::string> argv = QemuArgv(options, socket, workload);
+    if (!spec.emulated_events.empty()) {
+      argv.push_back("-plugin");
+      argv.push_back(QemuPluginArg(options_.plugin.string(), (dir / kCountsFile).string(),
+                                   spec.emulated_events));
     }
-    so.argv.push_back("-plugin");
-    so.argv.push_back(
-        QemuPluginArg(options_.plugin.string(), counts.string(), spec.emulated_events));
-  }
-  so.stderr_fd = capture->get();
-  std::vector<std::filesystem::path> read_only = {options.firmware};
-  if (!spec.emulated_events.empty()) read_only.push_back(options_.plugin);
-  auto wrapped = sandbox_.Wrap(so.argv, read_only, (*dir)->path());
-  if (!wrapped) return wrapped.error();
-  so.argv = std::move(*wrapped);
-  if (auto s = sandbox_.PrepareWorkDir((*dir)->path()); !s) return s.error();
-  auto proc = Subprocess::Spawn(so);
-  if (!proc) return proc.error();
-  Subprocess* p = proc->get();
-  std::optional<ExitStatus> died;
-  auto fd = ConnectUnixSocket(socket, kConnectTimeout, clock_, [&] {
-    auto st = p->Wait(std::chrono::milliseconds(0));
-    if (st) died = *st;
-    return !st.ok();
-  });
-  if (!fd) {
-    std::string msg = "QEMU did not open its runner link: " + fd.error().message;
-    if (died) msg += "; qemu " + died->ToString();
-    if (auto tail = ReadTail(capture->get()); !tail.empty()) msg += "; stderr: " + tail;
-    msg += " (command: " + JoinArgv(so.argv) + ")";
-    return MakeError(ErrorCode::kUnavailable, msg);
-  }
-  UniqueFd write_fd(::fcntl(fd->get(), F_DUPFD_CLOEXEC, 0));
-  if (!write_fd.valid()) return MakeError(ErrorCode::kInternal, ErrnoMessage("dup", errno));
+    return argv;
+  };
+  launch.read_only = {options.firmware};
+  if (!spec.emulated_events.empty()) launch.read_only.push_back(options_.plugin);
+  launch.connect_timeout = kConnectTimeout;
+  launch.no_link = "QEMU did not open its runner link";
+  launch.process = "qemu";
   RunProvenance prov;
   prov.firmware_sha256 = id->sha256;
   prov.toolchain = id->toolchain;
@@ -196,13 +152,11 @@ Result<std::unique_ptr<RunnerProcess>> QemuBoard::Start(const RunSpec& spec) {
   prov.workload_addr = options_.workload_addr;
   prov.firmware_path = options.firmware.string();
   prov.icount_shift = options_.icount_shift;  // the custom runner when the job has one
-  auto runner = std::make_unique<ChildRunnerProcess>(std::move(*dir), std::move(*proc),
-                                                     std::move(*fd), std::move(write_fd),
-                                                     std::move(*capture), std::move(prov));
-  if (!spec.emulated_events.empty()) runner->set_counts_file(kCountsFile);
+  auto runner = StartEmulator(launch, spec.workload, sandbox_, clock_, std::move(prov));
+  if (!runner) return runner.error();
+  if (!spec.emulated_events.empty()) (*runner)->set_counts_file(kCountsFile);
   // The runner parks its core after DONE (no semihosting to exit QEMU with): the agent ends QEMU.
-  runner->set_exits_after_done(false);
-  return std::unique_ptr<RunnerProcess>(std::move(runner));
+  return std::unique_ptr<RunnerProcess>(std::move(*runner));
 }
 
 }  // namespace mculab::agent
