@@ -12,10 +12,8 @@
 
 #include "an500_regs.h"
 #include "cortex_m.h"
+#include "cortex_m_port.h"
 #include "rtt.h"
-
-extern uint8_t __arena_start[], __arena_size[], __workload_start[], __workload_size[];
-extern uint8_t __stack_bottom[], __stack_top[];
 
 static const mculab_event kQemuEvents[] = {
     {"instructions", 0},
@@ -35,9 +33,7 @@ void mculab_port_init(mculab_port_info* info) {
 #if MCULAB_LINK_RTT
   mculab_rtt_init();
 #else
-  AN500_UART0->CTRL = 0;
-  AN500_UART0->BAUDDIV = AN500_CORE_CLOCK_HZ / 115200u;
-  AN500_UART0->CTRL = CMSDK_UART_CTRL_TXEN_Msk | CMSDK_UART_CTRL_RXEN_Msk;
+  mculab_cmsdk_uart_init(AN500_UART0, AN500_CORE_CLOCK_HZ, 115200u);
 #endif
 
   const mculab_cm_regs hw = mculab_cm_hw();
@@ -57,60 +53,5 @@ void mculab_port_init(mculab_port_info* info) {
                          : "an500: emulated (QEMU), SysTick at 25MHz, caches off, arena in SSRAM";
   info->timer_unit = MCULAB_TIMER_CYCLES;
   info->clock_hz = AN500_CORE_CLOCK_HZ;
-  info->workload = __workload_start;
-  info->workload_max = (size_t)(uintptr_t)__workload_size;
-  info->workload_addr = (uint32_t)(uintptr_t)__workload_start;
-  info->workload_error = 0;
-  info->arena = __arena_start;
-  info->arena_bytes = (size_t)(uintptr_t)__arena_size;
-  info->stack_low = __stack_bottom;
-  info->stack_bytes = (size_t)(__stack_top - __stack_bottom);
-}
-
-int mculab_port_write(const uint8_t* data, size_t len) {
-#if MCULAB_LINK_RTT
-  return mculab_rtt_write(data, len);
-#endif
-  for (size_t i = 0; i < len; ++i) {
-    while (AN500_UART0->STATE & CMSDK_UART_STATE_TXBF_Msk) {
-    }
-    AN500_UART0->DATA = data[i];
-  }
-  return 0;
-}
-
-int mculab_port_poll_byte(void) {
-#if MCULAB_LINK_RTT
-  return mculab_rtt_poll();
-#endif
-  if (!(AN500_UART0->STATE & CMSDK_UART_STATE_RXBF_Msk)) return -1;
-  return (int)(AN500_UART0->DATA & 0xFFu);
-}
-
-int mculab_port_read_byte(void) {
-#if MCULAB_LINK_RTT
-  return mculab_rtt_read();
-#endif
-  while (!(AN500_UART0->STATE & CMSDK_UART_STATE_RXBF_Msk)) {
-  }
-  return (int)(AN500_UART0->DATA & 0xFFu);
-}
-
-void mculab_port_timer_align(void) { mculab_cm_timer_align(); }
-
-uint64_t mculab_port_timer_now(void) { return mculab_cm_timer_now(); }
-
-void mculab_port_exit(int status) {
-  (void)status; /* the frames said it all; the agent ends the emulation */
-#if MCULAB_LINK_RTT
-  mculab_rtt_stop(); /* the last frames out before the core parks */
-#endif
-  mculab_cm_park();
-}
-
-int mculab_runner_main(int argc, char** argv, const mculab_workload_ops* ops) {
-  (void)argc;
-  (void)argv;
-  mculab_port_exit(mculab_core_run(ops));
-  return 0;
+  mculab_cm_linker_memory(info);
 }

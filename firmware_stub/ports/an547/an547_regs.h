@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cmsdk_uart.h"
 #include "mculab/cmsis_io.h"
 
 /* SysTick (Armv8-M ARM B11.1), 0xE000E010 */
@@ -58,20 +59,8 @@ _Static_assert(offsetof(DWT_Type, LAR) == 0xFB0, "DWT_LAR offset");
 #define DWT_CTRL_CYCCNTENA_Msk (1u << 0)
 #define DWT_LAR_KEY 0xC5ACCE55u
 
-/* CMSDK APB UART (Arm CoreLink SSE-300 / CMSDK TRM). UART0 of the AN547, Secure alias. */
-typedef struct {
-  __IOM uint32_t DATA;      /* 0x00 */
-  __IOM uint32_t STATE;     /* 0x04 bit 0 TX buffer full, bit 1 RX buffer full */
-  __IOM uint32_t CTRL;      /* 0x08 bit 0 TX enable, bit 1 RX enable */
-  __IOM uint32_t INTSTATUS; /* 0x0C */
-  __IOM uint32_t BAUDDIV;   /* 0x10 */
-} CMSDK_UART_Type;
-_Static_assert(offsetof(CMSDK_UART_Type, BAUDDIV) == 0x10, "UART BAUDDIV offset");
+/* UART0 of the AN547 (a CMSDK APB UART, ports/cmsdk), Secure alias. */
 #define UART0 ((CMSDK_UART_Type*)0x59303000u)
-#define CMSDK_UART_STATE_TXBF_Msk (1u << 0)
-#define CMSDK_UART_STATE_RXBF_Msk (1u << 1)
-#define CMSDK_UART_CTRL_TXEN_Msk (1u << 0)
-#define CMSDK_UART_CTRL_RXEN_Msk (1u << 1)
 
 /* The AN547 FPGA image clocks the core (and SysTick's processor clock) at 32 MHz. */
 #define AN547_CORE_CLOCK_HZ 32000000u

@@ -24,10 +24,9 @@
 
 #include "an547_regs.h"
 #include "armv81m_pmu.h"
+#include "cortex_m_port.h"
 #include "ethosu_pmu.h"
 
-extern uint8_t __arena_start[], __arena_size[], __workload_start[], __workload_size[];
-extern uint8_t __stack_bottom[], __stack_top[];
 void SysTick_Handler(void);
 
 #define SYSTICK_PERIOD (SysTick_RVR_RELOAD_Msk + 1u) /* 2^24 ticks per wrap */
@@ -108,9 +107,7 @@ static int dwt_counts(void) {
 }
 
 void mculab_port_init(mculab_port_info* info) {
-  UART0->CTRL = 0;
-  UART0->BAUDDIV = AN547_CORE_CLOCK_HZ / 115200u;
-  UART0->CTRL = CMSDK_UART_CTRL_TXEN_Msk | CMSDK_UART_CTRL_RXEN_Msk;
+  mculab_cmsdk_uart_init(UART0, AN547_CORE_CLOCK_HZ, 115200u);
 
   use_dwt = dwt_counts();
   if (!use_dwt) systick_start();
@@ -133,34 +130,21 @@ void mculab_port_init(mculab_port_info* info) {
   info->flags = use_dwt ? 0 : MCULAB_HELLO_EMULATED;
   info->timer_unit = MCULAB_TIMER_CYCLES;
   info->clock_hz = AN547_CORE_CLOCK_HZ;
-  info->workload = __workload_start;
-  info->workload_max = (size_t)(uintptr_t)__workload_size;
-  info->workload_addr = (uint32_t)(uintptr_t)__workload_start;
-  info->workload_error = 0;
-  info->arena = __arena_start;
-  info->arena_bytes = (size_t)(uintptr_t)__arena_size;
-  info->stack_low = __stack_bottom;
-  info->stack_bytes = (size_t)(__stack_top - __stack_bottom);
+  mculab_cm_linker_memory(info);
 }
 
 int mculab_port_write(const uint8_t* data, size_t len) {
-  for (size_t i = 0; i < len; ++i) {
-    while (UART0->STATE & CMSDK_UART_STATE_TXBF_Msk) {
-    }
-    UART0->DATA = data[i];
-  }
+  mculab_cm_uart_write(data, len);
   return 0;
 }
 
-int mculab_port_poll_byte(void) {
-  if (!(UART0->STATE & CMSDK_UART_STATE_RXBF_Msk)) return -1;
-  return (int)(UART0->DATA & 0xFFu);
-}
+int mculab_port_poll_byte(void) { return mculab_cm_uart_poll(); }
 
 int mculab_port_read_byte(void) {
-  while (!(UART0->STATE & CMSDK_UART_STATE_RXBF_Msk)) {
+  for (;;) {
+    const int b = mculab_cm_uart_poll();
+    if (b >= 0) return b;
   }
-  return (int)(UART0->DATA & 0xFFu);
 }
 
 void mculab_port_timer_align(void) {

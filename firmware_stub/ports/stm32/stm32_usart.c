@@ -1,6 +1,8 @@
 /* The ST-LINK virtual COM port USART (stm32_usart.h). */
 #include "stm32_usart.h"
 
+#include "cortex_m_port.h"
+
 uint32_t mculab_stm32_usart_brr(uint32_t f_ck_hz, uint32_t baud) {
   return (f_ck_hz + baud / 2u) / baud;
 }
@@ -37,3 +39,13 @@ int mculab_stm32_usart_poll(USART_Type* u) {
   if (!(isr & USART_ISR_RXNE)) return -1;
   return (int)(u->RDR & 0xFFu);
 }
+
+static USART_Type* link_usart;
+
+void mculab_stm32_usart_set_link(USART_Type* u) { link_usart = u; }
+
+void mculab_cm_uart_write(const uint8_t* data, size_t len) {
+  mculab_stm32_usart_write(link_usart, data, len);
+}
+
+int mculab_cm_uart_poll(void) { return mculab_stm32_usart_poll(link_usart); }

@@ -30,6 +30,9 @@ void mculab_stm32_usart_write(USART_Type* u, const uint8_t* data, size_t len);
 /* The next received byte or -1 when none is waiting; an overrun flag is cleared. */
 int mculab_stm32_usart_poll(USART_Type* u);
 
+/* Makes `u` the port's link: mculab_cm_uart_write and _poll (core/cortex_m_port.h) use it. */
+void mculab_stm32_usart_set_link(USART_Type* u);
+
 #ifdef __cplusplus
 }
 #endif

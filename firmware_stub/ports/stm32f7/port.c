@@ -10,12 +10,10 @@
 #include <stdint.h>
 
 #include "cortex_m.h"
+#include "cortex_m_port.h"
 #include "rtt.h"
 #include "stm32_clock.h"
 #include "stm32_usart.h"
-
-extern uint8_t __arena_start[], __arena_size[], __workload_start[], __workload_size[];
-extern uint8_t __stack_bottom[], __stack_top[];
 
 #if MCULAB_STM32F7_DISCO
 #define LINK_USART ((USART_Type*)STM32F7_USART1_BASE)
@@ -53,6 +51,7 @@ void mculab_port_init(mculab_port_info* info) {
   mculab_rtt_init();
 #endif
   mculab_stm32_usart_init(LINK_USART, mculab_stm32_usart_brr(usart_clock, MCULAB_STM32_BAUD));
+  mculab_stm32_usart_set_link(LINK_USART);
 
   const mculab_cm_regs hw = mculab_cm_hw();
   mculab_cm7_caches_set(&hw, MCULAB_CACHES, MCULAB_CACHES);
@@ -77,57 +76,5 @@ void mculab_port_init(mculab_port_info* info) {
   info->detail = detail;
   info->timer_unit = MCULAB_TIMER_CYCLES;
   info->clock_hz = clocks.sysclk_hz;
-  info->workload = __workload_start;
-  info->workload_max = (size_t)(uintptr_t)__workload_size;
-  info->workload_addr = (uint32_t)(uintptr_t)__workload_start;
-  info->workload_error = 0;
-  info->arena = __arena_start;
-  info->arena_bytes = (size_t)(uintptr_t)__arena_size;
-  info->stack_low = __stack_bottom;
-  info->stack_bytes = (size_t)(__stack_top - __stack_bottom);
-}
-
-int mculab_port_write(const uint8_t* data, size_t len) {
-#if MCULAB_LINK_RTT
-  return mculab_rtt_write(data, len);
-#endif
-  mculab_stm32_usart_write(LINK_USART, data, len);
-  return 0;
-}
-
-int mculab_port_poll_byte(void) {
-#if MCULAB_LINK_RTT
-  return mculab_rtt_poll();
-#else
-  return mculab_stm32_usart_poll(LINK_USART);
-#endif
-}
-
-int mculab_port_read_byte(void) {
-#if MCULAB_LINK_RTT
-  return mculab_rtt_read();
-#endif
-  for (;;) {
-    const int b = mculab_stm32_usart_poll(LINK_USART);
-    if (b >= 0) return b;
-  }
-}
-
-void mculab_port_timer_align(void) { mculab_cm_timer_align(); }
-
-uint64_t mculab_port_timer_now(void) { return mculab_cm_timer_now(); }
-
-void mculab_port_exit(int status) {
-  (void)status; /* the frames said it all; the agent resets the board for the next session */
-#if MCULAB_LINK_RTT
-  mculab_rtt_stop(); /* the last frames out before the core parks */
-#endif
-  mculab_cm_park();
-}
-
-int mculab_runner_main(int argc, char** argv, const mculab_workload_ops* ops) {
-  (void)argc;
-  (void)argv;
-  mculab_port_exit(mculab_core_run(ops));
-  return 0;
+  mculab_cm_linker_memory(info);
 }
