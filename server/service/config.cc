@@ -86,16 +86,13 @@ Status ReadNotify(const toml::table& t, std::string_view origin, LabConfig& c) {
     return s;
   if (Status s = ReadInt(*nt, "poll_ms", 50, 3'600'000, origin, c.notify_poll_ms); !s.ok())
     return s;
-  for (auto [key, out] : {std::pair{"web_url", &c.notify_web_url}}) {
-    if (const toml::node* u = nt->get(key)) {
-      auto v = u->value<std::string>();
-      if (!u->is_string() || !v || !(v->starts_with("http://") || v->starts_with("https://"))) {
-        return ConfigError(origin,
-                           "notify.web_url must be the web page's http:// or https:// "
-                           "address");
-      }
-      *out = *v;
+  if (const toml::node* u = nt->get("web_url")) {
+    auto v = u->value<std::string>();
+    if (!u->is_string() || !v || !(v->starts_with("http://") || v->starts_with("https://"))) {
+      return ConfigError(origin,
+                         "notify.web_url must be the web page's http:// or https:// address");
     }
+    c.notify_web_url = *v;
   }
   if (const toml::node* f = nt->get("ca_file")) {
     auto v = f->value<std::string>();
