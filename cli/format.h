@@ -8,6 +8,7 @@
 
 #include "common/op_catalog.h"
 #include "lab.pb.h"
+#include "proto/json/export_csv.h"
 
 namespace mculab::cli {
 
@@ -21,22 +22,6 @@ std::string ProgressBar(unsigned done, unsigned total, int width = 30);
 // Shortest decimal text for a statistic: integers without a fraction, others with up to 3
 // significant decimals ("1234", "1234.5", "0.012").
 std::string FormatNumber(double v);
-
-// The unit a result is exported in and the factor from the stored unit (ns → us).
-struct ExportUnit {
-  std::string unit;
-  double divide_by = 1.0;
-};
-ExportUnit ExportUnitFor(const std::string& timer_unit);
-
-// The operator-benchmark layout (`export --format ops-csv`, DESIGN.md section 1): "id,<unit>"
-// then "id,median" per case.
-std::string ExportCsv(const mculab::v1::Results& results);
-// The full table (`export --csv`, the default): id, the op's parameters, n, min, median, mean,
-// p90, p99, stddev, cv, overhead, the median of each counted event, and the checksum state, one
-// row per case; every figure's column names its unit ("median_us", "cv_percent"). A case that
-// never ran has empty figures and checksum "not run".
-std::string ExportFullCsv(const mculab::v1::Results& results);
 
 // How a result was measured (DESIGN.md section 7: never mixed in a verdict): "emulated" (QEMU),
 // "host" (the runner as a native Linux process: port "host", a timer in ns) or "silicon".

@@ -133,6 +133,19 @@ Result<std::vector<JobId>> ParseCompareIds(const QueryParams& q) {
   return ids;
 }
 
+// A CSV file to save: text/csv, named by Content-Disposition.
+Response CsvResponse(std::string body, const std::string& file_name, const Request& req) {
+  Response res{status::ok, req.version()};
+  res.set(field::content_type, "text/csv; charset=utf-8");
+  res.set(field::content_disposition, "attachment; filename=\"" + file_name + "\"");
+  res.set(field::cache_control, "no-store");
+  AddSecurityHeaders(res);
+  res.keep_alive(req.keep_alive());
+  res.body() = std::move(body);
+  res.prepare_payload();
+  return res;
+}
+
 Response JsonResponse(status st, const Json& body, const Request& req) {
   Response res{st, req.version()};
   res.set(field::content_type, "application/json");
@@ -305,7 +318,7 @@ Router::Reply Router::Api(const Request& req, const std::string& path, const Que
     const bool digits = !id_text.empty() && std::all_of(id_text.begin(), id_text.end(), [](char c) {
       return c >= '0' && c <= '9';
     });
-    if (!digits || (!sub.empty() && sub != "/samples")) {
+    if (!digits || (!sub.empty() && sub != "/samples" && sub != "/export.csv")) {
       reply.response = ErrorOf(MakeError(ErrorCode::kNotFound, "no route " + path), req);
       return reply;
     }
@@ -323,6 +336,30 @@ Router::Reply Router::Api(const Request& req, const std::string& path, const Que
         return reply;
       }
       json(queries_.GetJobResults(caller, *id, *samples == 1), rpc::JobDocument);
+    } else if (sub == "/export.csv") {
+      // The CSV `mculab export` writes (?format=csv, the default, or ops-csv), for a succeeded
+      // job: the page's "Download CSV".
+      const std::string format = q.Get("format").value_or("csv");
+      if (format != "csv" && format != "ops-csv") {
+        reply.response =
+            ErrorOf(MakeError(ErrorCode::kInvalidArgument,
+                              fmt::format("format must be csv or ops-csv, got \"{}\"", format)),
+                    req);
+        return reply;
+      }
+      auto results = queries_.GetJobResults(caller, *id, false);
+      if (!results.ok()) {
+        reply.response = ErrorOf(results.error(), req);
+      } else if (results->job.state != JobState::kSucceeded) {
+        reply.response = ErrorOf(
+            MakeError(ErrorCode::kFailedPrecondition,
+                      fmt::format("job {} is {}; only a succeeded job has results to export", *id,
+                                  JobStateName(results->job.state))),
+            req);
+      } else {
+        reply.response = CsvResponse(rpc::JobCsv(*results, format == "ops-csv"),
+                                     fmt::format("mculab-job-{}.csv", *id), req);
+      }
     } else {
       SamplesRequest r;
       auto c = q.Int("case", 0, 1'000'000'000, 0);

@@ -1,6 +1,7 @@
 #include "server/rpc/documents.h"
 
 #include "proto/json/documents.h"
+#include "proto/json/export_csv.h"
 #include "server/rpc/convert.h"
 
 namespace mculab::server::rpc {
@@ -9,6 +10,12 @@ nlohmann::ordered_json JobDocument(const JobResults& results) {
   mculab::v1::Results reply;
   ToProto(results, &reply);
   return ResultsDocument(reply);
+}
+
+std::string JobCsv(const JobResults& results, bool ops_layout) {
+  mculab::v1::Results reply;
+  ToProto(results, &reply);
+  return ops_layout ? ExportCsv(reply) : ExportFullCsv(reply);
 }
 
 nlohmann::ordered_json JobListDocument(const JobPage& page, const JobQuery& query) {

@@ -14,6 +14,9 @@
 namespace mculab::server::rpc {
 
 nlohmann::ordered_json JobDocument(const JobResults& results);
+// A job's results as `mculab export --format csv` (full: ExportFullCsv) or `--format ops-csv`
+// (ExportCsv) writes them, byte for byte (proto/json/export_csv.h).
+std::string JobCsv(const JobResults& results, bool ops_layout);
 // The job history as `mculab jobs --json` and GET /api/v1/jobs print it (JobListDocument), and one
 // of its jobs (ListedJobDocument; GET /api/v1/changes lists them too).
 nlohmann::ordered_json JobListDocument(const JobPage& page, const JobQuery& query);

@@ -245,6 +245,23 @@ class CiGateTest(unittest.TestCase):
             self.assertIn("slower", text)
             self.assertIn(pct, text)
 
+    def test_the_pages_csv_is_the_exports_bytes(self):
+        """GET /api/v1/jobs/{id}/export.csv (the page's "Download CSV") serves the bytes
+        `mculab export` writes, in both layouts, for an emulated and a host job."""
+        csv = lablib.write_csv(self.lab.home, "fc-export.csv",
+                               "id,batch,input_size,output_size\n0,1,8,4\n3,1,16,8\n")
+        for kind in ("corstone300-qemu", "host"):
+            job = self.lab.cli_json("submit", "--kind", kind, "--op", "fully_connected_s8",
+                                    "--cases", csv, "--iterations", "5", "--wait")
+            self.assertEqual(job["state"], "succeeded", job.get("message"))
+            for fmt in ("csv", "ops-csv"):
+                cli = self.lab.cli("export", str(job["id"]), "--format", fmt).stdout
+                status, headers, body = self.lab.http_get(
+                    f"api/v1/jobs/{job['id']}/export.csv?format={fmt}")
+                self.assertEqual(status, 200, body)
+                self.assertEqual(body.decode(), cli, f"{kind} {fmt}")
+                self.assertTrue(headers["Content-Type"].startswith("text/csv"), headers)
+
     def test_jobs_that_cannot_be_compared_give_status_4(self):
         csv = lablib.write_csv(self.lab.home, "fc.csv", "id,batch,input_size,output_size\n0,1,8,4\n")
         op = self.lab.cli_json("submit", "--kind", "corstone300-qemu", "--op",

@@ -363,6 +363,17 @@ export function startServer(options) {
       if (path === '/api/v1/jobs') return send(res, 200, labApi.listJobs(q));
       let m = /^\/api\/v1\/jobs\/([0-9]+)$/.exec(path);
       if (m) return send(res, 200, jobDetail(labApi.getJob(m[1])));
+      m = /^\/api\/v1\/jobs\/([0-9]+)\/export\.csv$/.exec(path);
+      if (m) {
+        // The real server writes `mculab export`'s CSV (proto/json/export_csv.h); the fixture a
+        // stand-in of the same shape: the page only has to save these bytes.
+        const d = jobDetail(labApi.getJob(m[1]));
+        if (d.state !== 'succeeded') {
+          throw new HttpError(400, `job ${d.id} is ${d.state}; only a succeeded job has results to export`);
+        }
+        const rows = (d.cases || []).map((c) => `${c.id},${c.n},${c.median}\n`).join('');
+        return send(res, 200, `id,n,median\n${rows}`, { 'Content-Type': 'text/csv; charset=utf-8' });
+      }
       m = /^\/api\/v1\/jobs\/([0-9]+)\/samples$/.exec(path);
       if (m) return send(res, 200, labApi.samples(labApi.getJob(m[1]), q));
       if (path === '/api/v1/compare') return send(res, 200, labApi.compare(q));

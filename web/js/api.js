@@ -77,14 +77,37 @@ export function describeApiError(err) {
   return `Could not reach the server: ${err && err.message ? err.message : err}`;
 }
 
-// GET api/v1/<path>?<params> -> parsed JSON, or throws ApiError with the server's message.
-export async function apiGet(path, params, { signal } = {}) {
+// GET api/v1/<path>?<params> with the token: the response.
+function apiFetch(path, params, accept, signal) {
   const query = params ? `?${new URLSearchParams(params)}` : '';
-  const res = await fetch(`api/v1/${path}${query}`, {
-    headers: { Accept: 'application/json', ...authHeaders() },
+  return fetch(`api/v1/${path}${query}`, {
+    headers: { Accept: accept, ...authHeaders() },
     signal,
     cache: 'no-store',
   });
+}
+
+// GET api/v1/<path>?<params> -> the body as text (a CSV file), or throws ApiError with the
+// server's message.
+export async function apiGetText(path, params, { signal } = {}) {
+  const res = await apiFetch(path, params, 'text/csv, application/json', signal);
+  const text = await res.text();
+  if (!res.ok) {
+    let message = res.statusText || 'request failed';
+    try {
+      const body = JSON.parse(text);
+      if (body && typeof body.error === 'string') message = body.error;
+    } catch {
+      // not JSON: the status says it
+    }
+    throw new ApiError(res.status, message);
+  }
+  return text;
+}
+
+// GET api/v1/<path>?<params> -> parsed JSON, or throws ApiError with the server's message.
+export async function apiGet(path, params, { signal } = {}) {
+  const res = await apiFetch(path, params, 'application/json', signal);
   let body = null;
   try {
     body = await res.json();

@@ -102,14 +102,20 @@ export function measuredBadge(x) {
   }, measuredLabel(kind));
 }
 
-// A click-to-download link for text made in the page (CSV, JSON).
-export function downloadLink(label, fileName, mimeType, makeText) {
+// A click-to-download link for text made in the page (JSON) or fetched from the server (CSV):
+// makeText returns the text or a promise of it; when the promise fails, onError gets the error.
+export function downloadLink(label, fileName, mimeType, makeText, onError = () => {}) {
   const a = h('a', { class: 'button', href: '#', download: fileName }, label);
-  a.addEventListener('click', () => {
-    const blob = new Blob([makeText()], { type: mimeType });
-    const url = URL.createObjectURL(blob);
-    a.href = url;
-    setTimeout(() => URL.revokeObjectURL(url), 60_000);
+  a.addEventListener('click', (e) => {
+    e.preventDefault();
+    Promise.resolve().then(makeText).then((text) => {
+      const url = URL.createObjectURL(new Blob([text], { type: mimeType }));
+      const save = h('a', { href: url, download: fileName, hidden: true });
+      document.body.append(save);
+      save.click();
+      save.remove();
+      setTimeout(() => URL.revokeObjectURL(url), 60_000);
+    }, onError);
   });
   return a;
 }

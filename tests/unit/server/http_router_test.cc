@@ -14,10 +14,12 @@
 
 #include "db/sqlite_store.h"
 #include "fakes.h"
+#include "proto/json/export_csv.h"
 #include "server/http/auth.h"
 #include "server/http/event_stream.h"
 #include "server/http/json_views.h"
 #include "server/http/router.h"
+#include "server/rpc/convert.h"
 #include "server/rpc/documents.h"
 #include "tests/unit/server/owned_lab.h"
 
@@ -344,6 +346,7 @@ TEST_F(HttpRouterTest, AuthMatrixEveryRouteEveryCaller) {
       {"/api/v1/jobs", Access::kUsers},
       {"/api/v1/jobs/" + std::to_string(a), Access::kUsers},
       {"/api/v1/jobs/" + std::to_string(a) + "/samples?case=0", Access::kUsers},
+      {"/api/v1/jobs/" + std::to_string(a) + "/export.csv", Access::kUsers},
       {"/api/v1/compare?jobs=" + ids, Access::kUsers},
       {"/api/v1/series?kind=host&op=fully_connected_s8&params=1,8,4", Access::kUsers},
       {"/api/v1/changes", Access::kUsers},
@@ -711,6 +714,39 @@ TEST_F(HttpRouterTest, UnknownJobsAndRoutesAre404) {
 }
 
 // ---- one job ----
+
+// The page's "Download CSV": the bytes `mculab export` writes (the one writer,
+// proto/json/export_csv.h, on the results the CLI gets), named for the job; a job that has not
+// succeeded has none.
+TEST_F(HttpRouterTest, AJobsCsvIsTheExportsBytes) {
+  const JobId id = RunJob(Conv(2, 4), [](std::uint32_t c) {
+    return c == 0 ? std::vector<std::int64_t>{10, 20, 30, 41}
+                  : std::vector<std::int64_t>{7, 7, 7, 7};
+  });
+  auto results = lab_->GetResults(caller_, id, false);
+  ASSERT_TRUE(results.ok());
+  v1::Results proto;
+  rpc::ToProto(*results, &proto);
+  for (const auto& [query, want] : {std::pair{std::string(), ExportFullCsv(proto)},
+                                    std::pair{std::string("?format=csv"), ExportFullCsv(proto)},
+                                    std::pair{std::string("?format=ops-csv"), ExportCsv(proto)}}) {
+    auto reply = Handle(Get("/api/v1/jobs/" + std::to_string(id) + "/export.csv" + query));
+    EXPECT_EQ(reply.response.result(), status::ok) << reply.response.body();
+    EXPECT_EQ(reply.response.body(), want) << query;
+    EXPECT_EQ(reply.response[beast_http::field::content_type], "text/csv; charset=utf-8");
+    EXPECT_EQ(reply.response[beast_http::field::content_disposition],
+              "attachment; filename=\"mculab-job-" + std::to_string(id) + ".csv\"");
+  }
+  EXPECT_NE(ExportFullCsv(proto).find(",median_us,"), std::string::npos) << ExportFullCsv(proto);
+  EXPECT_EQ(BadRequest("/api/v1/jobs/" + std::to_string(id) + "/export.csv?format=xlsx"),
+            "format must be csv or ops-csv, got \"xlsx\"");
+  lab_->DisconnectAgent(session_, "test");
+  const JobId queued = Submit(Conv(1, 3));
+  EXPECT_EQ(
+      GetJson("/api/v1/jobs/" + std::to_string(queued) + "/export.csv",
+              status::bad_request)["error"],
+      "job " + std::to_string(queued) + " is queued; only a succeeded job has results to export");
+}
 
 TEST_F(HttpRouterTest, AJobHasItsProvenanceParametersAndPerCaseStatistics) {
   const JobId id = RunJob(

@@ -110,6 +110,14 @@ export async function api(path) {
   return body;
 }
 
+// GET api/v1/<path> from node, with the token: the body as text (a CSV file).
+export async function apiText(path) {
+  const res = await fetch(new URL(`api/v1/${path}`, BASE), { headers: TOKEN ? { Authorization: `Bearer ${TOKEN}` } : {} });
+  const body = await res.text();
+  assert.ok(res.ok, `GET ${path}: HTTP ${res.status} ${body}`);
+  return body;
+}
+
 export async function fixtureControl(path) {
   const res = await fetch(new URL(`__fixture/${path}`, BASE), {
     method: path === 'ids' ? 'GET' : 'POST',

@@ -6,9 +6,8 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, test } from 'node:test';
-import { buildCsv } from '../../../web/js/csv.js';
 import {
-  BASE, DESKTOP, FIXTURE, PHONE, TOKEN, XSS_LABEL, api, assertNoPageOverflow, drawnPixels, fixtureControl,
+  BASE, DESKTOP, FIXTURE, PHONE, TOKEN, XSS_LABEL, api, apiText, assertNoPageOverflow, drawnPixels, fixtureControl,
   launch, openPage, saveTokenThroughUi, screenshot,
 } from './harness.mjs';
 
@@ -189,10 +188,11 @@ test('a job page draws its plot and histogram and shows its statistics with unit
     assert.match(page.url(), new RegExp(`case=${other.index}`));
   }
 
-  // The CSV download is the operator-benchmark layout, identical to the CLI's.
+  // The CSV download is the server's file (GET .../export.csv), the bytes `mculab export` writes.
   const [download] = await Promise.all([page.waitForEvent('download'), page.locator('#download-csv').click()]);
   const csv = readFileSync(await download.path(), 'utf8');
-  assert.equal(csv, buildCsv(detail));
+  assert.equal(csv, await apiText(`jobs/${job.id}/export.csv`));
+  assert.match(csv, /^id,/);
   assert.match(download.suggestedFilename(), new RegExp(`^mculab-job-${job.id}\\.csv$`));
   const [jsonDownload] = await Promise.all([page.waitForEvent('download'), page.locator('#download-json').click()]);
   assert.deepEqual(JSON.parse(readFileSync(await jsonDownload.path(), 'utf8')), detail);

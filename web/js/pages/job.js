@@ -2,8 +2,8 @@
 // the running case's values live (SSE `samples`), per-iteration plot and histogram per case,
 // per-case statistics, counter events per case, per-op and memory sections when present,
 // provenance, CSV/JSON downloads.
-import { apiGet, describeApiError } from '../api.js';
-import { buildCsv, buildJson, exportFileName } from '../csv.js';
+import { apiGet, apiGetText, describeApiError } from '../api.js';
+import { buildJson, exportFileName } from '../csv.js';
 import {
   badge, cssToken, downloadLink, h, measuredBadge, messageBox, replaceChildren, scrollTable,
 } from '../dom.js';
@@ -178,9 +178,13 @@ function renderProgress() {
 
 function renderDownloads() {
   const j = detail;
-  const hasCases = (detail.cases || []).some((c) => c.n > 0);
-  replaceChildren(downloads,
-      hasCases ? downloadLink('Download CSV', exportFileName(j.id, 'csv'), 'text/csv', () => buildCsv(detail)) : null,
+  // The CSV is the server's, the bytes `mculab export` writes (a succeeded job's only).
+  const csv = j.state === 'succeeded' ?
+    downloadLink('Download CSV', exportFileName(j.id, 'csv'), 'text/csv',
+        () => apiGetText(`jobs/${j.id}/export.csv`),
+        (err) => { csv.textContent = `Download CSV: ${describeApiError(err)}`; }) :
+    null;
+  replaceChildren(downloads, csv,
       downloadLink('Download JSON', exportFileName(j.id, 'json'), 'application/json', () => buildJson(detail)));
   for (const a of downloads.querySelectorAll('a')) a.id = a.download.endsWith('.csv') ? 'download-csv' : 'download-json';
 }
