@@ -169,6 +169,10 @@ class BoardOwnerTest(unittest.TestCase):
             r = lab.cli("board", "host-0", "--agent", "lab-2", token=bob, check=False)
             self.assertEqual(r.returncode, 1)
             self.assertIn("giving a board to an agent needs the admin role", r.stderr)
+            # A new board's first health check may still run on it: a busy board is refused
+            # (giving it away waits for the job to end), which is not what this test is about.
+            wait_until("host-0 is idle", lambda: not next(
+                b for b in lab.cli_json("boards") if b["name"] == "host-0").get("current_job"))
             r = lab.cli("board", "host-0", "--agent", "lab-2")
             self.assertIn("board host-0 now belongs to agent lab-2 (offline)", r.stdout)
             board = next(b for b in lab.cli_json("boards") if b["name"] == "host-0")
