@@ -42,8 +42,11 @@ scale = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}[bench.get("time_unit", "ns"
 raw_us = bench["cpu_time"] * scale / int(sys.argv[4])
 f = json.load(open(sys.argv[3]))
 server, agents = f["server_cpu_us_per_row"], f["agents_cpu_us_per_row"]
+# At --quick's few hundred rows the processes' CPU time can round to 0 (the clock ticks are
+# 4-10 ms): then there is no ratio to give.
+ratio = f"{raw_us / (server + agents):.2f}" if server + agents > 0 else "- (too few rows to time)"
 print(f"| CPU per row (µs) | server {server:.2f} + agents {agents:.2f} = {server + agents:.2f} | "
-      f"raw insert, one thread | {raw_us:.2f} | {raw_us / (server + agents):.2f} | |")
+      f"raw insert, one thread | {raw_us:.2f} | {ratio} | |")
 PYEOF
   } >>"$out"
 }
