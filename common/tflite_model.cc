@@ -122,8 +122,7 @@ Result<Loaded> Load(std::span<const std::uint8_t> blob, std::vector<std::uint8_t
   if (st != MCULAB_TFL_OK && st != MCULAB_TFL_NO_MEMORY) return ModelError(*l.model, st);
   if (arena != nullptr) {
     const mculab_tfl_plan plan = l.model->plan;
-    arena->assign(std::size_t{plan.arena_bytes} + plan.persistent_bytes + plan.scratch_bytes + 64,
-                  0);
+    arena->assign(std::size_t{plan.arena_bytes} + plan.persistent_bytes + 64, 0);
     st = mculab_tfl_prepare(l.model.get(), arena->data(), arena->size());
     if (st != MCULAB_TFL_OK) return ModelError(*l.model, st);
   }
@@ -277,9 +276,11 @@ std::string RenderModelInspection(const ModelInspection& m) {
                        l.params.empty() ? "-" : l.params, l.macs, share, l.name);
   }
   out += fmt::format(
-      "\nplanned arena: {} bytes of activations (every tensor apart: {}), persistent {}, scratch "
-      "{}\ninterpreter tables: {} bytes in this build (less on a 32-bit board)\n",
-      m.arena_bytes, m.naive_bytes, m.persistent_bytes, m.scratch_bytes, m.tables_bytes);
+      "\nplanned arena: {} bytes of activations and operator scratch (largest scratch {}), one "
+      "plan "
+      "by TFLite Micro's rules (every buffer apart: {})\npersistent: {} bytes (kernel data and "
+      "variables)\ninterpreter tables: {} bytes in this build (less on a 32-bit board)\n",
+      m.arena_bytes, m.scratch_bytes, m.naive_bytes, m.persistent_bytes, m.tables_bytes);
   return out;
 }
 

@@ -86,6 +86,10 @@ static void invoke(void* user) {
 
 static uint32_t checksum(void* user) { return mculab_case_checksum(&((model*)user)->fc); }
 
-static const mculab_workload_ops kExample = {"example", prepare, invoke, checksum, &the_model};
+static const mculab_workload_ops kExample = {.name = "example",
+                                             .prepare = prepare,
+                                             .invoke = invoke,
+                                             .checksum = checksum,
+                                             .user = &the_model};
 
 int main(int argc, char** argv) { return mculab_runner_main(argc, argv, &kExample); }

@@ -493,6 +493,10 @@ static void builtin_op_names(uint16_t op, const char** type, const char** name) 
   }
 }
 
+static void reload_current(void) {
+  if (g.ops != NULL && g.ops->reload != NULL) g.ops->reload(g.ops->user);
+}
+
 static void invoke_current(void) {
   if (g.ops != NULL) {
     g.ops->invoke(g.ops->user);
@@ -736,12 +740,14 @@ static void run_workload(void) {
     send_frame(MCULAB_MSG_CASE_START, p, MCULAB_CASE_START_LEN);
 
     for (uint32_t k = 0; k < g.warmup && status == MCULAB_ERR_NONE; ++k) {
+      reload_current();
       mculab_profile_warmup(1);
       invoke_current();
       mculab_profile_warmup(0);
       if (abort_requested()) status = MCULAB_ERR_ABORTED;
     }
     for (uint32_t k = 0; k < g.iterations && status == MCULAB_ERR_NONE; ++k) {
+      reload_current();
       mculab_profile_iteration_begin();
       const uint64_t elapsed = measure(MCULAB_MARKER_ITERATION, i, invoke_current, counters);
       mculab_profile_iteration_end();

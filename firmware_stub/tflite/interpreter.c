@@ -23,7 +23,9 @@ mculab_tfl_status mculab_tfl_invoke(mculab_tfl_model* m, const mculab_tfl_hooks*
     if (hooks != NULL && hooks->op_begin != NULL) {
       hooks->op_begin(i, op->kernel->name, op->name);
     }
+    m->scratch = op->scratch_bytes != 0 ? m->planned + op->scratch_offset : NULL;
     const mculab_tfl_status st = op->kernel->invoke(m, op, i);
+    m->scratch = NULL;
     if (hooks != NULL && hooks->op_end != NULL) hooks->op_end();
     if (st != MCULAB_TFL_OK) return st;
   }

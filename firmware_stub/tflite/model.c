@@ -198,10 +198,10 @@ static mculab_tfl_status load_tensor(mculab_tfl_model* m, fb_reader* r, fb_table
       x->const_data = r->b + data.pos;
     }
   }
-  /* A variable (an operator's state, with no data in the model) lives through the whole plan. */
+  /* A variable (an operator's state, with no data in the model) is not planned: it lives with
+   * the persistent data (prepare.c), as TFLite Micro keeps variables out of its plan. */
   if (is_variable && !x->is_const) {
     x->is_variable = 1;
-    x->is_planned = 1;
     x->first_use = 0;
   }
 
@@ -519,8 +519,9 @@ mculab_tfl_status mculab_tfl_load(mculab_tfl_model* m, const uint8_t* data, size
     y->first_use = (int16_t)i;
     if (y->last_use < (int16_t)i) y->last_use = (int16_t)i;
   }
-  /* The outputs and the inputs live to the end: the inputs so that repeated inferences (warm-up,
-   * measured iterations) all read the inputs that were filled once. */
+  /* The outputs live to the end. The inputs live to their last reader, as in TFLite Micro: an
+   * inference may overwrite them, so whoever runs several fills them before each (the runner's
+   * reload). */
   for (uint32_t k = 0; k < m->num_outputs; ++k) {
     mculab_tfl_tensor* y = &m->tensors[m->outputs[k]];
     if (y->first_use < 0) {
@@ -530,10 +531,8 @@ mculab_tfl_status mculab_tfl_load(mculab_tfl_model* m, const uint8_t* data, size
     y->last_use = (int16_t)(m->num_ops - 1);
   }
   for (uint32_t k = 0; k < m->num_inputs; ++k) {
-    m->tensors[m->inputs[k]].last_use = (int16_t)(m->num_ops - 1);
-  }
-  for (uint32_t i = 0; i < m->num_tensors; ++i) {
-    if (m->tensors[i].is_variable) m->tensors[i].last_use = (int16_t)(m->num_ops - 1);
+    mculab_tfl_tensor* x = &m->tensors[m->inputs[k]];
+    if (x->last_use < 0) x->last_use = 0; /* read by no operator */
   }
   return MCULAB_TFL_OK;
 }

@@ -1,7 +1,8 @@
 /* Preparing a loaded model: each operator's kernel checks its shapes, types and quantization the
  * way TFLite's Prepare functions check them and computes its parameters as TFLite computes them
- * (ops/), then the arena is planned and laid out: planned tensors from the arena's first aligned
- * byte, each kernel's persistent data after them, the shared scratch last. */
+ * (ops/), then the arena is planned and laid out: the plan (tensors and each operator's scratch,
+ * planner.c) from the arena's first aligned byte, then each kernel's persistent data, then the
+ * variable tensors. */
 #include <stdint.h>
 
 #include "mculab/tflite.h"
@@ -16,6 +17,7 @@ mculab_tfl_status mculab_tfl_prepare(mculab_tfl_model* m, uint8_t* arena, size_t
   m->prepared = 0;
   m->arena = NULL;
   m->arena_len = 0;
+  m->planned = NULL;
   m->scratch = NULL;
   if (m->num_ops == 0) {
     return mculab_tfl_fail(m, MCULAB_TFL_MALFORMED, "no model loaded", -1, NULL);
@@ -37,6 +39,9 @@ mculab_tfl_status mculab_tfl_prepare(mculab_tfl_model* m, uint8_t* arena, size_t
     persistent += align_up(op->persistent_bytes);
     if (op->scratch_bytes > scratch) scratch = op->scratch_bytes;
   }
+  for (uint32_t i = 0; i < m->num_tensors; ++i) {
+    if (m->tensors[i].is_variable) persistent += align_up(m->tensors[i].bytes);
+  }
   mculab_tfl_plan_arena(m);
   m->plan.persistent_bytes = persistent > UINT32_MAX ? UINT32_MAX : (uint32_t)persistent;
   m->plan.scratch_bytes = (uint32_t)scratch;
@@ -45,7 +50,7 @@ mculab_tfl_status mculab_tfl_prepare(mculab_tfl_model* m, uint8_t* arena, size_t
   }
   const uintptr_t base = (uintptr_t)arena;
   const uint64_t pad = (MCULAB_TFL_ALIGN - (base % MCULAB_TFL_ALIGN)) % MCULAB_TFL_ALIGN;
-  const uint64_t need = pad + (uint64_t)m->plan.arena_bytes + persistent + scratch;
+  const uint64_t need = pad + (uint64_t)m->plan.arena_bytes + persistent;
   if (arena == NULL || need > (uint64_t)arena_len) {
     return mculab_tfl_fail2(m, MCULAB_TFL_NO_MEMORY, "the arena of ", (int64_t)arena_len,
                             " bytes is smaller than the plan: ", (int64_t)need, " bytes");
@@ -60,11 +65,17 @@ mculab_tfl_status mculab_tfl_prepare(mculab_tfl_model* m, uint8_t* arena, size_t
     if (st != MCULAB_TFL_OK) return st;
     at += align_up(op->persistent_bytes);
   }
-  m->scratch = scratch != 0 ? at : NULL;
   for (uint32_t i = 0; i < m->num_tensors; ++i) {
     mculab_tfl_tensor* t = &m->tensors[i];
-    t->data = t->is_planned ? planned + t->arena_offset : NULL;
+    t->data = NULL;
+    if (t->is_planned) {
+      t->data = planned + t->arena_offset;
+    } else if (t->is_variable) {
+      t->data = at;
+      at += align_up(t->bytes);
+    }
   }
+  m->planned = planned;
   m->arena = arena;
   m->arena_len = (uint32_t)(arena_len > UINT32_MAX ? UINT32_MAX : arena_len);
   m->prepared = 1;

@@ -1,11 +1,13 @@
 /* The TFLite runner: the runner library around the int8 interpreter (mculab/tflite.h). The
  * workload is a custom one whose blob is a .tflite model; each case loads and prepares it (not
- * measured), fills the input from the workload's seed, and each measured iteration is one
+ * measured), fills the input (given, else from the workload's seed) before every inference outside
+ * the measured region, and each measured iteration is one
  * inference with every operator an op region (index, TFLite operator type, output tensor name).
  * CASE_END's checksum is the CRC-32 of the outputs concatenated in the graph's order
  * (mculab_tfl_output_crc32). MEMORY reports the plan: "arena"
- * (planned activations), "persistent" (the interpreter's tables and the per-channel
- * requantization parameters), "scratch" and "model".
+ * (the planned activations and operators' scratch, TFLite Micro's "head"), "persistent" (the
+ * interpreter's tables, the per-channel requantization parameters and the variable tensors) and
+ * "model".
  *
  * The blob is the model alone or model + input (mculab_tfl_unpack); a given input replaces the
  * seeded one.
@@ -23,6 +25,11 @@
 typedef struct {
   mculab_tfl_model* model; /* in the arena, from prepare() on */
   mculab_tfl_status last;
+  /* The input: given in the blob, else seeded; filled again before every inference, as the plan
+   * reuses the input's memory once its last reader ran (TFLite Micro's does too). */
+  const uint8_t* input;
+  uint32_t input_len;
+  uint32_t seed;
 } tflite_runner;
 
 static tflite_runner the_runner;
@@ -63,6 +70,9 @@ static uint16_t prepare(void* user, const mculab_case_info* info) {
     set_error(info, "tflite: ", m->error);
     return st == MCULAB_TFL_NO_MEMORY ? MCULAB_ERR_NO_MEMORY : MCULAB_ERR_BAD_WORKLOAD;
   }
+  r->input = blob.input;
+  r->input_len = blob.input_len;
+  r->seed = info->seed;
   if (blob.input != NULL) {
     st = mculab_tfl_set_input(m, blob.input, blob.input_len);
     if (st != MCULAB_TFL_OK) {
@@ -77,9 +87,17 @@ static uint16_t prepare(void* user, const mculab_case_info* info) {
       (uint32_t)(info->arena_bytes > UINT32_MAX ? UINT32_MAX : info->arena_bytes);
   mculab_memory_report("arena", m->plan.arena_bytes, reserved);
   mculab_memory_report("persistent", (uint32_t)(tables + m->plan.persistent_bytes), reserved);
-  mculab_memory_report("scratch", m->plan.scratch_bytes, reserved);
   mculab_memory_report("model", blob.model_len, blob.model_len);
   return MCULAB_ERR_NONE;
+}
+
+static void reload(void* user) {
+  tflite_runner* r = (tflite_runner*)user;
+  if (r->input != NULL) {
+    (void)mculab_tfl_set_input(r->model, r->input, r->input_len); /* checked in prepare() */
+  } else {
+    mculab_tfl_seed_input(r->model, r->seed);
+  }
 }
 
 static const mculab_tfl_hooks kOpRegions = {mculab_op_begin, mculab_op_end};
@@ -97,7 +115,12 @@ static uint32_t checksum(void* user) {
   return mculab_tfl_output_crc32(r->model);
 }
 
-static const mculab_workload_ops kTflite = {"tflite", prepare, invoke, checksum, &the_runner};
+static const mculab_workload_ops kTflite = {.name = "tflite",
+                                            .prepare = prepare,
+                                            .invoke = invoke,
+                                            .checksum = checksum,
+                                            .user = &the_runner,
+                                            .reload = reload};
 
 /* HELLO's runtime names the kernel set that runs ("tflite-helium", "tflite-dsp", or "tflite" on
  * the reference kernels), as the generic runner's "builtin-helium" does. */

@@ -85,12 +85,11 @@ Result<std::shared_ptr<const ModelLayerNames>> ModelLayerCache::Get(
 }
 
 std::uint64_t ModelRamNeed(const ModelInspection& m, std::uint64_t blob_size) {
-  return CustomWorkloadSize(blob_size, 1) + m.arena_bytes + m.persistent_bytes + m.scratch_bytes +
-         m.tables_bytes;
+  return CustomWorkloadSize(blob_size, 1) + m.arena_bytes + m.persistent_bytes + m.tables_bytes;
 }
 
 std::uint64_t ModelArenaPlan(const ModelInspection& m) {
-  return std::uint64_t{m.arena_bytes} + m.persistent_bytes + m.scratch_bytes;
+  return std::uint64_t{m.arena_bytes} + m.persistent_bytes;
 }
 
 Status AdmitModelOnBoards(const ModelInspection& m, std::uint64_t blob_size,
@@ -110,24 +109,23 @@ Status AdmitModelOnBoards(const ModelInspection& m, std::uint64_t blob_size,
     return MakeError(
         ErrorCode::kFailedPrecondition,
         fmt::format("model {} needs {} bytes of RAM: the model ({} bytes in its workload) plus its "
-                    "planned arena ({} bytes: {} of activations, {} persistent, {} scratch) and "
+                    "planned arena ({} bytes: {} of activations and scratch, {} persistent) and "
                     "the interpreter's tables ({} bytes); too much for board(s) it could run on: "
                     "{}",
                     name, need, CustomWorkloadSize(blob_size, 1), plan, m.arena_bytes,
-                    m.persistent_bytes, m.scratch_bytes, m.tables_bytes, fmt::join(small, ", ")));
+                    m.persistent_bytes, m.tables_bytes, fmt::join(small, ", ")));
   }
   // A board that declares no RAM still runs the model somewhere with finite memory (and the
   // agent computes its reference output on its own host): the lab's default bound applies.
   if (!undeclared.empty() && plan > max_arena) {
     return MakeError(
         ErrorCode::kFailedPrecondition,
-        fmt::format("model {} plans an arena of {} bytes ({}: {} of activations, {} persistent, "
-                    "{} scratch), more than the {} bytes ({}) the lab allows on board(s) that "
+        fmt::format("model {} plans an arena of {} bytes ({}: {} of activations and scratch, {} "
+                    "persistent), more than the {} bytes ({}) the lab allows on board(s) that "
                     "declare no RAM ({}); max_model_arena in the server config sets that bound, "
                     "ram_bytes in the agent's board configuration sets a board's own",
-                    name, plan, HumanBytes(plan), m.arena_bytes, m.persistent_bytes,
-                    m.scratch_bytes, max_arena, HumanBytes(max_arena),
-                    fmt::join(undeclared, ", ")));
+                    name, plan, HumanBytes(plan), m.arena_bytes, m.persistent_bytes, max_arena,
+                    HumanBytes(max_arena), fmt::join(undeclared, ", ")));
   }
   return {};
 }

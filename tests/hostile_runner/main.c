@@ -229,6 +229,7 @@ static uint16_t prepare(void* user, const mculab_case_info* info) {
 
 static void invoke(void* user) { (void)user; }
 
-static const mculab_workload_ops kHostile = {"hostile", prepare, invoke, NULL, NULL};
+static const mculab_workload_ops kHostile = {
+    .name = "hostile", .prepare = prepare, .invoke = invoke};
 
 int main(int argc, char** argv) { return mculab_runner_main(argc, argv, &kHostile); }

@@ -82,6 +82,10 @@ typedef struct {
    * agent can tell a wrong result from a slow one; NULL reports 0. */
   uint32_t (*checksum)(void* user);
   void* user;
+  /* Before each warm-up and each measured inference, outside the measured region; NULL: none.
+   * Restores what an inference may overwrite, such as inputs whose memory the runtime's plan
+   * reuses once they are read (TFLite Micro's planner does). */
+  void (*reload)(void* user);
 } mculab_workload_ops;
 
 /* Runs one session of the runner protocol and ends the process / the emulation with the exit

@@ -249,16 +249,21 @@ typedef struct {
   } k;
   uint32_t softmax_outer, softmax_depth;
   uint32_t persistent_bytes; /* the kernel's own, for the model's life (per-channel multipliers) */
-  uint32_t scratch_bytes;    /* the kernel's scratch during invoke (shared by all operators) */
+  uint32_t scratch_bytes;    /* the kernel's scratch during its invoke (m->scratch) */
+  uint32_t scratch_offset;   /* where the planner put it in the arena (scratch_bytes != 0) */
   uint64_t macs;             /* multiply-accumulates per invocation */
   char name[MCULAB_TFL_NAME_LEN]; /* the output tensor's name, cut */
 } mculab_tfl_op;
 
 typedef struct {
-  uint32_t arena_bytes;      /* planned activations (greedy by size over lifetimes) */
-  uint32_t persistent_bytes; /* per-channel requantization parameters, at the arena's end */
-  uint32_t scratch_bytes;    /* kernel scratch: the largest any operator asks, after persistent */
-  uint32_t naive_bytes;      /* every planned tensor apart: what the plan saves against */
+  /* The planned activations and each operator's scratch, one greedy plan over their lifetimes
+   * (planner.c: TFLite Micro's planner and rules, its arena "head"). */
+  uint32_t arena_bytes;
+  /* After the plan: the kernels' own data (per-channel requantization parameters) and the
+   * variable tensors (operators' state), each rounded up to MCULAB_TFL_ALIGN. */
+  uint32_t persistent_bytes;
+  uint32_t scratch_bytes; /* the largest scratch an operator asks: inside arena_bytes */
+  uint32_t naive_bytes;   /* every planned buffer apart: what the plan saves against */
 } mculab_tfl_plan;
 
 typedef struct {
@@ -274,7 +279,8 @@ typedef struct {
   mculab_tfl_plan plan;
   uint8_t* arena;
   uint32_t arena_len;
-  uint8_t* scratch; /* plan.scratch_bytes, shared by the operators during invoke */
+  uint8_t* planned; /* the plan's first byte (in the arena, aligned) */
+  uint8_t* scratch; /* the running operator's scratch (op->scratch_bytes), else NULL */
   int prepared;
   int16_t refused_op;      /* MCULAB_TFL_UNSUPPORTED_OP: the first such operator, else -1 */
   int32_t refused_builtin; /* ... and its builtin code, else -1 */

@@ -62,8 +62,12 @@ void ScriptInvoke(void*) {
 
 std::uint32_t ScriptChecksum(void*) { return 0xC0DE; }
 
-const mculab_workload_ops kScriptOps = {"scripted", ScriptPrepare, ScriptInvoke, ScriptChecksum,
-                                        nullptr};
+const mculab_workload_ops kScriptOps = {.name = "scripted",
+                                        .prepare = ScriptPrepare,
+                                        .invoke = ScriptInvoke,
+                                        .checksum = ScriptChecksum,
+                                        .user = nullptr,
+                                        .reload = nullptr};
 
 void Advance(std::uint64_t ticks) { Port().now += ticks; }
 

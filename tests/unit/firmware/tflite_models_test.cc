@@ -4,6 +4,7 @@
 // rounding changes them.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
@@ -12,11 +13,13 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "mculab/runner_protocol.h"
 #include "mculab/tflite.h"
 #include "tflite_micro_models.h"
+#include "tflite_writer.h"
 
 namespace {
 
@@ -170,5 +173,132 @@ INSTANTIATE_TEST_SUITE_P(All, SeanetGolden,
                                          "strided_slice0", "strided_slice1", "sub0", "sub1",
                                          "transpose_conv0", "transpose_conv1"),
                          [](const testing::TestParamInfo<const char*>& i) { return i.param; });
+
+// TensorFlow Lite Micro's arena "head" for a loaded model, written from its rules
+// (micro_allocation_info.cc and greedy_memory_planner.cc) apart from planner.c, to check it: time
+// 0 is before the first operator and operator i runs at i + 1; the graph's inputs are created at 0
+// and its outputs live to the last operator; a tensor lives from its writer to its last reader;
+// constants and variables are not planned; each operator's scratch lives during that operator;
+// every size is rounded up to 16; the largest goes first (ties: tensors in index order, then the
+// scratch buffers), each to the lowest offset clear of every placed buffer alive with it.
+uint64_t TfliteMicroHead(const mculab_tfl_model& m) {
+  struct Buffer {
+    uint64_t size;
+    int first, last;
+    uint64_t offset = 0;
+  };
+  std::vector<Buffer> buffers;
+  std::vector<int> first(m.num_tensors, -1), last(m.num_tensors, -1);
+  auto touch = [&](int t, int time) {
+    if (first[t] < 0) first[t] = time;
+    last[t] = std::max(last[t], time);
+  };
+  for (uint32_t k = 0; k < m.num_inputs; ++k) touch(m.inputs[k], 0);
+  for (uint32_t i = 0; i < m.num_ops; ++i) {
+    const mculab_tfl_op& op = m.ops[i];
+    touch(op.output, static_cast<int>(i) + 1);
+    for (uint32_t k = 0; k < op.num_inputs; ++k) {
+      if (op.inputs[k] >= 0) touch(op.inputs[k], static_cast<int>(i) + 1);
+    }
+  }
+  for (uint32_t k = 0; k < m.num_outputs; ++k) touch(m.outputs[k], static_cast<int>(m.num_ops));
+  auto aligned = [](uint64_t v) { return (v + 15) / 16 * 16; };
+  for (uint32_t t = 0; t < m.num_tensors; ++t) {
+    const mculab_tfl_tensor& x = m.tensors[t];
+    if (x.is_const || x.is_variable || first[t] < 0 || x.bytes == 0) continue;
+    buffers.push_back({aligned(x.bytes), first[t], last[t]});
+  }
+  for (uint32_t i = 0; i < m.num_ops; ++i) {
+    const int time = static_cast<int>(i) + 1;
+    if (m.ops[i].scratch_bytes != 0)
+      buffers.push_back({aligned(m.ops[i].scratch_bytes), time, time});
+  }
+  std::stable_sort(buffers.begin(), buffers.end(),
+                   [](const Buffer& a, const Buffer& b) { return a.size > b.size; });
+  uint64_t head = 0;
+  for (size_t b = 0; b < buffers.size(); ++b) {
+    std::vector<const Buffer*> alive;  // placed before b and alive with it, by offset
+    for (size_t o = 0; o < b; ++o) {
+      if (buffers[o].first <= buffers[b].last && buffers[b].first <= buffers[o].last) {
+        alive.push_back(&buffers[o]);
+      }
+    }
+    std::stable_sort(alive.begin(), alive.end(),
+                     [](const Buffer* a, const Buffer* c) { return a->offset < c->offset; });
+    uint64_t at = 0;
+    for (const Buffer* o : alive) {
+      if (o->offset >= at + buffers[b].size) break;
+      at = std::max(at, o->offset + o->size);
+    }
+    buffers[b].offset = at;
+    head = std::max(head, at + buffers[b].size);
+  }
+  return head;
+}
+
+// The most bytes the planned buffers alive at one moment need: no plan is smaller.
+uint64_t LiveBytesBound(const mculab_tfl_model& m) {
+  uint64_t most = 0;
+  for (int i = 0; i < m.num_ops; ++i) {
+    uint64_t live = (m.ops[i].scratch_bytes + 15) / 16 * 16;
+    for (uint32_t t = 0; t < m.num_tensors; ++t) {
+      const mculab_tfl_tensor& x = m.tensors[t];
+      if (x.is_planned && x.first_use <= i && i <= x.last_use) live += (x.bytes + 15) / 16 * 16;
+    }
+    most = std::max(most, live);
+  }
+  return most;
+}
+
+// Every model in ../shared (MLPerf Tiny, TFLite Micro's own, the seanet tests) and the writer's
+// MobileNetV2: the planned arena within 5% of TFLite Micro's head (the two rules agree, so it is
+// equal) and never below what is alive at once.
+TEST(TflitePlanner, EveryModelsArenaIsWithinFivePercentOfTfliteMicros) {
+  std::vector<std::pair<std::string, std::vector<uint8_t>>> models;
+  for (const char* dir : {"/mlperf-tiny", "/tflite-micro"}) {
+    if (!std::filesystem::is_directory(ModelsDir() + dir)) continue;
+    for (const auto& e : std::filesystem::recursive_directory_iterator(ModelsDir() + dir)) {
+      if (e.path().extension() == ".tflite") {
+        models.emplace_back(e.path().filename().string(), ReadFile(e.path().string()));
+      }
+    }
+  }
+  if (models.empty()) GTEST_SKIP() << ModelsDir() << " holds no models (MCULAB_SHARED_MODELS_DIR)";
+  models.emplace_back("MobileNetV2 224",
+                      mculab::tflite_writer::Serialize(mculab::tflite_writer::MobileNetV2(1)));
+  std::sort(models.begin(), models.end());
+  for (const auto& [name, bytes] : models) {
+    auto m = std::make_unique<mculab_tfl_model>();
+    ASSERT_EQ(mculab_tfl_load(m.get(), bytes.data(), bytes.size()), MCULAB_TFL_OK) << name;
+    ASSERT_EQ(mculab_tfl_prepare(m.get(), nullptr, 0), MCULAB_TFL_NO_MEMORY) << name;
+    const uint64_t ours = m->plan.arena_bytes, theirs = TfliteMicroHead(*m);
+    EXPECT_LE(ours, theirs * 105 / 100) << name;
+    EXPECT_GE(ours * 105 / 100, theirs) << name;
+    EXPECT_GE(ours, LiveBytesBound(*m)) << name << ": buffers alive together overlap";
+    std::printf("%-34s arena %8llu bytes, TFLite Micro's rules %8llu, alive at once %8llu\n",
+                name.c_str(), static_cast<unsigned long long>(ours),
+                static_cast<unsigned long long>(theirs),
+                static_cast<unsigned long long>(LiveBytesBound(*m)));
+  }
+}
+
+// TFLite Micro's published figures for keyword_scrambled (memory_arena_threshold_test.cc:
+// kKeywordModelHeadSize 672, kKeywordModelTfLiteTensorVariableBufferDataSize 10240, checked there
+// within 3%): the plan is its head, the variables its tail's variable buffers.
+TEST(TflitePlanner, KeywordScrambledMatchesTfliteMicrosPublishedArena) {
+  const std::string path = ModelsDir() + "/tflite-micro/keyword_scrambled.tflite";
+  std::vector<uint8_t> bytes = ReadFile(path);
+  if (bytes.empty()) GTEST_SKIP() << path << " is absent (MCULAB_SHARED_MODELS_DIR)";
+  auto m = std::make_unique<mculab_tfl_model>();
+  ASSERT_EQ(mculab_tfl_load(m.get(), bytes.data(), bytes.size()), MCULAB_TFL_OK) << m->error;
+  ASSERT_EQ(mculab_tfl_prepare(m.get(), nullptr, 0), MCULAB_TFL_NO_MEMORY) << m->error;
+  EXPECT_NEAR(m->plan.arena_bytes, 672.0, 672 * 0.03);
+  uint64_t variables = 0;
+  for (uint32_t t = 0; t < m->num_tensors; ++t) {
+    if (m->tensors[t].is_variable) variables += m->tensors[t].bytes;
+  }
+  EXPECT_EQ(variables, 10240u);
+  EXPECT_GE(m->plan.persistent_bytes, variables) << "the variables live after the plan";
+}
 
 }  // namespace
