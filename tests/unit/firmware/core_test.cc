@@ -33,6 +33,7 @@ struct Script {
   std::vector<std::pair<std::string, std::uint32_t>> memory_at_prepare;  // category, used
   std::function<void(int)> invoke;  // gets the invocation number (warm-up included)
   int invocations = 0;
+  std::string calls;  // "r" per reload, "i" per invoke, in order
   Bytes blob_seen;
   std::uintptr_t blob_address = 0;
   std::vector<std::int64_t> case_ids;
@@ -58,6 +59,7 @@ void ScriptInvoke(void*) {
   Script& s = *g_script;
   if (s.invoke) s.invoke(s.invocations);
   ++s.invocations;
+  s.calls += 'i';
 }
 
 std::uint32_t ScriptChecksum(void*) { return 0xC0DE; }
@@ -70,6 +72,19 @@ const mculab_workload_ops kScriptOps = {.name = "scripted",
                                         .reload = nullptr};
 
 void Advance(std::uint64_t ticks) { Port().now += ticks; }
+
+// A reload that takes 50 ticks: none may reach a sample.
+void ScriptReload(void*) {
+  Advance(50);
+  g_script->calls += 'r';
+}
+
+const mculab_workload_ops kReloadingOps = {.name = "scripted",
+                                           .prepare = ScriptPrepare,
+                                           .invoke = ScriptInvoke,
+                                           .checksum = ScriptChecksum,
+                                           .user = nullptr,
+                                           .reload = ScriptReload};
 
 Bytes CustomWorkload(const std::vector<std::int64_t>& ids, const Bytes& blob) {
   Bytes out(4096);
@@ -187,6 +202,19 @@ TEST_F(CoreCountersTest, SampleCarriesTheSelectedCountersInIndexOrderOverTheTime
   EXPECT_EQ(end.overhead, 1u);
   EXPECT_EQ(end.counter_overhead, (std::vector<std::uint64_t>{3 * 2, 5 * 2, 7 * 2}));
   EXPECT_EQ(end.checksum, 0xC0DEu);
+}
+
+TEST_F(CoreCountersTest, ReloadRunsBeforeEveryInferenceOutsideTheMeasuredRegion) {
+  script_.invoke = [](int) { Advance(100); };
+  ASSERT_EQ(Run(Configure{2, 1, 0, 0b1110, 0}, &kReloadingOps), 0);
+  EXPECT_EQ(script_.calls, "ririri") << "one warm-up and two measured inferences";
+  const auto samples = Payloads(MCULAB_MSG_SAMPLE);
+  ASSERT_EQ(samples.size(), 2u);
+  for (const auto& p : samples) {
+    const SampleMsg s = *DecodeSample(p);
+    EXPECT_EQ(s.timer, 101u) << "the reload's 50 ticks were measured";
+    EXPECT_EQ(s.counters, (std::vector<std::uint64_t>{3 * 102, 5 * 102, 7 * 102}));
+  }
 }
 
 TEST_F(CoreCountersTest, CountersStartBeforeAndStopAfterTheTimerReads) {
