@@ -38,15 +38,6 @@ std::string ParamsText(const mculab::v1::Results& r, const mculab::v1::CaseStats
 
 }  // namespace
 
-std::string MeasuredKind(const mculab::v1::Provenance& p) { return MeasuredKindOf(p); }
-
-std::string BoardTiming(const mculab::v1::Board& b) {
-  if (b.emulated()) return "emulated";
-  const auto it = b.tags().find("timing");
-  if (it != b.tags().end() && it->second == "host") return "host";
-  return "silicon";
-}
-
 std::string MeasuredLabel(const std::string& kind) {
   if (kind == "emulated") return "EMULATED";
   if (kind == "host") return "HOST (native)";
@@ -245,7 +236,7 @@ std::string RenderResults(const mculab::v1::Results& r, std::int64_t now_ms) {
         << "\n";
   }
   if (!p.runner_version().empty()) {
-    out << "measured: " << MeasuredLabel(MeasuredKind(p)) << ", unit " << p.timer_unit();
+    out << "measured: " << MeasuredLabel(p.measured()) << ", unit " << p.timer_unit();
     if (p.clock_hz()) out << ", clock " << FormatNumber(p.clock_hz() / 1e6) << " MHz";
     out << "\n";
     if (!p.note().empty()) out << "note: " << p.note() << "\n";
@@ -276,7 +267,7 @@ std::string RenderResults(const mculab::v1::Results& r, std::int64_t now_ms) {
                     j.state() == "running";
   // A case whose cv is above the job's --max-cv, or its kind's default, is unstable
   // (common/stats.h Stability; `mculab compare --max-cv` judges with another).
-  const double max_cv = LimitCv(MeasuredKind(p), j.max_cv_pct() / 100);
+  const double max_cv = LimitCv(p.measured(), j.max_cv_pct() / 100);
   int unstable = 0;
   for (const auto& c : r.cases()) {
     if (!CaseRan(c)) {
@@ -284,7 +275,7 @@ std::string RenderResults(const mculab::v1::Results& r, std::int64_t now_ms) {
                       "-", "-", "-", open ? "pending" : "not run"});
       continue;
     }
-    const bool noisy = Stability(c.cv(), MeasuredKind(p), max_cv) == "unstable";
+    const bool noisy = Stability(c.cv(), p.measured(), max_cv) == "unstable";
     unstable += noisy ? 1 : 0;
     rows.push_back({std::to_string(c.case_id()), ParamsText(r, c), std::to_string(c.n()),
                     FormatNumber(c.min()), FormatNumber(c.median()), FormatNumber(c.mean()),
@@ -306,7 +297,7 @@ std::string RenderResults(const mculab::v1::Results& r, std::int64_t now_ms) {
           << " before any case finished)\n";
     return out.str();
   }
-  const std::string kind = MeasuredKind(p);
+  const std::string kind = p.measured();
   if (unstable > 0) {
     out << unstable << " case" << (unstable == 1 ? "" : "s")
         << " unstable: the timings vary more than " << FormatNumber(max_cv * 100.0) << "% (cv, ";
@@ -375,7 +366,7 @@ std::string RenderBoards(const mculab::v1::ListBoardsReply& boards) {
     rows.push_back({b.name(), b.kind(), b.state(), health, holder, until, b.agent(),
                     b.current_job() ? std::to_string(b.current_job()) : "-",
                     std::to_string(b.queue_length()) + "/" + std::to_string(b.kind_queue_length()),
-                    BoardTiming(b), tags, b.holder().empty() ? "" : b.reservation_note()});
+                    b.measured(), tags, b.holder().empty() ? "" : b.reservation_note()});
   }
   return RenderTable({"board", "kind", "state", "health", "holder", "until", "agent", "job",
                       "queue board/kind", "timing", "tags", "note"},

@@ -23,11 +23,6 @@ std::string ProgressBar(unsigned done, unsigned total, int width = 30);
 // significant decimals ("1234", "1234.5", "0.012").
 std::string FormatNumber(double v);
 
-// How a result was measured (DESIGN.md section 7: never mixed in a verdict): "emulated" (QEMU),
-// "host" (the runner as a native Linux process: port "host", a timer in ns) or "silicon".
-std::string MeasuredKind(const mculab::v1::Provenance& provenance);
-// A board's timing: "emulated", "host" (the agent's tag timing=host) or "silicon".
-std::string BoardTiming(const mculab::v1::Board& board);
 // The label shown for a measured kind: "EMULATED", "HOST (native)" or "silicon".
 std::string MeasuredLabel(const std::string& kind);
 

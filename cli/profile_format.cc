@@ -12,7 +12,7 @@
 namespace mculab::cli {
 namespace {
 
-std::string Label(const mculab::v1::Provenance& p) { return MeasuredLabel(MeasuredKind(p)); }
+std::string Label(const mculab::v1::Provenance& p) { return MeasuredLabel(p.measured()); }
 
 std::string Bytes(std::uint64_t b) {
   std::string s = std::to_string(b);

@@ -77,8 +77,8 @@ std::string RenderTrend(const v1::Series& s) {
     if (auto it = change_at.find(j.id()); it != change_at.end()) {
       change = "step " + Percent(it->second->ratio());
     }
-    rows.push_back({std::to_string(j.id()), UtcTimeText(j.created_ms()), j.board(),
-                    MeasuredKindOf(j), FormatNumber(j.median()),
+    rows.push_back({std::to_string(j.id()), UtcTimeText(j.created_ms()), j.board(), j.measured(),
+                    FormatNumber(j.median()),
                     "[" + FormatNumber(j.lo()) + ", " + FormatNumber(j.hi()) + "]",
                     std::to_string(j.n()), runner, change, j.label()});
   }

@@ -98,7 +98,7 @@ Json ProvenanceJson(const v1::Results& r) {
   j["port"] = p.port();
   j["cpu"] = p.cpu();
   j["emulated"] = p.emulated();
-  j["measured"] = MeasuredKindOf(p);
+  j["measured"] = p.measured();
   j["timer_unit"] = p.timer_unit();
   j["counters"] = JoinList(std::vector<std::string>(p.counters().begin(), p.counters().end()));
   j["note"] = p.note();
@@ -223,18 +223,6 @@ Json MemoryJson(const v1::Results& r) {
 }
 
 }  // namespace
-
-std::string MeasuredKindOf(const v1::Provenance& p) {
-  if (p.emulated()) return "emulated";
-  if (p.port() == "host" || p.timer_unit() == "ns") return "host";
-  return "silicon";
-}
-
-std::string MeasuredKindOf(const v1::SeriesJob& j) {
-  if (j.emulated()) return "emulated";
-  if (j.port() == "host" || j.unit() == "ns") return "host";
-  return "silicon";
-}
 
 namespace {
 
@@ -376,7 +364,7 @@ nlohmann::ordered_json SeriesDocument(const v1::Series& s) {
     o["lo"] = job.lo();
     o["hi"] = job.hi();
     o["unit"] = job.unit();
-    o["measured"] = MeasuredKindOf(job);
+    o["measured"] = job.measured();
     o["firmware_sha256"] = job.firmware_sha256();
     o["runner_version"] = job.runner_version();
     o["runner_name"] = job.runner_name();
@@ -411,9 +399,7 @@ nlohmann::ordered_json BoardDocument(const v1::Board& b) {
   j["state"] = b.state();
   j["health"] = b.health();
   j["emulated"] = b.emulated();
-  const auto timing = b.tags().find("timing");
-  const bool host = timing != b.tags().end() && timing->second == "host";
-  j["measured"] = b.emulated() ? "emulated" : host ? "host" : "silicon";
+  j["measured"] = b.measured();
   j["tags"] = Json(std::map<std::string, std::string>(b.tags().begin(), b.tags().end()));
   j["current_job"] = b.current_job();
   j["queue_length"] = b.queue_length();

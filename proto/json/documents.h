@@ -28,17 +28,10 @@ nlohmann::ordered_json JobDocument(const mculab::v1::Job& job);
 // A page of the history: {"total" (every match), "offset", "limit", "jobs": [JobDocument...]}.
 nlohmann::ordered_json JobListDocument(const mculab::v1::ListJobsReply& reply);
 
-// How a run measured, from its runner's hello (DESIGN.md section 7: never mixed in a verdict):
-// "emulated" (QEMU), "host" (the runner as a native Linux process: port "host", a timer in ns) or
-// "silicon".
-std::string MeasuredKindOf(const mculab::v1::Provenance& provenance);
-
 // The series of one case over time (`mculab trend --json`; GET /api/v1/series): "series" (the
 // query as the server applied it), "unit", "detector", "jobs" (each job's median and interval,
 // "measured", the runner) and "changes" (the change points).
 nlohmann::ordered_json SeriesDocument(const mculab::v1::Series& series);
-// How a job of a series measured: as MeasuredKindOf(Provenance) from the job's run.
-std::string MeasuredKindOf(const mculab::v1::SeriesJob& job);
 
 // Jobs compared case by case (`mculab compare --json`; GET /api/v1/compare): "jobs" (each with
 // "measured", "workload" and the build's "sha256"), "ratio_refused" and "verdict_refused" (null

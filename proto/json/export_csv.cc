@@ -60,8 +60,7 @@ std::string ExportFullCsv(const mculab::v1::Results& r) {
   const bool custom = !r.job().firmware_artifact().empty();
   // Stability as the comparison judges it (docs/ci.md): exact for an emulated count, else the
   // timer's cv against the job's --max-cv or its kind's default.
-  const std::string measured =
-      !r.measured().empty() ? r.measured() : MeasuredKindOf(r.provenance());
+  const std::string& measured = r.measured();
   const double max_cv = r.job().max_cv_pct() / 100;
   // The counted events, in the order they first appear.
   std::vector<std::string> events;

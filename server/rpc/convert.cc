@@ -61,6 +61,7 @@ void ToProto(const BoardView& v, v1::Board* out) {
   out->set_health(std::string(BoardHealthName(b.health)));
   for (const auto& [k, val] : b.tags) (*out->mutable_tags())[k] = val;
   out->set_emulated(b.emulated);
+  out->set_measured(std::string(MeasuredOfBoard(b.emulated, IsHostBoard(b))));
   out->set_queue_length(v.queue_length);
   out->set_current_job(static_cast<std::uint64_t>(b.current_job));
   out->set_ram_bytes(b.ram_bytes);
@@ -134,7 +135,7 @@ void ToProto(const Job& j, v1::Job* out) {
 void ToProto(const JobRow& row, v1::Job* out) {
   ToProto(row.job, out);
   out->set_emulated(row.emulated);
-  out->set_measured(std::string(MeasuredKind(row.emulated, row.host)));
+  out->set_measured(std::string(MeasuredOfBoard(row.emulated, row.host)));
 }
 
 void ToProto(const JobPage& page, const JobQuery& query, v1::ListJobsReply* out) {
@@ -253,6 +254,7 @@ void ToProto(const Trend& t, v1::Series* out) {
     o->set_hi(j.hi);
     o->set_unit(j.unit);
     o->set_emulated(j.emulated);
+    o->set_measured(j.measured);
     o->set_port(j.port);
     o->set_firmware_sha256(j.firmware_sha256);
     o->set_runner_version(j.runner_version);
@@ -318,6 +320,7 @@ void ToProto(const JobResults& r, v1::Results* out) {
     pv->set_note(p.note);
     pv->set_seed(p.seed);
     pv->set_kernel_set(p.kernel_set);
+    pv->set_measured(std::string(MeasuredOfRun(p)));
     out->mutable_job()->set_kernel_set(p.kernel_set);  // the latest run's, as the job list says
   }
   const bool verified = r.job.firmware_artifact.empty();  // no reference for a custom runner

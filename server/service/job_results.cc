@@ -22,7 +22,7 @@ void MeasuredBeforeTheRun(const std::vector<BoardView>& boards, JobResults& out)
     if (b.kind == j.kind && b.emulated) out.emulated = true;
     if (IsHostBoard(b) && (named.empty() ? b.kind == j.kind : b.name == named)) host = true;
   }
-  out.measured = std::string(MeasuredKind(out.emulated, host));
+  out.measured = std::string(MeasuredOfBoard(out.emulated, host));
 }
 
 }  // namespace
@@ -48,7 +48,7 @@ Result<JobResults> ReadJobResults(Lab& lab, Store& store, const Caller& caller, 
   const bool started = out.run && out.run->started;
   if (started) {
     out.emulated = out.run->provenance.emulated;
-    out.measured = std::string(MeasuredKind(out.emulated, IsHostRun(out.run->provenance)));
+    out.measured = std::string(MeasuredOfRun(out.run->provenance));
   } else {
     auto boards = lab.ListBoards(caller);
     if (!boards.ok()) return boards.error();

@@ -91,7 +91,8 @@ Result<EventsView> Lab::ListEvents(const Caller& caller, const std::string& kind
     if (!board.empty() ? name != board : b.kind != kind) continue;
     view.boards.push_back(name);
     view.emulated = view.emulated || b.emulated;
-    view.measured = MeasuredKind(view.emulated, view.measured == kMeasuredHost || IsHostBoard(b));
+    view.measured =
+        MeasuredOfBoard(view.emulated, view.measured == kMeasuredHost || IsHostBoard(b));
     const BoardUnits* units = boards_.RegisteredUnits(name);
     if (view.units.board.empty() && units != nullptr && !units->units.empty()) {
       view.units = *units;

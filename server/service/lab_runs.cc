@@ -60,7 +60,7 @@ void Lab::Finalize(RunId run_id) {
   in.reruns = aj.job.reruns;
   in.reruns_done = aj.job.reruns_done;
   in.max_cv = aj.job.max_cv_pct / 100;
-  in.measured = MeasuredKind(target.provenance.emulated, IsHostRun(target.provenance));
+  in.measured = MeasuredOfRun(target.provenance);
   RunEnd out = RunFinalizer::Judge(std::move(reading), std::move(in));
 
   const std::string actor = "agent:" + run.run.agent;

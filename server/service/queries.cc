@@ -281,8 +281,6 @@ Result<Comparison> LabQueries::Compare(const Caller& caller, std::span<const Job
 
   Comparison out;
   out.param_names = details[0].param_names;
-  HostBoards host;
-  if (auto boards = lab_.ListBoards(caller); boards.ok()) host = HostBoardsOf(*boards);
   // An uploaded artifact's file name, "" when it is no longer stored.
   auto name_of = [&](const std::string& sha) -> std::string {
     if (sha.empty()) return "";
@@ -298,7 +296,7 @@ Result<Comparison> LabQueries::Compare(const Caller& caller, std::span<const Job
     c.board = j.assigned_board;
     c.unit = timed[k].front().stats->unit;
     c.emulated = details[k].emulated;
-    c.measured = MeasuredKind(c.emulated, c.unit == "ns" || host.names.contains(c.board));
+    c.measured = details[k].measured;
     c.workload = j.op == kModelOp
                      ? MeasuredWorkload(j)
                      : MeasuredWorkload(j, name_of(j.firmware_artifact), name_of(j.blob_artifact));

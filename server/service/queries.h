@@ -53,7 +53,7 @@ struct ComparedJob {
   std::string board;
   std::string unit;
   bool emulated = false;
-  // How it measured: "emulated", "host" or "silicon" (MeasuredKind; a host board by name).
+  // How it measured: "emulated", "host" or "silicon" (its JobResults.measured).
   std::string measured;
   // What it measured, as far as a ratio of times may go: "op conv2d_s8", "model <file name>",
   // "runner <file name>" (+ " blob <file name>"), as a series names them (DESIGN.md section 7):

@@ -118,6 +118,7 @@ Result<Trend> LabQueries::GetTrend(const Caller&, const TrendRequest& request) {
       t.firmware_sha256 = facts->firmware_sha256;
       t.runner_version = facts->runner_version;
     }
+    t.measured = std::string(MeasuredOfRun(t.emulated, t.port, t.unit));
     const PointKey key{t.id, r.stats.run_id, r.case_index};
     std::optional<PointFigures> figures;
     if (final) {

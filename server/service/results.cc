@@ -62,12 +62,17 @@ bool IsHostBoard(const Board& board) {
   return it != board.tags.end() && it->second == kMeasuredHost;
 }
 
-bool IsHostRun(const Provenance& p) {
-  return !p.emulated && (p.port == "host" || p.timer_unit == "ns");
+std::string_view MeasuredOfRun(bool emulated, std::string_view port, std::string_view timer_unit) {
+  if (emulated) return kMeasuredEmulated;
+  return port == "host" || timer_unit == "ns" ? kMeasuredHost : kMeasuredSilicon;
 }
 
-std::string_view MeasuredKind(bool emulated, bool host) {
-  return emulated ? kMeasuredEmulated : host ? kMeasuredHost : kMeasuredSilicon;
+std::string_view MeasuredOfRun(const Provenance& p) {
+  return MeasuredOfRun(p.emulated, p.port, p.timer_unit);
+}
+
+std::string_view MeasuredOfBoard(bool emulated, bool host_board) {
+  return emulated ? kMeasuredEmulated : host_board ? kMeasuredHost : kMeasuredSilicon;
 }
 
 }  // namespace mculab::server

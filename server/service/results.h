@@ -74,12 +74,16 @@ struct JobResults {
 inline constexpr std::string_view kMeasuredEmulated = "emulated";
 inline constexpr std::string_view kMeasuredHost = "host";
 inline constexpr std::string_view kMeasuredSilicon = "silicon";
+// The one place that decides it. A run that started is what its runner said: emulated when an
+// emulator ran it, host when its port is "host" or its timer counts ns, else silicon. Before its
+// run starts, a job is what the boards it can run on are (MeasuredBeforeTheRun, job_results.cc):
+// emulated if one of its kind is, host if the board it runs on is a host board.
+std::string_view MeasuredOfRun(bool emulated, std::string_view port, std::string_view timer_unit);
+std::string_view MeasuredOfRun(const Provenance& provenance);
 // A board whose agent runs the runner as a native process says so with the tag timing=host (the
 // agent adds it to every board of backend "host").
 bool IsHostBoard(const Board& board);
-// A run on the host runner: its HELLO names port "host" and a timer in ns.
-bool IsHostRun(const Provenance& provenance);
-std::string_view MeasuredKind(bool emulated, bool host);
+std::string_view MeasuredOfBoard(bool emulated, bool host_board);
 
 // Groups sorted samples (pass, case, metric, iteration) into series.
 std::vector<RawSeries> GroupSamples(const Provenance& provenance, std::span<const Sample> samples);

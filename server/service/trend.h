@@ -34,6 +34,7 @@ struct TrendJob {
   double hi = 0;
   std::string unit;
   bool emulated = false;
+  std::string measured;         // MeasuredOfRun (results.h)
   std::string port;             // the runner's port ("host" for the native runner)
   std::string firmware_sha256;  // the runner the run programmed (generic or custom)
   std::string runner_version;   // as its Hello said

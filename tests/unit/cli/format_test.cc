@@ -7,12 +7,20 @@
 namespace mculab::cli {
 namespace {
 
+// How the server says the result was measured (server/service/results.h decides; the CLI only
+// shows it).
+void SetMeasured(v1::Results& r, const std::string& kind) {
+  r.set_measured(kind);
+  r.mutable_provenance()->set_measured(kind);
+}
+
 v1::Results TwoCaseResults(const std::string& unit) {
   v1::Results r;
   r.mutable_job()->set_id(42);
   r.mutable_job()->set_state("succeeded");
   r.mutable_provenance()->set_timer_unit(unit);
   r.mutable_provenance()->set_emulated(unit == "cycles");
+  SetMeasured(r, unit == "cycles" ? "emulated" : unit == "ns" ? "host" : "silicon");
   auto* a = r.add_cases();
   a->set_case_id(0);
   a->set_n(5);
@@ -89,6 +97,7 @@ TEST(RenderResults, SaysWhenFiguresAreEmulated) {
   EXPECT_NE(text.find("EMULATED"), std::string::npos) << text;
   EXPECT_NE(text.find("cycles, emulated"), std::string::npos) << text;
   r.mutable_provenance()->set_emulated(false);
+  SetMeasured(r, "silicon");
   EXPECT_EQ(RenderResults(r).find("EMULATED"), std::string::npos);
 }
 
@@ -108,8 +117,10 @@ TEST(RenderResults, MarksAnUnstableCaseByItsKindsLimit) {
       << text;
   r.mutable_provenance()->set_port("stm32h7");
   r.mutable_provenance()->set_timer_unit("cycles");
+  SetMeasured(r, "silicon");
   EXPECT_NE(RenderResults(r).find("2 cases unstable"), std::string::npos) << "silicon: 2%";
   r.mutable_provenance()->set_emulated(true);
+  SetMeasured(r, "emulated");
   EXPECT_EQ(RenderResults(r).find("unstable"), std::string::npos) << "emulated counts are exact";
 }
 
@@ -147,6 +158,7 @@ TEST(RenderResults, LabelsTheHostRunnerHostNotSilicon) {
   EXPECT_EQ(nlohmann::json::parse(ResultsJson(r))["provenance"]["measured"], "host");
   r.mutable_provenance()->set_port("stm32h7");
   r.mutable_provenance()->set_timer_unit("cycles");
+  SetMeasured(r, "silicon");
   EXPECT_NE(RenderResults(r).find("measured: silicon"), std::string::npos);
   EXPECT_EQ(nlohmann::json::parse(ResultsJson(r))["provenance"]["measured"], "silicon");
 }
@@ -168,11 +180,14 @@ TEST(RenderBoards, TheTimingColumnSaysHostForTheHostBoard) {
   auto* host = boards.add_boards();
   host->set_name("host-0");
   (*host->mutable_tags())["timing"] = "host";
+  host->set_measured("host");
   auto* qemu = boards.add_boards();
   qemu->set_name("an547-0");
   qemu->set_emulated(true);
+  qemu->set_measured("emulated");
   auto* h743 = boards.add_boards();
   h743->set_name("h743-0");
+  h743->set_measured("silicon");
   const std::string text = RenderBoards(boards);
   EXPECT_NE(text.find("  host  "), std::string::npos) << text;
   EXPECT_NE(text.find("  emulated  "), std::string::npos) << text;
@@ -304,6 +319,7 @@ TEST(ExportFullCsv, HasEveryStatisticWithItsUnitInTheColumnNameAndNotRunCasesEmp
   r.mutable_job()->set_max_cv_pct(25);
   EXPECT_NE(ExportFullCsv(r).find(",20,steady,"), std::string::npos) << ExportFullCsv(r);
   r.mutable_provenance()->set_emulated(true);
+  SetMeasured(r, "emulated");
   EXPECT_NE(ExportFullCsv(r).find(",20,exact,"), std::string::npos) << ExportFullCsv(r);
 }
 

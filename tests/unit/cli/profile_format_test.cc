@@ -14,6 +14,8 @@ v1::Results EmulatedJob() {
   v1::Results r;
   r.mutable_job()->set_id(42);
   r.mutable_provenance()->set_emulated(true);
+  r.mutable_provenance()->set_measured("emulated");  // as the server decides it
+  r.set_measured("emulated");
   r.mutable_provenance()->set_timer_unit("cycles");
   r.add_cases()->set_case_id(0);
   auto op = [&](std::uint32_t index, const char* type, const char* name, const char* metric,

@@ -26,6 +26,7 @@ v1::Series StepSeries() {
     j->set_id(40 + static_cast<std::uint64_t>(i));
     j->set_board("host-0");
     j->set_port("host");
+    j->set_measured("host");  // as the server decides it
     j->set_unit("ns");
     j->set_n(50);
     j->set_median(i < 3 ? 1000 : 1200);

@@ -447,4 +447,24 @@ TEST(CaseStatistics, RawSeriesFollowTheSortedSamples) {
 }
 
 }  // namespace
+// The one rule for "measured" (results.h): a run is what its runner said, a job before its run
+// what its boards are; every writer (CLI, page, CSV) shows the server's word.
+TEST(Measured, ARunIsWhatItsRunnerSaidAndABoardWhatItsTagsSay) {
+  EXPECT_EQ(MeasuredOfRun(true, "host", "ns"), kMeasuredEmulated) << "an emulator's count first";
+  EXPECT_EQ(MeasuredOfRun(false, "host", "cycles"), kMeasuredHost);
+  EXPECT_EQ(MeasuredOfRun(false, "stm32h7", "ns"), kMeasuredHost) << "a timer in ns is the host's";
+  EXPECT_EQ(MeasuredOfRun(false, "stm32h7", "cycles"), kMeasuredSilicon);
+  Provenance p;
+  p.port = "an547";
+  p.timer_unit = "cycles";
+  p.emulated = true;
+  EXPECT_EQ(MeasuredOfRun(p), kMeasuredEmulated);
+  Board host;
+  host.tags["timing"] = "host";
+  EXPECT_TRUE(IsHostBoard(host));
+  EXPECT_EQ(MeasuredOfBoard(false, IsHostBoard(host)), kMeasuredHost);
+  EXPECT_EQ(MeasuredOfBoard(true, true), kMeasuredEmulated);
+  EXPECT_EQ(MeasuredOfBoard(false, IsHostBoard(Board{})), kMeasuredSilicon);
+}
+
 }  // namespace mculab::server
