@@ -60,9 +60,9 @@ function withOutput(bytes, tensor) {
 }
 
 // The model's bytes running operator `op` alone: subgraph 0's operators vector holds only that
-// operator; the graph's inputs are the operator's inputs that are not constants (its first input
-// when that is the only one; else the operator's own inputs vector, which must then hold
-// activations only, as ADD's does) and its output the graph's output.
+// operator; the graph's inputs are the operator's inputs that are neither constants nor variables
+// (its first input when that is the only one; else the operator's own inputs vector, which must
+// then hold activations only, as ADD's does) and its output the graph's output.
 function withOneOperator(bytes, op) {
   const b = Buffer.from(bytes);
   const u32 = (at) => b.readUInt32LE(at);
@@ -86,6 +86,11 @@ function withOneOperator(bytes, op) {
     const table = deref(buffers + 4 + 4 * buffer);
     try { return u32(deref(field(table, 0))) > 0; } catch (e) { return false; }
   };
+  // A variable tensor (an LSTM's hidden and cell state) is the operator's own state, not an input.
+  const isVariable = (t) => {
+    const tensor = deref(tensors + 4 + 4 * t);
+    try { return b.readUInt8(field(tensor, 5)) !== 0; } catch (e) { return false; }
+  };
   const operators = deref(field(subgraph, 3));
   const opTable = deref(operators + 4 + 4 * op);
   const opInputsField = field(opTable, 1);
@@ -93,7 +98,7 @@ function withOneOperator(bytes, op) {
   const opOutputs = deref(field(opTable, 2));
   const ins = [];
   for (let k = 0; k < u32(opInputs); ++k) ins.push(b.readInt32LE(opInputs + 4 + 4 * k));
-  const activations = ins.filter((t) => t >= 0 && !isConst(t));
+  const activations = ins.filter((t) => t >= 0 && !isConst(t) && !isVariable(t));
   // The operators vector: one element, pointing at the operator's table.
   b.writeUInt32LE(1, operators);
   b.writeUInt32LE(opTable - (operators + 4), operators + 4);

@@ -423,6 +423,90 @@ Model ActivationsNetFloat() {
   return m;
 }
 
+Model LstmNet(LstmKind kind, const LstmShape& shape, int extra_input) {
+  uint32_t x = 0x2545f491u;
+  auto next = [&x] {
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    return x;
+  };
+  const bool is_float = kind == LstmKind::kFloat32;
+  const bool wide = kind == LstmKind::kInt16x8;
+  const uint8_t act_type = is_float ? 0 : wide ? 7 : 9;
+  const int32_t units = shape.units;
+  // A tensor of `type`, quantized with `scale` and `zp` unless float32.
+  auto tensor = [&](std::vector<int32_t> dims, uint8_t type, std::vector<uint8_t> data, float scale,
+                    int64_t zp, const char* name) {
+    return is_float ? Tensor{std::move(dims), 0, std::move(data), {}, {}, 0, name}
+                    : Tensor{std::move(dims), type, std::move(data), {scale}, {zp}, 0, name};
+  };
+  auto put_float = [](std::vector<uint8_t>& bytes, float f) {
+    uint8_t b[4];
+    std::memcpy(b, &f, 4);
+    bytes.insert(bytes.end(), b, b + 4);
+  };
+  auto weights = [&](int32_t rows, int32_t cols, float scale) {
+    std::vector<uint8_t> w;
+    for (int32_t i = 0; i < rows * cols; ++i) {
+      const auto q = static_cast<uint8_t>(next() >> 24);
+      if (is_float) {
+        put_float(w, static_cast<float>(static_cast<int8_t>(q)) * scale);
+      } else {
+        w.push_back(q);
+      }
+    }
+    return tensor({rows, cols}, 9, std::move(w), scale, 0, "weights");
+  };
+  const float in_scale = wide ? 1.0f / 4096.0f : 0.05f;
+  const float hidden_scale = wide ? 1.0f / 32768.0f : 1.0f / 128.0f;
+  const int64_t in_zp = wide ? 0 : 3, hidden_zp = wide ? 0 : -2;
+  // About -2..2 in every kind: int16 inputs have a finer scale, so their biases more steps.
+  auto bias = [&](float scale) {
+    std::vector<uint8_t> b;
+    for (int32_t u = 0; u < units; ++u) {
+      const int64_t v = (static_cast<int64_t>(next() % 4001u) - 2000) * (wide ? 200 : 1);
+      if (is_float) {
+        put_float(b, static_cast<float>(v) * scale);
+      } else {
+        for (int k = 0; k < (wide ? 8 : 4); ++k) b.push_back(static_cast<uint8_t>(v >> (8 * k)));
+      }
+    }
+    return tensor({units}, wide ? 4 : 2, std::move(b), scale, 0, "bias");
+  };
+  const std::vector<int32_t> seq =
+      shape.time_major ? std::vector<int32_t>{shape.steps, shape.batches, shape.width}
+                       : std::vector<int32_t>{shape.batches, shape.steps, shape.width};
+  Model m;
+  m.tensors.push_back(tensor(seq, act_type, {}, in_scale, in_zp, "input"));
+  for (int g = 0; g < 4; ++g) m.tensors.push_back(weights(units, shape.width, 0.02f));  // 1..4
+  for (int g = 0; g < 4; ++g) m.tensors.push_back(weights(units, units, 0.03f));        // 5..8
+  for (int g = 0; g < 4; ++g) m.tensors.push_back(bias(in_scale * 0.02f));              // 9..12
+  m.tensors.push_back(tensor({shape.batches, units}, act_type, {}, hidden_scale, hidden_zp,
+                             "hidden"));  // 13
+  m.tensors.back().is_variable = true;
+  m.tensors.push_back(tensor({shape.batches, units}, 7, {}, 1.0f / 2048.0f, 0, "cell"));  // 14
+  m.tensors.back().is_variable = true;
+  std::vector<int32_t> out_shape = seq;
+  out_shape[2] = units;
+  m.tensors.push_back(tensor(out_shape, act_type, {}, hidden_scale, hidden_zp, "output"));  // 15
+  m.tensors.push_back(weights(units, units, 0.01f));  // 16: an optional input's constant
+  std::vector<int32_t> inputs = {0, 1,  2,  3,  4,  5,  6,  7,  8,  -1, -1, -1,
+                                 9, 10, 11, 12, -1, -1, 13, 14, -1, -1, -1, -1};
+  if (extra_input >= 0) inputs[static_cast<size_t>(extra_input)] = 16;
+  // UNIDIRECTIONAL_SEQUENCE_LSTM (44; UnidirectionalSequenceLSTMOptions 71): the cell gate's
+  // activation TANH (4), cell_clip, time_major.
+  m.operators = {Operator{44,
+                          inputs,
+                          {15},
+                          71,
+                          {Option{0, Option::kU8, 4}, Option{1, Option::kF32, 0, shape.cell_clip},
+                           Option{3, Option::kU8, shape.time_major ? 1 : 0}}}};
+  m.inputs = {0};
+  m.outputs = {15};
+  return m;
+}
+
 Model MobileNetV2(uint32_t seed, int resolution, float alpha) {
   Rng r(seed);
   Model m;

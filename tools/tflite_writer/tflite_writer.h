@@ -71,6 +71,24 @@ Model ActivationsNet();
 // and W, keep_dims -> RELU6; and LOGISTIC and TANH of the scaled input (outputs 2 and 3).
 Model ActivationsNetFloat();
 
+// UNIDIRECTIONAL_SEQUENCE_LSTM alone, in one of TFLite Micro's three kinds: int8 activations
+// (input scale 0.05 zero point 3, hidden state and output 1/128 zero point -2) with int32 biases;
+// 16x8 (int16 activations, symmetric: input 2^-12, hidden state and output 2^-15) with int64
+// biases; both with int8 weights (symmetric) and an int16 cell state of scale 2^-11; or float32
+// throughout. `units` over `steps` x `batches` sequences of `width`, time-major
+// ([steps, batches, width]) or batch-major; the cell gate's activation TANH; TFLite's 24 inputs
+// without peephole, projection or layer norm. Weights and biases come from one fixed xorshift32
+// stream: the same draws in every kind, the float32 ones the int8 values times their scale.
+// `extra_input`, when not -1, is an optional input (peephole, projection, layer norm) given a
+// constant tensor, to see it refused.
+enum class LstmKind { kInt8, kInt16x8, kFloat32 };
+struct LstmShape {
+  bool time_major = false;
+  int32_t batches = 1, steps = 2, width = 3, units = 4;
+  float cell_clip = 0.0f;
+};
+Model LstmNet(LstmKind kind, const LstmShape& shape, int extra_input = -1);
+
 // MobileNetV2 (Sandler et al. 2018) int8 as PyTorch's exporter writes it, with seeded weights:
 // input [1][3][R][R] (NCHW) -> TRANSPOSE to NHWC -> PAD + CONV_2D 3x3/2 VALID RELU6 -> 17
 // inverted residual blocks (CONV_2D 1x1 expand RELU6, DEPTHWISE_CONV_2D 3x3 RELU6 (PAD + VALID

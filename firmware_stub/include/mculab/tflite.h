@@ -192,11 +192,14 @@ typedef struct {
   int32_t in_zp, range_radius, multiplier, left_shift;
 } mculab_tfl_sigmoid_params;
 
-/* UNIDIRECTIONAL_SEQUENCE_LSTM, integer (TFLite Micro's lstm_eval.h: int8 activations and
- * weights, int16 cell state and gates, int32 bias). Gates in order forget, input, cell, output. */
+/* UNIDIRECTIONAL_SEQUENCE_LSTM (TFLite Micro's lstm_eval.h): float32, or integer with int8
+ * weights, int16 cell state and gates and int8 activations with int32 bias or int16 activations
+ * with int64 bias (16x8). Gates in order forget, input, cell, output; the multipliers below are
+ * the integer kinds' only. */
 typedef struct {
   int32_t batches, steps, input_size, units;
   uint8_t time_major, cell_act; /* cell_act: the cell gate's TANH (4) or SIGMOID (6) */
+  uint8_t type;                 /* the activations' TensorType: INT8, INT16 or FLOAT32 */
   int32_t input_zp, hidden_zp;
   int32_t in_mult[4], in_shift[4], rec_mult[4], rec_shift[4]; /* FC into Q3.12 */
   int32_t forget_mult, forget_shift; /* forget gate x cell state -> cell state */

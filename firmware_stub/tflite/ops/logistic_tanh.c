@@ -9,7 +9,8 @@
  * (LOGISTIC; TANH also 2^-11) is read directly, any other is rescaled to 1/(3 x 4096) by an
  * integer multiplier and a shift. Both look up the 256-entry table of sigmoid(i/24) in 0.16
  * (tanh(x) = 2 sigmoid(2x) - 1) and interpolate. The integer LSTM runs the same two functions on
- * its gates. float32: TFLite's reference formulas, e^x from mculab_tfl_exp (ops/common.c). */
+ * its gates. float32: TFLite's reference formulas, e^x from mculab_tfl_exp (ops/common.c); the
+ * float32 LSTM runs them on its gates. */
 #include <stdint.h>
 
 #include "kernels.h"
@@ -222,7 +223,7 @@ static mculab_tfl_status prepare_tanh(mculab_tfl_ctx* c) { return prepare(c, KIN
 /* float32 LOGISTIC as TFLite's reference: 1 above 16.619047, e^x below -9, else 1 / (1 + e^-x)
  * in float; e^x is mculab_tfl_exp rounded to float (nearly always the float glibc's expf gives,
  * otherwise 1 unit in the last place apart), so every board computes the host's bits. */
-static void logistic_f32(uint32_t n, const float* in, float* out) {
+void mculab_tfl_logistic_f32(uint32_t n, const float* in, float* out) {
   for (uint32_t i = 0; i < n; ++i) {
     const float v = in[i];
     if (v > 16.619047164916992188f) {
@@ -236,9 +237,9 @@ static void logistic_f32(uint32_t n, const float* in, float* out) {
 }
 
 /* float32 TANH: TFLite's reference is std::tanh; here tanh in double rounded to float (nearly
- * always glibc's tanhf, otherwise 1 unit in the last place apart): an odd polynomial near 0, (e^2x - 1) / (e^2x + 1)
- * from mculab_tfl_exp elsewhere, +-1 beyond 20. */
-static void tanh_f32(uint32_t n, const float* in, float* out) {
+ * always glibc's tanhf, otherwise 1 unit in the last place apart): an odd polynomial near 0, (e^2x
+ * - 1) / (e^2x + 1) from mculab_tfl_exp elsewhere, +-1 beyond 20. */
+void mculab_tfl_tanh_f32(uint32_t n, const float* in, float* out) {
   for (uint32_t i = 0; i < n; ++i) {
     const double x = (double)in[i];
     const double a = x < 0.0 ? -x : x;
@@ -260,7 +261,7 @@ static mculab_tfl_status invoke(mculab_tfl_model* m, const mculab_tfl_op* op, ui
   (void)index;
   const mculab_tfl_sigmoid_params* p = &op->k.sigmoid;
   if (m->tensors[op->output].type == MCULAB_TFL_FLOAT32) {
-    (op->builtin == MCULAB_TFL_TANH ? tanh_f32 : logistic_f32)(
+    (op->builtin == MCULAB_TFL_TANH ? mculab_tfl_tanh_f32 : mculab_tfl_logistic_f32)(
         m->tensors[op->output].elements, (const float*)mculab_tfl_data(m, op->inputs[0]),
         (float*)mculab_tfl_out_data(m, op));
     return MCULAB_TFL_OK;

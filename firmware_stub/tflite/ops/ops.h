@@ -131,6 +131,12 @@ void mculab_tfl_logistic_s16(int32_t multiplier, int32_t left_shift, uint32_t n,
                              int16_t* out);
 void mculab_tfl_tanh_s16(int32_t multiplier, int32_t left_shift, uint32_t n, const int16_t* in,
                          int16_t* out);
+/* TFLite's float32 reference Logistic (1 above 16.619047, e^x below -9, else 1 / (1 + e^-x)) and
+ * Tanh (std::tanh, here tanh in double rounded to float), e^x from mculab_tfl_exp: the same bits
+ * on every board. LOGISTIC, TANH and the float32 UNIDIRECTIONAL_SEQUENCE_LSTM run them. In and
+ * out may be the same array. */
+void mculab_tfl_logistic_f32(uint32_t n, const float* in, float* out);
+void mculab_tfl_tanh_f32(uint32_t n, const float* in, float* out);
 /* CheckedLog2 (quantization_util.h) for a positive scale: *log2 is log2(x) rounded, and the
  * return is whether x is within 1e-3 (in log2) of that power of two. No libm. */
 int mculab_tfl_checked_log2(float x, int* log2);

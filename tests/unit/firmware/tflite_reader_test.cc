@@ -872,61 +872,11 @@ TEST(TfliteOps, LogisticAndTanhInt8FollowTheRealFunctions) {
   EXPECT_EQ(tanh.back(), 127);
 }
 
-// An int8 UNIDIRECTIONAL_SEQUENCE_LSTM of `units` over `steps` x `batches` sequences of `width`
-// (TFLite's 24 inputs: no peephole, projection or layer norm; weights and biases from a fixed
-// xorshift32 stream), time-major ([steps, batches, width]) or batch-major. `extra_input`, when not
-// -1, is an optional input (peephole, projection, layer norm) given a constant tensor.
 tw::Model LstmModel(bool time_major, int32_t batches, int32_t steps, int32_t width, int32_t units,
-                    float cell_clip, int extra_input = -1) {
-  uint32_t x = 0x2545f491u;
-  auto next = [&x] {
-    x ^= x << 13;
-    x ^= x >> 17;
-    x ^= x << 5;
-    return x;
-  };
-  auto weights = [&](int32_t rows, int32_t cols, float scale) {
-    std::vector<uint8_t> w(static_cast<size_t>(rows * cols));
-    for (uint8_t& v : w) v = static_cast<uint8_t>(next() >> 24);
-    return tw::Tensor{{rows, cols}, 9, w, {scale}, {0}, 0, "weights"};
-  };
-  auto bias = [&](float scale) {
-    std::vector<uint8_t> b;
-    for (int32_t u = 0; u < units; ++u) {
-      const int32_t v = static_cast<int32_t>(next() % 4001u) - 2000;
-      for (int k = 0; k < 4; ++k) b.push_back(static_cast<uint8_t>(v >> (8 * k)));
-    }
-    return tw::Tensor{{units}, 2, b, {scale}, {0}, 0, "bias"};
-  };
-  const float in_scale = 0.05f, hidden_scale = 1.0f / 128.0f;
-  const std::vector<int32_t> seq = time_major ? std::vector<int32_t>{steps, batches, width}
-                                              : std::vector<int32_t>{batches, steps, width};
-  tw::Model m;
-  m.tensors.push_back(tw::Tensor{seq, 9, {}, {in_scale}, {3}, 0, "input"});
-  for (int g = 0; g < 4; ++g) m.tensors.push_back(weights(units, width, 0.02f));  // 1..4
-  for (int g = 0; g < 4; ++g) m.tensors.push_back(weights(units, units, 0.03f));  // 5..8
-  for (int g = 0; g < 4; ++g) m.tensors.push_back(bias(in_scale * 0.02f));        // 9..12
-  m.tensors.push_back(tw::Tensor{{batches, units}, 9, {}, {hidden_scale}, {-2}, 0, "hidden"});
-  m.tensors.back().is_variable = true;  // 13
-  m.tensors.push_back(tw::Tensor{{batches, units}, 7, {}, {1.0f / 2048.0f}, {0}, 0, "cell"});
-  m.tensors.back().is_variable = true;  // 14
-  std::vector<int32_t> out_shape = seq;
-  out_shape[2] = units;
-  m.tensors.push_back(tw::Tensor{out_shape, 9, {}, {hidden_scale}, {-2}, 0, "output"});  // 15
-  m.tensors.push_back(weights(units, units, 0.01f));  // 16: an optional input's constant
-  std::vector<int32_t> inputs = {0, 1,  2,  3,  4,  5,  6,  7,  8,  -1, -1, -1,
-                                 9, 10, 11, 12, -1, -1, 13, 14, -1, -1, -1, -1};
-  if (extra_input >= 0) inputs[static_cast<size_t>(extra_input)] = 16;
-  m.operators = {tw::Operator{44,
-                              inputs,
-                              {15},
-                              71,
-                              {tw::Option{0, tw::Option::kU8, 4},  // TANH
-                               tw::Option{1, tw::Option::kF32, 0, cell_clip},
-                               tw::Option{3, tw::Option::kU8, time_major ? 1 : 0}}}};
-  m.inputs = {0};
-  m.outputs = {15};
-  return m;
+                    float cell_clip, int extra_input = -1,
+                    tw::LstmKind kind = tw::LstmKind::kInt8) {
+  return tw::LstmNet(kind, tw::LstmShape{time_major, batches, steps, width, units, cell_clip},
+                     extra_input);
 }
 
 // Runs a model on `input` (its bytes), twice; both outputs.
@@ -956,72 +906,238 @@ std::pair<std::vector<int8_t>, std::vector<int8_t>> RunTwice(const tw::Model& mo
 
 // The same sequences laid out time-major (all batches at each step, the states as one block) and
 // batch-major (each batch through time with its own slice of the states) give the same hidden
-// states, and every inference starts from reset states. With a cell clip of 0.25 the cell state
-// saturates and the outputs change.
+// states, and every inference starts from reset states, in every kind (int8, 16x8, float32). With
+// a cell clip of 0.25 the cell state saturates and the outputs change.
 TEST(TfliteOps, LstmTimeMajorAndBatchMajorGiveTheSameHiddenStates) {
   const int32_t batches = 3, steps = 5, width = 6, units = 4;
-  std::vector<int8_t> bm(static_cast<size_t>(batches * steps * width));
-  uint32_t x = 7;
-  for (int8_t& v : bm) {
-    x = x * 1103515245u + 12345u;
-    v = static_cast<int8_t>(x >> 24);
-  }
-  std::vector<int8_t> tm(bm.size());
-  for (int32_t b = 0; b < batches; ++b) {
-    for (int32_t t = 0; t < steps; ++t) {
-      for (int32_t i = 0; i < width; ++i) {
-        tm[static_cast<size_t>((t * batches + b) * width + i)] =
-            bm[static_cast<size_t>((b * steps + t) * width + i)];
-      }
+  for (tw::LstmKind kind : {tw::LstmKind::kInt8, tw::LstmKind::kInt16x8, tw::LstmKind::kFloat32}) {
+    SCOPED_TRACE(static_cast<int>(kind));
+    const size_t size = kind == tw::LstmKind::kInt8 ? 1 : kind == tw::LstmKind::kInt16x8 ? 2 : 4;
+    // Element i of a run's bytes.
+    auto at = [size](const std::vector<int8_t>& v, int32_t i) {
+      return std::string(
+          v.begin() + static_cast<std::ptrdiff_t>(size * static_cast<size_t>(i)),
+          v.begin() + static_cast<std::ptrdiff_t>(size * static_cast<size_t>(i + 1)));
+    };
+    std::vector<int8_t> bm;
+    uint32_t x = 7;
+    for (int32_t i = 0; i < batches * steps * width; ++i) {
+      x = x * 1103515245u + 12345u;
+      const float f = static_cast<float>(static_cast<int8_t>(x >> 24)) / 128.0f;
+      const auto i16 = static_cast<int16_t>(x >> 16);
+      const auto* bytes = size == 4 ? reinterpret_cast<const int8_t*>(&f)
+                                    : reinterpret_cast<const int8_t*>(&i16) + (size == 1 ? 1 : 0);
+      bm.insert(bm.end(), bytes, bytes + size);
     }
-  }
-  std::vector<int8_t> unclipped;
-  for (float clip : {0.0f, 0.25f}) {
-    SCOPED_TRACE(clip);
-    std::string error;
-    const auto by_batch =
-        RunTwice(LstmModel(false, batches, steps, width, units, clip), bm, &error);
-    ASSERT_TRUE(error.empty()) << error;
-    const auto by_time = RunTwice(LstmModel(true, batches, steps, width, units, clip), tm, &error);
-    ASSERT_TRUE(error.empty()) << error;
-    ASSERT_EQ(by_batch.first.size(), static_cast<size_t>(batches * steps * units));
-    EXPECT_EQ(by_batch.first, by_batch.second);
-    EXPECT_EQ(by_time.first, by_time.second);
-    std::set<int> distinct;
-    for (int32_t b = 0; b < batches; ++b) {
-      for (int32_t t = 0; t < steps; ++t) {
-        for (int32_t u = 0; u < units; ++u) {
-          const int8_t v = by_batch.first[static_cast<size_t>((b * steps + t) * units + u)];
-          EXPECT_EQ(v, by_time.first[static_cast<size_t>((t * batches + b) * units + u)])
-              << b << "," << t << "," << u;
-          distinct.insert(v);
+    std::vector<int8_t> tm;
+    for (int32_t t = 0; t < steps; ++t) {
+      for (int32_t b = 0; b < batches; ++b) {
+        for (int32_t i = 0; i < width; ++i) {
+          const std::string e = at(bm, (b * steps + t) * width + i);
+          tm.insert(tm.end(), e.begin(), e.end());
         }
       }
     }
-    EXPECT_GT(distinct.size(), 10u);
-    if (clip == 0.0f) {
-      unclipped = by_batch.first;
-    } else {
-      EXPECT_NE(by_batch.first, unclipped);
+    std::vector<int8_t> unclipped;
+    for (float clip : {0.0f, 0.25f}) {
+      SCOPED_TRACE(clip);
+      std::string error;
+      const auto by_batch =
+          RunTwice(LstmModel(false, batches, steps, width, units, clip, -1, kind), bm, &error);
+      ASSERT_TRUE(error.empty()) << error;
+      const auto by_time =
+          RunTwice(LstmModel(true, batches, steps, width, units, clip, -1, kind), tm, &error);
+      ASSERT_TRUE(error.empty()) << error;
+      ASSERT_EQ(by_batch.first.size(), size * static_cast<size_t>(batches * steps * units));
+      EXPECT_EQ(by_batch.first, by_batch.second);
+      EXPECT_EQ(by_time.first, by_time.second);
+      std::set<std::string> distinct;
+      for (int32_t b = 0; b < batches; ++b) {
+        for (int32_t t = 0; t < steps; ++t) {
+          for (int32_t u = 0; u < units; ++u) {
+            const std::string v = at(by_batch.first, (b * steps + t) * units + u);
+            EXPECT_EQ(v, at(by_time.first, (t * batches + b) * units + u))
+                << b << "," << t << "," << u;
+            distinct.insert(v);
+          }
+        }
+      }
+      EXPECT_GT(distinct.size(), 10u);
+      if (clip == 0.0f) {
+        unclipped = by_batch.first;
+      } else {
+        EXPECT_NE(by_batch.first, unclipped);
+      }
     }
   }
 }
 
-TEST(TfliteRefuses, LstmVariantsItDoesNotImplementNamingTheFeature) {
+// A tensor of the writer's model as real numbers: float32, or int8, int16, int32, int64 times its
+// scale.
+std::vector<double> Dequantized(const tw::Tensor& t) {
+  const size_t size = t.type == 9 ? 1 : t.type == 7 ? 2 : t.type == 4 ? 8 : 4;
+  std::vector<double> v;
+  for (size_t at = 0; at + size <= t.data.size(); at += size) {
+    int64_t q = 0;
+    std::memcpy(&q, t.data.data() + at, size);  // little-endian host
+    if (t.type == 0) {
+      float f;
+      std::memcpy(&f, t.data.data() + at, 4);
+      v.push_back(f);
+    } else {
+      q = t.type == 9   ? static_cast<int8_t>(q)
+          : t.type == 7 ? static_cast<int16_t>(q)
+          : t.type == 2 ? static_cast<int32_t>(q)
+                        : q;
+      v.push_back(static_cast<double>(q) * t.scales[0]);
+    }
+  }
+  return v;
+}
+
+// The LSTM's equations in double over the writer's batch-major LstmNet, its weights and biases
+// dequantized (tensors 1..4 input weights, 5..8 recurrent, 9..12 biases; gates input, forget,
+// cell, output): per step, z = (W x + b) + R h per gate; i, f, o = sigmoid; g = tanh;
+// c = f c + i g, clipped; h = o tanh(c). The states start at 0 for every batch. `q312`: the
+// integer kinds' design, each of the two fully connected parts held to the Q3.12 range of their
+// int16 buffers ([-8, 8 - 2^-12]) before the sum.
+std::vector<double> LstmInDouble(const tw::Model& m, const tw::LstmShape& s,
+                                 const std::vector<double>& input, bool q312) {
+  auto range = [q312](double v) { return q312 ? std::clamp(v, -8.0, 32767.0 / 4096.0) : v; };
+  std::vector<std::vector<double>> w(13);
+  for (size_t k = 1; k <= 12; ++k) w[k] = Dequantized(m.tensors[k]);
+  std::vector<double> out;
+  for (int32_t b = 0; b < s.batches; ++b) {
+    std::vector<double> h(static_cast<size_t>(s.units)), c(h.size());
+    for (int32_t t = 0; t < s.steps; ++t) {
+      const double* x = input.data() + (b * s.steps + t) * s.width;
+      std::vector<double> z[4];
+      for (int g = 0; g < 4; ++g) {
+        for (int32_t u = 0; u < s.units; ++u) {
+          double in = w[9 + g][static_cast<size_t>(u)], rec = 0.0;
+          for (int32_t k = 0; k < s.width; ++k) in += w[1 + g][u * s.width + k] * x[k];
+          for (int32_t k = 0; k < s.units; ++k) rec += w[5 + g][u * s.units + k] * h[k];
+          z[g].push_back(range(in) + range(rec));
+        }
+      }
+      for (size_t u = 0; u < h.size(); ++u) {
+        auto sigmoid = [](double v) { return 1.0 / (1.0 + std::exp(-v)); };
+        c[u] = sigmoid(z[1][u]) * c[u] + sigmoid(z[0][u]) * std::tanh(z[2][u]);
+        if (s.cell_clip > 0) c[u] = std::clamp<double>(c[u], -s.cell_clip, s.cell_clip);
+        h[u] = sigmoid(z[3][u]) * std::tanh(c[u]);
+        out.push_back(h[u]);
+      }
+    }
+  }
+  return out;
+}
+
+// Runs the model on its seeded input: {input, output}, each as real numbers.
+std::pair<std::vector<double>, std::vector<double>> RunSeededReal(const tw::Model& model) {
+  const std::vector<uint8_t> bytes = tw::Serialize(model);
+  auto m = std::make_unique<mculab_tfl_model>();
+  std::vector<uint8_t> arena(1u << 16);
+  EXPECT_EQ(mculab_tfl_load(m.get(), bytes.data(), bytes.size()), MCULAB_TFL_OK) << m->error;
+  EXPECT_EQ(mculab_tfl_prepare(m.get(), arena.data(), arena.size()), MCULAB_TFL_OK) << m->error;
+  if (!m->prepared) return {};
+  mculab_tfl_seed_input(m.get(), 1);
+  auto real = [&](const mculab_tfl_tensor& t) {
+    tw::Tensor copy{{}, t.type, std::vector<uint8_t>(t.data, t.data + t.bytes), {t.scale}, {},
+                    0,  ""};
+    std::vector<double> v = Dequantized(copy);
+    for (double& x : v) x -= t.zero_point * static_cast<double>(t.scale);
+    return v;
+  };
+  std::pair<std::vector<double>, std::vector<double>> r;
+  r.first = real(m->tensors[m->inputs[0]]);
+  EXPECT_EQ(mculab_tfl_invoke(m.get(), nullptr), MCULAB_TFL_OK) << m->error;
+  r.second = real(m->tensors[m->outputs[0]]);
+  return r;
+}
+
+// Each kind against the LSTM's equations in double over its own weights and seeded input, the
+// cell clipped at 0.5 and not clipped. float32 to float rounding (measured 9e-8); the
+// integer kinds as TFLite Micro designs them, each fully connected part saturating at the Q3.12
+// range of its int16 buffer (the seeded inputs drive them well past it: without that saturation
+// 16x8 measured 0.005 apart), within what their quantization leaves: int8 measured 0.0039, half
+// a step of its hidden state (1/128); 16x8 0.00041, 13 steps of 2^-15 from the Q3.12 gates and
+// the interpolated sigmoid table, 9 times closer than int8. A wrong bias width, zero point,
+// rescaling or gate order is off by far more.
+TEST(TfliteOps, LstmFollowsTheLstmEquations) {
+  struct Case {
+    tw::LstmKind kind;
+    double tolerance;
+  };
+  for (const Case& k : {Case{tw::LstmKind::kFloat32, 1e-6}, Case{tw::LstmKind::kInt8, 0.006},
+                        Case{tw::LstmKind::kInt16x8, 0.0006}}) {
+    for (float clip : {0.0f, 0.5f}) {
+      SCOPED_TRACE(::testing::Message() << static_cast<int>(k.kind) << " clip " << clip);
+      const tw::LstmShape shape{false, 2, 5, 6, 4, clip};
+      const tw::Model model = tw::LstmNet(k.kind, shape);
+      const auto [input, output] = RunSeededReal(model);
+      const std::vector<double> want =
+          LstmInDouble(model, shape, input, k.kind != tw::LstmKind::kFloat32);
+      ASSERT_EQ(output.size(), want.size());
+      double max_diff = 0.0;
+      for (size_t i = 0; i < want.size(); ++i) {
+        max_diff = std::max(max_diff, std::abs(output[i] - want[i]));
+      }
+      EXPECT_LE(max_diff, k.tolerance);
+      std::printf("LSTM kind %d clip %.1f: %zu hidden values within %.3g of the equations\n",
+                  static_cast<int>(k.kind), clip, want.size(), max_diff);
+    }
+  }
+}
+
+// TFLite Micro's kernel runs the standard LSTM only (LstmTensors::ValidateTensorStatus: no
+// peephole, projection or layer norm tensors, every gate's weights and bias present): each
+// variant refused in every kind, naming the feature and saying TFLite Micro refuses it too.
+TEST(TfliteRefuses, LstmVariantsTfliteMicroRefusesNamingTheFeature) {
   const std::pair<int, const char*> cases[] = {{9, "peephole weights are not implemented"},
                                                {16, "projection is not implemented"},
                                                {20, "layer normalization is not implemented"}};
-  for (const auto& [input, why] : cases) {
+  for (tw::LstmKind kind : {tw::LstmKind::kInt8, tw::LstmKind::kInt16x8, tw::LstmKind::kFloat32}) {
+    SCOPED_TRACE(static_cast<int>(kind));
+    for (const auto& [input, why] : cases) {
+      std::string error;
+      RunTwice(LstmModel(false, 1, 2, 3, 4, 0.0f, input, kind), std::vector<int8_t>(24), &error);
+      EXPECT_NE(
+          error.find(std::string("UNIDIRECTIONAL_SEQUENCE_LSTM): ") + why + ", as in TFLite Micro"),
+          std::string::npos)
+          << error;
+    }
+    tw::Model cifg = LstmModel(false, 1, 2, 3, 4, 0.0f, -1, kind);
+    cifg.operators[0].inputs[1] = -1;
     std::string error;
-    RunTwice(LstmModel(false, 1, 2, 3, 4, 0.0f, input), std::vector<int8_t>(6), &error);
-    EXPECT_NE(error.find(std::string("UNIDIRECTIONAL_SEQUENCE_LSTM): ") + why), std::string::npos)
+    RunTwice(cifg, std::vector<int8_t>(24), &error);
+    EXPECT_NE(error.find("CIFG (no input gate weights) is not implemented, as in TFLite Micro"),
+              std::string::npos)
         << error;
   }
-  tw::Model cifg = LstmModel(false, 1, 2, 3, 4, 0.0f);
-  cifg.operators[0].inputs[1] = -1;
+}
+
+// 16x8 reads int64 biases (EvalLstm<int16_t, int8_t, int16_t, int64_t>) and symmetric
+// activations: int32 biases, which TFLite Micro would read as int64, and a zero point are refused.
+TEST(TfliteRefuses, Lstm16x8WithInt32BiasesOrAZeroPoint) {
+  tw::Model int32_bias = LstmModel(false, 1, 2, 3, 4, 0.0f, -1, tw::LstmKind::kInt16x8);
+  for (size_t k = 9; k <= 12; ++k) {
+    tw::Tensor& b = int32_bias.tensors[k];
+    std::vector<uint8_t> narrow;
+    for (size_t at = 0; at < b.data.size(); at += 8) {
+      narrow.insert(narrow.end(), b.data.begin() + static_cast<std::ptrdiff_t>(at),
+                    b.data.begin() + static_cast<std::ptrdiff_t>(at + 4));
+    }
+    b.data = narrow;
+    b.type = 2;
+  }
   std::string error;
-  RunTwice(cifg, std::vector<int8_t>(6), &error);
-  EXPECT_NE(error.find("CIFG"), std::string::npos) << error;
+  RunTwice(int32_bias, std::vector<int8_t>(12), &error);
+  EXPECT_NE(error.find("int64 (int16 activations)"), std::string::npos) << error;
+  tw::Model zero_point = LstmModel(false, 1, 2, 3, 4, 0.0f, -1, tw::LstmKind::kInt16x8);
+  zero_point.tensors[0].zero_points = {5};
+  error.clear();
+  RunTwice(zero_point, std::vector<int8_t>(12), &error);
+  EXPECT_NE(error.find("must be symmetric (zero points 0)"), std::string::npos) << error;
 }
 
 }  // namespace

@@ -360,3 +360,64 @@ TEST(TfliteAgainstTflite, TrainedLstmWithinOneOfTfliteAndItsOutputEqual) {
 }
 
 }  // namespace
+
+namespace {
+
+// The writer's float32 UNIDIRECTIONAL_SEQUENCE_LSTM (2 batches of 5 steps of 6 values, 4 units,
+// batch-major, the cell clipped at 3) on the seeded input in both interpreters: the whole
+// sequence of hidden states.
+struct LstmRun {
+  std::vector<double> ours, theirs;
+};
+
+LstmRun RunFloatLstmBoth() {
+  namespace tw = mculab::tflite_writer;
+  LstmRun run;
+  const tw::Model model =
+      tw::LstmNet(tw::LstmKind::kFloat32, tw::LstmShape{false, 2, 5, 6, 4, 3.0f});
+  const std::vector<uint8_t> bytes = tw::Serialize(model);
+  const std::string path = ::testing::TempDir() + "tflite-reference-lstm-float32.tflite";
+  std::ofstream(path, std::ios::binary)
+      .write(reinterpret_cast<const char*>(bytes.data()),
+             static_cast<std::streamsize>(bytes.size()));
+  auto m = std::make_unique<mculab_tfl_model>();
+  std::vector<uint8_t> arena(1u << 20);
+  EXPECT_EQ(mculab_tfl_load(m.get(), bytes.data(), bytes.size()), MCULAB_TFL_OK) << m->error;
+  EXPECT_EQ(mculab_tfl_prepare(m.get(), arena.data(), arena.size()), MCULAB_TFL_OK) << m->error;
+  if (!m->prepared) return run;
+  mculab_tfl_seed_input(m.get(), 1);
+  const nlohmann::json given = Values(m->tensors[m->inputs[0]]);
+  EXPECT_EQ(mculab_tfl_invoke(m.get(), nullptr), MCULAB_TFL_OK) << m->error;
+  run.ours = Values(m->tensors[m->outputs[0]]).get<std::vector<double>>();
+  const std::string jobs_file = ::testing::TempDir() + "tflite-reference-lstm-float32.json";
+  std::ofstream(jobs_file)
+      << nlohmann::json{{"jobs", {{{"model", path}, {"op", 0}, {"inputs", {given}}}}}}.dump();
+  const std::vector<nlohmann::json> results = RunReference("--jobs " + jobs_file);
+  if (results.size() == 1) run.theirs = results[0]["output"].get<std::vector<double>>();
+  return run;
+}
+
+// float32: TFLite's interpreter runs kernels/lstm_eval.cc's EvalFloat, the same equations in
+// float with its own sigmoid and tanh, so the two differ by float rounding only (measured: 2.4e-7
+// at most). 16x8 cannot be compared here: TFLite's interpreter (this tfjs-tflite build) takes
+// only int8 as integer LSTM activations and refuses the int16 model at prepare
+// ("input_gate_bias->type != kTfLiteFloat32 (INT64 != FLOAT32)"); tflite_reader_test.cc's
+// TfliteOps.LstmFollowsTheLstmEquations holds it to a double-precision LSTM instead.
+TEST(TfliteAgainstTflite, LstmFloat32WithinFloatRoundingOfTflite) {
+  if (const std::string m = Missing(); !m.empty() || std::string(MCULAB_NODE).empty()) {
+    GTEST_SKIP() << "'" << m << "' is absent (node, Chromium, or `npm ci` in "
+                 << MCULAB_TFLITE_REFERENCE_DIR << ")";
+  }
+  const LstmRun run = RunFloatLstmBoth();
+  ASSERT_EQ(run.theirs.size(), run.ours.size());
+  ASSERT_EQ(run.ours.size(), 2u * 5u * 4u);
+  double max_diff = 0.0;
+  for (size_t i = 0; i < run.ours.size(); ++i) {
+    const double d = std::abs(run.ours[i] - run.theirs[i]);
+    max_diff = std::max(max_diff, d);
+    EXPECT_LE(d, 1e-5 * std::max(1.0, std::abs(run.theirs[i]))) << i;
+  }
+  std::printf("lstm float32 %zu values, max difference %.3g\n", run.ours.size(), max_diff);
+}
+
+}  // namespace
