@@ -125,6 +125,8 @@ static mculab_tfl_status prepare(mculab_tfl_ctx* c) {
   p->input_offset = -in->zero_point;
   p->output_offset = out->zero_point;
   op->persistent_bytes = mculab_tfl_channel_multiplier_bytes((uint32_t)p->out_c);
+  /* The 16x8 CONV_2D's sums of one output pixel. */
+  if (act == MCULAB_TFL_INT16 && !depthwise) op->scratch_bytes = 8u * (uint32_t)p->out_c;
   op->macs = (uint64_t)p->batches * p->out_h * p->out_w * p->out_c * depth;
   return MCULAB_TFL_OK;
 }
@@ -140,22 +142,77 @@ static const int32_t* bias_of(const mculab_tfl_model* m, const mculab_tfl_op* op
   return op->num_inputs < 3 ? NULL : (const int32_t*)mculab_tfl_data(m, op->inputs[2]);
 }
 
-/* The 16x8 convolutions: reference_integer_ops::ConvPerChannel and DepthwiseConvPerChannel for
- * int16 input, out-of-image taps skipped. */
-static mculab_tfl_status invoke_16x8(mculab_tfl_model* m, const mculab_tfl_op* op, int depthwise) {
+/* A 16x8 accumulator to its int16 output: the bias, TFLite's accumulator type (the bias's: int64,
+ * or int32 also without a bias), the requantization and the clamp. */
+static int16_t requantize_16x8(int64_t acc, const mculab_tfl_tensor* bias, int32_t oc,
+                               const mculab_conv_s8_params* p) {
+  const int wide = bias != NULL && bias->type == MCULAB_TFL_INT64;
+  if (bias != NULL) acc += mculab_tfl_const_int(bias, (uint32_t)oc);
+  const int32_t v = wide ? mculab_tfl_mbqm64(acc, p->out_multiplier[oc], p->out_shift[oc])
+                         : mculab_tfl_mbqm((int32_t)(uint32_t)(uint64_t)acc, p->out_multiplier[oc],
+                                           p->out_shift[oc]);
+  return (int16_t)mculab_tfl_clamp(v + p->output_offset, p->act_min, p->act_max);
+}
+
+static const mculab_tfl_tensor* bias_tensor(const mculab_tfl_model* m, const mculab_tfl_op* op) {
+  return op->num_inputs < 3 || op->inputs[2] < 0 ? NULL : &m->tensors[op->inputs[2]];
+}
+
+/* The 16x8 CONV_2D (reference_integer_ops::ConvPerChannel for int16 input): per output pixel, the
+ * int64 sums of every output channel in the scratch, one matrix-vector product of the kernel set
+ * per filter row inside the input (its taps contiguous in the filter and the input) or, dilated,
+ * per tap; out-of-image taps skipped. */
+static mculab_tfl_status invoke_conv_16x8(mculab_tfl_model* m, const mculab_tfl_op* op) {
   const mculab_conv_s8_params* p = &op->k.conv;
   const int16_t* in = (const int16_t*)mculab_tfl_data(m, op->inputs[0]);
   const int8_t* w = (const int8_t*)mculab_tfl_data(m, op->inputs[1]);
-  const mculab_tfl_tensor* bias =
-      op->num_inputs < 3 || op->inputs[2] < 0 ? NULL : &m->tensors[op->inputs[2]];
+  const mculab_tfl_tensor* bias = bias_tensor(m, op);
   int16_t* out = (int16_t*)mculab_tfl_out_data(m, op);
-  const int wide = bias != NULL && bias->type == MCULAB_TFL_INT64;
+  int64_t* acc = (int64_t*)(void*)m->scratch;
+  const int32_t w_stride = p->filter_h * p->filter_w * p->in_c;
+  /* Taps of a row read together: all of its inside ones when undilated, else one. */
+  const int32_t run = p->dilation_w == 1 ? p->filter_w : 1;
+  for (int32_t b = 0; b < p->batches; ++b) {
+    for (int32_t oy = 0; oy < p->out_h; ++oy) {
+      for (int32_t ox = 0; ox < p->out_w; ++ox) {
+        for (int32_t oc = 0; oc < p->out_c; ++oc) acc[oc] = 0;
+        for (int32_t fy = 0; fy < p->filter_h; ++fy) {
+          const int32_t iy = oy * p->stride_h - p->pad_h + fy * p->dilation_h;
+          if (iy < 0 || iy >= p->in_h) continue;
+          for (int32_t fx0 = 0; fx0 < p->filter_w; fx0 += run) {
+            /* The taps [fx, fx_end) of this run inside the input. */
+            const int32_t ix0 = ox * p->stride_w - p->pad_w + fx0 * p->dilation_w;
+            const int32_t fx = ix0 < 0 ? fx0 - ix0 : fx0;
+            int32_t fx_end = fx0 + run;
+            if (ix0 + (fx_end - fx0) > p->in_w) fx_end = fx0 + (p->in_w - ix0);
+            if (fx >= fx_end) continue;
+            const int32_t ix = ix0 + (fx - fx0);
+            mculab_mat_vec_s8s16_s64(w + ((int64_t)fy * p->filter_w + fx) * p->in_c, w_stride,
+                                     in + (((int64_t)b * p->in_h + iy) * p->in_w + ix) * p->in_c,
+                                     p->out_c, (fx_end - fx) * p->in_c, acc);
+          }
+        }
+        int16_t* o = out + (((int64_t)b * p->out_h + oy) * p->out_w + ox) * p->out_c;
+        for (int32_t oc = 0; oc < p->out_c; ++oc) o[oc] = requantize_16x8(acc[oc], bias, oc, p);
+      }
+    }
+  }
+  return MCULAB_TFL_OK;
+}
+
+/* The 16x8 DEPTHWISE_CONV_2D: reference_integer_ops::DepthwiseConvPerChannel for int16 input,
+ * out-of-image taps skipped. */
+static mculab_tfl_status invoke_depthwise_16x8(mculab_tfl_model* m, const mculab_tfl_op* op) {
+  const mculab_conv_s8_params* p = &op->k.conv;
+  const int16_t* in = (const int16_t*)mculab_tfl_data(m, op->inputs[0]);
+  const int8_t* w = (const int8_t*)mculab_tfl_data(m, op->inputs[1]);
+  const mculab_tfl_tensor* bias = bias_tensor(m, op);
+  int16_t* out = (int16_t*)mculab_tfl_out_data(m, op);
   for (int32_t b = 0; b < p->batches; ++b) {
     for (int32_t oy = 0; oy < p->out_h; ++oy) {
       for (int32_t ox = 0; ox < p->out_w; ++ox) {
         for (int32_t oc = 0; oc < p->out_c; ++oc) {
-          const int32_t ic_first = depthwise ? oc / p->depth_multiplier : 0;
-          const int32_t ic_count = depthwise ? 1 : p->in_c;
+          const int32_t ic = oc / p->depth_multiplier;
           int64_t acc = 0;
           for (int32_t fy = 0; fy < p->filter_h; ++fy) {
             const int32_t iy = oy * p->stride_h - p->pad_h + fy * p->dilation_h;
@@ -164,23 +221,11 @@ static mculab_tfl_status invoke_16x8(mculab_tfl_model* m, const mculab_tfl_op* o
               const int32_t ix = ox * p->stride_w - p->pad_w + fx * p->dilation_w;
               if (ix < 0 || ix >= p->in_w) continue;
               const int16_t* x = in + (((int64_t)b * p->in_h + iy) * p->in_w + ix) * p->in_c;
-              for (int32_t k = 0; k < ic_count; ++k) {
-                const int32_t ic = ic_first + k;
-                const int8_t f =
-                    depthwise
-                        ? w[((int64_t)fy * p->filter_w + fx) * p->out_c + oc]
-                        : w[(((int64_t)oc * p->filter_h + fy) * p->filter_w + fx) * p->in_c + ic];
-                acc += (int64_t)f * x[ic];
-              }
+              acc += (int64_t)w[((int64_t)fy * p->filter_w + fx) * p->out_c + oc] * x[ic];
             }
           }
-          if (bias != NULL) acc += mculab_tfl_const_int(bias, (uint32_t)oc);
-          /* TFLite's accumulator is the bias's type: int64, or int32 (also without a bias). */
-          int32_t v = wide ? mculab_tfl_mbqm64(acc, p->out_multiplier[oc], p->out_shift[oc])
-                           : mculab_tfl_mbqm((int32_t)(uint32_t)(uint64_t)acc,
-                                             p->out_multiplier[oc], p->out_shift[oc]);
-          v = mculab_tfl_clamp(v + p->output_offset, p->act_min, p->act_max);
-          out[(((int64_t)b * p->out_h + oy) * p->out_w + ox) * p->out_c + oc] = (int16_t)v;
+          out[(((int64_t)b * p->out_h + oy) * p->out_w + ox) * p->out_c + oc] =
+              requantize_16x8(acc, bias, oc, p);
         }
       }
     }
@@ -190,7 +235,7 @@ static mculab_tfl_status invoke_16x8(mculab_tfl_model* m, const mculab_tfl_op* o
 
 static mculab_tfl_status invoke_conv(mculab_tfl_model* m, const mculab_tfl_op* op, uint16_t index) {
   (void)index;
-  if (m->tensors[op->output].type == MCULAB_TFL_INT16) return invoke_16x8(m, op, 0);
+  if (m->tensors[op->output].type == MCULAB_TFL_INT16) return invoke_conv_16x8(m, op);
   mculab_conv2d_s8_nhwc(&op->k.conv, (const int8_t*)mculab_tfl_data(m, op->inputs[0]),
                         (const int8_t*)mculab_tfl_data(m, op->inputs[1]), bias_of(m, op),
                         (int8_t*)mculab_tfl_out_data(m, op));
@@ -200,7 +245,7 @@ static mculab_tfl_status invoke_conv(mculab_tfl_model* m, const mculab_tfl_op* o
 static mculab_tfl_status invoke_depthwise(mculab_tfl_model* m, const mculab_tfl_op* op,
                                           uint16_t index) {
   (void)index;
-  if (m->tensors[op->output].type == MCULAB_TFL_INT16) return invoke_16x8(m, op, 1);
+  if (m->tensors[op->output].type == MCULAB_TFL_INT16) return invoke_depthwise_16x8(m, op);
   mculab_depthwise_conv2d_s8_nhwc(&op->k.conv, (const int8_t*)mculab_tfl_data(m, op->inputs[0]),
                                   (const int8_t*)mculab_tfl_data(m, op->inputs[1]), bias_of(m, op),
                                   (int8_t*)mculab_tfl_out_data(m, op));

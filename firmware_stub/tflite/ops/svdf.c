@@ -3,7 +3,8 @@
  * (the state with a zero point), int32 bias; the state is a variable tensor. Each inference shifts
  * the state left by one, writes the feature matmul (rescaled to the state, clamped to its type)
  * into the newest column, takes the time dot products into int32 scratch, sums them by rank onto
- * the bias and rescales to the output. */
+ * the bias and rescales to the output. The int8 products are the kernel set's matrix-vector
+ * products (mculab/kernels_s8.h). */
 #include <stdint.h>
 
 #include "mculab/kernels_s8.h"
@@ -81,10 +82,6 @@ static mculab_tfl_status prepare(mculab_tfl_ctx* c) {
   return MCULAB_TFL_OK;
 }
 
-static int32_t state_at(const void* s, int wide, int64_t i) {
-  return wide ? ((const int16_t*)s)[i] : ((const int8_t*)s)[i];
-}
-
 static mculab_tfl_status invoke(mculab_tfl_model* m, const mculab_tfl_op* op, uint16_t index) {
   (void)index;
   const mculab_tfl_svdf_params* p = &op->k.svdf;
@@ -110,17 +107,15 @@ static mculab_tfl_status invoke(mculab_tfl_model* m, const mculab_tfl_op* op, ui
       ((int8_t*)state)[i] = ((int8_t*)state)[i + 1];
     }
   }
-  /* Feature matmul into the newest column. */
+  /* Feature matmul into the newest column: the kernel set's matrix times the batch's input, its
+   * int32 sums wrapping as TFLite Micro's do on the target. */
   for (int32_t b = 0; b < p->batches; ++b) {
+    int32_t* dots = scratch + b * p->filters;
+    for (int32_t r = 0; r < p->filters; ++r) dots[r] = 0;
+    mculab_mat_vec_s8s8_s32(wf, p->input_size, in + (int64_t)b * p->input_size, -p->input_zp,
+                            p->filters, p->input_size, dots);
     for (int32_t r = 0; r < p->filters; ++r) {
-      /* Sums wrap in 32 bits as TFLite Micro's int32 sums do on the target (unsigned here, so
-       * that the wrap is defined C). */
-      uint32_t wrap = 0;
-      for (int32_t k = 0; k < p->input_size; ++k) {
-        wrap += (uint32_t)(wf[(int64_t)r * p->input_size + k] *
-                           (in[(int64_t)b * p->input_size + k] - p->input_zp));
-      }
-      int32_t dot = mculab_tfl_clamp(mculab_tfl_mbqm((int32_t)wrap, p->mult1, p->shift1), lo, hi);
+      int32_t dot = mculab_tfl_clamp(mculab_tfl_mbqm(dots[r], p->mult1, p->shift1), lo, hi);
       /* The int8 state's zero point added after the clamp, as TFLite Micro does. */
       dot += p->state_zp;
       const int64_t at = ((int64_t)b * p->filters + r) * p->memory + p->memory - 1;
@@ -131,16 +126,24 @@ static mculab_tfl_status invoke(mculab_tfl_model* m, const mculab_tfl_op* op, ui
       }
     }
   }
-  /* Time: each filter's weights against its memory. */
+  /* Time: each filter's weights against its memory; int8 ones through the kernel set (the
+   * weights a one-row matrix), int16 ones here (int16 weights: no int8 block fits them). */
   for (int32_t b = 0; b < p->batches; ++b) {
     for (int32_t r = 0; r < p->filters; ++r) {
-      uint32_t sum = 0;
       const int64_t s0 = ((int64_t)b * p->filters + r) * p->memory;
-      for (int32_t j = 0; j < p->memory; ++j) {
-        sum += (uint32_t)(state_at(wt, wide, (int64_t)r * p->memory + j) *
-                          (state_at(state, wide, s0 + j) - p->state_zp));
+      int32_t* sum = &scratch[b * p->filters + r];
+      *sum = 0;
+      if (!wide) {
+        mculab_mat_vec_s8s8_s32((const int8_t*)wt + (int64_t)r * p->memory, p->memory,
+                                (const int8_t*)state + s0, -p->state_zp, 1, p->memory, sum);
+        continue;
       }
-      scratch[b * p->filters + r] = (int32_t)sum;
+      uint32_t wrap = 0;
+      for (int32_t j = 0; j < p->memory; ++j) {
+        wrap += (uint32_t)(((const int16_t*)wt)[(int64_t)r * p->memory + j] *
+                           ((const int16_t*)(const void*)state)[s0 + j]);
+      }
+      *sum = (int32_t)wrap;
     }
   }
   /* Bias, reduction by rank, rescale, activation. */
