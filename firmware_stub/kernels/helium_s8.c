@@ -23,7 +23,7 @@
  *   pooling and add: see each function;
  *   fully connected: four output rows per input chunk, the filter sums from
  *     mculab_fully_connected_s8_prepare when given;
- *   matrix times vector: the fully connected's four rows per chunk (int8 vector), or four rows
+ *   matrix times vector: the fully connected's four rows per chunk (int8 vector), or two rows
  *     per eight int16 values with the weights widened by the load and VMLALDAVA's 64-bit sums.
  * Defined only where __ARM_FEATURE_MVE says the integer MVE is there. */
 #include <stdint.h>
@@ -480,27 +480,33 @@ void mculab_mat_vec_s8s8_s32_mve(const int8_t* w, int32_t w_stride, const int8_t
   }
 }
 
-/* Matrix times int16 vector: four rows per chunk of eight, the weights widened by the load
- * (VLDRB.S16), VMLALDAVA into 64-bit sums. */
+/* Matrix times int16 vector: two rows per chunk of eight (four 64-bit sums would not fit the
+ * registers beside the pointers), the weights widened by the load (VLDRB.S16), VMLALDAVA into
+ * 64-bit sums. */
 void mculab_mat_vec_s8s16_s64_mve(const int8_t* w, int32_t w_stride, const int16_t* x, int32_t rows,
                                   int32_t depth, int64_t* acc) {
-  for (int32_t r = 0; r < rows; r += 4) {
-    const int32_t n = rows - r < 4 ? rows - r : 4;
+  for (int32_t r = 0; r < rows; r += 2) {
     const int8_t* f0 = w + (int64_t)r * w_stride;
-    const int8_t* f1 = n > 1 ? f0 + w_stride : f0;
-    const int8_t* f2 = n > 2 ? f0 + 2 * w_stride : f0;
-    const int8_t* f3 = n > 3 ? f0 + 3 * w_stride : f0;
-    int64_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
-    for (int32_t k = 0; k < depth; k += 8) {
-      const mve_pred16_t tp = vctp16q((uint32_t)(depth - k));
-      const int16x8_t vx = vldrhq_z_s16(x + k, tp);
-      a0 = vmlaldavaq_s16(a0, vx, vldrbq_z_s16(f0 + k, tp));
-      a1 = vmlaldavaq_s16(a1, vx, vldrbq_z_s16(f1 + k, tp));
-      a2 = vmlaldavaq_s16(a2, vx, vldrbq_z_s16(f2 + k, tp));
-      a3 = vmlaldavaq_s16(a3, vx, vldrbq_z_s16(f3 + k, tp));
+    const int8_t* f1 = r + 1 < rows ? f0 + w_stride : f0;
+    const int16_t* xp = x;
+    int64_t a0 = 0, a1 = 0;
+    int32_t left = depth;
+    for (; left >= 8; left -= 8) {
+      const int16x8_t vx = vld1q_s16(xp);
+      a0 = vmlaldavaq_s16(a0, vx, vldrbq_s16(f0));
+      a1 = vmlaldavaq_s16(a1, vx, vldrbq_s16(f1));
+      xp += 8;
+      f0 += 8;
+      f1 += 8;
     }
-    const int64_t sums[4] = {a0, a1, a2, a3};
-    for (int32_t j = 0; j < n; ++j) acc[r + j] += sums[j];
+    if (left > 0) {
+      const mve_pred16_t tp = vctp16q((uint32_t)left);
+      const int16x8_t vx = vldrhq_z_s16(xp, tp);
+      a0 = vmlaldavaq_s16(a0, vx, vldrbq_z_s16(f0, tp));
+      a1 = vmlaldavaq_s16(a1, vx, vldrbq_z_s16(f1, tp));
+    }
+    acc[r] += a0;
+    if (r + 1 < rows) acc[r + 1] += a1;
   }
 }
 
