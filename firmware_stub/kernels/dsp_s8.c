@@ -549,27 +549,28 @@ static void mat_vec(const int8_t* w, int32_t w_stride, const int8_t* x8, const i
       const int8_t* p0 = w + (int64_t)r * w_stride + k0;
       const int8_t* p1 = m > 1 ? p0 + w_stride : p0;
       const int16_t* xs = scratch;
-      int64_t c[2] = {0, 0};
+      int64_t c0 = 0, c1 = 0; /* scalars: an array would live on the stack */
       for (int32_t g = n >> 2; g > 0; --g) {
         const uint32_t w0 = rd32(p0), w1 = rd32(p1);
         const int32_t xa = (int32_t)rd32(xs), xb = (int32_t)rd32(xs + 2);
-        c[0] = __smlald(xa, __sxtb16(w0), c[0]);
-        c[0] = __smlald(xb, sxtb16_ror8(w0), c[0]);
-        c[1] = __smlald(xa, __sxtb16(w1), c[1]);
-        c[1] = __smlald(xb, sxtb16_ror8(w1), c[1]);
+        c0 = __smlald(xa, __sxtb16(w0), c0);
+        c0 = __smlald(xb, sxtb16_ror8(w0), c0);
+        c1 = __smlald(xa, __sxtb16(w1), c1);
+        c1 = __smlald(xb, sxtb16_ror8(w1), c1);
         p0 += 4;
         p1 += 4;
         xs += 4;
       }
       for (int32_t j = 0; j < (n & 3); ++j) {
-        c[0] += (int64_t)xs[j] * p0[j];
-        c[1] += (int64_t)xs[j] * p1[j];
+        c0 += (int64_t)xs[j] * p0[j];
+        c1 += (int64_t)xs[j] * p1[j];
       }
       for (int32_t i = 0; i < m; ++i) {
+        const int64_t c = i == 0 ? c0 : c1;
         if (acc64 != NULL) {
-          acc64[r + i] += c[i];
+          acc64[r + i] += c;
         } else {
-          acc32[r + i] = (int32_t)((uint32_t)acc32[r + i] + (uint32_t)(uint64_t)c[i]);
+          acc32[r + i] = (int32_t)((uint32_t)acc32[r + i] + (uint32_t)(uint64_t)c);
         }
       }
     }

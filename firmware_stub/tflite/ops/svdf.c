@@ -3,8 +3,8 @@
  * (the state with a zero point), int32 bias; the state is a variable tensor. Each inference shifts
  * the state left by one, writes the feature matmul (rescaled to the state, clamped to its type)
  * into the newest column, takes the time dot products into int32 scratch, sums them by rank onto
- * the bias and rescales to the output. The int8 products are the kernel set's matrix-vector
- * products (mculab/kernels_s8.h). */
+ * the bias and rescales to the output. The feature matmul is the kernel set's matrix-vector
+ * product (mculab/kernels_s8.h). */
 #include <stdint.h>
 
 #include "mculab/kernels_s8.h"
@@ -126,24 +126,23 @@ static mculab_tfl_status invoke(mculab_tfl_model* m, const mculab_tfl_op* op, ui
       }
     }
   }
-  /* Time: each filter's weights against its memory; int8 ones through the kernel set (the
-   * weights a one-row matrix), int16 ones here (int16 weights: no int8 block fits them). */
+  /* Time: each filter's weights against its own memory, a dot product per filter of `memory`
+   * values (a handful): here, since a call of the kernel set per filter costs more than it does;
+   * the type's branch outside the loop. */
   for (int32_t b = 0; b < p->batches; ++b) {
     for (int32_t r = 0; r < p->filters; ++r) {
-      const int64_t s0 = ((int64_t)b * p->filters + r) * p->memory;
-      int32_t* sum = &scratch[b * p->filters + r];
-      *sum = 0;
-      if (!wide) {
-        mculab_mat_vec_s8s8_s32((const int8_t*)wt + (int64_t)r * p->memory, p->memory,
-                                (const int8_t*)state + s0, -p->state_zp, 1, p->memory, sum);
-        continue;
+      uint32_t sum = 0;
+      const int64_t s0 = ((int64_t)b * p->filters + r) * p->memory, w0 = (int64_t)r * p->memory;
+      if (wide) {
+        const int16_t* t = (const int16_t*)wt + w0;
+        const int16_t* s = (const int16_t*)(const void*)state + s0;
+        for (int32_t j = 0; j < p->memory; ++j) sum += (uint32_t)(t[j] * s[j]);
+      } else {
+        const int8_t* t = (const int8_t*)wt + w0;
+        const int8_t* s = (const int8_t*)state + s0;
+        for (int32_t j = 0; j < p->memory; ++j) sum += (uint32_t)(t[j] * (s[j] - p->state_zp));
       }
-      uint32_t wrap = 0;
-      for (int32_t j = 0; j < p->memory; ++j) {
-        wrap += (uint32_t)(((const int16_t*)wt)[(int64_t)r * p->memory + j] *
-                           ((const int16_t*)(const void*)state)[s0 + j]);
-      }
-      *sum = (int32_t)wrap;
+      scratch[b * p->filters + r] = (int32_t)sum;
     }
   }
   /* Bias, reduction by rank, rescale, activation. */
