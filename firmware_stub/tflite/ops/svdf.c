@@ -6,6 +6,7 @@
  * the bias and rescales to the output. The feature matmul is the kernel set's matrix-vector
  * product (mculab/kernels_s8.h). */
 #include <stdint.h>
+#include <string.h>
 
 #include "mculab/kernels_s8.h"
 #include "ops.h"
@@ -99,14 +100,8 @@ static mculab_tfl_status invoke(mculab_tfl_model* m, const mculab_tfl_op* op, ui
   const int64_t n_state = (int64_t)p->batches * p->filters * p->memory;
   int32_t lo, hi;
   mculab_tfl_type_range(state_t->type, &lo, &hi);
-  /* Shift the state left by one. */
-  for (int64_t i = 0; i + 1 < n_state; ++i) {
-    if (wide) {
-      ((int16_t*)(void*)state)[i] = ((int16_t*)(void*)state)[i + 1];
-    } else {
-      ((int8_t*)state)[i] = ((int8_t*)state)[i + 1];
-    }
-  }
+  /* Shift the state left by one value. */
+  memmove(state, state + (wide ? 2 : 1), (size_t)(n_state - 1) * (wide ? 2u : 1u));
   /* Feature matmul into the newest column: the kernel set's matrix times the batch's input, its
    * int32 sums wrapping as TFLite Micro's do on the target. */
   for (int32_t b = 0; b < p->batches; ++b) {
