@@ -1,5 +1,6 @@
 /* The DSP set for the Cortex-M7 (Armv7E-M's DSP extension, ACLE intrinsics from arm_acle.h):
- * CONV_2D, DEPTHWISE_CONV_2D and FULLY_CONNECTED, bit-exact with the reference kernels.
+ * CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED, the pools, ADD and the matrix-vector products,
+ * bit-exact with the reference kernels.
  *
  * Technique (the Armv7-M architecture manual's SXTB16 / SXTAB16 / SMLAD, and the usual q15
  * im2col formulation): an input row is widened once to 16 bits with the input offset added
@@ -11,7 +12,8 @@
  * Depthwise: four channels per word, SMLABB / SMLATT per channel (a depth multiplier > 1: one
  * channel at a time). The requantization is TFLite's MultiplyByQuantizedMultiplier: the doubling
  * high multiply in 64-bit arithmetic, the rounding division as gemmlowp states it.
- * The sums are the reference's, exactly: no product or partial sum leaves int32.
+ * The sums are the reference's, exactly: no product or partial sum leaves int32 (int64 in the
+ * matrix-vector products).
  * Defined only for builds with the DSP extension and without MVE (the M55 has the Helium set). */
 #include <stdint.h>
 #include <string.h>
@@ -514,6 +516,75 @@ void mculab_add_s8_dsp(const mculab_add_s8_params* p, const int8_t* input1, cons
     v = v < lo ? lo : v;
     output[i] = (int8_t)(v > hi ? hi : v);
   }
+}
+
+/* The matrices times vectors: x widened (int8, offset added) or reordered (int16) into the
+ * scratch a chunk at a time, as the pairs (x0, x2), (x1, x3) of each group of four, then two
+ * weight rows per pass against it, SXTB16 and SMLALD into 64-bit sums (whose low 32 bits are the
+ * int8 form's wrapping int32 sums: SMLALD costs what SMLAD does). */
+enum { kMatVecChunk = MCULAB_KERNEL_SCRATCH_BYTES / 2 }; /* a multiple of 4 */
+
+static void pair_up_s16(int16_t* dst, const int16_t* src, int32_t n) {
+  int32_t k = 0;
+  for (; k + 4 <= n; k += 4) {
+    const uint32_t a = rd32(src + k), b = rd32(src + k + 2);
+    wr32(dst + k, (a & 0xFFFFu) | (b << 16));
+    wr32(dst + k + 2, (a >> 16) | (b & 0xFFFF0000u));
+  }
+  for (; k < n; ++k) dst[k] = src[k];
+}
+
+/* Both forms: x8 with x_offset into acc32, or x16 into acc64. */
+static void mat_vec(const int8_t* w, int32_t w_stride, const int8_t* x8, const int16_t* x16,
+                    int32_t x_offset, int32_t rows, int32_t depth, int32_t* acc32, int64_t* acc64) {
+  for (int32_t k0 = 0; k0 < depth; k0 += kMatVecChunk) {
+    const int32_t n = depth - k0 < kMatVecChunk ? depth - k0 : kMatVecChunk;
+    if (x16 != NULL) {
+      pair_up_s16(scratch, x16 + k0, n);
+    } else {
+      widen(scratch, x8 + k0, n, x_offset);
+    }
+    for (int32_t r = 0; r < rows; r += 2) {
+      const int32_t m = rows - r < 2 ? 1 : 2;
+      const int8_t* p0 = w + (int64_t)r * w_stride + k0;
+      const int8_t* p1 = m > 1 ? p0 + w_stride : p0;
+      const int16_t* xs = scratch;
+      int64_t c0 = 0, c1 = 0; /* scalars: an array would live on the stack */
+      for (int32_t g = n >> 2; g > 0; --g) {
+        const uint32_t w0 = rd32(p0), w1 = rd32(p1);
+        const int32_t xa = (int32_t)rd32(xs), xb = (int32_t)rd32(xs + 2);
+        c0 = __smlald(xa, __sxtb16(w0), c0);
+        c0 = __smlald(xb, sxtb16_ror8(w0), c0);
+        c1 = __smlald(xa, __sxtb16(w1), c1);
+        c1 = __smlald(xb, sxtb16_ror8(w1), c1);
+        p0 += 4;
+        p1 += 4;
+        xs += 4;
+      }
+      for (int32_t j = 0; j < (n & 3); ++j) {
+        c0 += (int64_t)xs[j] * p0[j];
+        c1 += (int64_t)xs[j] * p1[j];
+      }
+      for (int32_t i = 0; i < m; ++i) {
+        const int64_t c = i == 0 ? c0 : c1;
+        if (acc64 != NULL) {
+          acc64[r + i] += c;
+        } else {
+          acc32[r + i] = (int32_t)((uint32_t)acc32[r + i] + (uint32_t)(uint64_t)c);
+        }
+      }
+    }
+  }
+}
+
+void mculab_mat_vec_s8s8_s32_dsp(const int8_t* w, int32_t w_stride, const int8_t* x,
+                                 int32_t x_offset, int32_t rows, int32_t depth, int32_t* acc) {
+  mat_vec(w, w_stride, x, NULL, x_offset, rows, depth, acc, NULL);
+}
+
+void mculab_mat_vec_s8s16_s64_dsp(const int8_t* w, int32_t w_stride, const int16_t* x, int32_t rows,
+                                  int32_t depth, int64_t* acc) {
+  mat_vec(w, w_stride, NULL, x, 0, rows, depth, NULL, acc);
 }
 
 #endif

@@ -1,5 +1,6 @@
-/* The Helium (M-profile Vector Extension) set for the Cortex-M55: CONV_2D, DEPTHWISE_CONV_2D and
- * FULLY_CONNECTED with GCC's arm_mve.h intrinsics, bit-exact with the reference kernels.
+/* The Helium (M-profile Vector Extension) set for the Cortex-M55: CONV_2D, DEPTHWISE_CONV_2D,
+ * FULLY_CONNECTED, the pools, ADD and the matrix-vector products with GCC's arm_mve.h intrinsics,
+ * bit-exact with the reference kernels.
  *
  * Why they match: the accumulators are the same integer sums in another order
  * (sum f * (x + offset) = sum f * x + offset * sum f, exact modulo 2^32 like the reference's
@@ -21,7 +22,9 @@
  *     predicated, and a depth multiplier > 1 with gather loads of each output's input channel;
  *   pooling and add: see each function;
  *   fully connected: four output rows per input chunk, the filter sums from
- *     mculab_fully_connected_s8_prepare when given.
+ *     mculab_fully_connected_s8_prepare when given;
+ *   matrix times vector: the fully connected's four rows per chunk (int8 vector), or two rows
+ *     per eight int16 values with the weights widened by the load and VMLALDAVA's 64-bit sums.
  * Defined only where __ARM_FEATURE_MVE says the integer MVE is there. */
 #include <stdint.h>
 
@@ -409,12 +412,12 @@ static inline void fc_step(fc_acc* a, int8x16_t vx, int8x16_t v0, int8x16_t v1, 
   }
 }
 
-/* Four output rows (n of them real) of a fully connected layer over one input row. */
-static inline void fc_rows(const int8_t* in, const int8_t* f0, int32_t depth, int32_t n,
-                           int with_sums, fc_acc* a) {
-  const int8_t* f1 = n > 1 ? f0 + depth : f0;
-  const int8_t* f2 = n > 2 ? f0 + 2 * depth : f0;
-  const int8_t* f3 = n > 3 ? f0 + 3 * depth : f0;
+/* Four filter rows `stride` apart (n of them real) against one input row of `depth`. */
+static inline void fc_rows(const int8_t* in, const int8_t* f0, int32_t stride, int32_t depth,
+                           int32_t n, int with_sums, fc_acc* a) {
+  const int8_t* f1 = n > 1 ? f0 + stride : f0;
+  const int8_t* f2 = n > 2 ? f0 + 2 * stride : f0;
+  const int8_t* f3 = n > 3 ? f0 + 3 * stride : f0;
   for (int i = 0; i < 4; ++i) a->acc[i] = a->sum[i] = 0;
   int32_t left = depth;
   while (left >= 16) {
@@ -446,10 +449,10 @@ void mculab_fully_connected_s8_run_mve(const mculab_fc_s8_params* p, const int8_
       fc_acc a;
       int32x4_t sums;
       if (p->kernel_sums != NULL) {
-        fc_rows(in, f, depth, n, 0, &a);
+        fc_rows(in, f, depth, depth, n, 0, &a);
         sums = vldrwq_z_s32(p->kernel_sums + oc, pr);
       } else {
-        fc_rows(in, f, depth, n, 1, &a);
+        fc_rows(in, f, depth, depth, n, 1, &a);
         sums = vld1q_s32(a.sum);
       }
       int32x4_t acc = vld1q_s32(a.acc);
@@ -459,6 +462,51 @@ void mculab_fully_connected_s8_run_mve(const mculab_fc_s8_params* p, const int8_
       acc = clamp_out(acc, p->output_offset, p->act_min, p->act_max);
       vstrbq_p_s32(out + oc, acc, pr);
     }
+  }
+}
+
+/* Matrix times int8 vector: the fully connected's four rows per input chunk; the row sums (for
+ * the offset) only when there is an offset. */
+void mculab_mat_vec_s8s8_s32_mve(const int8_t* w, int32_t w_stride, const int8_t* x,
+                                 int32_t x_offset, int32_t rows, int32_t depth, int32_t* acc) {
+  for (int32_t r = 0; r < rows; r += 4) {
+    const int32_t n = rows - r < 4 ? rows - r : 4;
+    const mve_pred16_t pr = vctp32q((uint32_t)n);
+    fc_acc a;
+    fc_rows(x, w + (int64_t)r * w_stride, w_stride, depth, n, x_offset != 0, &a);
+    int32x4_t v = vaddq_s32(vldrwq_z_s32(acc + r, pr), vld1q_s32(a.acc));
+    v = vmlaq_n_s32(v, vld1q_s32(a.sum), x_offset);
+    vstrwq_p_s32(acc + r, v, pr);
+  }
+}
+
+/* Matrix times int16 vector: two rows per chunk of eight (four 64-bit sums would not fit the
+ * registers beside the pointers), the weights widened by the load (VLDRB.S16), VMLALDAVA into
+ * 64-bit sums. */
+void mculab_mat_vec_s8s16_s64_mve(const int8_t* w, int32_t w_stride, const int16_t* x, int32_t rows,
+                                  int32_t depth, int64_t* acc) {
+  for (int32_t r = 0; r < rows; r += 2) {
+    const int8_t* f0 = w + (int64_t)r * w_stride;
+    const int8_t* f1 = r + 1 < rows ? f0 + w_stride : f0;
+    const int16_t* xp = x;
+    int64_t a0 = 0, a1 = 0;
+    int32_t left = depth;
+    for (; left >= 8; left -= 8) {
+      const int16x8_t vx = vld1q_s16(xp);
+      a0 = vmlaldavaq_s16(a0, vx, vldrbq_s16(f0));
+      a1 = vmlaldavaq_s16(a1, vx, vldrbq_s16(f1));
+      xp += 8;
+      f0 += 8;
+      f1 += 8;
+    }
+    if (left > 0) {
+      const mve_pred16_t tp = vctp16q((uint32_t)left);
+      const int16x8_t vx = vldrhq_z_s16(xp, tp);
+      a0 = vmlaldavaq_s16(a0, vx, vldrbq_z_s16(f0, tp));
+      a1 = vmlaldavaq_s16(a1, vx, vldrbq_z_s16(f1, tp));
+    }
+    acc[r] += a0;
+    if (r + 1 < rows) acc[r + 1] += a1;
   }
 }
 

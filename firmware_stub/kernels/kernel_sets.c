@@ -13,6 +13,9 @@ typedef struct {
   int (*average_pool)(const mculab_pool_s8_params*, const int8_t*, int8_t*);
   void (*max_pool)(const mculab_pool_s8_params*, const int8_t*, int8_t*);
   void (*add)(const mculab_add_s8_params*, const int8_t*, const int8_t*, int8_t*, uint32_t);
+  void (*mat_vec_s8s8_s32)(const int8_t*, int32_t, const int8_t*, int32_t, int32_t, int32_t,
+                           int32_t*);
+  void (*mat_vec_s8s16_s64)(const int8_t*, int32_t, const int16_t*, int32_t, int32_t, int64_t*);
 } kernel_set;
 
 static const kernel_set kReference = {
@@ -23,6 +26,8 @@ static const kernel_set kReference = {
     mculab_average_pool_s8_ref,
     mculab_max_pool_s8_ref,
     mculab_add_s8_ref,
+    mculab_mat_vec_s8s8_s32_ref,
+    mculab_mat_vec_s8s16_s64_ref,
 };
 
 #if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)
@@ -34,6 +39,8 @@ static const kernel_set kFast = {
     mculab_average_pool_s8_mve,
     mculab_max_pool_s8_mve,
     mculab_add_s8_mve,
+    mculab_mat_vec_s8s8_s32_mve,
+    mculab_mat_vec_s8s16_s64_mve,
 };
 #elif defined(__ARM_FEATURE_DSP)
 static const kernel_set kFast = {
@@ -44,6 +51,8 @@ static const kernel_set kFast = {
     mculab_average_pool_s8_dsp,
     mculab_max_pool_s8_dsp,
     mculab_add_s8_dsp,
+    mculab_mat_vec_s8s8_s32_dsp,
+    mculab_mat_vec_s8s16_s64_dsp,
 };
 #else
 #define kFast kReference
@@ -86,4 +95,14 @@ void mculab_max_pool_s8(const mculab_pool_s8_params* p, const int8_t* input, int
 void mculab_add_s8(const mculab_add_s8_params* p, const int8_t* input1, const int8_t* input2,
                    int8_t* output, uint32_t n) {
   current->add(p, input1, input2, output, n);
+}
+
+void mculab_mat_vec_s8s8_s32(const int8_t* w, int32_t w_stride, const int8_t* x, int32_t x_offset,
+                             int32_t rows, int32_t depth, int32_t* acc) {
+  current->mat_vec_s8s8_s32(w, w_stride, x, x_offset, rows, depth, acc);
+}
+
+void mculab_mat_vec_s8s16_s64(const int8_t* w, int32_t w_stride, const int16_t* x, int32_t rows,
+                              int32_t depth, int64_t* acc) {
+  current->mat_vec_s8s16_s64(w, w_stride, x, rows, depth, acc);
 }

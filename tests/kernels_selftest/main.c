@@ -4,7 +4,9 @@
  * path of the fast kernels: strides, top/left padding and a SAME padding's extra bottom/right row,
  * dilations, depth multipliers, channel counts on and off the vector widths, batches, activation
  * clamps, a null bias, 1x1 matrix products and im2col rows, fully connected with and without
- * precomputed kernel sums; then the layer shapes bench/kernels.py measures.
+ * precomputed kernel sums, matrix-vector products with int8 and int16 vectors (depths off the
+ * vector widths, row strides, offsets, extreme values, accumulators near their limits); then the
+ * layer shapes bench/kernels.py measures.
  *
  * Output, on the port's link as text lines: "kernels-selftest: <set>", one "MISMATCH ..." line per
  * failing case, then "kernels-selftest: PASS <cases>" or "kernels-selftest: FAIL
@@ -25,6 +27,10 @@
 static int8_t input[MAX_IN], input2[MAX_IN], filter[MAX_FILTER];
 static int8_t out_fast[MAX_OUT], out_ref[MAX_OUT];
 static int32_t bias[MAX_CH], mult[MAX_CH], shift[MAX_CH], sums[MAX_CH];
+#define MAX_VEC 4500
+static int16_t vec16[MAX_VEC];
+static int32_t acc32_fast[MAX_CH], acc32_ref[MAX_CH];
+static int64_t acc64_fast[MAX_CH], acc64_ref[MAX_CH];
 
 static uint32_t rng = 0x2545F491u;
 static uint32_t next_u32(void) {
@@ -87,12 +93,16 @@ static void clamps(int32_t* lo, int32_t* hi) {
   }
 }
 
-static void check(const char* what, uint32_t n, const int32_t* shape, int shape_n) {
+/* Byte for byte: n bytes of the fast set's output against the reference's. */
+static void check_bytes(const char* what, const void* fast_out, const void* ref_out, uint32_t n,
+                        const int32_t* shape, int shape_n) {
+  const int8_t* fast = (const int8_t*)fast_out;
+  const int8_t* ref = (const int8_t*)ref_out;
   ++cases;
-  if (memcmp(out_fast, out_ref, n) == 0) return;
+  if (memcmp(fast, ref, n) == 0) return;
   ++failures;
   uint32_t at = 0;
-  while (out_fast[at] == out_ref[at]) ++at;
+  while (fast[at] == ref[at]) ++at;
   put("MISMATCH ");
   put(what);
   for (int i = 0; i < shape_n; ++i) {
@@ -102,10 +112,14 @@ static void check(const char* what, uint32_t n, const int32_t* shape, int shape_
   put(" at ");
   put_int((int32_t)at);
   put(": fast ");
-  put_int(out_fast[at]);
+  put_int(fast[at]);
   put(" reference ");
-  put_int(out_ref[at]);
+  put_int(ref[at]);
   put("\n");
+}
+
+static void check(const char* what, uint32_t n, const int32_t* shape, int shape_n) {
+  check_bytes(what, out_fast, out_ref, n, shape, shape_n);
 }
 
 /* One conv or depthwise case; returns 0 when the shape does not fit the buffers. */
@@ -256,6 +270,46 @@ static void pool_and_add_case(void) {
   check("add", in_n, add_shape, 1);
 }
 
+/* The matrix-vector products, int8 and int16 vectors, on accumulators that already hold values
+ * (the int32 ones near the ends of their range, to pin the wrap). `extreme`: every weight -128
+ * and every input at one end of its range, the largest products there are. Depths reach past
+ * the vector widths' multiples and past the DSP set's chunk of the scratch. */
+static void mat_vec_case(int32_t rows, int32_t depth, int32_t w_stride, int32_t x_offset,
+                         int extreme) {
+  if (rows * w_stride > MAX_FILTER || depth > MAX_VEC || rows > MAX_CH) return;
+  if (extreme) {
+    memset(filter, 0x80, (size_t)(rows * w_stride));
+    memset(input, next_u32() & 1u ? 0x80 : 0x7F, (size_t)depth);
+    const int16_t v = next_u32() & 1u ? INT16_MIN : INT16_MAX;
+    for (int32_t k = 0; k < depth; ++k) vec16[k] = v;
+  } else {
+    fill(filter, (uint32_t)(rows * w_stride));
+    fill(input, (uint32_t)depth);
+    for (int32_t k = 0; k < depth; ++k) vec16[k] = (int16_t)(next_u32() >> 16);
+  }
+  for (int32_t r = 0; r < rows; ++r) {
+    acc32_fast[r] = acc32_ref[r] = (int32_t)next_u32();
+    acc64_fast[r] = acc64_ref[r] = (int64_t)(int32_t)next_u32() * (int64_t)in_range(-4096, 4096);
+  }
+  const int32_t shape[] = {rows, depth, w_stride, x_offset, extreme};
+  mculab_mat_vec_s8s8_s32(filter, w_stride, input, x_offset, rows, depth, acc32_fast);
+  mculab_mat_vec_s8s8_s32_ref(filter, w_stride, input, x_offset, rows, depth, acc32_ref);
+  check_bytes("mat_vec_s8s8_s32", acc32_fast, acc32_ref, 4u * (uint32_t)rows, shape, 5);
+  mculab_mat_vec_s8s16_s64(filter, w_stride, vec16, rows, depth, acc64_fast);
+  mculab_mat_vec_s8s16_s64_ref(filter, w_stride, vec16, rows, depth, acc64_ref);
+  check_bytes("mat_vec_s8s16_s64", acc64_fast, acc64_ref, 8u * (uint32_t)rows, shape, 5);
+}
+
+static void random_mat_vec(void) {
+  static const int32_t kDepths[] = {0, 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 33, 63, 65, 100};
+  const int32_t rows = next_u32() % 4u == 0 ? in_range(0, 9) : in_range(1, 70);
+  const int32_t depth = next_u32() % 2u == 0 ? pick(kDepths, 17) : in_range(1, 300);
+  const int32_t w_stride = depth + (next_u32() % 2u == 0 ? 0 : in_range(1, 37));
+  const int32_t x_offset =
+      next_u32() % 4u == 0 ? pick((const int32_t[]){-128, 128, 0}, 3) : in_range(-128, 128);
+  mat_vec_case(rows, depth, w_stride, x_offset, next_u32() % 8u == 0);
+}
+
 /* The measured layer shapes (bench/kernels.py). */
 static void layer_cases(void) {
   mculab_conv_s8_params p;
@@ -295,6 +349,10 @@ static void layer_cases(void) {
   }
   fc_case(1, 256, 128, 1, 0);
   fc_case(1, 256, 128, 0, 0);
+  /* Past the DSP set's 4096-value chunk, with a tail; and the extremes there. */
+  mat_vec_case(2, 4099, 4100, 128, 0);
+  mat_vec_case(2, 4099, 4099, -128, 1);
+  mat_vec_case(3, 2053, 2053, 128, 1);
 }
 
 int main(void) {
@@ -311,6 +369,7 @@ int main(void) {
     fc_case(in_range(1, 3), in_range(1, 300), in_range(1, 40), (int)(next_u32() & 1u),
             next_u32() % 4u == 0);
     pool_and_add_case();
+    random_mat_vec();
   }
   if (failures == 0) {
     put("kernels-selftest: PASS ");

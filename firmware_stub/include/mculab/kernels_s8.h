@@ -110,6 +110,35 @@ void mculab_depthwise_conv2d_s8_nhwc_dsp(const mculab_conv_s8_params* p, const i
 void mculab_fully_connected_s8_run_dsp(const mculab_fc_s8_params* p, const int8_t* input,
                                        const int8_t* filter, const int32_t* bias, int8_t* output);
 
+/* Matrix times vector with int8 weights: the building block of the operators whose products are
+ * not an int8 conv or fully connected (16x8 CONV_2D, TRANSPOSE_CONV, SVDF, the LSTM's gates).
+ * For r < rows:
+ *   acc[r] += sum over k < depth of w[r * w_stride + k] * (x[k] + x_offset)
+ * The rows of w are `depth` int8 values, `w_stride` apart (a row of a larger matrix, or one tap of
+ * a [out][kh][kw][in] filter: w_stride = kh * kw * in). rows >= 0, depth >= 0.
+ *   _s8s8_s32: an int8 vector, int32 accumulators that wrap modulo 2^32 (TFLite's int32 sums on
+ *     the target); x[k] + x_offset must fit int16 (a zero point's negation always does).
+ *   _s8s16_s64: an int16 vector (16x8 activations have zero point 0), int64 accumulators
+ *     (TFLite's 16x8 accumulator): exact, no wrap for any depth a model can have.
+ * acc must not overlap w or x. The fast variants reorder the sums, which the integer arithmetic
+ * makes bit-exact; the DSP ones widen x into the static scratch first. */
+void mculab_mat_vec_s8s8_s32(const int8_t* w, int32_t w_stride, const int8_t* x, int32_t x_offset,
+                             int32_t rows, int32_t depth, int32_t* acc);
+void mculab_mat_vec_s8s16_s64(const int8_t* w, int32_t w_stride, const int16_t* x, int32_t rows,
+                              int32_t depth, int64_t* acc);
+void mculab_mat_vec_s8s8_s32_ref(const int8_t* w, int32_t w_stride, const int8_t* x,
+                                 int32_t x_offset, int32_t rows, int32_t depth, int32_t* acc);
+void mculab_mat_vec_s8s16_s64_ref(const int8_t* w, int32_t w_stride, const int16_t* x, int32_t rows,
+                                  int32_t depth, int64_t* acc);
+void mculab_mat_vec_s8s8_s32_mve(const int8_t* w, int32_t w_stride, const int8_t* x,
+                                 int32_t x_offset, int32_t rows, int32_t depth, int32_t* acc);
+void mculab_mat_vec_s8s16_s64_mve(const int8_t* w, int32_t w_stride, const int16_t* x, int32_t rows,
+                                  int32_t depth, int64_t* acc);
+void mculab_mat_vec_s8s8_s32_dsp(const int8_t* w, int32_t w_stride, const int8_t* x,
+                                 int32_t x_offset, int32_t rows, int32_t depth, int32_t* acc);
+void mculab_mat_vec_s8s16_s64_dsp(const int8_t* w, int32_t w_stride, const int16_t* x, int32_t rows,
+                                  int32_t depth, int64_t* acc);
+
 /* AVERAGE_POOL_2D and MAX_POOL_2D (reference_integer_ops::AveragePool, MaxPool); input and output
  * share their quantization. */
 typedef struct {

@@ -3,6 +3,7 @@
  * activations with zero point 0, int8 filters, int64 or int32 bias: the same functions' int16
  * forms, an int64 accumulator requantized by the int64 MultiplyByQuantizedMultiplier). */
 #include <stdint.h>
+#include <string.h>
 
 #include "mculab/kernels_s8.h"
 #include "ops.h"
@@ -125,6 +126,10 @@ static mculab_tfl_status prepare(mculab_tfl_ctx* c) {
   p->input_offset = -in->zero_point;
   p->output_offset = out->zero_point;
   op->persistent_bytes = mculab_tfl_channel_multiplier_bytes((uint32_t)p->out_c);
+  /* The 16x8 CONV_2D's biases, the sums of one output pixel and its input window. */
+  if (act == MCULAB_TFL_INT16 && !depthwise) {
+    op->scratch_bytes = 16u * (uint32_t)p->out_c + 2u * (uint32_t)depth;
+  }
   op->macs = (uint64_t)p->batches * p->out_h * p->out_w * p->out_c * depth;
   return MCULAB_TFL_OK;
 }
@@ -140,23 +145,118 @@ static const int32_t* bias_of(const mculab_tfl_model* m, const mculab_tfl_op* op
   return op->num_inputs < 3 ? NULL : (const int32_t*)mculab_tfl_data(m, op->inputs[2]);
 }
 
-/* The 16x8 convolutions: reference_integer_ops::ConvPerChannel and DepthwiseConvPerChannel for
- * int16 input, out-of-image taps skipped. */
-static mculab_tfl_status invoke_16x8(mculab_tfl_model* m, const mculab_tfl_op* op, int depthwise) {
+/* A 16x8 accumulator, its bias added, to its int16 output: TFLite's accumulator type (the bias's:
+ * int64 when `wide`, else int32, also without a bias), the requantization and the clamp. */
+static int16_t requantize_16x8(int64_t acc, int wide, int32_t oc, const mculab_conv_s8_params* p) {
+  const int32_t v = wide ? mculab_tfl_mbqm64(acc, p->out_multiplier[oc], p->out_shift[oc])
+                         : mculab_tfl_mbqm((int32_t)(uint32_t)(uint64_t)acc, p->out_multiplier[oc],
+                                           p->out_shift[oc]);
+  return (int16_t)mculab_tfl_clamp(v + p->output_offset, p->act_min, p->act_max);
+}
+
+static int64_t bias_at(const mculab_tfl_tensor* bias, int32_t oc) {
+  return bias != NULL ? mculab_tfl_const_int(bias, (uint32_t)oc) : 0;
+}
+
+static int wide_bias(const mculab_tfl_tensor* bias) {
+  return bias != NULL && bias->type == MCULAB_TFL_INT64;
+}
+
+static const mculab_tfl_tensor* bias_tensor(const mculab_tfl_model* m, const mculab_tfl_op* op) {
+  return op->num_inputs < 3 || op->inputs[2] < 0 ? NULL : &m->tensors[op->inputs[2]];
+}
+
+/* The input window of output pixel (b, oy, ox) of a 16x8 CONV_2D as one row of
+ * filter_h * filter_w * in_c values, the filter's order: in place where the window is one run of
+ * the input (a 1-row filter inside it, undilated), else copied into `col`, taps outside the input
+ * as 0 (the zero point, which contributes nothing, as TFLite's skipped taps). */
+static const int16_t* window_16(const mculab_conv_s8_params* p, const int16_t* in, int32_t b,
+                                int32_t oy, int32_t ox, int16_t* col) {
+  const int32_t iy0 = oy * p->stride_h - p->pad_h, ix0 = ox * p->stride_w - p->pad_w;
+  const int32_t run = p->filter_w * p->in_c;
+  const int16_t* image = in + (int64_t)b * p->in_h * p->in_w * p->in_c;
+  if (p->filter_h == 1 && p->dilation_w == 1 && iy0 >= 0 && iy0 < p->in_h && ix0 >= 0 &&
+      ix0 + p->filter_w <= p->in_w) {
+    return image + ((int64_t)iy0 * p->in_w + ix0) * p->in_c;
+  }
+  int16_t* dst = col;
+  for (int32_t fy = 0; fy < p->filter_h; ++fy, dst += run) {
+    const int32_t iy = iy0 + fy * p->dilation_h;
+    if (iy < 0 || iy >= p->in_h) {
+      memset(dst, 0, 2u * (uint32_t)run);
+      continue;
+    }
+    const int16_t* row = image + (int64_t)iy * p->in_w * p->in_c;
+    if (p->dilation_w != 1) {
+      for (int32_t fx = 0; fx < p->filter_w; ++fx) {
+        const int32_t ix = ix0 + fx * p->dilation_w;
+        int16_t* d = dst + fx * p->in_c;
+        if (ix < 0 || ix >= p->in_w) {
+          memset(d, 0, 2u * (uint32_t)p->in_c);
+        } else {
+          memcpy(d, row + (int64_t)ix * p->in_c, 2u * (uint32_t)p->in_c);
+        }
+      }
+      continue;
+    }
+    /* Undilated: the taps [lo, hi) inside the input, one copy. */
+    const int32_t lo = ix0 < 0 ? (-ix0 < p->filter_w ? -ix0 : p->filter_w) : 0;
+    int32_t hi = p->in_w - ix0 < p->filter_w ? p->in_w - ix0 : p->filter_w;
+    if (hi < lo) hi = lo;
+    if (lo > 0) memset(dst, 0, 2u * (uint32_t)(lo * p->in_c));
+    if (hi > lo) {
+      memcpy(dst + lo * p->in_c, row + (int64_t)(ix0 + lo) * p->in_c,
+             2u * (uint32_t)((hi - lo) * p->in_c));
+    }
+    if (hi < p->filter_w)
+      memset(dst + hi * p->in_c, 0, 2u * (uint32_t)((p->filter_w - hi) * p->in_c));
+  }
+  return col;
+}
+
+/* The 16x8 CONV_2D (reference_integer_ops::ConvPerChannel for int16 input): per output pixel, its
+ * input window as one row (window_16) times the filter, one matrix-vector product of the kernel
+ * set into int64 sums in the scratch. */
+static mculab_tfl_status invoke_conv_16x8(mculab_tfl_model* m, const mculab_tfl_op* op) {
   const mculab_conv_s8_params* p = &op->k.conv;
   const int16_t* in = (const int16_t*)mculab_tfl_data(m, op->inputs[0]);
   const int8_t* w = (const int8_t*)mculab_tfl_data(m, op->inputs[1]);
-  const mculab_tfl_tensor* bias =
-      op->num_inputs < 3 || op->inputs[2] < 0 ? NULL : &m->tensors[op->inputs[2]];
+  const mculab_tfl_tensor* bias = bias_tensor(m, op);
   int16_t* out = (int16_t*)mculab_tfl_out_data(m, op);
-  const int wide = bias != NULL && bias->type == MCULAB_TFL_INT64;
+  /* The scratch: the biases, then one pixel's sums (starting as the biases), then its window. */
+  int64_t* biases = (int64_t*)(void*)m->scratch;
+  int64_t* acc = biases + p->out_c;
+  int16_t* col = (int16_t*)(void*)(acc + p->out_c);
+  const int32_t depth = p->filter_h * p->filter_w * p->in_c;
+  const int wide = wide_bias(bias);
+  for (int32_t oc = 0; oc < p->out_c; ++oc) biases[oc] = bias_at(bias, oc);
+  for (int32_t b = 0; b < p->batches; ++b) {
+    for (int32_t oy = 0; oy < p->out_h; ++oy) {
+      for (int32_t ox = 0; ox < p->out_w; ++ox) {
+        memcpy(acc, biases, 8u * (uint32_t)p->out_c);
+        mculab_mat_vec_s8s16_s64(w, depth, window_16(p, in, b, oy, ox, col), p->out_c, depth, acc);
+        int16_t* o = out + (((int64_t)b * p->out_h + oy) * p->out_w + ox) * p->out_c;
+        for (int32_t oc = 0; oc < p->out_c; ++oc) o[oc] = requantize_16x8(acc[oc], wide, oc, p);
+      }
+    }
+  }
+  return MCULAB_TFL_OK;
+}
+
+/* The 16x8 DEPTHWISE_CONV_2D: reference_integer_ops::DepthwiseConvPerChannel for int16 input,
+ * out-of-image taps skipped. */
+static mculab_tfl_status invoke_depthwise_16x8(mculab_tfl_model* m, const mculab_tfl_op* op) {
+  const mculab_conv_s8_params* p = &op->k.conv;
+  const int16_t* in = (const int16_t*)mculab_tfl_data(m, op->inputs[0]);
+  const int8_t* w = (const int8_t*)mculab_tfl_data(m, op->inputs[1]);
+  const mculab_tfl_tensor* bias = bias_tensor(m, op);
+  int16_t* out = (int16_t*)mculab_tfl_out_data(m, op);
   for (int32_t b = 0; b < p->batches; ++b) {
     for (int32_t oy = 0; oy < p->out_h; ++oy) {
       for (int32_t ox = 0; ox < p->out_w; ++ox) {
         for (int32_t oc = 0; oc < p->out_c; ++oc) {
-          const int32_t ic_first = depthwise ? oc / p->depth_multiplier : 0;
-          const int32_t ic_count = depthwise ? 1 : p->in_c;
-          int64_t acc = 0;
+          const int32_t ic = oc / p->depth_multiplier;
+          int64_t acc = bias_at(bias, oc);
           for (int32_t fy = 0; fy < p->filter_h; ++fy) {
             const int32_t iy = oy * p->stride_h - p->pad_h + fy * p->dilation_h;
             if (iy < 0 || iy >= p->in_h) continue;
@@ -164,23 +264,11 @@ static mculab_tfl_status invoke_16x8(mculab_tfl_model* m, const mculab_tfl_op* o
               const int32_t ix = ox * p->stride_w - p->pad_w + fx * p->dilation_w;
               if (ix < 0 || ix >= p->in_w) continue;
               const int16_t* x = in + (((int64_t)b * p->in_h + iy) * p->in_w + ix) * p->in_c;
-              for (int32_t k = 0; k < ic_count; ++k) {
-                const int32_t ic = ic_first + k;
-                const int8_t f =
-                    depthwise
-                        ? w[((int64_t)fy * p->filter_w + fx) * p->out_c + oc]
-                        : w[(((int64_t)oc * p->filter_h + fy) * p->filter_w + fx) * p->in_c + ic];
-                acc += (int64_t)f * x[ic];
-              }
+              acc += (int64_t)w[((int64_t)fy * p->filter_w + fx) * p->out_c + oc] * x[ic];
             }
           }
-          if (bias != NULL) acc += mculab_tfl_const_int(bias, (uint32_t)oc);
-          /* TFLite's accumulator is the bias's type: int64, or int32 (also without a bias). */
-          int32_t v = wide ? mculab_tfl_mbqm64(acc, p->out_multiplier[oc], p->out_shift[oc])
-                           : mculab_tfl_mbqm((int32_t)(uint32_t)(uint64_t)acc,
-                                             p->out_multiplier[oc], p->out_shift[oc]);
-          v = mculab_tfl_clamp(v + p->output_offset, p->act_min, p->act_max);
-          out[(((int64_t)b * p->out_h + oy) * p->out_w + ox) * p->out_c + oc] = (int16_t)v;
+          out[(((int64_t)b * p->out_h + oy) * p->out_w + ox) * p->out_c + oc] =
+              requantize_16x8(acc, wide_bias(bias), oc, p);
         }
       }
     }
@@ -190,7 +278,7 @@ static mculab_tfl_status invoke_16x8(mculab_tfl_model* m, const mculab_tfl_op* o
 
 static mculab_tfl_status invoke_conv(mculab_tfl_model* m, const mculab_tfl_op* op, uint16_t index) {
   (void)index;
-  if (m->tensors[op->output].type == MCULAB_TFL_INT16) return invoke_16x8(m, op, 0);
+  if (m->tensors[op->output].type == MCULAB_TFL_INT16) return invoke_conv_16x8(m, op);
   mculab_conv2d_s8_nhwc(&op->k.conv, (const int8_t*)mculab_tfl_data(m, op->inputs[0]),
                         (const int8_t*)mculab_tfl_data(m, op->inputs[1]), bias_of(m, op),
                         (int8_t*)mculab_tfl_out_data(m, op));
@@ -200,7 +288,7 @@ static mculab_tfl_status invoke_conv(mculab_tfl_model* m, const mculab_tfl_op* o
 static mculab_tfl_status invoke_depthwise(mculab_tfl_model* m, const mculab_tfl_op* op,
                                           uint16_t index) {
   (void)index;
-  if (m->tensors[op->output].type == MCULAB_TFL_INT16) return invoke_16x8(m, op, 1);
+  if (m->tensors[op->output].type == MCULAB_TFL_INT16) return invoke_depthwise_16x8(m, op);
   mculab_depthwise_conv2d_s8_nhwc(&op->k.conv, (const int8_t*)mculab_tfl_data(m, op->inputs[0]),
                                   (const int8_t*)mculab_tfl_data(m, op->inputs[1]), bias_of(m, op),
                                   (int8_t*)mculab_tfl_out_data(m, op));

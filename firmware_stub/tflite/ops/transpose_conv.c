@@ -1,9 +1,12 @@
 /* TRANSPOSE_CONV, 16x8 and int8 (reference_integer_ops::TransposeConv: every input value times
- * every filter tap scattered into an int64 scratch of the output's size, then the bias added and
- * each channel requantized; int8 through the same loop with int32 bias and the int32
- * MultiplyByQuantizedMultiplier, as TFLite's int8 form). Inputs: the output shape (int32, its
- * values the output tensor's shape), the filter [out][kh][kw][in], the input, the bias. */
+ * every filter tap scattered into an int64 scratch of the output's size, the bias added and each
+ * channel requantized; int8 through the same loop with int32 sums and bias and the int32
+ * MultiplyByQuantizedMultiplier, as TFLite's int8 form). The scratch starts as the biases (the
+ * integer sums do not depend on the order); the products are the kernel set's matrix-vector
+ * products (mculab/kernels_s8.h). Inputs: the output shape (int32, its values the output
+ * tensor's shape), the filter [out][kh][kw][in], the input, the bias. */
 #include <stdint.h>
+#include <string.h>
 
 #include "mculab/kernels_s8.h"
 #include "ops.h"
@@ -102,44 +105,60 @@ static mculab_tfl_status invoke(mculab_tfl_model* m, const mculab_tfl_op* op, ui
   const int8_t* w = (const int8_t*)mculab_tfl_data(m, op->inputs[1]);
   const mculab_tfl_tensor* bias =
       op->num_inputs < 4 || op->inputs[3] < 0 ? NULL : &m->tensors[op->inputs[3]];
-  int64_t* acc = (int64_t*)(void*)m->scratch;
-  for (uint32_t k = 0; k < to->elements; ++k) acc[k] = 0;
+  /* The sums, starting as the biases: int64 for 16x8; int32 for int8, which keeps only their low
+   * 32 bits. The first pixel's read from the bias tensor, the others copied from it. */
+  int64_t* acc64 = (int64_t*)(void*)m->scratch;
+  int32_t* acc32 = (int32_t*)(void*)m->scratch;
+  for (int32_t oc = 0; oc < p->out_c; ++oc) {
+    const int64_t v = bias != NULL ? mculab_tfl_const_int(bias, (uint32_t)oc) : 0;
+    if (wide) {
+      acc64[oc] = v;
+    } else {
+      acc32[oc] = (int32_t)(uint32_t)(uint64_t)v;
+    }
+  }
+  const uint32_t row_bytes = (wide ? 8u : 4u) * (uint32_t)p->out_c;
+  for (uint32_t k = (uint32_t)p->out_c; k < to->elements; k += (uint32_t)p->out_c) {
+    memcpy(m->scratch + (wide ? 8u : 4u) * k, m->scratch, row_bytes);
+  }
+  /* Each input pixel times each filter tap landing inside the output: a matrix (the tap's
+   * [out][in] slice of the filter) times the pixel's channels, one call of the kernel set. */
+  const int32_t w_stride = p->filter_h * p->filter_w * p->in_c;
   for (int32_t b = 0; b < p->batches; ++b) {
     for (int32_t iy = 0; iy < p->in_h; ++iy) {
       for (int32_t ix = 0; ix < p->in_w; ++ix) {
-        for (int32_t ic = 0; ic < p->in_c; ++ic) {
-          const int64_t at = (((int64_t)b * p->in_h + iy) * p->in_w + ix) * p->in_c + ic;
-          const int32_t x =
-              wide ? ((const int16_t*)in)[at] : ((const int8_t*)in)[at] + p->input_offset;
-          for (int32_t fy = 0; fy < p->filter_h; ++fy) {
-            const int32_t oy = iy * p->stride_h - p->pad_h + fy;
-            if (oy < 0 || oy >= p->out_h) continue;
-            for (int32_t fx = 0; fx < p->filter_w; ++fx) {
-              const int32_t ox = ix * p->stride_w - p->pad_w + fx;
-              if (ox < 0 || ox >= p->out_w) continue;
-              int64_t* o = acc + (((int64_t)b * p->out_h + oy) * p->out_w + ox) * p->out_c;
-              for (int32_t oc = 0; oc < p->out_c; ++oc) {
-                o[oc] += (int64_t)x *
-                         w[(((int64_t)oc * p->filter_h + fy) * p->filter_w + fx) * p->in_c + ic];
-              }
+        const int64_t at = (((int64_t)b * p->in_h + iy) * p->in_w + ix) * p->in_c;
+        for (int32_t fy = 0; fy < p->filter_h; ++fy) {
+          const int32_t oy = iy * p->stride_h - p->pad_h + fy;
+          if (oy < 0 || oy >= p->out_h) continue;
+          for (int32_t fx = 0; fx < p->filter_w; ++fx) {
+            const int32_t ox = ix * p->stride_w - p->pad_w + fx;
+            if (ox < 0 || ox >= p->out_w) continue;
+            const int8_t* tap = w + ((int64_t)fy * p->filter_w + fx) * p->in_c;
+            const int64_t o = (((int64_t)b * p->out_h + oy) * p->out_w + ox) * p->out_c;
+            if (wide) {
+              mculab_mat_vec_s8s16_s64(tap, w_stride, (const int16_t*)in + at, p->out_c, p->in_c,
+                                       acc64 + o);
+            } else {
+              mculab_mat_vec_s8s8_s32(tap, w_stride, (const int8_t*)in + at, p->input_offset,
+                                      p->out_c, p->in_c, acc32 + o);
             }
           }
         }
       }
     }
   }
-  for (uint32_t k = 0; k < to->elements; ++k) {
-    const int32_t oc = (int32_t)(k % (uint32_t)p->out_c);
-    int64_t a = acc[k];
-    if (bias != NULL) a += mculab_tfl_const_int(bias, (uint32_t)oc);
-    int32_t v = wide ? mculab_tfl_mbqm64(a, p->out_multiplier[oc], p->out_shift[oc])
-                     : mculab_tfl_mbqm((int32_t)(uint32_t)(uint64_t)a, p->out_multiplier[oc],
-                                       p->out_shift[oc]);
-    v = mculab_tfl_clamp(v + p->output_offset, p->act_min, p->act_max);
-    if (wide) {
-      ((int16_t*)mculab_tfl_out_data(m, op))[k] = (int16_t)v;
-    } else {
-      ((int8_t*)mculab_tfl_out_data(m, op))[k] = (int8_t)v;
+  void* out = mculab_tfl_out_data(m, op);
+  for (uint32_t k = 0; k < to->elements; k += (uint32_t)p->out_c) {
+    for (int32_t oc = 0; oc < p->out_c; ++oc) {
+      int32_t v = wide ? mculab_tfl_mbqm64(acc64[k + oc], p->out_multiplier[oc], p->out_shift[oc])
+                       : mculab_tfl_mbqm(acc32[k + oc], p->out_multiplier[oc], p->out_shift[oc]);
+      v = mculab_tfl_clamp(v + p->output_offset, p->act_min, p->act_max);
+      if (wide) {
+        ((int16_t*)out)[k + oc] = (int16_t)v;
+      } else {
+        ((int8_t*)out)[k + oc] = (int8_t)v;
+      }
     }
   }
   return MCULAB_TFL_OK;

@@ -1,7 +1,8 @@
 // The int8 kernels the TFLite interpreter runs (mculab/kernels_s8.h) against naive versions
 // written here with int64 arithmetic and TFLite's rounding stated directly, over random tensors:
 // depthwise conv, conv with dilation, asymmetric padding and a fused activation range, fully
-// connected without bias, average and max pooling with windows cut by the padding, and add. Also
+// connected without bias, average and max pooling with windows cut by the padding, add, and the
+// matrix-vector products (int8 and int16 vectors). Also
 // TFLite's QuantizeMultiplier and softmax scaling against their definitions in doubles.
 #include "mculab/kernels_s8.h"
 
@@ -268,6 +269,57 @@ TEST(KernelsS8, AddMatchesNaiveRescaling) {
       EXPECT_EQ(got[i], Clamp(o + p.output_offset, -128, 127)) << t << " " << i;
     }
   }
+}
+
+// The matrix-vector block: rows `w_stride` apart, the offset added to each input, the sums added
+// to what the accumulators held; the int32 form wraps modulo 2^32 as TFLite's sums on the target.
+TEST(KernelsS8, MatVecInt8AddsStridedRowsTimesOffsetInputsAndWraps) {
+  Rng rng(41);
+  for (int t = 0; t < 100; ++t) {
+    const int32_t rows = rng.In(0, 9), depth = rng.In(0, 40);
+    const int32_t stride = depth + rng.In(0, 5), offset = rng.In(-128, 128);
+    const auto w = rng.Int8(static_cast<size_t>(rows * stride) + 1);
+    const auto x = rng.Int8(static_cast<size_t>(depth) + 1);
+    std::vector<int32_t> acc(static_cast<size_t>(rows) + 1);
+    for (auto& a : acc) a = static_cast<int32_t>(rng.Next());
+    std::vector<int32_t> want = acc;
+    for (int32_t r = 0; r < rows; ++r) {
+      int64_t sum = want[r];
+      for (int32_t k = 0; k < depth; ++k) sum += int64_t{w[r * stride + k]} * (x[k] + offset);
+      want[r] = static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(sum)));
+    }
+    mculab_mat_vec_s8s8_s32(w.data(), stride, x.data(), offset, rows, depth, acc.data());
+    EXPECT_EQ(acc, want) << t;  // the element past the rows included: left alone
+  }
+  // Past INT32_MAX: 127 * 255 + (INT32_MAX - 100) wraps to a negative sum.
+  const int8_t w[1] = {127}, x[1] = {127};
+  int32_t acc = INT32_MAX - 100;
+  mculab_mat_vec_s8s8_s32(w, 1, x, 128, 1, 1, &acc);
+  EXPECT_EQ(acc, static_cast<int32_t>(static_cast<uint32_t>(INT32_MAX - 100) + 127u * 255u));
+}
+
+TEST(KernelsS8, MatVecInt16AccumulatesInt64WithoutWrapping) {
+  Rng rng(43);
+  for (int t = 0; t < 100; ++t) {
+    const int32_t rows = rng.In(0, 9), depth = rng.In(0, 40), stride = depth + rng.In(0, 5);
+    const auto w = rng.Int8(static_cast<size_t>(rows * stride));
+    std::vector<int16_t> x(static_cast<size_t>(depth));
+    for (auto& v : x) v = static_cast<int16_t>(rng.Next() >> 16);
+    std::vector<int64_t> acc(static_cast<size_t>(rows));
+    for (auto& a : acc) a = int64_t{static_cast<int32_t>(rng.Next())} << 16;
+    std::vector<int64_t> want = acc;
+    for (int32_t r = 0; r < rows; ++r) {
+      for (int32_t k = 0; k < depth; ++k) want[r] += int64_t{w[r * stride + k]} * x[k];
+    }
+    mculab_mat_vec_s8s16_s64(w.data(), stride, x.data(), rows, depth, acc.data());
+    EXPECT_EQ(acc, want) << t;
+  }
+  // -128 * -32768 over 70000 values: beyond int32, exact in int64.
+  const std::vector<int8_t> w(70000, -128);
+  const std::vector<int16_t> x(70000, INT16_MIN);
+  int64_t acc = 0;
+  mculab_mat_vec_s8s16_s64(w.data(), 70000, x.data(), 1, 70000, &acc);
+  EXPECT_EQ(acc, int64_t{70000} * 128 * 32768);
 }
 
 TEST(KernelSets, TheHostsFastSetIsTheReferenceAndTheSelectionSticks) {

@@ -1502,4 +1502,139 @@ TEST(TfliteFloatMath, LogisticAndTanhAreTflitesReferenceFormulas) {
               n / 4 * 2);
 }
 
+// The heavy operators' naive sums, with scales whose multiplier is a power of two, so that the
+// requantization is a plain rounding shift: the 16x8 CONV_2D (input 1, filter 2^-6, output 1: the
+// sum / 64 rounded half up) over SAME and VALID padding, strides and dilations, and the int8
+// TRANSPOSE_CONV (output scale 2: the sum / 2 rounded half up) with input and output zero points.
+struct Lcg {
+  uint32_t x;
+  int32_t In(int32_t lo, int32_t hi) {
+    x = x * 1664525u + 1013904223u;
+    return lo + static_cast<int32_t>((x >> 8) % static_cast<uint32_t>(hi - lo + 1));
+  }
+};
+
+// TFLite's padding before for `padding` (0 SAME, 1 VALID), and the output size.
+int32_t OutSize(int padding, int32_t in, int32_t k, int32_t s, int32_t d) {
+  const int32_t eff = (k - 1) * d + 1;
+  return padding == 0 ? (in + s - 1) / s : (in - eff + s) / s;
+}
+int32_t PadBefore(int padding, int32_t in, int32_t k, int32_t s, int32_t d, int32_t out) {
+  if (padding == 1) return 0;
+  return std::max((out - 1) * s + (k - 1) * d + 1 - in, 0) / 2;
+}
+
+TEST(TfliteOps, Conv16x8IsTheSumOfTheTapsInsideOverPaddingStridesAndDilations) {
+  // batches, h, w, in_c, out_c, kh, kw, stride h, w, dilation h, w, padding
+  const int32_t shapes[][12] = {
+      {1, 5, 7, 3, 5, 3, 3, 1, 1, 1, 1, 0},  {2, 6, 9, 2, 4, 3, 2, 2, 2, 1, 1, 0},
+      {1, 7, 7, 3, 3, 3, 3, 1, 1, 2, 2, 0},  {1, 6, 8, 5, 2, 2, 3, 1, 2, 1, 2, 0},
+      {1, 4, 6, 5, 6, 1, 3, 1, 1, 1, 1, 1},  {1, 4, 6, 9, 6, 1, 3, 1, 1, 1, 1, 0},
+      {2, 4, 6, 17, 7, 1, 1, 2, 2, 1, 1, 1}, {1, 8, 5, 2, 9, 4, 4, 2, 1, 1, 1, 1}};
+  Lcg rng{7};
+  for (const auto& c : shapes) {
+    const int32_t n = c[0], h = c[1], w = c[2], ic = c[3], oc = c[4], kh = c[5], kw = c[6];
+    const int32_t sh = c[7], sw = c[8], dh = c[9], dw = c[10], padding = c[11];
+    const int32_t oh = OutSize(padding, h, kh, sh, dh), ow = OutSize(padding, w, kw, sw, dw);
+    const int32_t ph = PadBefore(padding, h, kh, sh, dh, oh),
+                  pw = PadBefore(padding, w, kw, sw, dw, ow);
+    std::vector<int16_t> in(static_cast<size_t>(n * h * w * ic));
+    for (auto& v : in)
+      v = static_cast<int16_t>(rng.In(0, 7) == 0 ? (rng.In(0, 1) ? 32767 : -32768)
+                                                 : rng.In(-32768, 32767));
+    std::vector<int8_t> filter(static_cast<size_t>(oc * kh * kw * ic));
+    for (auto& v : filter) v = static_cast<int8_t>(rng.In(-127, 127));
+    std::vector<int64_t> bias(static_cast<size_t>(oc));
+    for (auto& v : bias) v = rng.In(-(1 << 20), 1 << 20);
+    tw::Operator op{MCULAB_TFL_CONV_2D,
+                    {0, 1, 2},
+                    {},
+                    1,
+                    {tw::Option{0, tw::Option::kU8, padding}, tw::Option{1, tw::Option::kI32, sw},
+                     tw::Option{2, tw::Option::kI32, sh}, tw::Option{4, tw::Option::kI32, dw},
+                     tw::Option{5, tw::Option::kI32, dh}}};
+    OpRun r = RunOp(
+        {Quantized({n, h, w, ic}, 7, 1.0f, 0),
+         Quantized({oc, kh, kw, ic}, 9, 1.0f / 64, 0, Bytes(filter)),
+         Quantized({oc}, 4, 1.0f / 64, 0, Bytes(bias)), Quantized({n, oh, ow, oc}, 7, 1.0f, 0)},
+        op, Bytes(in));
+    ASSERT_EQ(r.status, MCULAB_TFL_OK) << r.error;
+    const std::vector<int16_t> got = Values<int16_t>(r.out);
+    ASSERT_EQ(got.size(), static_cast<size_t>(n * oh * ow * oc));
+    size_t at = 0;
+    for (int32_t b = 0; b < n; ++b)
+      for (int32_t y = 0; y < oh; ++y)
+        for (int32_t x = 0; x < ow; ++x)
+          for (int32_t o = 0; o < oc; ++o, ++at) {
+            int64_t acc = bias[o];
+            for (int32_t fy = 0; fy < kh; ++fy)
+              for (int32_t fx = 0; fx < kw; ++fx) {
+                const int32_t iy = y * sh - ph + fy * dh, ix = x * sw - pw + fx * dw;
+                if (iy < 0 || iy >= h || ix < 0 || ix >= w) continue;
+                for (int32_t i = 0; i < ic; ++i) {
+                  acc += int64_t{filter[((o * kh + fy) * kw + fx) * ic + i]} *
+                         in[((b * h + iy) * w + ix) * ic + i];
+                }
+              }
+            const int64_t want = std::clamp<int64_t>((acc + 32) >> 6, -32768, 32767);
+            ASSERT_EQ(got[at], want) << "shape " << (&c - shapes) << " output " << at;
+          }
+  }
+}
+
+TEST(TfliteOps, TransposeConvInt8IsTheScatteredSumWithZeroPoints) {
+  // h, w, in_c, out_c, kh, kw, stride h, w, padding, output h, w
+  const int32_t shapes[][11] = {{3, 4, 3, 5, 3, 3, 2, 2, 0, 6, 8},
+                                {3, 4, 17, 3, 3, 4, 1, 2, 1, 5, 10},
+                                {2, 3, 4, 18, 2, 2, 2, 2, 1, 4, 6}};
+  Lcg rng{11};
+  for (const auto& c : shapes) {
+    const int32_t h = c[0], w = c[1], ic = c[2], oc = c[3], kh = c[4], kw = c[5];
+    const int32_t sh = c[6], sw = c[7], padding = c[8], oh = c[9], ow = c[10];
+    const int32_t ph = padding == 0 ? std::max((h - 1) * sh + kh - oh, 0) / 2 : 0;
+    const int32_t pw = padding == 0 ? std::max((w - 1) * sw + kw - ow, 0) / 2 : 0;
+    const int32_t in_zp = -7, out_zp = 5;
+    std::vector<int8_t> in(static_cast<size_t>(h * w * ic));
+    for (auto& v : in) v = static_cast<int8_t>(in_zp + rng.In(-3, 3));
+    std::vector<int8_t> filter(static_cast<size_t>(oc * kh * kw * ic));
+    for (auto& v : filter) v = static_cast<int8_t>(rng.In(-2, 2));
+    std::vector<int32_t> bias(static_cast<size_t>(oc));
+    for (auto& v : bias) v = rng.In(-20, 20);
+    tw::Operator op{MCULAB_TFL_TRANSPOSE_CONV,
+                    {3, 1, 0, 2},
+                    {},
+                    49,
+                    {tw::Option{0, tw::Option::kU8, padding}, tw::Option{1, tw::Option::kI32, sw},
+                     tw::Option{2, tw::Option::kI32, sh}}};
+    OpRun r = RunOp(
+        {Quantized({1, h, w, ic}, 9, 1.0f, in_zp),
+         Quantized({oc, kh, kw, ic}, 9, 1.0f, 0, Bytes(filter)),
+         Quantized({oc}, 2, 1.0f, 0, Bytes(bias)), Const({4}, 2, Bytes<int32_t>({1, oh, ow, oc})),
+         Quantized({1, oh, ow, oc}, 9, 2.0f, out_zp)},
+        op, Bytes(in));
+    ASSERT_EQ(r.status, MCULAB_TFL_OK) << r.error;
+    const std::vector<int8_t> got = Values<int8_t>(r.out);
+    ASSERT_EQ(got.size(), static_cast<size_t>(oh * ow * oc));
+    std::vector<int64_t> acc(got.size());
+    for (int32_t y = 0; y < h; ++y)
+      for (int32_t x = 0; x < w; ++x)
+        for (int32_t fy = 0; fy < kh; ++fy)
+          for (int32_t fx = 0; fx < kw; ++fx) {
+            const int32_t oy = y * sh - ph + fy, ox = x * sw - pw + fx;
+            if (oy < 0 || oy >= oh || ox < 0 || ox >= ow) continue;
+            for (int32_t o = 0; o < oc; ++o)
+              for (int32_t i = 0; i < ic; ++i) {
+                acc[(oy * ow + ox) * oc + o] +=
+                    int64_t{filter[((o * kh + fy) * kw + fx) * ic + i]} *
+                    (in[(y * w + x) * ic + i] - in_zp);
+              }
+          }
+    for (size_t k = 0; k < got.size(); ++k) {
+      const int64_t want =
+          std::clamp<int64_t>(((acc[k] + bias[k % oc] + 1) >> 1) + out_zp, -128, 127);
+      ASSERT_EQ(got[k], want) << "shape " << (&c - shapes) << " output " << k;
+    }
+  }
+}
+
 }  // namespace
