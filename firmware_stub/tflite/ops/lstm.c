@@ -277,6 +277,8 @@ static mculab_tfl_status prepare(mculab_tfl_ctx* c) {
   /* Four buffers of batches x units in the cell state's type (TFLite Micro's four scratch
    * buffers). */
   op->scratch_bytes = 4u * (p->type == MCULAB_TFL_FLOAT32 ? 4u : 2u) * state;
+  /* Integer kinds: after them, one row of int64 sums per gate (the kernel set's products). */
+  if (p->type != MCULAB_TFL_FLOAT32) op->scratch_bytes += 8u * (uint32_t)p->units;
   op->macs = (uint64_t)p->steps * p->batches * 4u * (uint64_t)p->units *
              (uint64_t)(p->input_size + p->units);
   return p->type == MCULAB_TFL_FLOAT32 ? MCULAB_TFL_OK : prepare_integer(c);
@@ -285,32 +287,34 @@ static mculab_tfl_status prepare(mculab_tfl_ctx* c) {
 /* ---- integer: int8 activations, or int16 ones (`wide`: 16x8, int64 sums and bias) ---- */
 
 /* One fully connected into Q3.12: rows x depth int8 weights against n vectors of depth, the
- * input's zero point subtracted, the bias (may be NULL) added. int8 activations: the sums wrap in
- * 32 bits as TFLite Micro's int32 sums do on the target (unsigned here, so that the wrap is
- * defined C); int16 ones (symmetric): int64 sums and the 64-bit rescaling. */
+ * input's zero point subtracted, the bias (may be NULL) added, through the kernel set's
+ * matrix-vector products (mculab/kernels_s8.h: reference, Helium or DSP, bit-exact). int8
+ * activations: the sums wrap in 32 bits as TFLite Micro's int32 sums do on the target; int16
+ * ones (symmetric): int64 sums and the 64-bit rescaling. `sums`: `rows` int64 of scratch. */
 static void fc_q12(const void* x, int wide, int32_t zp, const int8_t* w,
                    const mculab_tfl_tensor* bias, int32_t n, int32_t depth, int32_t rows,
-                   int32_t mult, int32_t shift, int16_t* out) {
-  const int8_t* x8 = (const int8_t*)x;
-  const int16_t* x16 = (const int16_t*)x;
+                   int32_t mult, int32_t shift, int16_t* out, void* sums) {
   for (int32_t b = 0; b < n; ++b) {
-    for (int32_t r = 0; r < rows; ++r) {
-      const int8_t* wr = w + (int64_t)r * depth;
-      int32_t v;
-      if (wide) {
-        int64_t acc = 0;
-        for (int32_t k = 0; k < depth; ++k) acc += (int64_t)wr[k] * x16[(int64_t)b * depth + k];
-        if (bias != NULL) acc += mculab_tfl_const_int(bias, (uint32_t)r);
-        v = mculab_tfl_mbqm64(acc, mult, shift);
-      } else {
-        uint32_t acc = 0;
-        for (int32_t k = 0; k < depth; ++k) {
-          acc += (uint32_t)(wr[k] * (x8[(int64_t)b * depth + k] - zp));
-        }
-        if (bias != NULL) acc += (uint32_t)mculab_tfl_const_int(bias, (uint32_t)r);
-        v = mculab_tfl_mbqm((int32_t)acc, mult, shift);
+    int16_t* o = out + (int64_t)b * rows;
+    if (wide) {
+      int64_t* acc = (int64_t*)sums;
+      for (int32_t r = 0; r < rows; ++r) {
+        acc[r] = bias != NULL ? mculab_tfl_const_int(bias, (uint32_t)r) : 0;
       }
-      out[(int64_t)b * rows + r] = (int16_t)mculab_tfl_clamp(v, -32768, 32767);
+      mculab_mat_vec_s8s16_s64(w, depth, (const int16_t*)x + (int64_t)b * depth, rows, depth, acc);
+      for (int32_t r = 0; r < rows; ++r) {
+        o[r] = (int16_t)mculab_tfl_clamp(mculab_tfl_mbqm64(acc[r], mult, shift), -32768, 32767);
+      }
+    } else {
+      int32_t* acc = (int32_t*)sums;
+      for (int32_t r = 0; r < rows; ++r) {
+        acc[r] = bias != NULL ? (int32_t)mculab_tfl_const_int(bias, (uint32_t)r) : 0;
+      }
+      mculab_mat_vec_s8s8_s32(w, depth, (const int8_t*)x + (int64_t)b * depth, -zp, rows, depth,
+                              acc);
+      for (int32_t r = 0; r < rows; ++r) {
+        o[r] = (int16_t)mculab_tfl_clamp(mculab_tfl_mbqm(acc[r], mult, shift), -32768, 32767);
+      }
     }
   }
 }
@@ -322,12 +326,14 @@ static void gate_q(const mculab_tfl_model* m, const mculab_tfl_op* op, int g, co
   const mculab_tfl_lstm_params* p = &op->k.lstm;
   const int wide = p->type == MCULAB_TFL_INT16;
   const int32_t count = n * p->units;
+  /* The sums' row after the four int16 buffers (prepare's scratch_bytes). */
+  void* sums = m->scratch + 4u * 2u * (uint32_t)(p->batches * p->units);
   fc_q12(x, wide, p->input_zp, (const int8_t*)mculab_tfl_data(m, op->inputs[kGateInputWeights[g]]),
          &m->tensors[op->inputs[kGateBias[g]]], n, p->input_size, p->units, p->in_mult[g],
-         p->in_shift[g], out);
+         p->in_shift[g], out, sums);
   fc_q12(h, wide, p->hidden_zp,
          (const int8_t*)mculab_tfl_data(m, op->inputs[kGateRecurrentWeights[g]]), NULL, n, p->units,
-         p->units, p->rec_mult[g], p->rec_shift[g], tmp);
+         p->units, p->rec_mult[g], p->rec_shift[g], tmp, sums);
   for (int32_t i = 0; i < count; ++i) out[i] = sat16(out[i] + tmp[i]);
   if (act == ACT_SIGMOID) {
     mculab_tfl_logistic_s16(0, 0, (uint32_t)count, out, out);
