@@ -6,16 +6,21 @@ lab's counting plugin, once per layer shape and kernel set (the workload flag
 MCULAB_WORKLOAD_REFERENCE_KERNELS picks the reference), through firmware_stub/tools/runner_probe.py,
 and prints a Markdown table beside CMSIS-NN's counts for the same shapes (issue 24's table: CMSIS-NN
 at its head, GCC 12 -O2, the same QEMU and plugin). Also checks that both sets give the same
-output checksum. With --models, also every layer of the .tflite models there, run by the TFLite
-runners (--tflite-an547, --tflite-an500) with each kernel set, instructions per layer.
+output checksum. With --models, also every layer of the .tflite models there (and in its
+subfolders), run by the TFLite runners (--tflite-an547, --tflite-an500) with each kernel set,
+instructions per layer, then one summary row per model and board: instructions per inference and
+per MAC with each set (MACs from `mculab models inspect --json`, given --mculab) and the
+interpreter's own share, the instructions outside every operator's region per inference and per
+operator (the loop, the op hooks, the variables' reset).
 
   bench/kernels.py --an547 build-arm-an547/firmware/mculab-runner-an547.elf \
       --an500 build-arm-an500/firmware/mculab-runner-an500.elf \
       --plugin build/lib/libmculab-qemu-counters.so \
       [--models ../shared/models/mlperf-tiny --tflite-an547 build/firmware/mculab-tflite-runner-an547.elf \
-       --tflite-an500 build/firmware/mculab-tflite-runner-an500.elf]
+       --tflite-an500 build/firmware/mculab-tflite-runner-an500.elf [--mculab build/bin/mculab]]
 """
 import argparse
+import json
 import os
 import re
 import subprocess
@@ -77,11 +82,21 @@ def measure_model(elf, machine, plugin, model, kernels):
         return list(zip(types, layers)), total, checksum
 
 
+def model_macs(cli, path):
+    """The model's MACs per inference as `mculab models inspect` counts them, or None."""
+    if not cli:
+        return None
+    out = subprocess.run([cli, "models", "inspect", "--json", path], capture_output=True,
+                         text=True, check=True).stdout
+    return json.loads(out)["macs"]
+
+
 def models_table(args):
     elfs = {"an547": args.tflite_an547, "an500": args.tflite_an500}
-    models = sorted(f for f in os.listdir(args.models) if f.endswith(".tflite"))
-    for model in models:
-        path = os.path.join(args.models, model)
+    models = sorted((f, os.path.join(d, f)) for d, _, files in os.walk(args.models)
+                    for f in files if f.endswith(".tflite"))
+    summary = []
+    for model, path in models:
         runs = {}
         for board, machine, cpu in BOARDS:
             for kernels in ("reference", "fast"):
@@ -106,6 +121,23 @@ def models_table(args):
                 fast = runs[(c, "fast")][1] if i == 0 else runs[(c, "fast")][0][i - 1][1]
                 cells.append(f"{ref:,} | {fast:,} | {ref / max(fast, 1):.1f}x")
             print(f"| {idx} | {kind} | " + " | ".join(cells) + " |", flush=True)
+        macs = model_macs(args.mculab, path)
+        for c in cpus:
+            layers, total, _ = runs[(c, "fast")]
+            outside = total - sum(n for _, n in layers)
+            summary.append((model, macs, c, runs[(c, "reference")][1], total, outside,
+                            len(layers)))
+    print("\n**Per model and board** (one inference; \"outside operators\": the fast run's "
+          "instructions outside every operator's region)\n")
+    print("| model | MACs | board | reference | per MAC | fast | per MAC | outside operators | "
+          "per operator |")
+    print("|---|---:|---|---:|---:|---:|---:|---:|---:|")
+    for model, macs, cpu, ref, fast, outside, ops in summary:
+        per = (lambda v: f"{v / macs:.2f}") if macs else (lambda v: "-")
+        print(f"| {model} | {macs:,} | {cpu} | {ref:,} | {per(ref)} | {fast:,} | {per(fast)} | "
+              f"{outside:,} | {outside / max(ops, 1):,.0f} |" if macs else
+              f"| {model} | - | {cpu} | {ref:,} | - | {fast:,} | - | {outside:,} | "
+              f"{outside / max(ops, 1):,.0f} |", flush=True)
 
 
 def main():
@@ -116,6 +148,7 @@ def main():
     ap.add_argument("--models", help="a folder of .tflite models: also their layers")
     ap.add_argument("--tflite-an547", help="mculab-tflite-runner-an547.elf (with --models)")
     ap.add_argument("--tflite-an500", help="mculab-tflite-runner-an500.elf (with --models)")
+    ap.add_argument("--mculab", help="the mculab CLI (with --models): MACs per model")
     args = ap.parse_args()
     elfs = {"an547": args.an547, "an500": args.an500}
     print("| layer | board | reference | fast (set) | fast / MAC | CMSIS-NN | fast / CMSIS-NN |")

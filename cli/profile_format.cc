@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cli/format.h"
+#include "common/bytes_text.h"
 #include "common/lists.h"
 
 namespace mculab::cli {
@@ -16,7 +17,7 @@ std::string Label(const mculab::v1::Provenance& p) { return MeasuredLabel(p.meas
 
 std::string Bytes(std::uint64_t b) {
   std::string s = std::to_string(b);
-  if (b >= 1024) s += " (" + FormatNumber(static_cast<double>(b) / 1024.0) + " KiB)";
+  if (b >= 1024) s += " (" + HumanBytes(b) + ")";
   return s;
 }
 

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <vector>
 
+#include "common/bytes_text.h"
 #include "common/sha256.h"
 
 namespace mculab::agent {
@@ -21,12 +22,6 @@ bool IsHexSha(const std::string& s) {
   return s.size() == 64 && std::all_of(s.begin(), s.end(), [](char c) {
            return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
          });
-}
-
-std::string Human(std::uint64_t b) {
-  if (b >= (1ull << 20)) return std::to_string(b >> 20) + " MiB";
-  if (b >= (1ull << 10)) return std::to_string(b >> 10) + " KiB";
-  return std::to_string(b) + " bytes";
 }
 
 }  // namespace
@@ -105,9 +100,10 @@ Result<fs::path> ArtifactCache::FetchLocked(const std::string& sha) {
   Status fetched = fetcher_.Fetch(sha, [&](std::string_view chunk) -> Status {
     size += chunk.size();
     if (size > options_.max_file_bytes) {
-      return MakeError(ErrorCode::kResourceExhausted,
-                       "artifact " + sha + " is larger than this agent's limit of " +
-                           Human(options_.max_file_bytes) + " per artifact (artifact_max_bytes)");
+      return MakeError(ErrorCode::kResourceExhausted, "artifact " + sha +
+                                                          " is larger than this agent's limit of " +
+                                                          HumanBytes(options_.max_file_bytes) +
+                                                          " per artifact (artifact_max_bytes)");
     }
     hash.Update(chunk);
     out.write(chunk.data(), static_cast<std::streamsize>(chunk.size()));
@@ -132,7 +128,7 @@ Result<fs::path> ArtifactCache::FetchLocked(const std::string& sha) {
   cleanup.keep = true;
   const auto mtime = fs::last_write_time(path, ec);
   verified_[sha] = Verified{size, mtime};
-  spdlog::info("artifact cache: fetched {} ({})", sha, Human(size));
+  spdlog::info("artifact cache: fetched {} ({})", sha, HumanBytes(size));
   EvictLocked(sha);
   return path;
 }
@@ -163,7 +159,7 @@ void ArtifactCache::EvictLocked(const std::string& keep) {
       total -= e.size;
       verified_.erase(e.path.filename().string());
       spdlog::info("artifact cache: evicted {} ({} over the cache's limit)",
-                   e.path.filename().string(), Human(total));
+                   e.path.filename().string(), HumanBytes(total));
     }
   }
 }

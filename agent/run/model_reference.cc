@@ -6,6 +6,7 @@
 
 #include "agent/io/run_dir.h"
 #include "agent/io/subprocess.h"
+#include "common/bytes_text.h"
 
 namespace mculab::agent {
 namespace {
@@ -14,8 +15,6 @@ namespace {
 constexpr std::size_t kMaxOutput = 64;
 // The exit status mculab-model-reference uses when an allocation fails (model_reference_main.cc).
 constexpr int kOutOfMemoryStatus = 3;
-
-std::string MiB(std::uint64_t bytes) { return std::to_string(bytes >> 20) + " MiB"; }
 
 #if defined(__SANITIZE_ADDRESS__)
 // An AddressSanitizer build's programs (the reference program beside this one too) reserve
@@ -90,14 +89,14 @@ Result<std::uint32_t> ModelReference::Checksum(std::span<const std::uint8_t> blo
     if (st && st->exited && st->code == kOutOfMemoryStatus) {
       return MakeError(ErrorCode::kResourceExhausted,
                        "the model needs more memory than the agent gives its reference run (" +
-                           MiB(options_.memory_limit) + "): " + err);
+                           HumanBytes(options_.memory_limit) + "): " + err);
     }
     if (st && st->exited && st->code == 2 && !err.empty()) {
       return MakeError(ErrorCode::kInvalidArgument, err);
     }
     return MakeError(ErrorCode::kInvalidArgument,
                      "the model's reference run on the agent ended " + how + " (memory limit " +
-                         MiB(options_.memory_limit) + ")" + (err.empty() ? "" : ": " + err));
+                         HumanBytes(options_.memory_limit) + ")" + (err.empty() ? "" : ": " + err));
   }
   std::uint32_t crc = 0;
   const char* end = text.data() + text.size();

@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/bytes_text.h"
 #include "common/result.h"
 #include "common/sha256.h"
 #include "server/service/caller.h"
@@ -77,8 +78,7 @@ class ArtifactStore {
   Clock& clock_;
 };
 
-// "64 MiB", "1.5 KiB", "12 bytes".
-std::string HumanBytes(std::uint64_t bytes);
+using mculab::HumanBytes;  // common/bytes_text.h: "64 MiB", "1.5 KiB", "12 bytes"
 
 // The artifact a job of `user` references as its `what` ("firmware", "blob", "model", "cases"):
 // kFailedPrecondition when no one uploaded it (`upload_hint` says which command does), and
