@@ -15,8 +15,11 @@ mculab_tfl_status mculab_tfl_invoke(mculab_tfl_model* m, const mculab_tfl_hooks*
    * same output, however many inferences ran before. */
   for (uint32_t t = 0; t < m->num_tensors; ++t) {
     const mculab_tfl_tensor* x = &m->tensors[t];
+    if (!x->is_variable) continue;
     const uint8_t fill = x->type == MCULAB_TFL_INT8 ? (uint8_t)x->zero_point : 0u;
-    for (uint32_t k = 0; x->is_variable && k < x->bytes; ++k) x->data[k] = fill;
+    uint8_t* d = x->data;
+    const uint32_t n = x->bytes;
+    for (uint32_t k = 0; k < n; ++k) d[k] = fill; /* a memset to the compiler */
   }
   for (uint16_t i = 0; i < m->num_ops; ++i) {
     const mculab_tfl_op* op = &m->ops[i];
