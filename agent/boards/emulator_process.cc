@@ -62,4 +62,17 @@ Result<std::unique_ptr<ChildRunnerProcess>> StartEmulator(const EmulatorLaunch& 
   return runner;
 }
 
+RunProvenance EmulatedRunProvenance(const FirmwareIdentity& firmware,
+                                    const std::filesystem::path& path, std::string serial,
+                                    std::string note, std::uint32_t workload_addr) {
+  RunProvenance prov;
+  prov.firmware_sha256 = firmware.sha256;
+  prov.toolchain = firmware.toolchain;
+  prov.board_serial = std::move(serial);
+  prov.note = std::move(note);
+  prov.workload_addr = workload_addr;
+  prov.firmware_path = path.string();
+  return prov;
+}
+
 }  // namespace mculab::agent

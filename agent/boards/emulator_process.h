@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "agent/boards/child_runner_process.h"
+#include "agent/boards/firmware_identity.h"
 #include "agent/io/clock.h"
 #include "agent/io/sandbox.h"
 #include "common/result.h"
@@ -37,6 +38,12 @@ struct EmulatorLaunch {
 
 // "0x60000000": an address as emulators' options and messages write it (at least 8 digits).
 std::string HexAddress(std::uint64_t v);
+
+// What an emulated run's provenance starts from: the runner it runs (identity and path), the
+// board's serial, the note on what its figures mean, where the workload is placed.
+RunProvenance EmulatedRunProvenance(const FirmwareIdentity& firmware,
+                                    const std::filesystem::path& path, std::string serial,
+                                    std::string note, std::uint32_t workload_addr);
 
 // Starts the emulator with `workload` placed in its run folder and connects to its link. The
 // error when the link never opens names the process's exit status, its stderr's tail and the

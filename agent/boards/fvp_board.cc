@@ -124,14 +124,9 @@ Result<std::unique_ptr<RunnerProcess>> FvpBoard::Start(const RunSpec& spec) {
   launch.connect_timeout = options_.start_timeout + kConnectSlack;
   launch.no_link = "the FVP's UART was not reachable";
   launch.process = "relay";
-  RunProvenance prov;
-  prov.firmware_sha256 = id->sha256;
-  prov.toolchain = id->toolchain;
-  prov.board_serial = info_.serial;
-  prov.note = FvpNote(options_);
+  RunProvenance prov =
+      EmulatedRunProvenance(*id, firmware, info_.serial, FvpNote(options_), options_.workload_addr);
   prov.emulated = true;  // the Corstone-300 runner cannot tell the FVP's cycle model from silicon
-  prov.workload_addr = options_.workload_addr;
-  prov.firmware_path = firmware.string();
   auto runner = StartEmulator(launch, spec.workload, sandbox_, clock_, std::move(prov));
   if (!runner) return runner.error();
   // The runner parks its core after DONE and the FVP keeps simulating: the agent ends it.

@@ -144,13 +144,8 @@ Result<std::unique_ptr<RunnerProcess>> QemuBoard::Start(const RunSpec& spec) {
   launch.connect_timeout = kConnectTimeout;
   launch.no_link = "QEMU did not open its runner link";
   launch.process = "qemu";
-  RunProvenance prov;
-  prov.firmware_sha256 = id->sha256;
-  prov.toolchain = id->toolchain;
-  prov.board_serial = info_.serial;
-  prov.note = QemuNote(options_);
-  prov.workload_addr = options_.workload_addr;
-  prov.firmware_path = options.firmware.string();
+  RunProvenance prov = EmulatedRunProvenance(*id, options.firmware, info_.serial,
+                                             QemuNote(options_), options_.workload_addr);
   prov.icount_shift = options_.icount_shift;  // the custom runner when the job has one
   auto runner = StartEmulator(launch, spec.workload, sandbox_, clock_, std::move(prov));
   if (!runner) return runner.error();

@@ -9,10 +9,9 @@
 
 #include <stdint.h>
 
-#include "cortex_m.h"
 #include "cortex_m_port.h"
-#include "rtt.h"
 #include "stm32_clock.h"
+#include "stm32_port.h"
 #include "stm32_usart.h"
 
 #if MCULAB_STM32F7_DISCO
@@ -47,34 +46,9 @@ void mculab_port_init(mculab_port_info* info) {
   mculab_stm32_gpio_af((GPIO_Type*)STM32F7_GPIOD_BASE, 9, GPIO_AF7_USART); /* RX */
   const uint32_t usart_clock = clocks.pclk1_hz;
 #endif
-#if MCULAB_LINK_RTT
-  mculab_rtt_init();
-#endif
-  mculab_stm32_usart_init(LINK_USART, mculab_stm32_usart_brr(usart_clock, MCULAB_STM32_BAUD));
-  mculab_stm32_usart_set_link(LINK_USART);
-
-  const mculab_cm_regs hw = mculab_cm_hw();
-  mculab_cm7_caches_set(&hw, MCULAB_CACHES, MCULAB_CACHES);
-  const int dwt = mculab_cm_timer_init(&hw);
-  info->num_units = 0;
-  if (dwt) {
-    mculab_counter_unit* u = mculab_cm_dwt_unit_init(&hw);
-    if (u != NULL) info->units[info->num_units++] = u;
-  }
-
-  detail[0] = 0;
-  mculab_cm_append(detail, sizeof detail, clocks.what);
-  mculab_cm_append(detail, sizeof detail, MCULAB_CACHES ? ", caches on" : ", caches off");
-  mculab_cm_append(detail, sizeof detail, ", arena in SRAM1");
-  mculab_cm_append(detail, sizeof detail, MCULAB_LINK_RTT ? ", link RTT" : ", link USART");
-  if (!dwt) mculab_cm_append(detail, sizeof detail, ", DWT CYCCNT does not count: SysTick");
-
+  mculab_stm32_port_init(LINK_USART, usart_clock, &clocks, ", arena in SRAM1", detail,
+                         sizeof detail, info);
   info->port = "stm32f7";
-  info->cpu = "cortex-m7";
-  info->flags = MCULAB_CACHES ? (MCULAB_HELLO_ICACHE | MCULAB_HELLO_DCACHE) : 0;
   info->arena_memory = MCULAB_MEMORY_SRAM;
-  info->detail = detail;
-  info->timer_unit = MCULAB_TIMER_CYCLES;
-  info->clock_hz = clocks.sysclk_hz;
   mculab_cm_linker_memory(info);
 }

@@ -9,10 +9,9 @@
 
 #include <stdint.h>
 
-#include "cortex_m.h"
 #include "cortex_m_port.h"
-#include "rtt.h"
 #include "stm32_clock.h"
+#include "stm32_port.h"
 #include "stm32_usart.h"
 
 #define LINK_USART ((USART_Type*)STM32_USART3_BASE)
@@ -38,35 +37,10 @@ void mculab_port_init(mculab_port_info* info) {
   (void)rcc->APB1LENR;
   mculab_stm32_gpio_af((GPIO_Type*)STM32H7_GPIOD_BASE, 8, GPIO_AF7_USART); /* TX */
   mculab_stm32_gpio_af((GPIO_Type*)STM32H7_GPIOD_BASE, 9, GPIO_AF7_USART); /* RX */
-#if MCULAB_LINK_RTT
-  mculab_rtt_init();
-#endif
-  mculab_stm32_usart_init(LINK_USART, mculab_stm32_usart_brr(clocks.pclk1_hz, MCULAB_STM32_BAUD));
-  mculab_stm32_usart_set_link(LINK_USART);
-
-  const mculab_cm_regs hw = mculab_cm_hw();
-  mculab_cm7_caches_set(&hw, MCULAB_CACHES, MCULAB_CACHES);
-  const int dwt = mculab_cm_timer_init(&hw);
-  info->num_units = 0;
-  if (dwt) {
-    mculab_counter_unit* u = mculab_cm_dwt_unit_init(&hw);
-    if (u != NULL) info->units[info->num_units++] = u;
-  }
-
-  detail[0] = 0;
-  mculab_cm_append(detail, sizeof detail, clocks.what);
-  mculab_cm_append(detail, sizeof detail, MCULAB_CACHES ? ", caches on" : ", caches off");
-  mculab_cm_append(detail, sizeof detail,
-                   MCULAB_STM32H7_ARENA_DTCM ? ", arena in DTCM" : ", arena in AXI SRAM");
-  mculab_cm_append(detail, sizeof detail, MCULAB_LINK_RTT ? ", link RTT" : ", link USART");
-  if (!dwt) mculab_cm_append(detail, sizeof detail, ", DWT CYCCNT does not count: SysTick");
-
+  mculab_stm32_port_init(LINK_USART, clocks.pclk1_hz, &clocks,
+                         MCULAB_STM32H7_ARENA_DTCM ? ", arena in DTCM" : ", arena in AXI SRAM",
+                         detail, sizeof detail, info);
   info->port = "stm32h7";
-  info->cpu = "cortex-m7";
-  info->flags = MCULAB_CACHES ? (MCULAB_HELLO_ICACHE | MCULAB_HELLO_DCACHE) : 0;
   info->arena_memory = MCULAB_STM32H7_ARENA_DTCM ? MCULAB_MEMORY_TCM : MCULAB_MEMORY_AXI_SRAM;
-  info->detail = detail;
-  info->timer_unit = MCULAB_TIMER_CYCLES;
-  info->clock_hz = clocks.sysclk_hz;
   mculab_cm_linker_memory(info);
 }
