@@ -212,7 +212,7 @@ int main(int argc, char** argv) {
   auto probes = MakeLibusbProbeLister();
   BoardDeps deps{RealClock(), *probes, RealProcessRunner(), cfg->spool_dir.parent_path() / "boards",
                  *sandbox};
-  auto boards = MakeBoards(*cfg, deps);
+  auto boards = MakeBoards(cfg->boards, deps);
   if (!boards) return Fail(boards.error().message);
   std::vector<Board*> board_ptrs;
   for (auto& b : *boards) {

@@ -23,9 +23,10 @@ std::filesystem::path ModelRunnerBeside(const std::filesystem::path& runner) {
 
 }  // namespace
 
-Result<std::vector<std::unique_ptr<Board>>> MakeBoards(const AgentConfig& config, BoardDeps& deps) {
+Result<std::vector<std::unique_ptr<Board>>> MakeBoards(const std::vector<BoardConfig>& configs,
+                                                       BoardDeps& deps) {
   std::vector<std::unique_ptr<Board>> boards;
-  for (const auto& b : config.boards) {
+  for (const auto& b : configs) {
     BoardInfo info;
     info.model_runner = b.model_runner;
     if (info.model_runner.empty() && (b.backend == "qemu" || b.backend == "host")) {

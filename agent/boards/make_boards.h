@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "agent/boards/board.h"
-#include "agent/config.h"
+#include "agent/boards/board_config.h"
 #include "agent/io/clock.h"
 #include "agent/io/probe_lister.h"
 #include "agent/io/sandbox.h"
@@ -23,6 +23,7 @@ struct BoardDeps {
   const Sandbox& sandbox;           // qemu and host boards run their runners inside it
 };
 
-Result<std::vector<std::unique_ptr<Board>>> MakeBoards(const AgentConfig& config, BoardDeps& deps);
+Result<std::vector<std::unique_ptr<Board>>> MakeBoards(const std::vector<BoardConfig>& configs,
+                                                       BoardDeps& deps);
 
 }  // namespace mculab::agent

@@ -394,7 +394,7 @@ TEST(PyocdBackend, IsTheGdbBackendWithPyocdsTemplate) {
   FakeProbeLister probes;
   Sandbox none = Sandbox::None();
   BoardDeps deps{RealClock(), probes, RealProcessRunner(), "/tmp", none};
-  auto boards = MakeBoards(*cfg, deps);
+  auto boards = MakeBoards(cfg->boards, deps);
   ASSERT_TRUE(boards.ok()) << boards.error().message;
   ASSERT_EQ(boards->size(), 1u);
   auto* gdb = dynamic_cast<GdbBoard*>((*boards)[0].get());
