@@ -1,7 +1,7 @@
 #include "server/http/event_stream.h"
 
 #include "server/http/json_views.h"
-#include "server/rpc/documents.h"
+#include "server/wire/documents.h"
 
 namespace mculab::server::http {
 
@@ -18,7 +18,7 @@ std::string FormatEvents(std::span<const LabEvent> events) {
       out += "event: board\ndata: ";
       // The board as GET /api/v1/boards lists it, but for the kind's queue, which the feed does
       // not follow.
-      Json board = rpc::BoardDocument(BoardView{e.board, e.queue_length, 0});
+      Json board = wire::BoardDocument(BoardView{e.board, e.queue_length, 0});
       board.erase("kind_queue_length");
       out += Dump(board);
     }

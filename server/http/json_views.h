@@ -18,7 +18,7 @@ namespace mculab::server::http {
 using Json = nlohmann::ordered_json;
 
 // The job history, a job's results, a comparison and the boards are proto/json/documents.h's
-// documents (server/rpc/documents.h), as the CLI prints them.
+// documents (server/wire/documents.h), as the CLI prints them.
 Json CaseSamplesJson(const CaseSamples& samples);
 Json JobEventJson(const JobEvent& event);
 // A live-samples event of GET /api/v1/events?job=ID.

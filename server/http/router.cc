@@ -14,7 +14,7 @@
 #include "server/http/event_stream.h"
 #include "server/http/json_views.h"
 #include "server/http/trend_api.h"
-#include "server/rpc/documents.h"
+#include "server/wire/documents.h"
 
 namespace mculab::server::http {
 namespace {
@@ -308,7 +308,7 @@ Router::Reply Router::Api(const Request& req, const std::string& path, const Que
       return reply;
     }
     json(queries_.ListJobs(caller, *query),
-         [&](const JobPage& p) { return rpc::JobListDocument(p, *query); });
+         [&](const JobPage& p) { return wire::JobListDocument(p, *query); });
   } else if (path.starts_with(kJobs)) {
     std::string_view rest = std::string_view(path).substr(kJobs.size());
     const std::size_t slash = rest.find('/');
@@ -335,7 +335,7 @@ Router::Reply Router::Api(const Request& req, const std::string& path, const Que
         reply.response = ErrorOf(samples.error(), req);
         return reply;
       }
-      json(queries_.GetJobResults(caller, *id, *samples == 1), rpc::JobDocument);
+      json(queries_.GetJobResults(caller, *id, *samples == 1), wire::JobDocument);
     } else if (sub == "/export.csv") {
       // The CSV `mculab export` writes (?format=csv, the default, or ops-csv), for a succeeded
       // job: the page's "Download CSV".
@@ -357,7 +357,7 @@ Router::Reply Router::Api(const Request& req, const std::string& path, const Que
                                   JobStateName(results->job.state))),
             req);
       } else {
-        reply.response = CsvResponse(rpc::JobCsv(*results, format == "ops-csv"),
+        reply.response = CsvResponse(wire::JobCsv(*results, format == "ops-csv"),
                                      fmt::format("mculab-job-{}.csv", *id), req);
       }
     } else {
@@ -397,14 +397,14 @@ Router::Reply Router::Api(const Request& req, const std::string& path, const Que
         return reply;
       }
     }
-    json(queries_.Compare(caller, *ids, max_cv), rpc::ComparisonDocument);
+    json(queries_.Compare(caller, *ids, max_cv), wire::ComparisonDocument);
   } else if (path == "/api/v1/series") {
     auto request = ParseTrendRequest(q);
     if (!request.ok()) {
       reply.response = ErrorOf(request.error(), req);
       return reply;
     }
-    json(queries_.GetTrend(caller, *request), rpc::TrendDocument);
+    json(queries_.GetTrend(caller, *request), wire::TrendDocument);
   } else if (path == "/api/v1/changes") {
     auto query = ParseJobQuery(q);
     auto scan = q.Int("scan", 1, kMaxChangedScan, 200);
@@ -417,7 +417,7 @@ Router::Reply Router::Api(const Request& req, const std::string& path, const Que
   } else if (path == "/api/v1/boards") {
     json(queries_.ListBoards(caller), [](const std::vector<BoardView>& boards) {
       Json list = Json::array();
-      for (const BoardView& b : boards) list.push_back(rpc::BoardDocument(b));
+      for (const BoardView& b : boards) list.push_back(wire::BoardDocument(b));
       Json j;
       j["boards"] = std::move(list);
       return j;

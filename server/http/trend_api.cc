@@ -5,7 +5,7 @@
 #include <cstdlib>
 
 #include "common/lists.h"
-#include "server/rpc/documents.h"
+#include "server/wire/documents.h"
 
 namespace mculab::server::http {
 namespace {
@@ -89,7 +89,7 @@ Json ChangedJobsJson(const ChangedJobs& changed, const HostBoards& host) {
   j["truncated"] = changed.truncated;
   Json jobs = Json::array();
   for (const ChangedJob& c : changed.jobs) {
-    Json o = rpc::ListedJobDocument(JobRow{c.job, c.emulated, host.Has(c.job)});
+    Json o = wire::ListedJobDocument(JobRow{c.job, c.emulated, host.Has(c.job)});
     Json list = Json::array();
     for (const JobCaseChange& cc : c.changes) {
       Json x;

@@ -12,7 +12,7 @@ namespace mculab::server::http {
 // separated by commas), limit, window, min_step. kInvalidArgument naming the parameter.
 Result<TrendRequest> ParseTrendRequest(const QueryParams& q);
 
-// The series document is rpc::TrendDocument (server/rpc/documents.h), as the CLI prints it.
+// The series document is wire::TrendDocument (server/wire/documents.h), as the CLI prints it.
 
 // GET /api/v1/changes: the history's "changed" filter. The job list of GET /api/v1/jobs (total,
 // offset 0, limit = total, jobs) whose jobs also carry their "changes", plus "scanned" and

@@ -7,10 +7,13 @@
 #include <mutex>
 
 #include "server/rpc/caller.h"
-#include "server/rpc/convert.h"
 #include "server/rpc/status.h"
+#include "server/wire/convert.h"
 
 namespace mculab::server::rpc {
+
+using wire::FromProto;
+using wire::ToProto;
 namespace {
 
 namespace v1 = mculab::v1;

@@ -1,11 +1,14 @@
 // LabService::GetSeries and Compare: the trend view and the comparison of jobs over gRPC (the
 // replies' translation is in convert.h); Follow, ListFollows, Unfollow and ReportGate: the alerts
 // (server/service/alerts.h).
-#include "server/rpc/convert.h"
 #include "server/rpc/lab_service.h"
 #include "server/rpc/status.h"
+#include "server/wire/convert.h"
 
 namespace mculab::server::rpc {
+
+using wire::FromProto;
+using wire::ToProto;
 namespace {
 
 namespace v1 = mculab::v1;

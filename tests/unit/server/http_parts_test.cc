@@ -13,9 +13,9 @@
 #include "server/http/json_views.h"
 #include "server/http/metrics.h"
 #include "server/http/params.h"
-#include "server/rpc/documents.h"
 #include "server/service/lab_feed.h"
 #include "server/service/series.h"
+#include "server/wire/documents.h"
 
 namespace mculab::server {
 namespace {
@@ -336,12 +336,12 @@ TEST(BoardDocument, AReservationShowsItsHolderLeaseAndNote) {
   b.holder = "alice";
   b.lease_until_ms = 1'764'000'000'000;
   b.reservation_note = "profiling conv2d";
-  const auto j = rpc::BoardDocument(BoardView{b, 0, 0});
+  const auto j = wire::BoardDocument(BoardView{b, 0, 0});
   EXPECT_EQ(j["holder"], "alice");
   EXPECT_EQ(j["lease_until_ms"], 1'764'000'000'000);
   EXPECT_EQ(j["note"], "profiling conv2d");
   b.holder.clear();  // released: no stale lease or note
-  const auto free = rpc::BoardDocument(BoardView{b, 0, 0});
+  const auto free = wire::BoardDocument(BoardView{b, 0, 0});
   EXPECT_EQ(free["holder"], "");
   EXPECT_EQ(free["lease_until_ms"], 0);
   EXPECT_EQ(free["note"], "");

@@ -19,8 +19,8 @@
 #include "server/http/event_stream.h"
 #include "server/http/json_views.h"
 #include "server/http/router.h"
-#include "server/rpc/convert.h"
-#include "server/rpc/documents.h"
+#include "server/wire/convert.h"
+#include "server/wire/documents.h"
 #include "tests/unit/server/owned_lab.h"
 
 namespace mculab::server::http {
@@ -726,7 +726,7 @@ TEST_F(HttpRouterTest, AJobsCsvIsTheExportsBytes) {
   auto results = lab_->GetResults(caller_, id, false);
   ASSERT_TRUE(results.ok());
   v1::Results proto;
-  rpc::ToProto(*results, &proto);
+  wire::ToProto(*results, &proto);
   for (const auto& [query, want] : {std::pair{std::string(), ExportFullCsv(proto)},
                                     std::pair{std::string("?format=csv"), ExportFullCsv(proto)},
                                     std::pair{std::string("?format=ops-csv"), ExportCsv(proto)}}) {
@@ -1137,7 +1137,7 @@ TEST(RatioRefusal, RefusesARatioBetweenEmulatedAndSiliconJobsInTheSameUnit) {
   cc.verdicts = {"", "faster"};
   c.cases = {cc};
   auto view = [](const Comparison& cmp) {
-    return Json::parse(Dump(server::rpc::ComparisonDocument(cmp)));
+    return Json::parse(Dump(server::wire::ComparisonDocument(cmp)));
   };
   Json j = view(c);
   EXPECT_EQ(j["jobs"][0]["measured"], "emulated");
@@ -1175,7 +1175,7 @@ TEST(RatioRefusal, EmulatedInstructionsOfTwoBoardKindsGetARatioButNoVerdict) {
   cc.ratios = {std::nullopt, RatioInterval{1.069, 1.069, 1.069, true}};
   cc.verdicts = {"", ""};
   c.cases = {cc};
-  Json j = Json::parse(Dump(server::rpc::ComparisonDocument(c)));
+  Json j = Json::parse(Dump(server::wire::ComparisonDocument(c)));
   EXPECT_TRUE(j["ratio_refused"].is_null());
   ASSERT_TRUE(j["verdict_refused"].is_string()) << j.dump();
   EXPECT_EQ(j["jobs"][1]["kind"], "an500-qemu");
@@ -1189,7 +1189,7 @@ TEST(RatioRefusal, EmulatedInstructionsOfTwoBoardKindsGetARatioButNoVerdict) {
   cycles[0].unit = cycles[1].unit = "cycles";
   EXPECT_EQ(InstructionRatioNote(cycles), "") << "not instructions: the ratio refusal rules apply";
   c.no_verdict.clear();
-  EXPECT_TRUE(Json::parse(Dump(server::rpc::ComparisonDocument(c)))["verdict_refused"].is_null());
+  EXPECT_TRUE(Json::parse(Dump(server::wire::ComparisonDocument(c)))["verdict_refused"].is_null());
 }
 
 // Model jobs: each layer's mean per invocation (pass 0, the timer), matched by case and op index;
@@ -1239,7 +1239,7 @@ TEST(CompareLayers, MatchesLayersByOpIndexAndTypeAndJudgesOnlyExactCounts) {
   Comparison c;
   c.jobs = jobs;
   c.layers = layers;
-  Json j = Json::parse(Dump(server::rpc::ComparisonDocument(c)));
+  Json j = Json::parse(Dump(server::wire::ComparisonDocument(c)));
   EXPECT_TRUE(j["layers"][0]["ratios"][1]["lo"].is_null()) << j["layers"].dump();
   EXPECT_EQ(j["layers"][0]["means"], Json::parse("[100.0, 200.0]"));
 }

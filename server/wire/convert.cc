@@ -1,8 +1,8 @@
-#include "server/rpc/convert.h"
+#include "server/wire/convert.h"
 
 #include "common/lists.h"
 
-namespace mculab::server::rpc {
+namespace mculab::server::wire {
 
 namespace v1 = mculab::v1;
 
@@ -415,4 +415,4 @@ void ToProto(const EventsView& v, v1::ListEventsReply* out) {
   for (const auto& e : v.countable) out->add_countable(e);
 }
 
-}  // namespace mculab::server::rpc
+}  // namespace mculab::server::wire

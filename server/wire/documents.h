@@ -11,7 +11,7 @@
 #include "server/service/results.h"
 #include "server/service/store.h"
 
-namespace mculab::server::rpc {
+namespace mculab::server::wire {
 
 nlohmann::ordered_json JobDocument(const JobResults& results);
 // A job's results as `mculab export --format csv` (full: ExportFullCsv) or `--format ops-csv`
@@ -28,4 +28,4 @@ nlohmann::ordered_json ComparisonDocument(const Comparison& comparison);
 // A board as `mculab boards --json` lists it (proto/json/documents.h BoardDocument).
 nlohmann::ordered_json BoardDocument(const BoardView& board);
 
-}  // namespace mculab::server::rpc
+}  // namespace mculab::server::wire

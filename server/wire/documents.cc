@@ -1,10 +1,10 @@
-#include "server/rpc/documents.h"
+#include "server/wire/documents.h"
 
 #include "proto/json/documents.h"
 #include "proto/json/export_csv.h"
-#include "server/rpc/convert.h"
+#include "server/wire/convert.h"
 
-namespace mculab::server::rpc {
+namespace mculab::server::wire {
 
 nlohmann::ordered_json JobDocument(const JobResults& results) {
   mculab::v1::Results reply;
@@ -48,4 +48,4 @@ nlohmann::ordered_json BoardDocument(const BoardView& board) {
   return mculab::BoardDocument(reply);
 }
 
-}  // namespace mculab::server::rpc
+}  // namespace mculab::server::wire

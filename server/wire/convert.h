@@ -6,7 +6,7 @@
 #include "server/service/queries.h"
 #include "server/service/store.h"
 
-namespace mculab::server::rpc {
+namespace mculab::server::wire {
 
 SubmitRequest FromProto(const mculab::v1::SubmitJobRequest& m);
 // Limit 0: 50.
@@ -26,4 +26,4 @@ void ToProto(const EventsView& v, mculab::v1::ListEventsReply* out);
 void ToProto(const Trend& t, mculab::v1::Series* out);
 void ToProto(const Comparison& c, mculab::v1::Comparison* out);
 
-}  // namespace mculab::server::rpc
+}  // namespace mculab::server::wire
