@@ -64,6 +64,18 @@ int main(int argc, char** argv) {
                  "[--alpha A] OUT.tflite\n");
     return 2;
   }
+  const bool sample_options = float_io || long_names || last_op >= 0;
+  const bool mobilenet_options = resolution != 224 || alpha != 1.0f;
+  if (mobilenet && sample_options) {
+    std::fprintf(stderr,
+                 "--float-io, --long-names and --last-op change the sample net; --mobilenet-v2 "
+                 "takes --seed, --resolution and --alpha only\n");
+    return 2;
+  }
+  if (!mobilenet && mobilenet_options) {
+    std::fprintf(stderr, "--resolution and --alpha need --mobilenet-v2\n");
+    return 2;
+  }
   mculab::tflite_writer::Model model =
       mobilenet  ? mculab::tflite_writer::MobileNetV2(seed, resolution, alpha)
       : float_io ? mculab::tflite_writer::SampleNetFloatIO(seed)
