@@ -22,14 +22,11 @@
 #include <thread>
 #include <vector>
 
+#include "agent/boards/elf_symbols.h"
 #include "agent/io/gdb_remote.h"
 #include "common/result.h"
 
 namespace mculab::agent {
-
-// Symbols of an ELF32 little-endian file's .symtab (only those asked for; missing ones absent).
-Result<std::map<std::string, std::uint32_t>> ElfSymbols(std::span<const std::uint8_t> elf,
-                                                        const std::vector<std::string>& names);
 
 struct RttSymbols {
   std::uint32_t control_block = 0;  // _SEGGER_RTT

@@ -4,6 +4,8 @@
 #include <charconv>
 #include <sstream>
 
+#include "agent/boards/emulator_process.h"
+
 namespace mculab::agent {
 namespace {
 
@@ -43,8 +45,11 @@ std::vector<std::string> QemuPluginEvents(bool cpu_has_mve) {
 }
 
 std::string QemuPluginArg(const std::string& library, const std::string& out,
-                          const std::vector<std::string>& events) {
+                          const std::vector<std::string>& events, std::uint32_t markers) {
   std::string arg = QemuOptValue(library) + ",out=" + QemuOptValue(out);
+  // The plugin watches a 64 KiB region; a runner that folds its markers (the STM32 ports) is no
+  // QEMU board's runner, and the plugin's default stands.
+  if (markers != 0 && markers % 0x10000 == 0) arg += ",markers=" + HexAddress(markers);
   if (!events.empty()) {
     arg += ",events=";
     for (std::size_t i = 0; i < events.size(); ++i) arg += (i ? "+" : "") + events[i];

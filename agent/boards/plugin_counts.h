@@ -37,8 +37,10 @@ std::vector<std::string> QemuPluginEvents(bool cpu_has_mve);
 // A value inside a QEMU option ("path=..."): QEMU splits on ',' and takes ",," for a comma.
 std::string QemuOptValue(const std::string& v);
 
+// `markers`: the runner's marker region (MarkerRegion, elf_symbols.h); 0 leaves the plugin's
+// default.
 std::string QemuPluginArg(const std::string& library, const std::string& out,
-                          const std::vector<std::string>& events);
+                          const std::vector<std::string>& events, std::uint32_t markers = 0);
 
 Result<RegionCounts> ParsePluginCounts(std::string_view text);
 

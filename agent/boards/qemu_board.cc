@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "agent/boards/elf_symbols.h"
 #include "agent/boards/emulator_process.h"
 #include "agent/boards/gdb_board.h"
 #include "agent/boards/plugin_counts.h"
@@ -134,8 +135,10 @@ Result<std::unique_ptr<RunnerProcess>> QemuBoard::Start(const RunSpec& spec) {
     std::vector<std::string> argv = QemuArgv(options, socket, workload);
     if (!spec.emulated_events.empty()) {
       argv.push_back("-plugin");
+      // The plugin watches the runner's own marker region: a runner built by an older release
+      // (a job's custom runner) has it elsewhere.
       argv.push_back(QemuPluginArg(options_.plugin.string(), (dir / kCountsFile).string(),
-                                   spec.emulated_events));
+                                   spec.emulated_events, MarkerRegion(options.firmware)));
     }
     return argv;
   };

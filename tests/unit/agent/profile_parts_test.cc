@@ -257,5 +257,13 @@ TEST(QemuPlugin, ArgumentNamesOutputAndEventsEscapingCommas) {
   EXPECT_EQ(QemuPluginArg("/lib/p.so", "/o", {}), "/lib/p.so,out=/o");
 }
 
+// The runner's marker region goes to the plugin; one the plugin cannot watch (not 64 KiB aligned:
+// a port that folds its markers) leaves the plugin's default.
+TEST(QemuPlugin, ArgumentNamesTheRunnersMarkerRegion) {
+  EXPECT_EQ(QemuPluginArg("/lib/p.so", "/o", {"instructions"}, 0x60100000u),
+            "/lib/p.so,out=/o,markers=0x60100000,events=instructions");
+  EXPECT_EQ(QemuPluginArg("/lib/p.so", "/o", {}, 0x2000ffc0u), "/lib/p.so,out=/o");
+}
+
 }  // namespace
 }  // namespace mculab::agent

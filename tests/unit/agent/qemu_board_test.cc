@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "agent/boards/elf_symbols.h"
 #include "agent/io/subprocess.h"
 #include "real_runner_test_util.h"
 
@@ -37,6 +38,14 @@ class QemuBoardTest : public ::testing::Test {
   }
   QemuOptions options_;
 };
+
+// Where the runner's region markers go, as its linker script placed them: what the counting
+// plugin is told to watch, so a runner from another release is counted right.
+TEST(RunnerElf, MarkerRegionIsTheLinkerScriptsSymbol) {
+  EXPECT_EQ(MarkerRegion(MCULAB_AN547_ELF), 0x60FF0000u);
+  EXPECT_EQ(MarkerRegion("/nonexistent.elf"), 0u);
+  EXPECT_EQ(MarkerRegion("/proc/self/exe"), 0u) << "a 64-bit host ELF has no such symbol";
+}
 
 TEST_F(QemuBoardTest, RunsTheAn547RunnerWithVerifiedChecksums) {
   auto board = Board();
