@@ -423,6 +423,55 @@ Model ActivationsNetFloat() {
   return m;
 }
 
+Model ConvNetFloat(uint32_t seed) {
+  Rng r(seed);
+  // Weights and biases k / 128 for seeded k in [-127, 127]: exact in float.
+  auto values = [&r](std::vector<int32_t> shape, const char* name) {
+    size_t n = 1;
+    for (int32_t d : shape) n *= static_cast<size_t>(d);
+    std::vector<uint8_t> bytes(4 * n);
+    for (size_t i = 0; i < n; ++i) {
+      const float f = static_cast<float>(r.Weight()) / 128.0f;
+      std::memcpy(&bytes[4 * i], &f, 4);
+    }
+    return Tensor{std::move(shape), 0, std::move(bytes), {}, {}, 0, name};
+  };
+  auto f = [](std::vector<int32_t> shape, const char* name) {
+    return Tensor{std::move(shape), 0, {}, {}, {}, 0, name};
+  };
+  Model m;
+  m.tensors = {f({1, 9, 9, 3}, "input"),
+               values({8, 3, 3, 3}, "conv1_filter"),
+               values({8}, "conv1_bias"),
+               f({1, 5, 5, 8}, "conv1"),
+               values({1, 3, 3, 16}, "dw_filter"),
+               values({16}, "dw_bias"),
+               f({1, 5, 5, 16}, "dw"),
+               values({4, 2, 2, 16}, "conv2_filter"),
+               values({4}, "conv2_bias"),
+               f({1, 4, 4, 4}, "conv2"),
+               Tensor{{4}, 2, I32Bytes({1, 8, 8, 3}), {}, {}, 0, "up_shape"},
+               values({3, 3, 3, 4}, "up_filter"),
+               values({3}, "up_bias"),
+               f({1, 8, 8, 3}, "up")};
+  // CONV_2D (3; Conv2DOptions 1): padding, stride w, h, activation, dilation w, h.
+  // DEPTHWISE_CONV_2D (4; DepthwiseConv2DOptions 2): padding, stride w, h, depth multiplier,
+  // activation, dilation w, h. TRANSPOSE_CONV (67; TransposeConvOptions 49): padding, stride w,
+  // h; inputs output shape, filter, input, bias.
+  m.operators = {
+      Operator{3, {0, 1, 2}, {3}, 1, {Pad(0, 0), I32(1, 2), I32(2, 2), Pad(3, 1)}},
+      Operator{4,
+               {3, 4, 5},
+               {6},
+               2,
+               {Pad(0, 0), I32(1, 1), I32(2, 1), I32(3, 2), Pad(4, 3), I32(5, 2), I32(6, 2)}},
+      Operator{3, {6, 7, 8}, {9}, 1, {Pad(0, 1), I32(1, 1), I32(2, 1)}},
+      Operator{67, {10, 11, 9, 12}, {13}, 49, {Pad(0, 0), I32(1, 2), I32(2, 2)}}};
+  m.inputs = {0};
+  m.outputs = {13};
+  return m;
+}
+
 Model LstmNet(LstmKind kind, const LstmShape& shape, int extra_input) {
   uint32_t x = 0x2545f491u;
   auto next = [&x] {

@@ -71,6 +71,12 @@ Model ActivationsNet();
 // and W, keep_dims -> RELU6; and LOGISTIC and TANH of the scaled input (outputs 2 and 3).
 Model ActivationsNetFloat();
 
+// The convolutions in float32, weights and biases seeded multiples of 1/128 in [-1, 1]: input
+// [1][9][9][3] -> CONV_2D 3x3/2 SAME RELU (8) -> DEPTHWISE_CONV_2D 3x3 SAME, depth multiplier 2,
+// dilation 2, RELU6 (16) -> CONV_2D 2x2 VALID (4) -> TRANSPOSE_CONV 3x3/2 SAME ->
+// [1][8][8][3]. Every convolution has a bias: TFLite's float CONV_2D refuses one without.
+Model ConvNetFloat(uint32_t seed);
+
 // UNIDIRECTIONAL_SEQUENCE_LSTM alone, in one of TFLite Micro's three kinds: int8 activations
 // (input scale 0.05 zero point 3, hidden state and output 1/128 zero point -2) with int32 biases;
 // 16x8 (int16 activations, symmetric: input 2^-12, hidden state and output 2^-15) with int64

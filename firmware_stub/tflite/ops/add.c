@@ -163,9 +163,7 @@ static mculab_tfl_status invoke(mculab_tfl_model* m, const mculab_tfl_op* op, ui
       case MCULAB_TFL_FLOAT32: {
         const float x = ((const float*)a)[ia], y = ((const float*)b)[ib];
         const float v = kind == OP_SUB ? x - y : kind == OP_MUL ? x * y : x + y;
-        ((float*)out)[k] = v < op->f_act_min   ? op->f_act_min
-                           : v > op->f_act_max ? op->f_act_max
-                                               : v;
+        ((float*)out)[k] = mculab_tfl_clamp_f32(v, op->f_act_min, op->f_act_max);
         break;
       }
       case MCULAB_TFL_INT16:

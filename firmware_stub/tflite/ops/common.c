@@ -98,6 +98,11 @@ int mculab_tfl_activation_range(uint8_t act, const mculab_tfl_tensor* out, int32
   return 0;
 }
 
+int mculab_tfl_float_filter(const mculab_tfl_tensor* out, const mculab_tfl_tensor* filter) {
+  return out->type == MCULAB_TFL_FLOAT32 && filter != NULL && filter->type == MCULAB_TFL_FLOAT32 &&
+         filter->is_const && ((uintptr_t)filter->const_data & 3u) == 0;
+}
+
 int mculab_tfl_activation_range_f32(uint8_t act, float* lo, float* hi) {
   *lo = -3.402823466e38f;
   *hi = 3.402823466e38f;
@@ -117,6 +122,20 @@ int mculab_tfl_activation_range_f32(uint8_t act, float* lo, float* hi) {
       return 1;
   }
   return 0;
+}
+
+mculab_tfl_status mculab_tfl_prepare_float_tail(mculab_tfl_ctx* c, const mculab_tfl_tensor* bias,
+                                                uint32_t n) {
+  if (bias != NULL && (bias->type != MCULAB_TFL_FLOAT32 || !bias->is_const || bias->elements != n ||
+                       ((uintptr_t)bias->const_data & 3u) != 0)) {
+    return mculab_tfl_bad(c, MCULAB_TFL_UNSUPPORTED,
+                          "bias must be constant float32 [out channels], aligned");
+  }
+  if (!mculab_tfl_activation_range_f32(c->op->activation, &c->op->f_act_min, &c->op->f_act_max)) {
+    return mculab_tfl_bad(c, MCULAB_TFL_UNSUPPORTED,
+                          "fused activation other than RELU, RELU6, RELU_N1_TO_1");
+  }
+  return MCULAB_TFL_OK;
 }
 
 int32_t mculab_tfl_out_size(uint8_t padding, int32_t in, int32_t filter, int32_t stride,

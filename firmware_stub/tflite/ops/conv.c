@@ -1,7 +1,8 @@
 /* CONV_2D and DEPTHWISE_CONV_2D: int8 (TFLite's per-channel reference_integer_ops::ConvPerChannel
  * and DepthwiseConvPerChannel, in kernels/ through mculab/kernels_s8.h) and 16x8 (int16
  * activations with zero point 0, int8 filters, int64 or int32 bias: the same functions' int16
- * forms, an int64 accumulator requantized by the int64 MultiplyByQuantizedMultiplier). */
+ * forms, an int64 accumulator requantized by the int64 MultiplyByQuantizedMultiplier) and float32
+ * (reference_ops::Conv and DepthwiseConv: float sums in their loop order, bias, clamp). */
 #include <stdint.h>
 #include <string.h>
 
@@ -27,23 +28,12 @@ static void parse_depthwise(fb_reader* r, const fb_table* t, mculab_tfl_op* op) 
   op->dilation_h = fb_i32(r, t, 6, 1);
 }
 
-static mculab_tfl_status prepare(mculab_tfl_ctx* c) {
+/* The geometry every type shares: shapes, depth multiplier, strides, dilations, padding, the
+ * output's size and the MACs. */
+static mculab_tfl_status geometry(mculab_tfl_ctx* c, const mculab_tfl_tensor* in,
+                                  const mculab_tfl_tensor* filter, const mculab_tfl_tensor* out) {
   mculab_tfl_op* op = c->op;
   const int depthwise = op->builtin == MCULAB_TFL_DEPTHWISE_CONV_2D;
-  const mculab_tfl_tensor* in = mculab_tfl_in(c, 0);
-  const mculab_tfl_tensor* filter = mculab_tfl_in(c, 1);
-  const mculab_tfl_tensor* bias = mculab_tfl_in(c, 2);
-  const mculab_tfl_tensor* out = mculab_tfl_out(c);
-  const uint8_t act =
-      in != NULL && in->type == MCULAB_TFL_INT16 ? MCULAB_TFL_INT16 : MCULAB_TFL_INT8;
-  if (!mculab_tfl_quantized(in, act) || !mculab_tfl_quantized(out, act) || filter == NULL ||
-      filter->type != MCULAB_TFL_INT8 || !filter->is_const || filter->num_scales == 0) {
-    return mculab_tfl_bad(c, MCULAB_TFL_UNSUPPORTED,
-                          "needs int8 or int16 input and output and a constant int8 filter");
-  }
-  if (act == MCULAB_TFL_INT16 && (in->zero_point != 0 || out->zero_point != 0)) {
-    return mculab_tfl_bad(c, MCULAB_TFL_UNSUPPORTED, "int16 activations with a zero point");
-  }
   if (in->num_dims != 4 || filter->num_dims != 4 || out->num_dims != 4) {
     return mculab_tfl_bad(c, MCULAB_TFL_BAD_SHAPE,
                           "input, filter and output must have 4 dimensions");
@@ -97,6 +87,40 @@ static mculab_tfl_status prepare(mculab_tfl_ctx* c) {
   p->pad_w = op->padding == 0
                  ? mculab_tfl_pad_before(p->stride_w, p->dilation_w, p->in_w, p->filter_w, p->out_w)
                  : 0;
+  op->macs = (uint64_t)p->batches * p->out_h * p->out_w * p->out_c * depth;
+  return MCULAB_TFL_OK;
+}
+
+static mculab_tfl_status prepare(mculab_tfl_ctx* c) {
+  mculab_tfl_op* op = c->op;
+  const int depthwise = op->builtin == MCULAB_TFL_DEPTHWISE_CONV_2D;
+  const mculab_tfl_tensor* in = mculab_tfl_in(c, 0);
+  const mculab_tfl_tensor* filter = mculab_tfl_in(c, 1);
+  const mculab_tfl_tensor* bias = mculab_tfl_in(c, 2);
+  const mculab_tfl_tensor* out = mculab_tfl_out(c);
+  if (in != NULL && in->type == MCULAB_TFL_FLOAT32) {
+    if (!mculab_tfl_float_filter(out, filter)) {
+      return mculab_tfl_bad(c, MCULAB_TFL_UNSUPPORTED,
+                            "float32 input needs a constant float32 filter and a float32 output");
+    }
+    const mculab_tfl_status st = geometry(c, in, filter, out);
+    return st != MCULAB_TFL_OK ? st
+                               : mculab_tfl_prepare_float_tail(c, bias, (uint32_t)op->k.conv.out_c);
+  }
+  const uint8_t act =
+      in != NULL && in->type == MCULAB_TFL_INT16 ? MCULAB_TFL_INT16 : MCULAB_TFL_INT8;
+  if (!mculab_tfl_quantized(in, act) || !mculab_tfl_quantized(out, act) || filter == NULL ||
+      filter->type != MCULAB_TFL_INT8 || !filter->is_const || filter->num_scales == 0) {
+    return mculab_tfl_bad(c, MCULAB_TFL_UNSUPPORTED,
+                          "needs int8, int16 or float32 input and output and a constant filter "
+                          "of int8 (float32 for float32)");
+  }
+  if (act == MCULAB_TFL_INT16 && (in->zero_point != 0 || out->zero_point != 0)) {
+    return mculab_tfl_bad(c, MCULAB_TFL_UNSUPPORTED, "int16 activations with a zero point");
+  }
+  const mculab_tfl_status st = geometry(c, in, filter, out);
+  if (st != MCULAB_TFL_OK) return st;
+  mculab_conv_s8_params* p = &op->k.conv;
   if (bias != NULL && ((bias->type != MCULAB_TFL_INT32 &&
                         (act == MCULAB_TFL_INT8 || bias->type != MCULAB_TFL_INT64)) ||
                        !bias->is_const || bias->elements != (uint32_t)p->out_c ||
@@ -128,14 +152,15 @@ static mculab_tfl_status prepare(mculab_tfl_ctx* c) {
   op->persistent_bytes = mculab_tfl_channel_multiplier_bytes((uint32_t)p->out_c);
   /* The 16x8 CONV_2D's biases, the sums of one output pixel and its input window. */
   if (act == MCULAB_TFL_INT16 && !depthwise) {
-    op->scratch_bytes = 16u * (uint32_t)p->out_c + 2u * (uint32_t)depth;
+    op->scratch_bytes =
+        16u * (uint32_t)p->out_c + 2u * (uint32_t)(p->filter_h * p->filter_w * p->in_c);
   }
-  op->macs = (uint64_t)p->batches * p->out_h * p->out_w * p->out_c * depth;
   return MCULAB_TFL_OK;
 }
 
 static mculab_tfl_status bind(mculab_tfl_ctx* c, uint8_t* persistent) {
   mculab_conv_s8_params* p = &c->op->k.conv;
+  if (mculab_tfl_out(c)->type == MCULAB_TFL_FLOAT32) return MCULAB_TFL_OK;
   return mculab_tfl_channel_multipliers(c, mculab_tfl_in(c, 0), mculab_tfl_in(c, 1),
                                         (uint32_t)p->out_c, persistent, &p->out_multiplier,
                                         &p->out_shift);
@@ -276,8 +301,52 @@ static mculab_tfl_status invoke_depthwise_16x8(mculab_tfl_model* m, const mculab
   return MCULAB_TFL_OK;
 }
 
+/* float32 CONV_2D and DEPTHWISE_CONV_2D (reference_ops::Conv and DepthwiseConv): each output's
+ * sum in float from 0 over filter y, filter x and input channel (depthwise: input channel
+ * oc / depth multiplier alone), taps outside the input skipped, then the bias, then the clamp. */
+static void invoke_float(mculab_tfl_model* m, const mculab_tfl_op* op) {
+  const mculab_conv_s8_params* p = &op->k.conv;
+  const int depthwise = op->builtin == MCULAB_TFL_DEPTHWISE_CONV_2D;
+  const float* in = (const float*)mculab_tfl_data(m, op->inputs[0]);
+  const float* w = (const float*)mculab_tfl_data(m, op->inputs[1]);
+  const float* bias = (const float*)mculab_tfl_data(m, op->num_inputs < 3 ? -1 : op->inputs[2]);
+  float* out = (float*)mculab_tfl_out_data(m, op);
+  for (int32_t b = 0; b < p->batches; ++b) {
+    for (int32_t oy = 0; oy < p->out_h; ++oy) {
+      for (int32_t ox = 0; ox < p->out_w; ++ox) {
+        for (int32_t oc = 0; oc < p->out_c; ++oc) {
+          float total = 0.0f;
+          for (int32_t fy = 0; fy < p->filter_h; ++fy) {
+            const int32_t iy = oy * p->stride_h - p->pad_h + fy * p->dilation_h;
+            if (iy < 0 || iy >= p->in_h) continue;
+            for (int32_t fx = 0; fx < p->filter_w; ++fx) {
+              const int32_t ix = ox * p->stride_w - p->pad_w + fx * p->dilation_w;
+              if (ix < 0 || ix >= p->in_w) continue;
+              const float* x = in + (((int64_t)b * p->in_h + iy) * p->in_w + ix) * p->in_c;
+              if (depthwise) {
+                total += x[oc / p->depth_multiplier] *
+                         w[((int64_t)fy * p->filter_w + fx) * p->out_c + oc];
+                continue;
+              }
+              const float* f = w + (((int64_t)oc * p->filter_h + fy) * p->filter_w + fx) * p->in_c;
+              for (int32_t ic = 0; ic < p->in_c; ++ic) total += x[ic] * f[ic];
+            }
+          }
+          out[(((int64_t)b * p->out_h + oy) * p->out_w + ox) * p->out_c + oc] =
+              mculab_tfl_clamp_f32(total + (bias != NULL ? bias[oc] : 0.0f), op->f_act_min,
+                                   op->f_act_max);
+        }
+      }
+    }
+  }
+}
+
 static mculab_tfl_status invoke_conv(mculab_tfl_model* m, const mculab_tfl_op* op, uint16_t index) {
   (void)index;
+  if (m->tensors[op->output].type == MCULAB_TFL_FLOAT32) {
+    invoke_float(m, op);
+    return MCULAB_TFL_OK;
+  }
   if (m->tensors[op->output].type == MCULAB_TFL_INT16) return invoke_conv_16x8(m, op);
   mculab_conv2d_s8_nhwc(&op->k.conv, (const int8_t*)mculab_tfl_data(m, op->inputs[0]),
                         (const int8_t*)mculab_tfl_data(m, op->inputs[1]), bias_of(m, op),
@@ -288,6 +357,10 @@ static mculab_tfl_status invoke_conv(mculab_tfl_model* m, const mculab_tfl_op* o
 static mculab_tfl_status invoke_depthwise(mculab_tfl_model* m, const mculab_tfl_op* op,
                                           uint16_t index) {
   (void)index;
+  if (m->tensors[op->output].type == MCULAB_TFL_FLOAT32) {
+    invoke_float(m, op);
+    return MCULAB_TFL_OK;
+  }
   if (m->tensors[op->output].type == MCULAB_TFL_INT16) return invoke_depthwise_16x8(m, op);
   mculab_depthwise_conv2d_s8_nhwc(&op->k.conv, (const int8_t*)mculab_tfl_data(m, op->inputs[0]),
                                   (const int8_t*)mculab_tfl_data(m, op->inputs[1]), bias_of(m, op),

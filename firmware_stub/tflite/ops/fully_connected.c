@@ -43,23 +43,13 @@ static mculab_tfl_status prepare_float(mculab_tfl_ctx* c) {
   const mculab_tfl_tensor* filter = mculab_tfl_in(c, 1);
   const mculab_tfl_tensor* bias = mculab_tfl_in(c, 2);
   const mculab_tfl_tensor* out = mculab_tfl_out(c);
-  if (out->type != MCULAB_TFL_FLOAT32 || filter == NULL || filter->type != MCULAB_TFL_FLOAT32 ||
-      !filter->is_const || ((uintptr_t)filter->const_data & 3u) != 0) {
+  if (!mculab_tfl_float_filter(out, filter)) {
     return mculab_tfl_bad(c, MCULAB_TFL_UNSUPPORTED,
                           "float32 input needs a constant float32 filter and a float32 output");
   }
   const mculab_tfl_status st = shapes(c, in, filter, out, &op->k.fc);
   if (st != MCULAB_TFL_OK) return st;
-  if (bias != NULL &&
-      (bias->type != MCULAB_TFL_FLOAT32 || !bias->is_const ||
-       bias->elements != (uint32_t)op->k.fc.out_c || ((uintptr_t)bias->const_data & 3u) != 0)) {
-    return mculab_tfl_bad(c, MCULAB_TFL_UNSUPPORTED,
-                          "bias must be constant float32 [out channels], aligned");
-  }
-  if (!mculab_tfl_activation_range_f32(op->activation, &op->f_act_min, &op->f_act_max)) {
-    return mculab_tfl_bad(c, MCULAB_TFL_UNSUPPORTED, "fused activation");
-  }
-  return MCULAB_TFL_OK;
+  return mculab_tfl_prepare_float_tail(c, bias, (uint32_t)op->k.fc.out_c);
 }
 
 static mculab_tfl_status prepare(mculab_tfl_ctx* c) {
@@ -117,9 +107,7 @@ static void invoke_float(mculab_tfl_model* m, const mculab_tfl_op* op) {
         total += in[(int64_t)b * p->depth + d] * w[(int64_t)oc * p->depth + d];
       }
       const float v = total + (bias != NULL ? bias[oc] : 0.0f);
-      out[(int64_t)b * p->out_c + oc] = v < op->f_act_min   ? op->f_act_min
-                                        : v > op->f_act_max ? op->f_act_max
-                                                            : v;
+      out[(int64_t)b * p->out_c + oc] = mculab_tfl_clamp_f32(v, op->f_act_min, op->f_act_max);
     }
   }
 }

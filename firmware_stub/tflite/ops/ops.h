@@ -89,6 +89,19 @@ int mculab_tfl_activation_range(uint8_t act, const mculab_tfl_tensor* out, int32
                                 int32_t* hi);
 /* CalculateActivationRange for float32 outputs. */
 int mculab_tfl_activation_range_f32(uint8_t act, float* lo, float* hi);
+/* ActivationFunctionWithMinMax: min(max(v, lo), hi) as std::min and std::max compare (NaN and -0
+ * kept). */
+static inline float mculab_tfl_clamp_f32(float v, float lo, float hi) {
+  return v < lo ? lo : v > hi ? hi : v;
+}
+/* A float32 output and a constant float32 filter, 4-byte aligned: what float32 CONV_2D,
+ * DEPTHWISE_CONV_2D, TRANSPOSE_CONV and FULLY_CONNECTED need besides their shapes. */
+int mculab_tfl_float_filter(const mculab_tfl_tensor* out, const mculab_tfl_tensor* filter);
+/* What a float32 CONV_2D, DEPTHWISE_CONV_2D, TRANSPOSE_CONV or FULLY_CONNECTED checks after its
+ * shapes: no bias or a constant float32 one of `n` values, 4-byte aligned; a fused activation
+ * of NONE, RELU, RELU6, RELU_N1_TO_1, its range into the operator's f_act_min and f_act_max. */
+mculab_tfl_status mculab_tfl_prepare_float_tail(mculab_tfl_ctx* c, const mculab_tfl_tensor* bias,
+                                                uint32_t n);
 /* ComputeOutSize and the leading pad of ComputePaddingWithOffset (kernels/padding.h). */
 int32_t mculab_tfl_out_size(uint8_t padding, int32_t in, int32_t filter, int32_t stride,
                             int32_t dilation);

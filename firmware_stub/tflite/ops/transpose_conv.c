@@ -4,7 +4,8 @@
  * MultiplyByQuantizedMultiplier, as TFLite's int8 form). The scratch starts as the biases (the
  * integer sums do not depend on the order); the products are the kernel set's matrix-vector
  * products (mculab/kernels_s8.h). Inputs: the output shape (int32, its values the output
- * tensor's shape), the filter [out][kh][kw][in], the input, the bias. */
+ * tensor's shape), the filter [out][kh][kw][in], the input, the bias. float32:
+ * reference_ops::TransposeConv's scatter in float into the output, then the bias and the clamp. */
 #include <stdint.h>
 #include <string.h>
 
@@ -24,13 +25,19 @@ static mculab_tfl_status prepare(mculab_tfl_ctx* c) {
   const mculab_tfl_tensor* in = mculab_tfl_in(c, 2);
   const mculab_tfl_tensor* bias = mculab_tfl_in(c, 3);
   const mculab_tfl_tensor* out = mculab_tfl_out(c);
+  const int is_float = in != NULL && in->type == MCULAB_TFL_FLOAT32;
   const uint8_t act =
       in != NULL && in->type == MCULAB_TFL_INT16 ? MCULAB_TFL_INT16 : MCULAB_TFL_INT8;
-  if (!mculab_tfl_quantized(in, act) || !mculab_tfl_quantized(out, act) || filter == NULL ||
-      filter->type != MCULAB_TFL_INT8 || !filter->is_const || filter->num_scales == 0 ||
-      filter->zero_point != 0) {
+  if (is_float && !mculab_tfl_float_filter(out, filter)) {
     return mculab_tfl_bad(c, MCULAB_TFL_UNSUPPORTED,
-                          "needs int8 or int16 input and output and a constant int8 filter");
+                          "float32 input needs a constant float32 filter and a float32 output");
+  }
+  if (!is_float && (!mculab_tfl_quantized(in, act) || !mculab_tfl_quantized(out, act) ||
+                    filter == NULL || filter->type != MCULAB_TFL_INT8 || !filter->is_const ||
+                    filter->num_scales == 0 || filter->zero_point != 0)) {
+    return mculab_tfl_bad(c, MCULAB_TFL_UNSUPPORTED,
+                          "needs int8, int16 or float32 input and output and a constant filter "
+                          "of int8 (float32 for float32)");
   }
   if (in->num_dims != 4 || filter->num_dims != 4 || out->num_dims != 4) {
     return mculab_tfl_bad(c, MCULAB_TFL_BAD_SHAPE,
@@ -64,6 +71,10 @@ static mculab_tfl_status prepare(mculab_tfl_ctx* c) {
   p->pad_w = mculab_tfl_pad_before(
       p->stride_w, 1, p->out_w, p->filter_w,
       mculab_tfl_out_size(op->padding, p->out_w, p->filter_w, p->stride_w, 1));
+  op->macs = (uint64_t)in->elements * (uint64_t)p->out_c * p->filter_h * p->filter_w;
+  if (is_float) {
+    return mculab_tfl_prepare_float_tail(c, bias, (uint32_t)p->out_c);
+  }
   if (bias != NULL && ((bias->type != MCULAB_TFL_INT32 && bias->type != MCULAB_TFL_INT64) ||
                        !bias->is_const || bias->elements != (uint32_t)p->out_c)) {
     return mculab_tfl_bad(c, MCULAB_TFL_UNSUPPORTED, "bias must be constant [out channels]");
@@ -84,25 +95,90 @@ static mculab_tfl_status prepare(mculab_tfl_ctx* c) {
   p->output_offset = out->zero_point;
   op->persistent_bytes = mculab_tfl_channel_multiplier_bytes((uint32_t)p->out_c);
   op->scratch_bytes = 8u * out->elements;
-  op->macs = (uint64_t)in->elements * (uint64_t)p->out_c * p->filter_h * p->filter_w;
   return MCULAB_TFL_OK;
 }
 
 static mculab_tfl_status bind(mculab_tfl_ctx* c, uint8_t* persistent) {
   mculab_conv_s8_params* p = &c->op->k.conv;
+  if (mculab_tfl_out(c)->type == MCULAB_TFL_FLOAT32) return MCULAB_TFL_OK;
   return mculab_tfl_channel_multipliers(c, mculab_tfl_in(c, 2), mculab_tfl_in(c, 1),
                                         (uint32_t)p->out_c, persistent, &p->out_multiplier,
                                         &p->out_shift);
 }
 
+/* A float matrix [rows][stride] times x, each row's products added to acc[row] in x's order. */
+static void mat_vec_f32(const float* w, int32_t stride, const float* x, int32_t rows, int32_t cols,
+                        float* acc) {
+  for (int32_t r = 0; r < rows; ++r) {
+    const float* f = w + (int64_t)r * stride;
+    for (int32_t k = 0; k < cols; ++k) acc[r] += x[k] * f[k];
+  }
+}
+
+/* Each input pixel times each filter tap landing inside the output, added into `acc` (the output's
+ * sums, of the output's type: int64 for 16x8, int32 for int8, float32): a matrix (the tap's
+ * [out][in] slice of the filter) times the pixel's channels, one call of the kernel set for the
+ * integer types. For float32 this adds into every output value in reference_ops::TransposeConv's
+ * order (input y, x, channel): one input pixel reaches an output through one tap only. */
+static void scatter(mculab_tfl_model* m, const mculab_tfl_op* op, uint8_t type, void* acc) {
+  const mculab_conv_s8_params* p = &op->k.conv;
+  const void* in = mculab_tfl_data(m, op->inputs[2]);
+  const void* w = mculab_tfl_data(m, op->inputs[1]);
+  const int32_t w_stride = p->filter_h * p->filter_w * p->in_c;
+  for (int32_t b = 0; b < p->batches; ++b) {
+    for (int32_t iy = 0; iy < p->in_h; ++iy) {
+      for (int32_t ix = 0; ix < p->in_w; ++ix) {
+        const int64_t at = (((int64_t)b * p->in_h + iy) * p->in_w + ix) * p->in_c;
+        for (int32_t fy = 0; fy < p->filter_h; ++fy) {
+          const int32_t oy = iy * p->stride_h - p->pad_h + fy;
+          if (oy < 0 || oy >= p->out_h) continue;
+          for (int32_t fx = 0; fx < p->filter_w; ++fx) {
+            const int32_t ox = ix * p->stride_w - p->pad_w + fx;
+            if (ox < 0 || ox >= p->out_w) continue;
+            const int64_t tap = ((int64_t)fy * p->filter_w + fx) * p->in_c;
+            const int64_t o = (((int64_t)b * p->out_h + oy) * p->out_w + ox) * p->out_c;
+            if (type == MCULAB_TFL_FLOAT32) {
+              mat_vec_f32((const float*)w + tap, w_stride, (const float*)in + at, p->out_c, p->in_c,
+                          (float*)acc + o);
+            } else if (type == MCULAB_TFL_INT16) {
+              mculab_mat_vec_s8s16_s64((const int8_t*)w + tap, w_stride, (const int16_t*)in + at,
+                                       p->out_c, p->in_c, (int64_t*)acc + o);
+            } else {
+              mculab_mat_vec_s8s8_s32((const int8_t*)w + tap, w_stride, (const int8_t*)in + at,
+                                      p->input_offset, p->out_c, p->in_c, (int32_t*)acc + o);
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+/* float32 (reference_ops::TransposeConv): the output from 0, the products added in place, then
+ * the bias (when there is one), then the clamp. */
+static void invoke_float(mculab_tfl_model* m, const mculab_tfl_op* op) {
+  const float* bias = (const float*)mculab_tfl_data(m, op->num_inputs < 4 ? -1 : op->inputs[3]);
+  float* out = (float*)mculab_tfl_out_data(m, op);
+  const uint32_t elements = m->tensors[op->output].elements;
+  const uint32_t out_c = (uint32_t)op->k.conv.out_c;
+  for (uint32_t k = 0; k < elements; ++k) out[k] = 0.0f;
+  scatter(m, op, MCULAB_TFL_FLOAT32, out);
+  for (uint32_t k = 0; k < elements; ++k) {
+    const float v = bias != NULL ? out[k] + bias[k % out_c] : out[k];
+    out[k] = mculab_tfl_clamp_f32(v, op->f_act_min, op->f_act_max);
+  }
+}
+
 static mculab_tfl_status invoke(mculab_tfl_model* m, const mculab_tfl_op* op, uint16_t index) {
   (void)index;
+  if (m->tensors[op->output].type == MCULAB_TFL_FLOAT32) {
+    invoke_float(m, op);
+    return MCULAB_TFL_OK;
+  }
   const mculab_conv_s8_params* p = &op->k.conv;
   const mculab_tfl_tensor* ti = &m->tensors[op->inputs[2]];
   const mculab_tfl_tensor* to = &m->tensors[op->output];
   const int wide = ti->type == MCULAB_TFL_INT16;
-  const void* in = mculab_tfl_data(m, op->inputs[2]);
-  const int8_t* w = (const int8_t*)mculab_tfl_data(m, op->inputs[1]);
   const mculab_tfl_tensor* bias =
       op->num_inputs < 4 || op->inputs[3] < 0 ? NULL : &m->tensors[op->inputs[3]];
   /* The sums, starting as the biases: int64 for 16x8; int32 for int8, which keeps only their low
@@ -121,33 +197,7 @@ static mculab_tfl_status invoke(mculab_tfl_model* m, const mculab_tfl_op* op, ui
   for (uint32_t k = (uint32_t)p->out_c; k < to->elements; k += (uint32_t)p->out_c) {
     memcpy(m->scratch + (wide ? 8u : 4u) * k, m->scratch, row_bytes);
   }
-  /* Each input pixel times each filter tap landing inside the output: a matrix (the tap's
-   * [out][in] slice of the filter) times the pixel's channels, one call of the kernel set. */
-  const int32_t w_stride = p->filter_h * p->filter_w * p->in_c;
-  for (int32_t b = 0; b < p->batches; ++b) {
-    for (int32_t iy = 0; iy < p->in_h; ++iy) {
-      for (int32_t ix = 0; ix < p->in_w; ++ix) {
-        const int64_t at = (((int64_t)b * p->in_h + iy) * p->in_w + ix) * p->in_c;
-        for (int32_t fy = 0; fy < p->filter_h; ++fy) {
-          const int32_t oy = iy * p->stride_h - p->pad_h + fy;
-          if (oy < 0 || oy >= p->out_h) continue;
-          for (int32_t fx = 0; fx < p->filter_w; ++fx) {
-            const int32_t ox = ix * p->stride_w - p->pad_w + fx;
-            if (ox < 0 || ox >= p->out_w) continue;
-            const int8_t* tap = w + ((int64_t)fy * p->filter_w + fx) * p->in_c;
-            const int64_t o = (((int64_t)b * p->out_h + oy) * p->out_w + ox) * p->out_c;
-            if (wide) {
-              mculab_mat_vec_s8s16_s64(tap, w_stride, (const int16_t*)in + at, p->out_c, p->in_c,
-                                       acc64 + o);
-            } else {
-              mculab_mat_vec_s8s8_s32(tap, w_stride, (const int8_t*)in + at, p->input_offset,
-                                      p->out_c, p->in_c, acc32 + o);
-            }
-          }
-        }
-      }
-    }
-  }
+  scatter(m, op, ti->type, m->scratch);
   void* out = mculab_tfl_out_data(m, op);
   for (uint32_t k = 0; k < to->elements; k += (uint32_t)p->out_c) {
     for (int32_t oc = 0; oc < p->out_c; ++oc) {

@@ -1638,3 +1638,200 @@ TEST(TfliteOps, TransposeConvInt8IsTheScatteredSumWithZeroPoints) {
 }
 
 }  // namespace
+
+namespace {
+
+// float32 values k x 0.0173 for k in [-128, 128], from `rng`: their products and sums round, so
+// a sum in another order gives other bits.
+std::vector<float> FloatValues(Lcg& rng, size_t n) {
+  std::vector<float> v(n);
+  for (auto& x : v) x = static_cast<float>(rng.In(-128, 128)) * 0.0173f;
+  return v;
+}
+
+// A fused activation's clamp (ActivationFunctionType: 0 NONE, 1 RELU, 2 RELU_N1_TO_1, 3 RELU6).
+float ClampTo(int activation, float v) {
+  const float lo[] = {-INFINITY, 0.0f, -1.0f, 0.0f}, hi[] = {INFINITY, INFINITY, 1.0f, 6.0f};
+  return std::min(std::max(v, lo[activation]), hi[activation]);
+}
+
+// A float32 convolution's outputs: equal to `exact` (TFLite's reference order in float), and
+// within float rounding of `in_double` (the same sums in double, then the bias and the clamp).
+void ExpectFloatOutputs(const OpRun& r, const std::vector<float>& exact,
+                        const std::vector<double>& in_double, size_t shape) {
+  ASSERT_EQ(r.status, MCULAB_TFL_OK) << r.error;
+  const std::vector<float> got = Values<float>(r.out);
+  ASSERT_EQ(got.size(), exact.size());
+  for (size_t k = 0; k < got.size(); ++k) {
+    ASSERT_EQ(got[k], exact[k]) << "shape " << shape << " output " << k;
+    ASSERT_NEAR(got[k], in_double[k], 1e-5 * std::max(1.0, std::abs(in_double[k])))
+        << "shape " << shape << " output " << k;
+  }
+}
+
+// float32 CONV_2D and DEPTHWISE_CONV_2D: reference_ops::Conv and DepthwiseConv, each output the
+// float sum from 0 over filter y, filter x, input channel (taps outside the input skipped), then
+// the bias, then the activation clamp; over SAME and VALID, strides, dilations, depth
+// multipliers, every fused activation, with and without bias.
+TEST(TfliteOps, ConvAndDepthwiseFloat32AreTheReferenceSumsInTheirOrder) {
+  // batches, h, w, in_c, out_c (depthwise: the multiplier), kh, kw, stride h, w, dilation h, w,
+  // padding, activation, bias
+  const int32_t shapes[][14] = {
+      {1, 5, 7, 3, 5, 3, 3, 1, 1, 1, 1, 0, 0, 1}, {2, 6, 9, 2, 4, 3, 2, 2, 2, 1, 1, 0, 1, 1},
+      {1, 7, 7, 3, 3, 3, 3, 1, 1, 2, 2, 0, 3, 0}, {1, 6, 8, 5, 2, 2, 3, 1, 2, 1, 2, 0, 2, 1},
+      {1, 4, 6, 5, 6, 1, 3, 1, 1, 1, 1, 1, 1, 1}, {1, 8, 5, 2, 3, 4, 4, 2, 1, 1, 1, 1, 0, 0}};
+  Lcg rng{13};
+  for (const bool depthwise : {false, true}) {
+    for (const auto& c : shapes) {
+      const int32_t n = c[0], h = c[1], w = c[2], ic = c[3], kh = c[5], kw = c[6];
+      const int32_t mult = depthwise ? c[4] : 1, oc = depthwise ? ic * c[4] : c[4];
+      const int32_t sh = c[7], sw = c[8], dh = c[9], dw = c[10], padding = c[11];
+      const int32_t act = c[12];
+      const bool has_bias = c[13] != 0;
+      const int32_t oh = OutSize(padding, h, kh, sh, dh), ow = OutSize(padding, w, kw, sw, dw);
+      const int32_t ph = PadBefore(padding, h, kh, sh, dh, oh),
+                    pw = PadBefore(padding, w, kw, sw, dw, ow);
+      const std::vector<float> in = FloatValues(rng, static_cast<size_t>(n * h * w * ic));
+      // CONV_2D's filter [out][kh][kw][in]; DEPTHWISE_CONV_2D's [1][kh][kw][out].
+      const std::vector<float> filter =
+          FloatValues(rng, static_cast<size_t>(oc * kh * kw * (depthwise ? 1 : ic)));
+      const std::vector<float> bias = FloatValues(rng, static_cast<size_t>(oc));
+      const int32_t builtin = depthwise ? MCULAB_TFL_DEPTHWISE_CONV_2D : MCULAB_TFL_CONV_2D;
+      tw::Operator op{
+          builtin, {0, 1, has_bias ? 2 : -1}, {}, static_cast<uint8_t>(depthwise ? 2 : 1), {}};
+      if (depthwise) {
+        op.options = {
+            tw::Option{0, tw::Option::kU8, padding}, tw::Option{1, tw::Option::kI32, sw},
+            tw::Option{2, tw::Option::kI32, sh},     tw::Option{3, tw::Option::kI32, mult},
+            tw::Option{4, tw::Option::kU8, act},     tw::Option{5, tw::Option::kI32, dw},
+            tw::Option{6, tw::Option::kI32, dh}};
+      } else {
+        op.options = {tw::Option{0, tw::Option::kU8, padding}, tw::Option{1, tw::Option::kI32, sw},
+                      tw::Option{2, tw::Option::kI32, sh},     tw::Option{3, tw::Option::kU8, act},
+                      tw::Option{4, tw::Option::kI32, dw},     tw::Option{5, tw::Option::kI32, dh}};
+      }
+      const std::vector<int32_t> filter_shape =
+          depthwise ? std::vector<int32_t>{1, kh, kw, oc} : std::vector<int32_t>{oc, kh, kw, ic};
+      const OpRun r = RunOp({Float({n, h, w, ic}), Float(filter_shape, Bytes(filter)),
+                             Float({oc}, Bytes(bias)), Float({n, oh, ow, oc})},
+                            op, Bytes(in));
+      std::vector<float> exact;
+      std::vector<double> in_double;
+      for (int32_t b = 0; b < n; ++b)
+        for (int32_t y = 0; y < oh; ++y)
+          for (int32_t x = 0; x < ow; ++x)
+            for (int32_t o = 0; o < oc; ++o) {
+              float sum = 0.0f;
+              double sum_d = 0.0;
+              for (int32_t fy = 0; fy < kh; ++fy)
+                for (int32_t fx = 0; fx < kw; ++fx) {
+                  const int32_t iy = y * sh - ph + fy * dh, ix = x * sw - pw + fx * dw;
+                  if (iy < 0 || iy >= h || ix < 0 || ix >= w) continue;
+                  for (int32_t i = depthwise ? o / mult : 0; i < (depthwise ? o / mult + 1 : ic);
+                       ++i) {
+                    const float fv = depthwise ? filter[(fy * kw + fx) * oc + o]
+                                               : filter[((o * kh + fy) * kw + fx) * ic + i];
+                    const float xv = in[((b * h + iy) * w + ix) * ic + i];
+                    const float product = fv * xv;  // rounded to float, as the reference
+                    sum += product;
+                    sum_d += static_cast<double>(fv) * xv;
+                  }
+                }
+              const float bv = has_bias ? bias[o] : 0.0f;
+              exact.push_back(ClampTo(act, sum + bv));
+              in_double.push_back(ClampTo(act, static_cast<float>(sum_d + bv)));
+            }
+      SCOPED_TRACE(depthwise ? "DEPTHWISE_CONV_2D" : "CONV_2D");
+      ExpectFloatOutputs(r, exact, in_double, static_cast<size_t>(&c - shapes));
+    }
+  }
+}
+
+// float32 TRANSPOSE_CONV: reference_ops::TransposeConv, every input value times every filter tap
+// landing inside the output added into it from 0 in input order (y, x, channel), then the bias,
+// then the activation clamp.
+TEST(TfliteOps, TransposeConvFloat32IsTheReferenceScatterInItsOrder) {
+  // h, w, in_c, out_c, kh, kw, stride h, w, padding, output h, w, activation, bias
+  const int32_t shapes[][13] = {{3, 4, 3, 5, 3, 3, 2, 2, 0, 6, 8, 0, 1},
+                                {3, 4, 17, 3, 3, 4, 1, 2, 1, 5, 10, 1, 1},
+                                {2, 3, 4, 6, 2, 2, 2, 2, 1, 4, 6, 3, 0},
+                                {4, 2, 2, 3, 3, 1, 2, 1, 0, 8, 2, 2, 1}};
+  Lcg rng{17};
+  for (const auto& c : shapes) {
+    const int32_t h = c[0], w = c[1], ic = c[2], oc = c[3], kh = c[4], kw = c[5];
+    const int32_t sh = c[6], sw = c[7], padding = c[8], oh = c[9], ow = c[10], act = c[11];
+    const bool has_bias = c[12] != 0;
+    const int32_t ph = padding == 0 ? std::max((h - 1) * sh + kh - oh, 0) / 2 : 0;
+    const int32_t pw = padding == 0 ? std::max((w - 1) * sw + kw - ow, 0) / 2 : 0;
+    const std::vector<float> in = FloatValues(rng, static_cast<size_t>(h * w * ic));
+    const std::vector<float> filter = FloatValues(rng, static_cast<size_t>(oc * kh * kw * ic));
+    const std::vector<float> bias = FloatValues(rng, static_cast<size_t>(oc));
+    tw::Operator op{MCULAB_TFL_TRANSPOSE_CONV,
+                    {3, 1, 0, has_bias ? 2 : -1},
+                    {},
+                    49,
+                    {tw::Option{0, tw::Option::kU8, padding}, tw::Option{1, tw::Option::kI32, sw},
+                     tw::Option{2, tw::Option::kI32, sh}, tw::Option{3, tw::Option::kU8, act}}};
+    const OpRun r = RunOp(
+        {Float({1, h, w, ic}), Float({oc, kh, kw, ic}, Bytes(filter)), Float({oc}, Bytes(bias)),
+         Const({4}, 2, Bytes<int32_t>({1, oh, ow, oc})), Float({1, oh, ow, oc})},
+        op, Bytes(in));
+    std::vector<float> exact(static_cast<size_t>(oh * ow * oc), 0.0f);
+    std::vector<double> in_double(exact.size(), 0.0);
+    for (int32_t y = 0; y < h; ++y)
+      for (int32_t x = 0; x < w; ++x)
+        for (int32_t i = 0; i < ic; ++i)
+          for (int32_t fy = 0; fy < kh; ++fy)
+            for (int32_t fx = 0; fx < kw; ++fx)
+              for (int32_t o = 0; o < oc; ++o) {
+                const int32_t oy = y * sh - ph + fy, ox = x * sw - pw + fx;
+                if (oy < 0 || oy >= oh || ox < 0 || ox >= ow) continue;
+                const float fv = filter[((o * kh + fy) * kw + fx) * ic + i];
+                const float xv = in[(y * w + x) * ic + i];
+                const float product = fv * xv;
+                exact[(oy * ow + ox) * oc + o] += product;
+                in_double[(oy * ow + ox) * oc + o] += static_cast<double>(fv) * xv;
+              }
+    for (size_t k = 0; k < exact.size(); ++k) {
+      const float bv = bias[k % oc];
+      exact[k] = ClampTo(act, has_bias ? exact[k] + bv : exact[k]);
+      in_double[k] = ClampTo(act, static_cast<float>(in_double[k] + (has_bias ? bv : 0.0)));
+    }
+    ExpectFloatOutputs(r, exact, in_double, static_cast<size_t>(&c - shapes));
+  }
+}
+
+// float32 convolutions refuse a filter or bias of another type, and a float32 input with an int8
+// output, naming what they need.
+TEST(TfliteOps, ConvFloat32RefusesMixedTypes) {
+  const std::vector<float> filter(2 * 3 * 3 * 3, 0.5f);
+  const tw::Operator conv{MCULAB_TFL_CONV_2D,
+                          {0, 1, 2},
+                          {},
+                          1,
+                          {tw::Option{0, tw::Option::kU8, 0}, tw::Option{1, tw::Option::kI32, 1},
+                           tw::Option{2, tw::Option::kI32, 1}}};
+  const std::vector<uint8_t> in(4 * 4 * 4 * 3, 0);
+  OpRun int8_filter =
+      RunOp({Float({1, 4, 4, 3}), Quantized({2, 3, 3, 3}, 9, 0.5f, 0, std::vector<uint8_t>(54, 1)),
+             Float({2}, Bytes(std::vector<float>{0.0f, 0.0f})), Float({1, 4, 4, 2})},
+            conv, in);
+  EXPECT_EQ(int8_filter.status, MCULAB_TFL_UNSUPPORTED);
+  EXPECT_NE(int8_filter.error.find("float32 input needs a constant float32 filter"),
+            std::string::npos)
+      << int8_filter.error;
+  OpRun int32_bias = RunOp({Float({1, 4, 4, 3}), Float({2, 3, 3, 3}, Bytes(filter)),
+                            Const({2}, 2, Bytes<int32_t>({0, 0})), Float({1, 4, 4, 2})},
+                           conv, in);
+  EXPECT_EQ(int32_bias.status, MCULAB_TFL_UNSUPPORTED);
+  EXPECT_NE(int32_bias.error.find("bias must be constant float32"), std::string::npos)
+      << int32_bias.error;
+  OpRun int8_out = RunOp(
+      {Float({1, 4, 4, 3}), Float({2, 3, 3, 3}, Bytes(filter)),
+       Float({2}, Bytes(std::vector<float>{0.0f, 0.0f})), Quantized({1, 4, 4, 2}, 9, 0.5f, 0)},
+      conv, in);
+  EXPECT_EQ(int8_out.status, MCULAB_TFL_UNSUPPORTED);
+  EXPECT_NE(int8_out.error.find("float32 output"), std::string::npos) << int8_out.error;
+}
+
+}  // namespace

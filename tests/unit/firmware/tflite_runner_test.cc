@@ -193,8 +193,9 @@ TEST(TfliteRunnerHost, AnUnsupportedOperatorIsNamed) {
 
 // TFLite Micro's own models, seeded, and the first seanet test of each operator with its input
 // CSVs as the given input: what the boards run to the host's checksums (one run each). The
-// writer's activation nets (HARD_SWISH, RELU, RELU6, MEAN; int8 and float32) and its float32 and
-// 16x8 LSTMs (2 batches of 5 steps, 4 units, the cell clipped at 3) come first, always there.
+// writer's activation nets (HARD_SWISH, RELU, RELU6, MEAN; int8 and float32), its float32 and
+// 16x8 LSTMs (2 batches of 5 steps, 4 units, the cell clipped at 3) and its float32 convolutions
+// (CONV_2D, DEPTHWISE_CONV_2D, TRANSPOSE_CONV) come first, always there.
 std::vector<std::pair<std::string, Bytes>> TfliteMicroBlobs() {
   namespace ts = test_support;
   const tflite_writer::LstmShape lstm{false, 2, 5, 6, 4, 3.0f};
@@ -203,6 +204,7 @@ std::vector<std::pair<std::string, Bytes>> TfliteMicroBlobs() {
       {"activations_float", tflite_writer::Serialize(tflite_writer::ActivationsNetFloat())},
       {"lstm_float",
        tflite_writer::Serialize(tflite_writer::LstmNet(tflite_writer::LstmKind::kFloat32, lstm))},
+      {"conv_float", tflite_writer::Serialize(tflite_writer::ConvNetFloat(1))},
       {"lstm_16x8",
        tflite_writer::Serialize(tflite_writer::LstmNet(tflite_writer::LstmKind::kInt16x8, lstm))}};
   for (const char* file :
