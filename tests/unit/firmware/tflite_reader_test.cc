@@ -14,6 +14,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -1634,6 +1635,137 @@ TEST(TfliteOps, TransposeConvInt8IsTheScatteredSumWithZeroPoints) {
           std::clamp<int64_t>(((acc[k] + bias[k % oc] + 1) >> 1) + out_zp, -128, 127);
       ASSERT_EQ(got[k], want) << "shape " << (&c - shapes) << " output " << k;
     }
+  }
+}
+
+// ---- pooling, float32 and int16 ----
+
+tw::Operator Pool(int32_t builtin, int padding, int32_t sh, int32_t sw, int32_t kh, int32_t kw,
+                  int activation) {
+  return tw::Operator{
+      builtin,
+      {0},
+      {},
+      5,
+      {tw::Option{0, tw::Option::kU8, padding}, tw::Option{1, tw::Option::kI32, sw},
+       tw::Option{2, tw::Option::kI32, sh}, tw::Option{3, tw::Option::kI32, kw},
+       tw::Option{4, tw::Option::kI32, kh}, tw::Option{5, tw::Option::kU8, activation}}};
+}
+
+// batches, h, w, channels, kh, kw, stride h, w, padding (0 SAME, 1 VALID), activation (0 NONE,
+// 1 RELU, 3 RELU6): SAME windows hanging over every edge (and a window larger than the input),
+// VALID with strides that skip columns, each activation.
+const int32_t kPoolShapes[][10] = {{1, 5, 7, 3, 3, 3, 1, 1, 0, 0}, {2, 6, 9, 2, 3, 2, 2, 2, 0, 1},
+                                   {1, 3, 3, 4, 4, 4, 1, 1, 0, 3}, {1, 7, 8, 5, 2, 3, 2, 3, 1, 0},
+                                   {1, 4, 6, 1, 4, 6, 1, 1, 1, 3}, {2, 5, 5, 3, 2, 2, 3, 3, 0, 1}};
+
+// Calls visit(taps, maximum) for each output of a pooling of shape `c` over `in` (NHWC), in
+// output order: the taps inside the input, row by row, and their maximum.
+template <typename T, typename Visit>
+void ForEachPoolWindow(const int32_t* c, const std::vector<T>& in, Visit visit) {
+  const int32_t n = c[0], h = c[1], w = c[2], ch = c[3], kh = c[4], kw = c[5], sh = c[6], sw = c[7],
+                padding = c[8];
+  const int32_t oh = OutSize(padding, h, kh, sh, 1), ow = OutSize(padding, w, kw, sw, 1);
+  const int32_t ph = PadBefore(padding, h, kh, sh, 1, oh),
+                pw = PadBefore(padding, w, kw, sw, 1, ow);
+  for (int32_t b = 0; b < n; ++b)
+    for (int32_t y = 0; y < oh; ++y)
+      for (int32_t x = 0; x < ow; ++x)
+        for (int32_t k = 0; k < ch; ++k) {
+          std::vector<T> taps;
+          for (int32_t iy = std::max(y * sh - ph, 0); iy < std::min(y * sh - ph + kh, h); ++iy)
+            for (int32_t ix = std::max(x * sw - pw, 0); ix < std::min(x * sw - pw + kw, w); ++ix)
+              taps.push_back(in[((b * h + iy) * w + ix) * ch + k]);
+          visit(taps, *std::max_element(taps.begin(), taps.end()));
+        }
+}
+
+// AVERAGE_POOL_2D and MAX_POOL_2D float32: the sum of the taps inside the input in float, row by
+// row, over their count (TFLite's reference order, so equal to the bit), or their maximum; then
+// the activation's clamp.
+TEST(TfliteOps, PoolFloat32AveragesAndMaximisesTheTapsInside) {
+  Lcg rng{3};
+  for (const auto& c : kPoolShapes) {
+    const int32_t n = c[0], h = c[1], w = c[2], ch = c[3], padding = c[8], act = c[9];
+    const int32_t oh = OutSize(padding, h, c[4], c[6], 1), ow = OutSize(padding, w, c[5], c[7], 1);
+    std::vector<float> in(static_cast<size_t>(n * h * w * ch));
+    for (auto& v : in) v = static_cast<float>(rng.In(-80000, 80000)) / 8192.0f;
+    const float lo = act == 0 ? -3.4e38f : 0.0f, hi = act == 3 ? 6.0f : 3.4e38f;
+    for (int32_t builtin : {MCULAB_TFL_AVERAGE_POOL_2D, MCULAB_TFL_MAX_POOL_2D}) {
+      SCOPED_TRACE(testing::Message() << "shape " << (&c - kPoolShapes) << " op " << builtin);
+      OpRun r = RunOp({Float({n, h, w, ch}), Float({n, oh, ow, ch})},
+                      Pool(builtin, padding, c[6], c[7], c[4], c[5], act), Bytes(in));
+      ASSERT_EQ(r.status, MCULAB_TFL_OK) << r.error;
+      const std::vector<float> got = Values<float>(r.out);
+      ASSERT_EQ(got.size(), static_cast<size_t>(n * oh * ow * ch));
+      size_t at = 0;
+      ForEachPoolWindow(c, in, [&](const std::vector<float>& taps, float max) {
+        float sum = 0.0f;
+        for (float v : taps) sum += v;
+        const float v =
+            builtin == MCULAB_TFL_MAX_POOL_2D ? max : sum / static_cast<float>(taps.size());
+        ASSERT_EQ(got[at], std::clamp(v, lo, hi)) << "output " << at;
+        ++at;
+      });
+    }
+  }
+}
+
+// AVERAGE_POOL_2D and MAX_POOL_2D int16 (scale 2^-10, zero point 0): the average of the taps
+// inside rounded to the nearest, halves away from zero (reference_integer_ops::AveragePool's
+// (sum +- count / 2) / count), or the maximum; RELU from 0 and RELU6 to round(6 / scale) = 6144.
+// Full-range inputs, so sums of 16 values pass int16 and halves of both signs occur.
+TEST(TfliteOps, PoolInt16RoundsTheAverageHalfAwayFromZeroAndClamps) {
+  Lcg rng{5};
+  int halves = 0;
+  for (const auto& c : kPoolShapes) {
+    const int32_t n = c[0], h = c[1], w = c[2], ch = c[3], padding = c[8], act = c[9];
+    const int32_t oh = OutSize(padding, h, c[4], c[6], 1), ow = OutSize(padding, w, c[5], c[7], 1);
+    std::vector<int16_t> in(static_cast<size_t>(n * h * w * ch));
+    for (auto& v : in) v = static_cast<int16_t>(rng.In(-32768, 32767));
+    const int32_t lo = act == 0 ? -32768 : 0, hi = act == 3 ? 6144 : 32767;
+    for (int32_t builtin : {MCULAB_TFL_AVERAGE_POOL_2D, MCULAB_TFL_MAX_POOL_2D}) {
+      SCOPED_TRACE(testing::Message() << "shape " << (&c - kPoolShapes) << " op " << builtin);
+      OpRun r = RunOp({Quantized({n, h, w, ch}, 7, 1.0f / 1024, 0),
+                       Quantized({n, oh, ow, ch}, 7, 1.0f / 1024, 0)},
+                      Pool(builtin, padding, c[6], c[7], c[4], c[5], act), Bytes(in));
+      ASSERT_EQ(r.status, MCULAB_TFL_OK) << r.error;
+      const std::vector<int16_t> got = Values<int16_t>(r.out);
+      ASSERT_EQ(got.size(), static_cast<size_t>(n * oh * ow * ch));
+      size_t at = 0;
+      ForEachPoolWindow(c, in, [&](const std::vector<int16_t>& taps, int16_t max) {
+        int64_t sum = 0;
+        for (int16_t v : taps) sum += v;
+        const auto count = static_cast<int64_t>(taps.size());
+        if (builtin == MCULAB_TFL_AVERAGE_POOL_2D && sum < 0 && 2 * (-sum % count) == count) {
+          ++halves;
+        }
+        const int64_t v = builtin == MCULAB_TFL_MAX_POOL_2D
+                              ? max
+                              : std::llround(static_cast<double>(sum) / static_cast<double>(count));
+        ASSERT_EQ(got[at], std::clamp<int64_t>(v, lo, hi)) << "output " << at;
+        ++at;
+      });
+    }
+  }
+  EXPECT_GT(halves, 0) << "no negative average fell on a half";
+}
+
+TEST(TfliteRefuses, PoolInt16WithAZeroPointOrAnotherScaleOrMixedTypes) {
+  const tw::Operator op = Pool(MCULAB_TFL_AVERAGE_POOL_2D, 0, 1, 1, 2, 2, 0);
+  const std::vector<uint8_t> in(2 * 16);
+  for (const auto& [in_t, out_t, why] :
+       {std::tuple{Quantized({1, 4, 4, 1}, 7, 0.5f, 3), Quantized({1, 4, 4, 1}, 7, 0.5f, 3),
+                   "zero point"},
+        std::tuple{Quantized({1, 4, 4, 1}, 7, 0.5f, 0), Quantized({1, 4, 4, 1}, 7, 0.25f, 0),
+                   "scales differ"},
+        std::tuple{Quantized({1, 4, 4, 1}, 7, 0.5f, 0), Quantized({1, 4, 4, 1}, 9, 0.5f, 0),
+                   "int16 output"},
+        std::tuple{Float({1, 4, 4, 1}), Quantized({1, 4, 4, 1}, 7, 0.5f, 0), "float32 output"}}) {
+    OpRun r = RunOp({in_t, out_t}, op, in);
+    EXPECT_EQ(r.status, MCULAB_TFL_UNSUPPORTED) << why;
+    EXPECT_NE(r.error.find(why), std::string::npos) << r.error;
+    EXPECT_NE(r.error.find("AVERAGE_POOL_2D"), std::string::npos) << r.error;
   }
 }
 
