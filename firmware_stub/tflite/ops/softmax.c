@@ -1,9 +1,11 @@
-/* SOFTMAX: int8 input, int8 output (reference_ops::Softmax with gemmlowp's fixed-point exp, as
- * TFLite Micro; in kernels/ through mculab/kernels_s8.h) or int16 output (the same template with
- * OutputT int16: zero point -32768, scale 1/65536), written out here with gemmlowp's fixed-point
- * functions for int32 raw values (Q5.26 exp input, Q12.19 sum, Q0.31 results). They are those of
- * kernels/softmax_s8.c, private there: once mculab/kernels_s8.h offers an int16 output, this
- * file calls it instead. */
+/* SOFTMAX: float32 (reference_ops::Softmax: each row's maximum subtracted, e^((x - max) beta) in
+ * float summed in order, each divided by the sum; e^x from mculab_tfl_exp rounded to float, where
+ * TFLite calls expf), int8 input, int8 output (reference_ops::Softmax with gemmlowp's fixed-point
+ * exp, as TFLite Micro; in kernels/ through mculab/kernels_s8.h) or int16 output (the same template
+ * with OutputT int16: zero point -32768, scale 1/65536), written out here with gemmlowp's
+ * fixed-point functions for int32 raw values (Q5.26 exp input, Q12.19 sum, Q0.31 results). They are
+ * those of kernels/softmax_s8.c, private there: once mculab/kernels_s8.h offers an int16 output,
+ * this file calls it instead. */
 #include <stdint.h>
 
 #include "kernels.h"
@@ -113,10 +115,30 @@ static void parse(fb_reader* r, const fb_table* t, mculab_tfl_op* op) {
   op->beta = fb_f32(r, t, 0, 0.0f);
 }
 
+/* The rows: the last dimension's size, and how many. */
+static mculab_tfl_status rows(mculab_tfl_ctx* c, const mculab_tfl_tensor* in,
+                              const mculab_tfl_tensor* out) {
+  if (in->num_dims == 0 || in->elements != out->elements) {
+    return mculab_tfl_bad(c, MCULAB_TFL_BAD_SHAPE, "input and output differ in size");
+  }
+  const uint32_t depth = (uint32_t)in->dims[in->num_dims - 1];
+  if (depth == 0) return mculab_tfl_bad(c, MCULAB_TFL_BAD_SHAPE, "a dimension of 0");
+  c->op->softmax_depth = depth;
+  c->op->softmax_outer = in->elements / depth;
+  c->op->macs = in->elements;
+  return MCULAB_TFL_OK;
+}
+
 static mculab_tfl_status prepare(mculab_tfl_ctx* c) {
   mculab_tfl_op* op = c->op;
   const mculab_tfl_tensor* in = mculab_tfl_in(c, 0);
   const mculab_tfl_tensor* out = mculab_tfl_out(c);
+  if (in != NULL && in->type == MCULAB_TFL_FLOAT32) {
+    if (out->type != MCULAB_TFL_FLOAT32) {
+      return mculab_tfl_bad(c, MCULAB_TFL_UNSUPPORTED, "float32 input needs a float32 output");
+    }
+    return rows(c, in, out);
+  }
   const int wide = out->type == MCULAB_TFL_INT16;
   if (!mculab_tfl_quantized(in, MCULAB_TFL_INT8) ||
       !mculab_tfl_quantized(out, wide ? MCULAB_TFL_INT16 : MCULAB_TFL_INT8)) {
@@ -131,24 +153,41 @@ static mculab_tfl_status prepare(mculab_tfl_ctx* c) {
                           wide ? "int16 output must have zero point -32768, scale 1/65536"
                                : "int8 output must have zero point -128, scale 1/256");
   }
-  if (in->num_dims == 0 || in->elements != out->elements) {
-    return mculab_tfl_bad(c, MCULAB_TFL_BAD_SHAPE, "input and output differ in size");
-  }
-  const uint32_t depth = (uint32_t)in->dims[in->num_dims - 1];
-  if (depth > MCULAB_SOFTMAX_MAX_DEPTH) {
-    return mculab_tfl_bad(c, MCULAB_TFL_UNSUPPORTED, "rows over 4095 values");
+  const mculab_tfl_status st = rows(c, in, out);
+  if (st != MCULAB_TFL_OK) return st;
+  if (op->softmax_depth > MCULAB_SOFTMAX_MAX_DEPTH) {
+    return mculab_tfl_bad(c, MCULAB_TFL_UNSUPPORTED, "int8 rows over 4095 values");
   }
   if (!mculab_softmax_s8_prepare((double)op->beta, (double)in->scale, &op->k.softmax)) {
     return mculab_tfl_bad(c, MCULAB_TFL_UNSUPPORTED, "beta x input scale out of range");
   }
-  op->softmax_depth = depth;
-  op->softmax_outer = in->elements / depth;
-  op->macs = in->elements;
   return MCULAB_TFL_OK;
+}
+
+/* reference_ops::Softmax for float. */
+static void softmax_f32(float beta, const float* input, float* output, uint32_t outer,
+                        uint32_t depth) {
+  for (uint32_t i = 0; i < outer; ++i) {
+    const float* in = input + (uint64_t)i * depth;
+    float* out = output + (uint64_t)i * depth;
+    float max = -3.402823466e38f; /* numeric_limits<float>::lowest() */
+    for (uint32_t c = 0; c < depth; ++c) max = in[c] > max ? in[c] : max;
+    float sum = 0.0f;
+    for (uint32_t c = 0; c < depth; ++c) {
+      out[c] = (float)mculab_tfl_exp((double)((in[c] - max) * beta));
+      sum += out[c];
+    }
+    for (uint32_t c = 0; c < depth; ++c) out[c] = out[c] / sum;
+  }
 }
 
 static mculab_tfl_status invoke(mculab_tfl_model* m, const mculab_tfl_op* op, uint16_t index) {
   (void)index;
+  if (m->tensors[op->output].type == MCULAB_TFL_FLOAT32) {
+    softmax_f32(op->beta, (const float*)mculab_tfl_data(m, op->inputs[0]),
+                (float*)mculab_tfl_out_data(m, op), op->softmax_outer, op->softmax_depth);
+    return MCULAB_TFL_OK;
+  }
   if (m->tensors[op->output].type == MCULAB_TFL_INT16) {
     softmax_s8_s16(&op->k.softmax, (const int8_t*)mculab_tfl_data(m, op->inputs[0]),
                    (int16_t*)mculab_tfl_out_data(m, op), op->softmax_outer, op->softmax_depth);

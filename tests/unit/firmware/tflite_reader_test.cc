@@ -1769,4 +1769,60 @@ TEST(TfliteRefuses, PoolInt16WithAZeroPointOrAnotherScaleOrMixedTypes) {
   }
 }
 
+// SOFTMAX float32 of [3][2][7] (six rows), beta 0.7, against TFLite's reference formula written
+// here with glibc's expf: each row's maximum subtracted (a row near 1000 would overflow without),
+// e^((x - max) beta) summed in float in order, each divided by the sum. Ours rounds e^x from a
+// double (mculab_tfl_exp) where TFLite calls expf: each output within 2 units in the last place
+// of TFLite's (measured: all 42 equal here; expf and a rounded double differ in rare cases), and
+// within 1e-6 of the softmax in double.
+TEST(TfliteOps, SoftmaxFloat32IsTflitesReferenceFormula) {
+  Lcg rng{9};
+  std::vector<float> in(42);
+  for (auto& v : in) v = static_cast<float>(rng.In(-20000, 20000)) / 1000.0f;
+  for (size_t i = 14; i < 21; ++i) in[i] += 1000.0f;  // row 2 near 1000
+  in[30] = in[31] = 5.0f;                             // a tie for the maximum
+  const float beta = 0.7f;
+  OpRun r = RunOp(
+      {Float({3, 2, 7}), Float({3, 2, 7})},
+      tw::Operator{MCULAB_TFL_SOFTMAX, {0}, {}, 9, {tw::Option{0, tw::Option::kF32, 0, beta}}},
+      Bytes(in));
+  ASSERT_EQ(r.status, MCULAB_TFL_OK) << r.error;
+  const std::vector<float> got = Values<float>(r.out);
+  ASSERT_EQ(got.size(), in.size());
+  int equal = 0;
+  for (size_t row = 0; row < 6; ++row) {
+    const float* x = &in[row * 7];
+    const float max = *std::max_element(x, x + 7);
+    float sum = 0.0f;
+    double dsum = 0.0;
+    std::vector<float> e(7);
+    for (int c = 0; c < 7; ++c) {
+      e[c] = std::exp((x[c] - max) * beta);
+      sum += e[c];
+      dsum += std::exp((static_cast<double>(x[c]) - max) * beta);
+    }
+    float row_total = 0.0f;
+    for (int c = 0; c < 7; ++c) {
+      const float want = e[c] / sum;
+      const float have = got[row * 7 + c];
+      const float ulp = std::nextafter(want, 1.0f) - want;
+      EXPECT_LE(std::fabs(have - want), 2 * ulp) << "row " << row << " column " << c;
+      EXPECT_NEAR(have, std::exp((static_cast<double>(x[c]) - max) * beta) / dsum, 1e-6);
+      if (have == want) ++equal;
+      row_total += have;
+    }
+    EXPECT_NEAR(row_total, 1.0f, 1e-6f) << "row " << row;
+  }
+  EXPECT_GE(equal, 40) << "of 42 equal to TFLite's formula with glibc's expf";
+  EXPECT_EQ(got[30], got[31]) << "tied inputs";
+}
+
+TEST(TfliteRefuses, SoftmaxFloat32WithAnotherOutputType) {
+  OpRun r = RunOp({Float({1, 4}), Quantized({1, 4}, 9, 1.0f / 256, -128)},
+                  tw::Operator{MCULAB_TFL_SOFTMAX, {0}, {}, 9, {}}, Bytes(std::vector<float>(4)));
+  EXPECT_EQ(r.status, MCULAB_TFL_UNSUPPORTED);
+  EXPECT_NE(r.error.find("SOFTMAX"), std::string::npos) << r.error;
+  EXPECT_NE(r.error.find("float32 output"), std::string::npos) << r.error;
+}
+
 }  // namespace
