@@ -1825,4 +1825,76 @@ TEST(TfliteRefuses, SoftmaxFloat32WithAnotherOutputType) {
   EXPECT_NE(r.error.find("float32 output"), std::string::npos) << r.error;
 }
 
+// FULLY_CONNECTED 16x8 (input 1, filter 2^-6, output 1: the multiplier a power of two) against
+// the naive sums: with an int64 bias the sum / 64 rounded half up (TFLite's int64
+// MultiplyByQuantizedMultiplier, one rounding), exactly; with an int32 bias or none TFLite
+// accumulates in int32 and rounds twice (gemmlowp's doubling multiply, then the shift): within 1.
+// Inputs at the int16 extremes, depths past one block of the kernel set, batches from a 3-D
+// input, RELU from 0.
+TEST(TfliteOps, FullyConnected16x8IsTheSumOfProductsRequantized) {
+  // batches, depth, outputs, bias (0 none, 2 int32, 4 int64), activation
+  const int32_t shapes[][5] = {{1, 5, 3, 4, 0},   {3, 37, 9, 4, 1}, {2, 64, 16, 4, 0},
+                               {1, 130, 7, 2, 0}, {2, 17, 5, 0, 1}, {4, 8, 33, 4, 0}};
+  Lcg rng{13};
+  for (const auto& c : shapes) {
+    SCOPED_TRACE(testing::Message() << "shape " << (&c - shapes));
+    const int32_t n = c[0], depth = c[1], oc = c[2], bias_type = c[3], act = c[4];
+    std::vector<int16_t> in(static_cast<size_t>(n * depth));
+    for (auto& v : in)
+      v = static_cast<int16_t>(rng.In(0, 5) == 0 ? (rng.In(0, 1) ? 32767 : -32768)
+                                                 : rng.In(-32768, 32767));
+    std::vector<int8_t> filter(static_cast<size_t>(oc * depth));
+    for (auto& v : filter) v = static_cast<int8_t>(rng.In(-127, 127));
+    std::vector<int64_t> bias(static_cast<size_t>(oc));
+    for (auto& v : bias) v = bias_type == 0 ? 0 : rng.In(-(1 << 22), 1 << 22);
+    std::vector<tw::Tensor> tensors = {Quantized({n, 1, depth}, 7, 1.0f, 0),
+                                       Quantized({oc, depth}, 9, 1.0f / 64, 0, Bytes(filter))};
+    std::vector<int32_t> inputs = {0, 1};
+    if (bias_type == 4) tensors.push_back(Quantized({oc}, 4, 1.0f / 64, 0, Bytes(bias)));
+    if (bias_type == 2) {
+      std::vector<int32_t> b32(bias.begin(), bias.end());
+      tensors.push_back(Quantized({oc}, 2, 1.0f / 64, 0, Bytes(b32)));
+    }
+    if (bias_type != 0) inputs.push_back(2);
+    tensors.push_back(Quantized({n, oc}, 7, 1.0f, 0));
+    OpRun r =
+        RunOp(tensors,
+              tw::Operator{
+                  MCULAB_TFL_FULLY_CONNECTED, inputs, {}, 8, {tw::Option{0, tw::Option::kU8, act}}},
+              Bytes(in));
+    ASSERT_EQ(r.status, MCULAB_TFL_OK) << r.error;
+    const std::vector<int16_t> got = Values<int16_t>(r.out);
+    ASSERT_EQ(got.size(), static_cast<size_t>(n * oc));
+    for (int32_t b = 0; b < n; ++b)
+      for (int32_t o = 0; o < oc; ++o) {
+        int64_t acc = bias[o];
+        for (int32_t d = 0; d < depth; ++d)
+          acc += int64_t{filter[o * depth + d]} * in[b * depth + d];
+        const int64_t want = std::clamp<int64_t>((acc + 32) >> 6, act == 1 ? 0 : -32768, 32767);
+        if (bias_type == 4) {
+          ASSERT_EQ(got[b * oc + o], want) << "batch " << b << " output " << o;
+        } else {
+          ASSERT_NEAR(got[b * oc + o], want, 1) << "batch " << b << " output " << o;
+        }
+      }
+  }
+}
+
+TEST(TfliteRefuses, FullyConnected16x8WithAZeroPointOrAnInt64BiasOverInt8) {
+  const std::vector<uint8_t> filter(8), bias(16), in(8);
+  const tw::Operator op{MCULAB_TFL_FULLY_CONNECTED, {0, 1, 2}, {}, 8, {}};
+  // input type and zero point, output type; what the message names
+  for (const auto& [in_type, in_zp, out_type, why] :
+       {std::tuple{7, 2, 7, "zero point"}, std::tuple{9, 0, 9, "int64 for int16"},
+        std::tuple{7, 0, 9, "of one type"}}) {
+    OpRun r = RunOp({Quantized({1, 4}, static_cast<uint8_t>(in_type), 1.0f, in_zp),
+                     Quantized({2, 4}, 9, 0.5f, 0, filter), Quantized({2}, 4, 0.5f, 0, bias),
+                     Quantized({1, 2}, static_cast<uint8_t>(out_type), 1.0f, 0)},
+                    op, std::vector<uint8_t>(in.begin(), in.begin() + (in_type == 7 ? 8 : 4)));
+    EXPECT_EQ(r.status, MCULAB_TFL_UNSUPPORTED) << why;
+    EXPECT_NE(r.error.find(why), std::string::npos) << r.error;
+    EXPECT_NE(r.error.find("FULLY_CONNECTED"), std::string::npos) << r.error;
+  }
+}
+
 }  // namespace
