@@ -42,7 +42,7 @@ struct Layer {
   bool float_output = false;
 };
 
-// A tensor's values: int8, or float32 around QUANTIZE and DEQUANTIZE.
+// A tensor's values: int8, int16, or float32.
 nlohmann::json Values(const mculab_tfl_tensor& t) {
   nlohmann::json v = nlohmann::json::array();
   if (t.type == MCULAB_TFL_FLOAT32) {
@@ -50,6 +50,10 @@ nlohmann::json Values(const mculab_tfl_tensor& t) {
       float f;
       std::memcpy(&f, t.data + 4 * i, 4);
       v.push_back(f);
+    }
+  } else if (t.type == MCULAB_TFL_INT16) {
+    for (uint32_t i = 0; i < t.elements; ++i) {
+      v.push_back(static_cast<int16_t>(t.data[2 * i] | (t.data[2 * i + 1] << 8)));
     }
   } else {
     for (uint32_t i = 0; i < t.bytes; ++i) v.push_back(static_cast<int8_t>(t.data[i]));
@@ -77,6 +81,23 @@ void OnEnd() {
   const mculab_tfl_tensor& t = g_model->tensors[g_model->ops[l.index].output];
   l.output = Values(t).get<std::vector<double>>();
   l.float_output = t.type == MCULAB_TFL_FLOAT32;
+}
+
+// Prepares the loaded `m` in `arena`, seeds its input (seed 1) and runs it, each operator's
+// inputs and output recorded in `layers`.
+::testing::AssertionResult RunRecordingLayers(mculab_tfl_model* m, std::vector<uint8_t>* arena,
+                                              std::vector<Layer>* layers) {
+  if (mculab_tfl_prepare(m, arena->data(), arena->size()) != MCULAB_TFL_OK) {
+    return ::testing::AssertionFailure() << "prepare: " << m->error;
+  }
+  mculab_tfl_seed_input(m, 1);
+  g_layers = layers;
+  g_model = m;
+  const mculab_tfl_hooks hooks = {OnBegin, OnEnd};
+  if (mculab_tfl_invoke(m, &hooks) != MCULAB_TFL_OK) {
+    return ::testing::AssertionFailure() << "invoke: " << m->error;
+  }
+  return ::testing::AssertionSuccess();
 }
 
 std::string Missing() {
@@ -336,13 +357,8 @@ TEST(TfliteAgainstTflite, TrainedLstmWithinOneOfTfliteAndItsOutputEqual) {
   ASSERT_EQ(m->ops[0].builtin, MCULAB_TFL_UNIDIRECTIONAL_SEQUENCE_LSTM);
   ASSERT_EQ(m->ops[0].output, 23);
   std::vector<uint8_t> arena(8u << 20);
-  ASSERT_EQ(mculab_tfl_prepare(m.get(), arena.data(), arena.size()), MCULAB_TFL_OK) << m->error;
-  mculab_tfl_seed_input(m.get(), 1);
   std::vector<Layer> layers;
-  g_layers = &layers;
-  g_model = m.get();
-  const mculab_tfl_hooks hooks = {OnBegin, OnEnd};
-  ASSERT_EQ(mculab_tfl_invoke(m.get(), &hooks), MCULAB_TFL_OK) << m->error;
+  ASSERT_TRUE(RunRecordingLayers(m.get(), &arena, &layers));
   const std::vector<double> lstm = layers.at(0).output;
   const std::vector<double> output = layers.back().output;
 
@@ -418,6 +434,72 @@ TEST(TfliteAgainstTflite, LstmFloat32WithinFloatRoundingOfTflite) {
     EXPECT_LE(d, 1e-5 * std::max(1.0, std::abs(run.theirs[i]))) << i;
   }
   std::printf("lstm float32 %zu values, max difference %.3g\n", run.ours.size(), max_diff);
+}
+
+}  // namespace
+
+namespace {
+
+// The writer's PoolNet in float32 (AVERAGE_POOL_2D SAME RELU6, MAX_POOL_2D VALID,
+// FULLY_CONNECTED, SOFTMAX) and 16x8 (the same without SOFTMAX), each operator run alone in TFLite
+// on the input it had in ours. 16x8: TFLite's interpreter runs these int16 forms in its builtin
+// kernels (XNNPACK takes no int16): reference_integer_ops::AveragePool and MaxPool for int16 and
+// FullyConnected with int64 sums, as ours: equal. float32: XNNPACK runs the pools and the fully
+// connected (its own order of sums) and TFLite's softmax calls expf: within float rounding, 1e-6
+// relative.
+TEST(TfliteAgainstTflite, PoolNetFloat32WithinFloatRoundingAnd16x8Equal) {
+  if (const std::string m = Missing(); !m.empty() || std::string(MCULAB_NODE).empty()) {
+    GTEST_SKIP() << "'" << m << "' is absent (node, Chromium, or `npm ci` in "
+                 << MCULAB_TFLITE_REFERENCE_DIR << ")";
+  }
+  namespace tw = mculab::tflite_writer;
+  for (const tw::PoolNetKind kind : {tw::PoolNetKind::kFloat32, tw::PoolNetKind::kInt16x8}) {
+    const bool is_float = kind == tw::PoolNetKind::kFloat32;
+    SCOPED_TRACE(is_float ? "float32" : "16x8");
+    const std::vector<uint8_t> bytes = tw::Serialize(tw::PoolNet(kind));
+    const std::string path = ::testing::TempDir() + "tflite-reference-pool-net-" +
+                             (is_float ? "float32" : "16x8") + ".tflite";
+    std::ofstream(path, std::ios::binary)
+        .write(reinterpret_cast<const char*>(bytes.data()),
+               static_cast<std::streamsize>(bytes.size()));
+    auto m = std::make_unique<mculab_tfl_model>();
+    ASSERT_EQ(mculab_tfl_load(m.get(), bytes.data(), bytes.size()), MCULAB_TFL_OK) << m->error;
+    std::vector<uint8_t> arena(1u << 20);
+    std::vector<Layer> layers;
+    ASSERT_TRUE(RunRecordingLayers(m.get(), &arena, &layers));
+    ASSERT_EQ(layers.size(), is_float ? 4u : 3u);
+    nlohmann::json jobs = nlohmann::json::array();
+    for (const Layer& l : layers)
+      jobs.push_back({{"model", path}, {"op", l.index}, {"inputs", l.inputs}});
+    const std::string jobs_file = path + ".json";
+    std::ofstream(jobs_file) << nlohmann::json{{"jobs", jobs}}.dump();
+    const std::vector<nlohmann::json> results = RunReference("--jobs " + jobs_file);
+    ASSERT_EQ(results.size(), layers.size());
+    for (size_t k = 0; k < layers.size(); ++k) {
+      const Layer& l = layers[k];
+      const std::vector<double> theirs = results[k]["output"].get<std::vector<double>>();
+      ASSERT_EQ(theirs.size(), l.output.size()) << l.type;
+      double max_diff = 0.0;
+      int differ = 0;
+      for (size_t i = 0; i < theirs.size(); ++i) {
+        const double d = std::abs(theirs[i] - l.output[i]);
+        max_diff = std::max(max_diff, d);
+        differ += d != 0.0;
+        if (is_float) {
+          EXPECT_LE(d, 1e-6 * std::max(1.0, std::abs(theirs[i]))) << l.type << " value " << i;
+        } else {
+          EXPECT_EQ(d, 0.0) << l.type << " value " << i;
+        }
+      }
+      // Something was computed: not all one value.
+      EXPECT_NE(*std::min_element(l.output.begin(), l.output.end()),
+                *std::max_element(l.output.begin(), l.output.end()))
+          << l.type;
+      std::printf("pool net %s op %d %-16s %4zu values, %3d differ, max %.3g\n",
+                  is_float ? "float32" : "16x8", l.index, l.type.c_str(), theirs.size(), differ,
+                  max_diff);
+    }
+  }
 }
 
 }  // namespace
