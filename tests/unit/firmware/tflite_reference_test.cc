@@ -1,6 +1,7 @@
 // The runner's int8 interpreter against TFLite's own (tools/tflite_reference: npm
 // @tensorflow/tfjs-tflite, TFLite compiled to wasm with XNNPACK, in headless Chromium), layer by
 // layer on the writer's sample nets (int8, and float32 in and out around QUANTIZE and DEQUANTIZE),
+// its pooling nets (float32 and 16x8: PoolNetFloat32WithinFloatRoundingAnd16x8Equal),
 // two small nets of HARD_SWISH, RELU, RELU6 and MEAN over H and W (int8, and float32 after a MUL),
 // the writer's MobileNetV2 at 96x96 and width 0.35 (TRANSPOSE, PAD, ADD, MEAN, RESHAPE besides
 // the convolutions) and the MLPerf Tiny models: each operator runs alone in TFLite
