@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "mculab/kernels_s8.h"
 #include "mculab/runner_protocol.h"
 #include "mculab/tflite.h"
 #include "tflite_writer.h"
@@ -1894,6 +1895,109 @@ TEST(TfliteRefuses, FullyConnected16x8WithAZeroPointOrAnInt64BiasOverInt8) {
     EXPECT_EQ(r.status, MCULAB_TFL_UNSUPPORTED) << why;
     EXPECT_NE(r.error.find(why), std::string::npos) << r.error;
     EXPECT_NE(r.error.find("FULLY_CONNECTED"), std::string::npos) << r.error;
+  }
+}
+
+// TFLite Micro's SoftmaxInt16 written out (reference_ops::SoftmaxInt16 over the tables its
+// Prepare builds with gen_lut<float>, glibc's expf): the tables of e^x on [-10, 0] and
+// 1 / (1 + x) on [0, 1], 513 entries, interpolated.
+float TfliteRound(float v) { return std::round(v); }
+
+std::vector<int16_t> TfliteMicroLut(float (*func)(float), float lo, float hi) {
+  std::vector<int16_t> lut(513);
+  const float step = (hi - lo) / 512, half = step / 2, scaling = 65536.0f / 2.0f;
+  auto sat = [](float v) { return static_cast<int16_t>(std::clamp(v, -32768.0f, 32767.0f)); };
+  for (int i = 0; i < 512; ++i) {
+    const float val = func(lo + i * step), mid = func(lo + i * step + half),
+                next = func(lo + (i + 1) * step);
+    const float interp = TfliteRound((next * scaling + TfliteRound(val * scaling)) / 2);
+    const float bias = TfliteRound((interp - TfliteRound(mid * scaling)) / 2);
+    lut[i] = sat(TfliteRound(val * scaling) - bias);
+  }
+  lut[512] = sat(TfliteRound(func(hi) * scaling));
+  return lut;
+}
+
+int16_t TfliteLookup(int16_t v, const std::vector<int16_t>& lut) {
+  const int index = 256 + (v >> 7), offset = v & 0x7f;
+  return static_cast<int16_t>(lut[index] + (((lut[index + 1] - lut[index]) * offset + 64) >> 7));
+}
+
+// SOFTMAX int16 -> int16 (input scale 2^-10, beta 1 and 0.3; output 1/32768): bit for bit
+// TFLite Micro's kernel written out above, over rows of spread values, a row of equal values, a
+// row at both int16 ends and one wider than a table step; each probability within 3e-4 of the
+// softmax in double (the tables' interpolation; measured below that).
+TEST(TfliteOps, SoftmaxInt16IsTfliteMicrosTableSoftmax) {
+  const std::vector<int16_t> exp_lut =
+      TfliteMicroLut([](float x) { return std::exp(x); }, -10.0f, 0.0f);
+  const std::vector<int16_t> recip_lut =
+      TfliteMicroLut([](float x) { return 1.0f / (1.0f + x); }, 0.0f, 1.0f);
+  Lcg rng{21};
+  const int32_t rows = 12, depth = 9;
+  std::vector<int16_t> in(rows * depth);
+  for (int32_t r = 0; r < rows; ++r)
+    for (int32_t c = 0; c < depth; ++c)
+      in[r * depth + c] = static_cast<int16_t>(r == 0   ? 500
+                                               : r == 1 ? (c % 2 ? 32767 : -32768)
+                                               : r == 2 ? rng.In(-200, 200)
+                                                        : rng.In(-6000, 6000));
+  for (float beta : {1.0f, 0.3f}) {
+    SCOPED_TRACE(beta);
+    OpRun r = RunOp(
+        {Quantized({rows / 3, 3, depth}, 7, 1.0f / 1024, 0),
+         Quantized({rows / 3, 3, depth}, 7, 1.0f / 32768, 0)},
+        tw::Operator{MCULAB_TFL_SOFTMAX, {0}, {}, 9, {tw::Option{0, tw::Option::kF32, 0, beta}}},
+        Bytes(in));
+    ASSERT_EQ(r.status, MCULAB_TFL_OK) << r.error;
+    const std::vector<int16_t> got = Values<int16_t>(r.out);
+    ASSERT_EQ(got.size(), in.size());
+    int32_t multiplier = 0;
+    int shift = 0;
+    mculab_quantize_multiplier(1.0 / 1024 * beta / (10.0 / 65535.0), &multiplier, &shift);
+    ASSERT_GT(shift, 0);
+    for (int32_t row = 0; row < rows; ++row) {
+      const int16_t* x = &in[row * depth];
+      const int16_t max = *std::max_element(x, x + depth);
+      std::vector<int32_t> e(depth);
+      int32_t sum = 0;
+      double dsum = 0;
+      for (int32_t c = 0; c < depth; ++c) {
+        // MultiplyByQuantizedMultiplier for a left shift (3 and 1 here): one rounding of
+        // diff x multiplier x 2^(shift - 31), halves away from zero.
+        const int64_t prod = (int64_t{x[c] - max} << std::max(shift, 0)) * multiplier;
+        const int32_t right = 31 - std::min(shift, 0);
+        const int64_t scaled = (prod + (int64_t{1} << (right - 1)) - (prod < 0)) >> right;
+        e[c] = TfliteLookup(
+            static_cast<int16_t>(std::clamp<int64_t>(scaled + 32767, -32768, 32767)), exp_lut);
+        sum += e[c];
+        dsum += std::exp((x[c] - max) / 1024.0 * beta);
+      }
+      const int headroom = __builtin_clz(static_cast<uint32_t>(sum));
+      const int32_t shifted =
+          static_cast<int32_t>(((int64_t{sum} << (headroom - 1)) + (1 << 13)) >> 14);
+      const int16_t reciprocal = TfliteLookup(
+          static_cast<int16_t>(std::clamp(shifted - (1 << 15) - (1 << 16), -32768, 32767)),
+          recip_lut);
+      for (int32_t c = 0; c < depth; ++c) {
+        const int right = 31 - headroom;
+        const int64_t want = std::clamp<int64_t>(
+            (int64_t{e[c]} * reciprocal + (int64_t{1} << (right - 1))) >> right, 0, 32767);
+        ASSERT_EQ(got[row * depth + c], want) << "row " << row << " column " << c;
+        EXPECT_NEAR(got[row * depth + c] / 32768.0, std::exp((x[c] - max) / 1024.0 * beta) / dsum,
+                    3e-4)
+            << "row " << row << " column " << c;
+      }
+    }
+  }
+}
+
+TEST(TfliteRefuses, SoftmaxInt16OutputNotQuantizedAsTfliteMicroRequires) {
+  for (const auto& [scale, zp] :
+       {std::pair{1.0f / 65536, int64_t{0}}, std::pair{1.0f / 32768, int64_t{-32768}}}) {
+    OpRun r = RunOp({Quantized({1, 4}, 7, 0.01f, 0), Quantized({1, 4}, 7, scale, zp)},
+                    tw::Operator{MCULAB_TFL_SOFTMAX, {0}, {}, 9, {}}, std::vector<uint8_t>(8));
+    EXPECT_EQ(r.status, MCULAB_TFL_UNSUPPORTED) << scale;
+    EXPECT_NE(r.error.find("scale 1/32768"), std::string::npos) << r.error;
   }
 }
 
