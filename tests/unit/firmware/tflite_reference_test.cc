@@ -441,11 +441,45 @@ TEST(TfliteAgainstTflite, LstmFloat32WithinFloatRoundingOfTflite) {
 
 namespace {
 
-// The writer's PoolNet in float32 (AVERAGE_POOL_2D SAME RELU6, MAX_POOL_2D VALID,
-// FULLY_CONNECTED, SOFTMAX) and 16x8 (the same without SOFTMAX), each operator run alone in TFLite
-// on the input it had in ours. 16x8: TFLite's interpreter runs these int16 forms in its builtin
-// kernels (XNNPACK takes no int16): reference_integer_ops::AveragePool and MaxPool for int16 and
-// FullyConnected with int64 sums, as ours: equal. float32: XNNPACK runs the pools and the fully
+// Writes `model` to the temporary file `name`.tflite, runs it in ours on its seeded input recording
+// each layer, then each layer alone in TFLite on the inputs it had in ours: our layers, and
+// TFLite's output for each (empty when something failed, with a test failure).
+struct EachLayerInBoth {
+  std::vector<Layer> layers;
+  std::vector<std::vector<double>> theirs;
+};
+
+EachLayerInBoth RunEachLayerInBoth(const mculab::tflite_writer::Model& model,
+                                   const std::string& name) {
+  EachLayerInBoth run;
+  const std::vector<uint8_t> bytes = mculab::tflite_writer::Serialize(model);
+  const std::string path = ::testing::TempDir() + "tflite-reference-" + name + ".tflite";
+  std::ofstream(path, std::ios::binary)
+      .write(reinterpret_cast<const char*>(bytes.data()),
+             static_cast<std::streamsize>(bytes.size()));
+  auto m = std::make_unique<mculab_tfl_model>();
+  std::vector<uint8_t> arena(1u << 20);
+  if (mculab_tfl_load(m.get(), bytes.data(), bytes.size()) != MCULAB_TFL_OK) {
+    ADD_FAILURE() << name << ": " << m->error;
+    return run;
+  }
+  EXPECT_TRUE(RunRecordingLayers(m.get(), &arena, &run.layers)) << name;
+  nlohmann::json jobs = nlohmann::json::array();
+  for (const Layer& l : run.layers)
+    jobs.push_back({{"model", path}, {"op", l.index}, {"inputs", l.inputs}});
+  const std::string jobs_file = path + ".json";
+  std::ofstream(jobs_file) << nlohmann::json{{"jobs", jobs}}.dump();
+  for (const nlohmann::json& r : RunReference("--jobs " + jobs_file))
+    run.theirs.push_back(r["output"].get<std::vector<double>>());
+  EXPECT_EQ(run.theirs.size(), run.layers.size()) << name;
+  return run;
+}
+
+// The writer's PoolNet in float32 and 16x8 (AVERAGE_POOL_2D SAME RELU6, MAX_POOL_2D VALID,
+// FULLY_CONNECTED, SOFTMAX), each operator run alone in TFLite on the input it had in ours. 16x8:
+// TFLite's interpreter runs these int16 forms in its builtin kernels (XNNPACK takes no int16):
+// reference_integer_ops::AveragePool and MaxPool for int16, FullyConnected with int64 sums and
+// reference_ops::SoftmaxInt16, as ours: equal. float32: XNNPACK runs the pools and the fully
 // connected (its own order of sums) and TFLite's softmax calls expf: within float rounding, 1e-6
 // relative.
 TEST(TfliteAgainstTflite, PoolNetFloat32WithinFloatRoundingAnd16x8Equal) {
@@ -457,28 +491,14 @@ TEST(TfliteAgainstTflite, PoolNetFloat32WithinFloatRoundingAnd16x8Equal) {
   for (const tw::PoolNetKind kind : {tw::PoolNetKind::kFloat32, tw::PoolNetKind::kInt16x8}) {
     const bool is_float = kind == tw::PoolNetKind::kFloat32;
     SCOPED_TRACE(is_float ? "float32" : "16x8");
-    const std::vector<uint8_t> bytes = tw::Serialize(tw::PoolNet(kind));
-    const std::string path = ::testing::TempDir() + "tflite-reference-pool-net-" +
-                             (is_float ? "float32" : "16x8") + ".tflite";
-    std::ofstream(path, std::ios::binary)
-        .write(reinterpret_cast<const char*>(bytes.data()),
-               static_cast<std::streamsize>(bytes.size()));
-    auto m = std::make_unique<mculab_tfl_model>();
-    ASSERT_EQ(mculab_tfl_load(m.get(), bytes.data(), bytes.size()), MCULAB_TFL_OK) << m->error;
-    std::vector<uint8_t> arena(1u << 20);
-    std::vector<Layer> layers;
-    ASSERT_TRUE(RunRecordingLayers(m.get(), &arena, &layers));
-    ASSERT_EQ(layers.size(), is_float ? 4u : 3u);
-    nlohmann::json jobs = nlohmann::json::array();
-    for (const Layer& l : layers)
-      jobs.push_back({{"model", path}, {"op", l.index}, {"inputs", l.inputs}});
-    const std::string jobs_file = path + ".json";
-    std::ofstream(jobs_file) << nlohmann::json{{"jobs", jobs}}.dump();
-    const std::vector<nlohmann::json> results = RunReference("--jobs " + jobs_file);
-    ASSERT_EQ(results.size(), layers.size());
+    const EachLayerInBoth run =
+        RunEachLayerInBoth(tw::PoolNet(kind), is_float ? "pool-net-float32" : "pool-net-16x8");
+    const std::vector<Layer>& layers = run.layers;
+    ASSERT_EQ(layers.size(), 4u);
+    ASSERT_EQ(run.theirs.size(), layers.size());
     for (size_t k = 0; k < layers.size(); ++k) {
       const Layer& l = layers[k];
-      const std::vector<double> theirs = results[k]["output"].get<std::vector<double>>();
+      const std::vector<double>& theirs = run.theirs[k];
       ASSERT_EQ(theirs.size(), l.output.size()) << l.type;
       double max_diff = 0.0;
       int differ = 0;
@@ -501,6 +521,41 @@ TEST(TfliteAgainstTflite, PoolNetFloat32WithinFloatRoundingAnd16x8Equal) {
                   max_diff);
     }
   }
+}
+
+}  // namespace
+
+namespace {
+
+// SOFTMAX int16 -> int16 alone over 256 rows of 9 seeded values (input scale 2^-13: -4 to 4, so
+// the differences run over most of the table's [-10, 0]), in both interpreters. Ours is TFLite
+// Micro's (its tables built with gen_lut<float>); TFLite's interpreter builds the same tables in
+// double.
+TEST(TfliteAgainstTflite, SoftmaxInt16EqualToTflite) {
+  if (const std::string m = Missing(); !m.empty() || std::string(MCULAB_NODE).empty()) {
+    GTEST_SKIP() << "'" << m << "' is absent (node, Chromium, or `npm ci` in "
+                 << MCULAB_TFLITE_REFERENCE_DIR << ")";
+  }
+  namespace tw = mculab::tflite_writer;
+  tw::Model model;
+  model.tensors = {tw::Tensor{{256, 9}, 7, {}, {1.0f / 8192}, {0}, 0, "in"},
+                   tw::Tensor{{256, 9}, 7, {}, {1.0f / 32768}, {0}, 0, "out"}};
+  model.operators = {tw::Operator{25, {0}, {1}, 9, {{0, tw::Option::kF32, 0, 1.0f}}}};
+  model.inputs = {0};
+  model.outputs = {1};
+  const EachLayerInBoth run = RunEachLayerInBoth(model, "softmax-int16");
+  ASSERT_EQ(run.layers.size(), 1u);
+  ASSERT_EQ(run.theirs.size(), 1u);
+  const std::vector<double>& theirs = run.theirs[0];
+  ASSERT_EQ(theirs.size(), run.layers[0].output.size());
+  int differ = 0;
+  const int max_diff = MaxDifference(theirs, run.layers[0].output, &differ);
+  EXPECT_EQ(max_diff, 0) << differ << " of " << theirs.size() << " values differ";
+  std::vector<double> ours = run.layers[0].output;
+  std::sort(ours.begin(), ours.end());
+  EXPECT_GT(std::unique(ours.begin(), ours.end()) - ours.begin(), 1000)
+      << "too few distinct values";
+  std::printf("softmax int16 %zu values, %d differ, max %d\n", theirs.size(), differ, max_diff);
 }
 
 }  // namespace

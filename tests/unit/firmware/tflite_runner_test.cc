@@ -195,7 +195,7 @@ TEST(TfliteRunnerHost, AnUnsupportedOperatorIsNamed) {
 // CSVs as the given input: what the boards run to the host's checksums (one run each). The
 // writer's activation nets (HARD_SWISH, RELU, RELU6, MEAN; int8 and float32) and its float32 and
 // 16x8 LSTMs (2 batches of 5 steps, 4 units, the cell clipped at 3) and its pooling nets
-// (float32 pools, fully connected and softmax; 16x8 pools and fully connected) come first, always
+// (pools, fully connected and softmax in float32 and 16x8) come first, always
 // there.
 std::vector<std::pair<std::string, Bytes>> TfliteMicroBlobs() {
   namespace ts = test_support;
