@@ -713,4 +713,57 @@ Model MobileNetV2(uint32_t seed, int resolution, float alpha) {
   return m;
 }
 
+Model PoolNet(PoolNetKind kind, uint32_t seed) {
+  Rng r(seed);
+  const bool wide = kind == PoolNetKind::kInt16x8;
+  Model m;
+  // A tensor of [shape]: int16 of `scale` (zero point 0) in 16x8, float32 otherwise.
+  auto act = [&](std::vector<int32_t> shape, float scale, const char* name) {
+    return wide ? Tensor{std::move(shape), 7, {}, {scale}, {0}, 0, name}
+                : Tensor{std::move(shape), 0, {}, {}, {}, 0, name};
+  };
+  const float in_scale = 1.0f / 4096, w_scale = 1.0f / 128;
+  std::vector<uint8_t> weights, bias;
+  for (int i = 0; i < 10 * 27; ++i) {
+    const int8_t q = r.Weight();
+    const float f = static_cast<float>(q) * w_scale;
+    uint8_t b[4];
+    std::memcpy(b, &f, 4);
+    if (wide) {
+      weights.push_back(static_cast<uint8_t>(q));
+    } else {
+      weights.insert(weights.end(), b, b + 4);
+    }
+  }
+  for (int i = 0; i < 10; ++i) {
+    const int64_t q = static_cast<int64_t>(r.Next() % 314573u) - 157286;  // within +-0.3
+    const float f = static_cast<float>(q) * in_scale * w_scale;
+    uint8_t b[8];
+    if (wide) {
+      std::memcpy(b, &q, 8);
+    } else {
+      std::memcpy(b, &f, 4);
+    }
+    bias.insert(bias.end(), b, b + (wide ? 8 : 4));
+  }
+  m.tensors = {act({1, 8, 8, 3}, in_scale, "input"),
+               act({1, 4, 4, 3}, in_scale, "avgpool"),
+               act({1, 3, 3, 3}, in_scale, "maxpool"),
+               wide ? Tensor{{10, 27}, 9, weights, {w_scale}, {0}, 0, "fc/weights"}
+                    : Tensor{{10, 27}, 0, weights, {}, {}, 0, "fc/weights"},
+               wide ? Tensor{{10}, 4, bias, {in_scale * w_scale}, {0}, 0, "fc/bias"}
+                    : Tensor{{10}, 0, bias, {}, {}, 0, "fc/bias"},
+               act({1, 10}, 1.0f / 512, "fc")};
+  m.operators = {
+      Operator{1, {0}, {1}, 5, {Pad(0, 0), I32(1, 2), I32(2, 2), I32(3, 3), I32(4, 3), Pad(5, 3)}},
+      Operator{17, {1}, {2}, 5, {Pad(0, 1), I32(1, 1), I32(2, 1), I32(3, 2), I32(4, 2)}},
+      Operator{9, {2, 3, 4}, {5}, 8, {Pad(0, 0)}}};
+  m.inputs = {0};
+  m.outputs = {5};
+  m.tensors.push_back(act({1, 10}, 1.0f / 32768, "softmax"));
+  m.operators.push_back(Operator{25, {5}, {6}, 9, {{0, Option::kF32, 0, 1.5f}}});
+  m.outputs = {6};
+  return m;
+}
+
 }  // namespace mculab::tflite_writer

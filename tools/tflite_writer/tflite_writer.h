@@ -106,6 +106,15 @@ Model LstmNet(LstmKind kind, const LstmShape& shape, int extra_input = -1);
 // 71 operators, each with its own operator code.
 Model MobileNetV2(uint32_t seed, int resolution = 224, float alpha = 1.0f);
 
+// Pooling, fully connected and softmax in the types beyond int8: input [1][8][8][3] ->
+// AVERAGE_POOL_2D 3x3 stride 2 SAME RELU6 -> [1][4][4][3] -> MAX_POOL_2D 2x2 stride 1 VALID ->
+// [1][3][3][3] -> FULLY_CONNECTED 10 (the 4-D input as one batch of 27) -> [1][10] -> SOFTMAX
+// (beta 1.5). 16x8: activations int16 symmetric (input and pools 2^-12, the fully connected
+// output 2^-9, the softmax 2^-15), weights int8 of scale 1/128, int64 bias; float32: the same
+// weights times 1/128. Weights and biases from `seed` (xorshift32).
+enum class PoolNetKind { kFloat32, kInt16x8 };
+Model PoolNet(PoolNetKind kind, uint32_t seed = 1);
+
 }  // namespace mculab::tflite_writer
 
 #endif  // MCULAB_TOOLS_TFLITE_WRITER_H_

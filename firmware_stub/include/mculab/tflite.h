@@ -191,6 +191,14 @@ typedef struct {
 typedef struct {
   int32_t in_zp, range_radius, multiplier, left_shift;
 } mculab_tfl_sigmoid_params;
+/* SOFTMAX int16 -> int16 (TFLite Micro's SoftmaxInt16): the input difference's rescaling into
+ * [-65535, 0] for [-10, 0], and the two 513-entry tables (e^x on [-10, 0], 1 / (1 + x) on [0, 1])
+ * in the kernel's persistent bytes. */
+typedef struct {
+  int32_t multiplier, left_shift;
+  const int16_t* exp_lut;
+  const int16_t* one_over_one_plus_x_lut;
+} mculab_tfl_softmax16_params;
 
 /* UNIDIRECTIONAL_SEQUENCE_LSTM (TFLite Micro's lstm_eval.h): float32, or integer with int8
  * weights, int16 cell state and gates and int8 activations with int32 bias or int16 activations
@@ -248,6 +256,7 @@ typedef struct {
     mculab_tfl_hard_swish_params hard_swish;
     mculab_tfl_mean_params mean;
     mculab_tfl_sigmoid_params sigmoid;
+    mculab_tfl_softmax16_params softmax16;
     mculab_tfl_lstm_params lstm;
   } k;
   uint32_t softmax_outer, softmax_depth;

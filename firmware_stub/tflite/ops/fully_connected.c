@@ -1,5 +1,8 @@
 /* FULLY_CONNECTED: int8 (reference_integer_ops::FullyConnected, in kernels/ through
- * mculab/kernels_s8.h) and float32 (reference_ops::FullyConnected: each sum in float in the
+ * mculab/kernels_s8.h), 16x8 (the same function for int16 input: symmetric int16 activations,
+ * int8 weights, the accumulator the bias's type (int64, or int32 wrapping), requantized by the
+ * matching MultiplyByQuantizedMultiplier; the sums through the kernel set's matrix-vector block)
+ * and float32 (reference_ops::FullyConnected: each sum in float in the
  * input's order, then the bias, then the activation clamp). */
 #include <stdint.h>
 
@@ -62,23 +65,30 @@ static mculab_tfl_status prepare(mculab_tfl_ctx* c) {
     return mculab_tfl_bad(c, MCULAB_TFL_UNSUPPORTED, "shuffled fully connected weights");
   }
   if (in != NULL && in->type == MCULAB_TFL_FLOAT32) return prepare_float(c);
-  if (!mculab_tfl_quantized(in, MCULAB_TFL_INT8) || !mculab_tfl_quantized(out, MCULAB_TFL_INT8) ||
-      filter == NULL || filter->type != MCULAB_TFL_INT8 || !filter->is_const ||
-      filter->num_scales != 1 || !mculab_tfl_valid_scale(filter->scale) ||
-      filter->zero_point != 0) {
-    return mculab_tfl_bad(
-        c, MCULAB_TFL_UNSUPPORTED,
-        "needs int8 input and output and a constant int8 filter quantized per tensor");
+  const uint8_t act =
+      in != NULL && in->type == MCULAB_TFL_INT16 ? MCULAB_TFL_INT16 : MCULAB_TFL_INT8;
+  if (!mculab_tfl_quantized(in, act) || !mculab_tfl_quantized(out, act) || filter == NULL ||
+      filter->type != MCULAB_TFL_INT8 || !filter->is_const || filter->num_scales != 1 ||
+      !mculab_tfl_valid_scale(filter->scale) || filter->zero_point != 0) {
+    return mculab_tfl_bad(c, MCULAB_TFL_UNSUPPORTED,
+                          "needs int8 or int16 input and output of one type and a constant int8 "
+                          "filter quantized per tensor");
+  }
+  if (act == MCULAB_TFL_INT16 && (in->zero_point != 0 || out->zero_point != 0)) {
+    return mculab_tfl_bad(c, MCULAB_TFL_UNSUPPORTED, "int16 activations with a zero point");
   }
   mculab_fc_s8_params* p = &op->k.fc;
   const mculab_tfl_status st = shapes(c, in, filter, out, p);
   if (st != MCULAB_TFL_OK) return st;
-  if (bias != NULL &&
-      (bias->type != MCULAB_TFL_INT32 || !bias->is_const || bias->elements != (uint32_t)p->out_c ||
-       ((uintptr_t)bias->const_data & 3u) != 0)) {
+  if (bias != NULL && ((bias->type != MCULAB_TFL_INT32 &&
+                        (act == MCULAB_TFL_INT8 || bias->type != MCULAB_TFL_INT64)) ||
+                       !bias->is_const || bias->elements != (uint32_t)p->out_c ||
+                       ((uintptr_t)bias->const_data & 3u) != 0)) {
     return mculab_tfl_bad(c, MCULAB_TFL_UNSUPPORTED,
-                          "bias must be constant int32 [out channels], 4-byte aligned");
+                          "bias must be constant int32 (int64 for int16) [out channels], aligned");
   }
+  /* The 16x8 sums of one batch, as int64 (mculab_mat_vec_s8s16_s64). */
+  if (act == MCULAB_TFL_INT16) op->scratch_bytes = 8u * (uint32_t)p->out_c;
   if (!mculab_tfl_activation_range(op->activation, out, &p->act_min, &p->act_max)) {
     return mculab_tfl_bad(c, MCULAB_TFL_UNSUPPORTED,
                           "fused activation other than RELU, RELU6, RELU_N1_TO_1");
@@ -112,10 +122,40 @@ static void invoke_float(mculab_tfl_model* m, const mculab_tfl_op* op) {
   }
 }
 
+/* reference_integer_ops::FullyConnected for int16 input: per batch, the bias (or 0) plus the
+ * filter times the input row, in int64; with an int32 bias (or none) TFLite's accumulator is
+ * int32, whose wrapped sum is the int64 sum's low 32 bits. */
+static void invoke_16x8(mculab_tfl_model* m, const mculab_tfl_op* op) {
+  const mculab_fc_s8_params* p = &op->k.fc;
+  const int16_t* in = (const int16_t*)mculab_tfl_data(m, op->inputs[0]);
+  const int8_t* w = (const int8_t*)mculab_tfl_data(m, op->inputs[1]);
+  const mculab_tfl_tensor* bias =
+      op->num_inputs < 3 || op->inputs[2] < 0 ? NULL : &m->tensors[op->inputs[2]];
+  const int wide = bias != NULL && bias->type == MCULAB_TFL_INT64;
+  int16_t* out = (int16_t*)mculab_tfl_out_data(m, op);
+  int64_t* acc = (int64_t*)(void*)m->scratch;
+  for (int32_t b = 0; b < p->batches; ++b) {
+    for (int32_t oc = 0; oc < p->out_c; ++oc) {
+      acc[oc] = bias != NULL ? mculab_tfl_const_int(bias, (uint32_t)oc) : 0;
+    }
+    mculab_mat_vec_s8s16_s64(w, p->depth, in + (int64_t)b * p->depth, p->out_c, p->depth, acc);
+    for (int32_t oc = 0; oc < p->out_c; ++oc) {
+      const int32_t v = wide ? mculab_tfl_mbqm64(acc[oc], p->out_multiplier, p->out_shift)
+                             : mculab_tfl_mbqm((int32_t)(uint32_t)(uint64_t)acc[oc],
+                                               p->out_multiplier, p->out_shift);
+      out[(int64_t)b * p->out_c + oc] = (int16_t)mculab_tfl_clamp(v, p->act_min, p->act_max);
+    }
+  }
+}
+
 static mculab_tfl_status invoke(mculab_tfl_model* m, const mculab_tfl_op* op, uint16_t index) {
   (void)index;
   if (m->tensors[op->output].type == MCULAB_TFL_FLOAT32) {
     invoke_float(m, op);
+    return MCULAB_TFL_OK;
+  }
+  if (m->tensors[op->output].type == MCULAB_TFL_INT16) {
+    invoke_16x8(m, op);
     return MCULAB_TFL_OK;
   }
   const int32_t* bias =

@@ -1,9 +1,12 @@
-/* SOFTMAX: int8 input, int8 output (reference_ops::Softmax with gemmlowp's fixed-point exp, as
- * TFLite Micro; in kernels/ through mculab/kernels_s8.h) or int16 output (the same template with
- * OutputT int16: zero point -32768, scale 1/65536), written out here with gemmlowp's fixed-point
- * functions for int32 raw values (Q5.26 exp input, Q12.19 sum, Q0.31 results). They are those of
- * kernels/softmax_s8.c, private there: once mculab/kernels_s8.h offers an int16 output, this
- * file calls it instead. */
+/* SOFTMAX: float32 (reference_ops::Softmax: each row's maximum subtracted, e^((x - max) beta) in
+ * float summed in order, each divided by the sum; e^x from mculab_tfl_exp rounded to float, where
+ * TFLite calls expf), int16 in and out (TFLite Micro's SoftmaxInt16: tables of e^x and 1 / (1 + x)
+ * interpolated, built at prepare as its gen_lut builds them in float), int8 input, int8 output
+ * (reference_ops::Softmax with gemmlowp's fixed-point exp, as TFLite Micro; in kernels/ through
+ * mculab/kernels_s8.h) or int16 output (the same template with OutputT int16: zero point -32768,
+ * scale 1/65536), written out here with gemmlowp's fixed-point functions for int32 raw values
+ * (Q5.26 exp input, Q12.19 sum, Q0.31 results). They are those of kernels/softmax_s8.c, private
+ * there: once mculab/kernels_s8.h offers an int16 output, this file calls it instead. */
 #include <stdint.h>
 
 #include "kernels.h"
@@ -113,10 +116,138 @@ static void parse(fb_reader* r, const fb_table* t, mculab_tfl_op* op) {
   op->beta = fb_f32(r, t, 0, 0.0f);
 }
 
+/* The rows: the last dimension's size, and how many. */
+static mculab_tfl_status rows(mculab_tfl_ctx* c, const mculab_tfl_tensor* in,
+                              const mculab_tfl_tensor* out) {
+  if (in->num_dims == 0 || in->elements != out->elements) {
+    return mculab_tfl_bad(c, MCULAB_TFL_BAD_SHAPE, "input and output differ in size");
+  }
+  const uint32_t depth = (uint32_t)in->dims[in->num_dims - 1];
+  if (depth == 0) return mculab_tfl_bad(c, MCULAB_TFL_BAD_SHAPE, "a dimension of 0");
+  c->op->softmax_depth = depth;
+  c->op->softmax_outer = in->elements / depth;
+  c->op->macs = in->elements;
+  return MCULAB_TFL_OK;
+}
+
+#define LUT_SIZE 513
+
+/* TFLite Micro's SOFTMAX for int16 input: an int16 output of zero point 0 and scale 1/32768
+ * (within 0.1%), the input symmetric; QuantizeMultiplier(input scale x beta / (10 / 65535)). */
+static mculab_tfl_status prepare_s16(mculab_tfl_ctx* c, const mculab_tfl_tensor* in,
+                                     const mculab_tfl_tensor* out) {
+  const float expected = 1.0f / 32768.0f;
+  if (!mculab_tfl_quantized(in, MCULAB_TFL_INT16) || !mculab_tfl_quantized(out, MCULAB_TFL_INT16) ||
+      in->zero_point != 0 || out->zero_point != 0 || out->scale < expected * 0.999f ||
+      out->scale > expected * 1.001f) {
+    return mculab_tfl_bad(c, MCULAB_TFL_UNSUPPORTED,
+                          "int16 input needs zero point 0 and an int16 output of zero point 0, "
+                          "scale 1/32768");
+  }
+  const mculab_tfl_status st = rows(c, in, out);
+  if (st != MCULAB_TFL_OK) return st;
+  int shift;
+  mculab_quantize_multiplier((double)in->scale * (double)c->op->beta / (10.0 / 65535.0),
+                             &c->op->k.softmax16.multiplier, &shift);
+  if (c->op->k.softmax16.multiplier == 0 || shift > 30 || shift < -31) {
+    return mculab_tfl_bad(c, MCULAB_TFL_UNSUPPORTED, "beta x input scale out of range");
+  }
+  c->op->k.softmax16.left_shift = shift;
+  c->op->persistent_bytes = 2u * 2u * LUT_SIZE;
+  return MCULAB_TFL_OK;
+}
+
+/* TfLiteRound for float (std::round: halves away from zero), for |v| < 2^31; the fraction
+ * v - trunc(v) is exact in float. */
+static float round_f(float v) {
+  const float t = (float)(int32_t)v;
+  return v - t >= 0.5f ? t + 1.0f : v - t <= -0.5f ? t - 1.0f : t;
+}
+
+static float exp_f(float x) { return (float)mculab_tfl_exp((double)x); }
+static float one_over_one_plus_x_f(float x) { return 1.0f / (1.0f + x); }
+
+/* gen_lut<float, int16_t, int16_t>(func, in_min, in_max, -1, 1): 512 steps, each entry the sample
+ * biased by half the interpolation's error at the step's midpoint, then func(in_max). */
+static void gen_lut(float (*func)(float), float in_min, float in_max, int16_t* lut) {
+  const int steps = LUT_SIZE - 1;
+  const float step = (in_max - in_min) / (float)steps;
+  const float half_step = step / 2.0f;
+  const float scaling = 65536.0f / 2.0f;
+  for (int i = 0; i < steps; ++i) {
+    const float val = func(in_min + (float)i * step);
+    const float val_mid = func(in_min + (float)i * step + half_step);
+    const float val_next = func(in_min + (float)(i + 1) * step);
+    const float sample = round_f(val * scaling);
+    const float interp = round_f((val_next * scaling + round_f(val * scaling)) / 2.0f);
+    const float mid = round_f(val_mid * scaling);
+    const float bias = round_f((interp - mid) / 2.0f);
+    const float v = sample - bias;
+    lut[i] = (int16_t)(v < -32768.0f ? -32768.0f : v > 32767.0f ? 32767.0f : v);
+  }
+  const float last = round_f(func(in_max) * scaling);
+  lut[steps] = (int16_t)(last < -32768.0f ? -32768.0f : last > 32767.0f ? 32767.0f : last);
+}
+
+static mculab_tfl_status bind(mculab_tfl_ctx* c, uint8_t* persistent) {
+  int16_t* exp_lut = (int16_t*)(void*)persistent;
+  int16_t* recip_lut = exp_lut + LUT_SIZE;
+  gen_lut(exp_f, -10.0f, 0.0f, exp_lut);
+  gen_lut(one_over_one_plus_x_f, 0.0f, 1.0f, recip_lut);
+  c->op->k.softmax16.exp_lut = exp_lut;
+  c->op->k.softmax16.one_over_one_plus_x_lut = recip_lut;
+  return MCULAB_TFL_OK;
+}
+
+/* generic_int16_table_lookup: entry 256 + value / 128 and the next, interpolated. */
+static int16_t lut_lookup(int16_t value, const int16_t* lut) {
+  const int32_t index = 256 + (value >> 7);
+  const int32_t offset = value & 0x7f;
+  const int32_t slope = lut[index + 1] - lut[index];
+  return (int16_t)(lut[index] + ((slope * offset + 64) >> 7));
+}
+
+/* reference_ops::SoftmaxInt16. */
+static void softmax_s16(const mculab_tfl_softmax16_params* p, const int16_t* input, int16_t* output,
+                        uint32_t outer, uint32_t depth) {
+  for (uint32_t i = 0; i < outer; ++i) {
+    const int16_t* in = input + (uint64_t)i * depth;
+    int16_t* out = output + (uint64_t)i * depth;
+    int16_t max = -32768;
+    for (uint32_t c = 0; c < depth; ++c) max = in[c] > max ? in[c] : max;
+    int32_t sum = 0; /* Q16.15 */
+    for (uint32_t c = 0; c < depth; ++c) {
+      const int32_t scaled = mculab_tfl_mbqm(in[c] - max, p->multiplier, p->left_shift);
+      out[c] = lut_lookup((int16_t)mculab_tfl_clamp(scaled + 32767, -32768, 32767), p->exp_lut);
+      sum += out[c];
+    }
+    const int headroom_plus_one = __builtin_clz((uint32_t)sum);
+    const int32_t shifted_sum =
+        (int32_t)((((int64_t)sum << (headroom_plus_one - 1)) + (1 << 13)) >> 14);
+    const int16_t reciprocal =
+        lut_lookup((int16_t)mculab_tfl_clamp(shifted_sum - ((1 << 15) + (1 << 16)), -32768, 32767),
+                   p->one_over_one_plus_x_lut);
+    const int right_shift = 31 - headroom_plus_one;
+    for (uint32_t c = 0; c < depth; ++c) {
+      const int32_t v =
+          (int32_t)(((int64_t)out[c] * reciprocal + ((int64_t)1 << (right_shift - 1))) >>
+                    right_shift);
+      out[c] = (int16_t)mculab_tfl_clamp(v, 0, 32767);
+    }
+  }
+}
+
 static mculab_tfl_status prepare(mculab_tfl_ctx* c) {
   mculab_tfl_op* op = c->op;
   const mculab_tfl_tensor* in = mculab_tfl_in(c, 0);
   const mculab_tfl_tensor* out = mculab_tfl_out(c);
+  if (in != NULL && in->type == MCULAB_TFL_FLOAT32) {
+    if (out->type != MCULAB_TFL_FLOAT32) {
+      return mculab_tfl_bad(c, MCULAB_TFL_UNSUPPORTED, "float32 input needs a float32 output");
+    }
+    return rows(c, in, out);
+  }
+  if (in != NULL && in->type == MCULAB_TFL_INT16) return prepare_s16(c, in, out);
   const int wide = out->type == MCULAB_TFL_INT16;
   if (!mculab_tfl_quantized(in, MCULAB_TFL_INT8) ||
       !mculab_tfl_quantized(out, wide ? MCULAB_TFL_INT16 : MCULAB_TFL_INT8)) {
@@ -131,24 +262,46 @@ static mculab_tfl_status prepare(mculab_tfl_ctx* c) {
                           wide ? "int16 output must have zero point -32768, scale 1/65536"
                                : "int8 output must have zero point -128, scale 1/256");
   }
-  if (in->num_dims == 0 || in->elements != out->elements) {
-    return mculab_tfl_bad(c, MCULAB_TFL_BAD_SHAPE, "input and output differ in size");
-  }
-  const uint32_t depth = (uint32_t)in->dims[in->num_dims - 1];
-  if (depth > MCULAB_SOFTMAX_MAX_DEPTH) {
-    return mculab_tfl_bad(c, MCULAB_TFL_UNSUPPORTED, "rows over 4095 values");
+  const mculab_tfl_status st = rows(c, in, out);
+  if (st != MCULAB_TFL_OK) return st;
+  if (op->softmax_depth > MCULAB_SOFTMAX_MAX_DEPTH) {
+    return mculab_tfl_bad(c, MCULAB_TFL_UNSUPPORTED, "int8 rows over 4095 values");
   }
   if (!mculab_softmax_s8_prepare((double)op->beta, (double)in->scale, &op->k.softmax)) {
     return mculab_tfl_bad(c, MCULAB_TFL_UNSUPPORTED, "beta x input scale out of range");
   }
-  op->softmax_depth = depth;
-  op->softmax_outer = in->elements / depth;
-  op->macs = in->elements;
   return MCULAB_TFL_OK;
+}
+
+/* reference_ops::Softmax for float. */
+static void softmax_f32(float beta, const float* input, float* output, uint32_t outer,
+                        uint32_t depth) {
+  for (uint32_t i = 0; i < outer; ++i) {
+    const float* in = input + (uint64_t)i * depth;
+    float* out = output + (uint64_t)i * depth;
+    float max = -3.402823466e38f; /* numeric_limits<float>::lowest() */
+    for (uint32_t c = 0; c < depth; ++c) max = in[c] > max ? in[c] : max;
+    float sum = 0.0f;
+    for (uint32_t c = 0; c < depth; ++c) {
+      out[c] = (float)mculab_tfl_exp((double)((in[c] - max) * beta));
+      sum += out[c];
+    }
+    for (uint32_t c = 0; c < depth; ++c) out[c] = out[c] / sum;
+  }
 }
 
 static mculab_tfl_status invoke(mculab_tfl_model* m, const mculab_tfl_op* op, uint16_t index) {
   (void)index;
+  if (m->tensors[op->output].type == MCULAB_TFL_FLOAT32) {
+    softmax_f32(op->beta, (const float*)mculab_tfl_data(m, op->inputs[0]),
+                (float*)mculab_tfl_out_data(m, op), op->softmax_outer, op->softmax_depth);
+    return MCULAB_TFL_OK;
+  }
+  if (m->tensors[op->inputs[0]].type == MCULAB_TFL_INT16) {
+    softmax_s16(&op->k.softmax16, (const int16_t*)mculab_tfl_data(m, op->inputs[0]),
+                (int16_t*)mculab_tfl_out_data(m, op), op->softmax_outer, op->softmax_depth);
+    return MCULAB_TFL_OK;
+  }
   if (m->tensors[op->output].type == MCULAB_TFL_INT16) {
     softmax_s8_s16(&op->k.softmax, (const int8_t*)mculab_tfl_data(m, op->inputs[0]),
                    (int16_t*)mculab_tfl_out_data(m, op), op->softmax_outer, op->softmax_depth);
@@ -159,4 +312,4 @@ static mculab_tfl_status invoke(mculab_tfl_model* m, const mculab_tfl_op* op, ui
   return MCULAB_TFL_OK;
 }
 
-const mculab_tfl_kernel mculab_tfl_kernel_softmax = {"SOFTMAX", 9, parse, prepare, NULL, invoke};
+const mculab_tfl_kernel mculab_tfl_kernel_softmax = {"SOFTMAX", 9, parse, prepare, bind, invoke};

@@ -14,9 +14,11 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
+#include "mculab/kernels_s8.h"
 #include "mculab/runner_protocol.h"
 #include "mculab/tflite.h"
 #include "tflite_writer.h"
@@ -1634,6 +1636,368 @@ TEST(TfliteOps, TransposeConvInt8IsTheScatteredSumWithZeroPoints) {
           std::clamp<int64_t>(((acc[k] + bias[k % oc] + 1) >> 1) + out_zp, -128, 127);
       ASSERT_EQ(got[k], want) << "shape " << (&c - shapes) << " output " << k;
     }
+  }
+}
+
+// ---- pooling, float32 and int16 ----
+
+tw::Operator Pool(int32_t builtin, int padding, int32_t sh, int32_t sw, int32_t kh, int32_t kw,
+                  int activation) {
+  return tw::Operator{
+      builtin,
+      {0},
+      {},
+      5,
+      {tw::Option{0, tw::Option::kU8, padding}, tw::Option{1, tw::Option::kI32, sw},
+       tw::Option{2, tw::Option::kI32, sh}, tw::Option{3, tw::Option::kI32, kw},
+       tw::Option{4, tw::Option::kI32, kh}, tw::Option{5, tw::Option::kU8, activation}}};
+}
+
+// batches, h, w, channels, kh, kw, stride h, w, padding (0 SAME, 1 VALID), activation (0 NONE,
+// 1 RELU, 3 RELU6): SAME windows hanging over every edge (and a window larger than the input),
+// VALID with strides that skip columns, each activation.
+const int32_t kPoolShapes[][10] = {{1, 5, 7, 3, 3, 3, 1, 1, 0, 0}, {2, 6, 9, 2, 3, 2, 2, 2, 0, 1},
+                                   {1, 3, 3, 4, 4, 4, 1, 1, 0, 3}, {1, 7, 8, 5, 2, 3, 2, 3, 1, 0},
+                                   {1, 4, 6, 1, 4, 6, 1, 1, 1, 3}, {2, 5, 5, 3, 2, 2, 3, 3, 0, 1}};
+
+// Calls visit(taps, maximum) for each output of a pooling of shape `c` over `in` (NHWC), in
+// output order: the taps inside the input, row by row, and their maximum.
+template <typename T, typename Visit>
+void ForEachPoolWindow(const int32_t* c, const std::vector<T>& in, Visit visit) {
+  const int32_t n = c[0], h = c[1], w = c[2], ch = c[3], kh = c[4], kw = c[5], sh = c[6], sw = c[7],
+                padding = c[8];
+  const int32_t oh = OutSize(padding, h, kh, sh, 1), ow = OutSize(padding, w, kw, sw, 1);
+  const int32_t ph = PadBefore(padding, h, kh, sh, 1, oh),
+                pw = PadBefore(padding, w, kw, sw, 1, ow);
+  for (int32_t b = 0; b < n; ++b)
+    for (int32_t y = 0; y < oh; ++y)
+      for (int32_t x = 0; x < ow; ++x)
+        for (int32_t k = 0; k < ch; ++k) {
+          std::vector<T> taps;
+          for (int32_t iy = std::max(y * sh - ph, 0); iy < std::min(y * sh - ph + kh, h); ++iy)
+            for (int32_t ix = std::max(x * sw - pw, 0); ix < std::min(x * sw - pw + kw, w); ++ix)
+              taps.push_back(in[((b * h + iy) * w + ix) * ch + k]);
+          visit(taps, *std::max_element(taps.begin(), taps.end()));
+        }
+}
+
+// AVERAGE_POOL_2D and MAX_POOL_2D float32: the sum of the taps inside the input in float, row by
+// row, over their count (TFLite's reference order, so equal to the bit), or their maximum; then
+// the activation's clamp.
+TEST(TfliteOps, PoolFloat32AveragesAndMaximisesTheTapsInside) {
+  Lcg rng{3};
+  for (const auto& c : kPoolShapes) {
+    const int32_t n = c[0], h = c[1], w = c[2], ch = c[3], padding = c[8], act = c[9];
+    const int32_t oh = OutSize(padding, h, c[4], c[6], 1), ow = OutSize(padding, w, c[5], c[7], 1);
+    std::vector<float> in(static_cast<size_t>(n * h * w * ch));
+    for (auto& v : in) v = static_cast<float>(rng.In(-80000, 80000)) / 8192.0f;
+    const float lo = act == 0 ? -3.4e38f : 0.0f, hi = act == 3 ? 6.0f : 3.4e38f;
+    for (int32_t builtin : {MCULAB_TFL_AVERAGE_POOL_2D, MCULAB_TFL_MAX_POOL_2D}) {
+      SCOPED_TRACE(testing::Message() << "shape " << (&c - kPoolShapes) << " op " << builtin);
+      OpRun r = RunOp({Float({n, h, w, ch}), Float({n, oh, ow, ch})},
+                      Pool(builtin, padding, c[6], c[7], c[4], c[5], act), Bytes(in));
+      ASSERT_EQ(r.status, MCULAB_TFL_OK) << r.error;
+      const std::vector<float> got = Values<float>(r.out);
+      ASSERT_EQ(got.size(), static_cast<size_t>(n * oh * ow * ch));
+      size_t at = 0;
+      ForEachPoolWindow(c, in, [&](const std::vector<float>& taps, float max) {
+        float sum = 0.0f;
+        for (float v : taps) sum += v;
+        const float v =
+            builtin == MCULAB_TFL_MAX_POOL_2D ? max : sum / static_cast<float>(taps.size());
+        ASSERT_EQ(got[at], std::clamp(v, lo, hi)) << "output " << at;
+        ++at;
+      });
+    }
+  }
+}
+
+// AVERAGE_POOL_2D and MAX_POOL_2D int16 (scale 2^-10, zero point 0): the average of the taps
+// inside rounded to the nearest, halves away from zero (reference_integer_ops::AveragePool's
+// (sum +- count / 2) / count), or the maximum; RELU from 0 and RELU6 to round(6 / scale) = 6144.
+// Full-range inputs, so sums of 16 values pass int16 and halves of both signs occur.
+TEST(TfliteOps, PoolInt16RoundsTheAverageHalfAwayFromZeroAndClamps) {
+  Lcg rng{5};
+  int halves = 0;
+  for (const auto& c : kPoolShapes) {
+    const int32_t n = c[0], h = c[1], w = c[2], ch = c[3], padding = c[8], act = c[9];
+    const int32_t oh = OutSize(padding, h, c[4], c[6], 1), ow = OutSize(padding, w, c[5], c[7], 1);
+    std::vector<int16_t> in(static_cast<size_t>(n * h * w * ch));
+    for (auto& v : in) v = static_cast<int16_t>(rng.In(-32768, 32767));
+    const int32_t lo = act == 0 ? -32768 : 0, hi = act == 3 ? 6144 : 32767;
+    for (int32_t builtin : {MCULAB_TFL_AVERAGE_POOL_2D, MCULAB_TFL_MAX_POOL_2D}) {
+      SCOPED_TRACE(testing::Message() << "shape " << (&c - kPoolShapes) << " op " << builtin);
+      OpRun r = RunOp({Quantized({n, h, w, ch}, 7, 1.0f / 1024, 0),
+                       Quantized({n, oh, ow, ch}, 7, 1.0f / 1024, 0)},
+                      Pool(builtin, padding, c[6], c[7], c[4], c[5], act), Bytes(in));
+      ASSERT_EQ(r.status, MCULAB_TFL_OK) << r.error;
+      const std::vector<int16_t> got = Values<int16_t>(r.out);
+      ASSERT_EQ(got.size(), static_cast<size_t>(n * oh * ow * ch));
+      size_t at = 0;
+      ForEachPoolWindow(c, in, [&](const std::vector<int16_t>& taps, int16_t max) {
+        int64_t sum = 0;
+        for (int16_t v : taps) sum += v;
+        const auto count = static_cast<int64_t>(taps.size());
+        if (builtin == MCULAB_TFL_AVERAGE_POOL_2D && sum < 0 && 2 * (-sum % count) == count) {
+          ++halves;
+        }
+        const int64_t v = builtin == MCULAB_TFL_MAX_POOL_2D
+                              ? max
+                              : std::llround(static_cast<double>(sum) / static_cast<double>(count));
+        ASSERT_EQ(got[at], std::clamp<int64_t>(v, lo, hi)) << "output " << at;
+        ++at;
+      });
+    }
+  }
+  EXPECT_GT(halves, 0) << "no negative average fell on a half";
+}
+
+TEST(TfliteRefuses, PoolInt16WithAZeroPointOrAnotherScaleOrMixedTypes) {
+  const tw::Operator op = Pool(MCULAB_TFL_AVERAGE_POOL_2D, 0, 1, 1, 2, 2, 0);
+  const std::vector<uint8_t> in(2 * 16);
+  for (const auto& [in_t, out_t, why] :
+       {std::tuple{Quantized({1, 4, 4, 1}, 7, 0.5f, 3), Quantized({1, 4, 4, 1}, 7, 0.5f, 3),
+                   "zero point"},
+        std::tuple{Quantized({1, 4, 4, 1}, 7, 0.5f, 0), Quantized({1, 4, 4, 1}, 7, 0.25f, 0),
+                   "scales differ"},
+        std::tuple{Quantized({1, 4, 4, 1}, 7, 0.5f, 0), Quantized({1, 4, 4, 1}, 9, 0.5f, 0),
+                   "int16 output"},
+        std::tuple{Float({1, 4, 4, 1}), Quantized({1, 4, 4, 1}, 7, 0.5f, 0), "float32 output"}}) {
+    OpRun r = RunOp({in_t, out_t}, op, in);
+    EXPECT_EQ(r.status, MCULAB_TFL_UNSUPPORTED) << why;
+    EXPECT_NE(r.error.find(why), std::string::npos) << r.error;
+    EXPECT_NE(r.error.find("AVERAGE_POOL_2D"), std::string::npos) << r.error;
+  }
+}
+
+// SOFTMAX float32 of [3][2][7] (six rows), beta 0.7, against TFLite's reference formula written
+// here with glibc's expf: each row's maximum subtracted (a row near 1000 would overflow without),
+// e^((x - max) beta) summed in float in order, each divided by the sum. Ours rounds e^x from a
+// double (mculab_tfl_exp) where TFLite calls expf: each output within 2 units in the last place
+// of TFLite's (measured: all 42 equal here; expf and a rounded double differ in rare cases), and
+// within 1e-6 of the softmax in double.
+TEST(TfliteOps, SoftmaxFloat32IsTflitesReferenceFormula) {
+  Lcg rng{9};
+  std::vector<float> in(42);
+  for (auto& v : in) v = static_cast<float>(rng.In(-20000, 20000)) / 1000.0f;
+  for (size_t i = 14; i < 21; ++i) in[i] += 1000.0f;  // row 2 near 1000
+  in[30] = in[31] = 5.0f;                             // a tie for the maximum
+  const float beta = 0.7f;
+  OpRun r = RunOp(
+      {Float({3, 2, 7}), Float({3, 2, 7})},
+      tw::Operator{MCULAB_TFL_SOFTMAX, {0}, {}, 9, {tw::Option{0, tw::Option::kF32, 0, beta}}},
+      Bytes(in));
+  ASSERT_EQ(r.status, MCULAB_TFL_OK) << r.error;
+  const std::vector<float> got = Values<float>(r.out);
+  ASSERT_EQ(got.size(), in.size());
+  int equal = 0;
+  for (size_t row = 0; row < 6; ++row) {
+    const float* x = &in[row * 7];
+    const float max = *std::max_element(x, x + 7);
+    float sum = 0.0f;
+    double dsum = 0.0;
+    std::vector<float> e(7);
+    for (int c = 0; c < 7; ++c) {
+      e[c] = std::exp((x[c] - max) * beta);
+      sum += e[c];
+      dsum += std::exp((static_cast<double>(x[c]) - max) * beta);
+    }
+    float row_total = 0.0f;
+    for (int c = 0; c < 7; ++c) {
+      const float want = e[c] / sum;
+      const float have = got[row * 7 + c];
+      const float ulp = std::nextafter(want, 1.0f) - want;
+      EXPECT_LE(std::fabs(have - want), 2 * ulp) << "row " << row << " column " << c;
+      EXPECT_NEAR(have, std::exp((static_cast<double>(x[c]) - max) * beta) / dsum, 1e-6);
+      if (have == want) ++equal;
+      row_total += have;
+    }
+    EXPECT_NEAR(row_total, 1.0f, 1e-6f) << "row " << row;
+  }
+  EXPECT_GE(equal, 40) << "of 42 equal to TFLite's formula with glibc's expf";
+  EXPECT_EQ(got[30], got[31]) << "tied inputs";
+}
+
+TEST(TfliteRefuses, SoftmaxFloat32WithAnotherOutputType) {
+  OpRun r = RunOp({Float({1, 4}), Quantized({1, 4}, 9, 1.0f / 256, -128)},
+                  tw::Operator{MCULAB_TFL_SOFTMAX, {0}, {}, 9, {}}, Bytes(std::vector<float>(4)));
+  EXPECT_EQ(r.status, MCULAB_TFL_UNSUPPORTED);
+  EXPECT_NE(r.error.find("SOFTMAX"), std::string::npos) << r.error;
+  EXPECT_NE(r.error.find("float32 output"), std::string::npos) << r.error;
+}
+
+// FULLY_CONNECTED 16x8 (input 1, filter 2^-6, output 1: the multiplier a power of two) against
+// the naive sums: with an int64 bias the sum / 64 rounded half up (TFLite's int64
+// MultiplyByQuantizedMultiplier, one rounding), exactly; with an int32 bias or none TFLite
+// accumulates in int32 and rounds twice (gemmlowp's doubling multiply, then the shift): within 1.
+// Inputs at the int16 extremes, depths past one block of the kernel set, batches from a 3-D
+// input, RELU from 0.
+TEST(TfliteOps, FullyConnected16x8IsTheSumOfProductsRequantized) {
+  // batches, depth, outputs, bias (0 none, 2 int32, 4 int64), activation
+  const int32_t shapes[][5] = {{1, 5, 3, 4, 0},   {3, 37, 9, 4, 1}, {2, 64, 16, 4, 0},
+                               {1, 130, 7, 2, 0}, {2, 17, 5, 0, 1}, {4, 8, 33, 4, 0}};
+  Lcg rng{13};
+  for (const auto& c : shapes) {
+    SCOPED_TRACE(testing::Message() << "shape " << (&c - shapes));
+    const int32_t n = c[0], depth = c[1], oc = c[2], bias_type = c[3], act = c[4];
+    std::vector<int16_t> in(static_cast<size_t>(n * depth));
+    for (auto& v : in)
+      v = static_cast<int16_t>(rng.In(0, 5) == 0 ? (rng.In(0, 1) ? 32767 : -32768)
+                                                 : rng.In(-32768, 32767));
+    std::vector<int8_t> filter(static_cast<size_t>(oc * depth));
+    for (auto& v : filter) v = static_cast<int8_t>(rng.In(-127, 127));
+    std::vector<int64_t> bias(static_cast<size_t>(oc));
+    for (auto& v : bias) v = bias_type == 0 ? 0 : rng.In(-(1 << 22), 1 << 22);
+    std::vector<tw::Tensor> tensors = {Quantized({n, 1, depth}, 7, 1.0f, 0),
+                                       Quantized({oc, depth}, 9, 1.0f / 64, 0, Bytes(filter))};
+    std::vector<int32_t> inputs = {0, 1};
+    if (bias_type == 4) tensors.push_back(Quantized({oc}, 4, 1.0f / 64, 0, Bytes(bias)));
+    if (bias_type == 2) {
+      std::vector<int32_t> b32(bias.begin(), bias.end());
+      tensors.push_back(Quantized({oc}, 2, 1.0f / 64, 0, Bytes(b32)));
+    }
+    if (bias_type != 0) inputs.push_back(2);
+    tensors.push_back(Quantized({n, oc}, 7, 1.0f, 0));
+    OpRun r =
+        RunOp(tensors,
+              tw::Operator{
+                  MCULAB_TFL_FULLY_CONNECTED, inputs, {}, 8, {tw::Option{0, tw::Option::kU8, act}}},
+              Bytes(in));
+    ASSERT_EQ(r.status, MCULAB_TFL_OK) << r.error;
+    const std::vector<int16_t> got = Values<int16_t>(r.out);
+    ASSERT_EQ(got.size(), static_cast<size_t>(n * oc));
+    for (int32_t b = 0; b < n; ++b)
+      for (int32_t o = 0; o < oc; ++o) {
+        int64_t acc = bias[o];
+        for (int32_t d = 0; d < depth; ++d)
+          acc += int64_t{filter[o * depth + d]} * in[b * depth + d];
+        const int64_t want = std::clamp<int64_t>((acc + 32) >> 6, act == 1 ? 0 : -32768, 32767);
+        if (bias_type == 4) {
+          ASSERT_EQ(got[b * oc + o], want) << "batch " << b << " output " << o;
+        } else {
+          ASSERT_NEAR(got[b * oc + o], want, 1) << "batch " << b << " output " << o;
+        }
+      }
+  }
+}
+
+TEST(TfliteRefuses, FullyConnected16x8WithAZeroPointOrAnInt64BiasOverInt8) {
+  const std::vector<uint8_t> filter(8), bias(16), in(8);
+  const tw::Operator op{MCULAB_TFL_FULLY_CONNECTED, {0, 1, 2}, {}, 8, {}};
+  // input type and zero point, output type; what the message names
+  for (const auto& [in_type, in_zp, out_type, why] :
+       {std::tuple{7, 2, 7, "zero point"}, std::tuple{9, 0, 9, "int64 for int16"},
+        std::tuple{7, 0, 9, "of one type"}}) {
+    OpRun r = RunOp({Quantized({1, 4}, static_cast<uint8_t>(in_type), 1.0f, in_zp),
+                     Quantized({2, 4}, 9, 0.5f, 0, filter), Quantized({2}, 4, 0.5f, 0, bias),
+                     Quantized({1, 2}, static_cast<uint8_t>(out_type), 1.0f, 0)},
+                    op, std::vector<uint8_t>(in.begin(), in.begin() + (in_type == 7 ? 8 : 4)));
+    EXPECT_EQ(r.status, MCULAB_TFL_UNSUPPORTED) << why;
+    EXPECT_NE(r.error.find(why), std::string::npos) << r.error;
+    EXPECT_NE(r.error.find("FULLY_CONNECTED"), std::string::npos) << r.error;
+  }
+}
+
+// TFLite Micro's SoftmaxInt16 written out (reference_ops::SoftmaxInt16 over the tables its
+// Prepare builds with gen_lut<float>, glibc's expf): the tables of e^x on [-10, 0] and
+// 1 / (1 + x) on [0, 1], 513 entries, interpolated.
+float TfliteRound(float v) { return std::round(v); }
+
+std::vector<int16_t> TfliteMicroLut(float (*func)(float), float lo, float hi) {
+  std::vector<int16_t> lut(513);
+  const float step = (hi - lo) / 512, half = step / 2, scaling = 65536.0f / 2.0f;
+  auto sat = [](float v) { return static_cast<int16_t>(std::clamp(v, -32768.0f, 32767.0f)); };
+  for (int i = 0; i < 512; ++i) {
+    const float val = func(lo + i * step), mid = func(lo + i * step + half),
+                next = func(lo + (i + 1) * step);
+    const float interp = TfliteRound((next * scaling + TfliteRound(val * scaling)) / 2);
+    const float bias = TfliteRound((interp - TfliteRound(mid * scaling)) / 2);
+    lut[i] = sat(TfliteRound(val * scaling) - bias);
+  }
+  lut[512] = sat(TfliteRound(func(hi) * scaling));
+  return lut;
+}
+
+int16_t TfliteLookup(int16_t v, const std::vector<int16_t>& lut) {
+  const int index = 256 + (v >> 7), offset = v & 0x7f;
+  return static_cast<int16_t>(lut[index] + (((lut[index + 1] - lut[index]) * offset + 64) >> 7));
+}
+
+// SOFTMAX int16 -> int16 (input scale 2^-10, beta 1 and 0.3; output 1/32768): bit for bit
+// TFLite Micro's kernel written out above, over rows of spread values, a row of equal values, a
+// row at both int16 ends and one wider than a table step; each probability within 3e-4 of the
+// softmax in double (the tables' interpolation; measured below that).
+TEST(TfliteOps, SoftmaxInt16IsTfliteMicrosTableSoftmax) {
+  const std::vector<int16_t> exp_lut =
+      TfliteMicroLut([](float x) { return std::exp(x); }, -10.0f, 0.0f);
+  const std::vector<int16_t> recip_lut =
+      TfliteMicroLut([](float x) { return 1.0f / (1.0f + x); }, 0.0f, 1.0f);
+  Lcg rng{21};
+  const int32_t rows = 12, depth = 9;
+  std::vector<int16_t> in(rows * depth);
+  for (int32_t r = 0; r < rows; ++r)
+    for (int32_t c = 0; c < depth; ++c)
+      in[r * depth + c] = static_cast<int16_t>(r == 0   ? 500
+                                               : r == 1 ? (c % 2 ? 32767 : -32768)
+                                               : r == 2 ? rng.In(-200, 200)
+                                                        : rng.In(-6000, 6000));
+  for (float beta : {1.0f, 0.3f}) {
+    SCOPED_TRACE(beta);
+    OpRun r = RunOp(
+        {Quantized({rows / 3, 3, depth}, 7, 1.0f / 1024, 0),
+         Quantized({rows / 3, 3, depth}, 7, 1.0f / 32768, 0)},
+        tw::Operator{MCULAB_TFL_SOFTMAX, {0}, {}, 9, {tw::Option{0, tw::Option::kF32, 0, beta}}},
+        Bytes(in));
+    ASSERT_EQ(r.status, MCULAB_TFL_OK) << r.error;
+    const std::vector<int16_t> got = Values<int16_t>(r.out);
+    ASSERT_EQ(got.size(), in.size());
+    int32_t multiplier = 0;
+    int shift = 0;
+    mculab_quantize_multiplier(1.0 / 1024 * beta / (10.0 / 65535.0), &multiplier, &shift);
+    ASSERT_GT(shift, 0);
+    for (int32_t row = 0; row < rows; ++row) {
+      const int16_t* x = &in[row * depth];
+      const int16_t max = *std::max_element(x, x + depth);
+      std::vector<int32_t> e(depth);
+      int32_t sum = 0;
+      double dsum = 0;
+      for (int32_t c = 0; c < depth; ++c) {
+        // MultiplyByQuantizedMultiplier for a left shift (3 and 1 here): one rounding of
+        // diff x multiplier x 2^(shift - 31), halves away from zero.
+        const int64_t prod = (int64_t{x[c] - max} << std::max(shift, 0)) * multiplier;
+        const int32_t right = 31 - std::min(shift, 0);
+        const int64_t scaled = (prod + (int64_t{1} << (right - 1)) - (prod < 0)) >> right;
+        e[c] = TfliteLookup(
+            static_cast<int16_t>(std::clamp<int64_t>(scaled + 32767, -32768, 32767)), exp_lut);
+        sum += e[c];
+        dsum += std::exp((x[c] - max) / 1024.0 * beta);
+      }
+      const int headroom = __builtin_clz(static_cast<uint32_t>(sum));
+      const int32_t shifted =
+          static_cast<int32_t>(((int64_t{sum} << (headroom - 1)) + (1 << 13)) >> 14);
+      const int16_t reciprocal = TfliteLookup(
+          static_cast<int16_t>(std::clamp(shifted - (1 << 15) - (1 << 16), -32768, 32767)),
+          recip_lut);
+      for (int32_t c = 0; c < depth; ++c) {
+        const int right = 31 - headroom;
+        const int64_t want = std::clamp<int64_t>(
+            (int64_t{e[c]} * reciprocal + (int64_t{1} << (right - 1))) >> right, 0, 32767);
+        ASSERT_EQ(got[row * depth + c], want) << "row " << row << " column " << c;
+        EXPECT_NEAR(got[row * depth + c] / 32768.0, std::exp((x[c] - max) / 1024.0 * beta) / dsum,
+                    3e-4)
+            << "row " << row << " column " << c;
+      }
+    }
+  }
+}
+
+TEST(TfliteRefuses, SoftmaxInt16OutputNotQuantizedAsTfliteMicroRequires) {
+  for (const auto& [scale, zp] :
+       {std::pair{1.0f / 65536, int64_t{0}}, std::pair{1.0f / 32768, int64_t{-32768}}}) {
+    OpRun r = RunOp({Quantized({1, 4}, 7, 0.01f, 0), Quantized({1, 4}, 7, scale, zp)},
+                    tw::Operator{MCULAB_TFL_SOFTMAX, {0}, {}, 9, {}}, std::vector<uint8_t>(8));
+    EXPECT_EQ(r.status, MCULAB_TFL_UNSUPPORTED) << scale;
+    EXPECT_NE(r.error.find("scale 1/32768"), std::string::npos) << r.error;
   }
 }
 

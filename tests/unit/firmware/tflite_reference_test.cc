@@ -1,6 +1,7 @@
 // The runner's int8 interpreter against TFLite's own (tools/tflite_reference: npm
 // @tensorflow/tfjs-tflite, TFLite compiled to wasm with XNNPACK, in headless Chromium), layer by
 // layer on the writer's sample nets (int8, and float32 in and out around QUANTIZE and DEQUANTIZE),
+// its pooling nets (float32 and 16x8: PoolNetFloat32WithinFloatRoundingAnd16x8Equal),
 // two small nets of HARD_SWISH, RELU, RELU6 and MEAN over H and W (int8, and float32 after a MUL),
 // a float32 net of CONV_2D, DEPTHWISE_CONV_2D and TRANSPOSE_CONV,
 // the writer's MobileNetV2 at 96x96 and width 0.35 (TRANSPOSE, PAD, ADD, MEAN, RESHAPE besides
@@ -44,7 +45,7 @@ struct Layer {
   bool float_output = false;
 };
 
-// A tensor's values: int8, or float32 around QUANTIZE and DEQUANTIZE.
+// A tensor's values: int8, int16, or float32.
 nlohmann::json Values(const mculab_tfl_tensor& t) {
   nlohmann::json v = nlohmann::json::array();
   if (t.type == MCULAB_TFL_FLOAT32) {
@@ -52,6 +53,10 @@ nlohmann::json Values(const mculab_tfl_tensor& t) {
       float f;
       std::memcpy(&f, t.data + 4 * i, 4);
       v.push_back(f);
+    }
+  } else if (t.type == MCULAB_TFL_INT16) {
+    for (uint32_t i = 0; i < t.elements; ++i) {
+      v.push_back(static_cast<int16_t>(t.data[2 * i] | (t.data[2 * i + 1] << 8)));
     }
   } else {
     for (uint32_t i = 0; i < t.bytes; ++i) v.push_back(static_cast<int8_t>(t.data[i]));
@@ -79,6 +84,23 @@ void OnEnd() {
   const mculab_tfl_tensor& t = g_model->tensors[g_model->ops[l.index].output];
   l.output = Values(t).get<std::vector<double>>();
   l.float_output = t.type == MCULAB_TFL_FLOAT32;
+}
+
+// Prepares the loaded `m` in `arena`, seeds its input (seed 1) and runs it, each operator's
+// inputs and output recorded in `layers`.
+::testing::AssertionResult RunRecordingLayers(mculab_tfl_model* m, std::vector<uint8_t>* arena,
+                                              std::vector<Layer>* layers) {
+  if (mculab_tfl_prepare(m, arena->data(), arena->size()) != MCULAB_TFL_OK) {
+    return ::testing::AssertionFailure() << "prepare: " << m->error;
+  }
+  mculab_tfl_seed_input(m, 1);
+  g_layers = layers;
+  g_model = m;
+  const mculab_tfl_hooks hooks = {OnBegin, OnEnd};
+  if (mculab_tfl_invoke(m, &hooks) != MCULAB_TFL_OK) {
+    return ::testing::AssertionFailure() << "invoke: " << m->error;
+  }
+  return ::testing::AssertionSuccess();
 }
 
 std::string Missing() {
@@ -349,13 +371,8 @@ TEST(TfliteAgainstTflite, TrainedLstmWithinOneOfTfliteAndItsOutputEqual) {
   ASSERT_EQ(m->ops[0].builtin, MCULAB_TFL_UNIDIRECTIONAL_SEQUENCE_LSTM);
   ASSERT_EQ(m->ops[0].output, 23);
   std::vector<uint8_t> arena(8u << 20);
-  ASSERT_EQ(mculab_tfl_prepare(m.get(), arena.data(), arena.size()), MCULAB_TFL_OK) << m->error;
-  mculab_tfl_seed_input(m.get(), 1);
   std::vector<Layer> layers;
-  g_layers = &layers;
-  g_model = m.get();
-  const mculab_tfl_hooks hooks = {OnBegin, OnEnd};
-  ASSERT_EQ(mculab_tfl_invoke(m.get(), &hooks), MCULAB_TFL_OK) << m->error;
+  ASSERT_TRUE(RunRecordingLayers(m.get(), &arena, &layers));
   const std::vector<double> lstm = layers.at(0).output;
   const std::vector<double> output = layers.back().output;
 
@@ -431,6 +448,127 @@ TEST(TfliteAgainstTflite, LstmFloat32WithinFloatRoundingOfTflite) {
     EXPECT_LE(d, 1e-5 * std::max(1.0, std::abs(run.theirs[i]))) << i;
   }
   std::printf("lstm float32 %zu values, max difference %.3g\n", run.ours.size(), max_diff);
+}
+
+}  // namespace
+
+namespace {
+
+// Writes `model` to the temporary file `name`.tflite, runs it in ours on its seeded input recording
+// each layer, then each layer alone in TFLite on the inputs it had in ours: our layers, and
+// TFLite's output for each (empty when something failed, with a test failure).
+struct EachLayerInBoth {
+  std::vector<Layer> layers;
+  std::vector<std::vector<double>> theirs;
+};
+
+EachLayerInBoth RunEachLayerInBoth(const mculab::tflite_writer::Model& model,
+                                   const std::string& name) {
+  EachLayerInBoth run;
+  const std::vector<uint8_t> bytes = mculab::tflite_writer::Serialize(model);
+  const std::string path = ::testing::TempDir() + "tflite-reference-" + name + ".tflite";
+  std::ofstream(path, std::ios::binary)
+      .write(reinterpret_cast<const char*>(bytes.data()),
+             static_cast<std::streamsize>(bytes.size()));
+  auto m = std::make_unique<mculab_tfl_model>();
+  std::vector<uint8_t> arena(1u << 20);
+  if (mculab_tfl_load(m.get(), bytes.data(), bytes.size()) != MCULAB_TFL_OK) {
+    ADD_FAILURE() << name << ": " << m->error;
+    return run;
+  }
+  EXPECT_TRUE(RunRecordingLayers(m.get(), &arena, &run.layers)) << name;
+  nlohmann::json jobs = nlohmann::json::array();
+  for (const Layer& l : run.layers)
+    jobs.push_back({{"model", path}, {"op", l.index}, {"inputs", l.inputs}});
+  const std::string jobs_file = path + ".json";
+  std::ofstream(jobs_file) << nlohmann::json{{"jobs", jobs}}.dump();
+  for (const nlohmann::json& r : RunReference("--jobs " + jobs_file))
+    run.theirs.push_back(r["output"].get<std::vector<double>>());
+  EXPECT_EQ(run.theirs.size(), run.layers.size()) << name;
+  return run;
+}
+
+// The writer's PoolNet in float32 and 16x8 (AVERAGE_POOL_2D SAME RELU6, MAX_POOL_2D VALID,
+// FULLY_CONNECTED, SOFTMAX), each operator run alone in TFLite on the input it had in ours. 16x8:
+// TFLite's interpreter runs these int16 forms in its builtin kernels (XNNPACK takes no int16):
+// reference_integer_ops::AveragePool and MaxPool for int16, FullyConnected with int64 sums and
+// reference_ops::SoftmaxInt16, as ours: equal. float32: XNNPACK runs the pools and the fully
+// connected (its own order of sums) and TFLite's softmax calls expf: within float rounding, 1e-6
+// relative.
+TEST(TfliteAgainstTflite, PoolNetFloat32WithinFloatRoundingAnd16x8Equal) {
+  if (const std::string m = Missing(); !m.empty() || std::string(MCULAB_NODE).empty()) {
+    GTEST_SKIP() << "'" << m << "' is absent (node, Chromium, or `npm ci` in "
+                 << MCULAB_TFLITE_REFERENCE_DIR << ")";
+  }
+  namespace tw = mculab::tflite_writer;
+  for (const tw::PoolNetKind kind : {tw::PoolNetKind::kFloat32, tw::PoolNetKind::kInt16x8}) {
+    const bool is_float = kind == tw::PoolNetKind::kFloat32;
+    SCOPED_TRACE(is_float ? "float32" : "16x8");
+    const EachLayerInBoth run =
+        RunEachLayerInBoth(tw::PoolNet(kind), is_float ? "pool-net-float32" : "pool-net-16x8");
+    const std::vector<Layer>& layers = run.layers;
+    ASSERT_EQ(layers.size(), 4u);
+    ASSERT_EQ(run.theirs.size(), layers.size());
+    for (size_t k = 0; k < layers.size(); ++k) {
+      const Layer& l = layers[k];
+      const std::vector<double>& theirs = run.theirs[k];
+      ASSERT_EQ(theirs.size(), l.output.size()) << l.type;
+      double max_diff = 0.0;
+      int differ = 0;
+      for (size_t i = 0; i < theirs.size(); ++i) {
+        const double d = std::abs(theirs[i] - l.output[i]);
+        max_diff = std::max(max_diff, d);
+        differ += d != 0.0;
+        if (is_float) {
+          EXPECT_LE(d, 1e-6 * std::max(1.0, std::abs(theirs[i]))) << l.type << " value " << i;
+        } else {
+          EXPECT_EQ(d, 0.0) << l.type << " value " << i;
+        }
+      }
+      // Something was computed: not all one value.
+      EXPECT_NE(*std::min_element(l.output.begin(), l.output.end()),
+                *std::max_element(l.output.begin(), l.output.end()))
+          << l.type;
+      std::printf("pool net %s op %d %-16s %4zu values, %3d differ, max %.3g\n",
+                  is_float ? "float32" : "16x8", l.index, l.type.c_str(), theirs.size(), differ,
+                  max_diff);
+    }
+  }
+}
+
+}  // namespace
+
+namespace {
+
+// SOFTMAX int16 -> int16 alone over 256 rows of 9 seeded values (input scale 2^-13: -4 to 4, so
+// the differences run over most of the table's [-10, 0]), in both interpreters. Ours is TFLite
+// Micro's (its tables built with gen_lut<float>); TFLite's interpreter builds the same tables in
+// double.
+TEST(TfliteAgainstTflite, SoftmaxInt16EqualToTflite) {
+  if (const std::string m = Missing(); !m.empty() || std::string(MCULAB_NODE).empty()) {
+    GTEST_SKIP() << "'" << m << "' is absent (node, Chromium, or `npm ci` in "
+                 << MCULAB_TFLITE_REFERENCE_DIR << ")";
+  }
+  namespace tw = mculab::tflite_writer;
+  tw::Model model;
+  model.tensors = {tw::Tensor{{256, 9}, 7, {}, {1.0f / 8192}, {0}, 0, "in"},
+                   tw::Tensor{{256, 9}, 7, {}, {1.0f / 32768}, {0}, 0, "out"}};
+  model.operators = {tw::Operator{25, {0}, {1}, 9, {{0, tw::Option::kF32, 0, 1.0f}}}};
+  model.inputs = {0};
+  model.outputs = {1};
+  const EachLayerInBoth run = RunEachLayerInBoth(model, "softmax-int16");
+  ASSERT_EQ(run.layers.size(), 1u);
+  ASSERT_EQ(run.theirs.size(), 1u);
+  const std::vector<double>& theirs = run.theirs[0];
+  ASSERT_EQ(theirs.size(), run.layers[0].output.size());
+  int differ = 0;
+  const int max_diff = MaxDifference(theirs, run.layers[0].output, &differ);
+  EXPECT_EQ(max_diff, 0) << differ << " of " << theirs.size() << " values differ";
+  std::vector<double> ours = run.layers[0].output;
+  std::sort(ours.begin(), ours.end());
+  EXPECT_GT(std::unique(ours.begin(), ours.end()) - ours.begin(), 1000)
+      << "too few distinct values";
+  std::printf("softmax int16 %zu values, %d differ, max %d\n", theirs.size(), differ, max_diff);
 }
 
 }  // namespace

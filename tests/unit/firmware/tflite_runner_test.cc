@@ -194,8 +194,9 @@ TEST(TfliteRunnerHost, AnUnsupportedOperatorIsNamed) {
 // TFLite Micro's own models, seeded, and the first seanet test of each operator with its input
 // CSVs as the given input: what the boards run to the host's checksums (one run each). The
 // writer's activation nets (HARD_SWISH, RELU, RELU6, MEAN; int8 and float32), its float32 and
-// 16x8 LSTMs (2 batches of 5 steps, 4 units, the cell clipped at 3) and its float32 convolutions
-// (CONV_2D, DEPTHWISE_CONV_2D, TRANSPOSE_CONV) come first, always there.
+// 16x8 LSTMs (2 batches of 5 steps, 4 units, the cell clipped at 3), its float32 convolutions
+// (CONV_2D, DEPTHWISE_CONV_2D, TRANSPOSE_CONV) and its pooling nets (pools, fully connected and
+// softmax in float32 and 16x8) come first, always there.
 std::vector<std::pair<std::string, Bytes>> TfliteMicroBlobs() {
   namespace ts = test_support;
   const tflite_writer::LstmShape lstm{false, 2, 5, 6, 4, 3.0f};
@@ -206,7 +207,11 @@ std::vector<std::pair<std::string, Bytes>> TfliteMicroBlobs() {
        tflite_writer::Serialize(tflite_writer::LstmNet(tflite_writer::LstmKind::kFloat32, lstm))},
       {"conv_float", tflite_writer::Serialize(tflite_writer::ConvNetFloat(1))},
       {"lstm_16x8",
-       tflite_writer::Serialize(tflite_writer::LstmNet(tflite_writer::LstmKind::kInt16x8, lstm))}};
+       tflite_writer::Serialize(tflite_writer::LstmNet(tflite_writer::LstmKind::kInt16x8, lstm))},
+      {"pool_net_float",
+       tflite_writer::Serialize(tflite_writer::PoolNet(tflite_writer::PoolNetKind::kFloat32))},
+      {"pool_net_16x8",
+       tflite_writer::Serialize(tflite_writer::PoolNet(tflite_writer::PoolNetKind::kInt16x8))}};
   for (const char* file :
        {"hello_world_int8", "hello_world_float", "micro_speech_quantized", "simple_add_model",
         "person_detect", "keyword_scrambled", "keyword_scrambled_8bit", "trained_lstm_int8"}) {
