@@ -4,7 +4,10 @@
  * the state left by one, writes the feature matmul (rescaled to the state, clamped to its type)
  * into the newest column, takes the time dot products into int32 scratch, sums them by rank onto
  * the bias and rescales to the output. The feature matmul is the kernel set's matrix-vector
- * product (mculab/kernels_s8.h). */
+ * product (mculab/kernels_s8.h).
+ * Float32 (svdf_common.cc, EvalFloatSvdfReference): every tensor float32, the same steps in
+ * float, each sum in TFLite Micro's order; the fused activation NONE, RELU, RELU6 or
+ * RELU_N1_TO_1 as its ActivationValFloat applies it. */
 #include <stdint.h>
 #include <string.h>
 
@@ -18,6 +21,55 @@ static void parse(fb_reader* r, const fb_table* t, mculab_tfl_op* op) {
   op->activation = fb_u8(r, t, 1, 0);
 }
 
+static int is_f32(const mculab_tfl_tensor* t) { return t != NULL && t->type == MCULAB_TFL_FLOAT32; }
+
+/* The sizes from the 2-D input and weights and the rank (>= 1) into op->k.svdf; 0 unless the
+ * feature weights' depth is the input's, the time weights have a row per filter, the rank divides
+ * the filters and the output has a value per unit and batch. */
+static int fill_dims(mculab_tfl_op* op, const mculab_tfl_tensor* in, const mculab_tfl_tensor* wf,
+                     const mculab_tfl_tensor* wt, const mculab_tfl_tensor* out) {
+  mculab_tfl_svdf_params* p = &op->k.svdf;
+  p->rank = op->rank;
+  p->batches = in->dims[0];
+  p->input_size = in->dims[1];
+  p->filters = wf->dims[0];
+  p->memory = wt->dims[1];
+  p->units = p->filters / p->rank;
+  return wf->dims[1] == p->input_size && wt->dims[0] == p->filters && p->filters % p->rank == 0 &&
+         out->elements == (uint32_t)(p->batches * p->units);
+}
+
+/* PrepareSvdf for float32: every tensor float32 (the weights constant and 4-byte aligned), the
+ * state [batches][memory * filters], the scratch a float per filter and batch. */
+static mculab_tfl_status prepare_float(mculab_tfl_ctx* c, const mculab_tfl_tensor* in,
+                                       const mculab_tfl_tensor* wf, const mculab_tfl_tensor* wt,
+                                       const mculab_tfl_tensor* bias,
+                                       const mculab_tfl_tensor* state,
+                                       const mculab_tfl_tensor* out) {
+  mculab_tfl_op* op = c->op;
+  if (!mculab_tfl_float_filter(out, wf) || !mculab_tfl_float_filter(out, wt) || !is_f32(state)) {
+    return mculab_tfl_bad(c, MCULAB_TFL_UNSUPPORTED,
+                          "float32 input needs constant float32 feature and time weights, a "
+                          "float32 state and a float32 output");
+  }
+  if (in->num_dims != 2 || wf->num_dims != 2 || wt->num_dims != 2 || state->num_dims != 2 ||
+      op->rank < 1) {
+    return mculab_tfl_bad(c, MCULAB_TFL_BAD_SHAPE,
+                          "input, feature and time weights and state must be 2-D and rank >= 1");
+  }
+  const mculab_tfl_svdf_params* p = &op->k.svdf;
+  if (!fill_dims(op, in, wf, wt, out) || state->dims[0] != p->batches ||
+      (int64_t)state->dims[1] != (int64_t)p->memory * p->filters) {
+    return mculab_tfl_bad(c, MCULAB_TFL_BAD_SHAPE,
+                          "weights, state and output do not fit the input and rank");
+  }
+  const mculab_tfl_status st = mculab_tfl_prepare_float_tail(c, bias, (uint32_t)p->units);
+  if (st != MCULAB_TFL_OK) return st;
+  op->scratch_bytes = 4u * (uint32_t)(p->batches * p->filters);
+  op->macs = (uint64_t)p->batches * p->filters * (uint64_t)(p->input_size + p->memory);
+  return MCULAB_TFL_OK;
+}
+
 static mculab_tfl_status prepare(mculab_tfl_ctx* c) {
   mculab_tfl_op* op = c->op;
   const mculab_tfl_tensor* in = mculab_tfl_in(c, IN);
@@ -29,6 +81,7 @@ static mculab_tfl_status prepare(mculab_tfl_ctx* c) {
   if (op->num_inputs != 5 || state == NULL || !state->is_variable) {
     return mculab_tfl_bad(c, MCULAB_TFL_UNSUPPORTED, "needs 5 inputs, the last a variable state");
   }
+  if (is_f32(in)) return prepare_float(c, in, wf, wt, bias, state, out);
   if (!mculab_tfl_quantized(in, MCULAB_TFL_INT8) || !mculab_tfl_quantized(out, MCULAB_TFL_INT8) ||
       wf == NULL || !wf->is_const || !mculab_tfl_quantized(wf, MCULAB_TFL_INT8) || wt == NULL ||
       !wt->is_const || !mculab_tfl_quantized(wt, state->type) ||
@@ -48,15 +101,8 @@ static mculab_tfl_status prepare(mculab_tfl_ctx* c) {
                           "input, feature and time weights must be 2-D and rank >= 1");
   }
   mculab_tfl_svdf_params* p = &op->k.svdf;
-  p->rank = op->rank;
-  p->batches = in->dims[0];
-  p->input_size = in->dims[1];
-  p->filters = wf->dims[0];
-  p->memory = wt->dims[1];
-  p->units = p->filters / p->rank;
-  if (wf->dims[1] != p->input_size || wt->dims[0] != p->filters || p->filters % p->rank != 0 ||
+  if (!fill_dims(op, in, wf, wt, out) ||
       state->elements != (uint32_t)(p->batches * p->filters * p->memory) ||
-      out->elements != (uint32_t)(p->batches * p->units) ||
       (bias != NULL &&
        (!bias->is_const || bias->type != MCULAB_TFL_INT32 || bias->elements != (uint32_t)p->units ||
         ((uintptr_t)bias->const_data & 3u) != 0))) {
@@ -83,10 +129,78 @@ static mculab_tfl_status prepare(mculab_tfl_ctx* c) {
   return MCULAB_TFL_OK;
 }
 
+/* ActivationValFloat (TFLite Micro's activation_utils.h): std::max(0, x), std::max(-1,
+ * std::min(x, 1)), std::max(0, std::min(x, 6)); unlike a clamp to the activation range, RELU
+ * keeps +infinity and gives +0 for -0. */
+static float activation(uint8_t act, float x) {
+  switch (act) {
+    case MCULAB_ACT_RELU:
+      return 0.0f < x ? x : 0.0f;
+    case MCULAB_ACT_RELU_N1_TO_1: {
+      const float m = 1.0f < x ? 1.0f : x;
+      return -1.0f < m ? m : -1.0f;
+    }
+    case MCULAB_ACT_RELU6: {
+      const float m = 6.0f < x ? 6.0f : x;
+      return 0.0f < m ? m : 0.0f;
+    }
+    default:
+      return x;
+  }
+}
+
+/* EvalFloatSvdfReference and ApplyTimeWeightsBiasAndActivation, in their order. */
+static void invoke_float(mculab_tfl_model* m, const mculab_tfl_op* op) {
+  const mculab_tfl_svdf_params* p = &op->k.svdf;
+  const float* in = (const float*)mculab_tfl_data(m, op->inputs[IN]);
+  const float* wf = (const float*)mculab_tfl_data(m, op->inputs[W_FEATURE]);
+  const float* wt = (const float*)mculab_tfl_data(m, op->inputs[W_TIME]);
+  const float* bias =
+      op->inputs[BIAS] < 0 ? NULL : (const float*)mculab_tfl_data(m, op->inputs[BIAS]);
+  float* state = (float*)(void*)m->tensors[op->inputs[STATE]].data;
+  float* out = (float*)mculab_tfl_out_data(m, op);
+  float* scratch = (float*)(void*)m->scratch;
+  const int64_t n_state = (int64_t)p->batches * p->filters * p->memory;
+  /* Shift the state left by one value (the oldest column dropped). */
+  memmove(state, state + 1, (size_t)(n_state - 1) * sizeof(float));
+  /* Feature matmul into the newest column: weights row times the batch's input, in order. */
+  for (int32_t b = 0; b < p->batches; ++b) {
+    const float* x = in + (int64_t)b * p->input_size;
+    for (int32_t f = 0; f < p->filters; ++f) {
+      const float* w = wf + (int64_t)f * p->input_size;
+      float dot = 0.0f;
+      for (int32_t k = 0; k < p->input_size; ++k) dot += w[k] * x[k];
+      state[((int64_t)b * p->filters + f) * p->memory + p->memory - 1] = dot;
+    }
+  }
+  /* Time: each filter's state row against its time weights. */
+  for (int32_t b = 0; b < p->batches; ++b) {
+    for (int32_t f = 0; f < p->filters; ++f) {
+      const float* t = wt + (int64_t)f * p->memory;
+      const float* s = state + ((int64_t)b * p->filters + f) * p->memory;
+      float sum = 0.0f;
+      for (int32_t j = 0; j < p->memory; ++j) sum += t[j] * s[j];
+      scratch[b * p->filters + f] = sum;
+    }
+  }
+  /* The bias (or 0), then each rank's sum added in turn, then the activation. */
+  for (int32_t b = 0; b < p->batches; ++b) {
+    for (int32_t u = 0; u < p->units; ++u) {
+      float acc = bias != NULL ? bias[u] : 0.0f;
+      for (int32_t k = 0; k < p->rank; ++k) acc += scratch[b * p->filters + u * p->rank + k];
+      out[b * p->units + u] = activation(op->activation, acc);
+    }
+  }
+}
+
 static mculab_tfl_status invoke(mculab_tfl_model* m, const mculab_tfl_op* op, uint16_t index) {
   (void)index;
   const mculab_tfl_svdf_params* p = &op->k.svdf;
   const mculab_tfl_tensor* state_t = &m->tensors[op->inputs[STATE]];
+  if (state_t->type == MCULAB_TFL_FLOAT32) {
+    invoke_float(m, op);
+    return MCULAB_TFL_OK;
+  }
   const int wide = state_t->type == MCULAB_TFL_INT16;
   const int8_t* in = (const int8_t*)mculab_tfl_data(m, op->inputs[IN]);
   const int8_t* wf = (const int8_t*)mculab_tfl_data(m, op->inputs[W_FEATURE]);
