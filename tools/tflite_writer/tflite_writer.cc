@@ -766,4 +766,35 @@ Model PoolNet(PoolNetKind kind, uint32_t seed) {
   return m;
 }
 
+Model SvdfNetFloat(int32_t batches, int32_t rank, uint8_t activation, uint32_t seed) {
+  Rng r(seed);
+  const int32_t input_size = 5, units = 3, memory = 4, filters = units * rank;
+  auto floats = [&r](int32_t n) {
+    std::vector<uint8_t> bytes;
+    for (int32_t i = 0; i < n; ++i) {
+      const float f = static_cast<float>(r.Weight()) / 128.0f;
+      uint8_t b[4];
+      std::memcpy(b, &f, 4);
+      bytes.insert(bytes.end(), b, b + 4);
+    }
+    return bytes;
+  };
+  auto f32 = [](std::vector<int32_t> shape, std::vector<uint8_t> data, const char* name) {
+    return Tensor{std::move(shape), 0, std::move(data), {}, {}, 0, name};
+  };
+  Model m;
+  m.tensors = {f32({batches, input_size}, {}, "input"),
+               f32({filters, input_size}, floats(filters * input_size), "svdf/weights_feature"),
+               f32({filters, memory}, floats(filters * memory), "svdf/weights_time"),
+               f32({units}, floats(units), "svdf/bias"),
+               f32({batches, memory * filters}, {}, "svdf/state"),
+               f32({batches, units}, {}, "output")};
+  m.tensors[4].is_variable = true;
+  // SVDF (27; SVDFOptions 6): rank, fused activation.
+  m.operators = {Operator{27, {0, 1, 2, 3, 4}, {5}, 6, {I32(0, rank), Pad(1, activation)}}};
+  m.inputs = {0};
+  m.outputs = {5};
+  return m;
+}
+
 }  // namespace mculab::tflite_writer

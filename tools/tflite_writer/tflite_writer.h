@@ -115,6 +115,13 @@ Model MobileNetV2(uint32_t seed, int resolution = 224, float alpha = 1.0f);
 enum class PoolNetKind { kFloat32, kInt16x8 };
 Model PoolNet(PoolNetKind kind, uint32_t seed = 1);
 
+// SVDF alone in float32: input [batches][5] -> SVDF (rank `rank`, 3 units, so 3 x rank filters,
+// memory 4, fused `activation`) -> [batches][3]. Tensors: 0 input, 1 feature weights
+// [filters][5], 2 time weights [filters][4], 3 bias [3], 4 state [batches][4 x filters]
+// (variable), 5 output. Weights and biases seeded multiples of 1/128 in [-1, 1] (xorshift32).
+Model SvdfNetFloat(int32_t batches = 2, int32_t rank = 2, uint8_t activation = 0,
+                   uint32_t seed = 1);
+
 }  // namespace mculab::tflite_writer
 
 #endif  // MCULAB_TOOLS_TFLITE_WRITER_H_

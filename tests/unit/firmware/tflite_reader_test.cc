@@ -2199,3 +2199,177 @@ TEST(TfliteOps, ConvFloat32RefusesMixedTypes) {
 }
 
 }  // namespace
+
+namespace {
+
+// ---- SVDF float32 ----
+
+// The state the SVDF test puts in place of the reset one (every inference starts from a zero
+// state), written by the hook before the operator runs: a state with a past, so the shift and
+// every time weight count.
+mculab_tfl_model* g_svdf_model = nullptr;
+std::vector<float> g_svdf_state;
+
+void FillSvdfState(uint16_t, const char*, const char*) {
+  const mculab_tfl_tensor& s = g_svdf_model->tensors[g_svdf_model->ops[0].inputs[4]];
+  ASSERT_EQ(s.bytes, g_svdf_state.size() * sizeof(float));
+  std::memcpy(s.data, g_svdf_state.data(), s.bytes);
+}
+
+// ActivationValFloat for NONE (0), RELU (1), RELU_N1_TO_1 (2), RELU6 (3).
+template <typename T>
+T SvdfActivation(int act, T x) {
+  switch (act) {
+    case 1:
+      return std::max<T>(0, x);
+    case 2:
+      return std::max<T>(-1, std::min<T>(x, 1));
+    case 3:
+      return std::max<T>(0, std::min<T>(x, 6));
+    default:
+      return x;
+  }
+}
+
+// SVDF float32, batches 2, memory 4, rank 2 (3 units, 6 filters), from a zero state and from a
+// state with a past, in each fused activation: against the SVDF written out in double (shift each
+// filter's state row left, the feature dot product into its newest value, the time dot product,
+// the rank's sums onto the bias, the activation) within 1e-6, and bit for bit against
+// EvalFloatSvdfReference's loops in float in TFLite Micro's order. A wrong shift, column, time
+// weight, rank grouping or bias is off by far more.
+TEST(TfliteOps, SvdfFloat32IsTfliteMicrosReferenceInItsOrder) {
+  const int32_t batches = 2, rank = 2, units = 3, filters = 6, memory = 4, width = 5;
+  for (int act : {0, 1, 2, 3}) {
+    for (bool past : {false, true}) {
+      SCOPED_TRACE(::testing::Message() << "activation " << act << " past " << past);
+      const tw::Model model = tw::SvdfNetFloat(batches, rank, static_cast<uint8_t>(act));
+      const std::vector<float> wf = Values<float>(model.tensors[1].data);
+      const std::vector<float> wt = Values<float>(model.tensors[2].data);
+      const std::vector<float> bias = Values<float>(model.tensors[3].data);
+      ASSERT_EQ(wf.size(), static_cast<size_t>(filters * width));
+      ASSERT_EQ(wt.size(), static_cast<size_t>(filters * memory));
+      std::vector<float> state0(static_cast<size_t>(batches * filters * memory), 0.0f);
+      if (past) {
+        for (size_t i = 0; i < state0.size(); ++i) {
+          state0[i] = static_cast<float>(static_cast<int>((i * 5u) % 11u) - 5) / 3.0f;
+        }
+      }
+      const std::vector<uint8_t> bytes = tw::Serialize(model);
+      auto m = std::make_unique<mculab_tfl_model>();
+      std::vector<uint8_t> arena(1u << 14);
+      ASSERT_EQ(mculab_tfl_load(m.get(), bytes.data(), bytes.size()), MCULAB_TFL_OK) << m->error;
+      ASSERT_EQ(mculab_tfl_prepare(m.get(), arena.data(), arena.size()), MCULAB_TFL_OK) << m->error;
+      mculab_tfl_seed_input(m.get(), 1);
+      const mculab_tfl_tensor& in_t = m->tensors[m->inputs[0]];
+      std::vector<float> x(in_t.bytes / sizeof(float));
+      std::memcpy(x.data(), in_t.data, in_t.bytes);
+      ASSERT_EQ(x.size(), static_cast<size_t>(batches * width));
+      g_svdf_model = m.get();
+      g_svdf_state = state0;
+      const mculab_tfl_hooks hooks{FillSvdfState, nullptr};
+      ASSERT_EQ(mculab_tfl_invoke(m.get(), past ? &hooks : nullptr), MCULAB_TFL_OK) << m->error;
+      uint32_t n = 0;
+      const auto* out_bytes = static_cast<const uint8_t*>(mculab_tfl_output_at(m.get(), 0, &n));
+      ASSERT_EQ(n, static_cast<uint32_t>(batches * units * 4));
+      const std::vector<float> out = Values<float>(std::vector<uint8_t>(out_bytes, out_bytes + n));
+
+      // In double, filter by filter.
+      double max_diff = 0.0;
+      for (int32_t b = 0; b < batches; ++b) {
+        for (int32_t u = 0; u < units; ++u) {
+          double acc = bias[u];
+          for (int32_t k = 0; k < rank; ++k) {
+            const int32_t f = u * rank + k;
+            const size_t row = static_cast<size_t>((b * filters + f) * memory);
+            double feature = 0.0;
+            for (int32_t i = 0; i < width; ++i) {
+              feature += static_cast<double>(wf[f * width + i]) * x[b * width + i];
+            }
+            for (int32_t j = 0; j < memory; ++j) {
+              const double s = j + 1 < memory ? static_cast<double>(state0[row + j + 1]) : feature;
+              acc += static_cast<double>(wt[f * memory + j]) * s;
+            }
+          }
+          const double want = SvdfActivation<double>(act, acc);
+          const double d = std::abs(want - out[b * units + u]);
+          max_diff = std::max(max_diff, d);
+          EXPECT_LE(d, 1e-6 * std::max(1.0, std::abs(want))) << b << " " << u;
+        }
+      }
+      // EvalFloatSvdfReference's loops, in float.
+      std::vector<float> state = state0;
+      for (size_t i = 0; i + 1 < state.size(); ++i) state[i] = state[i + 1];
+      for (int32_t b = 0; b < batches; ++b) {
+        for (int32_t f = 0; f < filters; ++f) {
+          float dot = 0.0f;
+          for (int32_t i = 0; i < width; ++i) dot += wf[f * width + i] * x[b * width + i];
+          state[static_cast<size_t>((b * filters + f) * memory + memory - 1)] = dot;
+        }
+      }
+      std::vector<float> scratch(static_cast<size_t>(batches * filters));
+      for (int32_t b = 0; b < batches; ++b) {
+        for (int32_t f = 0; f < filters; ++f) {
+          float sum = 0.0f;
+          for (int32_t j = 0; j < memory; ++j) {
+            sum += wt[f * memory + j] * state[static_cast<size_t>((b * filters + f) * memory + j)];
+          }
+          scratch[static_cast<size_t>(b * filters + f)] = sum;
+        }
+      }
+      for (int32_t b = 0; b < batches; ++b) {
+        for (int32_t u = 0; u < units; ++u) {
+          float o = bias[u];
+          for (int32_t k = 0; k < rank; ++k)
+            o += scratch[static_cast<size_t>(b * filters + u * rank + k)];
+          o = SvdfActivation<float>(act, o);
+          EXPECT_EQ(std::memcmp(&o, &out[b * units + u], 4), 0)
+              << b << " " << u << ": " << o << " vs " << out[b * units + u];
+        }
+      }
+      // Something was computed: not all one value.
+      EXPECT_NE(*std::min_element(out.begin(), out.end()),
+                *std::max_element(out.begin(), out.end()));
+      // The hook's state was used and left shifted: the state after is the float loop's.
+      const mculab_tfl_tensor& s = m->tensors[m->ops[0].inputs[4]];
+      EXPECT_EQ(std::memcmp(s.data, state.data(), s.bytes), 0);
+      std::printf("SVDF float32 activation %d %s: %zu values within %.3g of double\n", act,
+                  past ? "with a past" : "from zero", out.size(), max_diff);
+    }
+  }
+  g_svdf_model = nullptr;
+}
+
+// float32 SVDF refuses mixed types (int8 weights, an int8 output, an int32 bias), a state of
+// another shape and a fused activation TFLite Micro's float path does not clamp to (TANH),
+// naming what it needs.
+TEST(TfliteRefuses, SvdfFloat32MixedTypesShapesAndActivation) {
+  auto run = [](tw::Model model) {
+    ModelRun r(tw::Serialize(model));
+    return std::make_pair(r.First(), std::string(r.m->error));
+  };
+  tw::Model int8_weights = tw::SvdfNetFloat();
+  int8_weights.tensors[1] =
+      Quantized(int8_weights.tensors[1].shape, 9, 0.5f, 0, std::vector<uint8_t>(6 * 5, 1));
+  tw::Model int8_out = tw::SvdfNetFloat();
+  int8_out.tensors[5] = Quantized({2, 3}, 9, 0.5f, 0);
+  tw::Model int32_bias = tw::SvdfNetFloat();
+  int32_bias.tensors[3] = Const({3}, 2, Bytes<int32_t>({0, 0, 0}));
+  tw::Model state_shape = tw::SvdfNetFloat();
+  state_shape.tensors[4].shape = {2, 4 * 6 + 1};
+  tw::Model tanh = tw::SvdfNetFloat(2, 2, 4);
+  const std::pair<tw::Model, const char*> cases[] = {
+      {int8_weights, "float32 input needs constant float32 feature and time weights"},
+      {int8_out, "float32 input needs constant float32 feature and time weights"},
+      {int32_bias, "bias must be constant float32"},
+      {state_shape, "weights, state and output do not fit the input and rank"},
+      {tanh, "fused activation other than RELU, RELU6, RELU_N1_TO_1"}};
+  for (const auto& [model, why] : cases) {
+    const auto [status, error] = run(model);
+    EXPECT_NE(status, MCULAB_TFL_OK) << why;
+    EXPECT_NE(error.find(why), std::string::npos) << error;
+  }
+  const auto [status, error] = run(tw::SvdfNetFloat());
+  EXPECT_EQ(status, MCULAB_TFL_OK) << error;
+}
+
+}  // namespace

@@ -572,3 +572,41 @@ TEST(TfliteAgainstTflite, SoftmaxInt16EqualToTflite) {
 }
 
 }  // namespace
+
+namespace {
+
+// The writer's SVDF in float32 (batches 2, memory 4, rank 2, 3 units), in each fused activation,
+// alone in both interpreters on the same seeded input. TFLite's interpreter runs
+// kernels/svdf.cc's float path (reference_ops::EvalFloatSVDF: the matrix product through
+// tensor_utils, whose order of sums may differ from TFLite Micro's reference loops, which ours
+// follows): within float rounding, 1e-6 relative.
+TEST(TfliteAgainstTflite, SvdfFloat32WithinFloatRoundingOfTflite) {
+  if (const std::string m = Missing(); !m.empty() || std::string(MCULAB_NODE).empty()) {
+    GTEST_SKIP() << "'" << m << "' is absent (node, Chromium, or `npm ci` in "
+                 << MCULAB_TFLITE_REFERENCE_DIR << ")";
+  }
+  namespace tw = mculab::tflite_writer;
+  for (uint8_t act : {0, 1, 2, 3}) {
+    SCOPED_TRACE(static_cast<int>(act));
+    const EachLayerInBoth run =
+        RunEachLayerInBoth(tw::SvdfNetFloat(2, 2, act), "svdf-float32-" + std::to_string(act));
+    ASSERT_EQ(run.layers.size(), 1u);
+    ASSERT_EQ(run.theirs.size(), 1u);
+    const std::vector<double>& ours = run.layers[0].output;
+    const std::vector<double>& theirs = run.theirs[0];
+    ASSERT_EQ(ours.size(), 6u);
+    ASSERT_EQ(theirs.size(), ours.size());
+    double max_diff = 0.0;
+    for (size_t i = 0; i < ours.size(); ++i) {
+      const double d = std::abs(ours[i] - theirs[i]);
+      max_diff = std::max(max_diff, d);
+      EXPECT_LE(d, 1e-6 * std::max(1.0, std::abs(theirs[i]))) << i;
+    }
+    EXPECT_NE(*std::min_element(ours.begin(), ours.end()),
+              *std::max_element(ours.begin(), ours.end()));
+    std::printf("svdf float32 activation %d: %zu values, max difference %.3g\n", act, ours.size(),
+                max_diff);
+  }
+}
+
+}  // namespace

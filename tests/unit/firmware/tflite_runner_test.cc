@@ -211,7 +211,8 @@ std::vector<std::pair<std::string, Bytes>> TfliteMicroBlobs() {
       {"pool_net_float",
        tflite_writer::Serialize(tflite_writer::PoolNet(tflite_writer::PoolNetKind::kFloat32))},
       {"pool_net_16x8",
-       tflite_writer::Serialize(tflite_writer::PoolNet(tflite_writer::PoolNetKind::kInt16x8))}};
+       tflite_writer::Serialize(tflite_writer::PoolNet(tflite_writer::PoolNetKind::kInt16x8))},
+      {"svdf_float", tflite_writer::Serialize(tflite_writer::SvdfNetFloat())}};
   for (const char* file :
        {"hello_world_int8", "hello_world_float", "micro_speech_quantized", "simple_add_model",
         "person_detect", "keyword_scrambled", "keyword_scrambled_8bit", "trained_lstm_int8"}) {
