@@ -4,6 +4,7 @@
 // its pooling nets (float32 and 16x8: PoolNetFloat32WithinFloatRoundingAnd16x8Equal),
 // two small nets of HARD_SWISH, RELU, RELU6 and MEAN over H and W (int8, and float32 after a MUL),
 // a float32 net of CONV_2D, DEPTHWISE_CONV_2D and TRANSPOSE_CONV,
+// the writer's float32 SVDF in each fused activation (SvdfFloat32WithinFloatRoundingOfTflite),
 // the writer's MobileNetV2 at 96x96 and width 0.35 (TRANSPOSE, PAD, ADD, MEAN, RESHAPE besides
 // the convolutions) and the MLPerf Tiny models: each operator runs alone in TFLite
 // on exactly the input it had in our interpreter, so a difference belongs to that layer and not to
