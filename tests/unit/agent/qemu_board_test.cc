@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 
 #include "agent/boards/elf_symbols.h"
@@ -42,9 +43,15 @@ class QemuBoardTest : public ::testing::Test {
 // Where the runner's region markers go, as its linker script placed them: what the counting
 // plugin is told to watch, so a runner from another release is counted right.
 TEST(RunnerElf, MarkerRegionIsTheLinkerScriptsSymbol) {
-  EXPECT_EQ(MarkerRegion(MCULAB_AN547_ELF), 0x60FF0000u);
   EXPECT_EQ(MarkerRegion("/nonexistent.elf"), 0u);
-  EXPECT_EQ(MarkerRegion("/proc/self/exe"), 0u) << "a 64-bit host ELF has no such symbol";
+  const std::string not_elf = ::testing::TempDir() + "/not-an-elf";
+  std::ofstream(not_elf) << "#!/bin/sh\n";
+  EXPECT_EQ(MarkerRegion(not_elf), 0u);
+  const std::string elf = MCULAB_AN547_ELF;
+  if (elf.empty() || !std::filesystem::exists(elf)) {
+    GTEST_SKIP() << "the an547 runner ELF is not built (" << (elf.empty() ? "no path" : elf) << ")";
+  }
+  EXPECT_EQ(MarkerRegion(elf), 0x60FF0000u);
 }
 
 TEST_F(QemuBoardTest, RunsTheAn547RunnerWithVerifiedChecksums) {
