@@ -128,7 +128,7 @@ int main(int argc, char** argv) {
     Caller agent;
     agent.user = "bench-agent";
     agent.role = Role::kAgent;
-    auto session = lab.ConnectAgent(agent, rpc::RegistrationFromProto(reg), channel);
+    auto session = lab.agents().ConnectAgent(agent, rpc::RegistrationFromProto(reg), channel);
     if (!session.ok()) return Fail(session.error().message);
 
     SubmitRequest req;
@@ -140,17 +140,17 @@ int main(int argc, char** argv) {
     req.iterations = iterations;
     req.warmup = 1;
     req.timeout_s = 24 * 3600;
-    auto submitted = lab.Submit(Caller{}, req);
+    auto submitted = lab.jobs().Submit(Caller{}, req);
     if (!submitted.ok()) return Fail(submitted.error().message);
     const JobId job = submitted->id;
-    auto watch = lab.Watch(Caller{}, job);
+    auto watch = lab.jobs().Watch(Caller{}, job);
     if (!watch.ok()) return Fail(watch.error().message);
     const v1::Assignment a = channel->WaitAssignment();
     if (a.run_id() == 0) return Fail("no assignment");
 
     const auto t0 = std::chrono::steady_clock::now();
     auto send = [&](const v1::AgentMessage& m) {
-      lab.OnAgentMessage(*session, rpc::EventFromProto(m, "bench-agent"));
+      lab.agents().OnAgentMessage(*session, rpc::EventFromProto(m, "bench-agent"));
     };
     for (const char* state : {"preparing", "running"}) {
       v1::AgentMessage m;

@@ -1,4 +1,4 @@
-// One scheduling pass as the Lab runs it (server/service/lab_dispatch.cc ScheduleLocked): the
+// One scheduling pass as the Lab runs it (server/service/scheduling.cc ScheduleLocked): the
 // Lab's own Dispatcher over its job and board tables (dispatcher.h: the scheduler's views of the
 // queued jobs, kept while they wait, the boards' slots, each user's share, Schedule()), then each
 // placement's pass plan from the Lab's plan cache (PassPlanCache), copied as AssignLocked copies

@@ -4,7 +4,7 @@
 //                       statement) into the samples table with every migration's indexes, the
 //                       store's transaction size, WAL, synchronous=NORMAL
 //   BM_StoreIngest      SqliteStore::Write of 1,024-sample batches (batch row, samples, progress)
-//   BM_LabIngest        Lab::OnAgentMessage with agent.proto batches: conversion, store, ack
+//   BM_LabIngest        AgentDesk::OnAgentMessage with agent.proto batches: conversion, store, ack
 //   BM_GrpcIngest       an agent stream over loopback gRPC into the Lab, waiting for every ack
 //
 // The end-to-end figure (a real agent with its spool, gRPC, a real server) is bench/fleet's; the
@@ -220,13 +220,13 @@ struct LabFixture {
     server::Caller agent_caller;
     agent_caller.user = reg.agent();
     agent_caller.role = server::Role::kAgent;
-    session = *lab.ConnectAgent(agent_caller, server::rpc::RegistrationFromProto(reg), channel);
+    session = *lab.agents().ConnectAgent(agent_caller, server::rpc::RegistrationFromProto(reg), channel);
     server::SubmitRequest r;
     r.kind = "host";
     r.op = "fully_connected_s8";
     for (int c = 0; c < 16; ++c) r.cases.push_back({c, {1, 8, 4}});
     r.iterations = static_cast<std::uint32_t>(samples / 16 + 1);
-    if (!lab.Submit({}, r).ok()) throw std::runtime_error("submit failed");
+    if (!lab.jobs().Submit({}, r).ok()) throw std::runtime_error("submit failed");
     return static_cast<server::RunId>(counter.WaitAssignment().run_id());
   }
   server::SystemClock clock;
@@ -262,7 +262,7 @@ void BM_LabIngest(benchmark::State& state) {
     for (int i = 0; i < batches; ++i) messages.push_back(ProtoBatch(run, i));
     state.ResumeTiming();
     for (const auto& m : messages)
-      f.lab.OnAgentMessage(f.session, server::rpc::EventFromProto(m, "bench"));
+      f.lab.agents().OnAgentMessage(f.session, server::rpc::EventFromProto(m, "bench"));
     channel->WaitAcks(batches);
     state.PauseTiming();
     f.lab.Stop();
@@ -308,7 +308,7 @@ void BM_GrpcIngest(benchmark::State& state) {
     r.op = "fully_connected_s8";
     for (int c = 0; c < 16; ++c) r.cases.push_back({c, {1, 8, 4}});
     r.iterations = static_cast<std::uint32_t>(samples / 16 + 1);
-    (void)lab.Submit({}, r);
+    (void)lab.jobs().Submit({}, r);
     while (stream->Read(&in) && !in.has_assign()) {
     }
     const auto run = static_cast<server::RunId>(in.assign().run_id());

@@ -127,7 +127,7 @@ struct Job {
   std::uint64_t progress_done = 0;
   // Derived, not stored on the job: the kernel set the latest run's runner reported (HELLO).
   std::string kernel_set_ran;
-  // Derived from the Lab's live state, not stored: why a queued job waits (Lab::AddQueueWait).
+  // Derived from the Lab's live state, not stored: why a queued job waits (JobDesk::AddQueueWait).
   QueueWait wait;
 
   std::uint64_t ProgressTotal() const { return static_cast<std::uint64_t>(num_cases) * iterations; }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "server/service/job_watch.h"
+#include "server/service/lab_feed.h"
 #include "server/service/queries.h"
 #include "server/service/store.h"
 

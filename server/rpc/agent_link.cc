@@ -84,14 +84,14 @@ grpc::Status AgentLinkService::Connect(grpc::ServerContext* context,
   }
   auto channel = std::make_shared<StreamChannel>(stream, context);
   const std::string agent = message.register_().agent();
-  auto session = lab_.ConnectAgent(caller, RegistrationFromProto(message.register_()), channel);
+  auto session = lab_.agents().ConnectAgent(caller, RegistrationFromProto(message.register_()), channel);
   if (!session.ok()) {
     channel->Close();
     spdlog::warn("agent {} refused: {}", agent, session.error().message);
     return ToGrpcStatus(session.error());
   }
-  while (stream->Read(&message)) lab_.OnAgentMessage(*session, EventFromProto(message, agent));
-  lab_.DisconnectAgent(*session, context->IsCancelled() ? "the stream was cancelled"
+  while (stream->Read(&message)) lab_.agents().OnAgentMessage(*session, EventFromProto(message, agent));
+  lab_.agents().DisconnectAgent(*session, context->IsCancelled() ? "the stream was cancelled"
                                                         : "the agent closed the stream");
   channel->Close();
   return grpc::Status::OK;
@@ -100,7 +100,7 @@ grpc::Status AgentLinkService::Connect(grpc::ServerContext* context,
 grpc::Status AgentLinkService::FetchArtifact(grpc::ServerContext* context,
                                              const v1::FetchArtifactRequest* request,
                                              grpc::ServerWriter<v1::ArtifactData>* writer) {
-  auto opened = lab_.OpenArtifact(CallerOf(*context), request->sha256());
+  auto opened = lab_.uploads().OpenArtifact(CallerOf(*context), request->sha256());
   if (!opened.ok()) return ToGrpcStatus(opened.error());
   const auto& [path, artifact] = *opened;
   std::ifstream in(path, std::ios::binary);

@@ -49,7 +49,7 @@ class AgentLinkService final : public mculab::v1::AgentLink::Service {
       : lab_(lab), guard_(guard) {}
 
   grpc::Status Connect(grpc::ServerContext* context, StreamChannel::Stream* stream) override;
-  // Streams an artifact's file in 256 KiB chunks (Lab::OpenArtifact decides who may).
+  // Streams an artifact's file in 256 KiB chunks (UploadDesk::OpenArtifact decides who may).
   grpc::Status FetchArtifact(grpc::ServerContext* context,
                              const mculab::v1::FetchArtifactRequest* request,
                              grpc::ServerWriter<mculab::v1::ArtifactData>* writer) override;

@@ -119,7 +119,7 @@ class FailedWatch final : public grpc::ServerWriteReactor<v1::JobEvent> {
 
 grpc::Status LabService::ListBoards(grpc::ServerContext* context, const v1::ListBoardsRequest*,
                                     v1::ListBoardsReply* reply) {
-  auto boards = lab_.ListBoards(CallerOf(*context));
+  auto boards = lab_.boards().ListBoards(CallerOf(*context));
   if (!boards.ok()) return ToGrpcStatus(boards.error());
   for (const BoardView& b : *boards) ToProto(b, reply->add_boards());
   return grpc::Status::OK;
@@ -158,7 +158,7 @@ grpc::Status LabService::UploadArtifact(grpc::ServerContext* context,
   v1::ArtifactChunk chunk;
   while (reader->Read(&chunk)) {
     if (!upload) {
-      auto begun = lab_.BeginUpload(caller, chunk.name(), chunk.total_size());
+      auto begun = lab_.uploads().BeginUpload(caller, chunk.name(), chunk.total_size());
       if (!begun.ok()) return ToGrpcStatus(begun.error());
       upload = std::move(*begun);
     }
@@ -186,7 +186,7 @@ grpc::Status LabService::SubmitJob(grpc::ServerContext* context,
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                         "unknown priority '" + request->priority() + "' (high, normal, low)");
   }
-  auto submitted = lab_.Submit(CallerOf(*context), FromProto(*request));
+  auto submitted = lab_.jobs().Submit(CallerOf(*context), FromProto(*request));
   if (!submitted.ok()) return ToGrpcStatus(submitted.error());
   ToProto(*submitted, reply);
   return grpc::Status::OK;
@@ -194,14 +194,14 @@ grpc::Status LabService::SubmitJob(grpc::ServerContext* context,
 
 grpc::ServerWriteReactor<v1::JobEvent>* LabService::WatchJob(grpc::CallbackServerContext* context,
                                                              const v1::WatchJobRequest* request) {
-  auto watch = lab_.Watch(CallerOf(*context), static_cast<JobId>(request->id()));
+  auto watch = lab_.jobs().Watch(CallerOf(*context), static_cast<JobId>(request->id()));
   if (!watch.ok()) return new FailedWatch(ToGrpcStatus(watch.error()));
   return new WatchReactor(std::move(*watch));
 }
 
 grpc::Status LabService::GetJob(grpc::ServerContext* context, const v1::GetJobRequest* request,
                                 v1::Job* reply) {
-  auto job = lab_.GetJob(CallerOf(*context), static_cast<JobId>(request->id()));
+  auto job = lab_.jobs().GetJob(CallerOf(*context), static_cast<JobId>(request->id()));
   if (!job.ok()) return ToGrpcStatus(job.error());
   ToProto(*job, reply);
   return grpc::Status::OK;
@@ -218,7 +218,7 @@ grpc::Status LabService::ListJobs(grpc::ServerContext* context, const v1::ListJo
 
 grpc::Status LabService::CancelJob(grpc::ServerContext* context,
                                    const v1::CancelJobRequest* request, v1::Job* reply) {
-  auto job = lab_.Cancel(CallerOf(*context), static_cast<JobId>(request->id()));
+  auto job = lab_.jobs().Cancel(CallerOf(*context), static_cast<JobId>(request->id()));
   if (!job.ok()) return ToGrpcStatus(job.error());
   ToProto(*job, reply);
   return grpc::Status::OK;
@@ -226,7 +226,7 @@ grpc::Status LabService::CancelJob(grpc::ServerContext* context,
 
 grpc::Status LabService::GetResults(grpc::ServerContext* context,
                                     const v1::GetResultsRequest* request, v1::Results* reply) {
-  auto results = lab_.GetResults(CallerOf(*context), static_cast<JobId>(request->id()),
+  auto results = queries_.GetJobResults(CallerOf(*context), static_cast<JobId>(request->id()),
                                  request->include_samples());
   if (!results.ok()) return ToGrpcStatus(results.error());
   ToProto(*results, reply);
@@ -246,44 +246,44 @@ grpc::Status BoardReply(const Result<Board>& b, v1::Board* reply) {
 grpc::Status LabService::Reserve(grpc::ServerContext* context, const v1::ReserveRequest* request,
                                  v1::Board* reply) {
   ReserveRequest r{request->board(), request->duration_ms(), request->note(), request->hold()};
-  return BoardReply(lab_.Reserve(CallerOf(*context), r), reply);
+  return BoardReply(lab_.boards().Reserve(CallerOf(*context), r), reply);
 }
 
 grpc::Status LabService::RenewReservation(grpc::ServerContext* context,
                                           const v1::RenewReservationRequest* request,
                                           v1::Board* reply) {
   return BoardReply(
-      lab_.RenewReservation(CallerOf(*context), request->board(), request->duration_ms()), reply);
+      lab_.boards().RenewReservation(CallerOf(*context), request->board(), request->duration_ms()), reply);
 }
 
 grpc::Status LabService::Release(grpc::ServerContext* context, const v1::ReleaseRequest* request,
                                  v1::Board* reply) {
-  return BoardReply(lab_.Release(CallerOf(*context), request->board()), reply);
+  return BoardReply(lab_.boards().Release(CallerOf(*context), request->board()), reply);
 }
 
 grpc::Status LabService::AssignBoard(grpc::ServerContext* context,
                                      const v1::AssignBoardRequest* request, v1::Board* reply) {
-  return BoardReply(lab_.AssignBoard(CallerOf(*context), request->board(), request->agent()),
+  return BoardReply(lab_.boards().AssignBoard(CallerOf(*context), request->board(), request->agent()),
                     reply);
 }
 
 grpc::Status LabService::ApproveBoard(grpc::ServerContext* context,
                                       const v1::ApproveBoardRequest* request, v1::Board* reply) {
-  return BoardReply(lab_.ApproveBoard(CallerOf(*context), request->board()), reply);
+  return BoardReply(lab_.boards().ApproveBoard(CallerOf(*context), request->board()), reply);
 }
 
 grpc::Status LabService::SetMaintenance(grpc::ServerContext* context,
                                         const v1::SetMaintenanceRequest* request,
                                         v1::Board* reply) {
   return BoardReply(
-      lab_.SetMaintenance(CallerOf(*context), request->board(), request->on(), request->reason()),
+      lab_.boards().SetMaintenance(CallerOf(*context), request->board(), request->on(), request->reason()),
       reply);
 }
 
 grpc::Status LabService::BoardHistory(grpc::ServerContext* context,
                                       const v1::BoardHistoryRequest* request,
                                       v1::BoardHistoryReply* reply) {
-  auto history = lab_.BoardHistory(CallerOf(*context), request->board());
+  auto history = lab_.boards().BoardHistory(CallerOf(*context), request->board());
   if (!history.ok()) return ToGrpcStatus(history.error());
   for (const BoardTransition& t : *history) ToProto(t, reply->add_transitions());
   return grpc::Status::OK;
@@ -292,7 +292,7 @@ grpc::Status LabService::BoardHistory(grpc::ServerContext* context,
 grpc::Status LabService::ListEvents(grpc::ServerContext* context,
                                     const v1::ListEventsRequest* request,
                                     v1::ListEventsReply* reply) {
-  auto view = lab_.ListEvents(CallerOf(*context), request->kind(), request->board());
+  auto view = lab_.boards().ListEvents(CallerOf(*context), request->kind(), request->board());
   if (!view.ok()) return ToGrpcStatus(view.error());
   ToProto(*view, reply);
   return grpc::Status::OK;

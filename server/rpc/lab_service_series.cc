@@ -97,7 +97,7 @@ grpc::Status LabService::ReportGate(grpc::ServerContext* context,
 
 grpc::Status LabService::GetSeries(grpc::ServerContext* context,
                                    const v1::GetSeriesRequest* request, v1::Series* reply) {
-  auto trend = lab_.GetTrend(CallerOf(*context), FromProto(*request));
+  auto trend = queries_.GetTrend(CallerOf(*context), FromProto(*request));
   if (!trend.ok()) return ToGrpcStatus(trend.error());
   ToProto(*trend, reply);
   return grpc::Status::OK;

@@ -280,7 +280,7 @@ Result<bool> Alerts::ReportGate(const Caller& caller, GateReport report) {
   if (Status s = RequireRole(caller, Role::kMember, "reporting a gate"); !s.ok()) {
     return s.error();
   }
-  auto job = lab_.GetJob(caller, report.job);
+  auto job = lab_.jobs().GetJob(caller, report.job);
   if (!job.ok()) return job.error();
   {
     std::lock_guard l(mu_);

@@ -9,7 +9,7 @@
 
 #include "common/elf_arch.h"
 #include "server/service/artifacts.h"
-#include "server/service/lab.h"
+#include "server/service/job_desk.h"
 #include "server/service/store.h"
 
 namespace mculab::server {
@@ -157,9 +157,9 @@ Result<CustomFirmwareFiles> FindCustomFiles(JobStore& store, const ArtifactStore
   return files;
 }
 
-Status Lab::AdmitCustomLocked(const SubmitRequest& r, const CustomFirmwareFiles& files) const {
+Status JobDesk::AdmitCustomLocked(const SubmitRequest& r, const CustomFirmwareFiles& files) const {
   std::vector<const Board*> candidates;
-  for (const auto& [name, b] : boards_.all()) {
+  for (const auto& [name, b] : st_.boards.all()) {
     if (!r.board.empty() ? name == r.board : b.kind == r.kind) candidates.push_back(&b);
   }
   const std::string where = r.board.empty() ? "kind " + r.kind : "board " + r.board;

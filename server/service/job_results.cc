@@ -6,6 +6,7 @@
 
 #include "common/op_catalog.h"
 #include "common/tflite_model.h"
+#include "server/service/lab.h"
 #include "server/service/run_statistics.h"
 
 namespace mculab::server {
@@ -29,7 +30,7 @@ void MeasuredBeforeTheRun(const std::vector<BoardView>& boards, JobResults& out)
 
 Result<JobResults> ReadJobResults(Lab& lab, Store& store, const Caller& caller, JobId id,
                                   bool include_samples) {
-  auto job = lab.GetJob(caller, id);
+  auto job = lab.jobs().GetJob(caller, id);
   if (!job.ok()) return job.error();
   JobResults out;
   out.job = std::move(*job);
@@ -50,7 +51,7 @@ Result<JobResults> ReadJobResults(Lab& lab, Store& store, const Caller& caller, 
     out.emulated = out.run->provenance.emulated;
     out.measured = std::string(MeasuredOfRun(out.run->provenance));
   } else {
-    auto boards = lab.ListBoards(caller);
+    auto boards = lab.boards().ListBoards(caller);
     if (!boards.ok()) return boards.error();
     MeasuredBeforeTheRun(*boards, out);
   }
@@ -116,7 +117,7 @@ Result<JobResults> ReadJobResults(Lab& lab, Store& store, const Caller& caller, 
   out.ops = std::move(*ops);
   // A runner names operators in 31 characters and types in 15; the lab knows the model.
   if (j.op == kModelOp && !out.ops.empty()) {
-    if (auto layers = lab.ModelLayers(j.blob_artifact); layers.ok()) {
+    if (auto layers = lab.uploads().ModelLayers(j.blob_artifact); layers.ok()) {
       for (OpProfileRow& row : out.ops) {
         if (row.op_index >= (*layers)->size()) continue;
         const ModelLayerName& layer = (**layers)[row.op_index];

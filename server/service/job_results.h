@@ -5,16 +5,17 @@
 
 #include "common/result.h"
 #include "server/service/caller.h"
-#include "server/service/lab.h"
 #include "server/service/results.h"
 #include "server/service/store.h"
 
 namespace mculab::server {
 
+class Lab;
+
 // The job as committed (with its queue wait), its latest run, every case with its statistics
 // (stored, or computed from the raw samples for a case whose every iteration is stored while the
 // run has not succeeded), checksum results, the events asked for, the run's passes, op profiles
-// and memory, and, when asked, every raw sample. Errors: the job's (Lab::GetJob), the store's.
+// and memory, and, when asked, every raw sample. Errors: the job's (JobDesk::GetJob), the store's.
 Result<JobResults> ReadJobResults(Lab& lab, Store& store, const Caller& caller, JobId id,
                                   bool include_samples);
 

@@ -1,4 +1,4 @@
-// JobWatch: one subscriber's stream of a job's events (Lab::Watch). The first event is the job's
+// JobWatch: one subscriber's stream of a job's events (JobDesk::Watch). The first event is the job's
 // state when the watch began; the stream ends after an event with a final state.
 //
 // The Lab pushes an event once the change it reports is committed (from the store's commit
@@ -80,7 +80,7 @@ class JobWatch {
   std::shared_ptr<void> held_;
 };
 
-// The watches of the Lab's live jobs (Lab::Watch): which watch hears which job's events. Not
+// The watches of the Lab's live jobs (JobDesk::Watch): which watch hears which job's events. Not
 // thread-safe: the Lab calls it under its lock.
 class JobWatchers {
  public:

@@ -1,5 +1,7 @@
 #include "server/service/queries.h"
 
+#include "server/service/lab.h"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -79,8 +81,8 @@ Result<JobPage> LabQueries::ListJobs(const Caller& caller, const JobQuery& query
   if (!page.ok()) return page;
   std::vector<Job*> jobs;  // the queued ones: why they wait
   for (JobRow& row : page->jobs) jobs.push_back(&row.job);
-  lab_.AddQueueWaits(jobs);
-  auto boards = lab_.ListBoards(caller);
+  lab_.jobs().AddQueueWaits(jobs);
+  auto boards = lab_.boards().ListBoards(caller);
   if (!boards.ok()) return boards.error();
   const HostBoards host = HostBoardsOf(*boards);
   for (JobRow& row : page->jobs) row.host = host.Has(row.job);
@@ -95,7 +97,7 @@ Result<JobResults> LabQueries::GetJobResults(const Caller& caller, JobId id, boo
 
 Result<CaseSamples> LabQueries::GetCaseSamples(const Caller& caller, JobId id,
                                                const SamplesRequest& request) {
-  auto job = lab_.GetJob(caller, id);
+  auto job = lab_.jobs().GetJob(caller, id);
   if (!job.ok()) {
     return job.error().code == ErrorCode::kNotFound ? UnknownJob(id) : job.error();
   }
@@ -381,7 +383,7 @@ Result<Comparison> LabQueries::Compare(const Caller& caller, std::span<const Job
 }
 
 Result<std::vector<BoardView>> LabQueries::ListBoards(const Caller& caller) {
-  return lab_.ListBoards(caller);
+  return lab_.boards().ListBoards(caller);
 }
 
 Result<LabFigures> LabQueries::Figures(const Caller& caller) {
@@ -401,7 +403,7 @@ Result<LabFigures> LabQueries::Figures(const Caller& caller) {
   if (!samples.ok()) return samples.error();
   f.samples_stored = *samples;
   f.refused_agent_messages = lab_.refused_agent_messages();
-  auto boards = lab_.ListBoards(caller);
+  auto boards = lab_.boards().ListBoards(caller);
   if (!boards.ok()) return boards.error();
   for (BoardState s : kAllBoardStates) {
     const auto n = std::count_if(boards->begin(), boards->end(),

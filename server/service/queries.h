@@ -18,12 +18,14 @@
 #include "common/result.h"
 #include "server/service/caller.h"
 #include "server/service/job_results.h"
-#include "server/service/lab.h"
+#include "server/service/board_requests.h"
 #include "server/service/series.h"
 #include "server/service/store.h"
 #include "server/service/trend.h"
 
 namespace mculab::server {
+
+class Lab;
 
 inline constexpr std::uint32_t kMaxJobsPerPage = 500;
 inline constexpr std::size_t kMinComparedJobs = 2;

@@ -10,6 +10,8 @@
 #include "server/service/custom_firmware.h"
 #include "server/service/queries.h"
 
+#include "server/service/lab.h"
+
 namespace mculab::server {
 namespace {
 
@@ -30,7 +32,10 @@ Result<std::vector<double>> TimerValues(Store& store, RunId run, std::uint32_t c
 
 }  // namespace
 
-Result<Trend> LabQueries::GetTrend(const Caller&, const TrendRequest& request) {
+Result<Trend> LabQueries::GetTrend(const Caller& caller, const TrendRequest& request) {
+  if (Status s = RequireRole(caller, Role::kViewer, "reading a series"); !s.ok()) {
+    return s.error();
+  }
   const SeriesQuery& q = request.series;
   if (q.kind.empty()) return Invalid("a series needs a board kind (kind)");
   if (q.op.empty()) return Invalid("a series needs an op (op)");

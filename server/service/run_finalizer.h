@@ -2,7 +2,7 @@
 // the run's stored samples into its statistics and reads its checksum results, without the Lab's
 // lock (the memory this takes does not grow with the run); Judge says, from that reading and the
 // job and board as the Lab knows them, how the run and its job end. The Lab applies the outcome
-// under its lock (Lab::Finalize, lab_runs.cc): job transition, run close, board and health.
+// under its lock (RunEnds::Finalize): job transition, run close, board and health.
 //
 // Thread-safety: Read may run on any thread and takes no lock a store callback takes; Judge is
 // pure.

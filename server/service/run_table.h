@@ -1,6 +1,6 @@
 // RunTable: the runs on boards (one per assigned job), their ids, the grace periods of runs whose
 // job ended while the agent still runs them, and the runs waiting to be finalized. The Lab decides
-// what happens to a run (lab_agents.cc, lab_runs.cc); the table keeps the ids and deadlines.
+// what happens to a run (agent_desk.cc, run_ends.cc); the table keeps the ids and deadlines.
 //
 // Not thread-safe: the Lab calls it under its lock.
 #pragma once
@@ -28,7 +28,7 @@ struct ActiveRun {
   Run run;
   std::set<std::uint64_t> committed;  // batch sequences committed
   bool finish_received = false;       // RunFinished(SUCCEEDED) arrived; waiting for batches
-  bool finalizing = false;            // queued for (or in) Lab::Finalize
+  bool finalizing = false;            // queued for (or in) RunEnds::Finalize
   std::vector<std::string> checksum_failures;
   // The job ended (cancelled, timed out) while the agent still runs it: the board stays busy
   // until the agent confirms; end_state is what the run is recorded as.

@@ -2,7 +2,9 @@
 #pragma once
 
 #include "lab.pb.h"
-#include "server/service/lab.h"
+#include "server/service/board_requests.h"
+#include "server/service/job_requests.h"
+#include "server/service/job_watch.h"
 #include "server/service/queries.h"
 #include "server/service/store.h"
 

@@ -6,7 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "server/service/lab.h"
+#include "server/service/board_requests.h"
+#include "server/service/job_requests.h"
 #include "server/service/queries.h"
 #include "server/service/results.h"
 #include "server/service/store.h"

@@ -2,7 +2,7 @@
 // temporary folder, kept across inputs like a long-running server), one agent session per input.
 // The input is a series of length-prefixed protobuf messages ([u16 LE length][bytes]): the first
 // is the agent's Register (its agent name is forced to the caller's, so the session gets past
-// the token check), every later one an AgentMessage given to Lab::OnAgentMessage. A run id below
+// the token check), every later one an AgentMessage given to AgentDesk::OnAgentMessage. A run id below
 // 8 in a message is replaced by the run assigned to this session (if any), so the fuzzer reaches
 // the paths of a run the agent really holds; other ids test the refusal of runs it does not hold.
 
@@ -59,7 +59,7 @@ void Submit(mculab::server::Lab& lab) {
   Caller member;
   member.user = "fuzz-member";
   member.role = Role::kMember;
-  (void)lab.Submit(member, std::move(r));
+  (void)lab.jobs().Submit(member, std::move(r));
 }
 
 void MapRun(v1::AgentMessage& m, const std::vector<std::uint64_t>& runs) {
@@ -108,14 +108,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   Submit(*w.lab);  // work for the session's boards, if it registers a host board
   auto channel = std::make_shared<Channel>();
   auto session =
-      w.lab->ConnectAgent(agent, mculab::server::rpc::RegistrationFromProto(reg), channel);
+      w.lab->agents().ConnectAgent(agent, mculab::server::rpc::RegistrationFromProto(reg), channel);
   if (!session.ok()) return 0;
   for (std::size_t i = 1; i < chunks.size(); ++i) {
     v1::AgentMessage m;
     if (!m.ParseFromString(chunks[i])) continue;
     MapRun(m, channel->runs());
-    w.lab->OnAgentMessage(*session, mculab::server::rpc::EventFromProto(m, agent.user));
+    w.lab->agents().OnAgentMessage(*session, mculab::server::rpc::EventFromProto(m, agent.user));
   }
-  w.lab->DisconnectAgent(*session, "fuzz input ended");
+  w.lab->agents().DisconnectAgent(*session, "fuzz input ended");
   return 0;
 }

@@ -40,7 +40,7 @@ struct World : mculab::fuzz::FuzzLab {
     r.op = "fully_connected_s8";
     r.cases.push_back({100, {1, 16, 8}});
     r.iterations = 3;
-    (void)lab->Submit(mculab::server::Caller{}, std::move(r));
+    (void)lab->jobs().Submit(mculab::server::Caller{}, std::move(r));
     std::filesystem::create_directories(dir / "web" / "js");
     std::ofstream(dir / "web" / "index.html") << "<!doctype html><title>lab</title>";
     std::ofstream(dir / "web" / "js" / "app.js") << "export {};";

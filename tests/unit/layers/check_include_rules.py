@@ -37,6 +37,15 @@ RULES = [
      "the CLI speaks to the server over the wire only"),
 ]
 
+# (files, by a regular expression on their path, includes they must not have, why): arrows between
+# files of one folder.
+FILE_RULES = [
+    (r"^server/service/(lab_state|job_desk|scheduling|board_desk|board_upkeep|agent_desk|run_ends|"
+     r"upload_desk|run_measures)\.(h|cc)$",
+     ("server/service/lab.h", "server/service/queries.h", "server/service/job_results.h"),
+     "the Lab's parts work over LabState; the Lab owns them and the read side sits above it"),
+]
+
 # (CMake file, target, libraries it must not link, why): the same arrows at link level.
 LINK_RULES = [
     ("server/CMakeLists.txt", "mculab_server_service", ("mculab_db", "mculab_proto_messages",
@@ -65,6 +74,18 @@ def violations(root):
                         if m and m.group(1).startswith(forbidden):
                             rel = os.path.relpath(path, root)
                             out.append(f"{rel}:{n}: includes {m.group(1)}: {why}")
+    for pattern, forbidden, why in FILE_RULES:
+        for d, _, files in os.walk(os.path.join(root, "server")):
+            for f in sorted(files):
+                path = os.path.join(d, f)
+                rel = os.path.relpath(path, root)
+                if not re.search(pattern, rel):
+                    continue
+                with open(path, encoding="utf-8", errors="replace") as src:
+                    for n, line in enumerate(src, 1):
+                        m = INCLUDE.match(line)
+                        if m and m.group(1) in forbidden:
+                            out.append(f"{rel}:{n}: includes {m.group(1)}: {why}")
     for cmake, target, forbidden, why in LINK_RULES:
         path = os.path.join(root, cmake)
         if not os.path.exists(path):
@@ -85,6 +106,8 @@ def self_test():
         os.makedirs(os.path.join(root, "agent", "boards"))
         with open(os.path.join(root, "server", "service", "a.cc"), "w") as f:
             f.write('#include "server/service/a.h"\n#include "db/sqlite_store.h"\n')
+        with open(os.path.join(root, "server", "service", "job_desk.cc"), "w") as f:
+            f.write('#include "server/service/job_desk.h"\n#include "server/service/lab.h"\n')
         with open(os.path.join(root, "agent", "boards", "b.h"), "w") as f:
             f.write('#pragma once\n#include "agent/config.h"\n')
         with open(os.path.join(root, "server", "CMakeLists.txt"), "w") as f:
@@ -93,6 +116,7 @@ def self_test():
         found = violations(root)
         want = ["server/service/a.cc:2: includes db/sqlite_store.h",
                 "agent/boards/b.h:2: includes agent/config.h",
+                "server/service/job_desk.cc:2: includes server/service/lab.h",
                 "server/CMakeLists.txt: mculab_server_service links mculab_db"]
         for w in want:
             if not any(v.startswith(w) for v in found):
@@ -114,7 +138,7 @@ def main():
     found = violations(sys.argv[1])
     for v in found:
         print(v)
-    print(f"{len(found)} include(s) against the layer rules ({len(RULES)} rules)")
+    print(f"{len(found)} include(s) against the layer rules ({len(RULES) + len(FILE_RULES)} rules)")
     return 1 if found else 0
 
 

@@ -239,7 +239,7 @@ class LabRolesTest : public ::testing::Test {
     reg.add_boards()->set_name("host-0");
     reg.mutable_boards(0)->set_kind("host");
     ASSERT_TRUE(
-        lab_->ConnectAgent(testing::AgentCaller("lab-1"), testing::RegistrationOf(reg), agent_)
+        lab_->agents().ConnectAgent(testing::AgentCaller("lab-1"), testing::RegistrationOf(reg), agent_)
             .ok());
   }
   void TearDown() override {
@@ -293,7 +293,7 @@ TEST_F(LabRolesTest, ViewersReadMembersSubmitAndNobodyElseDoesEither) {
   const Caller admin = As("ada", Role::kAdmin);
   const Caller agent = As("lab-1", Role::kAgent);
 
-  auto job = lab_->Submit(member, Job());
+  auto job = lab_->jobs().Submit(member, Job());
   ASSERT_TRUE(job.ok());
   const JobId id = job->id;
   struct Row {
@@ -302,18 +302,18 @@ TEST_F(LabRolesTest, ViewersReadMembersSubmitAndNobodyElseDoesEither) {
     Role least;
   };
   const std::vector<Row> rows = {
-      {"ListBoards", [&](const Caller& c) { return Denied(lab_->ListBoards(c)); }, Role::kViewer},
-      {"GetJob", [&](const Caller& c) { return Denied(lab_->GetJob(c, id)); }, Role::kViewer},
+      {"ListBoards", [&](const Caller& c) { return Denied(lab_->boards().ListBoards(c)); }, Role::kViewer},
+      {"GetJob", [&](const Caller& c) { return Denied(lab_->jobs().GetJob(c, id)); }, Role::kViewer},
       {"ListJobs",
        [&](const Caller& c) { return Denied(LabQueries(*lab_, *store_).ListJobs(c, {})); },
        Role::kViewer},
-      {"Watch", [&](const Caller& c) { return Denied(lab_->Watch(c, id)); }, Role::kViewer},
-      {"GetResults", [&](const Caller& c) { return Denied(lab_->GetResults(c, id, false)); },
+      {"Watch", [&](const Caller& c) { return Denied(lab_->jobs().Watch(c, id)); }, Role::kViewer},
+      {"GetResults", [&](const Caller& c) { return Denied(LabQueries(*lab_, *store_).GetJobResults(c, id, false)); },
        Role::kViewer},
-      {"JobHistory", [&](const Caller& c) { return Denied(lab_->JobHistory(c, id)); },
+      {"JobHistory", [&](const Caller& c) { return Denied(lab_->jobs().JobHistory(c, id)); },
        Role::kViewer},
-      {"Submit", [&](const Caller& c) { return Denied(lab_->Submit(c, Job())); }, Role::kMember},
-      {"BeginUpload", [&](const Caller& c) { return Denied(lab_->BeginUpload(c, "x.csv", 3)); },
+      {"Submit", [&](const Caller& c) { return Denied(lab_->jobs().Submit(c, Job())); }, Role::kMember},
+      {"BeginUpload", [&](const Caller& c) { return Denied(lab_->uploads().BeginUpload(c, "x.csv", 3)); },
        Role::kMember},
   };
   for (const Row& row : rows) {
@@ -326,10 +326,10 @@ TEST_F(LabRolesTest, ViewersReadMembersSubmitAndNobodyElseDoesEither) {
           << c->user;
     }
   }
-  auto refused = lab_->ListBoards(none);
+  auto refused = lab_->boards().ListBoards(none);
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.error().message.find("was revoked"), std::string::npos);
-  auto low = lab_->Submit(viewer, Job());
+  auto low = lab_->jobs().Submit(viewer, Job());
   ASSERT_FALSE(low.ok());
   EXPECT_EQ(low.error().message, "submitting a job needs the member role; vera is viewer");
 }
@@ -338,25 +338,25 @@ TEST_F(LabRolesTest, MembersCancelTheirOwnJobsAndAdminsAnyone) {
   const Caller max = As("max", Role::kMember);
   const Caller mia = As("mia", Role::kMember);
   const Caller ada = As("ada", Role::kAdmin);
-  auto a = lab_->Submit(max, Job());
-  auto b = lab_->Submit(max, Job());
+  auto a = lab_->jobs().Submit(max, Job());
+  auto b = lab_->jobs().Submit(max, Job());
   ASSERT_TRUE(a.ok() && b.ok());
-  auto other = lab_->Cancel(mia, a->id);
+  auto other = lab_->jobs().Cancel(mia, a->id);
   ASSERT_FALSE(other.ok());
   EXPECT_EQ(other.error().code, ErrorCode::kPermissionDenied);
   EXPECT_NE(other.error().message.find("belongs to max"), std::string::npos);
-  EXPECT_FALSE(lab_->Cancel(As("vera", Role::kViewer), a->id).ok());
-  auto own = lab_->Cancel(max, a->id);
+  EXPECT_FALSE(lab_->jobs().Cancel(As("vera", Role::kViewer), a->id).ok());
+  auto own = lab_->jobs().Cancel(max, a->id);
   ASSERT_TRUE(own.ok()) << own.error().message;
   EXPECT_EQ(own->state, JobState::kCancelled);
-  auto by_admin = lab_->Cancel(ada, b->id);
+  auto by_admin = lab_->jobs().Cancel(ada, b->id);
   ASSERT_TRUE(by_admin.ok()) << by_admin.error().message;
   // A finished job of someone else: still PERMISSION_DENIED, not "already cancelled".
-  auto late = lab_->Cancel(mia, b->id);
+  auto late = lab_->jobs().Cancel(mia, b->id);
   ASSERT_FALSE(late.ok());
   EXPECT_EQ(late.error().code, ErrorCode::kPermissionDenied);
   // The job records who submitted it.
-  auto job = lab_->GetJob(ada, a->id);
+  auto job = lab_->jobs().GetJob(ada, a->id);
   ASSERT_TRUE(job.ok());
   EXPECT_EQ(job->user, "max");
 }
@@ -368,17 +368,17 @@ TEST_F(LabRolesTest, TheAgentLinkNeedsTheAgentsOwnToken) {
   reg.mutable_boards(0)->set_kind("host");
   auto channel = std::make_shared<FakeAgentChannel>();
   Caller none = As("", Role::kNone);
-  auto r = lab_->ConnectAgent(none, testing::RegistrationOf(reg), channel);
+  auto r = lab_->agents().ConnectAgent(none, testing::RegistrationOf(reg), channel);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, ErrorCode::kUnauthenticated);
-  r = lab_->ConnectAgent(As("ada", Role::kAdmin), testing::RegistrationOf(reg), channel);
+  r = lab_->agents().ConnectAgent(As("ada", Role::kAdmin), testing::RegistrationOf(reg), channel);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, ErrorCode::kPermissionDenied);
-  r = lab_->ConnectAgent(As("lab-1", Role::kAgent), testing::RegistrationOf(reg), channel);
+  r = lab_->agents().ConnectAgent(As("lab-1", Role::kAgent), testing::RegistrationOf(reg), channel);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, ErrorCode::kPermissionDenied);
   EXPECT_NE(r.error().message.find("belongs to agent lab-1, not lab-2"), std::string::npos);
-  r = lab_->ConnectAgent(As("lab-2", Role::kAgent), testing::RegistrationOf(reg), channel);
+  r = lab_->agents().ConnectAgent(As("lab-2", Role::kAgent), testing::RegistrationOf(reg), channel);
   EXPECT_TRUE(r.ok());
 }
 

@@ -169,17 +169,17 @@ class AuthMatrixTest : public ::testing::Test {
     reg.add_boards()->set_name("host-0");
     reg.mutable_boards(0)->set_kind("host");
     ASSERT_TRUE(
-        lab_->ConnectAgent(testing::AgentCaller("lab-1"), testing::RegistrationOf(reg), agent_)
+        lab_->agents().ConnectAgent(testing::AgentCaller("lab-1"), testing::RegistrationOf(reg), agent_)
             .ok());
     Caller owner;
     owner.user = "owner";
     owner.role = Role::kMember;
-    auto running = lab_->Submit(owner, Job());
-    auto done = lab_->Submit(owner, Job());
+    auto running = lab_->jobs().Submit(owner, Job());
+    auto done = lab_->jobs().Submit(owner, Job());
     ASSERT_TRUE(running.ok() && done.ok());
     running_job_ = running->id;
     done_job_ = done->id;
-    ASSERT_TRUE(lab_->Cancel(owner, done_job_).ok());
+    ASSERT_TRUE(lab_->jobs().Cancel(owner, done_job_).ok());
   }
 
   void TearDown() override {

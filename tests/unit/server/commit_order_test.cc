@@ -87,7 +87,7 @@ class CommitOrderTest : public ::testing::Test {
       info->set_name(name);
       info->set_kind("host");
     }
-    auto id = lab_->ConnectAgent(testing::AgentCaller(reg.agent()), testing::RegistrationOf(reg),
+    auto id = lab_->agents().ConnectAgent(testing::AgentCaller(reg.agent()), testing::RegistrationOf(reg),
                                  channel);
     EXPECT_TRUE(id.ok()) << (id.ok() ? "" : id.error().message);
     EXPECT_TRUE(channel->Take(FakeAgentChannel::IsRegistered));
@@ -106,7 +106,7 @@ class CommitOrderTest : public ::testing::Test {
   }
 
   JobId Submit(SubmitRequest r = FcJob()) {
-    auto reply = lab_->Submit(caller_, std::move(r));
+    auto reply = lab_->jobs().Submit(caller_, std::move(r));
     EXPECT_TRUE(reply.ok()) << (reply.ok() ? "" : reply.error().message);
     return reply.ok() ? reply->id : 0;
   }
@@ -138,7 +138,7 @@ class CommitOrderTest : public ::testing::Test {
 TEST_F(CommitOrderTest, AssignmentIsSentOnlyAfterTheRunRowIsCommitted) {
   Connect(agent_);
   faulty_->SetMode(Mode::kHold);
-  auto reply = std::async(std::launch::async, [&] { return lab_->Submit(caller_, FcJob()); });
+  auto reply = std::async(std::launch::async, [&] { return lab_->jobs().Submit(caller_, FcJob()); });
   ASSERT_TRUE(faulty_->WaitHeld(1));  // the job, its run and the assignment are decided
   EXPECT_FALSE(agent_->Has(FakeAgentChannel::IsAssign)) << "assignment sent before its commit";
   faulty_->Release();
@@ -157,7 +157,7 @@ TEST_F(CommitOrderTest, RunClosedIsSentOnlyAfterTheRunsFinalStateIsCommitted) {
   ASSERT_TRUE(a.has_value());
   const std::uint64_t run = a->assign().run_id();
   faulty_->SetMode(Mode::kHold);
-  lab_->OnAgentMessage(
+  lab_->agents().OnAgentMessage(
       session, testing::AgentEventOf(FinishedMsg(run, Outcome::WORKLOAD_FAILED, "bad model")));
   ASSERT_TRUE(faulty_->WaitHeld(1));
   EXPECT_FALSE(agent_->Has(FakeAgentChannel::ClosedOf(run)))
@@ -177,7 +177,7 @@ TEST_F(CommitOrderTest, CancelIsSentAndAnsweredOnlyAfterItIsCommitted) {
   const JobId job = Submit();
   ASSERT_TRUE(agent_->Take(FakeAgentChannel::IsAssign));
   faulty_->SetMode(Mode::kHold);
-  auto reply = std::async(std::launch::async, [&] { return lab_->Cancel(caller_, job); });
+  auto reply = std::async(std::launch::async, [&] { return lab_->jobs().Cancel(caller_, job); });
   ASSERT_TRUE(faulty_->WaitHeld(1));
   EXPECT_FALSE(agent_->Has(FakeAgentChannel::IsCancel)) << "Cancel sent before its commit";
   EXPECT_NE(reply.wait_for(std::chrono::seconds(0)), std::future_status::ready)
@@ -196,14 +196,14 @@ TEST_F(CommitOrderTest, WatchAndFeedEventsArePublishedOnlyAfterTheirCommit) {
   Connect(agent_);
   Submit();                    // takes the board
   const JobId job = Submit();  // queued behind it
-  auto watch = lab_->Watch(caller_, job);
+  auto watch = lab_->jobs().Watch(caller_, job);
   ASSERT_TRUE(watch.ok());
   auto first = (*watch)->Next(std::chrono::seconds(10));
   ASSERT_TRUE(first.has_value());
   EXPECT_EQ(first->state, JobState::kQueued);
   auto feed = lab_->Subscribe();
   faulty_->SetMode(Mode::kHold);
-  auto reply = std::async(std::launch::async, [&] { return lab_->Cancel(caller_, job); });
+  auto reply = std::async(std::launch::async, [&] { return lab_->jobs().Cancel(caller_, job); });
   ASSERT_TRUE(faulty_->WaitHeld(1));
   EXPECT_FALSE((*watch)->TryNext().has_value()) << "watch event before its commit";
   EXPECT_TRUE(feed->TakeAll().empty()) << "feed event before its commit";
@@ -226,14 +226,14 @@ TEST_F(CommitOrderTest, GetJobReportsOnlyWhatIsCommitted) {
   Submit();
   const JobId job = Submit();  // queued behind the first
   faulty_->SetMode(Mode::kHold);
-  auto reply = std::async(std::launch::async, [&] { return lab_->Cancel(caller_, job); });
+  auto reply = std::async(std::launch::async, [&] { return lab_->jobs().Cancel(caller_, job); });
   ASSERT_TRUE(faulty_->WaitHeld(1));
-  auto seen = lab_->GetJob(caller_, job);
+  auto seen = lab_->jobs().GetJob(caller_, job);
   ASSERT_TRUE(seen.ok()) << seen.error().message;
   EXPECT_EQ(seen->state, JobState::kQueued) << "a state that is not committed was reported";
   faulty_->Release();
   ASSERT_TRUE(reply.get().ok());
-  auto after = lab_->GetJob(caller_, job);
+  auto after = lab_->jobs().GetJob(caller_, job);
   ASSERT_TRUE(after.ok());
   EXPECT_EQ(after->state, JobState::kCancelled);
 }
@@ -243,7 +243,7 @@ TEST_F(CommitOrderTest, GetJobReportsOnlyWhatIsCommitted) {
 TEST_F(CommitOrderTest, SubmitWhoseCommitFailsIsRefusedAndTheJobNeverRuns) {
   Connect(agent_);
   faulty_->SetMode(Mode::kFail);
-  auto reply = lab_->Submit(caller_, FcJob());
+  auto reply = lab_->jobs().Submit(caller_, FcJob());
   ASSERT_FALSE(reply.ok());
   EXPECT_EQ(reply.error().code, ErrorCode::kUnavailable);
   EXPECT_NE(reply.error().message.find("not accepted"), std::string::npos) << reply.error().message;
@@ -251,7 +251,7 @@ TEST_F(CommitOrderTest, SubmitWhoseCommitFailsIsRefusedAndTheJobNeverRuns) {
   EXPECT_FALSE(agent_->Has(FakeAgentChannel::IsAssign)) << "a job that was never stored ran";
   // The disk has room again, but this server has stopped: it says so and runs nothing.
   faulty_->SetMode(Mode::kPass);
-  auto again = lab_->Submit(caller_, FcJob());
+  auto again = lab_->jobs().Submit(caller_, FcJob());
   ASSERT_FALSE(again.ok());
   EXPECT_EQ(again.error().code, ErrorCode::kUnavailable);
   EXPECT_NE(again.error().message.find("stopped accepting work"), std::string::npos)
@@ -261,7 +261,7 @@ TEST_F(CommitOrderTest, SubmitWhoseCommitFailsIsRefusedAndTheJobNeverRuns) {
   v1::Register reg;
   reg.set_agent("lab-2");
   auto refused =
-      lab_->ConnectAgent(testing::AgentCaller("lab-2"), testing::RegistrationOf(reg), other);
+      lab_->agents().ConnectAgent(testing::AgentCaller("lab-2"), testing::RegistrationOf(reg), other);
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.error().code, ErrorCode::kUnavailable);
   Settle();
@@ -282,12 +282,12 @@ TEST_F(CommitOrderTest, FailedCommitWithoutAReplyStopsTheLabAndHangsUpItsAgents)
   v1::AgentMessage running;
   running.mutable_run_state()->set_run_id(a->assign().run_id());
   running.mutable_run_state()->set_state("running");
-  lab_->OnAgentMessage(
+  lab_->agents().OnAgentMessage(
       session, testing::AgentEventOf(running));  // answered by nothing: its write fails quietly
   Settle();
   EXPECT_EQ(faulty_->failed_writes(), 1u);
   faulty_->SetMode(Mode::kPass);
-  auto boards = lab_->ListBoards(caller_);
+  auto boards = lab_->boards().ListBoards(caller_);
   ASSERT_FALSE(boards.ok());
   EXPECT_EQ(boards.error().code, ErrorCode::kUnavailable);
   EXPECT_NE(boards.error().message.find("restart"), std::string::npos) << boards.error().message;
@@ -295,10 +295,10 @@ TEST_F(CommitOrderTest, FailedCommitWithoutAReplyStopsTheLabAndHangsUpItsAgents)
   // theirs at the latest.
   v1::AgentMessage heartbeat;
   heartbeat.mutable_heartbeat();
-  lab_->OnAgentMessage(session, testing::AgentEventOf(heartbeat));
+  lab_->agents().OnAgentMessage(session, testing::AgentEventOf(heartbeat));
   EXPECT_TRUE(agent_->hung_up());
   // Nothing more is written: the database keeps what was committed, as after a crash.
-  lab_->DisconnectAgent(session, "the stream ended");
+  lab_->agents().DisconnectAgent(session, "the stream ended");
   Settle();
   auto job = store_->GetJob(static_cast<JobId>(a->assign().job_id()));
   ASSERT_TRUE(job.ok());
@@ -316,7 +316,7 @@ TEST_F(CommitOrderTest, RunIdIsNeverReusedAfterARestartThatLostTheAssignmentsCom
   const std::uint64_t committed_run = first->assign().run_id();
   // The next assignment's commit never happens (the server dies with it).
   faulty_->SetMode(Mode::kFail);
-  EXPECT_FALSE(lab_->Submit(caller_, FcJob()).ok());
+  EXPECT_FALSE(lab_->jobs().Submit(caller_, FcJob()).ok());
   const std::uint64_t lost_run = committed_run + 1;  // the id the lost assignment numbered
   RestartLab();
   auto again = std::make_shared<FakeAgentChannel>();
@@ -335,12 +335,12 @@ TEST_F(CommitOrderTest, JobsOfAUserNamedLabAreNotHealthChecks) {
   Caller lab_user;  // a member named "lab", made before the name was reserved
   lab_user.user = "lab";
   lab_user.role = Role::kMember;
-  auto reply = lab_->Submit(lab_user, FcJob("host-0"));
+  auto reply = lab_->jobs().Submit(lab_user, FcJob("host-0"));
   ASSERT_TRUE(reply.ok()) << reply.error().message;
   auto a = agent_->Take(FakeAgentChannel::IsAssign);
   ASSERT_TRUE(a.has_value());
   // An infrastructure failure requeues a user's job; a health check would fail instead.
-  lab_->OnAgentMessage(session, testing::AgentEventOf(FinishedMsg(a->assign().run_id(),
+  lab_->agents().OnAgentMessage(session, testing::AgentEventOf(FinishedMsg(a->assign().run_id(),
                                                                   Outcome::INFRA_FAILED, "probe")));
   Settle();
   auto job = store_->GetJob(reply->id);
@@ -363,7 +363,7 @@ TEST_F(CommitOrderTest, HealthCheckJobsAreStoredWithTheirOrigin) {
   auto first = store_->GetJob(static_cast<JobId>(a->assign().job_id()));
   ASSERT_TRUE(first.ok());
   EXPECT_EQ(first->origin, JobOrigin::kHealthCheck);
-  lab_->OnAgentMessage(session, testing::AgentEventOf(FinishedMsg(a->assign().run_id(),
+  lab_->agents().OnAgentMessage(session, testing::AgentEventOf(FinishedMsg(a->assign().run_id(),
                                                                   Outcome::INFRA_FAILED, "probe")));
   Settle();  // the board's health is still unknown: another health check is queued for it
   auto jobs = store_->QueryJobs(JobQuery{});
@@ -404,7 +404,7 @@ TEST_F(CommitOrderTest, DatabaseAndArtifactsAreReadableByTheirOwnerOnly) {
   for (const char* name : {"mculab.db", "mculab.db-wal", "mculab.db-shm"}) {
     EXPECT_EQ(ModeOf(dir_.path() / name), 0600u) << name;
   }
-  auto upload = lab_->BeginUpload(caller_, "cases.csv", 6);
+  auto upload = lab_->uploads().BeginUpload(caller_, "cases.csv", 6);
   ASSERT_TRUE(upload.ok()) << upload.error().message;
   ASSERT_TRUE((*upload)->Append("id,N\n0").ok());
   auto artifact = (*upload)->Finish();

@@ -63,7 +63,7 @@ class CustomFirmwareLabTest : public ::testing::Test {
     odd->set_name("odd-0");
     odd->set_kind("mystery");
     auto id =
-        lab_->ConnectAgent(testing::AgentCaller(reg.agent()), testing::RegistrationOf(reg), agent_);
+        lab_->agents().ConnectAgent(testing::AgentCaller(reg.agent()), testing::RegistrationOf(reg), agent_);
     ASSERT_TRUE(id.ok()) << id.error().message;
     session_ = *id;
     ASSERT_TRUE(agent_->Take(FakeAgentChannel::IsRegistered));
@@ -78,7 +78,7 @@ class CustomFirmwareLabTest : public ::testing::Test {
     return UploadAs(caller_, name, bytes);
   }
   std::string UploadAs(const Caller& who, const std::string& name, const std::string& bytes) {
-    auto up = lab_->BeginUpload(who, name, bytes.size());
+    auto up = lab_->uploads().BeginUpload(who, name, bytes.size());
     EXPECT_TRUE(up.ok());
     EXPECT_TRUE((*up)->Append(bytes).ok());
     auto a = (*up)->Finish();
@@ -95,7 +95,7 @@ class CustomFirmwareLabTest : public ::testing::Test {
     return r;
   }
   Error SubmitError(SubmitRequest r) {
-    auto reply = lab_->Submit(caller_, std::move(r));
+    auto reply = lab_->jobs().Submit(caller_, std::move(r));
     EXPECT_FALSE(reply.ok());
     return reply.ok() ? Error{} : reply.error();
   }
@@ -113,7 +113,7 @@ class CustomFirmwareLabTest : public ::testing::Test {
 TEST_F(CustomFirmwareLabTest, AnArmElfWithABlobIsAcceptedAndTheAssignmentNamesBoth) {
   const std::string fw = Upload("runner.elf", ElfHeader(1, 40));
   const std::string blob = Upload("model.bin", std::string(56, 'm'));
-  auto reply = lab_->Submit(caller_, Custom(fw, blob));
+  auto reply = lab_->jobs().Submit(caller_, Custom(fw, blob));
   ASSERT_TRUE(reply.ok()) << reply.error().message;
   auto m = agent_->Take(FakeAgentChannel::IsAssign);
   ASSERT_TRUE(m);
@@ -124,7 +124,7 @@ TEST_F(CustomFirmwareLabTest, AnArmElfWithABlobIsAcceptedAndTheAssignmentNamesBo
   ASSERT_EQ(a.cases_size(), 1);  // no cases named: one case, id 0
   EXPECT_EQ(a.cases(0).id(), 0);
   EXPECT_EQ(a.cases(0).params_size(), 0);
-  auto job = lab_->GetJob(caller_, reply->id);
+  auto job = lab_->jobs().GetJob(caller_, reply->id);
   ASSERT_TRUE(job.ok());
   EXPECT_EQ(job->firmware_artifact, fw);
   EXPECT_EQ(job->blob_artifact, blob);
@@ -140,7 +140,7 @@ TEST_F(CustomFirmwareLabTest, AKernelSetIsRefusedForACustomRunnerWhoseKernelsAre
     EXPECT_EQ(e.code, ErrorCode::kInvalidArgument);
     EXPECT_NE(e.message.find("means nothing for a custom runner"), std::string::npos) << e.message;
   }
-  EXPECT_TRUE(lab_->Submit(caller_, Custom(fw)).ok()) << "without a kernel set it runs";
+  EXPECT_TRUE(lab_->jobs().Submit(caller_, Custom(fw)).ok()) << "without a kernel set it runs";
 }
 
 TEST_F(CustomFirmwareLabTest, AFirmwareNeverUploadedIsRefused) {
@@ -162,20 +162,20 @@ TEST_F(CustomFirmwareLabTest, AnotherUsersUploadIsRefusedNamingTheRule) {
   const std::string fw = UploadAs(alice, "runner.elf", ElfHeader(1, 40));
   const std::string bobs_fw = UploadAs(bob, "bobs-runner.elf", ElfHeader(1, 40) + "bob");
   const std::string bobs_blob = UploadAs(bob, "bobs-model.bin", std::string(56, 'b'));
-  auto blob = lab_->Submit(alice, Custom(fw, bobs_blob));
+  auto blob = lab_->jobs().Submit(alice, Custom(fw, bobs_blob));
   ASSERT_FALSE(blob.ok());
   EXPECT_EQ(blob.error().code, ErrorCode::kPermissionDenied);
   EXPECT_THAT(blob.error().message,
               HasSubstr("blob artifact " + bobs_blob + " was not uploaded by alice"));
   EXPECT_THAT(blob.error().message, HasSubstr("only the files its submitter uploaded"));
-  auto firmware = lab_->Submit(alice, Custom(bobs_fw));
+  auto firmware = lab_->jobs().Submit(alice, Custom(bobs_fw));
   ASSERT_FALSE(firmware.ok());
   EXPECT_EQ(firmware.error().code, ErrorCode::kPermissionDenied);
   EXPECT_THAT(firmware.error().message, HasSubstr("firmware artifact " + bobs_fw));
   // Neither job was queued, so no agent was told to fetch bob's files.
   EXPECT_FALSE(agent_->Take(FakeAgentChannel::IsAssign));
   // The owner still uses his own.
-  auto own = lab_->Submit(bob, Custom(bobs_fw, bobs_blob));
+  auto own = lab_->jobs().Submit(bob, Custom(bobs_fw, bobs_blob));
   EXPECT_TRUE(own.ok()) << own.error().message;
 }
 
@@ -183,24 +183,24 @@ TEST_F(CustomFirmwareLabTest, TheSameBytesUploadedByTwoUsersAreEachOnesOwn) {
   const Caller alice = Member("alice"), bob = Member("bob");
   const std::string fw = UploadAs(alice, "runner.elf", ElfHeader(1, 40));
   const std::string bobs = UploadAs(bob, "model.bin", std::string(56, 'x'));
-  ASSERT_FALSE(lab_->Submit(alice, Custom(fw, bobs)).ok());
+  ASSERT_FALSE(lab_->jobs().Submit(alice, Custom(fw, bobs)).ok());
   // Content-addressed: alice's upload of the same bytes stores nothing new, but makes it hers.
   EXPECT_EQ(UploadAs(alice, "mine.bin", std::string(56, 'x')), bobs);
-  auto reply = lab_->Submit(alice, Custom(fw, bobs));
+  auto reply = lab_->jobs().Submit(alice, Custom(fw, bobs));
   EXPECT_TRUE(reply.ok()) << reply.error().message;
-  EXPECT_TRUE(lab_->Submit(bob, Custom(UploadAs(bob, "r.elf", ElfHeader(1, 40)), bobs)).ok());
+  EXPECT_TRUE(lab_->jobs().Submit(bob, Custom(UploadAs(bob, "r.elf", ElfHeader(1, 40)), bobs)).ok());
 }
 
 TEST_F(CustomFirmwareLabTest, AnArtifactAnAdminSharedServesEveryMember) {
   const Caller alice = Member("alice"), bob = Member("bob");
   const std::string fw = UploadAs(alice, "runner.elf", ElfHeader(1, 40));
   const std::string bobs = UploadAs(bob, "dataset.bin", std::string(56, 'd'));
-  ASSERT_FALSE(lab_->Submit(alice, Custom(fw, bobs)).ok());
+  ASSERT_FALSE(lab_->jobs().Submit(alice, Custom(fw, bobs)).ok());
   ASSERT_TRUE(ShareArtifact(*store_, bobs, true).ok());
-  auto reply = lab_->Submit(alice, Custom(fw, bobs));
+  auto reply = lab_->jobs().Submit(alice, Custom(fw, bobs));
   EXPECT_TRUE(reply.ok()) << reply.error().message;
   ASSERT_TRUE(ShareArtifact(*store_, bobs, false).ok());
-  EXPECT_FALSE(lab_->Submit(alice, Custom(fw, bobs)).ok());
+  EXPECT_FALSE(lab_->jobs().Submit(alice, Custom(fw, bobs)).ok());
   EXPECT_EQ(ShareArtifact(*store_, std::string(64, 'e'), true).error().code, ErrorCode::kNotFound);
   EXPECT_EQ(ShareArtifact(*store_, "nope", true).error().code, ErrorCode::kInvalidArgument);
 }
@@ -249,28 +249,28 @@ TEST_F(CustomFirmwareLabTest, OnlyAgentsAndAdminsFetchArtifacts) {
   const std::string fw = Upload("runner.elf", ElfHeader(1, 40));
   Caller agent{"lab-1", Role::kAgent, "", "", ""};
   // An agent fetches what a run it holds needs (LabAbuseTest covers other agents).
-  EXPECT_EQ(lab_->OpenArtifact(agent, fw).error().code, ErrorCode::kPermissionDenied);
-  ASSERT_TRUE(lab_->Submit(caller_, Custom(fw)).ok());
+  EXPECT_EQ(lab_->uploads().OpenArtifact(agent, fw).error().code, ErrorCode::kPermissionDenied);
+  ASSERT_TRUE(lab_->jobs().Submit(caller_, Custom(fw)).ok());
   ASSERT_TRUE(agent_->Take(FakeAgentChannel::IsAssign));
-  auto ok = lab_->OpenArtifact(agent, fw);
+  auto ok = lab_->uploads().OpenArtifact(agent, fw);
   ASSERT_TRUE(ok.ok()) << ok.error().message;
   EXPECT_TRUE(std::filesystem::exists(ok->first));
   EXPECT_EQ(ok->second.sha256, fw);
-  EXPECT_EQ(lab_->OpenArtifact(Caller{"bob", Role::kMember, "", "", ""}, fw).error().code,
+  EXPECT_EQ(lab_->uploads().OpenArtifact(Caller{"bob", Role::kMember, "", "", ""}, fw).error().code,
             ErrorCode::kPermissionDenied);
-  EXPECT_EQ(lab_->OpenArtifact(Caller{"", Role::kNone, "", "", ""}, fw).error().code,
+  EXPECT_EQ(lab_->uploads().OpenArtifact(Caller{"", Role::kNone, "", "", ""}, fw).error().code,
             ErrorCode::kUnauthenticated);
-  EXPECT_EQ(lab_->OpenArtifact(caller_, std::string(64, '0')).error().code, ErrorCode::kNotFound);
-  EXPECT_EQ(lab_->OpenArtifact(agent, "../mculab.db").error().code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(lab_->uploads().OpenArtifact(caller_, std::string(64, '0')).error().code, ErrorCode::kNotFound);
+  EXPECT_EQ(lab_->uploads().OpenArtifact(agent, "../mculab.db").error().code, ErrorCode::kInvalidArgument);
 }
 
 TEST_F(CustomFirmwareLabTest, UnverifiedChecksumsDoNotFailTheJobAndAreFlagged) {
   const std::string fw = Upload("runner.elf", ElfHeader(1, 40));
-  auto reply = lab_->Submit(caller_, Custom(fw));
+  auto reply = lab_->jobs().Submit(caller_, Custom(fw));
   ASSERT_TRUE(reply.ok());
   auto a = agent_->Take(FakeAgentChannel::IsAssign)->assign();
   auto send = [&](const v1::AgentMessage& m) {
-    lab_->OnAgentMessage(session_, testing::AgentEventOf(m));
+    lab_->agents().OnAgentMessage(session_, testing::AgentEventOf(m));
   };
   v1::AgentMessage m;
   m.mutable_run_started()->set_run_id(a.run_id());
@@ -297,7 +297,7 @@ TEST_F(CustomFirmwareLabTest, UnverifiedChecksumsDoNotFailTheJobAndAreFlagged) {
   m.mutable_run_finished()->set_run_id(a.run_id());
   m.mutable_run_finished()->set_batches_sent(1);
   send(m);
-  auto watch = lab_->Watch(caller_, reply->id);
+  auto watch = lab_->jobs().Watch(caller_, reply->id);
   ASSERT_TRUE(watch.ok());
   JobState last = JobState::kQueued;
   while (auto e = (*watch)->Next(std::chrono::seconds(10))) {
@@ -305,7 +305,7 @@ TEST_F(CustomFirmwareLabTest, UnverifiedChecksumsDoNotFailTheJobAndAreFlagged) {
     if (IsFinal(last)) break;
   }
   EXPECT_EQ(last, JobState::kSucceeded);
-  auto job = lab_->GetJob(caller_, reply->id);
+  auto job = lab_->jobs().GetJob(caller_, reply->id);
   ASSERT_TRUE(job.ok());
   EXPECT_THAT(job->message, HasSubstr("checksums not verified (custom firmware)"));
 }
@@ -330,7 +330,7 @@ TEST_F(CustomFirmwareLabTest, BoardsWhoseAgentDoesNotAllowCustomRunnersAreRefuse
   open->set_custom_runners(true);
   auto agent2 = std::make_shared<FakeAgentChannel>();
   auto id =
-      lab_->ConnectAgent(testing::AgentCaller(reg.agent()), testing::RegistrationOf(reg), agent2);
+      lab_->agents().ConnectAgent(testing::AgentCaller(reg.agent()), testing::RegistrationOf(reg), agent2);
   ASSERT_TRUE(id.ok()) << id.error().message;
   const std::string fw = Upload("runner.elf", ElfHeader(1, 40));
 
@@ -350,7 +350,7 @@ TEST_F(CustomFirmwareLabTest, BoardsWhoseAgentDoesNotAllowCustomRunnersAreRefuse
   EXPECT_THAT(e.message, HasSubstr("allow_custom_runners = true"));
 
   // A board that takes them: accepted.
-  auto ok = lab_->Submit(caller_, Custom(fw, "", "open"));
+  auto ok = lab_->jobs().Submit(caller_, Custom(fw, "", "open"));
   EXPECT_TRUE(ok.ok()) << ok.error().message;
 }
 

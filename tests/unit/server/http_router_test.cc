@@ -103,7 +103,7 @@ class HttpRouterTest : public ::testing::Test {
       if (std::string_view(kind) == "host") (*b->mutable_tags())["timing"] = "host";
     }
     auto session =
-        lab_->ConnectAgent(testing::AgentCaller(reg.agent()), testing::RegistrationOf(reg), agent_);
+        lab_->agents().ConnectAgent(testing::AgentCaller(reg.agent()), testing::RegistrationOf(reg), agent_);
     ASSERT_TRUE(session.ok());
     session_ = *session;
   }
@@ -149,12 +149,12 @@ class HttpRouterTest : public ::testing::Test {
   }
 
   JobId Submit(SubmitRequest r) {
-    auto reply = lab_->Submit(caller_, std::move(r));
+    auto reply = lab_->jobs().Submit(caller_, std::move(r));
     EXPECT_TRUE(reply.ok()) << (reply.ok() ? "" : reply.error().message);
     return reply.ok() ? reply->id : 0;
   }
 
-  void Send(const v1::AgentMessage& m) { lab_->OnAgentMessage(session_, testing::AgentEventOf(m)); }
+  void Send(const v1::AgentMessage& m) { lab_->agents().OnAgentMessage(session_, testing::AgentEventOf(m)); }
 
   // The fake agent starts the job's run: states and provenance.
   v1::Assignment Start(bool emulated) {
@@ -217,7 +217,7 @@ class HttpRouterTest : public ::testing::Test {
     f.mutable_run_finished()->set_outcome(Outcome::SUCCEEDED);
     f.mutable_run_finished()->set_batches_sent(static_cast<std::uint32_t>(seq_));
     Send(f);
-    auto watch = lab_->Watch(caller_, id);
+    auto watch = lab_->jobs().Watch(caller_, id);
     ASSERT_TRUE(watch.ok());
     JobState last = JobState::kQueued;
     while (auto e = (*watch)->Next(std::chrono::seconds(10))) last = e->state;
@@ -723,7 +723,7 @@ TEST_F(HttpRouterTest, AJobsCsvIsTheExportsBytes) {
     return c == 0 ? std::vector<std::int64_t>{10, 20, 30, 41}
                   : std::vector<std::int64_t>{7, 7, 7, 7};
   });
-  auto results = lab_->GetResults(caller_, id, false);
+  auto results = LabQueries(*lab_, *store_).GetJobResults(caller_, id, false);
   ASSERT_TRUE(results.ok());
   v1::Results proto;
   wire::ToProto(*results, &proto);
@@ -740,7 +740,7 @@ TEST_F(HttpRouterTest, AJobsCsvIsTheExportsBytes) {
   EXPECT_NE(ExportFullCsv(proto).find(",median_us,"), std::string::npos) << ExportFullCsv(proto);
   EXPECT_EQ(BadRequest("/api/v1/jobs/" + std::to_string(id) + "/export.csv?format=xlsx"),
             "format must be csv or ops-csv, got \"xlsx\"");
-  lab_->DisconnectAgent(session_, "test");
+  lab_->agents().DisconnectAgent(session_, "test");
   const JobId queued = Submit(Conv(1, 3));
   EXPECT_EQ(
       GetJson("/api/v1/jobs/" + std::to_string(queued) + "/export.csv",
@@ -790,7 +790,7 @@ TEST_F(HttpRouterTest, AJobHasItsProvenanceParametersAndPerCaseStatistics) {
 }
 
 TEST_F(HttpRouterTest, AQueuedJobHasNoProvenanceAndItsCasesHaveNotRun) {
-  lab_->DisconnectAgent(session_, "test");
+  lab_->agents().DisconnectAgent(session_, "test");
   const JobId id = Submit(Conv(1, 3));  // host-0 is offline now
   Json d = GetJson("/api/v1/jobs/" + std::to_string(id));
   EXPECT_EQ(d["state"], "queued");
@@ -812,7 +812,7 @@ TEST_F(HttpRouterTest, AJobWaitingOnAReservationNamesTheHolderAndTheLeaseEnd) {
   Caller alice;
   alice.user = "alice";
   alice.role = Role::kMember;
-  ASSERT_TRUE(lab_->Reserve(alice, {"host-0", 60'000, "profiling", false}).ok());
+  ASSERT_TRUE(lab_->boards().Reserve(alice, {"host-0", 60'000, "profiling", false}).ok());
   SubmitRequest r = Conv(1, 3);
   r.board = "host-0";
   r.kind.clear();
@@ -961,7 +961,7 @@ TEST_F(HttpRouterTest, CompareMatchesCasesByIdAndShowsMissingOnesAsNull) {
 }
 
 TEST_F(HttpRouterTest, HostResultsAreLabelledHostNeitherSiliconNorEmulated) {
-  lab_->DisconnectAgent(session_, "test");
+  lab_->agents().DisconnectAgent(session_, "test");
   const JobId queued = Submit(Conv(1, 3));  // host-0 is offline now: not started
   Json page = GetJson("/api/v1/jobs");
   ASSERT_EQ(page["jobs"][0]["id"], queued);
@@ -1078,7 +1078,7 @@ TEST_F(HttpRouterTest, JobsDifferingOnlyInTheirKernelSetCompareAndEachSideNamesI
 TEST_F(HttpRouterTest, AnUnknownKernelSetIsRefusedAtSubmit) {
   SubmitRequest r = Conv(1, 3);
   r.kernels = "turbo";
-  auto reply = lab_->Submit(caller_, std::move(r));
+  auto reply = lab_->jobs().Submit(caller_, std::move(r));
   ASSERT_FALSE(reply.ok());
   EXPECT_EQ(reply.error().code, ErrorCode::kInvalidArgument);
   EXPECT_NE(reply.error().message.find("unknown kernel set \"turbo\""), std::string::npos)

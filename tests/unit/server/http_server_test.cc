@@ -113,7 +113,7 @@ class HttpServerTest : public ::testing::Test {
     reg.add_boards()->set_name("host-0");
     reg.mutable_boards(0)->set_kind("host");
     ASSERT_TRUE(
-        lab_->ConnectAgent(testing::AgentCaller(reg.agent()), testing::RegistrationOf(reg), agent_)
+        lab_->agents().ConnectAgent(testing::AgentCaller(reg.agent()), testing::RegistrationOf(reg), agent_)
             .ok());
   }
   void TearDown() override {
@@ -130,7 +130,7 @@ class HttpServerTest : public ::testing::Test {
     r.op = "fully_connected_s8";
     r.cases = {{0, {1, 8, 4}}};
     r.iterations = 1;
-    auto reply = lab_->Submit(Caller{}, r);
+    auto reply = lab_->jobs().Submit(Caller{}, r);
     EXPECT_TRUE(reply.ok());
     return reply.ok() ? reply->id : 0;
   }

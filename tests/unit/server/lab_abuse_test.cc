@@ -12,7 +12,7 @@ class LabAbuseTest : public LabTest {
   // An uploaded artifact of `user` holding `bytes`.
   Result<Artifact> Upload(const Caller& user, const std::string& bytes,
                           const std::string& name = "cases.csv") {
-    auto up = lab_->BeginUpload(user, name, 0);
+    auto up = lab_->uploads().BeginUpload(user, name, 0);
     if (!up.ok()) return up.error();
     if (Status s = (*up)->Append(bytes); !s.ok()) return s.error();
     return (*up)->Finish();
@@ -29,13 +29,13 @@ class LabAbuseTest : public LabTest {
 
 TEST_F(LabAbuseTest, ABoardOfAnAgentThatIsAwayCannotBeTakenOverEvenAfterARestart) {
   AgentSessionId s = ConnectHostAgent();
-  lab_->DisconnectAgent(s, "gone");
+  lab_->agents().DisconnectAgent(s, "gone");
   auto thief = std::make_shared<FakeAgentChannel>();
   v1::Register reg;
   reg.set_agent("lab-2");
   reg.add_boards()->set_name("host-0");
   reg.mutable_boards(0)->set_kind("host");
-  auto id = lab_->ConnectAgent(testing::AgentCaller("lab-2"), testing::RegistrationOf(reg), thief);
+  auto id = lab_->agents().ConnectAgent(testing::AgentCaller("lab-2"), testing::RegistrationOf(reg), thief);
   ASSERT_FALSE(id.ok());
   EXPECT_EQ(id.error().code, ErrorCode::kAlreadyExists);
   EXPECT_NE(id.error().message.find("belongs to agent lab-1"), std::string::npos)
@@ -44,16 +44,16 @@ TEST_F(LabAbuseTest, ABoardOfAnAgentThatIsAwayCannotBeTakenOverEvenAfterARestart
       << id.error().message;
   RestartLab();
   EXPECT_FALSE(
-      lab_->ConnectAgent(testing::AgentCaller("lab-2"), testing::RegistrationOf(reg), thief).ok());
+      lab_->agents().ConnectAgent(testing::AgentCaller("lab-2"), testing::RegistrationOf(reg), thief).ok());
   EXPECT_EQ(BoardNamed("host-0").board.agent, "lab-1");
 }
 
 TEST_F(LabAbuseTest, AnAdminGivesABoardToAnotherAgentAndTheOldOneIsRefusedFromThenOn) {
   ConnectHostAgent();
-  auto denied = lab_->AssignBoard(Member("mallory"), "host-0", "lab-2");
+  auto denied = lab_->boards().AssignBoard(Member("mallory"), "host-0", "lab-2");
   ASSERT_FALSE(denied.ok());
   EXPECT_EQ(denied.error().code, ErrorCode::kPermissionDenied);
-  auto given = lab_->AssignBoard(caller_, "host-0", "lab-2");
+  auto given = lab_->boards().AssignBoard(caller_, "host-0", "lab-2");
   ASSERT_TRUE(given.ok()) << given.error().message;
   EXPECT_EQ(given->agent, "lab-2");
   EXPECT_EQ(given->state, BoardState::kOffline);
@@ -64,10 +64,10 @@ TEST_F(LabAbuseTest, AnAdminGivesABoardToAnotherAgentAndTheOldOneIsRefusedFromTh
   old.set_agent("lab-1");
   old.add_boards()->set_name("host-0");
   old.mutable_boards(0)->set_kind("host");
-  EXPECT_FALSE(lab_->ConnectAgent(testing::AgentCaller("lab-1"), testing::RegistrationOf(old),
+  EXPECT_FALSE(lab_->agents().ConnectAgent(testing::AgentCaller("lab-1"), testing::RegistrationOf(old),
                                   std::make_shared<FakeAgentChannel>())
                    .ok());
-  auto history = lab_->BoardHistory(caller_, "host-0");
+  auto history = lab_->boards().BoardHistory(caller_, "host-0");
   ASSERT_TRUE(history.ok());
   EXPECT_TRUE(std::any_of(history->begin(), history->end(), [](const BoardTransition& t) {
     return t.field == "agent" && t.from == "lab-1" && t.to == "lab-2";
@@ -91,7 +91,7 @@ TEST_F(LabAbuseTest, MessagesAboutAnotherAgentsRunAreRefusedCountedAndNeverStore
   EXPECT_TRUE(store_->GetCaseResults(a.run_id())->empty());
   EXPECT_FALSE(agent_->Has(FakeAgentChannel::AckOf(a.run_id(), 0)));
   EXPECT_FALSE(other->Has(FakeAgentChannel::AckOf(a.run_id(), 0)));
-  EXPECT_EQ(lab_->GetJob(caller_, job)->state, JobState::kRunning);
+  EXPECT_EQ(lab_->jobs().GetJob(caller_, job)->state, JobState::kRunning);
   // The holder's own messages still count.
   RunToSuccess(holder, a);
   EXPECT_EQ(WaitForState(job, JobState::kSucceeded), JobState::kSucceeded);
@@ -105,23 +105,23 @@ TEST_F(LabAbuseTest, OnlyTheAgentHoldingARunThatReferencesAnArtifactMayFetchIt) 
   ASSERT_TRUE(artifact.ok());
   const std::string sha = artifact->sha256;
   // Before any job references it, no agent may have it.
-  auto early = lab_->OpenArtifact(testing::AgentCaller("lab-1"), sha);
+  auto early = lab_->uploads().OpenArtifact(testing::AgentCaller("lab-1"), sha);
   ASSERT_FALSE(early.ok());
   EXPECT_EQ(early.error().code, ErrorCode::kPermissionDenied);
   SubmitRequest r = FcJob(1, 1);
   r.cases_artifact = sha;
   Submit(r);
   TakeAssignment(*agent_);
-  EXPECT_TRUE(lab_->OpenArtifact(testing::AgentCaller("lab-1"), sha).ok());
-  auto stranger = lab_->OpenArtifact(testing::AgentCaller("lab-2"), sha);
+  EXPECT_TRUE(lab_->uploads().OpenArtifact(testing::AgentCaller("lab-1"), sha).ok());
+  auto stranger = lab_->uploads().OpenArtifact(testing::AgentCaller("lab-2"), sha);
   ASSERT_FALSE(stranger.ok());
   EXPECT_EQ(stranger.error().code, ErrorCode::kPermissionDenied);
   EXPECT_NE(stranger.error().message.find("holds no active run"), std::string::npos);
   // A stranger asking for an artifact that does not exist learns nothing either.
-  auto missing = lab_->OpenArtifact(testing::AgentCaller("lab-2"), std::string(64, 'b'));
+  auto missing = lab_->uploads().OpenArtifact(testing::AgentCaller("lab-2"), std::string(64, 'b'));
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.error().code, ErrorCode::kPermissionDenied);
-  EXPECT_TRUE(lab_->OpenArtifact(caller_, sha).ok());  // admins keep access
+  EXPECT_TRUE(lab_->uploads().OpenArtifact(caller_, sha).ok());  // admins keep access
 }
 
 TEST_F(LabAbuseTest, RevokingAnAgentsTokenEndsItsSessionAndTakesItsBoardsOffline) {
@@ -133,14 +133,14 @@ TEST_F(LabAbuseTest, RevokingAnAgentsTokenEndsItsSessionAndTakesItsBoardsOffline
   reg.set_agent("lab-1");
   reg.add_boards()->set_name("host-0");
   reg.mutable_boards(0)->set_kind("host");
-  ASSERT_TRUE(lab_->ConnectAgent(agent, testing::RegistrationOf(reg), agent_).ok());
+  ASSERT_TRUE(lab_->agents().ConnectAgent(agent, testing::RegistrationOf(reg), agent_).ok());
   JobId job = Submit(FcJob());
   TakeAssignment(*agent_);
   EXPECT_EQ(lab_->accounts().watched_streams(), 1u);
   ASSERT_TRUE(lab_->accounts().Revoke(issued->token).ok());
   EXPECT_TRUE(agent_->hung_up());
   EXPECT_EQ(BoardNamed("host-0").board.state, BoardState::kOffline);
-  EXPECT_EQ(lab_->GetJob(caller_, job)->state, JobState::kQueued);  // requeued
+  EXPECT_EQ(lab_->jobs().GetJob(caller_, job)->state, JobState::kQueued);  // requeued
   EXPECT_EQ(lab_->accounts().watched_streams(), 0u);
 }
 
@@ -148,7 +148,7 @@ TEST_F(LabAbuseTest, RevokingAUsersTokenEndsTheirWatchesAndFeeds) {
   ConnectHostAgent();
   JobId job = Submit(FcJob());
   const Caller viewer = WithToken("vera", "viewer");
-  auto watch = lab_->Watch(viewer, job);
+  auto watch = lab_->jobs().Watch(viewer, job);
   ASSERT_TRUE(watch.ok());
   ASSERT_TRUE((*watch)->Next(std::chrono::seconds(10)).has_value());
   auto feed = lab_->Subscribe(viewer);
@@ -164,7 +164,7 @@ TEST_F(LabAbuseTest, ARevocationByAnotherProcessEndsAWatchAtTheNextPeriodicCheck
   ConnectHostAgent();
   JobId job = Submit(FcJob());
   const Caller viewer = WithToken("vera", "viewer");
-  auto watch = lab_->Watch(viewer, job);
+  auto watch = lab_->jobs().Watch(viewer, job);
   ASSERT_TRUE(watch.ok());
   ASSERT_TRUE((*watch)->Next(std::chrono::seconds(10)).has_value());
   // `mculab-server admin token revoke` is another process: its Accounts shares only the store.
@@ -181,15 +181,15 @@ TEST_F(LabAbuseTest, QueuedJobsPerUserAreCappedNamingTheConfigKey) {
   RestartLab();
   Connect(agent_, "lab-1", {{"host-0", "host"}});
   const Caller alice = Member("alice");
-  ASSERT_TRUE(lab_->Submit(alice, FcJob()).ok());  // goes to the board
-  ASSERT_TRUE(lab_->Submit(alice, FcJob()).ok());
-  ASSERT_TRUE(lab_->Submit(alice, FcJob()).ok());
-  auto refused = lab_->Submit(alice, FcJob());
+  ASSERT_TRUE(lab_->jobs().Submit(alice, FcJob()).ok());  // goes to the board
+  ASSERT_TRUE(lab_->jobs().Submit(alice, FcJob()).ok());
+  ASSERT_TRUE(lab_->jobs().Submit(alice, FcJob()).ok());
+  auto refused = lab_->jobs().Submit(alice, FcJob());
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.error().code, ErrorCode::kResourceExhausted);
   EXPECT_NE(refused.error().message.find("max_queued_jobs_per_user"), std::string::npos)
       << refused.error().message;
-  EXPECT_TRUE(lab_->Submit(Member("bob"), FcJob()).ok());  // others are not held up
+  EXPECT_TRUE(lab_->jobs().Submit(Member("bob"), FcJob()).ok());  // others are not held up
 }
 
 TEST_F(LabAbuseTest, BoardsAndTagsPerAgentAreCappedNamingTheConfigKeys) {
@@ -204,7 +204,7 @@ TEST_F(LabAbuseTest, BoardsAndTagsPerAgentAreCappedNamingTheConfigKeys) {
     b->set_kind("host");
   }
   auto many =
-      lab_->ConnectAgent(testing::AgentCaller("lab-1"), testing::RegistrationOf(reg), agent_);
+      lab_->agents().ConnectAgent(testing::AgentCaller("lab-1"), testing::RegistrationOf(reg), agent_);
   ASSERT_FALSE(many.ok());
   EXPECT_EQ(many.error().code, ErrorCode::kResourceExhausted);
   EXPECT_NE(many.error().message.find("max_boards_per_agent"), std::string::npos);
@@ -212,7 +212,7 @@ TEST_F(LabAbuseTest, BoardsAndTagsPerAgentAreCappedNamingTheConfigKeys) {
   (*reg.mutable_boards(0)->mutable_tags())["cpu"] = "m55";
   (*reg.mutable_boards(0)->mutable_tags())["npu"] = "u55";
   auto tagged =
-      lab_->ConnectAgent(testing::AgentCaller("lab-1"), testing::RegistrationOf(reg), agent_);
+      lab_->agents().ConnectAgent(testing::AgentCaller("lab-1"), testing::RegistrationOf(reg), agent_);
   ASSERT_FALSE(tagged.ok());
   EXPECT_NE(tagged.error().message.find("max_tags_per_board"), std::string::npos);
 }
@@ -248,21 +248,21 @@ TEST_F(LabAbuseTest, UnusedUploadsAreDeletedAfterTheGracePeriodAndFreeTheQuota) 
   r.cases_artifact = used->sha256;
   const JobId job = Submit(r);                  // on the board, unfinished
   ASSERT_FALSE(Upload(caller_, "third").ok());  // over max_user_artifacts
-  EXPECT_EQ(*lab_->CollectArtifacts(), 0u);     // both are younger than the grace period
+  EXPECT_EQ(*lab_->uploads().CollectArtifacts(), 0u);     // both are younger than the grace period
   clock_.Advance(std::chrono::seconds(61));
-  EXPECT_EQ(*lab_->CollectArtifacts(), 1u);
+  EXPECT_EQ(*lab_->uploads().CollectArtifacts(), 1u);
   EXPECT_FALSE(store_->GetArtifact(unused->sha256)->has_value());
   EXPECT_TRUE(store_->GetArtifact(used->sha256)->has_value());
-  EXPECT_TRUE(lab_->OpenArtifact(caller_, used->sha256).ok());
+  EXPECT_TRUE(lab_->uploads().OpenArtifact(caller_, used->sha256).ok());
   EXPECT_TRUE(Upload(caller_, "third").ok());  // the quota has room again
-  ASSERT_TRUE(lab_->Cancel(caller_, job).ok());
+  ASSERT_TRUE(lab_->jobs().Cancel(caller_, job).ok());
 }
 
 TEST_F(LabAbuseTest, ACaseOutsideTheKernelsLimitsIsRefusedAtSubmit) {
   ConnectHostAgent();
   SubmitRequest deep = FcJob(1, 1);
   deep.cases = {{3, {1, 70'000, 4}}};  // accumulation depth over the kernel's 65536
-  auto reply = lab_->Submit(caller_, deep);
+  auto reply = lab_->jobs().Submit(caller_, deep);
   ASSERT_FALSE(reply.ok());
   EXPECT_EQ(reply.error().code, ErrorCode::kInvalidArgument);
   EXPECT_NE(reply.error().message.find("the kernel's limit"), std::string::npos)
@@ -272,7 +272,7 @@ TEST_F(LabAbuseTest, ACaseOutsideTheKernelsLimitsIsRefusedAtSubmit) {
   huge.op = "conv2d_s8";
   huge.iterations = 1;
   huge.cases = {{4, {65535, 65535, 65535, 65535, 65535, 1, 1, 0, 0, 1, 1}}};
-  auto too_big = lab_->Submit(caller_, huge);
+  auto too_big = lab_->jobs().Submit(caller_, huge);
   ASSERT_FALSE(too_big.ok());
   EXPECT_NE(too_big.error().message.find("more than a runner can address"), std::string::npos)
       << too_big.error().message;

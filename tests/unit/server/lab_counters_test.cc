@@ -57,12 +57,12 @@ v1::AgentMessage PassBatch(std::uint64_t run, std::uint64_t seq, std::uint32_t p
 
 TEST_F(LabTest, AnEventTheBoardCannotCountIsRejectedAtSubmitListingWhatItCounts) {
   auto q = std::make_shared<FakeAgentChannel>();
-  ASSERT_TRUE(lab_->ConnectAgent(testing::AgentCaller(profiles::QemuAgent().agent()),
+  ASSERT_TRUE(lab_->agents().ConnectAgent(testing::AgentCaller(profiles::QemuAgent().agent()),
                                  testing::RegistrationOf(profiles::QemuAgent()), q)
                   .ok());
   auto r = FcJob(1, 2, "corstone300-qemu");
   r.events = {"instructions", "npu_active"};
-  auto reply = lab_->Submit(caller_, r);
+  auto reply = lab_->jobs().Submit(caller_, r);
   ASSERT_FALSE(reply.ok());
   EXPECT_EQ(reply.error().code, ErrorCode::kInvalidArgument);
   EXPECT_NE(reply.error().message.find("'npu_active'"), std::string::npos) << reply.error().message;
@@ -71,14 +71,14 @@ TEST_F(LabTest, AnEventTheBoardCannotCountIsRejectedAtSubmitListingWhatItCounts)
   ConnectHostAgent();
   auto h = FcJob();
   h.events = {"loads"};
-  EXPECT_FALSE(lab_->Submit(caller_, h).ok());
+  EXPECT_FALSE(lab_->jobs().Submit(caller_, h).ok());
   h.events = {"cycles"};  // always allowed
-  EXPECT_TRUE(lab_->Submit(caller_, h).ok());
+  EXPECT_TRUE(lab_->jobs().Submit(caller_, h).ok());
 }
 
 TEST_F(LabTest, FiveEmulatedEventsRunAsTwoPassesOfOneRunAndTheirStatisticsAreStored) {
   auto q = std::make_shared<FakeAgentChannel>();
-  auto session = lab_->ConnectAgent(testing::AgentCaller(profiles::QemuAgent().agent()),
+  auto session = lab_->agents().ConnectAgent(testing::AgentCaller(profiles::QemuAgent().agent()),
                                     testing::RegistrationOf(profiles::QemuAgent()), q);
   ASSERT_TRUE(session.ok());
   ASSERT_TRUE(q->Take(FakeAgentChannel::IsRegistered));
@@ -139,7 +139,7 @@ TEST_F(LabTest, FiveEmulatedEventsRunAsTwoPassesOfOneRunAndTheirStatisticsAreSto
   Send(*session, FinishedMsg(run, Outcome::SUCCEEDED, 2));
   EXPECT_EQ(WaitForState(id, JobState::kSucceeded), JobState::kSucceeded);
 
-  auto res = lab_->GetResults(caller_, id, false);
+  auto res = LabQueries(*lab_, *store_).GetJobResults(caller_, id, false);
   ASSERT_TRUE(res.ok()) << res.error().message;
   EXPECT_EQ(res->job.message, "");  // passes agree exactly
   EXPECT_EQ(res->events.size(), 5u);
@@ -161,7 +161,7 @@ TEST_F(LabTest, FiveEmulatedEventsRunAsTwoPassesOfOneRunAndTheirStatisticsAreSto
 
 TEST_F(LabTest, EmulatedPassesThatDisagreeOnCyclesFlagTheJob) {
   auto q = std::make_shared<FakeAgentChannel>();
-  auto session = lab_->ConnectAgent(testing::AgentCaller(profiles::QemuAgent().agent()),
+  auto session = lab_->agents().ConnectAgent(testing::AgentCaller(profiles::QemuAgent().agent()),
                                     testing::RegistrationOf(profiles::QemuAgent()), q);
   ASSERT_TRUE(session.ok());
   auto r = FcJob(1, 2, "corstone300-qemu");
@@ -181,23 +181,23 @@ TEST_F(LabTest, EmulatedPassesThatDisagreeOnCyclesFlagTheJob) {
   Send(*session, CaseDoneMsg(run, 0));
   Send(*session, FinishedMsg(run, Outcome::SUCCEEDED, 2));
   EXPECT_EQ(WaitForState(id, JobState::kSucceeded), JobState::kSucceeded);
-  auto job = lab_->GetJob(caller_, id);
+  auto job = lab_->jobs().GetJob(caller_, id);
   ASSERT_TRUE(job.ok());
   EXPECT_NE(job->message.find("passes disagree on cycles"), std::string::npos) << job->message;
 }
 
 TEST_F(LabTest, ListEventsShowsTheUnitsOfAKind) {
   auto q = std::make_shared<FakeAgentChannel>();
-  ASSERT_TRUE(lab_->ConnectAgent(testing::AgentCaller(profiles::QemuAgent().agent()),
+  ASSERT_TRUE(lab_->agents().ConnectAgent(testing::AgentCaller(profiles::QemuAgent().agent()),
                                  testing::RegistrationOf(profiles::QemuAgent()), q)
                   .ok());
-  auto v = lab_->ListEvents(caller_, "corstone300-qemu", "");
+  auto v = lab_->boards().ListEvents(caller_, "corstone300-qemu", "");
   ASSERT_TRUE(v.ok());
   EXPECT_EQ(v->boards, (std::vector<std::string>{"an547-0"}));
   ASSERT_EQ(v->units.units.size(), 1u);
   EXPECT_EQ(v->units.units[0].max_simultaneous, 3u);
   EXPECT_EQ(v->countable.size(), 6u);  // cycles + 5
-  EXPECT_FALSE(lab_->ListEvents(caller_, "no-such-kind", "").ok());
+  EXPECT_FALSE(lab_->boards().ListEvents(caller_, "no-such-kind", "").ok());
 }
 
 // What a kind's boards measure: a host board (tag timing=host) is "host", never "silicon".
@@ -205,28 +205,28 @@ TEST_F(LabTest, ListEventsSaysWhetherTheBoardsAreHostEmulatedOrSilicon) {
   auto q = std::make_shared<FakeAgentChannel>();
   ConnectTagged(q, "lab-2",
                 {{"host-1", "native", {{"timing", "host"}}}, {"h743-0", "stm32h7", {}}});
-  auto host = lab_->ListEvents(caller_, "native", "");
+  auto host = lab_->boards().ListEvents(caller_, "native", "");
   ASSERT_TRUE(host.ok()) << host.error().message;
   EXPECT_EQ(host->measured, "host");
-  auto silicon = lab_->ListEvents(caller_, "stm32h7", "");
+  auto silicon = lab_->boards().ListEvents(caller_, "stm32h7", "");
   ASSERT_TRUE(silicon.ok()) << silicon.error().message;
   EXPECT_EQ(silicon->measured, "silicon");
 }
 
 TEST_F(LabTest, BoardUnitsAndJobEventsSurviveARestart) {
   auto q = std::make_shared<FakeAgentChannel>();
-  ASSERT_TRUE(lab_->ConnectAgent(testing::AgentCaller(profiles::QemuAgent().agent()),
+  ASSERT_TRUE(lab_->agents().ConnectAgent(testing::AgentCaller(profiles::QemuAgent().agent()),
                                  testing::RegistrationOf(profiles::QemuAgent()), q)
                   .ok());
   RestartLab();
   // The agent has not reconnected: its board's units are known from the store.
   auto r = FcJob(1, 2, "corstone300-qemu");
   r.events = {"npu_active"};
-  EXPECT_FALSE(lab_->Submit(caller_, r).ok());
+  EXPECT_FALSE(lab_->jobs().Submit(caller_, r).ok());
   r.events = {"branches"};
   const JobId id = Submit(r);
   auto q2 = std::make_shared<FakeAgentChannel>();
-  ASSERT_TRUE(lab_->ConnectAgent(testing::AgentCaller(profiles::QemuAgent().agent()),
+  ASSERT_TRUE(lab_->agents().ConnectAgent(testing::AgentCaller(profiles::QemuAgent().agent()),
                                  testing::RegistrationOf(profiles::QemuAgent()), q2)
                   .ok());
   const v1::Assignment a = TakeAssignment(*q2);

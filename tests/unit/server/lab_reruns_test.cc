@@ -24,7 +24,7 @@ class LabRerunsTest : public LabTest {
   // Waits until the job has left the board (queued again, or final).
   JobState WaitOffBoard(JobId id) {
     for (int i = 0; i < 500; ++i) {
-      auto job = lab_->GetJob(caller_, id);
+      auto job = lab_->jobs().GetJob(caller_, id);
       if (job.ok() && !IsOnBoard(job->state)) return job->state;
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
@@ -54,7 +54,7 @@ TEST_F(LabRerunsTest, ANoisyCaseRunsAgainOnTheSameBoardUntilItsRerunsAreSpent) {
   EXPECT_EQ(second.board(), "host-1");
   EXPECT_NE(second.run_id(), first.run_id());
   {
-    auto job = lab_->GetJob(caller_, id);
+    auto job = lab_->jobs().GetJob(caller_, id);
     ASSERT_TRUE(job.ok());
     EXPECT_EQ(job->reruns_done, 1u);
     EXPECT_EQ(job->board, "host-1");
@@ -64,7 +64,7 @@ TEST_F(LabRerunsTest, ANoisyCaseRunsAgainOnTheSameBoardUntilItsRerunsAreSpent) {
   }
   RunWith(s, second, kNoisy);  // still noisy, no rerun left: it succeeds and says so
   ASSERT_EQ(WaitForState(id, JobState::kSucceeded), JobState::kSucceeded);
-  auto job = lab_->GetJob(caller_, id);
+  auto job = lab_->jobs().GetJob(caller_, id);
   ASSERT_TRUE(job.ok());
   EXPECT_EQ(job->attempts, 2u);
   EXPECT_NE(job->message.find("still unstable after 1 rerun: case 0 (cv 57.7% > 10%)"),
@@ -76,7 +76,7 @@ TEST_F(LabRerunsTest, ANoisyCaseRunsAgainOnTheSameBoardUntilItsRerunsAreSpent) {
     ASSERT_TRUE(series.ok());
     EXPECT_EQ(series->size(), 4u) << "run " << a->run_id();
   }
-  auto results = lab_->GetResults(caller_, id, false);
+  auto results = LabQueries(*lab_, *store_).GetJobResults(caller_, id, false);
   ASSERT_TRUE(results.ok());
   ASSERT_TRUE(results->run.has_value());
   EXPECT_EQ(results->run->id, second.run_id());
@@ -102,7 +102,7 @@ TEST_F(LabRerunsTest, ASteadyCaseOrALooseLimitIsNotRerun) {
   RunWith(s, TakeAssignment(*agent_), kNoisy);
   ASSERT_EQ(WaitForState(loose, JobState::kSucceeded), JobState::kSucceeded);
   for (JobId id : {steady, loose}) {
-    auto job = lab_->GetJob(caller_, id);
+    auto job = lab_->jobs().GetJob(caller_, id);
     ASSERT_TRUE(job.ok());
     EXPECT_EQ(job->reruns_done, 0u) << id;
     EXPECT_EQ(job->attempts, 1u) << id;
@@ -128,7 +128,7 @@ TEST_F(LabRerunsTest, AnInfraFailureAfterARerunCountsOnlyFailedAttempts) {
   Send(s, FinishedMsg(rerun.run_id(), Outcome::INFRA_FAILED, 1));
   const v1::Assignment retry = TakeAssignment(*agent_);  // requeued, and at once assigned again
   EXPECT_NE(retry.run_id(), rerun.run_id());
-  auto job = lab_->GetJob(caller_, id);
+  auto job = lab_->jobs().GetJob(caller_, id);
   ASSERT_TRUE(job.ok());
   EXPECT_EQ(job->attempts, 3u);
   EXPECT_EQ(job->reruns_done, 1u);
@@ -139,13 +139,13 @@ TEST_F(LabRerunsTest, OutOfRangeRerunsAndLimitsAreRefusedNamingTheField) {
   ConnectHostAgent();
   SubmitRequest r = FcJob(1, 4);
   r.reruns = kMaxReruns + 1;
-  auto reply = lab_->Submit(caller_, r);
+  auto reply = lab_->jobs().Submit(caller_, r);
   ASSERT_FALSE(reply.ok());
   EXPECT_EQ(reply.error().message, "reruns must be between 0 and 5, got 6");
   r.reruns = 1;
   for (double bad : {-1.0, 1001.0, std::nan("")}) {
     r.max_cv_pct = bad;
-    reply = lab_->Submit(caller_, r);
+    reply = lab_->jobs().Submit(caller_, r);
     ASSERT_FALSE(reply.ok()) << bad;
     EXPECT_EQ(reply.error().code, ErrorCode::kInvalidArgument);
     EXPECT_NE(reply.error().message.find("max_cv must be a percentage from 0 to 1000"),

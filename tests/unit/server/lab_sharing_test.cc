@@ -11,7 +11,7 @@ namespace {
 class LabSchedTest : public LabTest {
  protected:
   JobId SubmitAs(const Caller& who, SubmitRequest r) {
-    auto reply = lab_->Submit(who, std::move(r));
+    auto reply = lab_->jobs().Submit(who, std::move(r));
     EXPECT_TRUE(reply.ok()) << (reply.ok() ? "" : reply.error().message);
     return reply.ok() ? reply->id : 0;
   }
@@ -31,7 +31,7 @@ class LabSchedTest : public LabTest {
   void PassHealthChecks(AgentSessionId s, int n) {
     for (int i = 0; i < n; ++i) {
       v1::Assignment check = TakeAssignment(*agent_);
-      ASSERT_EQ(lab_->GetJob(caller_, static_cast<JobId>(check.job_id()))->user, kHealthCheckUser);
+      ASSERT_EQ(lab_->jobs().GetJob(caller_, static_cast<JobId>(check.job_id()))->user, kHealthCheckUser);
       RunToSuccess(s, check);
       ASSERT_EQ(WaitForState(static_cast<JobId>(check.job_id()), JobState::kSucceeded),
                 JobState::kSucceeded);
@@ -40,7 +40,7 @@ class LabSchedTest : public LabTest {
   bool HistoryHas(const std::string& board, const std::string& field, const std::string& to,
                   const std::string& actor, const std::string& reason_part = "") {
     store_->Flush();
-    auto h = lab_->BoardHistory(caller_, board);
+    auto h = lab_->boards().BoardHistory(caller_, board);
     EXPECT_TRUE(h.ok());
     if (!h.ok()) return false;
     for (const auto& t : *h) {
@@ -88,15 +88,15 @@ TEST_F(LabSchedTest, FairShareRunsAColleaguesSingleJobBeforeTwentyQueuedOnes) {
 TEST_F(LabSchedTest, ReservationKeepsOthersOffUntilItExpiresOnTime) {
   ConnectHostAgent();
   const Caller alice = Member("alice"), bob = Member("bob");
-  auto r = lab_->Reserve(alice, {"host-0", 60'000, "debugging", false});
+  auto r = lab_->boards().Reserve(alice, {"host-0", 60'000, "debugging", false});
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(r->state, BoardState::kReserved);
   EXPECT_EQ(r->holder, "alice");
   EXPECT_EQ(r->lease_until_ms, clock_.NowMs() + 60'000);
   const JobId bobs = SubmitAs(bob, FcJob());
-  EXPECT_EQ(lab_->GetJob(caller_, bobs)->state, JobState::kQueued);
+  EXPECT_EQ(lab_->jobs().GetJob(caller_, bobs)->state, JobState::kQueued);
   // Someone else cannot take it over.
-  auto taken = lab_->Reserve(bob, {"host-0", 1000, "", false});
+  auto taken = lab_->boards().Reserve(bob, {"host-0", 1000, "", false});
   ASSERT_FALSE(taken.ok());
   EXPECT_EQ(taken.error().code, ErrorCode::kFailedPrecondition);
   EXPECT_NE(taken.error().message.find("reserved by alice"), std::string::npos);
@@ -119,9 +119,9 @@ TEST_F(LabSchedTest, NoSchedulingPassRunsWhileNoBoardIsFree) {
   Submit(FcJob());
   // An agent without boards comes and goes: events that wake the scheduler, no board to give.
   auto other = std::make_shared<FakeAgentChannel>();
-  lab_->DisconnectAgent(Connect(other, "lab-2", {}), "test");
+  lab_->agents().DisconnectAgent(Connect(other, "lab-2", {}), "test");
   EXPECT_EQ(lab_->schedule_passes(), passes);
-  EXPECT_EQ(lab_->GetJob(caller_, oldest)->state, JobState::kQueued);
+  EXPECT_EQ(lab_->jobs().GetJob(caller_, oldest)->state, JobState::kQueued);
   // The board comes free: one pass, and the oldest job gets it.
   RunToSuccess(s, busy);
   EXPECT_EQ(TakeAssignment(*agent_).job_id(), static_cast<std::uint64_t>(oldest));
@@ -131,15 +131,15 @@ TEST_F(LabSchedTest, NoSchedulingPassRunsWhileNoBoardIsFree) {
 TEST_F(LabSchedTest, NoSchedulingPassRunsWhenNothingChangedSinceAPassThatPlacedNothing) {
   ConnectHostAgent();
   const Caller alice = Member("alice"), bob = Member("bob");
-  ASSERT_TRUE(lab_->Reserve(alice, {"host-0", 60'000, "", false}).ok());
+  ASSERT_TRUE(lab_->boards().Reserve(alice, {"host-0", 60'000, "", false}).ok());
   const JobId bobs = SubmitAs(bob, FcJob());  // the board is free, but not for bob
   const std::uint64_t passes = lab_->schedule_passes();
   EXPECT_GE(passes, 1u);
   auto other = std::make_shared<FakeAgentChannel>();
-  lab_->DisconnectAgent(Connect(other, "lab-2", {}), "test");
-  lab_->DisconnectAgent(Connect(other, "lab-3", {}), "test");
+  lab_->agents().DisconnectAgent(Connect(other, "lab-2", {}), "test");
+  lab_->agents().DisconnectAgent(Connect(other, "lab-3", {}), "test");
   EXPECT_EQ(lab_->schedule_passes(), passes);
-  EXPECT_EQ(lab_->GetJob(caller_, bobs)->state, JobState::kQueued);
+  EXPECT_EQ(lab_->jobs().GetJob(caller_, bobs)->state, JobState::kQueued);
   // The lease ends: that changes the answer, so the next pass places bob's job.
   clock_.Advance(std::chrono::milliseconds(60'000));
   EXPECT_EQ(TakeAssignment(*agent_).job_id(), static_cast<std::uint64_t>(bobs));
@@ -149,9 +149,9 @@ TEST_F(LabSchedTest, NoSchedulingPassRunsWhenNothingChangedSinceAPassThatPlacedN
 TEST_F(LabSchedTest, AJobWaitingOnSomeonesReservationSaysWhoHoldsItAndEstimatesFromTheLease) {
   ConnectHostAgent();
   const Caller alice = Member("alice"), bob = Member("bob");
-  ASSERT_TRUE(lab_->Reserve(alice, {"host-0", 60'000, "debugging", false}).ok());
+  ASSERT_TRUE(lab_->boards().Reserve(alice, {"host-0", 60'000, "debugging", false}).ok());
   const std::int64_t lease_end = clock_.NowMs() + 60'000;
-  auto reply = lab_->Submit(bob, FcJob());
+  auto reply = lab_->jobs().Submit(bob, FcJob());
   ASSERT_TRUE(reply.ok()) << reply.error().message;
   EXPECT_EQ(reply->wait.position, 1u);
   EXPECT_EQ(reply->wait.board, "host-0");
@@ -160,7 +160,7 @@ TEST_F(LabSchedTest, AJobWaitingOnSomeonesReservationSaysWhoHoldsItAndEstimatesF
   EXPECT_EQ(reply->wait.note, "debugging");
   EXPECT_EQ(reply->estimated_start_ms, lease_end);
   // GetJob and ListJobs say the same while it waits.
-  auto job = lab_->GetJob(caller_, reply->id);
+  auto job = lab_->jobs().GetJob(caller_, reply->id);
   ASSERT_TRUE(job.ok());
   EXPECT_EQ(job->wait.holder, "alice");
   EXPECT_EQ(job->wait.estimated_start_ms, lease_end);
@@ -171,7 +171,7 @@ TEST_F(LabSchedTest, AJobWaitingOnSomeonesReservationSaysWhoHoldsItAndEstimatesF
   // Once the lease ends and the job runs, it waits on nothing.
   clock_.Advance(std::chrono::milliseconds(60'000));
   EXPECT_EQ(TakeAssignment(*agent_).job_id(), static_cast<std::uint64_t>(reply->id));
-  job = lab_->GetJob(caller_, reply->id);
+  job = lab_->jobs().GetJob(caller_, reply->id);
   ASSERT_TRUE(job.ok());
   EXPECT_EQ(job->wait.position, 0u);
   EXPECT_EQ(job->wait.board, "");
@@ -182,7 +182,7 @@ TEST_F(LabSchedTest, AQueuedJobBehindABusyBoardWaitsOnNoReservation) {
   const Caller bob = Member("bob");
   SubmitAs(bob, FcJob());
   TakeAssignment(*agent_);
-  auto reply = lab_->Submit(bob, FcJob());
+  auto reply = lab_->jobs().Submit(bob, FcJob());
   ASSERT_TRUE(reply.ok());
   EXPECT_EQ(reply->wait.position, 1u);
   EXPECT_EQ(reply->wait.board, "");
@@ -192,7 +192,7 @@ TEST_F(LabSchedTest, AQueuedJobBehindABusyBoardWaitsOnNoReservation) {
 TEST_F(LabSchedTest, HoldersJobsRunOnTheReservedBoard) {
   ConnectHostAgent();
   const Caller alice = Member("alice");
-  ASSERT_TRUE(lab_->Reserve(alice, {"host-0", 60'000, "", false}).ok());
+  ASSERT_TRUE(lab_->boards().Reserve(alice, {"host-0", 60'000, "", false}).ok());
   const JobId mine = SubmitAs(alice, FcJob());
   EXPECT_EQ(TakeAssignment(*agent_).job_id(), static_cast<std::uint64_t>(mine));
 }
@@ -202,7 +202,7 @@ TEST_F(LabSchedTest, ReservingABusyBoardTakesEffectWhenItsJobEnds) {
   const Caller alice = Member("alice"), bob = Member("bob");
   SubmitAs(bob, FcJob());
   v1::Assignment a = TakeAssignment(*agent_);
-  ASSERT_TRUE(lab_->Reserve(alice, {"host-0", 60'000, "", false}).ok());
+  ASSERT_TRUE(lab_->boards().Reserve(alice, {"host-0", 60'000, "", false}).ok());
   EXPECT_EQ(BoardNamed("host-0").board.state, BoardState::kBusy);
   SubmitAs(bob, FcJob());
   RunToSuccess(s, a);
@@ -215,13 +215,13 @@ TEST_F(LabSchedTest, ReservingABusyBoardTakesEffectWhenItsJobEnds) {
 TEST_F(LabSchedTest, HoldLeaseRunsOutWhenNotRenewedAndIsExtendedWhenRenewed) {
   ConnectHostAgent();
   const Caller alice = Member("alice");
-  ASSERT_TRUE(lab_->Reserve(alice, {"host-0", 30'000, "", true}).ok());
+  ASSERT_TRUE(lab_->boards().Reserve(alice, {"host-0", 30'000, "", true}).ok());
   clock_.Advance(std::chrono::seconds(20));
-  auto renewed = lab_->RenewReservation(alice, "host-0", 30'000);
+  auto renewed = lab_->boards().RenewReservation(alice, "host-0", 30'000);
   ASSERT_TRUE(renewed.ok()) << renewed.error().message;
   clock_.Advance(std::chrono::seconds(20));  // 40 s after the start: still held
   EXPECT_EQ(BoardNamed("host-0").board.holder, "alice");
-  auto other = lab_->RenewReservation(Member("bob"), "host-0", 30'000);
+  auto other = lab_->boards().RenewReservation(Member("bob"), "host-0", 30'000);
   ASSERT_FALSE(other.ok());
   EXPECT_EQ(other.error().code, ErrorCode::kFailedPrecondition);
   const JobId job = SubmitAs(Member("bob"), FcJob());
@@ -232,37 +232,37 @@ TEST_F(LabSchedTest, HoldLeaseRunsOutWhenNotRenewedAndIsExtendedWhenRenewed) {
 
 TEST_F(LabSchedTest, ReleasingSomeoneElsesReservationNeedsAdmin) {
   ConnectHostAgent();
-  ASSERT_TRUE(lab_->Reserve(Member("alice"), {"host-0", 60'000, "", false}).ok());
-  auto denied = lab_->Release(Member("bob"), "host-0");
+  ASSERT_TRUE(lab_->boards().Reserve(Member("alice"), {"host-0", 60'000, "", false}).ok());
+  auto denied = lab_->boards().Release(Member("bob"), "host-0");
   ASSERT_FALSE(denied.ok());
   EXPECT_EQ(denied.error().code, ErrorCode::kPermissionDenied);
   EXPECT_NE(denied.error().message.find("reserved by alice"), std::string::npos);
-  auto viewer = lab_->Reserve(Member("vera", Role::kViewer), {"host-0", 1000, "", false});
+  auto viewer = lab_->boards().Reserve(Member("vera", Role::kViewer), {"host-0", 1000, "", false});
   ASSERT_FALSE(viewer.ok());
   EXPECT_EQ(viewer.error().code, ErrorCode::kPermissionDenied);
-  auto admin = lab_->Release(Member("root", Role::kAdmin), "host-0");
+  auto admin = lab_->boards().Release(Member("root", Role::kAdmin), "host-0");
   ASSERT_TRUE(admin.ok()) << admin.error().message;
   EXPECT_EQ(admin->state, BoardState::kIdle);
   EXPECT_TRUE(HistoryHas("host-0", "reservation", "", "root", "released by root"));
-  auto again = lab_->Release(Member("alice"), "host-0");
+  auto again = lab_->boards().Release(Member("alice"), "host-0");
   ASSERT_FALSE(again.ok());
   EXPECT_EQ(again.error().code, ErrorCode::kFailedPrecondition);
 }
 
 TEST_F(LabSchedTest, ReservationBadInputsAreRejectedWithReasons) {
   ConnectHostAgent();
-  auto unknown = lab_->Reserve(Member("alice"), {"nope", 1000, "", false});
+  auto unknown = lab_->boards().Reserve(Member("alice"), {"nope", 1000, "", false});
   ASSERT_FALSE(unknown.ok());
   EXPECT_EQ(unknown.error().code, ErrorCode::kNotFound);
   EXPECT_NE(unknown.error().message.find("the lab has: host-0"), std::string::npos);
-  auto zero = lab_->Reserve(Member("alice"), {"host-0", 0, "", false});
+  auto zero = lab_->boards().Reserve(Member("alice"), {"host-0", 0, "", false});
   ASSERT_FALSE(zero.ok());
   EXPECT_EQ(zero.error().code, ErrorCode::kInvalidArgument);
 }
 
 TEST_F(LabSchedTest, ReservationSurvivesARestartAndStillExpires) {
   ConnectHostAgent();
-  ASSERT_TRUE(lab_->Reserve(Member("alice"), {"host-0", 60'000, "note", false}).ok());
+  ASSERT_TRUE(lab_->boards().Reserve(Member("alice"), {"host-0", 60'000, "note", false}).ok());
   RestartLab();
   agent_ = std::make_shared<FakeAgentChannel>();
   ConnectHostAgent();
@@ -275,22 +275,22 @@ TEST_F(LabSchedTest, ReservationSurvivesARestartAndStillExpires) {
 
 TEST_F(LabSchedTest, MaintenanceIsAdminOnlyKeepsJobsOffAndIsAudited) {
   ConnectHostAgent();
-  auto member = lab_->SetMaintenance(Member("alice"), "host-0", true, "");
+  auto member = lab_->boards().SetMaintenance(Member("alice"), "host-0", true, "");
   ASSERT_FALSE(member.ok());
   EXPECT_EQ(member.error().code, ErrorCode::kPermissionDenied);
   const Caller root = Member("root", Role::kAdmin);
-  auto on = lab_->SetMaintenance(root, "host-0", true, "new cable");
+  auto on = lab_->boards().SetMaintenance(root, "host-0", true, "new cable");
   ASSERT_TRUE(on.ok()) << on.error().message;
   EXPECT_EQ(on->health, BoardHealth::kMaintenance);
   const JobId job = Submit(FcJob());
-  EXPECT_EQ(lab_->GetJob(caller_, job)->state, JobState::kQueued);
-  auto off = lab_->SetMaintenance(root, "host-0", false, "");
+  EXPECT_EQ(lab_->jobs().GetJob(caller_, job)->state, JobState::kQueued);
+  auto off = lab_->boards().SetMaintenance(root, "host-0", false, "");
   ASSERT_TRUE(off.ok());
   EXPECT_EQ(off->health, BoardHealth::kGood);  // health checks are off in this fixture
   EXPECT_EQ(TakeAssignment(*agent_).job_id(), static_cast<std::uint64_t>(job));
   EXPECT_TRUE(HistoryHas("host-0", "health", "maintenance", "root", "new cable"));
   EXPECT_TRUE(HistoryHas("host-0", "health", "good", "root", "maintenance off by root"));
-  auto history = lab_->BoardHistory(Member("vera", Role::kViewer), "host-0");
+  auto history = lab_->boards().BoardHistory(Member("vera", Role::kViewer), "host-0");
   ASSERT_TRUE(history.ok());
   EXPECT_GE(history->size(), 3u);
 }
@@ -299,7 +299,7 @@ TEST_F(LabSchedTest, CancellingAnAssignedJobFreesTheBoardWhenTheAgentConfirms) {
   AgentSessionId s = ConnectHostAgent();
   const JobId id = Submit(FcJob());
   v1::Assignment a = TakeAssignment(*agent_);
-  ASSERT_TRUE(lab_->Cancel(caller_, id).ok());
+  ASSERT_TRUE(lab_->jobs().Cancel(caller_, id).ok());
   ASSERT_TRUE(agent_->Take(FakeAgentChannel::IsCancel));
   EXPECT_EQ(BoardNamed("host-0").board.state, BoardState::kBusy);
   Send(s, FinishedMsg(a.run_id(), Outcome::CANCELLED, 0));
@@ -312,9 +312,9 @@ TEST_F(LabSchedTest, CancellingAPreparingJobFreesTheBoardWhenTheAgentConfirms) {
   const JobId id = Submit(FcJob());
   v1::Assignment a = TakeAssignment(*agent_);
   Send(s, RunStateMsg(a.run_id(), "preparing"));
-  EXPECT_EQ(lab_->GetJob(caller_, id)->state, JobState::kPreparing);
+  EXPECT_EQ(lab_->jobs().GetJob(caller_, id)->state, JobState::kPreparing);
   const JobId next = Submit(FcJob());
-  ASSERT_TRUE(lab_->Cancel(caller_, id).ok());
+  ASSERT_TRUE(lab_->jobs().Cancel(caller_, id).ok());
   ASSERT_TRUE(agent_->Take(FakeAgentChannel::IsCancel));
   Send(s, FinishedMsg(a.run_id(), Outcome::CANCELLED, 0));
   EXPECT_EQ(TakeAssignment(*agent_).job_id(), static_cast<std::uint64_t>(next));
@@ -326,7 +326,7 @@ TEST_F(LabSchedTest, AnAgentThatNeverConfirmsACancelLosesTheBoardAfterTheGracePe
   const JobId id = Submit(FcJob());
   v1::Assignment a = TakeAssignment(*agent_);
   Send(s, RunStateMsg(a.run_id(), "running"));
-  ASSERT_TRUE(lab_->Cancel(caller_, id).ok());
+  ASSERT_TRUE(lab_->jobs().Cancel(caller_, id).ok());
   clock_.Advance(std::chrono::milliseconds(config_.cancel_grace_ms - 1));
   EXPECT_EQ(BoardNamed("host-0").board.state, BoardState::kBusy);
   // The background thread takes the board offline: wait for the feed's board event.
@@ -447,18 +447,18 @@ TEST_F(LabSchedTest, AcceptedJobGetsAnEstimatedStartFromRecentRuns) {
             JobState::kSucceeded);
   Submit(FcJob());  // takes the board
   TakeAssignment(*agent_);
-  auto reply = lab_->Submit(caller_, FcJob());
+  auto reply = lab_->jobs().Submit(caller_, FcJob());
   ASSERT_TRUE(reply.ok());
   EXPECT_EQ(reply->queue_position, 1u);
   EXPECT_EQ(reply->estimated_start_ms, clock_.NowMs() + 40'000);
-  auto second = lab_->Submit(caller_, FcJob());
+  auto second = lab_->jobs().Submit(caller_, FcJob());
   EXPECT_EQ(second->queue_position, 2u);
   EXPECT_EQ(second->estimated_start_ms, clock_.NowMs() + 80'000);
 }
 
 TEST_F(LabSchedTest, AdmissionRejectsAWorkloadOnAnUnknownKindWithTheKindsThatExist) {
   Connect(agent_, "lab-1", {{"host-0", "host"}});
-  auto reply = lab_->Submit(caller_, FcJob(1, 1, "stm32h7"));
+  auto reply = lab_->jobs().Submit(caller_, FcJob(1, 1, "stm32h7"));
   ASSERT_FALSE(reply.ok());
   EXPECT_NE(reply.error().message.find("the lab has: host (1 board)"), std::string::npos)
       << reply.error().message;
@@ -485,10 +485,10 @@ TEST_F(LabSchedTest, BoardFailingItsHealthCheckIsTakenOutAndItsJobGoesElsewhere)
   Send(s, FinishedMsg(on1.run_id(), Outcome::INFRA_FAILED, 0, "runner process crashed"));
   v1::Assignment check = TakeAssignment(*agent_);
   EXPECT_EQ(check.board(), "host-0");
-  auto hc = lab_->GetJob(caller_, static_cast<JobId>(check.job_id()));
+  auto hc = lab_->jobs().GetJob(caller_, static_cast<JobId>(check.job_id()));
   EXPECT_EQ(hc->user, kHealthCheckUser);
   EXPECT_EQ(hc->label, "health check of host-0");
-  EXPECT_EQ(lab_->GetJob(caller_, static_cast<JobId>(on1.job_id()))->state, JobState::kQueued);
+  EXPECT_EQ(lab_->jobs().GetJob(caller_, static_cast<JobId>(on1.job_id()))->state, JobState::kQueued);
   // It fails twice: bad.
   Send(s, FinishedMsg(check.run_id(), Outcome::INFRA_FAILED, 0, "runner process crashed"));
   v1::Assignment check2 = TakeAssignment(*agent_);
@@ -503,7 +503,7 @@ TEST_F(LabSchedTest, BoardFailingItsHealthCheckIsTakenOutAndItsJobGoesElsewhere)
   v1::Assignment moved = TakeAssignment(*agent_);
   EXPECT_EQ(moved.job_id(), on1.job_id());
   EXPECT_EQ(moved.board(), "host-1");
-  EXPECT_EQ(lab_->GetJob(caller_, job)->state, JobState::kSucceeded);
+  EXPECT_EQ(lab_->jobs().GetJob(caller_, job)->state, JobState::kSucceeded);
   EXPECT_TRUE(HistoryHas("host-0", "health", "bad", "server", "health check job"));
 }
 
@@ -512,9 +512,9 @@ TEST_F(LabSchedTest, PassingHealthCheckMakesTheBoardGoodAndCalibratesIt) {
   c.health_checks = true;
   Reopen(c);
   AgentSessionId s = ConnectHostAgent();
-  ASSERT_TRUE(lab_->SetMaintenance(caller_, "host-0", true, "").ok());
+  ASSERT_TRUE(lab_->boards().SetMaintenance(caller_, "host-0", true, "").ok());
   const JobId job = Submit(FcJob());
-  ASSERT_TRUE(lab_->SetMaintenance(caller_, "host-0", false, "").ok());
+  ASSERT_TRUE(lab_->boards().SetMaintenance(caller_, "host-0", false, "").ok());
   EXPECT_EQ(BoardNamed("host-0").board.health, BoardHealth::kUnknown);
   v1::Assignment check = TakeAssignment(*agent_);
   EXPECT_NE(check.job_id(), static_cast<std::uint64_t>(job));
@@ -522,7 +522,7 @@ TEST_F(LabSchedTest, PassingHealthCheckMakesTheBoardGoodAndCalibratesIt) {
   v1::Assignment next = TakeAssignment(*agent_);
   EXPECT_EQ(next.job_id(), static_cast<std::uint64_t>(job));
   EXPECT_EQ(BoardNamed("host-0").board.health, BoardHealth::kGood);
-  EXPECT_EQ(lab_->GetJob(caller_, static_cast<JobId>(check.job_id()))->state, JobState::kSucceeded);
+  EXPECT_EQ(lab_->jobs().GetJob(caller_, static_cast<JobId>(check.job_id()))->state, JobState::kSucceeded);
 }
 
 TEST_F(LabSchedTest, HealthCheckOffCalibrationFailsOnAnEmulatedKindWithAnExpectedValue) {
@@ -532,13 +532,13 @@ TEST_F(LabSchedTest, HealthCheckOffCalibrationFailsOnAnEmulatedKindWithAnExpecte
   c.health_expected["host"] = 5;  // RunToSuccess reports medians near 102
   Reopen(c);
   AgentSessionId s = ConnectHostAgent();
-  ASSERT_TRUE(lab_->SetMaintenance(caller_, "host-0", true, "").ok());
-  ASSERT_TRUE(lab_->SetMaintenance(caller_, "host-0", false, "").ok());
+  ASSERT_TRUE(lab_->boards().SetMaintenance(caller_, "host-0", true, "").ok());
+  ASSERT_TRUE(lab_->boards().SetMaintenance(caller_, "host-0", false, "").ok());
   v1::Assignment check = TakeAssignment(*agent_);
   RunToSuccess(s, check);
   EXPECT_EQ(WaitForState(static_cast<JobId>(check.job_id()), JobState::kFailed), JobState::kFailed);
   EXPECT_EQ(BoardNamed("host-0").board.health, BoardHealth::kBad);
-  EXPECT_NE(lab_->GetJob(caller_, static_cast<JobId>(check.job_id()))->message.find("expected 5"),
+  EXPECT_NE(lab_->jobs().GetJob(caller_, static_cast<JobId>(check.job_id()))->message.find("expected 5"),
             std::string::npos);
 }
 
@@ -551,7 +551,7 @@ TEST_F(LabSchedTest, ANewBoardOfAKnownKindGetsNoUsersJobUntilItsHealthCheckPasse
   AgentSessionId s = ConnectHostAgent();
   EXPECT_EQ(BoardNamed("host-0").board.health, BoardHealth::kUnknown);
   v1::Assignment first_check = TakeAssignment(*agent_);
-  EXPECT_EQ(lab_->GetJob(caller_, static_cast<JobId>(first_check.job_id()))->user,
+  EXPECT_EQ(lab_->jobs().GetJob(caller_, static_cast<JobId>(first_check.job_id()))->user,
             kHealthCheckUser);
   RunToSuccess(s, first_check);
   ASSERT_EQ(WaitForState(static_cast<JobId>(first_check.job_id()), JobState::kSucceeded),
@@ -568,10 +568,10 @@ TEST_F(LabSchedTest, ANewBoardOfAKnownKindGetsNoUsersJobUntilItsHealthCheckPasse
   EXPECT_EQ(BoardNamed("host-9").board.health, BoardHealth::kUnknown);
   v1::Assignment check = TakeAssignment(*other);
   EXPECT_EQ(check.board(), "host-9");
-  EXPECT_EQ(lab_->GetJob(caller_, static_cast<JobId>(check.job_id()))->label,
+  EXPECT_EQ(lab_->jobs().GetJob(caller_, static_cast<JobId>(check.job_id()))->label,
             "health check of host-9");
   EXPECT_FALSE(other->Take(FakeAgentChannel::IsAssign, std::chrono::milliseconds(50)));
-  EXPECT_EQ(lab_->GetJob(caller_, waiting)->state, JobState::kQueued);
+  EXPECT_EQ(lab_->jobs().GetJob(caller_, waiting)->state, JobState::kQueued);
   // Its check passes: now it is trusted with the user's job.
   RunToSuccess(s2, check);
   v1::Assignment moved = TakeAssignment(*other);
@@ -592,18 +592,18 @@ TEST_F(LabSchedTest, WithApproveNewBoardsANewBoardWaitsForAnAdmin) {
   const JobId job = Submit(FcJob());
   EXPECT_FALSE(agent_->Take(FakeAgentChannel::IsAssign, std::chrono::milliseconds(50)));
   // Only --approve lets it out: not maintenance off, not a member.
-  auto off = lab_->SetMaintenance(caller_, "host-0", false, "");
+  auto off = lab_->boards().SetMaintenance(caller_, "host-0", false, "");
   ASSERT_FALSE(off.ok());
   EXPECT_NE(off.error().message.find("mculab board host-0 --approve"), std::string::npos)
       << off.error().message;
-  auto member = lab_->ApproveBoard(Member("bob"), "host-0");
+  auto member = lab_->boards().ApproveBoard(Member("bob"), "host-0");
   ASSERT_FALSE(member.ok());
   EXPECT_EQ(member.error().code, ErrorCode::kPermissionDenied);
   // It stays waiting across a restart and a reconnect.
   RestartLab();
   s = ConnectHostAgent();
   EXPECT_FALSE(BoardNamed("host-0").board.approved);
-  auto approved = lab_->ApproveBoard(caller_, "host-0");
+  auto approved = lab_->boards().ApproveBoard(caller_, "host-0");
   ASSERT_TRUE(approved.ok()) << approved.error().message;
   EXPECT_EQ(approved->health, BoardHealth::kUnknown);
   EXPECT_TRUE(approved->approved);
@@ -611,10 +611,10 @@ TEST_F(LabSchedTest, WithApproveNewBoardsANewBoardWaitsForAnAdmin) {
   EXPECT_NE(check.job_id(), static_cast<std::uint64_t>(job));
   RunToSuccess(s, check);
   EXPECT_EQ(TakeAssignment(*agent_).job_id(), static_cast<std::uint64_t>(job));
-  auto again = lab_->ApproveBoard(caller_, "host-0");
+  auto again = lab_->boards().ApproveBoard(caller_, "host-0");
   ASSERT_FALSE(again.ok());
   EXPECT_EQ(again.error().code, ErrorCode::kFailedPrecondition);
-  EXPECT_EQ(lab_->ApproveBoard(caller_, "nope").error().code, ErrorCode::kNotFound);
+  EXPECT_EQ(lab_->boards().ApproveBoard(caller_, "nope").error().code, ErrorCode::kNotFound);
 }
 
 TEST_F(LabSchedTest, AdmissionRejectsACaseLargerThanEveryBoardsRam) {
@@ -625,13 +625,13 @@ TEST_F(LabSchedTest, AdmissionRejectsACaseLargerThanEveryBoardsRam) {
   info->set_kind("small");
   info->set_ram_bytes(4096);
   ASSERT_TRUE(
-      lab_->ConnectAgent(testing::AgentCaller(reg.agent()), testing::RegistrationOf(reg), agent_)
+      lab_->agents().ConnectAgent(testing::AgentCaller(reg.agent()), testing::RegistrationOf(reg), agent_)
           .ok());
   SubmitRequest fits = FcJob(1, 1, "small");  // 1 x 8 -> 4: a few dozen bytes
-  EXPECT_TRUE(lab_->Submit(caller_, fits).ok());
+  EXPECT_TRUE(lab_->jobs().Submit(caller_, fits).ok());
   SubmitRequest big = FcJob(1, 1, "small");
   big.cases = {{7, {1, 256, 256}}};  // 64 KiB of weights
-  auto reply = lab_->Submit(caller_, big);
+  auto reply = lab_->jobs().Submit(caller_, big);
   ASSERT_FALSE(reply.ok());
   EXPECT_EQ(reply.error().code, ErrorCode::kFailedPrecondition);
   EXPECT_NE(reply.error().message.find("case 7 needs about 67072 bytes"), std::string::npos)

@@ -9,7 +9,7 @@ namespace {
 
 TEST_F(LabTest, SubmittedJobIsAssignedAtOnceToAnIdleBoardOfItsKind) {
   ConnectHostAgent();
-  auto reply = lab_->Submit(caller_, FcJob(2, 5));
+  auto reply = lab_->jobs().Submit(caller_, FcJob(2, 5));
   ASSERT_TRUE(reply.ok()) << reply.error().message;
   EXPECT_EQ(reply->state, JobState::kAssigned);
   EXPECT_EQ(reply->queue_position, 0u);
@@ -40,7 +40,7 @@ TEST_F(LabTest, JobNamingABoardRunsOnThatBoard) {
 
 TEST_F(LabTest, AdmissionRejectsAKindNoBoardHasAndListsTheKinds) {
   Connect(agent_, "lab-1", {{"an547-0", "corstone300-qemu"}, {"host-0", "host"}});
-  auto reply = lab_->Submit(caller_, FcJob(1, 1, "nucleo-h743"));
+  auto reply = lab_->jobs().Submit(caller_, FcJob(1, 1, "nucleo-h743"));
   ASSERT_FALSE(reply.ok());
   EXPECT_EQ(reply.error().code, ErrorCode::kFailedPrecondition);
   EXPECT_NE(reply.error().message.find("no board of kind 'nucleo-h743'"), std::string::npos)
@@ -53,7 +53,7 @@ TEST_F(LabTest, AdmissionRejectsAnUnknownBoardNameAndListsTheBoards) {
   ConnectHostAgent();
   SubmitRequest r = FcJob();
   r.board = "host-7";
-  auto reply = lab_->Submit(caller_, r);
+  auto reply = lab_->jobs().Submit(caller_, r);
   ASSERT_FALSE(reply.ok());
   EXPECT_NE(reply.error().message.find("no board named 'host-7'; the lab has: host-0"),
             std::string::npos)
@@ -67,7 +67,7 @@ TEST_F(LabTest, AdmissionRejectsATagNoBoardOfTheKindHasAndListsTheirTags) {
                  {"other-0", "qemu", {{"cpu", "cortex-m7"}}}});
   SubmitRequest r = FcJob();
   r.tags = {{"cpu", "cortex-m7"}};
-  auto reply = lab_->Submit(caller_, r);
+  auto reply = lab_->jobs().Submit(caller_, r);
   ASSERT_FALSE(reply.ok());
   EXPECT_EQ(reply.error().code, ErrorCode::kFailedPrecondition);
   EXPECT_NE(reply.error().message.find("no board of kind host has tag cpu=cortex-m7; its boards "
@@ -76,7 +76,7 @@ TEST_F(LabTest, AdmissionRejectsATagNoBoardOfTheKindHasAndListsTheirTags) {
       << reply.error().message;
   // A named board must have the tag too.
   r.board = "an547-0";
-  reply = lab_->Submit(caller_, r);
+  reply = lab_->jobs().Submit(caller_, r);
   ASSERT_FALSE(reply.ok());
   EXPECT_NE(reply.error().message.find("board an547-0 does not have tag cpu=cortex-m7; its tags "
                                        "are {cpu=cortex-m55}"),
@@ -85,7 +85,7 @@ TEST_F(LabTest, AdmissionRejectsATagNoBoardOfTheKindHasAndListsTheirTags) {
   // A tag that is not KEY=VALUE is invalid.
   r.board.clear();
   r.tags = {{"cpu", ""}};
-  reply = lab_->Submit(caller_, r);
+  reply = lab_->jobs().Submit(caller_, r);
   ASSERT_FALSE(reply.ok());
   EXPECT_EQ(reply.error().code, ErrorCode::kInvalidArgument);
 }
@@ -99,14 +99,14 @@ TEST_F(LabTest, TaggedJobRunsOnlyOnABoardWithTheTagAndKeepsItsTagsAfterARestart)
   const JobId first = Submit(r);
   EXPECT_EQ(TakeAssignment(*agent_).board(), "host-1");
   const JobId second = Submit(r);  // host-0 is idle but lacks the tag: the job waits
-  EXPECT_EQ(lab_->GetJob(caller_, second)->state, JobState::kQueued);
+  EXPECT_EQ(lab_->jobs().GetJob(caller_, second)->state, JobState::kQueued);
   EXPECT_EQ(BoardNamed("host-0").board.state, BoardState::kIdle);
   EXPECT_EQ(BoardNamed("host-0").queue_length, 0u);
   EXPECT_EQ(BoardNamed("host-1").queue_length, 1u);
-  EXPECT_EQ(lab_->GetJob(caller_, first)->tags, r.tags);
+  EXPECT_EQ(lab_->jobs().GetJob(caller_, first)->tags, r.tags);
 
   RestartLab();
-  auto job = lab_->GetJob(caller_, second);
+  auto job = lab_->jobs().GetJob(caller_, second);
   ASSERT_TRUE(job.ok());
   EXPECT_EQ(job->state, JobState::kQueued);
   EXPECT_EQ(job->tags, r.tags);
@@ -115,13 +115,13 @@ TEST_F(LabTest, TaggedJobRunsOnlyOnABoardWithTheTagAndKeepsItsTagsAfterARestart)
   ConnectTagged(agent, "lab-1", boards);
   EXPECT_EQ(TakeAssignment(*agent).board(), "host-1");
   EXPECT_EQ(BoardNamed("host-0").board.state, BoardState::kIdle);
-  EXPECT_EQ(lab_->GetJob(caller_, second)->state, JobState::kQueued);
+  EXPECT_EQ(lab_->jobs().GetJob(caller_, second)->state, JobState::kQueued);
 }
 
 TEST_F(LabTest, AdmissionAcceptsAKindWhoseBoardsAreOfflineAndQueuesTheJob) {
   AgentSessionId s = ConnectHostAgent();
-  lab_->DisconnectAgent(s, "test");
-  auto reply = lab_->Submit(caller_, FcJob());
+  lab_->agents().DisconnectAgent(s, "test");
+  auto reply = lab_->jobs().Submit(caller_, FcJob());
   ASSERT_TRUE(reply.ok());
   EXPECT_EQ(reply->state, JobState::kQueued);
   EXPECT_EQ(reply->queue_position, 1u);
@@ -131,7 +131,7 @@ TEST_F(LabTest, UnknownOpIsRejectedNamingTheBuiltInOps) {
   ConnectHostAgent();
   SubmitRequest r = FcJob();
   r.op = "conv3d_s8";
-  auto reply = lab_->Submit(caller_, r);
+  auto reply = lab_->jobs().Submit(caller_, r);
   ASSERT_FALSE(reply.ok());
   EXPECT_EQ(reply.error().code, ErrorCode::kInvalidArgument);
   EXPECT_NE(reply.error().message.find("unknown op 'conv3d_s8'"), std::string::npos);
@@ -142,7 +142,7 @@ TEST_F(LabTest, BadCaseParameterIsRejectedNamingTheCaseAndParameter) {
   ConnectHostAgent();
   SubmitRequest r = FcJob(3);
   r.cases[2].params = {1, 8, 0};
-  auto reply = lab_->Submit(caller_, r);
+  auto reply = lab_->jobs().Submit(caller_, r);
   ASSERT_FALSE(reply.ok());
   EXPECT_EQ(reply.error().code, ErrorCode::kInvalidArgument);
   EXPECT_NE(reply.error().message.find("case 2 (id 102)"), std::string::npos)
@@ -154,7 +154,7 @@ TEST_F(LabTest, WrongParameterCountIsRejected) {
   ConnectHostAgent();
   SubmitRequest r = FcJob(1);
   r.cases[0].params = {1, 8};
-  auto reply = lab_->Submit(caller_, r);
+  auto reply = lab_->jobs().Submit(caller_, r);
   ASSERT_FALSE(reply.ok());
   EXPECT_NE(reply.error().message.find("takes 3 parameters, got 2"), std::string::npos);
 }
@@ -162,17 +162,17 @@ TEST_F(LabTest, WrongParameterCountIsRejected) {
 TEST_F(LabTest, IterationsOutsideOneToOneHundredThousandAreRejected) {
   ConnectHostAgent();
   for (std::uint32_t n : {0u, 100'001u}) {
-    auto reply = lab_->Submit(caller_, FcJob(1, n));
+    auto reply = lab_->jobs().Submit(caller_, FcJob(1, n));
     ASSERT_FALSE(reply.ok());
     EXPECT_NE(reply.error().message.find("iterations must be between 1 and 100000"),
               std::string::npos);
   }
-  EXPECT_TRUE(lab_->Submit(caller_, FcJob(1, 100'000)).ok());
+  EXPECT_TRUE(lab_->jobs().Submit(caller_, FcJob(1, 100'000)).ok());
 }
 
 TEST_F(LabTest, JobWithoutCasesIsRejected) {
   ConnectHostAgent();
-  auto reply = lab_->Submit(caller_, FcJob(0));
+  auto reply = lab_->jobs().Submit(caller_, FcJob(0));
   ASSERT_FALSE(reply.ok());
   EXPECT_EQ(reply.error().code, ErrorCode::kInvalidArgument);
 }
@@ -181,27 +181,27 @@ TEST_F(LabTest, CasesArtifactMustHaveBeenUploaded) {
   ConnectHostAgent();
   SubmitRequest r = FcJob();
   r.cases_artifact = std::string(64, 'a');
-  auto reply = lab_->Submit(caller_, r);
+  auto reply = lab_->jobs().Submit(caller_, r);
   ASSERT_FALSE(reply.ok());
   EXPECT_NE(reply.error().message.find("never uploaded"), std::string::npos);
 
-  auto upload = lab_->BeginUpload(caller_, "cases.csv", 0);
+  auto upload = lab_->uploads().BeginUpload(caller_, "cases.csv", 0);
   ASSERT_TRUE(upload.ok());
   ASSERT_TRUE((*upload)->Append("id,N,in,out\n0,1,8,4\n").ok());
   auto artifact = (*upload)->Finish();
   ASSERT_TRUE(artifact.ok());
   r.cases_artifact = artifact->sha256;
-  auto ok = lab_->Submit(caller_, r);
+  auto ok = lab_->jobs().Submit(caller_, r);
   ASSERT_TRUE(ok.ok());
-  EXPECT_EQ(lab_->GetJob(caller_, ok->id)->cases_artifact, artifact->sha256);
+  EXPECT_EQ(lab_->jobs().GetJob(caller_, ok->id)->cases_artifact, artifact->sha256);
 }
 
 TEST_F(LabTest, QueuePositionCountsJobsAheadForTheSameBoards) {
   Connect(agent_, "lab-1", {{"an547-0", "corstone300-qemu"}, {"host-0", "host"}});
   Submit(FcJob());  // takes host-0
-  EXPECT_EQ(lab_->Submit(caller_, FcJob())->queue_position, 1u);
-  EXPECT_EQ(lab_->Submit(caller_, FcJob(1, 1, "corstone300-qemu"))->state, JobState::kAssigned);
-  EXPECT_EQ(lab_->Submit(caller_, FcJob())->queue_position, 2u);
+  EXPECT_EQ(lab_->jobs().Submit(caller_, FcJob())->queue_position, 1u);
+  EXPECT_EQ(lab_->jobs().Submit(caller_, FcJob(1, 1, "corstone300-qemu"))->state, JobState::kAssigned);
+  EXPECT_EQ(lab_->jobs().Submit(caller_, FcJob())->queue_position, 2u);
 }
 
 TEST_F(LabTest, ListingManyQueuedJobsGivesEachItsPositionAmongTheJobsForItsBoards) {
@@ -214,7 +214,7 @@ TEST_F(LabTest, ListingManyQueuedJobsGivesEachItsPositionAmongTheJobsForItsBoard
     const bool on_host = i % 3 != 0;
     const JobId id = Submit(on_host ? FcJob() : FcJob(1, 1, "corstone300-qemu"));
     if (i == 40) {
-      ASSERT_TRUE(lab_->Cancel(caller_, id).ok());  // leaves the queue: behind it move up
+      ASSERT_TRUE(lab_->jobs().Cancel(caller_, id).ok());  // leaves the queue: behind it move up
       cancelled = id;
       continue;
     }
@@ -232,7 +232,7 @@ TEST_F(LabTest, ListingManyQueuedJobsGivesEachItsPositionAmongTheJobsForItsBoard
   EXPECT_EQ(positions[cancelled], 0u);
   EXPECT_EQ(positions[1], 0u) << "a job on a board waits for nothing";
   // One job read alone says the same as the page.
-  EXPECT_EQ(lab_->GetJob(caller_, host.back())->wait.position, host.size());
+  EXPECT_EQ(lab_->jobs().GetJob(caller_, host.back())->wait.position, host.size());
 }
 
 TEST_F(LabTest, BoardListShowsStateHealthAndQueueLengthPerBoard) {
@@ -272,7 +272,7 @@ TEST_F(LabTest, SuccessfulRunStoresSamplesAndComputesPerCaseStatistics) {
   }
   EXPECT_TRUE(agent_->Take(FakeAgentChannel::ClosedOf(a.run_id())));
 
-  auto results = lab_->GetResults(caller_, id, /*include_samples=*/true);
+  auto results = LabQueries(*lab_, *store_).GetJobResults(caller_, id, /*include_samples=*/true);
   ASSERT_TRUE(results.ok()) << results.error().message;
   EXPECT_EQ(results->job.state, JobState::kSucceeded);
   EXPECT_EQ(results->job.message, "");
@@ -319,7 +319,7 @@ TEST_F(LabTest, EveryTransitionOfAJobIsInTheAuditTrail) {
   const JobId id = Submit(FcJob(1, 2));
   RunToSuccess(s, TakeAssignment(*agent_));
   ASSERT_EQ(WaitForState(id, JobState::kSucceeded), JobState::kSucceeded);
-  auto history = lab_->JobHistory(caller_, id);
+  auto history = lab_->jobs().JobHistory(caller_, id);
   ASSERT_TRUE(history.ok());
   std::vector<std::string> path;
   for (const auto& t : *history) path.push_back(t.from + ">" + t.to);
@@ -357,7 +357,7 @@ TEST_F(LabTest, RepeatedBatchIsAcknowledgedAgainButStoredOnce) {
   Send(s, BatchMsg(a.run_id(), 0, 0, {5, 6}));
   ASSERT_TRUE(agent_->Take(FakeAgentChannel::AckOf(a.run_id(), 0)));
   EXPECT_EQ(*store_->CountSamples(static_cast<RunId>(a.run_id())), 4u);
-  EXPECT_EQ(lab_->GetJob(caller_, static_cast<JobId>(a.job_id()))->progress_done, 2u);
+  EXPECT_EQ(lab_->jobs().GetJob(caller_, static_cast<JobId>(a.job_id()))->progress_done, 2u);
 }
 
 TEST_F(LabTest, JobSucceedsOnlyOnceEveryBatchTheAgentSentIsCommitted) {
@@ -370,10 +370,10 @@ TEST_F(LabTest, JobSucceedsOnlyOnceEveryBatchTheAgentSentIsCommitted) {
   Send(s, FinishedMsg(a.run_id(), Outcome::SUCCEEDED, 2));  // batch 1 is still on its way
   ASSERT_TRUE(agent_->Take(FakeAgentChannel::AckOf(a.run_id(), 0)));
   store_->Flush();
-  EXPECT_EQ(lab_->GetJob(caller_, id)->state, JobState::kRunning);
+  EXPECT_EQ(lab_->jobs().GetJob(caller_, id)->state, JobState::kRunning);
   Send(s, BatchMsg(a.run_id(), 1, 0, {3, 4}, 2));
   ASSERT_EQ(WaitForState(id, JobState::kSucceeded), JobState::kSucceeded);
-  auto results = lab_->GetResults(caller_, id, false);
+  auto results = LabQueries(*lab_, *store_).GetJobResults(caller_, id, false);
   EXPECT_EQ(results->cases[0].stats[0].n, 4u);
 }
 
@@ -386,14 +386,14 @@ TEST_F(LabTest, MissingIterationsAreFlaggedOnTheSucceededJob) {
   Send(s, CaseDoneMsg(a.run_id(), 0));
   Send(s, FinishedMsg(a.run_id(), Outcome::SUCCEEDED, 1));
   ASSERT_EQ(WaitForState(id, JobState::kSucceeded), JobState::kSucceeded);
-  EXPECT_EQ(lab_->GetJob(caller_, id)->message, "case 0: 3 of 4 iterations stored");
+  EXPECT_EQ(lab_->jobs().GetJob(caller_, id)->message, "case 0: 3 of 4 iterations stored");
 }
 
 TEST_F(LabTest, WatchDeliversStatesAndProgressUntilTheFinalState) {
   AgentSessionId s = ConnectHostAgent();
   const JobId id = Submit(FcJob(1, 4));
   v1::Assignment a = TakeAssignment(*agent_);
-  auto watch = lab_->Watch(caller_, id);
+  auto watch = lab_->jobs().Watch(caller_, id);
   ASSERT_TRUE(watch.ok());
   auto first = (*watch)->Next(std::chrono::seconds(10));
   ASSERT_TRUE(first);
@@ -422,8 +422,8 @@ TEST_F(LabTest, WatchDeliversStatesAndProgressUntilTheFinalState) {
 TEST_F(LabTest, WatchOfAFinishedJobGivesItsFinalStateAndEnds) {
   ConnectHostAgent();
   const JobId id = Submit(FcJob());
-  ASSERT_TRUE(lab_->Cancel(caller_, id).ok());
-  auto watch = lab_->Watch(caller_, id);
+  ASSERT_TRUE(lab_->jobs().Cancel(caller_, id).ok());
+  auto watch = lab_->jobs().Watch(caller_, id);
   ASSERT_TRUE(watch.ok());
   auto e = (*watch)->Next(std::chrono::seconds(10));
   ASSERT_TRUE(e);
@@ -433,7 +433,7 @@ TEST_F(LabTest, WatchOfAFinishedJobGivesItsFinalStateAndEnds) {
 }
 
 TEST_F(LabTest, WatchOfAnUnknownJobIsNotFound) {
-  auto watch = lab_->Watch(caller_, 999);
+  auto watch = lab_->jobs().Watch(caller_, 999);
   ASSERT_FALSE(watch.ok());
   EXPECT_EQ(watch.error().code, ErrorCode::kNotFound);
 }
@@ -452,7 +452,7 @@ TEST_F(LabTest, InfrastructureFailureRequeuesTheJobAndMarksTheBoardHealthUnknown
   EXPECT_NE(second.run_id(), first.run_id());
   EXPECT_TRUE(agent_->Take(FakeAgentChannel::ClosedOf(first.run_id())));
   EXPECT_EQ(BoardNamed("host-0").board.health, BoardHealth::kUnknown);
-  auto job = lab_->GetJob(caller_, id);
+  auto job = lab_->jobs().GetJob(caller_, id);
   EXPECT_EQ(job->state, JobState::kAssigned);
   EXPECT_EQ(job->attempts, 2u);
   EXPECT_NE(job->message.find("runner process crashed; requeued (attempt 1 of 3)"),
@@ -476,7 +476,7 @@ TEST_F(LabTest, InfrastructureFailuresBeyondMaxAttemptsFailTheJob) {
   }
   ASSERT_EQ(WaitForState(id, JobState::kFailed), JobState::kFailed);
   EXPECT_FALSE(agent_->Has(FakeAgentChannel::IsAssign));
-  auto job = lab_->GetJob(caller_, id);
+  auto job = lab_->jobs().GetJob(caller_, id);
   EXPECT_EQ(job->attempts, 2u);
   EXPECT_NE(job->message.find("gave up after 2 attempts"), std::string::npos) << job->message;
   EXPECT_EQ(BoardNamed("host-0").board.state, BoardState::kIdle);
@@ -489,7 +489,7 @@ TEST_F(LabTest, WorkloadFailureFailsTheJobWithoutBlamingTheBoard) {
   Send(s, RunStateMsg(a.run_id(), "running"));
   Send(s, FinishedMsg(a.run_id(), Outcome::WORKLOAD_FAILED, 0, "runner: arena too small"));
   ASSERT_EQ(WaitForState(id, JobState::kFailed), JobState::kFailed);
-  EXPECT_EQ(lab_->GetJob(caller_, id)->message, "runner: arena too small");
+  EXPECT_EQ(lab_->jobs().GetJob(caller_, id)->message, "runner: arena too small");
   EXPECT_EQ(BoardNamed("host-0").board.health, BoardHealth::kGood);
   EXPECT_EQ(BoardNamed("host-0").board.state, BoardState::kIdle);
   EXPECT_EQ(store_->GetRun(static_cast<RunId>(a.run_id()))->state, RunState::kWorkloadFailed);
@@ -505,10 +505,10 @@ TEST_F(LabTest, ChecksumMismatchFailsTheJobWithoutBlamingTheBoard) {
   Send(s, FinishedMsg(a.run_id(), Outcome::SUCCEEDED, 1));
   ASSERT_EQ(WaitForState(id, JobState::kFailed), JobState::kFailed);
   EXPECT_NE(
-      lab_->GetJob(caller_, id)
+      lab_->jobs().GetJob(caller_, id)
           ->message.find("checksum mismatch): case 0: checksum 0x00009999, expected 0x00001234"),
       std::string::npos)
-      << lab_->GetJob(caller_, id)->message;
+      << lab_->jobs().GetJob(caller_, id)->message;
   EXPECT_EQ(BoardNamed("host-0").board.health, BoardHealth::kGood);
 }
 
@@ -516,8 +516,8 @@ TEST_F(LabTest, AgentDisconnectRequeuesItsRunsAndTakesItsBoardsOffline) {
   AgentSessionId s = ConnectHostAgent();
   const JobId id = Submit(FcJob());
   TakeAssignment(*agent_);
-  lab_->DisconnectAgent(s, "stream closed");
-  auto job = lab_->GetJob(caller_, id);
+  lab_->agents().DisconnectAgent(s, "stream closed");
+  auto job = lab_->jobs().GetJob(caller_, id);
   EXPECT_EQ(job->state, JobState::kQueued);
   EXPECT_EQ(BoardNamed("host-0").board.state, BoardState::kOffline);
   EXPECT_EQ(BoardNamed("host-0").board.health, BoardHealth::kUnknown);
@@ -539,7 +539,7 @@ TEST_F(LabTest, ReconnectingAgentReplacesItsOldSessionAndGetsStaleRunsClosed) {
   b->set_kind("host");
   reg.add_active_runs(a.run_id());
   auto id =
-      lab_->ConnectAgent(testing::AgentCaller(reg.agent()), testing::RegistrationOf(reg), again);
+      lab_->agents().ConnectAgent(testing::AgentCaller(reg.agent()), testing::RegistrationOf(reg), again);
   ASSERT_TRUE(id.ok());
   EXPECT_TRUE(again->Take(FakeAgentChannel::ClosedOf(a.run_id())));
   EXPECT_NE(TakeAssignment(*again).run_id(), a.run_id());
@@ -555,7 +555,7 @@ TEST_F(LabTest, BoardHeldByAnotherConnectedAgentCannotBeRegistered) {
   auto* b = reg.add_boards();
   b->set_name("host-0");
   b->set_kind("host");
-  auto id = lab_->ConnectAgent(testing::AgentCaller(reg.agent()), testing::RegistrationOf(reg),
+  auto id = lab_->agents().ConnectAgent(testing::AgentCaller(reg.agent()), testing::RegistrationOf(reg),
                                std::make_shared<FakeAgentChannel>());
   ASSERT_FALSE(id.ok());
   EXPECT_EQ(id.error().code, ErrorCode::kAlreadyExists);
@@ -575,12 +575,12 @@ TEST_F(LabTest, CancellingAQueuedJobEndsItWithoutTouchingTheBoard) {
   const JobId running = Submit(FcJob());
   TakeAssignment(*agent_);
   const JobId queued = Submit(FcJob());
-  auto job = lab_->Cancel(caller_, queued);
+  auto job = lab_->jobs().Cancel(caller_, queued);
   ASSERT_TRUE(job.ok());
   EXPECT_EQ(job->state, JobState::kCancelled);
   EXPECT_FALSE(agent_->Has(FakeAgentChannel::IsCancel));
-  EXPECT_EQ(lab_->GetJob(caller_, queued)->state, JobState::kCancelled);
-  EXPECT_EQ(lab_->GetJob(caller_, running)->state, JobState::kAssigned);
+  EXPECT_EQ(lab_->jobs().GetJob(caller_, queued)->state, JobState::kCancelled);
+  EXPECT_EQ(lab_->jobs().GetJob(caller_, running)->state, JobState::kAssigned);
   EXPECT_EQ(BoardNamed("host-0").queue_length, 0u);
 }
 
@@ -590,7 +590,7 @@ TEST_F(LabTest, CancellingARunningJobCancelsItsRunAndFreesTheBoardWhenTheAgentCo
   v1::Assignment a = TakeAssignment(*agent_);
   Send(s, RunStateMsg(a.run_id(), "running"));
   const JobId next = Submit(FcJob());
-  auto job = lab_->Cancel(caller_, id);
+  auto job = lab_->jobs().Cancel(caller_, id);
   ASSERT_TRUE(job.ok());
   EXPECT_EQ(job->state, JobState::kCancelled);
   auto cancel = agent_->Take(FakeAgentChannel::IsCancel);
@@ -599,7 +599,7 @@ TEST_F(LabTest, CancellingARunningJobCancelsItsRunAndFreesTheBoardWhenTheAgentCo
   EXPECT_EQ(cancel->cancel().reason(), "cancelled by local");
   // Until the agent confirms, the board is still busy with the cancelled run.
   EXPECT_EQ(BoardNamed("host-0").board.state, BoardState::kBusy);
-  EXPECT_EQ(lab_->GetJob(caller_, next)->state, JobState::kQueued);
+  EXPECT_EQ(lab_->jobs().GetJob(caller_, next)->state, JobState::kQueued);
   Send(s, FinishedMsg(a.run_id(), Outcome::CANCELLED, 0));
   EXPECT_EQ(TakeAssignment(*agent_).job_id(), static_cast<std::uint64_t>(next));
   EXPECT_EQ(store_->GetRun(static_cast<RunId>(a.run_id()))->state, RunState::kCancelled);
@@ -609,12 +609,12 @@ TEST_F(LabTest, CancellingARunningJobCancelsItsRunAndFreesTheBoardWhenTheAgentCo
 TEST_F(LabTest, CancellingAFinishedJobIsRefused) {
   ConnectHostAgent();
   const JobId id = Submit(FcJob());
-  ASSERT_TRUE(lab_->Cancel(caller_, id).ok());
-  auto again = lab_->Cancel(caller_, id);
+  ASSERT_TRUE(lab_->jobs().Cancel(caller_, id).ok());
+  auto again = lab_->jobs().Cancel(caller_, id);
   ASSERT_FALSE(again.ok());
   EXPECT_EQ(again.error().code, ErrorCode::kFailedPrecondition);
   EXPECT_NE(again.error().message.find("already cancelled"), std::string::npos);
-  auto unknown = lab_->Cancel(caller_, 777);
+  auto unknown = lab_->jobs().Cancel(caller_, 777);
   ASSERT_FALSE(unknown.ok());
   EXPECT_EQ(unknown.error().code, ErrorCode::kNotFound);
 }
@@ -626,7 +626,7 @@ TEST_F(LabTest, JobOnABoardTimesOutAfterItsTimeoutAndItsRunIsCancelled) {
   const JobId id = Submit(r);
   v1::Assignment a = TakeAssignment(*agent_);
   Send(s, RunStateMsg(a.run_id(), "running"));
-  auto watch = lab_->Watch(caller_, id);
+  auto watch = lab_->jobs().Watch(caller_, id);
   ASSERT_TRUE(watch.ok());
   clock_.Advance(std::chrono::seconds(29));
   EXPECT_FALSE(agent_->Take(FakeAgentChannel::IsCancel, std::chrono::milliseconds(50)));
@@ -656,7 +656,7 @@ TEST_F(LabTest, TimeoutCountsFromAssignmentNotFromSubmit) {
   RunToSuccess(s, first);
   v1::Assignment second = TakeAssignment(*agent_);
   EXPECT_EQ(second.job_id(), static_cast<std::uint64_t>(waiting));
-  EXPECT_EQ(lab_->GetJob(caller_, waiting)->state, JobState::kAssigned);
+  EXPECT_EQ(lab_->jobs().GetJob(caller_, waiting)->state, JobState::kAssigned);
   clock_.Advance(std::chrono::seconds(10));
   EXPECT_EQ(WaitForState(waiting, JobState::kTimedOut), JobState::kTimedOut);
 }
@@ -671,7 +671,7 @@ TEST_F(LabTest, FreedBoardGoesToTheOldestQueuedJob) {
   const JobId newer = Submit(FcJob());
   RunToSuccess(s, a);
   EXPECT_EQ(TakeAssignment(*agent_).job_id(), static_cast<std::uint64_t>(older));
-  EXPECT_EQ(lab_->GetJob(caller_, newer)->state, JobState::kQueued);
+  EXPECT_EQ(lab_->jobs().GetJob(caller_, newer)->state, JobState::kQueued);
 }
 
 TEST_F(LabTest, RegisteringABoardStartsQueuedJobsForIt) {
@@ -695,8 +695,8 @@ TEST_F(LabTest, AfterARestartQueuedJobsStayQueuedAndARunItsAgentLostIsRequeued) 
   const JobId queued = Submit(FcJob());
   RestartLab();
   // The run waits for its agent; its board is offline meanwhile.
-  EXPECT_EQ(lab_->GetJob(caller_, on_board)->state, JobState::kAssigned);
-  EXPECT_EQ(lab_->GetJob(caller_, queued)->state, JobState::kQueued);
+  EXPECT_EQ(lab_->jobs().GetJob(caller_, on_board)->state, JobState::kAssigned);
+  EXPECT_EQ(lab_->jobs().GetJob(caller_, queued)->state, JobState::kQueued);
   EXPECT_EQ(BoardNamed("host-0").board.state, BoardState::kOffline);
   // The agent comes back without the run (e.g. it restarted too): the job is requeued and, being
   // the oldest, runs first; new ids continue after the old ones.
@@ -704,10 +704,10 @@ TEST_F(LabTest, AfterARestartQueuedJobsStayQueuedAndARunItsAgentLostIsRequeued) 
   Connect(agent, "lab-1", {{"host-0", "host"}});
   v1::Assignment again = TakeAssignment(*agent);
   EXPECT_EQ(again.job_id(), static_cast<std::uint64_t>(on_board));
-  auto job = lab_->GetJob(caller_, on_board);
+  auto job = lab_->jobs().GetJob(caller_, on_board);
   EXPECT_EQ(job->attempts, 2u);
   store_->Flush();
-  auto history = lab_->JobHistory(caller_, on_board);
+  auto history = lab_->jobs().JobHistory(caller_, on_board);
   ASSERT_TRUE(history.ok());
   bool requeued = false;
   for (const auto& t : *history) {
@@ -727,8 +727,8 @@ TEST_F(LabTest, AfterARestartARunItsAgentStillHasResumesAndEverySampleIsStoredOn
   Send(s, BatchMsg(a.run_id(), 0, 0, {10, 11, 12, 13}));
   ASSERT_TRUE(agent_->Take(FakeAgentChannel::AckOf(a.run_id(), 0)));
   RestartLab();
-  EXPECT_EQ(lab_->GetJob(caller_, id)->state, JobState::kRunning);
-  EXPECT_EQ(lab_->GetJob(caller_, id)->progress_done, 4u);
+  EXPECT_EQ(lab_->jobs().GetJob(caller_, id)->state, JobState::kRunning);
+  EXPECT_EQ(lab_->jobs().GetJob(caller_, id)->progress_done, 4u);
 
   // The agent claims the run: its board is busy with the job again, nothing is requeued.
   auto agent = std::make_shared<FakeAgentChannel>();
@@ -750,7 +750,7 @@ TEST_F(LabTest, AfterARestartARunItsAgentStillHasResumesAndEverySampleIsStoredOn
   EXPECT_TRUE(agent->Take(FakeAgentChannel::ClosedOf(a.run_id())));
 
   store_->Flush();
-  auto job = lab_->GetJob(caller_, id);
+  auto job = lab_->jobs().GetJob(caller_, id);
   EXPECT_EQ(job->last_run_id, static_cast<RunId>(a.run_id()));
   EXPECT_EQ(job->attempts, 1u);
   EXPECT_EQ(job->progress_done, 8u);
@@ -772,10 +772,10 @@ TEST_F(LabTest, AfterARestartARunWhoseAgentStaysAwayIsRequeuedWhenTheGraceEnds) 
   RestartLab();
   clock_.Advance(std::chrono::seconds(29));
   store_->Flush();
-  EXPECT_EQ(lab_->GetJob(caller_, id)->state, JobState::kAssigned);
+  EXPECT_EQ(lab_->jobs().GetJob(caller_, id)->state, JobState::kAssigned);
   clock_.Advance(std::chrono::seconds(1));
   EXPECT_EQ(WaitForState(id, JobState::kQueued), JobState::kQueued);
-  auto job = lab_->GetJob(caller_, id);
+  auto job = lab_->jobs().GetJob(caller_, id);
   EXPECT_NE(job->message.find("did not reconnect within 30 s"), std::string::npos) << job->message;
   EXPECT_EQ(BoardNamed("host-0").board.state, BoardState::kOffline);
   EXPECT_EQ(BoardNamed("host-0").board.health, BoardHealth::kUnknown);
@@ -790,8 +790,8 @@ TEST_F(LabTest, JobCancelledWhileItsRunWaitsForItsAgentIsCancelledOnTheAgentWhen
   const JobId id = Submit(FcJob());
   v1::Assignment a = TakeAssignment(*agent_);
   RestartLab();
-  ASSERT_TRUE(lab_->Cancel(caller_, id).ok());
-  EXPECT_EQ(lab_->GetJob(caller_, id)->state, JobState::kCancelled);
+  ASSERT_TRUE(lab_->jobs().Cancel(caller_, id).ok());
+  EXPECT_EQ(lab_->jobs().GetJob(caller_, id)->state, JobState::kCancelled);
   auto agent = std::make_shared<FakeAgentChannel>();
   AgentSessionId s = Connect(agent, "lab-1", {{"host-0", "host"}}, {a.run_id()});
   // The board stays busy until the agent confirms the run is over.
@@ -803,7 +803,7 @@ TEST_F(LabTest, JobCancelledWhileItsRunWaitsForItsAgentIsCancelledOnTheAgentWhen
   store_->Flush();
   EXPECT_EQ(BoardNamed("host-0").board.state, BoardState::kIdle);
   EXPECT_EQ(store_->GetRun(static_cast<RunId>(a.run_id()))->state, RunState::kCancelled);
-  EXPECT_EQ(lab_->GetJob(caller_, id)->state, JobState::kCancelled);
+  EXPECT_EQ(lab_->jobs().GetJob(caller_, id)->state, JobState::kCancelled);
 }
 
 TEST_F(LabTest, SilentAgentIsDroppedAfterTheHeartbeatTimeoutAndItsJobRequeued) {
@@ -822,17 +822,17 @@ TEST_F(LabTest, SilentAgentIsDroppedAfterTheHeartbeatTimeoutAndItsJobRequeued) {
     Send(s, hb);
   }
   store_->Flush();
-  EXPECT_EQ(lab_->GetJob(caller_, id)->state, JobState::kRunning);
+  EXPECT_EQ(lab_->jobs().GetJob(caller_, id)->state, JobState::kRunning);
   EXPECT_FALSE(agent_->hung_up());
   // Then it goes quiet.
   clock_.Advance(std::chrono::milliseconds(2999));
   store_->Flush();
-  EXPECT_EQ(lab_->GetJob(caller_, id)->state, JobState::kRunning);
+  EXPECT_EQ(lab_->jobs().GetJob(caller_, id)->state, JobState::kRunning);
   EXPECT_FALSE(agent_->hung_up());
   clock_.Advance(std::chrono::milliseconds(1));
   EXPECT_EQ(WaitForState(id, JobState::kQueued), JobState::kQueued);
   EXPECT_TRUE(agent_->hung_up());
-  auto job = lab_->GetJob(caller_, id);
+  auto job = lab_->jobs().GetJob(caller_, id);
   EXPECT_NE(job->message.find("sent nothing for 3000 ms"), std::string::npos) << job->message;
   EXPECT_EQ(BoardNamed("host-0").board.state, BoardState::kOffline);
   EXPECT_EQ(BoardNamed("host-0").board.health, BoardHealth::kUnknown);
@@ -860,11 +860,11 @@ TEST_F(LabTest, StoppingAgentsBoardsGetNoNewJobs) {
   Send(s,
        FinishedMsg(a.run_id(), Outcome::INFRA_FAILED, 0, "the agent was stopped during the run"));
   store_->Flush();
-  EXPECT_EQ(lab_->GetJob(caller_, id)->state, JobState::kQueued);
+  EXPECT_EQ(lab_->jobs().GetJob(caller_, id)->state, JobState::kQueued);
   EXPECT_EQ(BoardNamed(a.board()).board.state, BoardState::kOffline);
   EXPECT_FALSE(agent_->Has(FakeAgentChannel::IsAssign));
   // Registered again (a new process): the boards come back and the job runs.
-  lab_->DisconnectAgent(s, "stopped");
+  lab_->agents().DisconnectAgent(s, "stopped");
   auto agent = std::make_shared<FakeAgentChannel>();
   Connect(agent, "lab-1", {{"host-0", "host"}, {"host-1", "host"}});
   EXPECT_EQ(TakeAssignment(*agent).job_id(), static_cast<std::uint64_t>(id));
@@ -888,7 +888,7 @@ TEST_F(LabTest, ABoardWhoseProbeIsGoneIsOfflineAndItsJobRequeuedUntilItReturns) 
   EXPECT_EQ(BoardNamed(a.board()).board.state, BoardState::kBusy);
   Send(s, FinishedMsg(a.run_id(), Outcome::INFRA_FAILED, 0, "the board's probe disappeared"));
   store_->Flush();
-  EXPECT_EQ(lab_->GetJob(caller_, id)->state, JobState::kQueued);
+  EXPECT_EQ(lab_->jobs().GetJob(caller_, id)->state, JobState::kQueued);
   EXPECT_EQ(BoardNamed(a.board()).board.state, BoardState::kOffline);
   EXPECT_EQ(BoardNamed(a.board()).board.health, BoardHealth::kUnknown);
   EXPECT_FALSE(agent_->Has(FakeAgentChannel::IsAssign));
@@ -909,7 +909,7 @@ TEST_F(LabTest, ABoardRegisteredWithoutItsProbeStaysOfflineUntilItsStatusSaysItI
   info->set_kind("nucleo-f767");
   info->set_offline("probe 066EFF not plugged in");
   auto id =
-      lab_->ConnectAgent(testing::AgentCaller(reg.agent()), testing::RegistrationOf(reg), agent_);
+      lab_->agents().ConnectAgent(testing::AgentCaller(reg.agent()), testing::RegistrationOf(reg), agent_);
   ASSERT_TRUE(id.ok());
   EXPECT_EQ(BoardNamed("f767").board.state, BoardState::kOffline);
   Submit(FcJob(1, 2, "nucleo-f767"));
@@ -944,7 +944,7 @@ TEST_F(LabTest, ListJobsFiltersByStateAndPagesNewestFirst) {
   ConnectHostAgent();
   std::vector<JobId> ids;
   for (int i = 0; i < 4; ++i) ids.push_back(Submit(FcJob()));
-  ASSERT_TRUE(lab_->Cancel(caller_, ids[3]).ok());
+  ASSERT_TRUE(lab_->jobs().Cancel(caller_, ids[3]).ok());
   JobQuery queued;
   queued.states = {"queued"};
   auto jobs = ListJobs(queued);
@@ -964,8 +964,8 @@ TEST_F(LabTest, ListJobsFiltersByStateAndPagesNewestFirst) {
 }
 
 TEST_F(LabTest, UnknownJobIsNotFound) {
-  EXPECT_EQ(lab_->GetJob(caller_, 31337).error().code, ErrorCode::kNotFound);
-  EXPECT_EQ(lab_->GetResults(caller_, 31337, false).error().code, ErrorCode::kNotFound);
+  EXPECT_EQ(lab_->jobs().GetJob(caller_, 31337).error().code, ErrorCode::kNotFound);
+  EXPECT_EQ(LabQueries(*lab_, *store_).GetJobResults(caller_, 31337, false).error().code, ErrorCode::kNotFound);
 }
 
 }  // namespace

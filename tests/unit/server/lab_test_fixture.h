@@ -89,7 +89,7 @@ class LabTest : public ::testing::Test {
       info->set_kind(b.kind);
       info->set_serial("SN-" + b.name);
     }
-    auto id = lab_->ConnectAgent(testing::AgentCaller(reg.agent()), testing::RegistrationOf(reg),
+    auto id = lab_->agents().ConnectAgent(testing::AgentCaller(reg.agent()), testing::RegistrationOf(reg),
                                  channel);
     EXPECT_TRUE(id.ok()) << (id.ok() ? "" : id.error().message);
     EXPECT_TRUE(channel->Take(FakeAgentChannel::IsRegistered));
@@ -113,7 +113,7 @@ class LabTest : public ::testing::Test {
       info->set_serial("SN-" + b.name);
       for (const auto& [k, v] : b.tags) (*info->mutable_tags())[k] = v;
     }
-    auto id = lab_->ConnectAgent(testing::AgentCaller(reg.agent()), testing::RegistrationOf(reg),
+    auto id = lab_->agents().ConnectAgent(testing::AgentCaller(reg.agent()), testing::RegistrationOf(reg),
                                  channel);
     EXPECT_TRUE(id.ok()) << (id.ok() ? "" : id.error().message);
     EXPECT_TRUE(channel->Take(FakeAgentChannel::IsRegistered));
@@ -136,7 +136,7 @@ class LabTest : public ::testing::Test {
   }
 
   JobId Submit(SubmitRequest r) {
-    auto reply = lab_->Submit(caller_, std::move(r));
+    auto reply = lab_->jobs().Submit(caller_, std::move(r));
     EXPECT_TRUE(reply.ok()) << (reply.ok() ? "" : reply.error().message);
     return reply.ok() ? reply->id : 0;
   }
@@ -148,7 +148,7 @@ class LabTest : public ::testing::Test {
   }
 
   void Send(AgentSessionId session, const v1::AgentMessage& m) {
-    lab_->OnAgentMessage(session, testing::AgentEventOf(m));
+    lab_->agents().OnAgentMessage(session, testing::AgentEventOf(m));
   }
 
   static v1::AgentMessage RunStateMsg(std::uint64_t run, const std::string& state) {
@@ -214,7 +214,7 @@ class LabTest : public ::testing::Test {
 
   // Follows the job's events until `target` or the end; returns the last state seen.
   JobState WaitForState(JobId id, JobState target) {
-    auto watch = lab_->Watch(caller_, id);
+    auto watch = lab_->jobs().Watch(caller_, id);
     EXPECT_TRUE(watch.ok());
     JobState last = JobState::kQueued;
     while (watch.ok()) {
@@ -251,7 +251,7 @@ class LabTest : public ::testing::Test {
   }
 
   BoardView BoardNamed(const std::string& name) {
-    auto boards = lab_->ListBoards(caller_);
+    auto boards = lab_->boards().ListBoards(caller_);
     EXPECT_TRUE(boards.ok());
     for (const auto& b : *boards) {
       if (b.board.name == name) return b;

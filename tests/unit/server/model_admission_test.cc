@@ -97,7 +97,7 @@ class ModelAdmissionTest : public ::testing::Test {
     undeclared->set_name("free-0");
     undeclared->set_kind("free");
     auto id =
-        lab_->ConnectAgent(testing::AgentCaller(reg.agent()), testing::RegistrationOf(reg), agent_);
+        lab_->agents().ConnectAgent(testing::AgentCaller(reg.agent()), testing::RegistrationOf(reg), agent_);
     ASSERT_TRUE(id.ok()) << id.error().message;
     ASSERT_TRUE(agent_->Take(FakeAgentChannel::IsRegistered));
   }
@@ -109,7 +109,7 @@ class ModelAdmissionTest : public ::testing::Test {
   }
   std::string Upload(const std::string& name, const std::string& bytes,
                      const Caller& who = Caller{}) {
-    auto up = lab_->BeginUpload(who, name, bytes.size());
+    auto up = lab_->uploads().BeginUpload(who, name, bytes.size());
     EXPECT_TRUE(up.ok());
     EXPECT_TRUE((*up)->Append(bytes).ok());
     auto a = (*up)->Finish();
@@ -125,7 +125,7 @@ class ModelAdmissionTest : public ::testing::Test {
     return r;
   }
   Error SubmitError(SubmitRequest r) {
-    auto reply = lab_->Submit(caller_, std::move(r));
+    auto reply = lab_->jobs().Submit(caller_, std::move(r));
     EXPECT_FALSE(reply.ok());
     return reply.ok() ? Error{} : reply.error();
   }
@@ -141,7 +141,7 @@ class ModelAdmissionTest : public ::testing::Test {
 
 TEST_F(ModelAdmissionTest, AModelIsAcceptedAndTheAssignmentNamesIt) {
   const std::string blob = Upload("sample.tflite", SampleModel());
-  auto reply = lab_->Submit(caller_, ModelJob(blob));
+  auto reply = lab_->jobs().Submit(caller_, ModelJob(blob));
   ASSERT_TRUE(reply.ok()) << reply.error().message;
   auto m = agent_->Take(FakeAgentChannel::IsAssign);
   ASSERT_TRUE(m);
@@ -181,7 +181,7 @@ TEST_F(ModelAdmissionTest, AnInputOfTheWrongSizeIsRefused) {
   const std::vector<std::uint8_t> right(768, 1);
   const std::vector<std::uint8_t> ok = PackModelBlob(m, right);
   auto reply =
-      lab_->Submit(caller_, ModelJob(Upload("m2.tflite", std::string(ok.begin(), ok.end()))));
+      lab_->jobs().Submit(caller_, ModelJob(Upload("m2.tflite", std::string(ok.begin(), ok.end()))));
   EXPECT_TRUE(reply.ok()) << reply.error().message;
 }
 
@@ -218,7 +218,7 @@ TEST_F(ModelAdmissionTest, AHugeArenaIsRefusedOnABoardThatDeclaresNoRam) {
   e = SubmitError(ModelJob(blob));
   EXPECT_THAT(e.message, HasSubstr("an547-0 (4194304 bytes)"));
   // A small model still runs on the board without ram_bytes.
-  auto reply = lab_->Submit(caller_, ModelJob(Upload("sample.tflite", SampleModel()), "free"));
+  auto reply = lab_->jobs().Submit(caller_, ModelJob(Upload("sample.tflite", SampleModel()), "free"));
   EXPECT_TRUE(reply.ok()) << reply.error().message;
 }
 
@@ -229,12 +229,12 @@ TEST_F(ModelAdmissionTest, AnotherUsersModelIsRefused) {
   Caller alice = bob;
   alice.user = "alice";
   const std::string model = Upload("bobs.tflite", SampleModel(), bob);
-  auto stolen = lab_->Submit(alice, ModelJob(model));
+  auto stolen = lab_->jobs().Submit(alice, ModelJob(model));
   ASSERT_FALSE(stolen.ok());
   EXPECT_EQ(stolen.error().code, ErrorCode::kPermissionDenied);
   EXPECT_THAT(stolen.error().message,
               HasSubstr("model artifact " + model + " was not uploaded by alice"));
-  auto own = lab_->Submit(bob, ModelJob(model));
+  auto own = lab_->jobs().Submit(bob, ModelJob(model));
   EXPECT_TRUE(own.ok()) << own.error().message;
 }
 

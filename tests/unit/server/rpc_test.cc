@@ -553,7 +553,7 @@ TEST_F(RpcTest, RevokingAnAgentsTokenEndsItsLinkAndTakesItsBoardsOffline) {
   while (stream->Read(&reply)) {
   }
   EXPECT_FALSE(stream->Finish().ok());
-  auto boards = lab_->ListBoards(Caller{});
+  auto boards = lab_->boards().ListBoards(Caller{});
   ASSERT_TRUE(boards.ok());
   for (const auto& v : *boards) {
     if (v.board.name == "host-r") {

@@ -1,5 +1,6 @@
-// Lab: the agent side. An agent registers its boards, then reports each run: its state, its
-// provenance, its sample batches (acknowledged after commit), each case's checksum and its end.
+// AgentDesk (agent_desk.h): agent sessions and their messages.
+#include "server/service/agent_desk.h"
+
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
@@ -11,9 +12,14 @@
 
 #include "common/crash_point.h"
 #include "server/domain/run_verdict.h"
-#include "server/service/lab.h"
+#include "server/service/board_upkeep.h"
+#include "server/service/job_desk.h"
+#include "server/service/run_ends.h"
+#include "server/service/run_measures.h"
+#include "server/service/scheduling.h"
 
 namespace mculab::server {
+
 namespace {
 
 std::string Actor(const std::string& agent) { return "agent:" + agent; }
@@ -46,8 +52,8 @@ std::vector<LiveSamples> ThinLive(const SampleBatch& b) {
 
 }  // namespace
 
-Result<AgentSessionId> Lab::ConnectAgent(const Caller& caller, const AgentRegistration& reg,
-                                         std::shared_ptr<AgentChannel> channel) {
+Result<AgentSessionId> AgentDesk::ConnectAgent(const Caller& caller, const AgentRegistration& reg,
+                                               std::shared_ptr<AgentChannel> channel) {
   if (reg.agent.empty()) {
     return MakeError(ErrorCode::kInvalidArgument, "Register.agent (the agent's name) is empty");
   }
@@ -64,29 +70,30 @@ Result<AgentSessionId> Lab::ConnectAgent(const Caller& caller, const AgentRegist
     }
   }
 
-  if (reg.boards.size() > config_.max_boards_per_agent) {
+  if (reg.boards.size() > st_.config.max_boards_per_agent) {
     return MakeError(
         ErrorCode::kResourceExhausted,
         fmt::format("agent {} registered {} boards; this server accepts at most {} per "
                     "agent (server config max_boards_per_agent)",
-                    reg.agent, reg.boards.size(), config_.max_boards_per_agent));
+                    reg.agent, reg.boards.size(), st_.config.max_boards_per_agent));
   }
   for (const auto& b : reg.boards) {
-    if (b.tags.size() > config_.max_tags_per_board) {
-      return MakeError(ErrorCode::kResourceExhausted,
-                       fmt::format("agent {} registered board {} with {} tags; this server accepts "
-                                   "at most {} per board (server config max_tags_per_board)",
-                                   reg.agent, b.name, b.tags.size(), config_.max_tags_per_board));
+    if (b.tags.size() > st_.config.max_tags_per_board) {
+      return MakeError(
+          ErrorCode::kResourceExhausted,
+          fmt::format("agent {} registered board {} with {} tags; this server accepts "
+                      "at most {} per board (server config max_tags_per_board)",
+                      reg.agent, b.name, b.tags.size(), st_.config.max_tags_per_board));
     }
   }
 
-  if (Status s = Serving(); !s.ok()) return s.error();
-  std::unique_lock l(mu_);
-  if (stopping_) return MakeError(ErrorCode::kUnavailable, "the server is shutting down");
+  if (Status s = st_.Serving(); !s.ok()) return s.error();
+  std::unique_lock l(st_.mu);
+  if (st_.stopping) return MakeError(ErrorCode::kUnavailable, "the server is shutting down");
   // A board belongs to the agent that first registered it (the boards table keeps the owner
   // across restarts), connected or not: another agent cannot take it over.
   for (const auto& b : reg.boards) {
-    const Board* known = boards_.Find(b.name);
+    const Board* known = st_.boards.Find(b.name);
     if (known != nullptr && !known->agent.empty() && known->agent != reg.agent) {
       return MakeError(ErrorCode::kAlreadyExists,
                        fmt::format("board {} belongs to agent {}; agent {} may not register it (an "
@@ -95,19 +102,19 @@ Result<AgentSessionId> Lab::ConnectAgent(const Caller& caller, const AgentRegist
     }
   }
   Effects fx;
-  if (AgentSession* old = sessions_.Current(reg.agent)) {
+  if (AgentSession* old = st_.sessions.Current(reg.agent)) {
     DropSessionLocked(*old, "agent " + reg.agent + " reconnected", fx);
   }
-  const AgentSessionId id = sessions_.NextId();
-  sessions_.Open(reg.agent, std::move(channel), clock_.NowMs(),
-                 accounts_.WatchToken(caller.token, [this, id] { OnAgentTokenRevoked(id); }));
-  bg_cv_.notify_all();  // a new heartbeat deadline
+  const AgentSessionId id = st_.sessions.NextId();
+  st_.sessions.Open(reg.agent, std::move(channel), st_.clock.NowMs(),
+                    st_.accounts.WatchToken(caller.token, [this, id] { OnAgentTokenRevoked(id); }));
+  st_.bg_cv.notify_all();  // a new heartbeat deadline
 
   // Runs restored after a server restart that this agent claims: their boards stay busy.
   const std::set<std::uint64_t> active_runs(reg.active_runs.begin(), reg.active_runs.end());
   std::map<std::string, RunId> resumed;  // board -> run
-  for (const RunId run_id : runs_.OfAgent(reg.agent, /*awaiting=*/true)) {
-    const ActiveRun& r = *runs_.Find(run_id);
+  for (const RunId run_id : st_.runs.OfAgent(reg.agent, /*awaiting=*/true)) {
+    const ActiveRun& r = *st_.runs.Find(run_id);
     if (names.contains(r.run.board) && active_runs.contains(static_cast<std::uint64_t>(run_id))) {
       resumed[r.run.board] = run_id;
     }
@@ -116,7 +123,7 @@ Result<AgentSessionId> Lab::ConnectAgent(const Caller& caller, const AgentRegist
   const std::string reason = "agent " + reg.agent + " connected";
   for (const auto& info : reg.boards) {
     bool added = false;
-    Board& b = boards_.FindOrAdd(info.name, &added);
+    Board& b = st_.boards.FindOrAdd(info.name, &added);
     b.kind = info.kind;
     b.agent = reg.agent;
     b.tags = info.tags;
@@ -125,49 +132,50 @@ Result<AgentSessionId> Lab::ConnectAgent(const Caller& caller, const AgentRegist
     b.ram_bytes = info.ram_bytes;
     b.custom_runners = info.custom_runners;
     b.custom_runners_off = info.custom_runners ? "" : info.custom_runners_off;
-    if (added) AdmitNewBoardLocked(b, fx);
+    if (added) p_.upkeep->AdmitNewBoardLocked(b, fx);
     if (auto r = resumed.find(info.name); r != resumed.end()) {
-      b.current_job = runs_.Find(r->second)->run.job_id;
-      SetBoardStateLocked(
+      b.current_job = st_.runs.Find(r->second)->run.job_id;
+      p_.upkeep->SetBoardStateLocked(
           b, BoardState::kBusy,
           fmt::format("{}; job {} (run {}) resumed", reason, b.current_job, r->second), fx);
       continue;
     }
     b.current_job = 0;
-    SetBoardUnitsLocked(b.name, info.units, fx);
+    p_.measures->SetBoardUnitsLocked(b.name, info.units, fx);
     if (!info.offline.empty()) {
-      sessions_.Find(id)->absent_boards[b.name] = info.offline;
-      SetBoardStateLocked(b, BoardState::kOffline, reason + "; " + info.offline, fx);
+      st_.sessions.Find(id)->absent_boards[b.name] = info.offline;
+      p_.upkeep->SetBoardStateLocked(b, BoardState::kOffline, reason + "; " + info.offline, fx);
       continue;
     }
-    SetBoardStateLocked(b, FreeState(b), reason, fx);
+    p_.upkeep->SetBoardStateLocked(b, BoardUpkeep::FreeState(b), reason, fx);
   }
-  for (auto& [name, b] : boards_.all()) {
+  for (auto& [name, b] : st_.boards.all()) {
     if (b.agent == reg.agent && !names.contains(name) && b.state != BoardState::kOffline) {
-      SetBoardStateLocked(b, BoardState::kOffline, "no longer reported by agent " + reg.agent, fx);
+      p_.upkeep->SetBoardStateLocked(b, BoardState::kOffline,
+                                     "no longer reported by agent " + reg.agent, fx);
     }
   }
-  SendToAgentLocked(reg.agent, AgentRegistered{reg.agent, config_.heartbeat_ms}, fx);
+  SendToAgentLocked(reg.agent, AgentRegistered{reg.agent, st_.config.heartbeat_ms}, fx);
   ReconcileRunsLocked(reg.agent, active_runs, fx);
   // Runs the agent still holds that the server has closed (requeued, finished): it may drop them.
   for (RunId run : reg.active_runs) {
-    if (runs_.Find(run) != nullptr) continue;
+    if (st_.runs.Find(run) != nullptr) continue;
     SendToAgentLocked(reg.agent, RunClosed{run}, fx);
   }
   spdlog::info("agent {} connected from {} with {} board(s)", reg.agent,
                caller.peer.empty() ? "?" : caller.peer, reg.boards.size());
-  ScheduleLocked(fx);
-  CommitLocked(fx);
+  p_.scheduling->ScheduleLocked(fx);
+  st_.CommitLocked(fx);
   l.unlock();
-  Deliver(fx);
+  st_.Deliver(fx);
   return id;
 }
 
-void Lab::ReconcileRunsLocked(const std::string& agent, const std::set<std::uint64_t>& active_runs,
-                              Effects& fx) {
-  for (const RunId run_id : runs_.OfAgent(agent, /*awaiting=*/true)) {
-    ActiveRun& r = *runs_.Find(run_id);
-    Board* b = boards_.Find(r.run.board);
+void AgentDesk::ReconcileRunsLocked(const std::string& agent,
+                                    const std::set<std::uint64_t>& active_runs, Effects& fx) {
+  for (const RunId run_id : st_.runs.OfAgent(agent, /*awaiting=*/true)) {
+    ActiveRun& r = *st_.runs.Find(run_id);
+    Board* b = st_.boards.Find(r.run.board);
     const bool claimed = active_runs.contains(static_cast<std::uint64_t>(run_id)) && b != nullptr &&
                          b->agent == agent && b->state == BoardState::kBusy &&
                          b->current_job == r.run.job_id;
@@ -175,11 +183,12 @@ void Lab::ReconcileRunsLocked(const std::string& agent, const std::set<std::uint
       if (b != nullptr && b->current_job == r.run.job_id && b->state != BoardState::kBusy) {
         b->current_job = 0;  // ConnectAgent has set the board's state already
       }
-      InfraFailLocked(r,
-                      fmt::format("agent {} reconnected without run {} (lost while the server "
-                                  "was down)",
-                                  agent, run_id),
-                      Actor(agent), false, fx);
+      p_.runs->InfraFailLocked(
+          r,
+          fmt::format("agent {} reconnected without run {} (lost while the server "
+                      "was down)",
+                      agent, run_id),
+          Actor(agent), false, fx);
       continue;
     }
     r.awaiting_agent = false;
@@ -193,16 +202,16 @@ void Lab::ReconcileRunsLocked(const std::string& agent, const std::set<std::uint
   }
 }
 
-void Lab::ExpireAgentsLocked(Effects& fx) {
-  const std::int64_t now = clock_.NowMs();
-  const std::int64_t timeout = config_.HeartbeatTimeoutMs();
+void AgentDesk::ExpireAgentsLocked(Effects& fx) {
+  const std::int64_t now = st_.clock.NowMs();
+  const std::int64_t timeout = st_.config.HeartbeatTimeoutMs();
   std::vector<AgentSessionId> silent;
-  for (const auto& [id, s] : sessions_.all()) {
+  for (const auto& [id, s] : st_.sessions.all()) {
     if (now - s.last_seen_ms >= timeout) silent.push_back(id);
   }
   bool changed = false;
   for (AgentSessionId id : silent) {
-    AgentSession& s = *sessions_.Find(id);
+    AgentSession& s = *st_.sessions.Find(id);
     const std::string agent = s.agent;
     const std::shared_ptr<AgentChannel> channel = s.channel;
     const std::string why = fmt::format("agent {} sent nothing for {} ms (heartbeat timeout)",
@@ -212,89 +221,89 @@ void Lab::ExpireAgentsLocked(Effects& fx) {
     if (channel) channel->Hangup();
     changed = true;
   }
-  for (const RunId run_id : runs_.ResumeExpired(now)) {
-    ActiveRun& r = *runs_.Find(run_id);
+  for (const RunId run_id : st_.runs.ResumeExpired(now)) {
+    ActiveRun& r = *st_.runs.Find(run_id);
     const std::string why =
         fmt::format("agent {} did not reconnect within {} s after the server restarted",
-                    r.run.agent, config_.reconnect_grace_s);
+                    r.run.agent, st_.config.reconnect_grace_s);
     spdlog::warn("run {} (job {}): {}", run_id, r.run.job_id, why);
-    InfraFailLocked(r, why, "server", true, fx);
+    p_.runs->InfraFailLocked(r, why, "server", true, fx);
     changed = true;
   }
-  if (changed) ScheduleLocked(fx);
+  if (changed) p_.scheduling->ScheduleLocked(fx);
 }
 
-std::int64_t Lab::NextAgentDeadlineLocked() const {
+std::int64_t AgentDesk::NextAgentDeadlineLocked() const {
   std::int64_t next = kNoDeadline;
-  const std::int64_t timeout = config_.HeartbeatTimeoutMs();
-  for (const auto& [id, s] : sessions_.all()) next = std::min(next, s.last_seen_ms + timeout);
-  return std::min(next, runs_.NextResumeDeadline());
+  const std::int64_t timeout = st_.config.HeartbeatTimeoutMs();
+  for (const auto& [id, s] : st_.sessions.all()) next = std::min(next, s.last_seen_ms + timeout);
+  return std::min(next, st_.runs.NextResumeDeadline());
 }
 
-void Lab::DropSessionLocked(AgentSession& s, const std::string& reason, Effects& fx) {
+void AgentDesk::DropSessionLocked(AgentSession& s, const std::string& reason, Effects& fx) {
   const std::string agent = s.agent;
   const AgentSessionId id = s.id;
-  for (const RunId run_id : runs_.OfAgent(agent)) {
-    InfraFailLocked(*runs_.Find(run_id), reason, Actor(agent), true, fx);
+  for (const RunId run_id : st_.runs.OfAgent(agent)) {
+    p_.runs->InfraFailLocked(*st_.runs.Find(run_id), reason, Actor(agent), true, fx);
   }
-  for (auto& [name, b] : boards_.all()) {
+  for (auto& [name, b] : st_.boards.all()) {
     if (b.agent == agent && b.state != BoardState::kOffline) {
       b.current_job = 0;
-      SetBoardStateLocked(b, BoardState::kOffline, reason, fx);
+      p_.upkeep->SetBoardStateLocked(b, BoardState::kOffline, reason, fx);
     }
   }
-  sessions_.Close(id);  // s is gone
+  st_.sessions.Close(id);  // s is gone
 }
 
-void Lab::DisconnectAgent(AgentSessionId session, const std::string& reason) {
-  std::unique_lock l(mu_);
-  AgentSession* s = sessions_.Find(session);
+void AgentDesk::DisconnectAgent(AgentSessionId session, const std::string& reason) {
+  std::unique_lock l(st_.mu);
+  AgentSession* s = st_.sessions.Find(session);
   if (s == nullptr) return;  // replaced by a newer session already
   const std::string agent = s->agent;
-  if (stopping_) {
+  if (st_.stopping) {
     // The server is going down: runs are not the agent's failure. Start() of the next server
     // requeues them; the boards' states are left for it too.
-    sessions_.Close(session);
+    st_.sessions.Close(session);
     return;
   }
   Effects fx;
   spdlog::warn("agent {} disconnected: {}", agent, reason);
   DropSessionLocked(*s, "agent " + agent + " disconnected: " + reason, fx);
-  ScheduleLocked(fx);
-  CommitLocked(fx);
+  p_.scheduling->ScheduleLocked(fx);
+  st_.CommitLocked(fx);
   l.unlock();
-  Deliver(fx);
+  st_.Deliver(fx);
 }
 
-void Lab::OnAgentTokenRevoked(AgentSessionId id) {
-  std::unique_lock l(mu_);
-  AgentSession* s = sessions_.Find(id);
-  if (s == nullptr || stopping_) return;
+void AgentDesk::OnAgentTokenRevoked(AgentSessionId id) {
+  std::unique_lock l(st_.mu);
+  AgentSession* s = st_.sessions.Find(id);
+  if (s == nullptr || st_.stopping) return;
   const std::shared_ptr<AgentChannel> channel = s->channel;
   const std::string why = "agent " + s->agent + "'s token was revoked";
   spdlog::warn("{}; dropping its session", why);
   Effects fx;
   DropSessionLocked(*s, why, fx);  // s is gone
   if (channel) channel->Hangup();
-  ScheduleLocked(fx);
-  CommitLocked(fx);
+  p_.scheduling->ScheduleLocked(fx);
+  st_.CommitLocked(fx);
   l.unlock();
-  Deliver(fx);
+  st_.Deliver(fx);
 }
 
-ActiveRun* Lab::FindRunLocked(RunId id, const std::string& agent) {
-  ActiveRun* found = runs_.Find(id);
+ActiveRun* AgentDesk::FindRunLocked(RunId id, const std::string& agent) {
+  ActiveRun* found = st_.runs.Find(id);
   if (found == nullptr) {
     // A run that ended is normal (late messages after a requeue or a cancel); one that was never
     // assigned is not.
-    if (!runs_.WasGiven(id)) {
-      ++refused_agent_messages_;
+    if (!st_.runs.WasGiven(id)) {
+      ++st_.refused_agent_messages;
       spdlog::warn("agent {} reported run {}, which was never assigned; refused", agent, id);
     }
     return nullptr;
   }
   if (found->run.agent != agent) {
-    ++refused_agent_messages_;
+    ++st_.refused_agent_messages;
     spdlog::warn("agent {} reported run {}, which belongs to agent {}; refused", agent, id,
                  found->run.agent);
     return nullptr;
@@ -302,20 +311,20 @@ ActiveRun* Lab::FindRunLocked(RunId id, const std::string& agent) {
   return found;
 }
 
-void Lab::OnAgentMessage(AgentSessionId session, AgentEvent event) {
-  if (failed_) {
+void AgentDesk::OnAgentMessage(AgentSessionId session, AgentEvent event) {
+  if (st_.failed) {
     // Stopped: nothing more is stored or acknowledged (the agent keeps it). The background thread
     // hangs the agents up too; this makes sure of it by the next heartbeat at the latest.
-    std::lock_guard l(mu_);
-    ShutDownAfterFailureLocked();
+    std::lock_guard l(st_.mu);
+    st_.ShutDownAfterFailureLocked();
     return;
   }
   std::string agent;
   {
-    std::lock_guard l(mu_);
-    AgentSession* s = sessions_.Find(session);
+    std::lock_guard l(st_.mu);
+    AgentSession* s = st_.sessions.Find(session);
     if (s == nullptr) return;  // a stale stream of a replaced session
-    s->last_seen_ms = clock_.NowMs();
+    s->last_seen_ms = st_.clock.NowMs();
     agent = s->agent;
   }
   std::visit(
@@ -341,38 +350,39 @@ void Lab::OnAgentMessage(AgentSessionId session, AgentEvent event) {
       event);
 }
 
-void Lab::OnAgentStopping(AgentSessionId session) {
-  std::unique_lock l(mu_);
-  AgentSession* s = sessions_.Find(session);
+void AgentDesk::OnAgentStopping(AgentSessionId session) {
+  std::unique_lock l(st_.mu);
+  AgentSession* s = st_.sessions.Find(session);
   if (s == nullptr || s->stopping) return;
   s->stopping = true;
   const std::string agent = s->agent;
   spdlog::info("agent {} is stopping; its boards get no new jobs", agent);
   Effects fx;
-  for (auto& [name, b] : boards_.all()) {
+  for (auto& [name, b] : st_.boards.all()) {
     // Busy boards go offline when their run ends (CloseRunLocked).
     if (b.agent == agent && (b.state == BoardState::kIdle || b.state == BoardState::kReserved)) {
-      SetBoardStateLocked(b, BoardState::kOffline, "agent " + agent + " is stopping", fx);
+      p_.upkeep->SetBoardStateLocked(b, BoardState::kOffline, "agent " + agent + " is stopping",
+                                     fx);
     }
   }
-  CommitLocked(fx);
+  st_.CommitLocked(fx);
   l.unlock();
-  Deliver(fx);
+  st_.Deliver(fx);
 }
 
-bool Lab::BoardUnavailableLocked(const Board& board) const {
-  const AgentSession* s = sessions_.Current(board.agent);
+bool AgentDesk::BoardUnavailableLocked(const Board& board) const {
+  const AgentSession* s = st_.sessions.Current(board.agent);
   return s != nullptr && (s->stopping || s->absent_boards.contains(board.name));
 }
 
-void Lab::OnBoardStatus(AgentSessionId session, const BoardStatusReport& m) {
-  std::unique_lock l(mu_);
-  AgentSession* found = sessions_.Find(session);
+void AgentDesk::OnBoardStatus(AgentSessionId session, const BoardStatusReport& m) {
+  std::unique_lock l(st_.mu);
+  AgentSession* found = st_.sessions.Find(session);
   if (found == nullptr) return;
   AgentSession& s = *found;
-  Board* found_board = boards_.Find(m.board);
+  Board* found_board = st_.boards.Find(m.board);
   if (found_board == nullptr || found_board->agent != s.agent) {
-    ++refused_agent_messages_;
+    ++st_.refused_agent_messages;
     spdlog::warn("agent {} reported the status of board {}, which is not its own; refused", s.agent,
                  m.board);
     return;
@@ -384,21 +394,22 @@ void Lab::OnBoardStatus(AgentSessionId session, const BoardStatusReport& m) {
     spdlog::warn("board {} is gone: {}", board.name, m.offline);
     // A busy board goes offline when its run ends (the agent ends it as INFRA_FAILED).
     if (board.state == BoardState::kIdle || board.state == BoardState::kReserved) {
-      SetBoardStateLocked(board, BoardState::kOffline, m.offline, fx);
+      p_.upkeep->SetBoardStateLocked(board, BoardState::kOffline, m.offline, fx);
     }
   } else if (s.absent_boards.erase(board.name) > 0) {
     spdlog::info("board {} is back", board.name);
     if (board.state == BoardState::kOffline && board.current_job == 0 && !s.stopping) {
-      SetBoardStateLocked(board, FreeState(board), "agent " + s.agent + ": the board is back", fx);
-      ScheduleLocked(fx);
+      p_.upkeep->SetBoardStateLocked(board, BoardUpkeep::FreeState(board),
+                                     "agent " + s.agent + ": the board is back", fx);
+      p_.scheduling->ScheduleLocked(fx);
     }
   }
-  CommitLocked(fx);
+  st_.CommitLocked(fx);
   l.unlock();
-  Deliver(fx);
+  st_.Deliver(fx);
 }
 
-void Lab::OnRunState(const std::string& agent, const RunPhaseReport& m) {
+void AgentDesk::OnRunState(const std::string& agent, const RunPhaseReport& m) {
   const RunState run_state = m.state;
   JobState job_state;
   if (run_state == RunState::kPreparing) {
@@ -410,10 +421,10 @@ void Lab::OnRunState(const std::string& agent, const RunPhaseReport& m) {
                  m.run, RunStateName(run_state));
     return;
   }
-  std::unique_lock l(mu_);
+  std::unique_lock l(st_.mu);
   ActiveRun* r = FindRunLocked(m.run, agent);
   if (r == nullptr || r->job_ended) return;
-  ActiveJob* found = jobs_.Find(r->run.job_id);
+  ActiveJob* found = st_.jobs.Find(r->run.job_id);
   if (found == nullptr || found->job.last_run_id != r->run.id) return;
   ActiveJob& aj = *found;
   // Only forward: a late "preparing" after "running" changes nothing.
@@ -421,38 +432,38 @@ void Lab::OnRunState(const std::string& agent, const RunPhaseReport& m) {
       (job_state == JobState::kPreparing && aj.job.state == JobState::kRunning)) {
     return;
   }
-  if (Status s = ApplyTransition(r->run, run_state, "", clock_.NowMs()); !s.ok()) {
+  if (Status s = ApplyTransition(r->run, run_state, "", st_.clock.NowMs()); !s.ok()) {
     spdlog::warn("agent {}: {}", agent, s.error().message);
     return;
   }
   Effects fx;
   fx.writes.runs.push_back(r->run);
-  (void)TransitionLocked(
+  (void)p_.jobs->TransitionLocked(
       aj, job_state,
       m.message.empty() ? "agent reports " + std::string(RunStateName(run_state)) : m.message,
       Actor(agent), fx);
-  CommitLocked(fx);
+  st_.CommitLocked(fx);
   l.unlock();
-  Deliver(fx);
+  st_.Deliver(fx);
 }
 
-void Lab::OnRunStarted(const std::string& agent, RunStartedReport m) {
-  std::lock_guard l(mu_);
+void AgentDesk::OnRunStarted(const std::string& agent, RunStartedReport m) {
+  std::lock_guard l(st_.mu);
   ActiveRun* r = FindRunLocked(m.run, agent);
   if (r == nullptr) return;
   Provenance& p = r->run.provenance;
   p = std::move(m.provenance);
   if (p.board_serial.empty()) {
-    if (const Board* b = boards_.Find(r->run.board)) p.board_serial = b->serial;
+    if (const Board* b = st_.boards.Find(r->run.board)) p.board_serial = b->serial;
   }
   r->run.started = true;
   Effects fx;
   fx.writes.runs.push_back(r->run);
-  AddFirmwareMemory(r->run.id, m, fx);
-  CommitLocked(fx);
+  RunMeasures::AddFirmwareMemory(r->run.id, m, fx);
+  st_.CommitLocked(fx);
 }
 
-void Lab::OnBatch(const std::string& agent, SampleBatchReport m) {
+void AgentDesk::OnBatch(const std::string& agent, SampleBatchReport m) {
   const RunId run = m.run;
   const std::uint64_t sequence = m.sequence;
   WriteSet ws;
@@ -465,48 +476,48 @@ void Lab::OnBatch(const std::string& agent, SampleBatchReport m) {
     if (s.metric == 0 && s.pass == 0) ++b.iterations;  // progress: pass 0's iterations
   }
   std::shared_ptr<std::vector<LiveSamples>> live;
-  if (feeds_.FollowsSamples() && m.pass == 0)
+  if (st_.feeds.FollowsSamples() && m.pass == 0)
     live = std::make_shared<std::vector<LiveSamples>>(ThinLive(b));
 
-  store_.WaitForRoom();  // backpressure on this agent's stream, with no lock held
-  std::lock_guard l(mu_);
+  st_.store.WaitForRoom();  // backpressure on this agent's stream, with no lock held
+  std::lock_guard l(st_.mu);
   ActiveRun* r = FindRunLocked(run, agent);
   if (r == nullptr) {
     // Unknown or closed run (requeued, finished): nothing to store; the agent may drop it once
     // the run's end is committed.
     Effects fx;
     SendToAgentLocked(agent, RunClosed{run}, fx);
-    CommitLocked(fx);
+    st_.CommitLocked(fx);
     return;
   }
   if (r->committed.contains(sequence)) {
     Effects fx;
     SendToAgentLocked(agent, BatchAck{run, sequence}, fx);
-    CommitLocked(fx);
+    st_.CommitLocked(fx);
     return;
   }
-  if (failed_) return;  // stopped (CommitLocked): not stored, not acknowledged
+  if (st_.failed) return;  // stopped (CommitLocked): not stored, not acknowledged
   // Queued under the lock so the batch is ordered with the run's other writes.
-  store_.Write(std::move(ws), [this, agent, run, sequence, live](const WriteOutcome& o) {
+  st_.store.Write(std::move(ws), [this, agent, run, sequence, live](const WriteOutcome& o) {
     OnBatchCommitted(agent, run, sequence, o, live);
   });
 }
 
-void Lab::OnBatchCommitted(const std::string& agent, RunId run, std::uint64_t sequence,
-                           const WriteOutcome& outcome,
-                           std::shared_ptr<std::vector<LiveSamples>> live) {
+void AgentDesk::OnBatchCommitted(const std::string& agent, RunId run, std::uint64_t sequence,
+                                 const WriteOutcome& outcome,
+                                 std::shared_ptr<std::vector<LiveSamples>> live) {
   if (!outcome.status.ok()) {
     // No acknowledgement: the agent keeps the batch and sends it again. Checked before locking:
     // a closed store runs this on the thread that queued the batch, which holds the lock.
     spdlog::error("batch {} of run {} was not stored: {}", sequence, run,
                   outcome.status.error().message);
-    FailStop(fmt::format("storing batch {} of run {}", sequence, run), outcome.status);
+    st_.FailStop(fmt::format("storing batch {} of run {}", sequence, run), outcome.status);
     return;
   }
-  std::unique_lock l(mu_);
+  std::unique_lock l(st_.mu);
   {
     // Committed: acknowledged at once (this runs after every earlier write's messages went).
-    const AgentSession* s = sessions_.Current(agent);
+    const AgentSession* s = st_.sessions.Current(agent);
     if (s != nullptr && s->channel) {
       CrashPoint(crash_points::kBeforeSendAck);
       s->channel->Send(BatchAck{run, sequence});
@@ -514,31 +525,31 @@ void Lab::OnBatchCommitted(const std::string& agent, RunId run, std::uint64_t se
     }
   }
 
-  ActiveRun* r = runs_.Find(run);
+  ActiveRun* r = st_.runs.Find(run);
   if (r == nullptr) return;
   if (!r->committed.insert(sequence).second) return;
   // Counted by the store, in the batch's transaction: copied, never counted twice.
   if (outcome.run_progress) r->run.progress_done = *outcome.run_progress;
   Effects fx;
-  ActiveJob* aj = jobs_.Find(r->run.job_id);
+  ActiveJob* aj = st_.jobs.Find(r->run.job_id);
   if (aj != nullptr && aj->job.last_run_id == run) {
     aj->job.progress_done = r->run.progress_done;
-    EmitLocked(aj->job, fx);
-    if (live && !outcome.duplicate_batch && !feeds_.empty()) {
+    p_.jobs->EmitLocked(aj->job, fx);
+    if (live && !outcome.duplicate_batch && !st_.feeds.empty()) {
       for (LiveSamples& s : *live) {
         s.job = aj->job.id;
         fx.feed_samples.push_back(std::move(s));
       }
     }
   }
-  MaybeFinalizeLocked(*r);
-  CommitLocked(fx);
+  p_.runs->MaybeFinalizeLocked(*r);
+  st_.CommitLocked(fx);
   l.unlock();
-  Deliver(fx);
+  st_.Deliver(fx);
 }
 
-void Lab::OnCaseDone(const std::string& agent, CaseDoneReport m) {
-  std::lock_guard l(mu_);
+void AgentDesk::OnCaseDone(const std::string& agent, CaseDoneReport m) {
+  std::lock_guard l(st_.mu);
   ActiveRun* r = FindRunLocked(m.run, agent);
   if (r == nullptr) return;
   if (!m.checksum_ok && !m.checksum_unverified) {
@@ -547,64 +558,65 @@ void Lab::OnCaseDone(const std::string& agent, CaseDoneReport m) {
   Effects fx;
   fx.writes.case_results.push_back(CaseResult{r->run.id, m.case_index, m.checksum,
                                               m.expected_checksum, m.checksum_ok, m.overhead});
-  AddCaseProfiles(r->run.id, m, fx);
-  CommitLocked(fx);
+  RunMeasures::AddCaseProfiles(r->run.id, m, fx);
+  st_.CommitLocked(fx);
 }
 
-void Lab::OnRunFinished(const std::string& agent, const RunFinishedReport& m) {
-  std::unique_lock l(mu_);
+void AgentDesk::OnRunFinished(const std::string& agent, const RunFinishedReport& m) {
+  std::unique_lock l(st_.mu);
   ActiveRun* r = FindRunLocked(m.run, agent);
   if (r == nullptr) {
     Effects fx;
     SendToAgentLocked(agent, RunClosed{m.run}, fx);
-    CommitLocked(fx);
+    st_.CommitLocked(fx);
     return;
   }
   Effects fx;
   const std::string actor = Actor(agent);
   if (r->job_ended) {
     // The job was cancelled or timed out; the agent confirms the run is over.
-    CloseRunLocked(*r, r->end_state, m.message, false, fx);
+    p_.runs->CloseRunLocked(*r, r->end_state, m.message, false, fx);
   } else {
     switch (m.outcome) {
       case RunOutcome::kSucceeded:
         r->finish_received = true;
         r->run.batches_expected = m.batches_sent;
         fx.writes.runs.push_back(r->run);
-        MaybeFinalizeLocked(*r);
+        p_.runs->MaybeFinalizeLocked(*r);
         break;
       case RunOutcome::kWorkloadFailed: {
         const std::string msg = m.message.empty() ? "the runner reported a failure" : m.message;
-        FailJobOfRunLocked(*r, JobState::kFailed, msg, actor, fx);
-        CloseRunLocked(*r, RunState::kWorkloadFailed, msg, false, fx);
+        p_.runs->FailJobOfRunLocked(*r, JobState::kFailed, msg, actor, fx);
+        p_.runs->CloseRunLocked(*r, RunState::kWorkloadFailed, msg, false, fx);
         break;
       }
       case RunOutcome::kTimedOut: {
         const std::string msg = m.message.empty() ? "the run timed out on the agent" : m.message;
-        FailJobOfRunLocked(*r, JobState::kTimedOut, msg, actor, fx);
-        CloseRunLocked(*r, RunState::kTimedOut, msg, false, fx);
+        p_.runs->FailJobOfRunLocked(*r, JobState::kTimedOut, msg, actor, fx);
+        p_.runs->CloseRunLocked(*r, RunState::kTimedOut, msg, false, fx);
         break;
       }
       case RunOutcome::kCancelled:
         // Not asked for by the server (e.g. the agent is shutting down): try again elsewhere.
-        InfraFailLocked(
+        p_.runs->InfraFailLocked(
             *r,
             "the agent cancelled the run" + (m.message.empty() ? std::string() : ": " + m.message),
             actor, false, fx);
         break;
       case RunOutcome::kInfraFailed:
-        InfraFailLocked(*r, m.message.empty() ? "the board failed" : m.message, actor, false, fx);
+        p_.runs->InfraFailLocked(*r, m.message.empty() ? "the board failed" : m.message, actor,
+                                 false, fx);
         break;
     }
   }
-  ScheduleLocked(fx);
-  CommitLocked(fx);
+  p_.scheduling->ScheduleLocked(fx);
+  st_.CommitLocked(fx);
   l.unlock();
-  Deliver(fx);
+  st_.Deliver(fx);
 }
 
-void Lab::SendToAgentLocked(const std::string& agent, AgentCommand command, Effects& fx) {
-  const AgentSession* s = sessions_.Current(agent);
+void AgentDesk::SendToAgentLocked(const std::string& agent, AgentCommand command, Effects& fx) {
+  const AgentSession* s = st_.sessions.Current(agent);
   if (s != nullptr && s->channel) fx.sends.emplace_back(s->channel, std::move(command));
 }
 

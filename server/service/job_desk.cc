@@ -1,56 +1,57 @@
-// Lab: jobs. The one place a job changes state (TransitionLocked), the indexes that follow its
-// state, its watchers and deadlines, and the client use cases on jobs (submit, list, get, cancel,
-// watch, history).
+// JobDesk (job_desk.h): the one place a job changes state, the client use cases on jobs, and
+// the jobs' timeouts.
+#include "server/service/job_desk.h"
+
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <future>
-#include <limits>
 
 #include "common/crash_point.h"
 #include "common/kernel_set.h"
 #include "common/op_catalog.h"
 #include "server/domain/admission.h"
-#include "server/domain/queue_position.h"
-#include "server/domain/scheduler.h"
-#include "server/service/lab.h"
+#include "server/service/agent_desk.h"
+#include "server/service/board_upkeep.h"
 #include "server/service/model_admission.h"
 #include "server/service/profiles.h"
+#include "server/service/run_ends.h"
+#include "server/service/scheduling.h"
 
 namespace mculab::server {
 
-Status Lab::TransitionLocked(ActiveJob& aj, JobState to, std::string reason, std::string actor,
-                             Effects& fx) {
+Status JobDesk::TransitionLocked(ActiveJob& aj, JobState to, std::string reason, std::string actor,
+                                 Effects& fx) {
   const JobId id = aj.job.id;
   const JobState from = aj.job.state;
-  auto t = ApplyTransition(aj.job, to, std::move(reason), std::move(actor), clock_.NowMs());
+  auto t = ApplyTransition(aj.job, to, std::move(reason), std::move(actor), st_.clock.NowMs());
   if (!t.ok()) {
     spdlog::warn("{}", t.error().message);
     return t.error();
   }
   spdlog::debug("job {}: {} -> {} ({})", id, t->from, t->to, t->reason);
-  jobs_.Moved(aj, from);
+  st_.jobs.Moved(aj, from);
   fx.writes.jobs.push_back(aj.job);
   fx.writes.transitions.push_back(std::move(*t));
   if ((from == JobState::kQueued) != (to == JobState::kQueued)) fx.queue_changed = true;
   EmitLocked(aj.job, fx);
-  if (to == JobState::kSucceeded) dispatch_.Succeeded(aj.job);
-  if (IsFinal(to) && IsHealthCheck(aj.job)) HealthCheckEndedLocked(aj, to, fx);
+  if (to == JobState::kSucceeded) st_.dispatch.Succeeded(aj.job);
+  if (IsFinal(to) && BoardUpkeep::IsHealthCheck(aj.job))
+    p_.upkeep->HealthCheckEndedLocked(aj, to, fx);
   if (IsFinal(to)) {
-    watchers_.Forget(id);
-    jobs_.Remove(id);  // aj is gone
+    st_.watchers.Forget(id);
+    st_.jobs.Remove(id);  // aj is gone
   }
   return {};
 }
 
-JobId Lab::CreateJobLocked(Job job, std::vector<CaseSpec> cases, const std::string& actor,
-                           Effects& fx) {
-  job.id = jobs_.TakeId();
+JobId JobDesk::CreateJobLocked(Job job, std::vector<CaseSpec> cases, const std::string& actor,
+                               Effects& fx) {
+  job.id = st_.jobs.TakeId();
   job.state = JobState::kQueued;
-  job.created_ms = clock_.NowMs();
+  job.created_ms = st_.clock.NowMs();
   fx.writes.new_jobs.push_back({job, cases});
   fx.writes.transitions.push_back(CreationTransition(job, actor));
   fx.queue_changed = true;
@@ -58,17 +59,17 @@ JobId Lab::CreateJobLocked(Job job, std::vector<CaseSpec> cases, const std::stri
   ActiveJob aj;
   aj.job = job;
   aj.cases = std::move(cases);
-  jobs_.Add(std::move(aj));
+  st_.jobs.Add(std::move(aj));
   return job.id;
 }
 
-void Lab::EmitLocked(const Job& job, Effects& fx) {
-  const JobEvent e = JobEventOf(job, clock_.NowMs());
-  if (!feeds_.empty()) fx.feed_jobs.push_back(e);
-  watchers_.Collect(e, fx.events);
+void JobDesk::EmitLocked(const Job& job, Effects& fx) {
+  const JobEvent e = JobEventOf(job, st_.clock.NowMs());
+  if (!st_.feeds.empty()) fx.feed_jobs.push_back(e);
+  st_.watchers.Collect(e, fx.events);
 }
 
-Status Lab::ValidateSubmit(const SubmitRequest& r) const {
+Status JobDesk::ValidateSubmit(const SubmitRequest& r) const {
   auto invalid = [](std::string m) { return MakeError(ErrorCode::kInvalidArgument, std::move(m)); };
   if (r.kind.empty() && r.board.empty()) {
     return invalid("give a board kind or a board name to run on");
@@ -134,7 +135,7 @@ Status Lab::ValidateSubmit(const SubmitRequest& r) const {
   return {};
 }
 
-Result<SubmitReply> Lab::Submit(const Caller& caller, SubmitRequest request) {
+Result<SubmitReply> JobDesk::Submit(const Caller& caller, SubmitRequest request) {
   if (Status s = RequireRole(caller, Role::kMember, "submitting a job"); !s.ok()) return s.error();
   if (Status s = ValidateSubmit(request); !s.ok()) return s.error();
   auto events = NormalizeEvents(request.events);
@@ -142,7 +143,7 @@ Result<SubmitReply> Lab::Submit(const Caller& caller, SubmitRequest request) {
   request.events = std::move(*events);
   // Every artifact the job references is the submitter's own upload or shared (artifacts.h).
   if (!request.cases_artifact.empty()) {
-    auto artifact = FindUsableArtifact(store_, request.cases_artifact, caller.user, "cases",
+    auto artifact = FindUsableArtifact(st_.store, request.cases_artifact, caller.user, "cases",
                                        "mculab submit --cases uploads it");
     if (!artifact.ok()) return artifact.error();
   }
@@ -153,31 +154,31 @@ Result<SubmitReply> Lab::Submit(const Caller& caller, SubmitRequest request) {
   std::optional<Artifact> model_blob;
   if (request.op == kModelOp) {
     if (request.cases.empty()) request.cases.push_back(CaseSpec{0, {}});
-    auto blob = FindUsableArtifact(store_, request.blob_artifact, caller.user, "model",
+    auto blob = FindUsableArtifact(st_.store, request.blob_artifact, caller.user, "model",
                                    "mculab submit --model uploads it");
     if (!blob.ok()) return blob.error();
     model_blob = *blob;
-    auto inspected = AdmitModelFile(artifacts_.PathOf(request.blob_artifact), model_blob->name,
+    auto inspected = AdmitModelFile(st_.artifacts.PathOf(request.blob_artifact), model_blob->name,
                                     model_blob->size);
     if (!inspected.ok()) return inspected.error();
     model = std::move(*inspected);
   } else if (!request.firmware_artifact.empty()) {
     request.op = kCustomOp;
     if (request.cases.empty()) request.cases.push_back(CaseSpec{0, {}});
-    auto files = FindCustomFiles(store_, artifacts_, request, caller.user);
+    auto files = FindCustomFiles(st_.store, st_.artifacts, request, caller.user);
     if (!files.ok()) return files.error();
     custom = std::move(*files);
   }
 
-  std::unique_lock l(mu_);
-  if (stopping_) return MakeError(ErrorCode::kUnavailable, "the server is shutting down");
-  if (Status s = Serving(); !s.ok()) return s.error();
+  std::unique_lock l(st_.mu);
+  if (st_.stopping) return MakeError(ErrorCode::kUnavailable, "the server is shutting down");
+  if (Status s = st_.Serving(); !s.ok()) return s.error();
   {
     std::uint32_t queued = 0;
-    for (const auto& [id, aj] : jobs_.all()) {
+    for (const auto& [id, aj] : st_.jobs.all()) {
       if (aj.job.user == caller.user && aj.job.state == JobState::kQueued) ++queued;
     }
-    if (queued >= config_.max_queued_jobs_per_user) {
+    if (queued >= st_.config.max_queued_jobs_per_user) {
       return MakeError(ErrorCode::kResourceExhausted,
                        fmt::format("{} has {} jobs queued, the most this server queues per user "
                                    "(max_queued_jobs_per_user in the server config); wait for "
@@ -187,7 +188,7 @@ Result<SubmitReply> Lab::Submit(const Caller& caller, SubmitRequest request) {
   }
   // Admission control: only what some registered board (online or not) could run.
   AdmissionRequest admission{request.kind, request.board, request.op, request.tags, request.events};
-  auto kind = AdmitToBoards(admission, boards_.all(), boards_.units());
+  auto kind = AdmitToBoards(admission, st_.boards.all(), st_.boards.units());
   if (!kind.ok()) return kind.error();
   request.kind = admission.kind = *kind;
 
@@ -196,18 +197,18 @@ Result<SubmitReply> Lab::Submit(const Caller& caller, SubmitRequest request) {
   }
   if (model) {
     std::vector<const Board*> candidates;
-    for (const auto& [name, b] : boards_.all()) {
+    for (const auto& [name, b] : st_.boards.all()) {
       if (!request.board.empty() ? name == request.board : b.kind == request.kind) {
         candidates.push_back(&b);
       }
     }
     if (Status s = AdmitModelOnBoards(*model, model_blob->size, model_blob->name, candidates,
-                                      config_.max_model_arena);
+                                      st_.config.max_model_arena);
         !s.ok()) {
       return s.error();
     }
   }
-  if (Status s = AdmitWorkloadMemory(admission, request.cases, boards_.all()); !s.ok()) {
+  if (Status s = AdmitWorkloadMemory(admission, request.cases, st_.boards.all()); !s.ok()) {
     return s.error();
   }
 
@@ -238,33 +239,33 @@ Result<SubmitReply> Lab::Submit(const Caller& caller, SubmitRequest request) {
   }
   job.tags = request.tags;
   job.reference_kernels = *ParseKernelSet(request.kernels) == KernelSet::kReference;
-  job.timeout_s = request.timeout_s != 0 ? request.timeout_s : config_.default_timeout_s;
+  job.timeout_s = request.timeout_s != 0 ? request.timeout_s : st_.config.default_timeout_s;
 
   Effects fx;
   job.id = CreateJobLocked(job, std::move(request.cases), caller.user, fx);
   if (!request.events.empty()) {
     fx.writes.job_events.push_back(JobEvents{job.id, request.events});
-    jobs_.Find(job.id)->events = request.events;  // a new job cannot be final yet
+    st_.jobs.Find(job.id)->events = request.events;  // a new job cannot be final yet
   }
   spdlog::info("job {} submitted by {}: {} on {} ({} case{} x {} iteration{})", job.id, caller.user,
                job.op, job.board.empty() ? job.kind : job.board, job.num_cases,
                job.num_cases == 1 ? "" : "s", job.iterations, job.iterations == 1 ? "" : "s");
-  ScheduleLocked(fx);
+  p_.scheduling->ScheduleLocked(fx);
   SubmitReply reply;
   reply.id = job.id;
-  const ActiveJob& aj = *jobs_.Find(job.id);  // a new job cannot be final yet
+  const ActiveJob& aj = *st_.jobs.Find(job.id);  // a new job cannot be final yet
   reply.state = aj.job.state;
   const JobId ids[] = {job.id};
-  reply.wait = dispatch_.Wait(aj, dispatch_.QueuePositions(ids)[0], clock_.NowMs());
+  reply.wait = st_.dispatch.Wait(aj, st_.dispatch.QueuePositions(ids)[0], st_.clock.NowMs());
   reply.queue_position = reply.wait.position;
   reply.estimated_start_ms = reply.wait.estimated_start_ms;
 
-  if (Status s = WaitForCommit(l, fx); !s.ok()) {
+  if (Status s = st_.WaitForCommit(l, fx); !s.ok()) {
     // Not stored, so it must not run: the Lab has stopped (FailStop) and the job leaves memory.
     spdlog::error("job {} could not be stored: {}", job.id, s.error().message);
     {
-      std::lock_guard relock(mu_);
-      jobs_.Remove(job.id);
+      std::lock_guard relock(st_.mu);
+      st_.jobs.Remove(job.id);
     }
     return MakeError(ErrorCode::kUnavailable, "the job could not be stored (" + s.error().message +
                                                   "); it was not accepted and will not run");
@@ -273,17 +274,17 @@ Result<SubmitReply> Lab::Submit(const Caller& caller, SubmitRequest request) {
   return reply;
 }
 
-Result<Job> Lab::GetJob(const Caller& caller, JobId id) {
+Result<Job> JobDesk::GetJob(const Caller& caller, JobId id) {
   if (Status s = RequireRole(caller, Role::kViewer, "reading a job"); !s.ok()) return s.error();
-  if (Status s = Serving(); !s.ok()) return s.error();
+  if (Status s = st_.Serving(); !s.ok()) return s.error();
   // From the store, never from memory: the reply reports only what is committed (the read waits
   // for the state writes queued before it, so it shows every change decided so far).
-  auto job = store_.GetJob(id);
+  auto job = st_.store.GetJob(id);
   if (job.ok()) AddQueueWait(*job);
   return job;
 }
 
-Result<Job> Lab::Cancel(const Caller& caller, JobId id) {
+Result<Job> JobDesk::Cancel(const Caller& caller, JobId id) {
   if (Status s = RequireRole(caller, Role::kMember, "cancelling a job"); !s.ok()) return s.error();
   // Someone else's job needs the admin role, whatever its state.
   auto owned_by_caller = [&](const std::string& owner) -> Status {
@@ -292,12 +293,12 @@ Result<Job> Lab::Cancel(const Caller& caller, JobId id) {
         ErrorCode::kPermissionDenied,
         fmt::format("job {} belongs to {}: only they or an admin can cancel it", id, owner));
   };
-  if (Status s = Serving(); !s.ok()) return s.error();
-  std::unique_lock l(mu_);
-  ActiveJob* found = jobs_.Find(id);
+  if (Status s = st_.Serving(); !s.ok()) return s.error();
+  std::unique_lock l(st_.mu);
+  ActiveJob* found = st_.jobs.Find(id);
   if (found == nullptr) {
     l.unlock();
-    auto job = store_.GetJob(id);
+    auto job = st_.store.GetJob(id);
     if (!job.ok()) return job.error();
     if (Status s = owned_by_caller(job->user); !s.ok()) return s.error();
     return MakeError(ErrorCode::kFailedPrecondition,
@@ -309,11 +310,11 @@ Result<Job> Lab::Cancel(const Caller& caller, JobId id) {
   const std::string reason = "cancelled by " + caller.user;
   bool freed_board = false;
   if (IsOnBoard(aj.job.state)) {
-    if (ActiveRun* r = runs_.Find(aj.job.last_run_id)) {
-      SendToAgentLocked(r->run.agent, RunCancel{r->run.id, reason}, fx);
+    if (ActiveRun* r = st_.runs.Find(aj.job.last_run_id)) {
+      p_.agents->SendToAgentLocked(r->run.agent, RunCancel{r->run.id, reason}, fx);
       r->job_ended = true;
       r->end_state = RunState::kCancelled;
-      if (!r->finish_received) ArmCancelGraceLocked(r->run.id);
+      if (!r->finish_received) p_.runs->ArmCancelGraceLocked(r->run.id);
     }
   }
   aj.job.message = reason;
@@ -322,15 +323,15 @@ Result<Job> Lab::Cancel(const Caller& caller, JobId id) {
     return s.error();
   }
   out.state = JobState::kCancelled;
-  out.finished_ms = clock_.NowMs();
+  out.finished_ms = st_.clock.NowMs();
   // A run whose agent already reported its end (we were only waiting for batches) ends now.
-  ActiveRun* r = runs_.Find(out.last_run_id);
+  ActiveRun* r = st_.runs.Find(out.last_run_id);
   if (r != nullptr && r->job_ended && r->finish_received) {
-    CloseRunLocked(*r, RunState::kCancelled, reason, false, fx);
+    p_.runs->CloseRunLocked(*r, RunState::kCancelled, reason, false, fx);
     freed_board = true;
   }
-  if (freed_board) ScheduleLocked(fx);
-  if (Status s = WaitForCommit(l, fx); !s.ok()) {
+  if (freed_board) p_.scheduling->ScheduleLocked(fx);
+  if (Status s = st_.WaitForCommit(l, fx); !s.ok()) {
     return MakeError(
         ErrorCode::kUnavailable,
         fmt::format("the cancellation of job {} could not be stored ({})", id, s.error().message));
@@ -340,14 +341,14 @@ Result<Job> Lab::Cancel(const Caller& caller, JobId id) {
   return out;
 }
 
-Result<std::shared_ptr<JobWatch>> Lab::Watch(const Caller& caller, JobId id) {
+Result<std::shared_ptr<JobWatch>> JobDesk::Watch(const Caller& caller, JobId id) {
   if (Status s = RequireRole(caller, Role::kViewer, "watching a job"); !s.ok()) return s.error();
-  if (Status s = Serving(); !s.ok()) return s.error();
+  if (Status s = st_.Serving(); !s.ok()) return s.error();
   auto watch = std::make_shared<JobWatch>(id);
   {
-    std::lock_guard l(mu_);
-    if (const ActiveJob* live = jobs_.Find(id)) {
-      if (stopping_) {
+    std::lock_guard l(st_.mu);
+    if (const ActiveJob* live = st_.jobs.Find(id)) {
+      if (st_.stopping) {
         watch->End();
         return watch;
       }
@@ -355,18 +356,18 @@ Result<std::shared_ptr<JobWatch>> Lab::Watch(const Caller& caller, JobId id) {
       // later changes follow in commit order.
       const Job& j = live->job;
       Effects fx;
-      fx.events.emplace_back(watch, JobEventOf(j, clock_.NowMs()));
-      watchers_.Add(id, watch);
+      fx.events.emplace_back(watch, JobEventOf(j, st_.clock.NowMs()));
+      st_.watchers.Add(id, watch);
       // A revoked token ends the watch (Accounts runs this without locks held).
-      watch->Hold(accounts_.WatchToken(caller.token, [weak = std::weak_ptr<JobWatch>(watch)] {
+      watch->Hold(st_.accounts.WatchToken(caller.token, [weak = std::weak_ptr<JobWatch>(watch)] {
         if (auto w = weak.lock()) w->Fail("the watcher's token was revoked");
       }));
-      CommitLocked(fx);
+      st_.CommitLocked(fx);
       return watch;
     }
   }
   // Not live: finished (or unknown). Every unfinished job is live, so this is the last event.
-  auto job = store_.GetJob(id);
+  auto job = st_.store.GetJob(id);
   if (!job.ok()) return job.error();
   watch->Push(JobEvent{job->id, job->state, job->message,
                        std::min(job->progress_done, job->ProgressTotal()), job->ProgressTotal(),
@@ -375,40 +376,61 @@ Result<std::shared_ptr<JobWatch>> Lab::Watch(const Caller& caller, JobId id) {
   return watch;
 }
 
-Result<std::vector<JobTransition>> Lab::JobHistory(const Caller& caller, JobId id) {
+Result<std::vector<JobTransition>> JobDesk::JobHistory(const Caller& caller, JobId id) {
   if (Status s = RequireRole(caller, Role::kViewer, "reading a job's history"); !s.ok()) {
     return s.error();
   }
-  auto t = store_.GetTransitions(id);
+  auto t = st_.store.GetTransitions(id);
   if (!t.ok()) return t.error();
   if (t->empty()) return MakeError(ErrorCode::kNotFound, fmt::format("no job {}", id));
   return t;
 }
 
-void Lab::ExpireDeadlinesLocked(Effects& fx) {
-  const std::int64_t now = clock_.NowMs();
-  for (const JobId id : jobs_.TakeExpired(now)) {
-    ActiveJob* found = jobs_.Find(id);
+void JobDesk::ExpireDeadlinesLocked(Effects& fx) {
+  const std::int64_t now = st_.clock.NowMs();
+  for (const JobId id : st_.jobs.TakeExpired(now)) {
+    ActiveJob* found = st_.jobs.Find(id);
     if (found == nullptr || !IsOnBoard(found->job.state)) continue;  // ended by an earlier one
     ActiveJob& aj = *found;
     const std::string why =
         fmt::format("timed out after {} s on board {}", aj.job.timeout_s, aj.job.assigned_board);
     bool close_run = false;
-    if (ActiveRun* r = runs_.Find(aj.job.last_run_id)) {
-      SendToAgentLocked(r->run.agent, RunCancel{r->run.id, why}, fx);
+    if (ActiveRun* r = st_.runs.Find(aj.job.last_run_id)) {
+      p_.agents->SendToAgentLocked(r->run.agent, RunCancel{r->run.id, why}, fx);
       r->job_ended = true;
       r->end_state = RunState::kTimedOut;
       close_run = r->finish_received;
-      if (!close_run) ArmCancelGraceLocked(r->run.id);
+      if (!close_run) p_.runs->ArmCancelGraceLocked(r->run.id);
     }
     aj.job.message = why;
     const RunId run = aj.job.last_run_id;
     spdlog::warn("job {} {}", id, why);
     (void)TransitionLocked(aj, JobState::kTimedOut, why, "server", fx);
     if (close_run) {
-      CloseRunLocked(*runs_.Find(run), RunState::kTimedOut, why, false, fx);
-      ScheduleLocked(fx);
+      p_.runs->CloseRunLocked(*st_.runs.Find(run), RunState::kTimedOut, why, false, fx);
+      p_.scheduling->ScheduleLocked(fx);
     }
+  }
+}
+
+void JobDesk::AddQueueWait(Job& job) { AddQueueWaits({&job}); }
+
+void JobDesk::AddQueueWaits(const std::vector<Job*>& jobs) {
+  std::vector<JobId> queued;
+  for (const Job* j : jobs) {
+    if (j->state == JobState::kQueued) queued.push_back(j->id);
+  }
+  if (queued.empty()) return;
+  std::lock_guard l(st_.mu);
+  const std::vector<std::uint32_t> positions = st_.dispatch.QueuePositions(queued);
+  const std::int64_t now = st_.clock.NowMs();
+  std::size_t i = 0;
+  for (Job* j : jobs) {
+    if (j->state != JobState::kQueued) continue;
+    const std::uint32_t position = positions[i++];
+    const ActiveJob* aj = st_.jobs.Find(j->id);
+    if (position == 0 || aj == nullptr) continue;  // no longer queued
+    j->wait = st_.dispatch.Wait(*aj, position, now);
   }
 }
 
