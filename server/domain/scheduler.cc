@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <set>
 #include <tuple>
@@ -40,12 +41,46 @@ QueuedJob QueuedOf(const Job& job) {
   return q;
 }
 
-BoardSlot SlotOf(const Board& board) {
-  BoardSlot s{board.name,   board.kind,   board.state,
-              board.health, board.holder, board.lease_until_ms};
+namespace {
+
+// The reservation a board's slot shows: its own, or, held for its health check, that one.
+struct SlotHold {
+  BoardState state;
+  std::string_view holder;
+  std::int64_t lease_until_ms;
+};
+
+SlotHold HoldOf(const Board& board, bool health_checks) {
+  if (health_checks && board.health == BoardHealth::kUnknown) {
+    return {board.state == BoardState::kIdle ? BoardState::kReserved : board.state,
+            kHealthCheckHolder, std::numeric_limits<std::int64_t>::max()};
+  }
+  return {board.state, board.holder, board.lease_until_ms};
+}
+
+bool RefusesCustomRunners(const Board& board) {
+  return !board.custom_runners && !board.custom_runners_off.empty();
+}
+
+}  // namespace
+
+BoardSlot SlotOf(const Board& board) { return SlotOf(board, false); }
+
+BoardSlot SlotOf(const Board& board, bool health_checks) {
+  const SlotHold hold = HoldOf(board, health_checks);
+  BoardSlot s{board.name,         board.kind, hold.state, board.health, std::string(hold.holder),
+              hold.lease_until_ms};
   s.tags = board.tags;
-  s.refuses_custom_runners = !board.custom_runners && !board.custom_runners_off.empty();
+  s.refuses_custom_runners = RefusesCustomRunners(board);
   return s;
+}
+
+bool IsSlotOf(const BoardSlot& slot, const Board& board, bool health_checks) {
+  const SlotHold hold = HoldOf(board, health_checks);
+  return slot.state == hold.state && slot.health == board.health &&
+         slot.lease_until_ms == hold.lease_until_ms &&
+         slot.refuses_custom_runners == RefusesCustomRunners(board) && slot.name == board.name &&
+         slot.kind == board.kind && slot.holder == hold.holder && slot.tags == board.tags;
 }
 
 bool HasTags(const std::map<std::string, std::string>& want,
@@ -256,15 +291,56 @@ struct Standing {
   auto Key() const { return std::make_tuple(on_boards, served_by_this_call, last_served); }
 };
 
-// One user's waiting jobs of one priority, ascending id; jobs before `next` are placed or can not
-// be placed by this call.
+// One user's waiting jobs of one priority, ascending id, from `next` to `end`; the jobs before
+// `next` are placed or can not be placed by this call.
 struct UserQueue {
+  using Jobs = std::map<JobId, const QueuedJob*>;
   std::string_view user;
-  std::vector<const QueuedJob*> jobs;
-  std::size_t next = 0;
+  Jobs::const_iterator next;
+  Jobs::const_iterator end;
 };
 
 }  // namespace
+
+QueueGroups::QueueGroups(std::span<const QueuedJob* const> queued) {
+  for (const QueuedJob* j : queued) Add(*j);
+}
+
+void QueueGroups::Add(const QueuedJob& job) {
+  auto u = by_user_.find(job.user);
+  if (u == by_user_.end()) u = by_user_.emplace(job.user, ByPriority{}).first;
+  auto [it, added] =
+      u->second[static_cast<std::size_t>(job.priority)].insert_or_assign(job.id, &job);
+  if (added) ++size_;
+}
+
+void QueueGroups::Remove(const QueuedJob& job) {
+  auto u = by_user_.find(job.user);
+  if (u == by_user_.end()) return;
+  if (u->second[static_cast<std::size_t>(job.priority)].erase(job.id) == 0) return;
+  --size_;
+  if (std::all_of(u->second.begin(), u->second.end(),
+                  [](const auto& jobs) { return jobs.empty(); })) {
+    by_user_.erase(u);
+  }
+}
+
+bool QueueGroups::operator==(const QueueGroups& other) const {
+  auto same_ids = [](const auto& a, const auto& b) { return a.first == b.first; };
+  auto same_user = [&](const auto& a, const auto& b) {
+    if (a.first != b.first) return false;
+    for (std::size_t p = 0; p < kPriorities; ++p) {
+      if (!std::equal(a.second[p].begin(), a.second[p].end(), b.second[p].begin(),
+                      b.second[p].end(), same_ids)) {
+        return false;
+      }
+    }
+    return true;
+  };
+  return size_ == other.size_ &&
+         std::equal(by_user_.begin(), by_user_.end(), other.by_user_.begin(), other.by_user_.end(),
+                    same_user);
+}
 
 std::vector<Placement> Schedule(std::span<const QueuedJob> queued,
                                 std::span<const BoardSlot> boards, std::int64_t now_ms,
@@ -278,6 +354,12 @@ std::vector<Placement> Schedule(std::span<const QueuedJob> queued,
 std::vector<Placement> Schedule(std::span<const QueuedJob* const> queued,
                                 std::span<const BoardSlot> boards, std::int64_t now_ms,
                                 std::span<const UserShare> users) {
+  if (queued.empty() || boards.empty()) return {};
+  return Schedule(QueueGroups(queued), boards, now_ms, users);
+}
+
+std::vector<Placement> Schedule(const QueueGroups& queued, std::span<const BoardSlot> boards,
+                                std::int64_t now_ms, std::span<const UserShare> users) {
   std::vector<Placement> out;
   if (queued.empty() || boards.empty()) return out;
   FreeBoards free(boards, now_ms);
@@ -291,22 +373,16 @@ std::vector<Placement> Schedule(std::span<const QueuedJob* const> queued,
   }
   std::int64_t served = 0;  // placements so far: the round-robin order of this call
 
-  // user -> priority -> jobs (one hash lookup per job). Users are ranked below by `turn`, an
-  // ordered set whose key (standing, oldest job id, user) is unique, so the hash map's order
-  // cannot reach the answer.
-  constexpr std::size_t kPriorities = static_cast<std::size_t>(JobPriority::kHigh) + 1;
+  free.TakeUnwantedReservations(queued);
+
+  // Users are ranked below by `turn`, an ordered set whose key (standing, oldest job id, user) is
+  // unique.
   static_assert(static_cast<int>(JobPriority::kLow) == 0 &&
                 JobPriority::kLow < JobPriority::kNormal &&
                 JobPriority::kNormal < JobPriority::kHigh);
-  NameMap<std::array<UserQueue, kPriorities>> by_user;
-  for (const QueuedJob* j : queued) {
-    UserQueue& q = by_user[j->user][static_cast<std::size_t>(j->priority)];
-    q.user = j->user;
-    q.jobs.push_back(j);
-  }
-  free.TakeUnwantedReservations(by_user);
-
-  for (std::size_t priority = kPriorities; priority-- > 0;) {  // high first
+  std::vector<UserQueue> queues;
+  queues.reserve(queued.by_user().size());  // `turn` points into it: never reallocated
+  for (std::size_t priority = QueueGroups::kPriorities; priority-- > 0;) {  // high first
     // The next user to serve is the first of `turn`: (standing, oldest waiting job id, user).
     using Turn = std::tuple<std::tuple<std::uint32_t, bool, std::int64_t>, JobId, std::string_view,
                             UserQueue*>;
@@ -316,25 +392,19 @@ std::vector<Placement> Schedule(std::span<const QueuedJob* const> queued,
       // are only ever taken during a call), and passing it over changes no one's turn: it is
       // left out, as if it were not queued. Checked here, when the job would be next, so a pass
       // that places few jobs looks at few of them.
-      while (q.next < q.jobs.size() && !free.FitsAtStart(*q.jobs[q.next])) ++q.next;
-      if (q.next < q.jobs.size()) {
-        turn.emplace(standing[q.user].Key(), q.jobs[q.next]->id, q.user, &q);
-      }
+      while (q.next != q.end && !free.FitsAtStart(*q.next->second)) ++q.next;
+      if (q.next != q.end) turn.emplace(standing[q.user].Key(), q.next->first, q.user, &q);
     };
-    for (auto& [user, queues] : by_user) {
-      UserQueue& q = queues[priority];
-      if (q.jobs.empty()) continue;
-      // Usually sorted already: the Lab keeps its queue in id order.
-      auto by_id = [](const QueuedJob* a, const QueuedJob* b) { return a->id < b->id; };
-      if (!std::is_sorted(q.jobs.begin(), q.jobs.end(), by_id)) {
-        std::sort(q.jobs.begin(), q.jobs.end(), by_id);
-      }
-      enqueue(q);
+    queues.clear();
+    for (const auto& [user, by_priority] : queued.by_user()) {
+      const UserQueue::Jobs& jobs = by_priority[priority];
+      if (!jobs.empty()) queues.push_back(UserQueue{user, jobs.begin(), jobs.end()});
     }
+    for (UserQueue& q : queues) enqueue(q);
     while (!turn.empty() && !free.empty()) {
       UserQueue& q = *std::get<UserQueue*>(*turn.begin());
       turn.erase(turn.begin());
-      const QueuedJob& job = *q.jobs[q.next++];
+      const QueuedJob& job = *(q.next++)->second;
       // Boards are only ever taken during a call, so a job that fits no free board now will not
       // fit one later in this call: it is passed over for good, and its user is ranked again by
       // their next waiting job.

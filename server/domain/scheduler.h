@@ -28,12 +28,15 @@
 // board waits and blocks nobody: the next job in the order above is tried.
 //
 // Deterministic: the answer does not depend on the order of any input (users listed twice in
-// `users` are merged: jobs on boards added, the latest service kept). Cost: O(J log J + B log B)
-// for J queued jobs and B boards, plus O(B) for each job that asks for tags. Thread-safety: pure
-// functions.
+// `users` are merged: jobs on boards added, the latest service kept). Cost, over QueueGroups:
+// O(B log B) for B boards, plus O(log U) for each job looked at (U users; a pass that places few
+// jobs looks at few), plus O(B) for each such job that asks for tags; grouping a plain queue of
+// J jobs adds O(J log J). Thread-safety: pure functions.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <span>
@@ -92,6 +95,7 @@ struct BoardSlot {
   // Its agent said it does not run uploaded runners (allow_custom_runners off): no custom-runner
   // job goes there. False when the agent did not say.
   bool refuses_custom_runners = false;
+  bool operator==(const BoardSlot&) const = default;
 };
 
 // The scheduler's view of a job and of a board (every field the scheduler reads, tags included).
@@ -102,6 +106,12 @@ inline constexpr std::string_view kHealthCheckHolder = "(health check)";
 
 QueuedJob QueuedOf(const Job& job);
 BoardSlot SlotOf(const Board& board);
+// The slot with health checks on or off. On, a board of unknown health is held for its health
+// check: holder kHealthCheckHolder with no lease end, idle counted as reserved, whatever
+// reservation the board has; off (or any other health), SlotOf(board).
+BoardSlot SlotOf(const Board& board, bool health_checks);
+// Whether `slot` equals SlotOf(board, health_checks), without building that slot.
+bool IsSlotOf(const BoardSlot& slot, const Board& board, bool health_checks);
 
 // What the scheduler knows of a user's recent service (from the job table).
 struct UserShare {
@@ -116,12 +126,49 @@ struct Placement {
   bool operator==(const Placement&) const = default;
 };
 
+// The queue as the scheduler serves it: each user's waiting jobs at each priority, in id order.
+// A caller that keeps one as jobs enter and leave its queue (the JobTable does) spares each pass
+// the grouping; the overloads of Schedule that take a plain queue build one per call. It holds
+// views: each job must stay valid, with the same id, user and priority, while it is in the
+// groups. Job ids are unique. Thread-safety: none (a plain value).
+class QueueGroups {
+ public:
+  static constexpr std::size_t kPriorities = static_cast<std::size_t>(JobPriority::kHigh) + 1;
+  // One user's waiting jobs, indexed by JobPriority, each by id.
+  using ByPriority = std::array<std::map<JobId, const QueuedJob*>, kPriorities>;
+
+  QueueGroups() = default;
+  explicit QueueGroups(std::span<const QueuedJob* const> queued);
+
+  // Adds `job` to its user's group of its priority (a job of the same id there is replaced).
+  void Add(const QueuedJob& job);
+  // Removes the job of `job`'s id from the group of `job`'s user and priority; nothing when it is
+  // not there. A user left with no job is forgotten.
+  void Remove(const QueuedJob& job);
+
+  bool empty() const { return size_ == 0; }
+  std::size_t size() const { return size_; }
+  // Whether `user` has a waiting job.
+  bool contains(std::string_view user) const { return by_user_.find(user) != by_user_.end(); }
+  // By user name.
+  const std::map<std::string, ByPriority, std::less<>>& by_user() const { return by_user_; }
+
+  // The same users with the same job ids at the same priorities (views are not compared).
+  bool operator==(const QueueGroups& other) const;
+
+ private:
+  std::map<std::string, ByPriority, std::less<>> by_user_;
+  std::size_t size_ = 0;
+};
+
 // Placements in the order they were decided (priority, then fair share, then age).
+std::vector<Placement> Schedule(const QueueGroups& queued, std::span<const BoardSlot> boards,
+                                std::int64_t now_ms, std::span<const UserShare> users);
+// The same over a plain queue (grouped for this call).
 std::vector<Placement> Schedule(std::span<const QueuedJob> queued,
                                 std::span<const BoardSlot> boards, std::int64_t now_ms,
                                 std::span<const UserShare> users);
-// The same over views the caller keeps (the Lab keeps each queued job's view while it waits, so a
-// pass copies none of them). The pointers must stay valid during the call.
+// The same over views the caller keeps. The pointers must stay valid during the call.
 std::vector<Placement> Schedule(std::span<const QueuedJob* const> queued,
                                 std::span<const BoardSlot> boards, std::int64_t now_ms,
                                 std::span<const UserShare> users);

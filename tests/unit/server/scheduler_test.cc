@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <iterator>
 #include <limits>
+#include <map>
 #include <random>
 #include <set>
 #include <string>
@@ -464,6 +466,35 @@ TEST(Scheduler, SameAnswerForEveryInputOrder) {
     std::shuffle(boards.begin(), boards.end(), rng);
     std::shuffle(history.begin(), history.end(), rng);
     ASSERT_EQ(Schedule(jobs, boards, kNow, history), expected) << "round " << round;
+  }
+}
+
+// The groups a caller keeps, changed job by job, give the answer of the same queue passed plain.
+TEST(Scheduler, KeptQueueGroupsGiveThePlainQueuesAnswer) {
+  std::mt19937 rng(29);
+  auto pick = [&rng](int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng); };
+  const char* users[] = {"ci", "alice", "bob"};
+  const JP priorities[] = {JP::kLow, JP::kNormal, JP::kHigh};
+  std::vector<BoardSlot> boards = IdleHosts(6);
+  boards.push_back(HeldBy("host-6", "host", "alice", kNow + 1));
+  boards.push_back(HeldBy("host-7", "host", "dave", kNow + 1));
+  boards.push_back(Idle("host-8", "host", BH::kUnknown));
+  const std::vector<UserShare> history = {{"ci", 2, kNow - 10}, {"bob", 0, kNow - 20}};
+  std::map<JobId, QueuedJob> queue;  // stable views, as the JobTable keeps them
+  QueueGroups groups;
+  for (JobId id = 1; id <= 400; ++id) {
+    if (!queue.empty() && pick(3) == 0) {  // a job leaves
+      auto it = std::next(queue.begin(), pick(static_cast<int>(queue.size())));
+      groups.Remove(it->second);
+      queue.erase(it);
+    }
+    std::string board = pick(8) == 0 ? "host-" + std::to_string(pick(9)) : "";
+    QueuedJob& j = queue[id] = JobOf(id, users[pick(3)], priorities[pick(3)], board);
+    groups.Add(j);
+    std::vector<QueuedJob> plain;
+    for (const auto& [jid, q] : queue) plain.push_back(q);
+    ASSERT_EQ(Schedule(groups, boards, kNow, history), Schedule(plain, boards, kNow, history))
+        << "after job " << id;
   }
 }
 
