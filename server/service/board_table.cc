@@ -75,6 +75,22 @@ std::vector<std::string> BoardTable::TakeEndedLeases(std::int64_t now_ms) {
   return ended;
 }
 
+std::span<const BoardSlot> BoardTable::Slots(bool health_checks) const {
+  if (slots_.size() != boards_.size() || slots_health_checks_ != health_checks) {
+    slots_.clear();
+    slots_.reserve(boards_.size());
+    for (const auto& [name, b] : boards_) slots_.push_back(SlotOf(b, health_checks));
+    slots_health_checks_ = health_checks;
+    return slots_;
+  }
+  auto slot = slots_.begin();
+  for (const auto& [name, b] : boards_) {
+    if (!IsSlotOf(*slot, b, health_checks)) *slot = SlotOf(b, health_checks);
+    ++slot;
+  }
+  return slots_;
+}
+
 const std::vector<CounterUnit>& BoardTable::UnitsOf(const std::string& board) const {
   static const std::vector<CounterUnit> kNone;
   auto it = units_.find(board);

@@ -1,12 +1,15 @@
-// BoardTable: the lab's boards by name, the ends of their leases (reservations), and the counter
-// units their agents registered. The Lab decides what happens to a board (board_desk.cc, board_upkeep.cc); the
-// table keeps a lease's end indexed whenever a board's holder or lease changes.
+// BoardTable: the lab's boards by name, the ends of their leases (reservations), the counter
+// units their agents registered, and the scheduler's view of the boards. The Lab decides what
+// happens to a board (board_desk.cc, board_upkeep.cc); the table keeps a lease's end indexed
+// whenever a board's holder or lease changes.
 //
-// Not thread-safe: the Lab calls it under its lock.
+// Not thread-safe, not even its const members (Slots refreshes a cache): the Lab calls it under
+// its lock.
 #pragma once
 
 #include <cstdint>
 #include <map>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -14,6 +17,7 @@
 #include "common/result.h"
 #include "server/domain/board.h"
 #include "server/domain/profile.h"
+#include "server/domain/scheduler.h"
 #include "server/service/clock.h"
 #include "server/service/deadlines.h"
 
@@ -46,6 +50,12 @@ class BoardTable {
   // Boards whose lease ended at or before `now_ms`, earliest first (still held: ClearLease).
   std::vector<std::string> TakeEndedLeases(std::int64_t now_ms);
 
+  // The scheduler's view of every board (SlotOf(board, health_checks)), in name order. Kept
+  // between calls: a board's slot is built again only when it no longer equals the board (every
+  // slot is compared with its board, so a change made through any Board& is seen; IsSlotOf). Valid
+  // until the next call or the next board added.
+  std::span<const BoardSlot> Slots(bool health_checks) const;
+
   // The counter units the board's agent registered; empty when none.
   const std::vector<CounterUnit>& UnitsOf(const std::string& board) const;
   // The registered units with their flags; null when none.
@@ -57,6 +67,9 @@ class BoardTable {
   std::map<std::string, Board> boards_;
   Deadlines<std::string> lease_ends_;        // boards by the end of their lease
   std::map<std::string, BoardUnits> units_;  // by board name
+  // Slots' answer, in boards_'s order, and the health_checks it was built for.
+  mutable std::vector<BoardSlot> slots_;
+  mutable bool slots_health_checks_ = false;
 };
 
 }  // namespace mculab::server

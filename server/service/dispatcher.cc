@@ -19,9 +19,6 @@ std::optional<std::vector<Placement>> Dispatcher::Plan(std::int64_t now_ms,
     }
   }
   if (!any_free) return std::nullopt;
-  std::vector<const QueuedJob*> queued;
-  queued.reserve(jobs_.queue().size());
-  for (const auto& [id, q] : jobs_.queue()) queued.push_back(&q);
   std::map<std::string, UserShare> shares;
   for (const auto& [user, n] : jobs_.on_boards()) shares[user].on_boards = n;
   for (const auto& [user, ms] : last_assigned_ms_) shares[user].last_assigned_ms = ms;
@@ -31,21 +28,15 @@ std::optional<std::vector<Placement>> Dispatcher::Plan(std::int64_t now_ms,
     share.user = user;
     users.push_back(share);
   }
-  std::vector<BoardSlot> slots;
-  slots.reserve(boards_.all().size());
-  for (const auto& [name, b] : boards_.all()) {
-    BoardSlot slot = SlotOf(b);
-    if (health_checks_ && b.health == BoardHealth::kUnknown) {
-      // Only its health check runs on a board of unknown health.
-      slot.holder = std::string(kHealthCheckHolder);
-      slot.lease_until_ms = kNoDeadline;
-      if (slot.state == BoardState::kIdle) slot.state = BoardState::kReserved;
-    } else if (!b.holder.empty() && b.lease_until_ms > now_ms) {
-      recheck_ms = std::min(recheck_ms, b.lease_until_ms);
+  // A board of unknown health shows the holder of its health check and no lease end, so only
+  // users' reservations in force lower the recheck.
+  const std::span<const BoardSlot> slots = boards_.Slots(health_checks_);
+  for (const BoardSlot& slot : slots) {
+    if (!slot.holder.empty() && slot.lease_until_ms > now_ms) {
+      recheck_ms = std::min(recheck_ms, slot.lease_until_ms);
     }
-    slots.push_back(std::move(slot));
   }
-  return Schedule(std::span<const QueuedJob* const>(queued), slots, now_ms, users);
+  return Schedule(jobs_.groups(), slots, now_ms, users);
 }
 
 void Dispatcher::Succeeded(const Job& job) {

@@ -1,8 +1,9 @@
 // Dispatcher: what the scheduler decides and what a queued job waits for, read from the job and
-// board tables. One scheduling pass (Plan) builds the scheduler's input (domain/scheduler.h: the
-// queue, the boards as slots, each user's share) and returns the placements; the Lab assigns them.
-// It also answers a queued job's position, the reservation it waits on, an estimated start (from
-// the recent durations it is told of), and the boards' queue lengths.
+// board tables. One scheduling pass (Plan) hands the scheduler (domain/scheduler.h) the queue as
+// the JobTable keeps it grouped, the boards' slots as the BoardTable keeps them, and each user's
+// share, and returns the placements; the Lab assigns them. It also answers a queued job's position,
+// the reservation it waits on, an estimated start (from the recent durations it is told of), and
+// the boards' queue lengths.
 //
 // Not thread-safe: the Lab calls it under its lock.
 #pragma once

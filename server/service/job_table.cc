@@ -56,12 +56,22 @@ std::vector<JobId> JobTable::TakeExpired(std::int64_t now_ms) {
 }
 
 void JobTable::Enter(const Job& job) {
-  if (job.state == JobState::kQueued) queue_.insert_or_assign(job.id, QueuedOf(job));
+  if (job.state == JobState::kQueued) {
+    auto [it, added] = queue_.try_emplace(job.id);
+    if (!added) groups_.Remove(it->second);  // the view it had, grouped by its old fields
+    it->second = QueuedOf(job);
+    groups_.Add(it->second);
+  }
   if (IsOnBoard(job.state)) ++on_boards_[job.user];
 }
 
 void JobTable::Leave(const Job& job, JobState from) {
-  if (from == JobState::kQueued) queue_.erase(job.id);
+  if (from == JobState::kQueued) {
+    if (auto it = queue_.find(job.id); it != queue_.end()) {
+      groups_.Remove(it->second);
+      queue_.erase(it);
+    }
+  }
   if (IsOnBoard(from)) {
     auto it = on_boards_.find(job.user);
     if (it != on_boards_.end() && --it->second == 0) on_boards_.erase(it);

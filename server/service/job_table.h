@@ -29,6 +29,11 @@ struct ActiveJob {
 
 class JobTable {
  public:
+  JobTable() = default;
+  // groups() points into queue(): a copy would point into the original.
+  JobTable(const JobTable&) = delete;
+  JobTable& operator=(const JobTable&) = delete;
+
   // Job ids: the next one to give, after every stored id (Lab::Start).
   JobId TakeId() { return next_id_++; }
   void SetNextId(JobId next) { next_id_ = next; }
@@ -40,7 +45,9 @@ class JobTable {
   ActiveJob* Find(JobId id);
   const ActiveJob* Find(JobId id) const;
   // The job's state changed from `from` to its current one: the indexes follow. A job that left
-  // the board states loses its deadline. A final job stays in all() until Remove.
+  // the board states loses its deadline. A final job stays in all() until Remove. A queued job
+  // whose scheduling fields (priority, user, kind, tags, ...) changed is Moved from kQueued: its
+  // view is built again.
   void Moved(ActiveJob& aj, JobState from);
   // Forgets a job (`aj` is gone): a final one after Moved, or a new one whose creation could
   // not be stored.
@@ -59,6 +66,9 @@ class JobTable {
   // The scheduler's view of every queued job, in id order: built when the job enters the queue,
   // dropped when it leaves, so a scheduling pass copies none of them.
   const std::map<JobId, QueuedJob>& queue() const { return queue_; }
+  // The same views grouped by user and priority, as the scheduler serves them: kept as jobs enter
+  // and leave the queue, so a scheduling pass groups none of them.
+  const QueueGroups& groups() const { return groups_; }
   // user -> jobs assigned, preparing or running.
   const std::map<std::string, std::uint32_t>& on_boards() const { return on_boards_; }
 
@@ -69,6 +79,7 @@ class JobTable {
   JobId next_id_ = 1;
   std::map<JobId, ActiveJob> jobs_;
   std::map<JobId, QueuedJob> queue_;
+  QueueGroups groups_;  // views into queue_
   std::map<std::string, std::uint32_t> on_boards_;
   Deadlines<JobId> deadlines_;
 };

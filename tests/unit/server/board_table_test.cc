@@ -3,6 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
+#include <span>
+#include <string>
+
 namespace mculab::server {
 namespace {
 
@@ -87,6 +91,91 @@ TEST(BoardTable, CounterUnitsAreKeptPerBoard) {
   ASSERT_NE(boards.RegisteredUnits("a"), nullptr);
   EXPECT_EQ(boards.RegisteredUnits("a")->emulated, std::vector<bool>{true});
   EXPECT_TRUE(boards.UnitsOf("b").empty());
+}
+
+void ExpectSlotsAsRebuilt(const BoardTable& boards, bool health_checks) {
+  const std::span<const BoardSlot> slots = boards.Slots(health_checks);
+  ASSERT_EQ(slots.size(), boards.all().size());
+  auto slot = slots.begin();
+  for (const auto& [name, b] : boards.all()) {
+    EXPECT_TRUE(*slot == SlotOf(b, health_checks)) << name;
+    ++slot;
+  }
+}
+
+TEST(BoardTable, SlotsHoldABoardOfUnknownHealthForItsHealthCheckWhenChecksAreOn) {
+  BoardTable boards;
+  boards.Add(Stored("a"));
+  Board unknown = Stored("b");
+  unknown.health = BoardHealth::kUnknown;
+  boards.SetLease(boards.Add(unknown), "ana", 500, "", false);
+  std::span<const BoardSlot> slots = boards.Slots(true);
+  ASSERT_EQ(slots.size(), 2u);
+  EXPECT_EQ(slots[0].name, "a");
+  EXPECT_TRUE(slots[0].holder.empty());
+  EXPECT_EQ(slots[1].holder, kHealthCheckHolder);
+  EXPECT_EQ(slots[1].state, BoardState::kReserved);
+  EXPECT_EQ(slots[1].lease_until_ms, kNoDeadline);
+  slots = boards.Slots(false);
+  EXPECT_EQ(slots[1].holder, "ana");
+  EXPECT_EQ(slots[1].state, BoardState::kIdle);
+  EXPECT_EQ(slots[1].lease_until_ms, 500);
+}
+
+// Boards changed in place through Board& (as the Lab's parts do), leases set and cleared, boards
+// added, health checks switched: after every step the kept slots equal slots built from scratch.
+TEST(BoardTable, KeptSlotsEqualARebuildAfterEveryChange) {
+  std::mt19937 rng(29);
+  auto pick = [&rng](int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng); };
+  const BoardState states[] = {BoardState::kIdle, BoardState::kBusy, BoardState::kReserved,
+                               BoardState::kOffline};
+  const BoardHealth healths[] = {BoardHealth::kGood, BoardHealth::kUnknown, BoardHealth::kBad,
+                                 BoardHealth::kMaintenance};
+  BoardTable boards;
+  for (int i = 0; i < 8; ++i) boards.Add(Stored("board-" + std::to_string(i)));
+  bool health_checks = true;
+  for (int step = 0; step < 3000; ++step) {
+    Board& b = *boards.Find("board-" + std::to_string(pick(static_cast<int>(boards.all().size()))));
+    switch (pick(10)) {
+      case 0:
+        b.state = states[pick(4)];
+        break;
+      case 1:
+        b.health = healths[pick(4)];
+        break;
+      case 2:
+        boards.SetLease(b, pick(2) ? "ana" : "ben", pick(1000), "", false);
+        break;
+      case 3:
+        if (!b.holder.empty()) boards.RenewLease(b, pick(1000));
+        break;
+      case 4:
+        if (!b.holder.empty()) boards.ClearLease(b);
+        break;
+      case 5:
+        if (pick(2)) {
+          b.tags["cpu"] = pick(2) ? "cortex-m55" : "cortex-m7";
+        } else {
+          b.tags.erase("cpu");
+        }
+        break;
+      case 6:
+        b.kind = pick(2) ? "qemu-an547" : "host";
+        break;
+      case 7:
+        b.custom_runners = pick(2) == 0;
+        b.custom_runners_off = pick(2) ? "set allow_custom_runners" : "";
+        break;
+      case 8:
+        if (pick(20) == 0) boards.FindOrAdd("board-" + std::to_string(boards.all().size()));
+        break;
+      default:
+        if (pick(10) == 0) health_checks = !health_checks;
+        break;
+    }
+    ExpectSlotsAsRebuilt(boards, health_checks);
+    if (::testing::Test::HasFailure()) FAIL() << "step " << step;
+  }
 }
 
 }  // namespace

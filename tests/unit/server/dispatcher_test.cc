@@ -70,6 +70,26 @@ TEST_F(DispatcherTest, ABoardOfUnknownHealthTakesNoUsersJob) {
   EXPECT_TRUE(!placed.has_value() || placed->empty());
 }
 
+TEST_F(DispatcherTest, ABoardChangedInPlaceBetweenPassesIsSeenByTheNextPass) {
+  Board& b = AddBoard("host-0");
+  b.health = BoardHealth::kBad;
+  b.tags["cpu"] = "cortex-m55";
+  const JobId ana = Queue("ana");
+  auto placed = dispatch_.Plan(0, recheck_);
+  EXPECT_TRUE(!placed.has_value() || placed->empty());
+  b.health = BoardHealth::kGood;  // as BoardUpkeep changes it, through the Board&
+  placed = dispatch_.Plan(0, recheck_);
+  ASSERT_TRUE(placed.has_value());
+  EXPECT_EQ(*placed, (std::vector<Placement>{{ana, "host-0"}}));
+  const JobId ben = Queue("ben", "", {{"cpu", "cortex-m55"}});
+  dispatch_.Assigned("ana", 50);  // ben, never served, goes first
+  placed = dispatch_.Plan(100, recheck_);
+  EXPECT_EQ(*placed, (std::vector<Placement>{{ben, "host-0"}}));
+  b.tags["cpu"] = "cortex-m7";  // as a registration changes it
+  placed = dispatch_.Plan(100, recheck_);
+  EXPECT_EQ(*placed, (std::vector<Placement>{{ana, "host-0"}}));
+}
+
 TEST_F(DispatcherTest, AJobWaitsOnTheReservationThatEndsFirstAndIsEstimatedFromIt) {
   boards_.SetLease(AddBoard("host-0"), "carol", 90'000, "tuning", false);
   boards_.SetLease(AddBoard("host-1"), "dave", 60'000, "", false);

@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
+#include <vector>
+
 namespace mculab::server {
 namespace {
 
@@ -108,6 +111,114 @@ TEST(JobTable, AddingAJobOnABoardCountsItForItsUser) {
   EXPECT_EQ(table.on_boards().at("ana"), 1u);
   EXPECT_TRUE(table.queue().empty());
   EXPECT_EQ(table.NextDeadline(), kNoDeadline);
+}
+
+// The grouped queue a pass would build from scratch: every queued job's view, grouped.
+void ExpectGroupsAsRebuilt(const JobTable& table) {
+  std::vector<QueuedJob> views;
+  for (const auto& [id, aj] : table.all()) {
+    if (aj.job.state == JobState::kQueued) views.push_back(QueuedOf(aj.job));
+  }
+  std::vector<const QueuedJob*> pointers;
+  for (const QueuedJob& q : views) pointers.push_back(&q);
+  EXPECT_TRUE(table.groups() == QueueGroups(pointers));
+  // Each grouped view is the queue's view of that job, in the group of its user and priority.
+  std::size_t grouped = 0;
+  for (const auto& [user, by_priority] : table.groups().by_user()) {
+    for (std::size_t p = 0; p < by_priority.size(); ++p) {
+      for (const auto& [id, view] : by_priority[p]) {
+        ++grouped;
+        ASSERT_TRUE(table.queue().contains(id));
+        EXPECT_EQ(view, &table.queue().at(id));
+        EXPECT_EQ(view->user, user);
+        EXPECT_EQ(static_cast<std::size_t>(view->priority), p);
+      }
+    }
+  }
+  EXPECT_EQ(grouped, table.queue().size());
+  EXPECT_EQ(table.groups().size(), table.queue().size());
+}
+
+TEST(JobTable, TheQueueIsGroupedByUserAndPriorityAsJobsEnterAndLeave) {
+  JobTable table;
+  const JobId a = table.Add(NewJob(table, "ana")).job.id;
+  ActiveJob high = NewJob(table, "ana");
+  high.job.priority = JobPriority::kHigh;
+  const JobId b = table.Add(std::move(high)).job.id;
+  const JobId c = table.Add(NewJob(table, "ben")).job.id;
+  const auto& ana = table.groups().by_user().at("ana");
+  EXPECT_EQ(ana[static_cast<std::size_t>(JobPriority::kNormal)].begin()->first, a);
+  EXPECT_EQ(ana[static_cast<std::size_t>(JobPriority::kHigh)].begin()->first, b);
+  EXPECT_TRUE(table.groups().contains("ben"));
+  ExpectGroupsAsRebuilt(table);
+
+  Move(table, c, JobState::kAssigned);  // ben's only job leaves the queue: ben is forgotten
+  EXPECT_FALSE(table.groups().contains("ben"));
+  Move(table, c, JobState::kQueued);  // requeued
+  EXPECT_TRUE(table.groups().contains("ben"));
+  ExpectGroupsAsRebuilt(table);
+}
+
+TEST(JobTable, AQueuedJobWhosePriorityChangesMovesToItsNewGroup) {
+  JobTable table;
+  const JobId a = table.Add(NewJob(table, "ana")).job.id;
+  ActiveJob* aj = table.Find(a);
+  aj->job.priority = JobPriority::kLow;
+  table.Moved(*aj, JobState::kQueued);
+  const auto& ana = table.groups().by_user().at("ana");
+  EXPECT_TRUE(ana[static_cast<std::size_t>(JobPriority::kNormal)].empty());
+  EXPECT_EQ(ana[static_cast<std::size_t>(JobPriority::kLow)].count(a), 1u);
+  EXPECT_EQ(table.queue().at(a).priority, JobPriority::kLow);
+  ExpectGroupsAsRebuilt(table);
+}
+
+// Jobs entering, leaving, coming back, changing priority or user while queued, being removed or
+// added again: after every step the kept groups equal the groups rebuilt from scratch.
+TEST(JobTable, KeptGroupsEqualARebuildAfterEveryChange) {
+  std::mt19937 rng(29);
+  auto pick = [&rng](std::size_t n) {
+    return static_cast<std::size_t>(std::uniform_int_distribution<std::size_t>(0, n - 1)(rng));
+  };
+  const char* users[] = {"ana", "ben", "cy", "dee"};
+  const JobPriority priorities[] = {JobPriority::kLow, JobPriority::kNormal, JobPriority::kHigh};
+  JobTable table;
+  std::vector<JobId> ids;  // every job ever added, final or not
+  for (int step = 0; step < 3000; ++step) {
+    const std::size_t op = pick(10);
+    if (ids.empty() || op < 3) {
+      ActiveJob aj = NewJob(table, users[pick(4)]);
+      aj.job.priority = priorities[pick(3)];
+      if (pick(4) == 0) aj.job.state = JobState::kRunning;  // restored on a board
+      ids.push_back(table.Add(std::move(aj)).job.id);
+    } else {
+      const JobId id = ids[pick(ids.size())];
+      ActiveJob* aj = table.Find(id);
+      if (aj == nullptr) continue;
+      const JobState from = aj->job.state;
+      if (op == 3) {
+        Move(table, id, from == JobState::kQueued ? JobState::kAssigned : JobState::kQueued);
+      } else if (op == 4) {
+        Move(table, id, JobState::kCancelled);
+      } else if (op == 5 && from == JobState::kQueued) {
+        aj->job.priority = priorities[pick(3)];  // e.g. an admin raising it
+        table.Moved(*aj, JobState::kQueued);
+      } else if (op == 6 && from == JobState::kQueued) {
+        aj->job.user = users[pick(4)];
+        table.Moved(*aj, JobState::kQueued);
+      } else if (op == 7) {
+        table.Remove(id);  // its creation could not be stored
+      } else if (op == 8) {
+        ActiveJob again = *aj;  // added again as stored (Lab::Start), perhaps changed
+        again.job.priority = priorities[pick(3)];
+        table.Add(std::move(again));
+      } else {
+        Move(table, id, from == JobState::kQueued ? JobState::kRunning : JobState::kSucceeded);
+      }
+    }
+    ExpectGroupsAsRebuilt(table);
+    if (::testing::Test::HasFailure()) FAIL() << "step " << step;
+  }
+  EXPECT_GT(table.queue().size(), 10u);
 }
 
 }  // namespace
