@@ -1,7 +1,7 @@
 // JobTable: every job not in a final state, and the indexes that follow each job's state: the
-// scheduler's view of the queue, the jobs each user has on boards, and the deadlines of jobs on
-// boards. The Lab changes a job's state (TransitionLocked) and tells the table (Moved), so the
-// indexes are kept in one place.
+// scheduler's view of the queue (by id, and grouped by user and priority), the jobs each user has
+// on boards, and the deadlines of jobs on boards. The Lab changes a job's state (TransitionLocked)
+// and tells the table (Moved), so the indexes are kept in one place.
 //
 // Not thread-safe: the Lab calls it under its lock.
 #pragma once
