@@ -1,6 +1,7 @@
 // BoardTable: the lab's boards by name, the ends of their leases (reservations), and the counter
-// units their agents registered. The Lab decides what happens to a board (board_desk.cc, board_upkeep.cc); the
-// table keeps a lease's end indexed whenever a board's holder or lease changes.
+// units their agents registered. The Lab decides what happens to a board (board_desk.cc,
+// board_upkeep.cc); the table keeps a lease's end indexed whenever a board's holder or lease
+// changes.
 //
 // Not thread-safe: the Lab calls it under its lock.
 #pragma once
