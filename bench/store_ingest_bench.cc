@@ -220,7 +220,8 @@ struct LabFixture {
     server::Caller agent_caller;
     agent_caller.user = reg.agent();
     agent_caller.role = server::Role::kAgent;
-    session = *lab.agents().ConnectAgent(agent_caller, server::rpc::RegistrationFromProto(reg), channel);
+    session =
+        *lab.agents().ConnectAgent(agent_caller, server::rpc::RegistrationFromProto(reg), channel);
     server::SubmitRequest r;
     r.kind = "host";
     r.op = "fully_connected_s8";

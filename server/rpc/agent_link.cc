@@ -84,15 +84,17 @@ grpc::Status AgentLinkService::Connect(grpc::ServerContext* context,
   }
   auto channel = std::make_shared<StreamChannel>(stream, context);
   const std::string agent = message.register_().agent();
-  auto session = lab_.agents().ConnectAgent(caller, RegistrationFromProto(message.register_()), channel);
+  auto session =
+      lab_.agents().ConnectAgent(caller, RegistrationFromProto(message.register_()), channel);
   if (!session.ok()) {
     channel->Close();
     spdlog::warn("agent {} refused: {}", agent, session.error().message);
     return ToGrpcStatus(session.error());
   }
-  while (stream->Read(&message)) lab_.agents().OnAgentMessage(*session, EventFromProto(message, agent));
+  while (stream->Read(&message))
+    lab_.agents().OnAgentMessage(*session, EventFromProto(message, agent));
   lab_.agents().DisconnectAgent(*session, context->IsCancelled() ? "the stream was cancelled"
-                                                        : "the agent closed the stream");
+                                                                 : "the agent closed the stream");
   channel->Close();
   return grpc::Status::OK;
 }

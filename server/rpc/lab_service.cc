@@ -227,7 +227,7 @@ grpc::Status LabService::CancelJob(grpc::ServerContext* context,
 grpc::Status LabService::GetResults(grpc::ServerContext* context,
                                     const v1::GetResultsRequest* request, v1::Results* reply) {
   auto results = queries_.GetJobResults(CallerOf(*context), static_cast<JobId>(request->id()),
-                                 request->include_samples());
+                                        request->include_samples());
   if (!results.ok()) return ToGrpcStatus(results.error());
   ToProto(*results, reply);
   return grpc::Status::OK;
@@ -253,7 +253,8 @@ grpc::Status LabService::RenewReservation(grpc::ServerContext* context,
                                           const v1::RenewReservationRequest* request,
                                           v1::Board* reply) {
   return BoardReply(
-      lab_.boards().RenewReservation(CallerOf(*context), request->board(), request->duration_ms()), reply);
+      lab_.boards().RenewReservation(CallerOf(*context), request->board(), request->duration_ms()),
+      reply);
 }
 
 grpc::Status LabService::Release(grpc::ServerContext* context, const v1::ReleaseRequest* request,
@@ -263,8 +264,8 @@ grpc::Status LabService::Release(grpc::ServerContext* context, const v1::Release
 
 grpc::Status LabService::AssignBoard(grpc::ServerContext* context,
                                      const v1::AssignBoardRequest* request, v1::Board* reply) {
-  return BoardReply(lab_.boards().AssignBoard(CallerOf(*context), request->board(), request->agent()),
-                    reply);
+  return BoardReply(
+      lab_.boards().AssignBoard(CallerOf(*context), request->board(), request->agent()), reply);
 }
 
 grpc::Status LabService::ApproveBoard(grpc::ServerContext* context,
@@ -275,9 +276,9 @@ grpc::Status LabService::ApproveBoard(grpc::ServerContext* context,
 grpc::Status LabService::SetMaintenance(grpc::ServerContext* context,
                                         const v1::SetMaintenanceRequest* request,
                                         v1::Board* reply) {
-  return BoardReply(
-      lab_.boards().SetMaintenance(CallerOf(*context), request->board(), request->on(), request->reason()),
-      reply);
+  return BoardReply(lab_.boards().SetMaintenance(CallerOf(*context), request->board(),
+                                                 request->on(), request->reason()),
+                    reply);
 }
 
 grpc::Status LabService::BoardHistory(grpc::ServerContext* context,

@@ -1,7 +1,7 @@
 // Effects: what one Lab operation changed under the Lab's lock, to be said only after it is
 // committed. The Lab's parts (jobs, boards, agent sessions, dispatch, run finalisation) add to
-// one Effects while they decide; LabState::CommitLocked queues its writes on the store's writer, and
-// their commit callback then sends the agent messages and hands the events to their watches and
+// one Effects while they decide; LabState::CommitLocked queues its writes on the store's writer,
+// and their commit callback then sends the agent messages and hands the events to their watches and
 // feeds, so whoever hears of a change can read it, and a crash never leaves a change announced but
 // not stored. A failed commit says nothing.
 #pragma once

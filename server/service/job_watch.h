@@ -1,5 +1,5 @@
-// JobWatch: one subscriber's stream of a job's events (JobDesk::Watch). The first event is the job's
-// state when the watch began; the stream ends after an event with a final state.
+// JobWatch: one subscriber's stream of a job's events (JobDesk::Watch). The first event is the
+// job's state when the watch began; the stream ends after an event with a final state.
 //
 // The Lab pushes an event once the change it reports is committed (from the store's commit
 // callback, on its writer thread, with no lock held) and then calls Notify(), which runs the

@@ -1,7 +1,5 @@
 #include "server/service/queries.h"
 
-#include "server/service/lab.h"
-
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -14,6 +12,7 @@
 #include "common/stats.h"
 #include "common/tflite_model.h"
 #include "common/units.h"
+#include "server/service/lab.h"
 #include "server/service/results.h"
 
 namespace mculab::server {

@@ -16,9 +16,9 @@
 #include <vector>
 
 #include "common/result.h"
+#include "server/service/board_requests.h"
 #include "server/service/caller.h"
 #include "server/service/job_results.h"
-#include "server/service/board_requests.h"
 #include "server/service/series.h"
 #include "server/service/store.h"
 #include "server/service/trend.h"

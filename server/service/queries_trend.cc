@@ -8,9 +8,8 @@
 #include "common/op_catalog.h"
 #include "common/tflite_model.h"
 #include "server/service/custom_firmware.h"
-#include "server/service/queries.h"
-
 #include "server/service/lab.h"
+#include "server/service/queries.h"
 
 namespace mculab::server {
 namespace {

@@ -2,9 +2,10 @@
 // temporary folder, kept across inputs like a long-running server), one agent session per input.
 // The input is a series of length-prefixed protobuf messages ([u16 LE length][bytes]): the first
 // is the agent's Register (its agent name is forced to the caller's, so the session gets past
-// the token check), every later one an AgentMessage given to AgentDesk::OnAgentMessage. A run id below
-// 8 in a message is replaced by the run assigned to this session (if any), so the fuzzer reaches
-// the paths of a run the agent really holds; other ids test the refusal of runs it does not hold.
+// the token check), every later one an AgentMessage given to AgentDesk::OnAgentMessage. A run id
+// below 8 in a message is replaced by the run assigned to this session (if any), so the fuzzer
+// reaches the paths of a run the agent really holds; other ids test the refusal of runs it does not
+// hold.
 
 #include <cstdint>
 #include <cstdlib>

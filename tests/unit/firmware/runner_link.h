@@ -164,13 +164,17 @@ class RunnerLink {
     to_runner_ = -1;
   }
 
+  // How long Next() waits for a frame (kRunnerTimeoutMs unless set): a test whose one iteration
+  // emulates hundreds of millions of instructions gives it more, as the machine may be loaded.
+  void SetFrameTimeoutMs(int ms) { frame_timeout_ms_ = ms; }
+
   // The next event from the runner; nullopt at end of stream or after the timeout.
   std::optional<FrameEvent> Next() {
     for (;;) {
       if (auto ev = stream_.Next()) return ev;
       pollfd p{from_runner_, POLLIN, 0};
-      if (poll(&p, 1, kRunnerTimeoutMs) <= 0) {
-        ADD_FAILURE() << "no frame from the runner within " << kRunnerTimeoutMs << " ms";
+      if (poll(&p, 1, frame_timeout_ms_) <= 0) {
+        ADD_FAILURE() << "no frame from the runner within " << frame_timeout_ms_ << " ms";
         return std::nullopt;
       }
       std::uint8_t buf[4096];
@@ -249,6 +253,7 @@ class RunnerLink {
   bool shared_fd_ = false;
   int to_runner_ = -1;
   int from_runner_ = -1;
+  int frame_timeout_ms_ = kRunnerTimeoutMs;
   FrameStream stream_{FrameSender::kRunner};
 };
 

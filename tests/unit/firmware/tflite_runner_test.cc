@@ -362,6 +362,11 @@ TEST(TfliteRunnerAn500, MlperfTinyModelsUnderQemuM7GiveTheHostChecksum) {
 // MobileNetV2 int8 at 224x224 as PyTorch's exporter writes it (the writer's, seeded weights: 4 MB
 // of model, 71 operators each with its own operator code, 301 M MACs, a 2.6 MB arena): one
 // measured inference, its output checksum that of the interpreter here.
+// One MobileNetV2 inference under QEMU's counting plugin is about 15 s of one core here; on a
+// loaded 2-core machine (CI running two suites at once) it took more than the default 30 s between
+// frames.
+constexpr int kMobileNetFrameTimeoutMs = 180'000;
+
 Bytes MobileNetV2() { return tflite_writer::Serialize(tflite_writer::MobileNetV2(1)); }
 
 TEST(TfliteRunnerHost, MobileNetV2GivesTheInterpretersChecksum) {
@@ -386,6 +391,7 @@ TEST(TfliteRunnerAn547, MobileNetV2UnderQemuM55GivesTheHostChecksum) {
   const Expected want = Compute(model, kSeed);
   auto link = RunnerLink::SpawnQemu(MCULAB_QEMU, MCULAB_TFLITE_RUNNER_AN547_ELF,
                                     Workload("mobilenet_v2-an547.bin", model, {1}), 5);
+  link->SetFrameTimeoutMs(kMobileNetFrameTimeoutMs);
   ExpectCase(*link, want, 1, want.model_bytes, "tflite-helium");
 }
 
@@ -400,6 +406,7 @@ TEST(TfliteRunnerAn500, MobileNetV2UnderQemuM7GivesTheHostChecksum) {
   auto link =
       RunnerLink::SpawnQemuMachine(MCULAB_QEMU, "mps2-an500", MCULAB_TFLITE_RUNNER_AN500_ELF,
                                    Workload("mobilenet_v2-an500.bin", model, {1}), 0x60000000u, 5);
+  link->SetFrameTimeoutMs(kMobileNetFrameTimeoutMs);
   ExpectCase(*link, want, 1, want.model_bytes, "tflite-dsp");
 }
 

@@ -239,7 +239,8 @@ class LabRolesTest : public ::testing::Test {
     reg.add_boards()->set_name("host-0");
     reg.mutable_boards(0)->set_kind("host");
     ASSERT_TRUE(
-        lab_->agents().ConnectAgent(testing::AgentCaller("lab-1"), testing::RegistrationOf(reg), agent_)
+        lab_->agents()
+            .ConnectAgent(testing::AgentCaller("lab-1"), testing::RegistrationOf(reg), agent_)
             .ok());
   }
   void TearDown() override {
@@ -302,18 +303,25 @@ TEST_F(LabRolesTest, ViewersReadMembersSubmitAndNobodyElseDoesEither) {
     Role least;
   };
   const std::vector<Row> rows = {
-      {"ListBoards", [&](const Caller& c) { return Denied(lab_->boards().ListBoards(c)); }, Role::kViewer},
-      {"GetJob", [&](const Caller& c) { return Denied(lab_->jobs().GetJob(c, id)); }, Role::kViewer},
+      {"ListBoards", [&](const Caller& c) { return Denied(lab_->boards().ListBoards(c)); },
+       Role::kViewer},
+      {"GetJob", [&](const Caller& c) { return Denied(lab_->jobs().GetJob(c, id)); },
+       Role::kViewer},
       {"ListJobs",
        [&](const Caller& c) { return Denied(LabQueries(*lab_, *store_).ListJobs(c, {})); },
        Role::kViewer},
       {"Watch", [&](const Caller& c) { return Denied(lab_->jobs().Watch(c, id)); }, Role::kViewer},
-      {"GetResults", [&](const Caller& c) { return Denied(LabQueries(*lab_, *store_).GetJobResults(c, id, false)); },
+      {"GetResults",
+       [&](const Caller& c) {
+         return Denied(LabQueries(*lab_, *store_).GetJobResults(c, id, false));
+       },
        Role::kViewer},
       {"JobHistory", [&](const Caller& c) { return Denied(lab_->jobs().JobHistory(c, id)); },
        Role::kViewer},
-      {"Submit", [&](const Caller& c) { return Denied(lab_->jobs().Submit(c, Job())); }, Role::kMember},
-      {"BeginUpload", [&](const Caller& c) { return Denied(lab_->uploads().BeginUpload(c, "x.csv", 3)); },
+      {"Submit", [&](const Caller& c) { return Denied(lab_->jobs().Submit(c, Job())); },
+       Role::kMember},
+      {"BeginUpload",
+       [&](const Caller& c) { return Denied(lab_->uploads().BeginUpload(c, "x.csv", 3)); },
        Role::kMember},
   };
   for (const Row& row : rows) {

@@ -169,7 +169,8 @@ class AuthMatrixTest : public ::testing::Test {
     reg.add_boards()->set_name("host-0");
     reg.mutable_boards(0)->set_kind("host");
     ASSERT_TRUE(
-        lab_->agents().ConnectAgent(testing::AgentCaller("lab-1"), testing::RegistrationOf(reg), agent_)
+        lab_->agents()
+            .ConnectAgent(testing::AgentCaller("lab-1"), testing::RegistrationOf(reg), agent_)
             .ok());
     Caller owner;
     owner.user = "owner";

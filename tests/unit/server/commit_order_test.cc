@@ -87,8 +87,8 @@ class CommitOrderTest : public ::testing::Test {
       info->set_name(name);
       info->set_kind("host");
     }
-    auto id = lab_->agents().ConnectAgent(testing::AgentCaller(reg.agent()), testing::RegistrationOf(reg),
-                                 channel);
+    auto id = lab_->agents().ConnectAgent(testing::AgentCaller(reg.agent()),
+                                          testing::RegistrationOf(reg), channel);
     EXPECT_TRUE(id.ok()) << (id.ok() ? "" : id.error().message);
     EXPECT_TRUE(channel->Take(FakeAgentChannel::IsRegistered));
     return id.ok() ? *id : 0;
@@ -138,7 +138,8 @@ class CommitOrderTest : public ::testing::Test {
 TEST_F(CommitOrderTest, AssignmentIsSentOnlyAfterTheRunRowIsCommitted) {
   Connect(agent_);
   faulty_->SetMode(Mode::kHold);
-  auto reply = std::async(std::launch::async, [&] { return lab_->jobs().Submit(caller_, FcJob()); });
+  auto reply =
+      std::async(std::launch::async, [&] { return lab_->jobs().Submit(caller_, FcJob()); });
   ASSERT_TRUE(faulty_->WaitHeld(1));  // the job, its run and the assignment are decided
   EXPECT_FALSE(agent_->Has(FakeAgentChannel::IsAssign)) << "assignment sent before its commit";
   faulty_->Release();
@@ -260,8 +261,8 @@ TEST_F(CommitOrderTest, SubmitWhoseCommitFailsIsRefusedAndTheJobNeverRuns) {
   auto other = std::make_shared<FakeAgentChannel>();
   v1::Register reg;
   reg.set_agent("lab-2");
-  auto refused =
-      lab_->agents().ConnectAgent(testing::AgentCaller("lab-2"), testing::RegistrationOf(reg), other);
+  auto refused = lab_->agents().ConnectAgent(testing::AgentCaller("lab-2"),
+                                             testing::RegistrationOf(reg), other);
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.error().code, ErrorCode::kUnavailable);
   Settle();
@@ -340,8 +341,9 @@ TEST_F(CommitOrderTest, JobsOfAUserNamedLabAreNotHealthChecks) {
   auto a = agent_->Take(FakeAgentChannel::IsAssign);
   ASSERT_TRUE(a.has_value());
   // An infrastructure failure requeues a user's job; a health check would fail instead.
-  lab_->agents().OnAgentMessage(session, testing::AgentEventOf(FinishedMsg(a->assign().run_id(),
-                                                                  Outcome::INFRA_FAILED, "probe")));
+  lab_->agents().OnAgentMessage(
+      session,
+      testing::AgentEventOf(FinishedMsg(a->assign().run_id(), Outcome::INFRA_FAILED, "probe")));
   Settle();
   auto job = store_->GetJob(reply->id);
   ASSERT_TRUE(job.ok());
@@ -363,8 +365,9 @@ TEST_F(CommitOrderTest, HealthCheckJobsAreStoredWithTheirOrigin) {
   auto first = store_->GetJob(static_cast<JobId>(a->assign().job_id()));
   ASSERT_TRUE(first.ok());
   EXPECT_EQ(first->origin, JobOrigin::kHealthCheck);
-  lab_->agents().OnAgentMessage(session, testing::AgentEventOf(FinishedMsg(a->assign().run_id(),
-                                                                  Outcome::INFRA_FAILED, "probe")));
+  lab_->agents().OnAgentMessage(
+      session,
+      testing::AgentEventOf(FinishedMsg(a->assign().run_id(), Outcome::INFRA_FAILED, "probe")));
   Settle();  // the board's health is still unknown: another health check is queued for it
   auto jobs = store_->QueryJobs(JobQuery{});
   ASSERT_TRUE(jobs.ok());

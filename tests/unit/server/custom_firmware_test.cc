@@ -62,8 +62,8 @@ class CustomFirmwareLabTest : public ::testing::Test {
     auto* odd = reg.add_boards();
     odd->set_name("odd-0");
     odd->set_kind("mystery");
-    auto id =
-        lab_->agents().ConnectAgent(testing::AgentCaller(reg.agent()), testing::RegistrationOf(reg), agent_);
+    auto id = lab_->agents().ConnectAgent(testing::AgentCaller(reg.agent()),
+                                          testing::RegistrationOf(reg), agent_);
     ASSERT_TRUE(id.ok()) << id.error().message;
     session_ = *id;
     ASSERT_TRUE(agent_->Take(FakeAgentChannel::IsRegistered));
@@ -188,7 +188,8 @@ TEST_F(CustomFirmwareLabTest, TheSameBytesUploadedByTwoUsersAreEachOnesOwn) {
   EXPECT_EQ(UploadAs(alice, "mine.bin", std::string(56, 'x')), bobs);
   auto reply = lab_->jobs().Submit(alice, Custom(fw, bobs));
   EXPECT_TRUE(reply.ok()) << reply.error().message;
-  EXPECT_TRUE(lab_->jobs().Submit(bob, Custom(UploadAs(bob, "r.elf", ElfHeader(1, 40)), bobs)).ok());
+  EXPECT_TRUE(
+      lab_->jobs().Submit(bob, Custom(UploadAs(bob, "r.elf", ElfHeader(1, 40)), bobs)).ok());
 }
 
 TEST_F(CustomFirmwareLabTest, AnArtifactAnAdminSharedServesEveryMember) {
@@ -260,8 +261,10 @@ TEST_F(CustomFirmwareLabTest, OnlyAgentsAndAdminsFetchArtifacts) {
             ErrorCode::kPermissionDenied);
   EXPECT_EQ(lab_->uploads().OpenArtifact(Caller{"", Role::kNone, "", "", ""}, fw).error().code,
             ErrorCode::kUnauthenticated);
-  EXPECT_EQ(lab_->uploads().OpenArtifact(caller_, std::string(64, '0')).error().code, ErrorCode::kNotFound);
-  EXPECT_EQ(lab_->uploads().OpenArtifact(agent, "../mculab.db").error().code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(lab_->uploads().OpenArtifact(caller_, std::string(64, '0')).error().code,
+            ErrorCode::kNotFound);
+  EXPECT_EQ(lab_->uploads().OpenArtifact(agent, "../mculab.db").error().code,
+            ErrorCode::kInvalidArgument);
 }
 
 TEST_F(CustomFirmwareLabTest, UnverifiedChecksumsDoNotFailTheJobAndAreFlagged) {
@@ -329,8 +332,8 @@ TEST_F(CustomFirmwareLabTest, BoardsWhoseAgentDoesNotAllowCustomRunnersAreRefuse
   (*open->mutable_tags())["cpu"] = "cortex-m55";
   open->set_custom_runners(true);
   auto agent2 = std::make_shared<FakeAgentChannel>();
-  auto id =
-      lab_->agents().ConnectAgent(testing::AgentCaller(reg.agent()), testing::RegistrationOf(reg), agent2);
+  auto id = lab_->agents().ConnectAgent(testing::AgentCaller(reg.agent()),
+                                        testing::RegistrationOf(reg), agent2);
   ASSERT_TRUE(id.ok()) << id.error().message;
   const std::string fw = Upload("runner.elf", ElfHeader(1, 40));
 

@@ -102,8 +102,8 @@ class HttpRouterTest : public ::testing::Test {
       // As the agent tags every board of backend "host" (agent/boards/make_boards.cc).
       if (std::string_view(kind) == "host") (*b->mutable_tags())["timing"] = "host";
     }
-    auto session =
-        lab_->agents().ConnectAgent(testing::AgentCaller(reg.agent()), testing::RegistrationOf(reg), agent_);
+    auto session = lab_->agents().ConnectAgent(testing::AgentCaller(reg.agent()),
+                                               testing::RegistrationOf(reg), agent_);
     ASSERT_TRUE(session.ok());
     session_ = *session;
   }
@@ -154,7 +154,9 @@ class HttpRouterTest : public ::testing::Test {
     return reply.ok() ? reply->id : 0;
   }
 
-  void Send(const v1::AgentMessage& m) { lab_->agents().OnAgentMessage(session_, testing::AgentEventOf(m)); }
+  void Send(const v1::AgentMessage& m) {
+    lab_->agents().OnAgentMessage(session_, testing::AgentEventOf(m));
+  }
 
   // The fake agent starts the job's run: states and provenance.
   v1::Assignment Start(bool emulated) {

@@ -113,7 +113,8 @@ class HttpServerTest : public ::testing::Test {
     reg.add_boards()->set_name("host-0");
     reg.mutable_boards(0)->set_kind("host");
     ASSERT_TRUE(
-        lab_->agents().ConnectAgent(testing::AgentCaller(reg.agent()), testing::RegistrationOf(reg), agent_)
+        lab_->agents()
+            .ConnectAgent(testing::AgentCaller(reg.agent()), testing::RegistrationOf(reg), agent_)
             .ok());
   }
   void TearDown() override {

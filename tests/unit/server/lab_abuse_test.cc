@@ -35,7 +35,8 @@ TEST_F(LabAbuseTest, ABoardOfAnAgentThatIsAwayCannotBeTakenOverEvenAfterARestart
   reg.set_agent("lab-2");
   reg.add_boards()->set_name("host-0");
   reg.mutable_boards(0)->set_kind("host");
-  auto id = lab_->agents().ConnectAgent(testing::AgentCaller("lab-2"), testing::RegistrationOf(reg), thief);
+  auto id = lab_->agents().ConnectAgent(testing::AgentCaller("lab-2"), testing::RegistrationOf(reg),
+                                        thief);
   ASSERT_FALSE(id.ok());
   EXPECT_EQ(id.error().code, ErrorCode::kAlreadyExists);
   EXPECT_NE(id.error().message.find("belongs to agent lab-1"), std::string::npos)
@@ -43,8 +44,9 @@ TEST_F(LabAbuseTest, ABoardOfAnAgentThatIsAwayCannotBeTakenOverEvenAfterARestart
   EXPECT_NE(id.error().message.find("mculab board host-0 --agent lab-2"), std::string::npos)
       << id.error().message;
   RestartLab();
-  EXPECT_FALSE(
-      lab_->agents().ConnectAgent(testing::AgentCaller("lab-2"), testing::RegistrationOf(reg), thief).ok());
+  EXPECT_FALSE(lab_->agents()
+                   .ConnectAgent(testing::AgentCaller("lab-2"), testing::RegistrationOf(reg), thief)
+                   .ok());
   EXPECT_EQ(BoardNamed("host-0").board.agent, "lab-1");
 }
 
@@ -64,8 +66,9 @@ TEST_F(LabAbuseTest, AnAdminGivesABoardToAnotherAgentAndTheOldOneIsRefusedFromTh
   old.set_agent("lab-1");
   old.add_boards()->set_name("host-0");
   old.mutable_boards(0)->set_kind("host");
-  EXPECT_FALSE(lab_->agents().ConnectAgent(testing::AgentCaller("lab-1"), testing::RegistrationOf(old),
-                                  std::make_shared<FakeAgentChannel>())
+  EXPECT_FALSE(lab_->agents()
+                   .ConnectAgent(testing::AgentCaller("lab-1"), testing::RegistrationOf(old),
+                                 std::make_shared<FakeAgentChannel>())
                    .ok());
   auto history = lab_->boards().BoardHistory(caller_, "host-0");
   ASSERT_TRUE(history.ok());
@@ -203,16 +206,16 @@ TEST_F(LabAbuseTest, BoardsAndTagsPerAgentAreCappedNamingTheConfigKeys) {
     b->set_name(name);
     b->set_kind("host");
   }
-  auto many =
-      lab_->agents().ConnectAgent(testing::AgentCaller("lab-1"), testing::RegistrationOf(reg), agent_);
+  auto many = lab_->agents().ConnectAgent(testing::AgentCaller("lab-1"),
+                                          testing::RegistrationOf(reg), agent_);
   ASSERT_FALSE(many.ok());
   EXPECT_EQ(many.error().code, ErrorCode::kResourceExhausted);
   EXPECT_NE(many.error().message.find("max_boards_per_agent"), std::string::npos);
   reg.mutable_boards()->RemoveLast();
   (*reg.mutable_boards(0)->mutable_tags())["cpu"] = "m55";
   (*reg.mutable_boards(0)->mutable_tags())["npu"] = "u55";
-  auto tagged =
-      lab_->agents().ConnectAgent(testing::AgentCaller("lab-1"), testing::RegistrationOf(reg), agent_);
+  auto tagged = lab_->agents().ConnectAgent(testing::AgentCaller("lab-1"),
+                                            testing::RegistrationOf(reg), agent_);
   ASSERT_FALSE(tagged.ok());
   EXPECT_NE(tagged.error().message.find("max_tags_per_board"), std::string::npos);
 }
@@ -246,9 +249,9 @@ TEST_F(LabAbuseTest, UnusedUploadsAreDeletedAfterTheGracePeriodAndFreeTheQuota) 
   ASSERT_TRUE(unused.ok() && used.ok());
   SubmitRequest r = FcJob(1, 1);
   r.cases_artifact = used->sha256;
-  const JobId job = Submit(r);                  // on the board, unfinished
-  ASSERT_FALSE(Upload(caller_, "third").ok());  // over max_user_artifacts
-  EXPECT_EQ(*lab_->uploads().CollectArtifacts(), 0u);     // both are younger than the grace period
+  const JobId job = Submit(r);                         // on the board, unfinished
+  ASSERT_FALSE(Upload(caller_, "third").ok());         // over max_user_artifacts
+  EXPECT_EQ(*lab_->uploads().CollectArtifacts(), 0u);  // both are younger than the grace period
   clock_.Advance(std::chrono::seconds(61));
   EXPECT_EQ(*lab_->uploads().CollectArtifacts(), 1u);
   EXPECT_FALSE(store_->GetArtifact(unused->sha256)->has_value());

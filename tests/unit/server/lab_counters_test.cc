@@ -57,8 +57,9 @@ v1::AgentMessage PassBatch(std::uint64_t run, std::uint64_t seq, std::uint32_t p
 
 TEST_F(LabTest, AnEventTheBoardCannotCountIsRejectedAtSubmitListingWhatItCounts) {
   auto q = std::make_shared<FakeAgentChannel>();
-  ASSERT_TRUE(lab_->agents().ConnectAgent(testing::AgentCaller(profiles::QemuAgent().agent()),
-                                 testing::RegistrationOf(profiles::QemuAgent()), q)
+  ASSERT_TRUE(lab_->agents()
+                  .ConnectAgent(testing::AgentCaller(profiles::QemuAgent().agent()),
+                                testing::RegistrationOf(profiles::QemuAgent()), q)
                   .ok());
   auto r = FcJob(1, 2, "corstone300-qemu");
   r.events = {"instructions", "npu_active"};
@@ -79,7 +80,7 @@ TEST_F(LabTest, AnEventTheBoardCannotCountIsRejectedAtSubmitListingWhatItCounts)
 TEST_F(LabTest, FiveEmulatedEventsRunAsTwoPassesOfOneRunAndTheirStatisticsAreStored) {
   auto q = std::make_shared<FakeAgentChannel>();
   auto session = lab_->agents().ConnectAgent(testing::AgentCaller(profiles::QemuAgent().agent()),
-                                    testing::RegistrationOf(profiles::QemuAgent()), q);
+                                             testing::RegistrationOf(profiles::QemuAgent()), q);
   ASSERT_TRUE(session.ok());
   ASSERT_TRUE(q->Take(FakeAgentChannel::IsRegistered));
   auto r = FcJob(2, 3, "corstone300-qemu");
@@ -162,7 +163,7 @@ TEST_F(LabTest, FiveEmulatedEventsRunAsTwoPassesOfOneRunAndTheirStatisticsAreSto
 TEST_F(LabTest, EmulatedPassesThatDisagreeOnCyclesFlagTheJob) {
   auto q = std::make_shared<FakeAgentChannel>();
   auto session = lab_->agents().ConnectAgent(testing::AgentCaller(profiles::QemuAgent().agent()),
-                                    testing::RegistrationOf(profiles::QemuAgent()), q);
+                                             testing::RegistrationOf(profiles::QemuAgent()), q);
   ASSERT_TRUE(session.ok());
   auto r = FcJob(1, 2, "corstone300-qemu");
   r.events = {"instructions", "loads", "stores", "branches"};
@@ -188,8 +189,9 @@ TEST_F(LabTest, EmulatedPassesThatDisagreeOnCyclesFlagTheJob) {
 
 TEST_F(LabTest, ListEventsShowsTheUnitsOfAKind) {
   auto q = std::make_shared<FakeAgentChannel>();
-  ASSERT_TRUE(lab_->agents().ConnectAgent(testing::AgentCaller(profiles::QemuAgent().agent()),
-                                 testing::RegistrationOf(profiles::QemuAgent()), q)
+  ASSERT_TRUE(lab_->agents()
+                  .ConnectAgent(testing::AgentCaller(profiles::QemuAgent().agent()),
+                                testing::RegistrationOf(profiles::QemuAgent()), q)
                   .ok());
   auto v = lab_->boards().ListEvents(caller_, "corstone300-qemu", "");
   ASSERT_TRUE(v.ok());
@@ -215,8 +217,9 @@ TEST_F(LabTest, ListEventsSaysWhetherTheBoardsAreHostEmulatedOrSilicon) {
 
 TEST_F(LabTest, BoardUnitsAndJobEventsSurviveARestart) {
   auto q = std::make_shared<FakeAgentChannel>();
-  ASSERT_TRUE(lab_->agents().ConnectAgent(testing::AgentCaller(profiles::QemuAgent().agent()),
-                                 testing::RegistrationOf(profiles::QemuAgent()), q)
+  ASSERT_TRUE(lab_->agents()
+                  .ConnectAgent(testing::AgentCaller(profiles::QemuAgent().agent()),
+                                testing::RegistrationOf(profiles::QemuAgent()), q)
                   .ok());
   RestartLab();
   // The agent has not reconnected: its board's units are known from the store.
@@ -226,8 +229,9 @@ TEST_F(LabTest, BoardUnitsAndJobEventsSurviveARestart) {
   r.events = {"branches"};
   const JobId id = Submit(r);
   auto q2 = std::make_shared<FakeAgentChannel>();
-  ASSERT_TRUE(lab_->agents().ConnectAgent(testing::AgentCaller(profiles::QemuAgent().agent()),
-                                 testing::RegistrationOf(profiles::QemuAgent()), q2)
+  ASSERT_TRUE(lab_->agents()
+                  .ConnectAgent(testing::AgentCaller(profiles::QemuAgent().agent()),
+                                testing::RegistrationOf(profiles::QemuAgent()), q2)
                   .ok());
   const v1::Assignment a = TakeAssignment(*q2);
   EXPECT_EQ(a.passes_size(), 1);

@@ -31,7 +31,8 @@ class LabSchedTest : public LabTest {
   void PassHealthChecks(AgentSessionId s, int n) {
     for (int i = 0; i < n; ++i) {
       v1::Assignment check = TakeAssignment(*agent_);
-      ASSERT_EQ(lab_->jobs().GetJob(caller_, static_cast<JobId>(check.job_id()))->user, kHealthCheckUser);
+      ASSERT_EQ(lab_->jobs().GetJob(caller_, static_cast<JobId>(check.job_id()))->user,
+                kHealthCheckUser);
       RunToSuccess(s, check);
       ASSERT_EQ(WaitForState(static_cast<JobId>(check.job_id()), JobState::kSucceeded),
                 JobState::kSucceeded);
@@ -488,7 +489,8 @@ TEST_F(LabSchedTest, BoardFailingItsHealthCheckIsTakenOutAndItsJobGoesElsewhere)
   auto hc = lab_->jobs().GetJob(caller_, static_cast<JobId>(check.job_id()));
   EXPECT_EQ(hc->user, kHealthCheckUser);
   EXPECT_EQ(hc->label, "health check of host-0");
-  EXPECT_EQ(lab_->jobs().GetJob(caller_, static_cast<JobId>(on1.job_id()))->state, JobState::kQueued);
+  EXPECT_EQ(lab_->jobs().GetJob(caller_, static_cast<JobId>(on1.job_id()))->state,
+            JobState::kQueued);
   // It fails twice: bad.
   Send(s, FinishedMsg(check.run_id(), Outcome::INFRA_FAILED, 0, "runner process crashed"));
   v1::Assignment check2 = TakeAssignment(*agent_);
@@ -522,7 +524,8 @@ TEST_F(LabSchedTest, PassingHealthCheckMakesTheBoardGoodAndCalibratesIt) {
   v1::Assignment next = TakeAssignment(*agent_);
   EXPECT_EQ(next.job_id(), static_cast<std::uint64_t>(job));
   EXPECT_EQ(BoardNamed("host-0").board.health, BoardHealth::kGood);
-  EXPECT_EQ(lab_->jobs().GetJob(caller_, static_cast<JobId>(check.job_id()))->state, JobState::kSucceeded);
+  EXPECT_EQ(lab_->jobs().GetJob(caller_, static_cast<JobId>(check.job_id()))->state,
+            JobState::kSucceeded);
 }
 
 TEST_F(LabSchedTest, HealthCheckOffCalibrationFailsOnAnEmulatedKindWithAnExpectedValue) {
@@ -538,8 +541,9 @@ TEST_F(LabSchedTest, HealthCheckOffCalibrationFailsOnAnEmulatedKindWithAnExpecte
   RunToSuccess(s, check);
   EXPECT_EQ(WaitForState(static_cast<JobId>(check.job_id()), JobState::kFailed), JobState::kFailed);
   EXPECT_EQ(BoardNamed("host-0").board.health, BoardHealth::kBad);
-  EXPECT_NE(lab_->jobs().GetJob(caller_, static_cast<JobId>(check.job_id()))->message.find("expected 5"),
-            std::string::npos);
+  EXPECT_NE(
+      lab_->jobs().GetJob(caller_, static_cast<JobId>(check.job_id()))->message.find("expected 5"),
+      std::string::npos);
 }
 
 // A new agent's token must not be a way to collect users' jobs (and the files they reference): a
@@ -625,7 +629,8 @@ TEST_F(LabSchedTest, AdmissionRejectsACaseLargerThanEveryBoardsRam) {
   info->set_kind("small");
   info->set_ram_bytes(4096);
   ASSERT_TRUE(
-      lab_->agents().ConnectAgent(testing::AgentCaller(reg.agent()), testing::RegistrationOf(reg), agent_)
+      lab_->agents()
+          .ConnectAgent(testing::AgentCaller(reg.agent()), testing::RegistrationOf(reg), agent_)
           .ok());
   SubmitRequest fits = FcJob(1, 1, "small");  // 1 x 8 -> 4: a few dozen bytes
   EXPECT_TRUE(lab_->jobs().Submit(caller_, fits).ok());

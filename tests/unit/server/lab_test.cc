@@ -200,7 +200,8 @@ TEST_F(LabTest, QueuePositionCountsJobsAheadForTheSameBoards) {
   Connect(agent_, "lab-1", {{"an547-0", "corstone300-qemu"}, {"host-0", "host"}});
   Submit(FcJob());  // takes host-0
   EXPECT_EQ(lab_->jobs().Submit(caller_, FcJob())->queue_position, 1u);
-  EXPECT_EQ(lab_->jobs().Submit(caller_, FcJob(1, 1, "corstone300-qemu"))->state, JobState::kAssigned);
+  EXPECT_EQ(lab_->jobs().Submit(caller_, FcJob(1, 1, "corstone300-qemu"))->state,
+            JobState::kAssigned);
   EXPECT_EQ(lab_->jobs().Submit(caller_, FcJob())->queue_position, 2u);
 }
 
@@ -505,7 +506,8 @@ TEST_F(LabTest, ChecksumMismatchFailsTheJobWithoutBlamingTheBoard) {
   Send(s, FinishedMsg(a.run_id(), Outcome::SUCCEEDED, 1));
   ASSERT_EQ(WaitForState(id, JobState::kFailed), JobState::kFailed);
   EXPECT_NE(
-      lab_->jobs().GetJob(caller_, id)
+      lab_->jobs()
+          .GetJob(caller_, id)
           ->message.find("checksum mismatch): case 0: checksum 0x00009999, expected 0x00001234"),
       std::string::npos)
       << lab_->jobs().GetJob(caller_, id)->message;
@@ -538,8 +540,8 @@ TEST_F(LabTest, ReconnectingAgentReplacesItsOldSessionAndGetsStaleRunsClosed) {
   b->set_name("host-0");
   b->set_kind("host");
   reg.add_active_runs(a.run_id());
-  auto id =
-      lab_->agents().ConnectAgent(testing::AgentCaller(reg.agent()), testing::RegistrationOf(reg), again);
+  auto id = lab_->agents().ConnectAgent(testing::AgentCaller(reg.agent()),
+                                        testing::RegistrationOf(reg), again);
   ASSERT_TRUE(id.ok());
   EXPECT_TRUE(again->Take(FakeAgentChannel::ClosedOf(a.run_id())));
   EXPECT_NE(TakeAssignment(*again).run_id(), a.run_id());
@@ -555,8 +557,9 @@ TEST_F(LabTest, BoardHeldByAnotherConnectedAgentCannotBeRegistered) {
   auto* b = reg.add_boards();
   b->set_name("host-0");
   b->set_kind("host");
-  auto id = lab_->agents().ConnectAgent(testing::AgentCaller(reg.agent()), testing::RegistrationOf(reg),
-                               std::make_shared<FakeAgentChannel>());
+  auto id =
+      lab_->agents().ConnectAgent(testing::AgentCaller(reg.agent()), testing::RegistrationOf(reg),
+                                  std::make_shared<FakeAgentChannel>());
   ASSERT_FALSE(id.ok());
   EXPECT_EQ(id.error().code, ErrorCode::kAlreadyExists);
 }
@@ -908,8 +911,8 @@ TEST_F(LabTest, ABoardRegisteredWithoutItsProbeStaysOfflineUntilItsStatusSaysItI
   info->set_name("f767");
   info->set_kind("nucleo-f767");
   info->set_offline("probe 066EFF not plugged in");
-  auto id =
-      lab_->agents().ConnectAgent(testing::AgentCaller(reg.agent()), testing::RegistrationOf(reg), agent_);
+  auto id = lab_->agents().ConnectAgent(testing::AgentCaller(reg.agent()),
+                                        testing::RegistrationOf(reg), agent_);
   ASSERT_TRUE(id.ok());
   EXPECT_EQ(BoardNamed("f767").board.state, BoardState::kOffline);
   Submit(FcJob(1, 2, "nucleo-f767"));
@@ -965,7 +968,8 @@ TEST_F(LabTest, ListJobsFiltersByStateAndPagesNewestFirst) {
 
 TEST_F(LabTest, UnknownJobIsNotFound) {
   EXPECT_EQ(lab_->jobs().GetJob(caller_, 31337).error().code, ErrorCode::kNotFound);
-  EXPECT_EQ(LabQueries(*lab_, *store_).GetJobResults(caller_, 31337, false).error().code, ErrorCode::kNotFound);
+  EXPECT_EQ(LabQueries(*lab_, *store_).GetJobResults(caller_, 31337, false).error().code,
+            ErrorCode::kNotFound);
 }
 
 }  // namespace

@@ -89,8 +89,8 @@ class LabTest : public ::testing::Test {
       info->set_kind(b.kind);
       info->set_serial("SN-" + b.name);
     }
-    auto id = lab_->agents().ConnectAgent(testing::AgentCaller(reg.agent()), testing::RegistrationOf(reg),
-                                 channel);
+    auto id = lab_->agents().ConnectAgent(testing::AgentCaller(reg.agent()),
+                                          testing::RegistrationOf(reg), channel);
     EXPECT_TRUE(id.ok()) << (id.ok() ? "" : id.error().message);
     EXPECT_TRUE(channel->Take(FakeAgentChannel::IsRegistered));
     return id.ok() ? *id : 0;
@@ -113,8 +113,8 @@ class LabTest : public ::testing::Test {
       info->set_serial("SN-" + b.name);
       for (const auto& [k, v] : b.tags) (*info->mutable_tags())[k] = v;
     }
-    auto id = lab_->agents().ConnectAgent(testing::AgentCaller(reg.agent()), testing::RegistrationOf(reg),
-                                 channel);
+    auto id = lab_->agents().ConnectAgent(testing::AgentCaller(reg.agent()),
+                                          testing::RegistrationOf(reg), channel);
     EXPECT_TRUE(id.ok()) << (id.ok() ? "" : id.error().message);
     EXPECT_TRUE(channel->Take(FakeAgentChannel::IsRegistered));
     return id.ok() ? *id : 0;

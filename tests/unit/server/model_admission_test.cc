@@ -96,8 +96,8 @@ class ModelAdmissionTest : public ::testing::Test {
     auto* undeclared = reg.add_boards();  // no ram_bytes, as every quick-start board
     undeclared->set_name("free-0");
     undeclared->set_kind("free");
-    auto id =
-        lab_->agents().ConnectAgent(testing::AgentCaller(reg.agent()), testing::RegistrationOf(reg), agent_);
+    auto id = lab_->agents().ConnectAgent(testing::AgentCaller(reg.agent()),
+                                          testing::RegistrationOf(reg), agent_);
     ASSERT_TRUE(id.ok()) << id.error().message;
     ASSERT_TRUE(agent_->Take(FakeAgentChannel::IsRegistered));
   }
@@ -180,8 +180,8 @@ TEST_F(ModelAdmissionTest, AnInputOfTheWrongSizeIsRefused) {
   EXPECT_THAT(e.message, HasSubstr("takes 768 bytes"));
   const std::vector<std::uint8_t> right(768, 1);
   const std::vector<std::uint8_t> ok = PackModelBlob(m, right);
-  auto reply =
-      lab_->jobs().Submit(caller_, ModelJob(Upload("m2.tflite", std::string(ok.begin(), ok.end()))));
+  auto reply = lab_->jobs().Submit(
+      caller_, ModelJob(Upload("m2.tflite", std::string(ok.begin(), ok.end()))));
   EXPECT_TRUE(reply.ok()) << reply.error().message;
 }
 
@@ -218,7 +218,8 @@ TEST_F(ModelAdmissionTest, AHugeArenaIsRefusedOnABoardThatDeclaresNoRam) {
   e = SubmitError(ModelJob(blob));
   EXPECT_THAT(e.message, HasSubstr("an547-0 (4194304 bytes)"));
   // A small model still runs on the board without ram_bytes.
-  auto reply = lab_->jobs().Submit(caller_, ModelJob(Upload("sample.tflite", SampleModel()), "free"));
+  auto reply =
+      lab_->jobs().Submit(caller_, ModelJob(Upload("sample.tflite", SampleModel()), "free"));
   EXPECT_TRUE(reply.ok()) << reply.error().message;
 }
 
