@@ -50,8 +50,8 @@ namespace mculab::agent {
 // The largest message the agent spools and sends: well under what the server receives (16 MiB).
 inline constexpr std::size_t kMaxAgentMessageBytes = 4 << 20;
 
-// kResourceExhausted, naming what `record` (an encoded spool record of `kind`) holds and its size,
-// when it is larger than `max_bytes`.
+// kResourceExhausted, naming what the encoded spool `record` holds (from its header's kind) and its
+// size, when it is larger than `max_bytes`.
 Status CheckRecordSize(std::string_view record, std::size_t max_bytes = kMaxAgentMessageBytes);
 
 class Spool {

@@ -11,6 +11,7 @@
 #include "agent/run/run_executor.h"
 #include "common/sha256.h"
 #include "mculab/runner_protocol.h"
+#include "run_records.h"
 #include "test_workloads.h"
 
 namespace mculab::agent {
@@ -157,11 +158,6 @@ TEST_F(ArtifactCacheTest, UnknownArtifactsAndBadNamesAreErrors) {
 
 // ---- a whole custom-runner run on a fake board ----
 
-struct RecordingSink : RunSink {
-  std::vector<RunMessage> sent;
-  void Send(RunMessage m) override { sent.push_back(std::move(m)); }
-};
-
 class CustomRunTest : public ArtifactCacheTest {
  protected:
   void SetUp() override {
@@ -195,7 +191,7 @@ class CustomRunTest : public ArtifactCacheTest {
   std::unique_ptr<Spool> spool_;
   std::unique_ptr<ArtifactCache> cache_;
   std::unique_ptr<FakeBoard> board_;
-  RecordingSink sink_;
+  testing::RecordingSink sink_;
   CancelToken cancel_;
 };
 

@@ -10,6 +10,7 @@
 #include "agent/io/temp_dir.h"
 #include "common/sha256.h"
 #include "mculab/workload.h"
+#include "run_records.h"
 #include "test_workloads.h"
 
 namespace mculab::agent {
@@ -17,19 +18,6 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-
-struct RecordingSink : RunSink {
-  std::vector<RunMessage> sent;
-  void Send(RunMessage m) override { sent.push_back(std::move(m)); }
-  // The messages of one kind, in the order sent.
-  template <typename T>
-  std::vector<T> All() const {
-    std::vector<T> out;
-    for (const auto& m : sent)
-      if (auto* t = std::get_if<T>(&m)) out.push_back(*t);
-    return out;
-  }
-};
 
 class RunExecutorTest : public ::testing::Test {
  protected:
@@ -88,7 +76,7 @@ class RunExecutorTest : public ::testing::Test {
   std::unique_ptr<TempDir> dir_;
   std::unique_ptr<Spool> spool_;
   std::unique_ptr<FakeBoard> board_;
-  RecordingSink sink_;
+  testing::RecordingSink sink_;
   CancelToken cancel_;
 };
 
@@ -326,7 +314,7 @@ namespace passes {
 
 // Every (pass, case, iteration, metric) -> value of the run's batches.
 std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t, std::uint32_t>, std::int64_t> Rows(
-    const RecordingSink& sink) {
+    const testing::RecordingSink& sink) {
   std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t, std::uint32_t>, std::int64_t>
       out;
   for (const auto& b : sink.All<SampleBatchRecord>()) {

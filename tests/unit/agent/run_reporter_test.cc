@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "agent/io/temp_dir.h"
+#include "run_records.h"
 
 namespace mculab::agent {
 namespace {
@@ -14,7 +15,7 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 // Records what it is sent, and whether the spool already held each message when it came.
-struct CheckingSink : RunSink {
+struct CheckingSink : testing::RecordingSink {
   explicit CheckingSink(const Spool& spool) : spool(spool) {}
   void Send(RunMessage m) override {
     if (auto* b = std::get_if<SampleBatchRecord>(&m)) {
@@ -29,14 +30,7 @@ struct CheckingSink : RunSink {
       spooled_first &=
           std::filesystem::exists(spool.dir() / "runs" / std::to_string(s->run_id) / "started.rec");
     }
-    sent.push_back(std::move(m));
-  }
-  template <typename T>
-  std::vector<T> All() const {
-    std::vector<T> out;
-    for (const auto& m : sent)
-      if (auto* t = std::get_if<T>(&m)) out.push_back(*t);
-    return out;
+    RecordingSink::Send(std::move(m));
   }
   std::vector<std::size_t> BatchSizes() const {
     std::vector<std::size_t> out;
@@ -44,7 +38,6 @@ struct CheckingSink : RunSink {
     return out;
   }
   const Spool& spool;
-  std::vector<RunMessage> sent;
   bool spooled_first = true;
 };
 

@@ -5,6 +5,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "run_records.h"
+
 namespace mculab::agent {
 namespace {
 
@@ -103,38 +105,9 @@ TEST(RunWire, ABatchGoesAsRowsOrAsColumnsWithTheSameSamples) {
 }
 
 TEST(RunWire, EveryRunMessageSurvivesTheWireBothWays) {
-  RunStartedRecord s;
-  s.run_id = 1;
-  s.runner_version = "1.0.0";
-  s.port = "an547";
-  s.cpu = "cortex-m55";
-  s.clock_hz = 25'000'000;
-  s.emulated = true;
-  s.timer_unit = "cycles";
-  s.counters = {"instructions"};
-  s.firmware_sha256 = "f";
-  s.workload_sha256 = "w";
-  s.toolchain = "gcc";
-  s.board_serial = "s";
-  s.note = "n";
-  s.seed = 3;
-  s.firmware_memory = {{-1, "elf", "flash.text", 10, 0}};
-  s.kernel_set = "helium";
-  EXPECT_EQ(std::get<RunStartedRecord>(RoundTrip(s)), s);
-
-  CaseDoneRecord c;
-  c.run_id = 1;
-  c.case_index = 2;
-  c.checksum = 3;
-  c.expected_checksum = 4;
-  c.checksum_ok = true;
-  c.overhead = -5;
-  c.counter_overhead = {6};
-  c.pass = 1;
-  c.ops = {{0, "CONV_2D", "conv", 8, true, {{0, 8, 80, 9, 11}}}};
-  c.memory = {{2, "runner", "arena", 100, 200}};
-  c.checksum_unverified = true;
-  EXPECT_EQ(std::get<CaseDoneRecord>(RoundTrip(c)), c);
+  EXPECT_EQ(std::get<RunStartedRecord>(RoundTrip(testing::FullRunStarted())),
+            testing::FullRunStarted());
+  EXPECT_EQ(std::get<CaseDoneRecord>(RoundTrip(testing::FullCaseDone())), testing::FullCaseDone());
 
   for (RunOutcome o : {RunOutcome::kSucceeded, RunOutcome::kWorkloadFailed,
                        RunOutcome::kInfraFailed, RunOutcome::kCancelled, RunOutcome::kTimedOut}) {

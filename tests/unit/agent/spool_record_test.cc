@@ -6,49 +6,15 @@
 #include <gtest/gtest.h>
 
 #include "mculab/runner_protocol.h"
+#include "run_records.h"
 
 namespace mculab::agent {
 namespace {
 
 using ::testing::HasSubstr;
 
-RunStartedRecord Started() {
-  RunStartedRecord s;
-  s.run_id = 42;
-  s.runner_version = "1.2.0 (tflite-helium)";
-  s.port = "an547";
-  s.cpu = "cortex-m55";
-  s.clock_hz = 32'000'000;
-  s.emulated = true;
-  s.timer_unit = "instructions";
-  s.counters = {"instructions", "loads"};
-  s.firmware_sha256 = std::string(64, 'f');
-  s.workload_sha256 = std::string(64, 'w');
-  s.toolchain = "GCC 12.2";
-  s.board_serial = "0670FF";
-  s.note = "QEMU -icount";
-  s.seed = 7;
-  s.firmware_memory = {{-1, "elf", "flash.text", 12345, 0}, {-1, "elf", "ram.bss", 99, 0}};
-  s.kernel_set = "helium";
-  return s;
-}
-
-CaseDoneRecord CaseDone() {
-  CaseDoneRecord c;
-  c.run_id = 42;
-  c.case_index = 3;
-  c.checksum = 0xdeadbeef;
-  c.expected_checksum = 0xdeadbeef;
-  c.checksum_ok = true;
-  c.overhead = -5;
-  c.counter_overhead = {1, -2};
-  c.pass = 1;
-  c.ops = {{0, "CONV_2D", "conv", 10, false, {{0, 10, 1000, 90, 110}, {2, 10, 5, 0, 1}}},
-           {1, "SOFTMAX", "", 10, true, {}}};
-  c.memory = {{3, "runner", "arena", 4096, 8192}};
-  c.checksum_unverified = true;
-  return c;
-}
+using testing::FullCaseDone;
+using testing::FullRunStarted;
 
 SampleBatchRecord Batch() {
   SampleBatchRecord b;
@@ -91,8 +57,8 @@ std::string DecodeError(const std::string& bytes) {
 }
 
 TEST(SpoolRecord, EveryKindSurvivesARoundTripFieldForField) {
-  EXPECT_EQ(RoundTrip(Started()), Started());
-  EXPECT_EQ(RoundTrip(CaseDone()), CaseDone());
+  EXPECT_EQ(RoundTrip(FullRunStarted()), FullRunStarted());
+  EXPECT_EQ(RoundTrip(FullCaseDone()), FullCaseDone());
   EXPECT_EQ(RoundTrip(Batch()), Batch());
   EXPECT_EQ(RoundTrip(Finished()), Finished());
   EXPECT_EQ(RoundTrip(RunStartedRecord{}), RunStartedRecord{});
@@ -141,10 +107,10 @@ TEST(SpoolRecord, WrongVersionIsRefusedNamingBoth) {
 }
 
 TEST(SpoolRecord, ChecksumMismatchIsRefused) {
-  std::string b = EncodeSpoolRecord(CaseDone());
+  std::string b = EncodeSpoolRecord(FullCaseDone());
   b[kSpoolRecordHeaderBytes + 9] ^= 0x01;  // one bit of the checksum field's payload
   EXPECT_THAT(DecodeError(b), HasSubstr("bad CRC"));
-  std::string c = EncodeSpoolRecord(CaseDone());
+  std::string c = EncodeSpoolRecord(FullCaseDone());
   c.back() ^= 0x80;  // the CRC itself
   EXPECT_THAT(DecodeError(c), HasSubstr("bad CRC"));
 }
