@@ -24,8 +24,8 @@
 #include "agent/io/temp_dir.h"
 #include "agent/link/agent_link.h"
 #include "agent/link/server_check.h"
-#include "agent/link/spool.h"
 #include "agent/run/model_reference.h"
+#include "agent/run/spool.h"
 
 namespace {
 

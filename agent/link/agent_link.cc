@@ -11,7 +11,9 @@
 #include <thread>
 
 #include "agent.grpc.pb.h"
+#include "agent/link/run_wire.h"
 #include "agent/link/send_queue.h"
+#include "agent/link/spool_import.h"
 #include "common/crash_point.h"
 
 namespace mculab::agent {
@@ -30,8 +32,8 @@ class AgentLink::Impl final : public RunSink {
 
   void Run();
   void Stop();
-  void Send(const v1::AgentMessage& message) override;
-  void Send(v1::AgentMessage&& message) override;
+  void Send(RunMessage message) override;
+  void Send(v1::AgentMessage&& message);
   void SetBoardOffline(const std::string& board, const std::string& offline);
 
   std::atomic<std::uint64_t> registrations{0};
@@ -48,7 +50,7 @@ class AgentLink::Impl final : public RunSink {
     }
     const std::string& name() const { return board_.Info().name; }
 
-    void Enqueue(v1::Assignment a, Clock::TimePoint received) {
+    void Enqueue(RunAssignment a, Clock::TimePoint received) {
       {
         std::lock_guard lock(mu_);
         queue_.push_back(std::move(a));
@@ -64,7 +66,7 @@ class AgentLink::Impl final : public RunSink {
         return true;
       }
       for (const auto& a : queue_) {
-        if (a.run_id() == run_id) {
+        if (a.run_id == run_id) {
           cancelled_queued_.insert(run_id);
           return true;
         }
@@ -75,7 +77,7 @@ class AgentLink::Impl final : public RunSink {
       std::lock_guard lock(mu_);
       if (active_ == run_id) return true;
       for (const auto& a : queue_)
-        if (a.run_id() == run_id) return true;
+        if (a.run_id == run_id) return true;
       return false;
     }
     std::optional<std::uint64_t> active() {
@@ -116,7 +118,7 @@ class AgentLink::Impl final : public RunSink {
           idle = !stopping_ && queue_.empty();
         }
         if (idle) board_.Prepare();  // what the next run can have ready before it arrives
-        v1::Assignment a;
+        RunAssignment a;
         ExecutorOptions options = link_.executor_;
         std::shared_ptr<CancelToken> token = std::make_shared<CancelToken>();
         std::string offline;
@@ -128,21 +130,21 @@ class AgentLink::Impl final : public RunSink {
           queue_.pop_front();
           options.received_at = received_.front();
           received_.pop_front();
-          if (cancelled_queued_.erase(a.run_id())) token->Cancel(CancelReason::kByServer);
+          if (cancelled_queued_.erase(a.run_id)) token->Cancel(CancelReason::kByServer);
           if (stopping_) token->Cancel(CancelReason::kShutdown);
           if (!offline_.empty()) token->Cancel(CancelReason::kBoardGone);
           offline = offline_;
-          active_ = a.run_id();
+          active_ = a.run_id;
           token_ = token;
         }
         if (token->reason() == CancelReason::kByServer) {
-          FinishUnstartedRun(a.run_id(), v1::RunFinished::CANCELLED, "cancelled before it started",
+          FinishUnstartedRun(a.run_id, RunOutcome::kCancelled, "cancelled before it started",
                              link_.spool_, link_);
         } else if (token->reason() == CancelReason::kShutdown) {
-          FinishUnstartedRun(a.run_id(), v1::RunFinished::INFRA_FAILED,
+          FinishUnstartedRun(a.run_id, RunOutcome::kInfraFailed,
                              "the agent stopped before the run started", link_.spool_, link_);
         } else if (token->reason() == CancelReason::kBoardGone) {
-          FinishUnstartedRun(a.run_id(), v1::RunFinished::INFRA_FAILED,
+          FinishUnstartedRun(a.run_id, RunOutcome::kInfraFailed,
                              "board " + board_.Info().name + " is offline: " + offline,
                              link_.spool_, link_);
         } else {
@@ -153,9 +155,9 @@ class AgentLink::Impl final : public RunSink {
           std::lock_guard lock(mu_);
           active_.reset();
           token_.reset();
-          close = close_after_.erase(a.run_id()) > 0;
+          close = close_after_.erase(a.run_id) > 0;
         }
-        if (close) link_.spool_.Close(a.run_id());
+        if (close) link_.spool_.Close(a.run_id);
       }
     }
 
@@ -163,7 +165,7 @@ class AgentLink::Impl final : public RunSink {
     Impl& link_;
     std::mutex mu_;
     std::condition_variable cv_;
-    std::deque<v1::Assignment> queue_;
+    std::deque<RunAssignment> queue_;
     std::deque<Clock::TimePoint> received_;  // when each queued assignment arrived
     std::set<std::uint64_t> cancelled_queued_;
     std::set<std::uint64_t> close_after_;
@@ -288,10 +290,11 @@ AgentLink::Impl::Impl(LinkOptions options, std::vector<Board*> boards, Spool& sp
     artifacts_ = std::make_unique<ArtifactCache>(options_.artifacts, fetcher_);
     executor_.artifacts = artifacts_.get();
   }
+  ImportProtobufSpool(spool_);  // before a worker or a replay reads the spool
   for (Board* b : boards_) workers_.push_back(std::make_unique<Worker>(*b, *this));
 }
 
-void AgentLink::Impl::Send(const v1::AgentMessage& message) { send_queue_.Send(message); }
+void AgentLink::Impl::Send(RunMessage message) { send_queue_.Send(std::move(message)); }
 void AgentLink::Impl::Send(v1::AgentMessage&& message) { send_queue_.Send(std::move(message)); }
 
 v1::AgentMessage AgentLink::Impl::BuildRegister() {
@@ -349,7 +352,7 @@ void AgentLink::Impl::SetBoardOffline(const std::string& board, const std::strin
   m.mutable_board_status()->set_board(board);
   m.mutable_board_status()->set_offline(offline);
   if (offline.empty()) w->SetOffline(offline);
-  Send(m);
+  Send(std::move(m));
   if (!offline.empty()) w->SetOffline(offline);
   if (offline.empty()) {
     spdlog::info("board {} is back", board);
@@ -374,11 +377,9 @@ void AgentLink::Impl::FinishLostRuns() {
   for (auto run : spool_.Runs()) {
     if (!spool_.HasFinished(run) && !IsActive(run)) {
       // Left over by an earlier agent process that died mid-run.
-      v1::RunFinished fin;
-      fin.set_run_id(run);
-      fin.set_outcome(v1::RunFinished::INFRA_FAILED);
-      fin.set_message("the agent restarted during the run");
-      fin.set_batches_sent(static_cast<std::uint32_t>(spool_.NextSequence(run)));
+      const RunFinishedRecord fin{run, RunOutcome::kInfraFailed,
+                                  "the agent restarted during the run",
+                                  static_cast<std::uint32_t>(spool_.NextSequence(run))};
       if (auto s = spool_.PutFinished(fin); !s) {
         spdlog::error("run {}: cannot spool RunFinished: {}", run, s.error().message);
       }
@@ -432,7 +433,7 @@ bool AgentLink::Impl::Serve(grpc::ClientContext& ctx, Stream& stream) {
       lock.unlock();
       v1::AgentMessage m;
       m.mutable_heartbeat();
-      Send(m);
+      Send(std::move(m));
       lock.lock();
     }
   });
@@ -452,33 +453,33 @@ void AgentLink::Impl::Dispatch(const v1::ServerMessage& m) {
   switch (m.msg_case()) {
     case v1::ServerMessage::kAssign: {
       const auto received = clock_.Now();
-      const v1::Assignment& a = m.assign();
-      Worker* w = FindWorker(a.board());
+      RunAssignment a = FromWire(m.assign());
+      Worker* w = FindWorker(a.board);
       if (w == nullptr) {
-        spdlog::warn("run {}: assigned to board {}, which this agent does not have", a.run_id(),
-                     a.board());
-        FinishUnstartedRun(a.run_id(), v1::RunFinished::INFRA_FAILED,
-                           "agent " + options_.agent_name + " has no board named " + a.board(),
+        spdlog::warn("run {}: assigned to board {}, which this agent does not have", a.run_id,
+                     a.board);
+        FinishUnstartedRun(a.run_id, RunOutcome::kInfraFailed,
+                           "agent " + options_.agent_name + " has no board named " + a.board,
                            spool_, *this);
         return;
       }
       bool known = false;
-      for (auto& other : workers_) known |= other->Has(a.run_id());
+      for (auto& other : workers_) known |= other->Has(a.run_id);
       if (known) {
-        spdlog::warn("run {}: assigned again while it runs here; ignoring", a.run_id());
+        spdlog::warn("run {}: assigned again while it runs here; ignoring", a.run_id);
         return;
       }
-      if (spool_.Contains(a.run_id())) {
+      if (spool_.Contains(a.run_id)) {
         // Already run by this agent (e.g. the server restarted before taking the results): send
         // what the spool holds again rather than measuring twice.
-        spdlog::warn("run {}: assigned again after it ran here; resending its results", a.run_id());
-        send_queue_.Resend(a.run_id());
+        spdlog::warn("run {}: assigned again after it ran here; resending its results", a.run_id);
+        send_queue_.Resend(a.run_id);
         return;
       }
-      spdlog::info("run {}: job {} assigned to {} ({}, {} case{} x {} iteration{})", a.run_id(),
-                   a.job_id(), a.board(), a.op(), a.cases_size(), a.cases_size() == 1 ? "" : "s",
-                   a.iterations(), a.iterations() == 1 ? "" : "s");
-      w->Enqueue(a, received);
+      spdlog::info("run {}: job {} assigned to {} ({}, {} case{} x {} iteration{})", a.run_id,
+                   a.job_id, a.board, a.op, a.cases.size(), a.cases.size() == 1 ? "" : "s",
+                   a.iterations, a.iterations == 1 ? "" : "s");
+      w->Enqueue(std::move(a), received);
       return;
     }
     case v1::ServerMessage::kCancel: {
@@ -558,7 +559,7 @@ void AgentLink::Impl::Stop() {
     // First tell the server, so that the runs ending below are not handed back to our boards.
     v1::AgentMessage m;
     m.mutable_heartbeat()->set_stopping(true);
-    Send(m);
+    Send(std::move(m));
   }
   // The stream stays open meanwhile, so the runs' last messages can still go out.
   for (auto& w : workers_) w->Shutdown();

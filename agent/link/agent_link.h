@@ -31,10 +31,10 @@
 
 #include "agent/boards/board.h"
 #include "agent/io/clock.h"
-#include "agent/link/artifact_cache.h"
 #include "agent/link/send_queue.h"
-#include "agent/link/spool.h"
+#include "agent/run/artifact_cache.h"
 #include "agent/run/run_executor.h"
+#include "agent/run/spool.h"
 
 namespace mculab::agent {
 

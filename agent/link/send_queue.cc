@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "agent/link/run_wire.h"
 #include "common/crash_point.h"
 
 namespace mculab::agent {
@@ -24,6 +25,8 @@ SendQueue::~SendQueue() {
   cv_.notify_all();
   sender_.join();
 }
+
+void SendQueue::Send(RunMessage message) { Push(ToWire(message)); }
 
 void SendQueue::Send(const v1::AgentMessage& message) { Push(message); }
 
@@ -132,17 +135,15 @@ bool SendQueue::HasWorkLocked() const {
 bool SendQueue::ReplayRun(MessageStream& stream, std::uint64_t run_id,
                           std::uint64_t from_sequence) {
   bool ok = true;
-  auto sent = spool_.Replay(
+  const std::size_t sent = spool_.Replay(
       run_id,
-      [&](const v1::AgentMessage& m) {
-        ok = stream.Write(m);
+      [&](RunMessage&& m) {
+        ok = stream.Write(ToWire(m));
         return ok;
       },
       from_sequence);
-  if (!sent) {
-    spdlog::error("run {}: {}", run_id, sent.error().message);
-  } else if (*sent > 0 && from_sequence == 0) {
-    spdlog::info("run {}: resent {} spooled messages", run_id, *sent);
+  if (sent > 0 && from_sequence == 0) {
+    spdlog::info("run {}: resent {} spooled messages", run_id, sent);
   }
   return ok;
 }

@@ -3,7 +3,8 @@
 // runner's read loop, the heartbeat, the stream's reader) only takes a short lock and never waits
 // on the network, however slowly the server reads.
 //
-//   Send(m)  queues m; when the queue already holds max_bytes, m is left out. A message the
+//   Send(m)  queues m (a run's message translated to the wire first); when the queue already holds
+//   max_bytes, m is left out. A message the
 //            server must not lose is spooled before it is sent (the run executor's rule), so a
 //            left-out message is only noted (its run, and its sequence for a batch). Once the
 //            sender has written everything queued before it, it replays the noted runs from the
@@ -31,8 +32,8 @@
 #include <vector>
 
 #include "agent.pb.h"
-#include "agent/link/spool.h"
-#include "agent/run/run_executor.h"
+#include "agent/run/run_types.h"
+#include "agent/run/spool.h"
 
 namespace mculab::agent {
 
@@ -63,8 +64,11 @@ class SendQueue final : public RunSink {
   SendQueue(const SendQueue&) = delete;
   SendQueue& operator=(const SendQueue&) = delete;
 
-  void Send(const v1::AgentMessage& message) override;
-  void Send(v1::AgentMessage&& message) override;
+  // A run's message, translated to the wire here (agent/link/run_wire.h).
+  void Send(RunMessage message) override;
+  // The link's own messages (heartbeat, board status).
+  void Send(const v1::AgentMessage& message);
+  void Send(v1::AgentMessage&& message);
   // Sends the run's spooled messages again after what is queued (an assignment of a run that
   // already ran here).
   void Resend(std::uint64_t run_id);

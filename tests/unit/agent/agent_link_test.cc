@@ -336,14 +336,14 @@ TEST_F(AgentLinkTest, ReconnectResendsEverythingUnacknowledgedAndNothingIsStored
 TEST_F(AgentLinkTest, RestartedAgentFinishesTheRunItLostAndResendsItsBatches) {
   // What an agent killed mid-run leaves in its spool: a start and two batches, no end.
   ASSERT_TRUE(spool_->BeginRun(9).ok());
-  v1::RunStarted rs;
-  rs.set_run_id(9);
+  RunStartedRecord rs;
+  rs.run_id = 9;
   ASSERT_TRUE(spool_->PutStarted(rs).ok());
   for (std::uint64_t s = 0; s < 2; ++s) {
-    v1::SampleBatch b;
-    b.set_run_id(9);
-    b.set_sequence(s);
-    b.add_samples()->set_value(static_cast<std::int64_t>(s));
+    SampleBatchRecord b;
+    b.run_id = 9;
+    b.sequence = s;
+    b.rows.push_back(SampleRow{0, 0, 0, static_cast<std::int64_t>(s)});
     ASSERT_TRUE(spool_->PutBatch(b).ok());
   }
   StartAgent();

@@ -7,10 +7,11 @@
 
 #include "agent/boards/fake_board.h"
 #include "agent/io/temp_dir.h"
-#include "agent/link/artifact_cache.h"
+#include "agent/run/artifact_cache.h"
 #include "agent/run/run_executor.h"
 #include "common/sha256.h"
 #include "mculab/runner_protocol.h"
+#include "run_records.h"
 #include "test_workloads.h"
 
 namespace mculab::agent {
@@ -157,11 +158,6 @@ TEST_F(ArtifactCacheTest, UnknownArtifactsAndBadNamesAreErrors) {
 
 // ---- a whole custom-runner run on a fake board ----
 
-struct RecordingSink : RunSink {
-  std::vector<v1::AgentMessage> sent;
-  void Send(const v1::AgentMessage& m) override { sent.push_back(m); }
-};
-
 class CustomRunTest : public ArtifactCacheTest {
  protected:
   void SetUp() override {
@@ -171,19 +167,19 @@ class CustomRunTest : public ArtifactCacheTest {
     spool_ = std::move(*s);
     cache_ = std::make_unique<ArtifactCache>(Options(), fetcher_);
   }
-  v1::Assignment Custom(const std::string& fw, const std::string& blob) {
-    v1::Assignment a;
-    a.set_run_id(9);
-    a.set_job_id(3);
-    a.set_board("fake-0");
-    a.set_op("custom");
-    a.set_iterations(4);
-    a.set_warmup(1);
-    a.set_firmware_sha256(fw);
-    a.set_blob_sha256(blob);
+  RunAssignment Custom(const std::string& fw, const std::string& blob) {
+    RunAssignment a;
+    a.run_id = 9;
+    a.job_id = 3;
+    a.board = "fake-0";
+    a.op = "custom";
+    a.iterations = 4;
+    a.warmup = 1;
+    a.firmware_sha256 = fw;
+    a.blob_sha256 = blob;
     return a;
   }
-  v1::RunFinished Execute(const v1::Assignment& a, bool custom_runners = true) {
+  RunFinishedRecord Execute(const RunAssignment& a, bool custom_runners = true) {
     BoardInfo info = testing::Info("fake-0", "fake");
     info.custom_runners = custom_runners;
     board_ = std::make_unique<FakeBoard>(info, FakeOptions{}, clock_);
@@ -195,7 +191,7 @@ class CustomRunTest : public ArtifactCacheTest {
   std::unique_ptr<Spool> spool_;
   std::unique_ptr<ArtifactCache> cache_;
   std::unique_ptr<FakeBoard> board_;
-  RecordingSink sink_;
+  testing::RecordingSink sink_;
   CancelToken cancel_;
 };
 
@@ -206,25 +202,22 @@ TEST_F(CustomRunTest, RunsTheFetchedRunnerWithTheBlobAndReportsChecksumsUnverifi
   const std::string blob_bytes = "model: conv then fc";
   const std::string blob = fetcher_.Add(blob_bytes);
   auto a = Custom(fw, blob);
-  a.add_cases()->set_id(5);
-  a.mutable_cases(0)->set_index(0);
-  a.add_cases()->set_id(6);
-  a.mutable_cases(1)->set_index(1);
+  a.cases = {RunCase{0, 5, {}}, RunCase{1, 6, {}}};
   auto fin = Execute(a);
-  ASSERT_EQ(fin.outcome(), v1::RunFinished::SUCCEEDED) << fin.message();
+  ASSERT_EQ(fin.outcome, RunOutcome::kSucceeded) << fin.message;
   auto log = board_->last_run();
   EXPECT_EQ(log->firmware, Options().dir / fw);
   EXPECT_EQ(std::string(log->blob.begin(), log->blob.end()), blob_bytes);
   int done = 0;
   for (const auto& m : sink_.sent) {
-    if (m.has_run_started()) {
-      EXPECT_EQ(m.run_started().firmware_sha256(), fw);
+    if (auto* started = std::get_if<RunStartedRecord>(&m)) {
+      EXPECT_EQ(started->firmware_sha256, fw);
     }
-    if (m.has_case_done()) {
+    if (auto* cd = std::get_if<CaseDoneRecord>(&m)) {
       ++done;
-      EXPECT_TRUE(m.case_done().checksum_unverified());
-      EXPECT_FALSE(m.case_done().checksum_ok());
-      EXPECT_EQ(m.case_done().checksum(),
+      EXPECT_TRUE(cd->checksum_unverified);
+      EXPECT_FALSE(cd->checksum_ok);
+      EXPECT_EQ(cd->checksum,
                 mculab_crc32(0, reinterpret_cast<const std::uint8_t*>(blob_bytes.data()),
                              blob_bytes.size()));
     }
@@ -235,24 +228,24 @@ TEST_F(CustomRunTest, RunsTheFetchedRunnerWithTheBlobAndReportsChecksumsUnverifi
 TEST_F(CustomRunTest, NoCasesMeansOneCaseWithIdZero) {
   const std::string fw = fetcher_.Add("runner");
   auto fin = Execute(Custom(fw, ""));
-  ASSERT_EQ(fin.outcome(), v1::RunFinished::SUCCEEDED) << fin.message();
+  ASSERT_EQ(fin.outcome, RunOutcome::kSucceeded) << fin.message;
   int done = 0;
-  for (const auto& m : sink_.sent) done += m.has_case_done();
+  for (const auto& m : sink_.sent) done += std::holds_alternative<CaseDoneRecord>(m);
   EXPECT_EQ(done, 1);
   EXPECT_TRUE(board_->last_run()->blob.empty());
 }
 
 TEST_F(CustomRunTest, AnArtifactTheServerDoesNotHaveFailsTheJobNotTheBoard) {
   auto fin = Execute(Custom(std::string(64, 'e'), ""));
-  EXPECT_EQ(fin.outcome(), v1::RunFinished::WORKLOAD_FAILED);
-  EXPECT_THAT(fin.message(), HasSubstr("cannot get the custom runner"));
+  EXPECT_EQ(fin.outcome, RunOutcome::kWorkloadFailed);
+  EXPECT_THAT(fin.message, HasSubstr("cannot get the custom runner"));
 }
 
 TEST_F(CustomRunTest, ABoardThatDoesNotRunCustomRunnersSaysWhy) {
   const std::string fw = fetcher_.Add("runner");
   auto fin = Execute(Custom(fw, ""), /*custom_runners=*/false);
-  EXPECT_EQ(fin.outcome(), v1::RunFinished::WORKLOAD_FAILED);
-  EXPECT_THAT(fin.message(), HasSubstr("does not run custom runners"));
+  EXPECT_EQ(fin.outcome, RunOutcome::kWorkloadFailed);
+  EXPECT_THAT(fin.message, HasSubstr("does not run custom runners"));
   EXPECT_EQ(fetcher_.calls, 0);
 }
 

@@ -10,6 +10,7 @@
 #include "agent/io/temp_dir.h"
 #include "common/sha256.h"
 #include "mculab/workload.h"
+#include "run_records.h"
 #include "test_workloads.h"
 
 namespace mculab::agent {
@@ -17,18 +18,6 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-
-struct RecordingSink : RunSink {
-  std::vector<v1::AgentMessage> sent;
-  void Send(const v1::AgentMessage& m) override { sent.push_back(m); }
-  template <typename Pred>
-  std::vector<v1::AgentMessage> Where(Pred p) const {
-    std::vector<v1::AgentMessage> out;
-    for (const auto& m : sent)
-      if (p(m)) out.push_back(m);
-    return out;
-  }
-};
 
 class RunExecutorTest : public ::testing::Test {
  protected:
@@ -41,35 +30,30 @@ class RunExecutorTest : public ::testing::Test {
     spool_ = std::move(*s);
   }
 
-  v1::Assignment Assignment(std::uint32_t iterations) {
-    v1::Assignment a;
-    a.set_run_id(42);
-    a.set_job_id(7);
-    a.set_board("fake-0");
-    a.set_op("conv2d_s8");
-    a.set_iterations(iterations);
-    a.set_warmup(1);
-    a.set_seed(testing::kSeed);
-    a.set_pass(0);
+  RunAssignment Assignment(std::uint32_t iterations) {
+    RunAssignment a;
+    a.run_id = 42;
+    a.job_id = 7;
+    a.board = "fake-0";
+    a.op = "conv2d_s8";
+    a.iterations = iterations;
+    a.warmup = 1;
+    a.seed = testing::kSeed;
+    a.pass = 0;
     std::uint32_t index = 0;
-    for (const auto& c : testing::ConvCases()) {
-      auto* oc = a.add_cases();
-      oc->set_index(index++);
-      oc->set_id(c.id);
-      for (auto p : c.params) oc->add_params(p);
-    }
+    for (const auto& c : testing::ConvCases()) a.cases.push_back(RunCase{index++, c.id, c.params});
     return a;
   }
 
   // Runs the conv assignment with or without `--kernels reference` and checks the workload the
   // board got: the sweep with exactly `flags` in its header (outside the body's CRC).
-  v1::RunStarted RunKernels(bool reference, std::uint32_t flags) {
+  RunStartedRecord RunKernels(bool reference, std::uint32_t flags) {
     auto a = Assignment(3);
-    a.set_reference_kernels(reference);
+    a.reference_kernels = reference;
     EXPECT_EQ(WorkloadFlagsOf(a), flags);
     auto fin = Execute(a);
-    EXPECT_EQ(fin.outcome(), v1::RunFinished::SUCCEEDED) << fin.message();
-    auto started = sink_.Where([](auto& m) { return m.has_run_started(); });
+    EXPECT_EQ(fin.outcome, RunOutcome::kSucceeded) << fin.message;
+    auto started = sink_.All<RunStartedRecord>();
     if (started.size() != 1u) {
       ADD_FAILURE() << started.size() << " RunStarted";
       return {};
@@ -77,12 +61,11 @@ class RunExecutorTest : public ::testing::Test {
     auto workload = BuildWorkload(MCULAB_OP_CONV2D_S8, testing::ConvCases(), testing::kSeed);
     EXPECT_TRUE(workload.ok());
     SetWorkloadFlags(*workload, flags);
-    EXPECT_EQ(started[0].run_started().workload_sha256(),
-              Sha256Hex(std::span<const std::uint8_t>(*workload)));
-    return started[0].run_started();
+    EXPECT_EQ(started[0].workload_sha256, Sha256Hex(std::span<const std::uint8_t>(*workload)));
+    return started[0];
   }
 
-  v1::RunFinished Execute(const v1::Assignment& a, FakeOptions fake = {}) {
+  RunFinishedRecord Execute(const RunAssignment& a, FakeOptions fake = {}) {
     board_ = std::make_unique<FakeBoard>(testing::Info("fake-0", "fake"), fake, clock_);
     ExecutorOptions o;
     o.max_batch_samples = 256;
@@ -93,122 +76,103 @@ class RunExecutorTest : public ::testing::Test {
   std::unique_ptr<TempDir> dir_;
   std::unique_ptr<Spool> spool_;
   std::unique_ptr<FakeBoard> board_;
-  RecordingSink sink_;
+  testing::RecordingSink sink_;
   CancelToken cancel_;
 };
 
-TEST_F(RunExecutorTest, ServerThatReadsColumnsGetsTheSameRowsAsColumnsInTheSpoolAndOnTheWire) {
-  auto rows_of = [](const v1::SampleBatch& b) {
-    std::vector<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t, std::int64_t>> out;
-    for (const auto& s : b.samples()) {
-      out.emplace_back(s.case_index(), s.iteration(), s.metric(), s.value());
-    }
-    for (int i = 0; i < b.value_size(); ++i) {
-      out.emplace_back(b.case_index(i), b.iteration(i), b.metric(i), b.value(i));
-    }
-    return out;
-  };
+TEST_F(RunExecutorTest, AServerThatReadsColumnsGetsTheSameRowsMarkedAsColumnsInTheSpoolToo) {
   auto a = Assignment(200);
-  a.add_events("instructions");
-  ASSERT_EQ(Execute(a).outcome(), v1::RunFinished::SUCCEEDED);
-  auto as_rows = sink_.Where([](auto& m) { return m.has_batch(); });
+  a.events.push_back("instructions");
+  ASSERT_EQ(Execute(a).outcome, RunOutcome::kSucceeded);
+  auto as_rows = sink_.All<SampleBatchRecord>();
   sink_.sent.clear();
   spool_->Close(42);
 
-  a.set_sample_columns(true);
-  ASSERT_EQ(Execute(a).outcome(), v1::RunFinished::SUCCEEDED);
-  auto as_columns = sink_.Where([](auto& m) { return m.has_batch(); });
+  a.sample_columns = true;
+  ASSERT_EQ(Execute(a).outcome, RunOutcome::kSucceeded);
+  auto as_columns = sink_.All<SampleBatchRecord>();
   ASSERT_EQ(as_columns.size(), as_rows.size());
   for (std::size_t i = 0; i < as_columns.size(); ++i) {
-    const v1::SampleBatch& b = as_columns[i].batch();
-    EXPECT_EQ(b.samples_size(), 0);
-    EXPECT_EQ(b.case_index_size(), b.value_size());
-    EXPECT_EQ(b.iteration_size(), b.value_size());
-    EXPECT_EQ(b.metric_size(), b.value_size());
-    EXPECT_EQ(b.sequence(), as_rows[i].batch().sequence());
-    EXPECT_EQ(rows_of(b), rows_of(as_rows[i].batch()));
+    EXPECT_FALSE(as_rows[i].as_columns);
+    EXPECT_TRUE(as_columns[i].as_columns);
+    EXPECT_EQ(as_columns[i].sequence, as_rows[i].sequence);
+    EXPECT_EQ(as_columns[i].rows, as_rows[i].rows);
   }
-  // The spool holds what was sent (no ack came): the same columns, replayed as they are.
-  std::vector<v1::AgentMessage> replayed;
-  ASSERT_TRUE(spool_
-                  ->Replay(42,
-                           [&](const v1::AgentMessage& m) {
-                             if (m.has_batch()) replayed.push_back(m);
-                             return true;
-                           })
-                  .ok());
-  ASSERT_EQ(replayed.size(), as_columns.size());
-  for (std::size_t i = 0; i < replayed.size(); ++i) {
-    EXPECT_EQ(replayed[i].SerializeAsString(), as_columns[i].SerializeAsString());
-  }
+  // The spool holds what was sent (no ack came), replayed as it was sent.
+  std::vector<SampleBatchRecord> replayed;
+  spool_->Replay(42, [&](RunMessage&& m) {
+    if (auto* b = std::get_if<SampleBatchRecord>(&m)) replayed.push_back(std::move(*b));
+    return true;
+  });
+  EXPECT_EQ(replayed, as_columns);
 }
 
 TEST_F(RunExecutorTest, SendsProvenanceSequencedBatchesCaseResultsAndTheEnd) {
   auto a = Assignment(200);  // 600 samples: 256 + 256 + 88
-  a.add_events("instructions");
+  a.events.push_back("instructions");
   auto fin = Execute(a);
-  EXPECT_EQ(fin.outcome(), v1::RunFinished::SUCCEEDED) << fin.message();
-  EXPECT_EQ(fin.batches_sent(), 5u);  // 1200 rows (timer + one counter) in batches of 256
+  EXPECT_EQ(fin.outcome, RunOutcome::kSucceeded) << fin.message;
+  EXPECT_EQ(fin.batches_sent, 5u);  // 1200 rows (timer + one counter) in batches of 256
 
-  auto states = sink_.Where([](auto& m) { return m.has_run_state(); });
+  auto states = sink_.All<RunStateRecord>();
   ASSERT_EQ(states.size(), 2u);
-  EXPECT_EQ(states[0].run_state().state(), "preparing");
-  EXPECT_EQ(states[1].run_state().state(), "running");
+  EXPECT_EQ(states[0].state, "preparing");
+  EXPECT_EQ(states[1].state, "running");
 
-  auto started = sink_.Where([](auto& m) { return m.has_run_started(); });
+  auto started = sink_.All<RunStartedRecord>();
   ASSERT_EQ(started.size(), 1u);
-  const auto& rs = started[0].run_started();
-  EXPECT_EQ(rs.run_id(), 42u);
-  EXPECT_EQ(rs.port(), "fake");
-  EXPECT_EQ(rs.cpu(), "cortex-m55");
-  EXPECT_TRUE(rs.emulated());
-  EXPECT_EQ(rs.timer_unit(), "cycles");
-  EXPECT_THAT(rs.counters(), ElementsAre("instructions"));
-  EXPECT_EQ(rs.seed(), testing::kSeed);
-  EXPECT_EQ(rs.firmware_sha256().size(), 64u);
+  const auto& rs = started[0];
+  EXPECT_EQ(rs.run_id, 42u);
+  EXPECT_EQ(rs.port, "fake");
+  EXPECT_EQ(rs.cpu, "cortex-m55");
+  EXPECT_TRUE(rs.emulated);
+  EXPECT_EQ(rs.timer_unit, "cycles");
+  EXPECT_THAT(rs.counters, ElementsAre("instructions"));
+  EXPECT_EQ(rs.seed, testing::kSeed);
+  EXPECT_EQ(rs.firmware_sha256.size(), 64u);
   auto workload = BuildWorkload(MCULAB_OP_CONV2D_S8, testing::ConvCases(), testing::kSeed);
-  EXPECT_EQ(rs.workload_sha256(), Sha256Hex(std::span<const std::uint8_t>(*workload)));
-  EXPECT_THAT(rs.note(), HasSubstr("fake board"));
+  EXPECT_EQ(rs.workload_sha256, Sha256Hex(std::span<const std::uint8_t>(*workload)));
+  EXPECT_THAT(rs.note, HasSubstr("fake board"));
 
-  auto batches = sink_.Where([](auto& m) { return m.has_batch(); });
+  auto batches = sink_.All<SampleBatchRecord>();
   ASSERT_EQ(batches.size(), 5u);
   std::size_t rows = 0;
   for (std::size_t i = 0; i < batches.size(); ++i) {
-    EXPECT_EQ(batches[i].batch().sequence(), i);
-    EXPECT_EQ(batches[i].batch().run_id(), 42u);
-    rows += static_cast<std::size_t>(batches[i].batch().samples_size());
+    EXPECT_EQ(batches[i].sequence, i);
+    EXPECT_EQ(batches[i].run_id, 42u);
+    rows += batches[i].rows.size();
   }
   EXPECT_EQ(rows, 1200u);
-  const auto& first = batches[0].batch().samples();
-  EXPECT_EQ(first[0].metric(), 0u);
-  EXPECT_EQ(first[0].value(), static_cast<std::int64_t>(FakeBoard::TimerValue(0, 0)));
-  EXPECT_EQ(first[1].metric(), 1u);
-  EXPECT_EQ(first[1].value(), FakeBoard::CounterValue(0, 0));
+  const auto& first = batches[0].rows;
+  EXPECT_EQ(first[0].metric, 0u);
+  EXPECT_EQ(first[0].value, static_cast<std::int64_t>(FakeBoard::TimerValue(0, 0)));
+  EXPECT_EQ(first[1].metric, 1u);
+  EXPECT_EQ(first[1].value, FakeBoard::CounterValue(0, 0));
 
-  auto cases = sink_.Where([](auto& m) { return m.has_case_done(); });
+  auto cases = sink_.All<CaseDoneRecord>();
   ASSERT_EQ(cases.size(), 3u);
   for (const auto& c : cases) {
-    EXPECT_TRUE(c.case_done().checksum_ok());
-    EXPECT_EQ(c.case_done().overhead(), static_cast<std::int64_t>(FakeBoard::kOverhead));
-    EXPECT_THAT(c.case_done().counter_overhead(), ElementsAre(1));
+    EXPECT_TRUE(c.checksum_ok);
+    EXPECT_EQ(c.overhead, static_cast<std::int64_t>(FakeBoard::kOverhead));
+    EXPECT_THAT(c.counter_overhead, ElementsAre(1));
   }
 
-  ASSERT_TRUE(sink_.sent.back().has_run_finished());
+  ASSERT_TRUE(std::holds_alternative<RunFinishedRecord>(sink_.sent.back()));
   // Everything but RunState waits in the spool for the server.
   EXPECT_THAT(spool_->PendingBatches(42), ElementsAre(0, 1, 2, 3, 4));
   EXPECT_TRUE(spool_->HasFinished(42));
 }
 
 TEST_F(RunExecutorTest, ReferenceKernelsSetTheWorkloadFlagAndTheRunnersReportIsTheKernelSet) {
-  const v1::RunStarted rs = RunKernels(true, MCULAB_WORKLOAD_REFERENCE_KERNELS);
+  const RunStartedRecord rs = RunKernels(true, MCULAB_WORKLOAD_REFERENCE_KERNELS);
   // What ran is what the runner's HELLO said (the fake names the set as the generic runner does).
-  EXPECT_EQ(rs.kernel_set(), "reference");
+  EXPECT_EQ(rs.kernel_set, "reference");
 }
 
 TEST_F(RunExecutorTest, TheDefaultIsTheFastSetWithNoWorkloadFlag) {
-  const v1::RunStarted rs = RunKernels(false, 0);
-  EXPECT_EQ(rs.kernel_set(), "helium");
-  EXPECT_THAT(rs.runner_version(), HasSubstr("(builtin-helium)"));
+  const RunStartedRecord rs = RunKernels(false, 0);
+  EXPECT_EQ(rs.kernel_set, "helium");
+  EXPECT_THAT(rs.runner_version, HasSubstr("(builtin-helium)"));
 }
 
 TEST_F(RunExecutorTest, AMessageTooLargeToSendFailsTheJobAndIsNeitherSpooledNorSent) {
@@ -220,14 +184,11 @@ TEST_F(RunExecutorTest, AMessageTooLargeToSendFailsTheJobAndIsNeitherSpooledNorS
   o.max_batch_samples = 256;
   auto a = Assignment(200);
   auto fin = ExecuteRun(a, *board_, **small, sink_, clock_, cancel_, o);
-  EXPECT_EQ(fin.outcome(), v1::RunFinished::WORKLOAD_FAILED);
-  EXPECT_THAT(fin.message(), HasSubstr("sample batch"));
-  EXPECT_THAT(fin.message(), HasSubstr("1500 bytes"));
-  EXPECT_EQ(fin.batches_sent(), 0u);  // no sequence number was used for the refused batch
-  for (const auto& m : sink_.sent) {
-    EXPECT_LE(m.ByteSizeLong(), 1500u);
-    EXPECT_FALSE(m.has_batch());
-  }
+  EXPECT_EQ(fin.outcome, RunOutcome::kWorkloadFailed);
+  EXPECT_THAT(fin.message, HasSubstr("sample batch"));
+  EXPECT_THAT(fin.message, HasSubstr("1500 bytes"));
+  EXPECT_EQ(fin.batches_sent, 0u);  // no sequence number was used for the refused batch
+  EXPECT_TRUE(sink_.All<SampleBatchRecord>().empty());
   EXPECT_TRUE((*small)->PendingBatches(42).empty());
   EXPECT_TRUE((*small)->HasFinished(42));  // the run's end is spooled: the server learns of it
   EXPECT_TRUE(board_->last_run()->abort_received() || board_->last_run()->killed);
@@ -238,18 +199,18 @@ TEST_F(RunExecutorTest, ABoardThatEmulatesLabelsTheRunEmulatedWhateverTheRunnerS
   fake.hello_emulated = false;  // e.g. the Corstone-300 runner on the FVP: its DWT counts
   fake.board_emulates = true;
   Execute(Assignment(2), fake);
-  auto started = sink_.Where([](auto& m) { return m.has_run_started(); });
+  auto started = sink_.All<RunStartedRecord>();
   ASSERT_EQ(started.size(), 1u);
-  EXPECT_TRUE(started[0].run_started().emulated());
+  EXPECT_TRUE(started[0].emulated);
 
   sink_.sent.clear();
   fake.board_emulates = false;  // silicon behind a probe: the runner's word stands
   auto a = Assignment(2);
-  a.set_run_id(43);
+  a.run_id = 43;
   Execute(a, fake);
-  started = sink_.Where([](auto& m) { return m.has_run_started(); });
+  started = sink_.All<RunStartedRecord>();
   ASSERT_EQ(started.size(), 1u);
-  EXPECT_FALSE(started[0].run_started().emulated());
+  EXPECT_FALSE(started[0].emulated);
 }
 
 TEST(EmulatedInstructions, TicksOfVirtualTimeBecomeExecutedInstructions) {
@@ -268,84 +229,82 @@ TEST_F(RunExecutorTest, UnderQemuIcountTheTimerIsReportedInInstructions) {
   FakeOptions fake;
   fake.icount_shift = 5;  // the fake's HELLO: cycles at 32 MHz
   auto fin = Execute(Assignment(4), fake);
-  ASSERT_EQ(fin.outcome(), v1::RunFinished::SUCCEEDED) << fin.message();
-  auto started = sink_.Where([](auto& m) { return m.has_run_started(); });
+  ASSERT_EQ(fin.outcome, RunOutcome::kSucceeded) << fin.message;
+  auto started = sink_.All<RunStartedRecord>();
   ASSERT_EQ(started.size(), 1u);
-  EXPECT_EQ(started[0].run_started().timer_unit(), "instructions");
-  EXPECT_EQ(started[0].run_started().clock_hz(), 32'000'000u);
-  auto batches = sink_.Where([](auto& m) { return m.has_batch(); });
+  EXPECT_EQ(started[0].timer_unit, "instructions");
+  EXPECT_EQ(started[0].clock_hz, 32'000'000u);
+  auto batches = sink_.All<SampleBatchRecord>();
   ASSERT_FALSE(batches.empty());
-  const auto& first = batches[0].batch().samples();
-  ASSERT_GT(first.size(), 0);
-  EXPECT_EQ(first[0].metric(), 0u);
-  EXPECT_EQ(first[0].value(), static_cast<std::int64_t>(EmulatedInstructions(
-                                  FakeBoard::TimerValue(0, 0), 32'000'000, 5)));
-  EXPECT_NE(first[0].value(), static_cast<std::int64_t>(FakeBoard::TimerValue(0, 0)));
-  auto cases = sink_.Where([](auto& m) { return m.has_case_done(); });
+  const auto& first = batches[0].rows;
+  ASSERT_GT(first.size(), 0u);
+  EXPECT_EQ(first[0].metric, 0u);
+  EXPECT_EQ(first[0].value, static_cast<std::int64_t>(
+                                EmulatedInstructions(FakeBoard::TimerValue(0, 0), 32'000'000, 5)));
+  EXPECT_NE(first[0].value, static_cast<std::int64_t>(FakeBoard::TimerValue(0, 0)));
+  auto cases = sink_.All<CaseDoneRecord>();
   ASSERT_FALSE(cases.empty());
-  EXPECT_EQ(cases[0].case_done().overhead(),
+  EXPECT_EQ(cases[0].overhead,
             static_cast<std::int64_t>(EmulatedInstructions(FakeBoard::kOverhead, 32'000'000, 5)));
 
   // Without icount (silicon, the FVP) the runner's cycles stand.
   sink_.sent.clear();
   auto a = Assignment(2);
-  a.set_run_id(43);
+  a.run_id = 43;
   Execute(a, FakeOptions{});
-  started = sink_.Where([](auto& m) { return m.has_run_started(); });
+  started = sink_.All<RunStartedRecord>();
   ASSERT_EQ(started.size(), 1u);
-  EXPECT_EQ(started[0].run_started().timer_unit(), "cycles");
+  EXPECT_EQ(started[0].timer_unit, "cycles");
 }
 
 TEST_F(RunExecutorTest, SequenceNumbersContinueFromTheSpool) {
   // A run id whose batches 0..2 were spooled by an earlier attempt never reuses them.
   ASSERT_TRUE(spool_->BeginRun(42).ok());
   for (std::uint64_t s = 0; s < 3; ++s) {
-    v1::SampleBatch b;
-    b.set_run_id(42);
-    b.set_sequence(s);
+    SampleBatchRecord b;
+    b.run_id = 42;
+    b.sequence = s;
     ASSERT_TRUE(spool_->PutBatch(b).ok());
   }
   auto fin = Execute(Assignment(4));
-  EXPECT_EQ(fin.outcome(), v1::RunFinished::SUCCEEDED) << fin.message();
-  auto batches = sink_.Where([](auto& m) { return m.has_batch(); });
+  EXPECT_EQ(fin.outcome, RunOutcome::kSucceeded) << fin.message;
+  auto batches = sink_.All<SampleBatchRecord>();
   ASSERT_EQ(batches.size(), 1u);
-  EXPECT_EQ(batches[0].batch().sequence(), 3u);
-  EXPECT_EQ(fin.batches_sent(), 4u);
+  EXPECT_EQ(batches[0].sequence, 3u);
+  EXPECT_EQ(fin.batches_sent, 4u);
 }
 
 TEST_F(RunExecutorTest, UnknownOpIsAWorkloadFailureBeforeTheBoardStarts) {
   auto a = Assignment(3);
-  a.set_op("softmax_s16");
+  a.op = "softmax_s16";
   auto fin = Execute(a);
-  EXPECT_EQ(fin.outcome(), v1::RunFinished::WORKLOAD_FAILED);
-  EXPECT_THAT(fin.message(), HasSubstr("unknown op \"softmax_s16\""));
+  EXPECT_EQ(fin.outcome, RunOutcome::kWorkloadFailed);
+  EXPECT_THAT(fin.message, HasSubstr("unknown op \"softmax_s16\""));
   EXPECT_EQ(board_->last_run(), nullptr);
   EXPECT_TRUE(spool_->HasFinished(42));
 }
 
 TEST_F(RunExecutorTest, BadCaseParametersAreAWorkloadFailureNamingTheCase) {
   auto a = Assignment(3);
-  a.mutable_cases(1)->set_params(0, 0);  // N = 0
+  a.cases[1].params[0] = 0;  // N = 0
   auto fin = Execute(a);
-  EXPECT_EQ(fin.outcome(), v1::RunFinished::WORKLOAD_FAILED);
-  EXPECT_THAT(fin.message(), HasSubstr("case 11"));
+  EXPECT_EQ(fin.outcome, RunOutcome::kWorkloadFailed);
+  EXPECT_THAT(fin.message, HasSubstr("case 11"));
 }
 
 TEST_F(RunExecutorTest, SessionOutcomesMapToTheProtocol) {
-  EXPECT_EQ(Execute(Assignment(4), {.fault = FakeFault::kWrongChecksum}).outcome(),
-            v1::RunFinished::WORKLOAD_FAILED);
+  EXPECT_EQ(Execute(Assignment(4), {.fault = FakeFault::kWrongChecksum}).outcome,
+            RunOutcome::kWorkloadFailed);
   spool_->Close(42);
-  EXPECT_EQ(Execute(Assignment(4), {.fault = FakeFault::kCrash}).outcome(),
-            v1::RunFinished::INFRA_FAILED);
+  EXPECT_EQ(Execute(Assignment(4), {.fault = FakeFault::kCrash}).outcome, RunOutcome::kInfraFailed);
   spool_->Close(42);
-  EXPECT_EQ(Execute(Assignment(4), {.fault = FakeFault::kHang}).outcome(),
-            v1::RunFinished::TIMED_OUT);
+  EXPECT_EQ(Execute(Assignment(4), {.fault = FakeFault::kHang}).outcome, RunOutcome::kTimedOut);
 }
 
 TEST_F(RunExecutorTest, CancelledBeforeStartNeverStartsTheBoard) {
   cancel_.Cancel(CancelReason::kByServer);
   auto fin = Execute(Assignment(3));
-  EXPECT_EQ(fin.outcome(), v1::RunFinished::CANCELLED);
+  EXPECT_EQ(fin.outcome, RunOutcome::kCancelled);
   EXPECT_EQ(board_->last_run(), nullptr);
 }
 
@@ -355,14 +314,11 @@ namespace passes {
 
 // Every (pass, case, iteration, metric) -> value of the run's batches.
 std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t, std::uint32_t>, std::int64_t> Rows(
-    const RecordingSink& sink) {
+    const testing::RecordingSink& sink) {
   std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t, std::uint32_t>, std::int64_t>
       out;
-  for (const auto& m : sink.sent) {
-    if (!m.has_batch()) continue;
-    for (const auto& s : m.batch().samples()) {
-      out[{m.batch().pass(), s.case_index(), s.iteration(), s.metric()}] = s.value();
-    }
+  for (const auto& b : sink.All<SampleBatchRecord>()) {
+    for (const SampleRow& s : b.rows) out[{b.pass, s.case_index, s.iteration, s.metric}] = s.value;
   }
   return out;
 }
@@ -372,22 +328,16 @@ std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t, std::uint32_t>,
 TEST_F(RunExecutorTest, RunsEachPassAndMergesEmulatedCountsPerIteration) {
   auto a = Assignment(3);
   // Pass 0: a runner counter and an emulated event; pass 1: another emulated event.
-  auto* p0 = a.add_passes();
-  p0->set_index(0);
-  p0->add_events("instructions");
-  p0->add_events("emu_a");
-  auto* p1 = a.add_passes();
-  p1->set_index(1);
-  p1->add_events("emu_b");
-  for (const char* e : {"instructions", "emu_a", "emu_b"}) a.add_events(e);
+  a.passes = {{0, {"instructions", "emu_a"}}, {1, {"emu_b"}}};
+  a.events = {"instructions", "emu_a", "emu_b"};
   FakeOptions fake;
   fake.emulated_events = {"emu_a", "emu_b"};
   auto fin = Execute(a, fake);
-  ASSERT_EQ(fin.outcome(), v1::RunFinished::SUCCEEDED) << fin.message();
+  ASSERT_EQ(fin.outcome, RunOutcome::kSucceeded) << fin.message;
 
-  auto started = sink_.Where([](const v1::AgentMessage& m) { return m.has_run_started(); });
+  auto started = sink_.All<RunStartedRecord>();
   ASSERT_EQ(started.size(), 1u);  // once per run, not per pass
-  EXPECT_THAT(started[0].run_started().counters(), ElementsAre("instructions", "emu_a", "emu_b"));
+  EXPECT_THAT(started[0].counters, ElementsAre("instructions", "emu_a", "emu_b"));
 
   const auto rows = passes::Rows(sink_);
   const auto cases = testing::ConvCases().size();
@@ -405,25 +355,23 @@ TEST_F(RunExecutorTest, RunsEachPassAndMergesEmulatedCountsPerIteration) {
       EXPECT_FALSE(rows.contains({0, c, i, 3}));
     }
   }
-  auto done = sink_.Where([](const v1::AgentMessage& m) { return m.has_case_done(); });
+  auto done = sink_.All<CaseDoneRecord>();
   ASSERT_EQ(done.size(), 2 * cases);
-  EXPECT_EQ(done.front().case_done().pass(), 0u);
-  EXPECT_EQ(done.back().case_done().pass(), 1u);
+  EXPECT_EQ(done.front().pass, 0u);
+  EXPECT_EQ(done.back().pass, 1u);
 }
 
 TEST_F(RunExecutorTest, MissingEmulatedCountsFailTheRunInsteadOfStoringZeros) {
   auto a = Assignment(2);
-  auto* p0 = a.add_passes();
-  p0->set_index(0);
-  p0->add_events("emu_a");
-  a.add_events("emu_a");
+  a.passes = {{0, {"emu_a"}}};
+  a.events.push_back("emu_a");
   FakeOptions fake;
   fake.emulated_events = {"emu_b"};  // the board counts something else: no column for emu_a
   fake.emulated_max = 1;
   auto fin = Execute(a, fake);
-  EXPECT_EQ(fin.outcome(), v1::RunFinished::WORKLOAD_FAILED) << fin.message();
-  EXPECT_THAT(fin.message(), HasSubstr("emu_a"));
-  auto batches = sink_.Where([](const v1::AgentMessage& m) { return m.has_batch(); });
+  EXPECT_EQ(fin.outcome, RunOutcome::kWorkloadFailed) << fin.message;
+  EXPECT_THAT(fin.message, HasSubstr("emu_a"));
+  auto batches = sink_.All<SampleBatchRecord>();
   EXPECT_TRUE(batches.empty());
 }
 

@@ -71,27 +71,19 @@ class SendQueueTest : public ::testing::Test {
   }
   // Spools, then sends, as the run executor does.
   void SendBatch(SendQueue& q, std::uint64_t run, std::uint64_t seq) {
-    v1::SampleBatch b;
-    b.set_run_id(run);
-    b.set_sequence(seq);
+    SampleBatchRecord b;
+    b.run_id = run;
+    b.sequence = seq;
     for (int i = 0; i < 64; ++i) {
-      auto* s = b.add_samples();
-      s->set_iteration(static_cast<std::uint32_t>(seq * 64 + i));
-      s->set_value(1'000'000 + i);
+      b.rows.push_back(SampleRow{0, static_cast<std::uint32_t>(seq * 64 + i), 0, 1'000'000 + i});
     }
     ASSERT_TRUE(spool_->PutBatch(b).ok());
-    v1::AgentMessage m;
-    *m.mutable_batch() = b;
-    q.Send(m);
+    q.Send(std::move(b));
   }
   void SendFinished(SendQueue& q, std::uint64_t run, std::uint32_t batches) {
-    v1::RunFinished f;
-    f.set_run_id(run);
-    f.set_batches_sent(batches);
+    const RunFinishedRecord f{run, RunOutcome::kSucceeded, "", batches};
     ASSERT_TRUE(spool_->PutFinished(f).ok());
-    v1::AgentMessage m;
-    *m.mutable_run_finished() = f;
-    q.Send(m);
+    q.Send(f);
   }
 
   std::unique_ptr<TempDir> dir_;

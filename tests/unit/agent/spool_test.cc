@@ -1,38 +1,44 @@
-#include "agent/link/spool.h"
+#include "agent/run/spool.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "agent/io/temp_dir.h"
+#include "agent/run/spool_record.h"
 
 namespace mculab::agent {
 namespace {
 
 using ::testing::ElementsAre;
 
-v1::SampleBatch Batch(std::uint64_t run, std::uint64_t seq, int samples = 3) {
-  v1::SampleBatch b;
-  b.set_run_id(run);
-  b.set_sequence(seq);
+SampleBatchRecord Batch(std::uint64_t run, std::uint64_t seq, int samples = 3) {
+  SampleBatchRecord b;
+  b.run_id = run;
+  b.sequence = seq;
   for (int i = 0; i < samples; ++i) {
-    auto* s = b.add_samples();
-    s->set_iteration(static_cast<std::uint32_t>(i));
-    s->set_value(100 * static_cast<std::int64_t>(seq) + i);
+    b.rows.push_back(
+        SampleRow{0, static_cast<std::uint32_t>(i), 0, 100 * static_cast<std::int64_t>(seq) + i});
   }
   return b;
+}
+
+// What a replayed message is, as "kind:detail".
+std::string Describe(const RunMessage& m) {
+  if (std::holds_alternative<RunStartedRecord>(m)) return "started";
+  if (auto* c = std::get_if<CaseDoneRecord>(&m)) return "case:" + std::to_string(c->case_index);
+  if (auto* b = std::get_if<SampleBatchRecord>(&m)) return "batch:" + std::to_string(b->sequence);
+  if (std::holds_alternative<RunFinishedRecord>(m)) return "finished";
+  return "state";
 }
 
 // What a replay sends, as "kind:detail" strings.
 std::vector<std::string> Replayed(const Spool& spool, std::uint64_t run) {
   std::vector<std::string> out;
-  auto n = spool.Replay(run, [&](const v1::AgentMessage& m) {
-    if (m.has_run_started()) out.push_back("started");
-    if (m.has_case_done()) out.push_back("case:" + std::to_string(m.case_done().case_index()));
-    if (m.has_batch()) out.push_back("batch:" + std::to_string(m.batch().sequence()));
-    if (m.has_run_finished()) out.push_back("finished");
+  const std::size_t n = spool.Replay(run, [&](RunMessage&& m) {
+    out.push_back(Describe(m));
     return true;
   });
-  EXPECT_TRUE(n.ok());
+  EXPECT_EQ(n, out.size());
   return out;
 }
 
@@ -53,13 +59,13 @@ class SpoolTest : public ::testing::Test {
 TEST_F(SpoolTest, AMessageOverTheSizeLimitIsRefusedAndNothingIsWritten) {
   // A case with as many operator profiles as a runner may send, each with a long name: over the
   // default limit, it would be refused by the server and replayed after every reconnect.
-  v1::CaseDone cd;
-  cd.set_run_id(7);
-  cd.set_case_index(0);
+  CaseDoneRecord cd;
+  cd.run_id = 7;
+  cd.case_index = 0;
   for (int i = 0; i < 64; ++i) {
-    auto* op = cd.add_ops();
-    op->set_op_index(static_cast<std::uint32_t>(i));
-    op->set_name(std::string(80 << 10, 'x'));
+    OpProfileRecord& op = cd.ops.emplace_back();
+    op.op_index = static_cast<std::uint32_t>(i);
+    op.name = std::string(80 << 10, 'x');
   }
   ASSERT_TRUE(spool_->BeginRun(7).ok());
   Status s = spool_->PutCaseDone(cd);
@@ -93,21 +99,21 @@ TEST_F(SpoolTest, BatchesArePersistedUntilAcknowledged) {
 
 TEST_F(SpoolTest, ReplayAfterRestartSendsEverythingUnacknowledgedInOrder) {
   ASSERT_TRUE(spool_->BeginRun(7).ok());
-  v1::RunStarted started;
-  started.set_run_id(7);
+  RunStartedRecord started;
+  started.run_id = 7;
   ASSERT_TRUE(spool_->PutStarted(started).ok());
   for (std::uint64_t seq = 0; seq < 12; ++seq) ASSERT_TRUE(spool_->PutBatch(Batch(7, seq)).ok());
   for (std::uint32_t c : {1u, 0u}) {
-    v1::CaseDone cd;
-    cd.set_run_id(7);
-    cd.set_case_index(c);
+    CaseDoneRecord cd;
+    cd.run_id = 7;
+    cd.case_index = c;
     ASSERT_TRUE(spool_->PutCaseDone(cd).ok());
   }
   spool_->Ack(7, 0);
   spool_->Ack(7, 10);
-  v1::RunFinished fin;
-  fin.set_run_id(7);
-  fin.set_batches_sent(12);
+  RunFinishedRecord fin;
+  fin.run_id = 7;
+  fin.batches_sent = 12;
   ASSERT_TRUE(spool_->PutFinished(fin).ok());
 
   // A new Spool over the same folder: what a restarted agent sees.
@@ -121,11 +127,12 @@ TEST_F(SpoolTest, ReplayAfterRestartSendsEverythingUnacknowledgedInOrder) {
       ElementsAre("started", "case:0", "case:1", "batch:1", "batch:2", "batch:3", "batch:4",
                   "batch:5", "batch:6", "batch:7", "batch:8", "batch:9", "batch:11", "finished"));
   // The payload survives byte for byte.
-  (void)(*again)->Replay(7, [](const v1::AgentMessage& m) {
-    if (m.has_batch()) {
-      EXPECT_EQ(m.batch().samples_size(), 3);
-      EXPECT_EQ(m.batch().samples(2).value(),
-                100 * static_cast<std::int64_t>(m.batch().sequence()) + 2);
+  (*again)->Replay(7, [](RunMessage&& m) {
+    if (auto* b = std::get_if<SampleBatchRecord>(&m)) {
+      EXPECT_EQ(*b, Batch(7, b->sequence));
+    }
+    if (auto* f = std::get_if<RunFinishedRecord>(&m)) {
+      EXPECT_EQ(f->batches_sent, 12u);
     }
     return true;
   });
@@ -162,9 +169,7 @@ TEST_F(SpoolTest, ReplayStopsWhenTheStreamBreaks) {
   ASSERT_TRUE(spool_->BeginRun(3).ok());
   for (std::uint64_t seq = 0; seq < 5; ++seq) ASSERT_TRUE(spool_->PutBatch(Batch(3, seq)).ok());
   int calls = 0;
-  auto n = spool_->Replay(3, [&](const v1::AgentMessage&) { return ++calls < 2; });
-  ASSERT_TRUE(n.ok());
-  EXPECT_EQ(*n, 1u);
+  EXPECT_EQ(spool_->Replay(3, [&](RunMessage&&) { return ++calls < 2; }), 1u);
   EXPECT_EQ(calls, 2);
   EXPECT_EQ(spool_->PendingBatches(3).size(), 5u);  // nothing is dropped by a failed send
 }
@@ -179,12 +184,51 @@ TEST_F(SpoolTest, CloseForgetsTheRun) {
   EXPECT_TRUE(Replayed(*spool_, 5).empty());
 }
 
-TEST_F(SpoolTest, CorruptFileIsReportedNotSent) {
+TEST_F(SpoolTest, ADamagedFileIsSetAsideAndTheRestOfTheRunIsStillReplayed) {
   ASSERT_TRUE(spool_->BeginRun(4).ok());
-  ASSERT_TRUE(WriteFile(dir_->path() / "runs/4/batch-0.pb", "\xff\xff\xff garbage").ok());
-  auto n = spool_->Replay(4, [](const v1::AgentMessage&) { return true; });
-  ASSERT_FALSE(n.ok());
-  EXPECT_EQ(n.error().code, ErrorCode::kDataLoss);
+  for (std::uint64_t seq = 0; seq < 3; ++seq) ASSERT_TRUE(spool_->PutBatch(Batch(4, seq)).ok());
+  const auto damaged = dir_->path() / "runs/4/batch-1.rec";
+  auto bytes = ReadFile(damaged);
+  ASSERT_TRUE(bytes.ok());
+  (*bytes)[bytes->size() / 2] ^= 0x40;  // one flipped bit: the CRC no longer matches
+  ASSERT_TRUE(WriteFile(damaged, *bytes).ok());
+
+  EXPECT_THAT(Replayed(*spool_, 4), ElementsAre("batch:0", "batch:2"));
+  EXPECT_FALSE(std::filesystem::exists(damaged));
+  EXPECT_TRUE(std::filesystem::exists(dir_->path() / "runs/4/damaged-batch-1.rec"));
+  // Set aside once: the next replay neither sends it nor trips over it again.
+  EXPECT_THAT(Replayed(*spool_, 4), ElementsAre("batch:0", "batch:2"));
+  EXPECT_THAT(spool_->PendingBatches(4), ElementsAre(0, 2));
+  EXPECT_EQ(spool_->NextSequence(4), 3u);
+}
+
+TEST_F(SpoolTest, AFileThatIsNotARecordIsSetAsideNotSent) {
+  ASSERT_TRUE(spool_->BeginRun(4).ok());
+  ASSERT_TRUE(WriteFile(dir_->path() / "runs/4/started.rec", "\xff\xff\xff garbage").ok());
+  ASSERT_TRUE(spool_->PutBatch(Batch(4, 0)).ok());
+  EXPECT_THAT(Replayed(*spool_, 4), ElementsAre("batch:0"));
+  EXPECT_TRUE(std::filesystem::exists(dir_->path() / "runs/4/damaged-started.rec"));
+}
+
+TEST_F(SpoolTest, FilesAreWholeRecordsUnderTheirNames) {
+  ASSERT_TRUE(spool_->BeginRun(8).ok());
+  ASSERT_TRUE(spool_->PutBatch(Batch(8, 5)).ok());
+  RunFinishedRecord fin{8, RunOutcome::kTimedOut, "late", 6};
+  ASSERT_TRUE(spool_->PutFinished(fin).ok());
+  auto batch = ReadFile(dir_->path() / "runs/8/batch-5.rec");
+  ASSERT_TRUE(batch.ok());
+  auto decoded = DecodeSpoolRecord(*batch);
+  ASSERT_TRUE(decoded.ok()) << decoded.error().message;
+  EXPECT_EQ(std::get<SampleBatchRecord>(*decoded), Batch(8, 5));
+  auto end = ReadFile(dir_->path() / "runs/8/finished.rec");
+  ASSERT_TRUE(end.ok());
+  EXPECT_EQ(std::get<RunFinishedRecord>(*DecodeSpoolRecord(*end)), fin);
+  // Nothing but the records, next_seq, and no temporary file left behind.
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(dir_->path() / "runs/8")) {
+    names.push_back(e.path().filename().string());
+  }
+  EXPECT_THAT(names, ::testing::UnorderedElementsAre("batch-5.rec", "finished.rec", "next_seq"));
 }
 
 }  // namespace

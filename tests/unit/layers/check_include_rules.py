@@ -33,6 +33,13 @@ RULES = [
      "the agent's I/O is below everything else in the agent"),
     ("agent/boards/", ("agent/run/", "agent/link/", "agent/config.h"),
      "boards know their own configuration (board_config.h), not the agent's"),
+    ("agent/boards/", ("proto/", "agent.pb.h", "lab.pb.h", "agent.grpc.pb.h", "lab.grpc.pb.h",
+                       "grpcpp/"),
+     "boards know nothing of the wire"),
+    ("agent/run/", ("agent/link/", "proto/", "agent.pb.h", "lab.pb.h", "agent.grpc.pb.h",
+                    "lab.grpc.pb.h", "grpcpp/"),
+     "a run speaks plain types (agent/run/run_types.h); the link translates at its edge and "
+     "depends on the run, never the reverse"),
     ("cli/", ("server/", "agent/", "db/"),
      "the CLI speaks to the server over the wire only"),
 ]
@@ -54,6 +61,9 @@ LINK_RULES = [
     ("server/CMakeLists.txt", "mculab_server_domain", ("mculab_db", "mculab_server_store",
                                                        "mculab_proto_messages"),
      "the domain is pure"),
+    ("agent/CMakeLists.txt", "mculab_agent_run", ("mculab_proto_messages", "mculab_proto_grpc",
+                                                  "mculab_agent_link"),
+     "a run knows no wire and no link: the link links the run"),
 ]
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+[<"]([^>"]+)[>"]')
@@ -110,6 +120,13 @@ def self_test():
             f.write('#include "server/service/job_desk.h"\n#include "server/service/lab.h"\n')
         with open(os.path.join(root, "agent", "boards", "b.h"), "w") as f:
             f.write('#pragma once\n#include "agent/config.h"\n')
+        os.makedirs(os.path.join(root, "agent", "run"))
+        with open(os.path.join(root, "agent", "run", "r.cc"), "w") as f:
+            f.write('#include "agent/run/r.h"\n#include "agent.pb.h"\n'
+                    '#include "agent/link/spool.h"\n')
+        with open(os.path.join(root, "agent", "CMakeLists.txt"), "w") as f:
+            f.write("target_link_libraries(mculab_agent_run PUBLIC mculab_agent_runner\n"
+                    "                      mculab_proto_messages spdlog::spdlog)\n")
         with open(os.path.join(root, "server", "CMakeLists.txt"), "w") as f:
             f.write("target_link_libraries(mculab_server_service PUBLIC mculab_common\n"
                     "                      mculab_db)\n")
@@ -117,7 +134,10 @@ def self_test():
         want = ["server/service/a.cc:2: includes db/sqlite_store.h",
                 "agent/boards/b.h:2: includes agent/config.h",
                 "server/service/job_desk.cc:2: includes server/service/lab.h",
-                "server/CMakeLists.txt: mculab_server_service links mculab_db"]
+                "agent/run/r.cc:2: includes agent.pb.h",
+                "agent/run/r.cc:3: includes agent/link/spool.h",
+                "server/CMakeLists.txt: mculab_server_service links mculab_db",
+                "agent/CMakeLists.txt: mculab_agent_run links mculab_proto_messages"]
         for w in want:
             if not any(v.startswith(w) for v in found):
                 print(f"self-test: the checker missed {w!r}; found {found}")

@@ -1,4 +1,4 @@
-#include "agent/link/artifact_cache.h"
+#include "agent/run/artifact_cache.h"
 
 #include <fcntl.h>
 #include <spdlog/spdlog.h>

@@ -1,22 +1,32 @@
 // Spool: what the agent owes the server for each run, on disk, until the server confirms it.
 //
-//   <dir>/runs/<run_id>/started.pb        RunStarted         } kept until RunClosed: replayed
-//                       case-<index>.pb   CaseDone           } after every reconnect (the server
-//                       finished.pb       RunFinished        } treats repeats as no-ops)
-//                       batch-<seq>.pb    SampleBatch: deleted on its BatchAck
-//                       next_seq          one past the highest sequence ever spooled
+//   <dir>/runs/<run_id>/started.rec        RunStartedRecord   } kept until RunClosed: replayed
+//                       case-<index>.rec   CaseDoneRecord     } after every reconnect (the server
+//                       finished.rec       RunFinishedRecord  } treats repeats as no-ops)
+//                       batch-<seq>.rec    SampleBatchRecord: deleted on its BatchAck
+//                       next_seq           one past the highest sequence ever spooled
+//                       damaged-<name>     a file the decoder refused, set aside (never replayed)
+//
+// Each .rec file holds one record in the spool's own format (agent/run/spool_record.h,
+// docs/agent-spool.md), written to a temporary name and renamed, so a crash of the agent leaves
+// whole files only. Files are not fsync'd by default (a kill -9 of the agent loses nothing; a
+// power cut may lose the last batches): pass sync_writes for the stronger promise at the cost of a
+// disk flush per batch. A spool written by an agent before this format (.pb files holding
+// protobuf AgentMessages) is converted by the link when it starts (agent/link/spool_import.h);
+// the spool itself neither reads nor counts such files.
 //
 // next_seq is kept open while the run spools and rewritten in place (a fixed-width number that
 // only grows, one pwrite per batch): creating and renaming a file per batch cost the agent more
 // system time than its own work on the run.
-// Each file holds one serialized AgentMessage, written to a temporary name and renamed, so a crash
-// of the agent leaves whole files only. Files are not fsync'd by default (a kill -9 of the agent
-// loses nothing; a power cut may lose the last batches): pass sync_writes for the stronger promise
-// at the cost of a disk flush per batch.
 //
-// Every message is checked against a size limit before it is spooled (CheckMessageSize): a message
-// the server would refuse would be replayed after every reconnect and wedge the run's spool, so it
-// is never written; the caller fails the run instead.
+// Every record is checked against a size limit before it is spooled: a message the server would
+// refuse would be replayed after every reconnect and wedge the run's spool, so it is never
+// written; the caller fails the run instead. The limit applies to the encoded record, whose
+// fixed-width fields make it at least as large as the message on the wire for every field but a
+// batch's row form (at most about 1.6 times the record), well under what the server receives.
+//
+// A file that fails to decode is set aside as damaged-<name> and logged; the replay goes on with
+// the run's other files, so one damaged file neither stops the run's replay nor is retried forever.
 //
 // Thread-safety: all members may be called from any thread. Replay may race with Ack and Close
 // (a file that vanishes meanwhile is skipped).
@@ -28,10 +38,11 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <string_view>
 #include <vector>
 
-#include "agent.pb.h"
 #include "agent/io/fd.h"
+#include "agent/run/run_types.h"
 #include "common/result.h"
 
 namespace mculab::agent {
@@ -39,9 +50,9 @@ namespace mculab::agent {
 // The largest message the agent spools and sends: well under what the server receives (16 MiB).
 inline constexpr std::size_t kMaxAgentMessageBytes = 4 << 20;
 
-// kResourceExhausted, naming the message and its size, when `m` serializes to more than
-// `max_bytes`.
-Status CheckMessageSize(const v1::AgentMessage& m, std::size_t max_bytes = kMaxAgentMessageBytes);
+// kResourceExhausted, naming what the encoded spool `record` holds (from its header's kind) and its
+// size, when it is larger than `max_bytes`.
+Status CheckRecordSize(std::string_view record, std::size_t max_bytes = kMaxAgentMessageBytes);
 
 class Spool {
  public:
@@ -51,13 +62,11 @@ class Spool {
   const std::filesystem::path& dir() const { return dir_; }
 
   Status BeginRun(std::uint64_t run_id);
-  Status PutStarted(const v1::RunStarted& m);
-  Status PutCaseDone(const v1::CaseDone& m);
+  Status PutStarted(const RunStartedRecord& m);
+  Status PutCaseDone(const CaseDoneRecord& m);
   // Written before the batch is sent.
-  Status PutBatch(const v1::SampleBatch& m);
-  // The same for a batch already in the AgentMessage that will be sent (no copy of its samples).
-  Status PutBatch(const v1::AgentMessage& m);
-  Status PutFinished(const v1::RunFinished& m);
+  Status PutBatch(const SampleBatchRecord& m);
+  Status PutFinished(const RunFinishedRecord& m);
 
   void Ack(std::uint64_t run_id, std::uint64_t sequence);
   // The server has everything of the run: forget it.
@@ -75,17 +84,17 @@ class Spool {
 
   // Calls `send` with the run's spooled messages in the order the server needs them: RunStarted,
   // CaseDone by case, batches by sequence, RunFinished. Stops early when `send` returns false.
-  // Batches below `from_sequence` are left out (they went out already). Does not hold the spool's
-  // lock while calling `send`. Returns how many messages were sent.
-  Result<std::size_t> Replay(std::uint64_t run_id,
-                             const std::function<bool(const v1::AgentMessage&)>& send,
-                             std::uint64_t from_sequence = 0) const;
+  // Batches below `from_sequence` are left out (they went out already). A damaged file is set
+  // aside and skipped. Does not hold the spool's lock while calling `send`. Returns how many
+  // messages were sent.
+  std::size_t Replay(std::uint64_t run_id, const std::function<bool(RunMessage&&)>& send,
+                     std::uint64_t from_sequence = 0) const;
 
  private:
   Spool(std::filesystem::path dir, bool sync, std::size_t max_bytes)
       : dir_(std::move(dir)), sync_(sync), max_message_bytes_(max_bytes) {}
   std::filesystem::path RunDir(std::uint64_t run_id) const;
-  Status Put(std::uint64_t run_id, const std::string& name, const v1::AgentMessage& m) const;
+  Status Put(std::uint64_t run_id, const std::string& name, std::string_view record) const;
   Status WriteNextSequence(std::uint64_t run_id, std::uint64_t next);
 
   const std::filesystem::path dir_;

@@ -1,6 +1,7 @@
-#include "agent/link/spool.h"
+#include "agent/run/spool.h"
 
 #include <fcntl.h>
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -8,45 +9,55 @@
 #include <cstdio>
 
 #include "agent/io/temp_dir.h"
+#include "agent/run/spool_record.h"
 #include "common/crash_point.h"
 
 namespace mculab::agent {
 namespace {
 
-// Parses "<prefix><number>.pb".
+constexpr std::string_view kRecordSuffix = ".rec";
+
+// Parses "<prefix><number>.rec".
 bool NumberedName(const std::string& name, std::string_view prefix, std::uint64_t& out) {
-  if (name.size() <= prefix.size() + 3 || name.compare(0, prefix.size(), prefix) != 0 ||
-      name.compare(name.size() - 3, 3, ".pb") != 0) {
+  const std::size_t tail = kRecordSuffix.size();
+  if (name.size() <= prefix.size() + tail || name.compare(0, prefix.size(), prefix) != 0 ||
+      name.compare(name.size() - tail, tail, kRecordSuffix) != 0) {
     return false;
   }
   const char* b = name.data() + prefix.size();
-  const char* e = name.data() + name.size() - 3;
+  const char* e = name.data() + name.size() - tail;
   auto [p, ec] = std::from_chars(b, e, out);
   return ec == std::errc() && p == e;
 }
 
-const char* KindOf(const v1::AgentMessage& m) {
-  switch (m.msg_case()) {
-    case v1::AgentMessage::kRunStarted:
+std::string NumberedFile(std::string_view prefix, std::uint64_t n) {
+  return std::string(prefix) + std::to_string(n) + std::string(kRecordSuffix);
+}
+
+// What an encoded record holds, in words, from its header's kind.
+const char* KindOf(std::string_view record) {
+  if (record.size() < kSpoolRecordHeaderBytes) return "a message";
+  const auto kind = static_cast<std::uint16_t>(static_cast<std::uint8_t>(record[6]) |
+                                               static_cast<std::uint8_t>(record[7]) << 8);
+  switch (static_cast<SpoolRecordKind>(kind)) {
+    case SpoolRecordKind::kRunStarted:
       return "the run's start (RunStarted)";
-    case v1::AgentMessage::kCaseDone:
+    case SpoolRecordKind::kCaseDone:
       return "a case's results (CaseDone: operator profiles and memory entries)";
-    case v1::AgentMessage::kBatch:
+    case SpoolRecordKind::kSampleBatch:
       return "a sample batch";
-    case v1::AgentMessage::kRunFinished:
+    case SpoolRecordKind::kRunFinished:
       return "the run's end (RunFinished)";
-    default:
-      return "a message";
   }
+  return "a message";
 }
 
 }  // namespace
 
-Status CheckMessageSize(const v1::AgentMessage& m, std::size_t max_bytes) {
-  const std::size_t size = m.ByteSizeLong();
-  if (size <= max_bytes) return {};
+Status CheckRecordSize(std::string_view record, std::size_t max_bytes) {
+  if (record.size() <= max_bytes) return {};
   return MakeError(ErrorCode::kResourceExhausted,
-                   std::string(KindOf(m)) + " is " + std::to_string(size) +
+                   std::string(KindOf(record)) + " is " + std::to_string(record.size()) +
                        " bytes, more than the agent sends in one message (" +
                        std::to_string(max_bytes) + " bytes)");
 }
@@ -76,47 +87,34 @@ Status Spool::BeginRun(std::uint64_t run_id) {
   return {};
 }
 
-Status Spool::Put(std::uint64_t run_id, const std::string& name, const v1::AgentMessage& m) const {
-  if (auto s = CheckMessageSize(m, max_message_bytes_); !s) return s;
-  std::string bytes;
-  if (!m.SerializeToString(&bytes)) return MakeError(ErrorCode::kInternal, "cannot serialize");
-  return WriteFileAtomically(RunDir(run_id) / name, bytes, sync_);
+Status Spool::Put(std::uint64_t run_id, const std::string& name, std::string_view record) const {
+  if (auto s = CheckRecordSize(record, max_message_bytes_); !s) return s;
+  return WriteFileAtomically(RunDir(run_id) / name, record, sync_);
 }
 
-Status Spool::PutStarted(const v1::RunStarted& m) {
-  v1::AgentMessage msg;
-  *msg.mutable_run_started() = m;
-  return Put(m.run_id(), "started.pb", msg);
+Status Spool::PutStarted(const RunStartedRecord& m) {
+  return Put(m.run_id, "started.rec", EncodeSpoolRecord(m));
 }
 
-Status Spool::PutCaseDone(const v1::CaseDone& m) {
-  v1::AgentMessage msg;
-  *msg.mutable_case_done() = m;
-  return Put(m.run_id(), "case-" + std::to_string(m.case_index()) + ".pb", msg);
+Status Spool::PutCaseDone(const CaseDoneRecord& m) {
+  return Put(m.run_id, NumberedFile("case-", m.case_index), EncodeSpoolRecord(m));
 }
 
-Status Spool::PutFinished(const v1::RunFinished& m) {
-  v1::AgentMessage msg;
-  *msg.mutable_run_finished() = m;
-  return Put(m.run_id(), "finished.pb", msg);
+Status Spool::PutFinished(const RunFinishedRecord& m) {
+  return Put(m.run_id, "finished.rec", EncodeSpoolRecord(m));
 }
 
-Status Spool::PutBatch(const v1::SampleBatch& m) {
-  v1::AgentMessage msg;
-  *msg.mutable_batch() = m;
-  return PutBatch(msg);
-}
-
-Status Spool::PutBatch(const v1::AgentMessage& msg) {
-  const v1::SampleBatch& m = msg.batch();
-  if (auto s = Put(m.run_id(), "batch-" + std::to_string(m.sequence()) + ".pb", msg); !s) return s;
+Status Spool::PutBatch(const SampleBatchRecord& m) {
+  if (auto s = Put(m.run_id, NumberedFile("batch-", m.sequence), EncodeSpoolRecord(m)); !s) {
+    return s;
+  }
   CrashPoint(crash_points::kAgentAfterSpoolBatch);
-  const std::uint64_t next = std::max(NextSequence(m.run_id()), m.sequence() + 1);
+  const std::uint64_t next = std::max(NextSequence(m.run_id), m.sequence + 1);
   {
     std::lock_guard lock(mu_);
-    next_seq_[m.run_id()] = next;
+    next_seq_[m.run_id] = next;
   }
-  return WriteNextSequence(m.run_id(), next);
+  return WriteNextSequence(m.run_id, next);
 }
 
 Status Spool::WriteNextSequence(std::uint64_t run_id, std::uint64_t next) {
@@ -149,7 +147,7 @@ Status Spool::WriteNextSequence(std::uint64_t run_id, std::uint64_t next) {
 
 void Spool::Ack(std::uint64_t run_id, std::uint64_t sequence) {
   std::error_code ec;
-  std::filesystem::remove(RunDir(run_id) / ("batch-" + std::to_string(sequence) + ".pb"), ec);
+  std::filesystem::remove(RunDir(run_id) / NumberedFile("batch-", sequence), ec);
 }
 
 void Spool::Close(std::uint64_t run_id) {
@@ -180,7 +178,7 @@ bool Spool::Contains(std::uint64_t run_id) const {
 
 bool Spool::HasFinished(std::uint64_t run_id) const {
   std::error_code ec;
-  return std::filesystem::exists(RunDir(run_id) / "finished.pb", ec);
+  return std::filesystem::exists(RunDir(run_id) / "finished.rec", ec);
 }
 
 std::vector<std::uint64_t> Spool::PendingBatches(std::uint64_t run_id) const {
@@ -211,18 +209,17 @@ std::uint64_t Spool::NextSequence(std::uint64_t run_id) const {
   return it->second;
 }
 
-Result<std::size_t> Spool::Replay(std::uint64_t run_id,
-                                  const std::function<bool(const v1::AgentMessage&)>& send,
-                                  std::uint64_t from_sequence) const {
+std::size_t Spool::Replay(std::uint64_t run_id, const std::function<bool(RunMessage&&)>& send,
+                          std::uint64_t from_sequence) const {
   std::vector<std::pair<std::uint64_t, std::string>> cases, batches;
   bool started = false, finished = false;
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator(RunDir(run_id), ec)) {
     const std::string name = e.path().filename().string();
     std::uint64_t n = 0;
-    if (name == "started.pb")
+    if (name == "started.rec")
       started = true;
-    else if (name == "finished.pb")
+    else if (name == "finished.rec")
       finished = true;
     else if (NumberedName(name, "case-", n))
       cases.emplace_back(n, name);
@@ -232,20 +229,26 @@ Result<std::size_t> Spool::Replay(std::uint64_t run_id,
   std::sort(cases.begin(), cases.end());
   std::sort(batches.begin(), batches.end());
   std::vector<std::string> order;
-  if (started) order.push_back("started.pb");
+  if (started) order.push_back("started.rec");
   for (auto& c : cases) order.push_back(c.second);
   for (auto& b : batches) order.push_back(b.second);
-  if (finished) order.push_back("finished.pb");
+  if (finished) order.push_back("finished.rec");
   std::size_t sent = 0;
   for (const auto& name : order) {
-    auto bytes = ReadFile(RunDir(run_id) / name);
+    const std::filesystem::path path = RunDir(run_id) / name;
+    auto bytes = ReadFile(path);
     if (!bytes) continue;  // acked or closed meanwhile
-    v1::AgentMessage m;
-    if (!m.ParseFromString(*bytes)) {
-      return MakeError(ErrorCode::kDataLoss,
-                       "corrupt spool file " + (RunDir(run_id) / name).string());
+    auto record = DecodeSpoolRecord(*bytes);
+    if (!record) {
+      // Sent it would be wrong, kept it would be refused again at every replay: set aside, so a
+      // person can look at it, and the run's other files still go out.
+      const std::filesystem::path aside = RunDir(run_id) / ("damaged-" + name);
+      std::filesystem::rename(path, aside, ec);
+      spdlog::error("run {}: damaged spool file {} ({}), set aside as {}", run_id, path.string(),
+                    record.error().message, aside.filename().string());
+      continue;
     }
-    if (!send(m)) break;
+    if (!send(ToRunMessage(std::move(*record)))) break;
     ++sent;
   }
   return sent;
