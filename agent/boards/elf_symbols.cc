@@ -59,7 +59,11 @@ std::uint32_t MarkerRegion(const std::filesystem::path& elf) {
   std::ifstream f(elf, std::ios::binary);
   if (!f) return 0;
   const std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(f)), {});
-  auto syms = ElfSymbols(bytes, {"mculab_marker_region"});
+  return MarkerRegion(bytes);
+}
+
+std::uint32_t MarkerRegion(std::span<const std::uint8_t> elf) {
+  auto syms = ElfSymbols(elf, {"mculab_marker_region"});
   if (!syms.ok()) return 0;
   const auto it = syms->find("mculab_marker_region");
   return it == syms->end() ? 0 : it->second;

@@ -22,5 +22,7 @@ Result<std::map<std::string, std::uint32_t>> ElfSymbols(std::span<const std::uin
 // such symbol or cannot be read: the counting plugin must watch that address, which moved
 // between runner releases (0x60100000, now 0x60FF0000 on the QEMU boards).
 std::uint32_t MarkerRegion(const std::filesystem::path& elf);
+// The same from the ELF's bytes (FirmwareIdentity reads it with the hash).
+std::uint32_t MarkerRegion(std::span<const std::uint8_t> elf);
 
 }  // namespace mculab::agent

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <vector>
 
+#include "agent/boards/elf_symbols.h"
 #include "agent/io/temp_dir.h"
 #include "common/sha256.h"
 
@@ -99,6 +100,7 @@ Result<FirmwareIdentity> IdentifyFirmware(const std::filesystem::path& path) {
   FirmwareIdentity id;
   id.sha256 = Sha256Hex(d);
   if (auto comment = ElfComment(d)) id.toolchain = *comment;
+  id.marker_region = MarkerRegion(d);
   return id;
 }
 

@@ -18,6 +18,9 @@ namespace mculab::agent {
 struct FirmwareIdentity {
   std::string sha256;
   std::string toolchain;  // empty when the binary has no .comment
+  // The runner's marker region (its linker script's mculab_marker_region, elf_symbols.h), read
+  // with the hash from the same bytes; 0 when the ELF has no such symbol.
+  std::uint32_t marker_region = 0;
 };
 
 // The strings in an ELF's .comment section (32- or 64-bit, little-endian), distinct ones joined

@@ -2,7 +2,6 @@
 
 #include <cstdio>
 
-#include "agent/boards/elf_symbols.h"
 #include "agent/boards/emulator_process.h"
 #include "agent/boards/gdb_board.h"
 #include "agent/boards/plugin_counts.h"
@@ -138,7 +137,7 @@ Result<std::unique_ptr<RunnerProcess>> QemuBoard::Start(const RunSpec& spec) {
       // The plugin watches the runner's own marker region: a runner built by an older release
       // (a job's custom runner) has it elsewhere.
       argv.push_back(QemuPluginArg(options_.plugin.string(), (dir / kCountsFile).string(),
-                                   spec.emulated_events, MarkerRegion(options.firmware)));
+                                   spec.emulated_events, id->marker_region));
     }
     return argv;
   };

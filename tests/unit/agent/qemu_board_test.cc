@@ -52,6 +52,13 @@ TEST(RunnerElf, MarkerRegionIsTheLinkerScriptsSymbol) {
     GTEST_SKIP() << "the an547 runner ELF is not built (" << (elf.empty() ? "no path" : elf) << ")";
   }
   EXPECT_EQ(MarkerRegion(elf), 0x60FF0000u);
+  // The identity the board reads once per firmware carries it, from the same bytes as the hash.
+  auto id = IdentifyFirmware(elf);
+  ASSERT_TRUE(id.ok()) << id.error().message;
+  EXPECT_EQ(id->marker_region, 0x60FF0000u);
+  auto script = IdentifyFirmware(not_elf);
+  ASSERT_TRUE(script.ok());
+  EXPECT_EQ(script->marker_region, 0u);
 }
 
 TEST_F(QemuBoardTest, RunsTheAn547RunnerWithVerifiedChecksums) {
