@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <type_traits>
 
+#include "proto/run_outcome.h"
+
 namespace mculab::agent {
 namespace {
 
@@ -192,36 +194,9 @@ RunAssignment FromWire(const v1::Assignment& a) {
   return out;
 }
 
-v1::RunFinished::Outcome ToWire(RunOutcome o) {
-  switch (o) {
-    case RunOutcome::kSucceeded:
-      return v1::RunFinished::SUCCEEDED;
-    case RunOutcome::kWorkloadFailed:
-      return v1::RunFinished::WORKLOAD_FAILED;
-    case RunOutcome::kInfraFailed:
-      return v1::RunFinished::INFRA_FAILED;
-    case RunOutcome::kCancelled:
-      return v1::RunFinished::CANCELLED;
-    case RunOutcome::kTimedOut:
-      return v1::RunFinished::TIMED_OUT;
-  }
-  return v1::RunFinished::INFRA_FAILED;
-}
+v1::RunFinished::Outcome ToWire(RunOutcome o) { return proto::OutcomeToWire(o); }
 
-RunOutcome FromWire(v1::RunFinished::Outcome o) {
-  switch (o) {
-    case v1::RunFinished::SUCCEEDED:
-      return RunOutcome::kSucceeded;
-    case v1::RunFinished::WORKLOAD_FAILED:
-      return RunOutcome::kWorkloadFailed;
-    case v1::RunFinished::CANCELLED:
-      return RunOutcome::kCancelled;
-    case v1::RunFinished::TIMED_OUT:
-      return RunOutcome::kTimedOut;
-    default:
-      return RunOutcome::kInfraFailed;
-  }
-}
+RunOutcome FromWire(v1::RunFinished::Outcome o) { return proto::OutcomeFromWire<RunOutcome>(o); }
 
 v1::AgentMessage ToWire(const RunMessage& message) {
   v1::AgentMessage m;

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <type_traits>
 
+#include "proto/run_outcome.h"
+
 namespace mculab::server::rpc {
 
 namespace v1 = mculab::v1;
@@ -115,19 +117,7 @@ CaseDoneReport CaseDoneFromProto(const v1::CaseDone& m) {
 }
 
 RunOutcome OutcomeFromProto(v1::RunFinished::Outcome o) {
-  switch (o) {
-    case v1::RunFinished::SUCCEEDED:
-      return RunOutcome::kSucceeded;
-    case v1::RunFinished::WORKLOAD_FAILED:
-      return RunOutcome::kWorkloadFailed;
-    case v1::RunFinished::CANCELLED:
-      return RunOutcome::kCancelled;
-    case v1::RunFinished::TIMED_OUT:
-      return RunOutcome::kTimedOut;
-    case v1::RunFinished::INFRA_FAILED:
-    default:  // an outcome this server does not know: the board's side failed
-      return RunOutcome::kInfraFailed;
-  }
+  return proto::OutcomeFromWire<RunOutcome>(o);
 }
 
 }  // namespace
