@@ -1,20 +1,13 @@
 // SqliteStore: users and tokens. Few rows, rare writes (each waits for its commit).
 #include "db/sql_statement.h"
 #include "db/sqlite_store.h"
+#include "db/store_rows.h"
 
 namespace mculab::db {
 namespace {
 
-const std::string kTokenCols = "hash, id, kind, owner, created_ms, revoked_ms";
-
-TokenRecord ReadToken(Use& u) {
-  return TokenRecord{u.Text(0), u.Text(1), u.Text(2), u.Text(3), u.Int(4), u.Int(5)};
-}
-
-User ReadUser(Use& u) { return User{u.Text(0), u.Text(1), u.Int(2)}; }
-
 Status InsertToken(Connection& w, const TokenRecord& t) {
-  Use u(w.Statement("INSERT INTO tokens(" + kTokenCols +
+  Use u(w.Statement(std::string("INSERT INTO tokens(") + kTokenCols +
                     ") VALUES(?,?,?,?,?,?) ON CONFLICT(hash) DO NOTHING"));
   u.Bind(t.hash).Bind(t.id).Bind(t.kind).Bind(t.owner).Bind(t.created_ms).Bind(t.revoked_ms);
   if (Status st = u.Exec("storing token"); !st.ok()) return st;
@@ -72,13 +65,14 @@ Result<std::vector<User>> SqliteStore::ListUsers() {
   auto read = StartRead();
   if (!read.ok()) return read.error();
   Use u(read->connection().Statement("SELECT name, role, created_ms FROM users ORDER BY name"));
-  return AllRows(u, ReadUser);
+  return AllRows(u, ReadUser<Use>);
 }
 
 Result<std::optional<TokenRecord>> SqliteStore::FindToken(const std::string& hash) {
   auto read = StartRead();
   if (!read.ok()) return read.error();
-  Use u(read->connection().Statement("SELECT " + kTokenCols + " FROM tokens WHERE hash = ?"));
+  Use u(read->connection().Statement(std::string("SELECT ") + kTokenCols +
+                                     " FROM tokens WHERE hash = ?"));
   u.Bind(hash);
   return FirstRow<std::optional<TokenRecord>>(
       u, [](Use& row) { return std::optional<TokenRecord>(ReadToken(row)); },
@@ -88,9 +82,9 @@ Result<std::optional<TokenRecord>> SqliteStore::FindToken(const std::string& has
 Result<std::vector<TokenRecord>> SqliteStore::ListTokens() {
   auto read = StartRead();
   if (!read.ok()) return read.error();
-  Use u(read->connection().Statement("SELECT " + kTokenCols +
+  Use u(read->connection().Statement(std::string("SELECT ") + kTokenCols +
                                      " FROM tokens ORDER BY kind DESC, owner, created_ms"));
-  return AllRows(u, ReadToken);
+  return AllRows(u, ReadToken<Use>);
 }
 
 }  // namespace mculab::db

@@ -5,8 +5,8 @@
 #include <cctype>
 
 #include "db/sql_statement.h"
-#include "db/sqlite_rows.h"
 #include "db/sqlite_store.h"
+#include "db/store_rows.h"
 
 namespace mculab::db {
 namespace {
@@ -181,7 +181,7 @@ Result<JobPage> SqliteStore::QueryJobs(const JobQuery& q) {
     Use u(
         c.Statement("SELECT COALESCE(SUM(n), 0) FROM label_counts WHERE label LIKE ? ESCAPE '\\'"));
     u.Bind(ContainsPattern(q.label_contains));
-    auto matches = FirstRow<std::uint64_t>(u, ReadCount, SqlError(c.db(), "counting labels"));
+    auto matches = FirstRow<std::uint64_t>(u, ReadCount<Use>, SqlError(c.db(), "counting labels"));
     if (!matches.ok()) return matches.error();
     trigrams = *matches <= kFewMatches;
   }
@@ -207,7 +207,7 @@ Result<JobPage> SqliteStore::QueryJobs(const JobQuery& q) {
   {
     Use u(c.Statement(count_sql));
     BindWhere(u, where);
-    auto total = FirstRow<std::uint64_t>(u, ReadCount,
+    auto total = FirstRow<std::uint64_t>(u, ReadCount<Use>,
                                          MakeError(ErrorCode::kInternal, "counting jobs: no row"));
     if (!total.ok()) return total.error();
     page.total = *total;

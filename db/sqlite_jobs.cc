@@ -1,25 +1,18 @@
 // SqliteStore reads of jobs, runs, boards and artifacts.
 #include "db/sql_statement.h"
 #include "db/sql_util.h"
-#include "db/sqlite_rows.h"
 #include "db/sqlite_store.h"
+#include "db/store_rows.h"
 
 namespace mculab::db {
-namespace {
-
-Artifact ReadArtifact(Use& u) {
-  return Artifact{u.Text(0), u.UInt(1), u.Text(2), u.Text(3), u.Int(4), u.Bool(5)};
-}
-
-}  // namespace
-
 Result<Job> SqliteStore::GetJob(JobId id) {
   static const std::string kSql = std::string("SELECT ") + kJobCols + "WHERE j.id = ?";
   auto read = StartRead();
   if (!read.ok()) return read.error();
   Use u(read->connection().Statement(kSql));
   u.Bind(id);
-  return FirstRow<Job>(u, ReadJob, MakeError(ErrorCode::kNotFound, "no job " + std::to_string(id)));
+  return FirstRow<Job>(u, ReadJob<Use>,
+                       MakeError(ErrorCode::kNotFound, "no job " + std::to_string(id)));
 }
 
 Result<std::vector<Job>> SqliteStore::ListActiveJobs() {
@@ -29,7 +22,7 @@ Result<std::vector<Job>> SqliteStore::ListActiveJobs() {
   auto read = StartRead();
   if (!read.ok()) return read.error();
   Use u(read->connection().Statement(kSql));
-  return AllRows(u, ReadJob);
+  return AllRows(u, ReadJob<Use>);
 }
 
 Result<std::vector<CaseSpec>> SqliteStore::GetJobCases(JobId id) {
@@ -59,7 +52,7 @@ Result<std::vector<Board>> SqliteStore::ListBoards() {
   auto read = StartRead();
   if (!read.ok()) return read.error();
   Use u(read->connection().Statement(kSql));
-  return AllRows(u, ReadBoard);
+  return AllRows(u, ReadBoard<Use>);
 }
 
 Result<std::vector<BoardTransition>> SqliteStore::GetBoardTransitions(const std::string& board) {
@@ -81,7 +74,8 @@ Result<Run> SqliteStore::GetRun(RunId id) {
   if (!read.ok()) return read.error();
   Use u(read->connection().Statement(kSql));
   u.Bind(id);
-  return FirstRow<Run>(u, ReadRun, MakeError(ErrorCode::kNotFound, "no run " + std::to_string(id)));
+  return FirstRow<Run>(u, ReadRun<Use>,
+                       MakeError(ErrorCode::kNotFound, "no run " + std::to_string(id)));
 }
 
 Result<std::vector<Run>> SqliteStore::ListRuns(JobId job) {
@@ -91,7 +85,7 @@ Result<std::vector<Run>> SqliteStore::ListRuns(JobId job) {
   if (!read.ok()) return read.error();
   Use u(read->connection().Statement(kSql));
   u.Bind(job);
-  return AllRows(u, ReadRun);
+  return AllRows(u, ReadRun<Use>);
 }
 
 Result<JobId> SqliteStore::MaxJobId() {
@@ -120,7 +114,7 @@ Result<std::vector<Artifact>> SqliteStore::ListArtifactsBefore(std::int64_t ms) 
       "WHERE created_ms < ? AND NOT EXISTS (SELECT 1 FROM artifact_owners o "
       "WHERE o.sha256 = a.sha256 AND o.created_ms >= ?) ORDER BY created_ms"));
   u.Bind(ms).Bind(ms);
-  return AllRows(u, ReadArtifact);
+  return AllRows(u, ReadArtifact<Use>);
 }
 
 Result<Store::ArtifactUsage> SqliteStore::GetArtifactUsage(const std::string& user) {

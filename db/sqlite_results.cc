@@ -5,23 +5,17 @@
 
 #include "db/sql_statement.h"
 #include "db/sql_util.h"
-#include "db/sqlite_rows.h"
 #include "db/sqlite_store.h"
+#include "db/store_rows.h"
 
 namespace mculab::db {
-namespace {
-
-Sample ReadSample(Use& u) { return Sample{u.U32(0), u.U32(1), u.U32(2), u.U32(3), u.Int(4)}; }
-
-}  // namespace
-
 Result<std::vector<Sample>> SqliteStore::GetSamples(RunId run) {
   auto read = StartRead();
   if (!read.ok()) return read.error();
   Use u(read->connection().Statement(
       "SELECT pass, case_index, iteration, metric, value FROM samples WHERE run_id = ?"));
   u.Bind(run);
-  auto out = AllRows(u, ReadSample);
+  auto out = AllRows(u, ReadSample<Use>);
   if (!out.ok()) return out;
   std::sort(out->begin(), out->end(), [](const Sample& a, const Sample& b) {
     return std::tie(a.pass, a.case_index, a.metric, a.iteration) <
@@ -114,7 +108,7 @@ Result<std::uint64_t> SqliteStore::CountSamples(RunId run) {
   if (!read.ok()) return read.error();
   Use u(read->connection().Statement("SELECT COUNT(*) FROM samples WHERE run_id = ?"));
   u.Bind(run);
-  return FirstRow<std::uint64_t>(u, ReadCount, std::uint64_t{0});
+  return FirstRow<std::uint64_t>(u, ReadCount<Use>, std::uint64_t{0});
 }
 
 Result<std::vector<std::uint64_t>> SqliteStore::ListBatchSequences(RunId run) {
@@ -123,7 +117,7 @@ Result<std::vector<std::uint64_t>> SqliteStore::ListBatchSequences(RunId run) {
   Use u(read->connection().Statement(
       "SELECT sequence FROM batches WHERE run_id = ? ORDER BY sequence"));
   u.Bind(run);
-  return AllRows(u, ReadCount);
+  return AllRows(u, ReadCount<Use>);
 }
 
 Result<std::vector<CaseResult>> SqliteStore::GetCaseResults(RunId run) {
@@ -133,32 +127,18 @@ Result<std::vector<CaseResult>> SqliteStore::GetCaseResults(RunId run) {
       "SELECT run_id, case_index, checksum, expected, ok, overhead FROM case_results "
       "WHERE run_id = ? ORDER BY case_index"));
   u.Bind(run);
-  return AllRows(u, [](Use& row) {
-    return CaseResult{row.Int(0), row.U32(1), row.U32(2), row.U32(3), row.Bool(4), row.Int(5)};
-  });
+  return AllRows(u, ReadCaseResult<Use>);
 }
 
 Result<std::vector<CaseStats>> SqliteStore::GetCaseStats(JobId job) {
   auto read = StartRead();
   if (!read.ok()) return read.error();
-  Use u(read->connection().Statement(
-      "SELECT job_id, run_id, case_index, metric_index, metric, unit, n, min, median, mean, "
-      "p90, p99, stddev, cv, max FROM case_stats WHERE job_id = ? "
-      "ORDER BY case_index, metric_index"));
+  static const std::string kSql = std::string("SELECT ") + kCaseStatsCols +
+                                  " FROM case_stats WHERE job_id = ? "
+                                  "ORDER BY case_index, metric_index";
+  Use u(read->connection().Statement(kSql));
   u.Bind(job);
-  return AllRows(u, [](Use& row) {
-    CaseStats c;
-    c.job_id = row.Int(0);
-    c.run_id = row.Int(1);
-    c.case_index = row.U32(2);
-    c.metric_index = row.U32(3);
-    c.metric = row.Text(4);
-    c.unit = row.Text(5);
-    c.n = row.UInt(6);
-    double* fields[] = {&c.min, &c.median, &c.mean, &c.p90, &c.p99, &c.stddev, &c.cv, &c.max};
-    for (int i = 0; i < 8; ++i) *fields[i] = row.Real(7 + i);
-    return c;
-  });
+  return AllRows(u, [](Use& row) { return ReadCaseStats(row); });
 }
 
 Result<std::map<std::uint32_t, std::vector<double>>> SqliteStore::GetMetricValues(
@@ -204,7 +184,7 @@ Result<std::uint64_t> SqliteStore::SamplesStored() {
   if (!read.ok()) return read.error();
   // Samples are only ever appended, so the largest rowid counts them without a table scan.
   Use u(read->connection().Statement("SELECT COALESCE(MAX(rowid), 0) FROM samples"));
-  return FirstRow<std::uint64_t>(u, ReadCount, std::uint64_t{0});
+  return FirstRow<std::uint64_t>(u, ReadCount<Use>, std::uint64_t{0});
 }
 
 // ---- events, passes, op profiles, memory (migration 0005) ----------------------------

@@ -5,8 +5,8 @@
 
 #include "db/sql_statement.h"
 #include "db/sql_util.h"
-#include "db/sqlite_rows.h"
 #include "db/sqlite_store.h"
+#include "db/store_rows.h"
 
 namespace mculab::db {
 namespace {

@@ -160,26 +160,14 @@ Status SqliteStore::Init(const std::filesystem::path& path) {
   idle_reads_.push_back(r->get());
   reads_.push_back(std::move(*r));
 
-  writer_ = std::thread([this] { WriterLoop(); });
-  writer_id_ = writer_.get_id();
+  StartWriter();
   return {};
 }
 
 SqliteStore::~SqliteStore() { Close(); }
 
 void SqliteStore::Close() {
-  {
-    std::lock_guard l(mu_);
-    if (closed_) return;
-    closing_ = true;
-  }
-  queue_cv_.notify_all();
-  if (writer_.joinable()) writer_.join();
-  {
-    std::lock_guard l(mu_);
-    closed_ = true;
-  }
-  progress_cv_.notify_all();
+  if (queue_ != nullptr) queue_->Close();  // nullptr: Init failed before the writer started
   {
     // Reads in progress end first; later ones fail.
     std::unique_lock l(pool_mu_);
@@ -199,18 +187,11 @@ Result<std::unique_ptr<Connection>> SqliteStore::OpenReadConnection() {
   return c;
 }
 
-bool SqliteStore::OnWriterThread() const { return std::this_thread::get_id() == writer_id_; }
-
-std::uint64_t SqliteStore::TransactionsCommitted() const {
-  std::lock_guard l(mu_);
-  return transactions_;
-}
-
 // ---------------------------------------------------------------------------------------------
 // Reads
 
 Result<SqliteStore::ReadLease> SqliteStore::StartRead() {
-  if (!WaitForState()) return MakeError(ErrorCode::kUnavailable, "the store is closed");
+  if (!queue_->WaitForState()) return MakeError(ErrorCode::kUnavailable, "the store is closed");
   std::unique_lock l(pool_mu_);
   while (true) {
     if (reads_closed_) return MakeError(ErrorCode::kUnavailable, "the store is closed");

@@ -12,29 +12,27 @@
 // Migrations are applied at Open and recorded in PRAGMA user_version.
 //
 // The implementation, by file: sqlite_store.cc (open, close, the read pool), sqlite_writer.cc
-// (queue, transactions, savepoints), sqlite_write_set.cc (one write set's rows), sqlite_rows.cc
-// (row readers), and the reads by area: sqlite_jobs.cc (jobs, runs, boards, artifacts),
-// sqlite_results.cc (samples, statistics, profiles), sqlite_history.cc and sqlite_series.cc (the
-// history page's queries), sqlite_accounts.cc (users and tokens).
+// (the writer's transactions, over db/write_queue.h), sqlite_write_set.cc (one write set's rows),
+// sqlite_rows.cc (row readers), and the reads by area: sqlite_jobs.cc (jobs, runs, boards,
+// artifacts), sqlite_results.cc (samples, statistics, profiles), sqlite_history.cc and
+// sqlite_series.cc (the history page's queries), sqlite_accounts.cc (users and tokens).
 //
 // Durability: synchronous=NORMAL by default, which survives a crash or kill -9 of the server but
 // may lose the last transactions on power loss; `synchronous_full` trades speed for that.
 // Thread-safety: as Store. Close() (or the destructor) drains the queue and joins the writer.
 #pragma once
 
-#include <atomic>
-#include <condition_variable>
 #include <cstdint>
-#include <deque>
 #include <filesystem>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
+#include "db/lab_store.h"
 #include "db/migrations.h"
+#include "db/write_queue.h"
 #include "server/service/alerts.h"
 #include "server/service/store.h"
 
@@ -92,7 +90,7 @@ struct SqliteOptions {
   std::size_t max_read_connections = 4;
 };
 
-class SqliteStore final : public Store, public server::FollowStore {
+class SqliteStore final : public LabStore {
  public:
   // Opens (creating if needed) the database at `path`, enables WAL, applies pending migrations.
   static Result<std::unique_ptr<SqliteStore>> Open(const std::filesystem::path& path,
@@ -103,7 +101,7 @@ class SqliteStore final : public Store, public server::FollowStore {
 
   // Drains the queue (every queued write is applied and its callback run), stops the writer and
   // closes the connections. Later writes fail with kUnavailable; later reads too. Idempotent.
-  void Close();
+  void Close() override;
 
   // Filling a large history at once (a benchmark's million jobs, an import): BeginBulkLoad drops
   // the jobs table's indexes and the label search's triggers, EndBulkLoad creates them again from
@@ -147,22 +145,11 @@ class SqliteStore final : public Store, public server::FollowStore {
   Result<std::vector<Artifact>> ListArtifactsBefore(std::int64_t ms) override;
 
  private:
-  struct Op {
-    std::function<Status()> apply;                    // runs in the writer's transaction
-    std::function<void(const Status&)> after_commit;  // runs after the commit
-    std::size_t rows = 0;
-    std::uint64_t seq = 0;
-    bool samples_only = false;  // samples or nothing, no state: no read waits for it
-  };
-
   explicit SqliteStore(SqliteOptions options);
   Status Init(const std::filesystem::path& path);
-  void Enqueue(Op op);
-  void WriterLoop();
-  void CommitBatch(std::vector<Op>& ops);
+  void StartWriter();  // sqlite_writer.cc
   // Fills outcome->duplicate_batch and outcome->run_progress (not its status).
   Status ApplyWriteSet(const WriteSet& ws, WriteOutcome* outcome);
-  Status ApplyProfileWrites(const WriteSet& ws);  // the counter and profile tables (migration 0005)
   // A read's connection (lent to one read at a time), given back to the pool when the lease ends.
   class ReadLease {
    public:
@@ -179,14 +166,10 @@ class SqliteStore final : public Store, public server::FollowStore {
     Connection* c_;
   };
 
-  // Waits until the last write holding more than samples, and the calling thread's own writes,
-  // are committed; false once closed.
-  bool WaitForState();
   // WaitForState, then a read connection.
   Result<ReadLease> StartRead();
   Result<std::unique_ptr<Connection>> OpenReadConnection();
   void EndRead(Connection* c);
-  bool OnWriterThread() const;
 
   SqliteOptions options_;
   std::filesystem::path path_;
@@ -198,26 +181,9 @@ class SqliteStore final : public Store, public server::FollowStore {
   std::vector<Connection*> idle_reads_;
   bool reads_closed_ = false;
 
-  mutable std::mutex mu_;  // the queue and the counters below
-  std::condition_variable queue_cv_;
-  std::condition_variable progress_cv_;  // committed_seq_/done_seq_/queued_rows_ changed
-  std::deque<Op> queue_;
-  std::size_t queued_rows_ = 0;
-  std::uint64_t next_seq_ = 1;
-  // Written under mu_; a read loads these two and closed_ without it (WaitForState), so a read
-  // with nothing to wait for never takes the lock the ingest's writes contend for.
-  std::atomic<std::uint64_t> committed_seq_{0};
-  // The last write queued that holds more than samples (state every later read must see).
-  std::atomic<std::uint64_t> last_state_seq_{0};
-  std::atomic<bool> closed_{false};
-  std::uint64_t done_seq_ = 0;
-  std::uint64_t transactions_ = 0;
-  bool closing_ = false;
-  // Names this store in each thread's record of its last queued write (never reused).
-  static std::uint64_t NextStoreId();
-  const std::uint64_t id_ = NextStoreId();
-  std::thread writer_;
-  std::thread::id writer_id_;
+  class WriterTransactions;  // sqlite_writer.cc
+  std::unique_ptr<WriteQueue::Transactions> transactions_;
+  std::unique_ptr<WriteQueue> queue_;       // started by Init
   std::vector<std::string> bulk_load_ddl_;  // what BeginBulkLoad dropped: writer thread only
 
  public:
