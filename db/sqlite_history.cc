@@ -287,11 +287,18 @@ Status SqliteStore::EndBulkLoad() {
   });
 }
 
-Result<std::vector<std::pair<std::string, std::uint64_t>>> SqliteStore::CountJobsByState() {
-  auto read = StartRead();
-  if (!read.ok()) return read.error();
-  Use u(read->connection().Statement("SELECT state, COUNT(*) FROM jobs GROUP BY state"));
-  return AllRows(u, [](Use& row) { return std::make_pair(row.Text(0), row.UInt(1)); });
+// QuerySeries' fragments (db/sql_store_series.h): lower() is ASCII-only in SQLite; the ids as a
+// JSON array.
+const char* SqliteStore::LabelHoldsSql() const { return "instr(lower(j.label), lower(?)) > 0"; }
+
+const char* SqliteStore::JobIdInListSql() const {
+  return "j.id IN (SELECT value FROM json_each(?))";
+}
+
+std::string SqliteStore::JobIdList(const std::vector<JobId>& ids) const {
+  std::string list = "[";
+  for (JobId id : ids) list += (list.size() > 1 ? "," : "") + std::to_string(id);
+  return list + "]";
 }
 
 }  // namespace mculab::db

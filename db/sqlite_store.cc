@@ -11,8 +11,11 @@
 #include <mutex>
 
 #include "db/sql_statement.h"
+#include "db/sql_store_impl.h"
 
 namespace mculab::db {
+
+template class SqlStore<Connection>;
 
 namespace {
 
@@ -119,7 +122,10 @@ Status ApplyMigrations(Connection& c, const std::vector<Migration>& migrations) 
 // ---------------------------------------------------------------------------------------------
 // Opening and closing
 
-SqliteStore::SqliteStore(SqliteOptions options) : options_(std::move(options)) {}
+SqliteStore::SqliteStore(SqliteOptions options)
+    : SqlStore({options.max_rows_per_transaction, options.max_queued_rows,
+                options.max_read_connections}),
+      options_(std::move(options)) {}
 
 Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::filesystem::path& path,
                                                        SqliteOptions options) {
@@ -157,27 +163,14 @@ Status SqliteStore::Init(const std::filesystem::path& path) {
   path_ = path;
   auto r = OpenReadConnection();  // one now, so a database that cannot be read fails Open
   if (!r.ok()) return r.error();
-  idle_reads_.push_back(r->get());
-  reads_.push_back(std::move(*r));
-
-  StartWriter();
+  transactions_ = MakeWriterTransactions(*w_);
+  StartStore(*transactions_, std::move(*r));
   return {};
 }
 
 SqliteStore::~SqliteStore() { Close(); }
 
-void SqliteStore::Close() {
-  if (queue_ != nullptr) queue_->Close();  // nullptr: Init failed before the writer started
-  {
-    // Reads in progress end first; later ones fail.
-    std::unique_lock l(pool_mu_);
-    reads_closed_ = true;
-    pool_cv_.wait(l, [&] { return idle_reads_.size() == reads_.size(); });
-    idle_reads_.clear();
-    reads_.clear();
-  }
-  w_.reset();
-}
+void SqliteStore::Close() { CloseStore(); }
 
 Result<std::unique_ptr<Connection>> SqliteStore::OpenReadConnection() {
   auto c = OpenConnection(path_);
@@ -188,39 +181,7 @@ Result<std::unique_ptr<Connection>> SqliteStore::OpenReadConnection() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Reads
-
-Result<SqliteStore::ReadLease> SqliteStore::StartRead() {
-  if (!queue_->WaitForState()) return MakeError(ErrorCode::kUnavailable, "the store is closed");
-  std::unique_lock l(pool_mu_);
-  while (true) {
-    if (reads_closed_) return MakeError(ErrorCode::kUnavailable, "the store is closed");
-    if (!idle_reads_.empty()) {
-      Connection* c = idle_reads_.back();
-      idle_reads_.pop_back();
-      return ReadLease(this, c);
-    }
-    if (reads_.size() < std::max<std::size_t>(1, options_.max_read_connections)) {
-      auto c = OpenReadConnection();
-      if (!c.ok()) return c.error();
-      reads_.push_back(std::move(*c));
-      return ReadLease(this, reads_.back().get());
-    }
-    pool_cv_.wait(l);
-  }
-}
-
-void SqliteStore::EndRead(Connection* c) {
-  {
-    std::lock_guard l(pool_mu_);
-    idle_reads_.push_back(c);
-  }
-  pool_cv_.notify_all();
-}
-
-SqliteStore::ReadLease::~ReadLease() {
-  if (c_ != nullptr) store_->EndRead(c_);
-}
+// Diagnostics
 
 Result<int> SqliteStore::SchemaVersion() {
   auto read = StartRead();
