@@ -8,6 +8,7 @@
 // Thread-safety: as Store.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -23,13 +24,18 @@ class LabStore : public server::Store, public server::FollowStore {
   // Drains the writer's queue (every queued write applied and its callback run), then closes the
   // connections: later writes and reads fail with kUnavailable. Idempotent.
   virtual void Close() = 0;
+
+  // Diagnostics: the number of the last migration applied; transactions the writer committed.
+  virtual Result<int> SchemaVersion() = 0;
+  virtual std::uint64_t TransactionsCommitted() const = 0;
 };
 
 // Opens (creating if needed) the store `url` names and applies its pending migrations.
 Result<std::unique_ptr<LabStore>> OpenStore(const std::string& url,
                                             const std::filesystem::path& home);
 
-// `url` with its password, if any, replaced by "***": what messages and logs may show.
+// `url` with its password, if any (scheme://user:PASSWORD@..., password=...), replaced by "***":
+// what messages and logs may show, whatever the scheme.
 std::string RedactStoreUrl(const std::string& url);
 
 }  // namespace mculab::db

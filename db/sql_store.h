@@ -120,7 +120,7 @@ class SqlStore : public LabStore {
   Status SetFollowNotified(std::uint64_t id, server::JobId to) override;
 
   // Transactions the writer committed (diagnostics, tests).
-  std::uint64_t TransactionsCommitted() const;
+  std::uint64_t TransactionsCommitted() const override;
 
  protected:
   struct Limits {

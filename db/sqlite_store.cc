@@ -82,25 +82,11 @@ Status Exec(Connection& c, const std::string& sql) {
 }
 
 Status ApplyMigrations(Connection& c, const std::vector<Migration>& migrations) {
-  // Numbers increase; a gap is a number another branch owns (db/embed_migrations.cmake).
-  for (std::size_t i = 0; i < migrations.size(); ++i) {
-    const int least = i == 0 ? 1 : migrations[i - 1].version + 1;
-    if (migrations[i].version < least) {
-      return MakeError(ErrorCode::kInternal, "migration " + migrations[i].name + " has number " +
-                                                 std::to_string(migrations[i].version) +
-                                                 ", expected at least " + std::to_string(least));
-    }
-  }
+  if (Status s = CheckMigrationOrder(migrations); !s.ok()) return s;
   auto current = QueryText(c, "PRAGMA user_version");
   if (!current.ok()) return current.error();
   const int have = std::stoi(*current);
-  const int latest = migrations.empty() ? 0 : migrations.back().version;
-  if (have > latest) {
-    return MakeError(ErrorCode::kFailedPrecondition,
-                     "the database is at schema version " + std::to_string(have) +
-                         ", newer than this mculab-server knows (" + std::to_string(latest) +
-                         "): use a newer mculab-server");
-  }
+  if (Status s = CheckNotNewer(migrations, have, "the database"); !s.ok()) return s;
   for (const Migration& m : migrations) {
     if (m.version <= have) continue;
     if (Status s = Exec(c, "BEGIN IMMEDIATE"); !s.ok()) return s;

@@ -74,8 +74,8 @@ class SqliteStore final : public SqlStore<Connection> {
   Status EndBulkLoad();
 
   // Diagnostics.
-  Result<int> SchemaVersion();        // PRAGMA user_version
-  Result<std::string> JournalMode();  // "wal"
+  Result<int> SchemaVersion() override;  // PRAGMA user_version
+  Result<std::string> JournalMode();     // "wal"
 
   Status ScanSamples(RunId run, const std::function<void(std::span<const Sample>)>& chunk) override;
   Result<std::uint64_t> SamplesStored() override;
