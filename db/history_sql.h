@@ -47,6 +47,29 @@ struct JobWhere {
 
 JobWhere BuildJobWhere(const server::JobQuery& q, const LabelSql& label);
 
+// A read transaction (`begin`, later COMMIT) holding the statements of one read to one snapshot,
+// ended on every path. C: either store's connection.
+template <typename C>
+class ReadTransaction {
+ public:
+  ReadTransaction(C& c, const char* begin) : c_(c) {
+    typename C::Use u(c_.Statement(begin));
+    open_ = u.Exec(begin).ok();
+  }
+  ~ReadTransaction() {
+    if (!open_) return;
+    typename C::Use u(c_.Statement("COMMIT"));
+    (void)u.Exec("COMMIT");
+  }
+  ReadTransaction(const ReadTransaction&) = delete;
+  ReadTransaction& operator=(const ReadTransaction&) = delete;
+  bool ok() const { return open_; }
+
+ private:
+  C& c_;
+  bool open_ = false;
+};
+
 template <typename U>
 void BindWhere(U& u, const JobWhere& w) {
   for (const std::string& t : w.text) u.Bind(t);

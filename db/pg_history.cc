@@ -23,33 +23,14 @@ std::string AsciiLower(std::string s) {
   return s;
 }
 
-// A read-only snapshot for the statements of one read, ended on every path.
-class Snapshot {
- public:
-  explicit Snapshot(PgConnection& c) : c_(c) {
-    open_ = PgUse(c_.Statement("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"))
-                .Exec("starting a read")
-                .ok();
-  }
-  ~Snapshot() {
-    if (open_) (void)PgUse(c_.Statement("COMMIT")).Exec("ending a read");
-  }
-  Snapshot(const Snapshot&) = delete;
-  Snapshot& operator=(const Snapshot&) = delete;
-  bool ok() const { return open_; }
-
- private:
-  PgConnection& c_;
-  bool open_ = false;
-};
-
 }  // namespace
 
 Result<JobPage> PgStore::QueryJobs(const JobQuery& q) {
   auto read = StartRead();
   if (!read.ok()) return read.error();
   PgConnection& c = read->connection();
-  Snapshot snapshot(c);  // the total and the page from one snapshot
+  // The total and the page from one snapshot.
+  ReadTransaction snapshot(c, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
   if (!snapshot.ok()) {
     return MakeError(ErrorCode::kUnavailable, "starting a read: " + c.LastError());
   }
@@ -86,25 +67,11 @@ Result<JobPage> PgStore::QueryJobs(const JobQuery& q) {
 
 // Sorted by the server and read a row at a time: bounded memory whatever the run's size.
 Status PgStore::ScanSamples(RunId run, const std::function<void(std::span<const Sample>)>& chunk) {
-  constexpr std::size_t kChunk = 4096;
   auto read = StartRead();
   if (!read.ok()) return read.error();
-  PgUse u(read->connection().Statement(
-      "SELECT pass, case_index, iteration, metric, value FROM samples WHERE run_id = ? "
-      "ORDER BY case_index, metric, pass, iteration"));
+  PgUse u(read->connection().Statement(kSamplesInCaseOrderSql));
   u.Bind(run);
-  std::vector<Sample> buf;
-  buf.reserve(kChunk);
-  while (u.Next()) {
-    buf.push_back(ReadSample(u));
-    if (buf.size() == kChunk) {
-      chunk(buf);
-      buf.clear();
-    }
-  }
-  if (!u.status().ok()) return u.status();
-  if (!buf.empty()) chunk(buf);
-  return {};
+  return HandOnSamples(u, chunk);
 }
 
 Result<std::uint64_t> PgStore::SamplesStored() {

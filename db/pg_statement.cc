@@ -9,11 +9,13 @@ namespace mculab::db {
 namespace {
 
 std::string OneLine(const char* message) {
-  std::string m = message ? message : "";
-  while (!m.empty() && (m.back() == '\n' || m.back() == ' ')) m.pop_back();
-  for (char& c : m) {
-    if (c == '\n') c = ' ';
+  // libpq's messages run over lines, the later ones indented with a tab.
+  std::string m;
+  for (const char* p = message ? message : ""; *p != '\0'; ++p) {
+    const char c = (*p == '\n' || *p == '\t') ? ' ' : *p;
+    if (c != ' ' || (!m.empty() && m.back() != ' ')) m += c;
   }
+  while (!m.empty() && m.back() == ' ') m.pop_back();
   return m;
 }
 
@@ -46,6 +48,7 @@ std::string NumberPlaceholders(const std::string& sql) {
 
 PgStmt::PgStmt(PgConnection& c, std::string name, const std::string& sql)
     : c_(c), name_(std::move(name)), sql_(NumberPlaceholders(sql)) {
+  c.Interrupt();  // preparing is a command of its own on the connection
   PGresult* r = PQprepare(c.get(), name_.c_str(), sql_.c_str(), 0, nullptr);
   if (PQresultStatus(r) != PGRES_COMMAND_OK)
     error_ = PgError(r, c.get(), "preparing \"" + sql + "\"");
@@ -60,7 +63,10 @@ PgUse& PgUse::Bind(double v) {
   return BindText(ec == std::errc() ? std::string(buf, end) : std::to_string(v));
 }
 
-PgUse::~PgUse() { Drain(); }
+PgUse::~PgUse() {
+  Drain();
+  --stmt_.uses_;
+}
 
 void PgUse::Drain() {
   PQclear(row_);
@@ -174,8 +180,24 @@ PgConnection::~PgConnection() {
 
 PgStmt& PgConnection::Statement(const std::string& sql) {
   auto it = statements_.find(sql);
-  if (it != statements_.end() && !it->second->error()) return *it->second;
-  // A statement that failed to prepare is prepared again (under a new name) on its next use.
+  if (it != statements_.end()) {
+    // One that failed to prepare is prepared again (under a new name) once nothing uses it.
+    if (!it->second->error() || it->second->in_use()) return *it->second;
+    statements_.erase(it);
+  }
+  if (statements_.size() >= kMaxStatements) {
+    Interrupt();
+    for (auto i = statements_.begin(); i != statements_.end();) {
+      if (i->second->in_use()) {
+        ++i;
+        continue;
+      }
+      // Protocol housekeeping, no value in it: DEALLOCATE takes no parameters and cannot itself be
+      // prepared (libpq 15 has no PQclosePrepared).
+      if (!i->second->error()) PQclear(PQexec(c_, ("DEALLOCATE " + i->second->name()).c_str()));
+      i = statements_.erase(i);
+    }
+  }
   const std::string name = "s" + std::to_string(++statements_named_);
   auto stmt = std::make_unique<PgStmt>(*this, name, sql);
   PgStmt& out = *stmt;

@@ -45,6 +45,8 @@ class PgStmt {
  public:
   PgStmt(PgConnection& c, std::string name, const std::string& sql);
   const std::optional<Error>& error() const { return error_; }
+  bool in_use() const { return uses_ > 0; }
+  const std::string& name() const { return name_; }
 
  private:
   friend class PgUse;
@@ -52,12 +54,13 @@ class PgStmt {
   std::string name_;
   std::string sql_;
   std::optional<Error> error_;
+  int uses_ = 0;
 };
 
 // One use of a prepared statement: binds parameters in order, runs it, reads its rows.
 class PgUse {
  public:
-  explicit PgUse(PgStmt& s) : stmt_(s), error_(s.error()) {}
+  explicit PgUse(PgStmt& s) : stmt_(s), error_(s.error()) { ++stmt_.uses_; }
   ~PgUse();
   PgUse(const PgUse&) = delete;
   PgUse& operator=(const PgUse&) = delete;
@@ -114,6 +117,8 @@ class PgConnection {
   PgConnection& operator=(const PgConnection&) = delete;
 
   PGconn* get() const { return c_; }
+  // The statement for `sql`, prepared on first use and kept. Assembled SQL comes in few shapes;
+  // past kMaxStatements the statements not in use are deallocated, so an odd one cannot grow it.
   PgStmt& Statement(const std::string& sql);
   // Rows changed by the last statement run with Exec.
   std::uint64_t Changes() const { return changes_; }
@@ -128,11 +133,13 @@ class PgConnection {
 
  private:
   friend class PgUse;
+  friend class PgStmt;
   explicit PgConnection(PGconn* c) : c_(c) {}
   PGconn* c_;
   std::unordered_map<std::string, std::unique_ptr<PgStmt>> statements_;
   // Ends the running statement's reading (if any): another is about to run.
   void Interrupt();
+  static constexpr std::size_t kMaxStatements = 256;
   PgUse* running_ = nullptr;  // the statement whose rows are being read
   std::uint64_t changes_ = 0;
   std::uint64_t statements_named_ = 0;

@@ -40,24 +40,6 @@ std::string TrigramPhrase(const std::string& text) {
   return p + "\"";
 }
 
-// Ends a read transaction on every path.
-class ReadTransaction {
- public:
-  explicit ReadTransaction(Connection& c) : c_(c) {
-    open_ = Use(c_.Statement("BEGIN")).Exec("BEGIN").ok();
-  }
-  ~ReadTransaction() {
-    if (open_) (void)Use(c_.Statement("COMMIT")).Exec("COMMIT");
-  }
-  ReadTransaction(const ReadTransaction&) = delete;
-  ReadTransaction& operator=(const ReadTransaction&) = delete;
-  bool ok() const { return open_; }
-
- private:
-  Connection& c_;
-  bool open_ = false;
-};
-
 }  // namespace
 
 Result<JobPage> SqliteStore::QueryJobs(const JobQuery& q) {
@@ -67,7 +49,7 @@ Result<JobPage> SqliteStore::QueryJobs(const JobQuery& q) {
   auto read = StartRead();
   if (!read.ok()) return read.error();
   Connection& c = read->connection();
-  ReadTransaction txn(c);  // the total and the page from one snapshot
+  ReadTransaction txn(c, "BEGIN");  // the total and the page from one snapshot
   if (!txn.ok()) return SqlError(c.db(), "starting a read transaction");
   // A label of three characters or more found in few jobs (counted over the distinct labels of
   // label_counts, migration 0011: probing the trigram index itself would read every trigram match

@@ -73,18 +73,9 @@ Status SqliteStore::ScanSamples(RunId run,
     hand_on_case();
     return {};
   }
-  Use u(
-      c.Statement("SELECT pass, case_index, iteration, metric, value FROM samples WHERE run_id = ? "
-                  "ORDER BY case_index, metric, pass"));
+  Use u(c.Statement(kSamplesInCaseOrderSql));
   u.Bind(run);
-  buf.reserve(kChunk);
-  while (u.Next()) {
-    buf.push_back(ReadSample(u));
-    if (buf.size() == kChunk) hand_on();
-  }
-  if (!u.status().ok()) return u.status();
-  hand_on();
-  return {};
+  return HandOnSamples(u, chunk, kChunk);
 }
 
 Result<std::uint64_t> SqliteStore::SamplesStored() {

@@ -5,7 +5,10 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "common/result.h"
 #include "db/sql_util.h"
@@ -189,6 +192,30 @@ CaseStats ReadCaseStats(Row& u, int first = 0) {
   double* fields[] = {&c.min, &c.median, &c.mean, &c.p90, &c.p99, &c.stddev, &c.cv, &c.max};
   for (int i = 0; i < 8; ++i) *fields[i] = u.Real(first + 7 + i);
   return c;
+}
+
+// A run's samples (ReadSample's columns) in (case_index, metric, pass, iteration) order, sorted by
+// the database.
+inline constexpr const char* kSamplesInCaseOrderSql =
+    "SELECT pass, case_index, iteration, metric, value FROM samples WHERE run_id = ? "
+    "ORDER BY case_index, metric, pass, iteration";
+
+// Every remaining row of `u` (ReadSample's columns), handed to `chunk` `n` at a time.
+template <typename Row>
+Status HandOnSamples(Row& u, const std::function<void(std::span<const Sample>)>& chunk,
+                     std::size_t n = 4096) {
+  std::vector<Sample> buf;
+  buf.reserve(n);
+  while (u.Next()) {
+    buf.push_back(ReadSample(u));
+    if (buf.size() == n) {
+      chunk(buf);
+      buf.clear();
+    }
+  }
+  if (!u.status().ok()) return u.status();
+  if (!buf.empty()) chunk(buf);
+  return {};
 }
 
 }  // namespace mculab::db

@@ -4,6 +4,8 @@
 // migration) run on SQLite alone (SqliteStoreTest); opening errors and secrets in PgOpenTest.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -987,6 +989,35 @@ TEST_P(StoreTest, ReservedRunIdsCountAsUsedAndNeverShrink) {
   run.runs.push_back(NewRun(1500, Insert(*store, NewJob())));
   ASSERT_TRUE(store->WriteAndWait(std::move(run)).ok());
   EXPECT_EQ(*store->MaxRunId(), 1500);
+}
+
+// What README.md promises about commits, on both backends: once a write's `done` has run, the
+// write is in the database even if the server dies that instant (here: a child process that
+// _exits in the callback, closing nothing), and a reserved run id is never handed out again.
+TEST_P(StoreTest, AWriteWhoseCallbackRanSurvivesTheServerDyingThere) {
+  { ASSERT_TRUE(Open()); }  // migrated before the child, so it only writes
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    auto store = TryOpen();
+    if (!store.ok()) ::_exit(2);
+    Job job = NewJob();
+    job.id = 1;
+    WriteSet ws;
+    ws.new_jobs.push_back({job, {}});
+    ws.reserve_run_ids_to = 1000;
+    (*store)->Write(std::move(ws), [](const WriteOutcome& o) { ::_exit(o.status.ok() ? 0 : 3); });
+    ::sleep(60);
+    ::_exit(4);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  ASSERT_EQ(WEXITSTATUS(status), 0);
+  auto store = Open();
+  ASSERT_TRUE(store);
+  EXPECT_TRUE(store->GetJob(1).ok());
+  EXPECT_EQ(*store->MaxRunId(), 1000);
 }
 
 TEST_F(SqliteStoreTest, DatabaseFilesAreCreatedForTheOwnerOnly) {
