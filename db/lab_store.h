@@ -37,5 +37,8 @@ Result<std::unique_ptr<LabStore>> OpenStore(const std::string& url,
 // `url` with its password, if any (scheme://user:PASSWORD@..., password=...), replaced by "***":
 // what messages and logs may show, whatever the scheme.
 std::string RedactStoreUrl(const std::string& url);
+// `text` (a message about `url`, libpq's own among them) with every password `url` holds replaced
+// by "***".
+std::string RedactPasswords(const std::string& text, const std::string& url);
 
 }  // namespace mculab::db

@@ -25,7 +25,7 @@ Result<std::unique_ptr<PgConnection>> Connect(const std::string& url) {
   if (!c.ok()) {
     return MakeError(ErrorCode::kUnavailable,
                      "cannot connect to PostgreSQL at " + RedactStoreUrl(url) + ": " +
-                         c.error().message +
+                         RedactPasswords(c.error().message, url) +
                          " (is the server running, and does --store name its host, port and "
                          "database? A password goes in PGPASSFILE or ~/.pgpass)");
   }

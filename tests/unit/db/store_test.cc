@@ -1445,6 +1445,17 @@ TEST(PgOpenTest, APasswordGivenInTheUrlNeverShowsInAnError) {
   EXPECT_EQ(store.error().message.find("s3cret"), std::string::npos) << store.error().message;
 }
 
+TEST(PgOpenTest, AMalformedUrlIsRefusedWithoutItsPassword) {
+  // libpq quotes the whole URL when it cannot parse it.
+  for (const std::string& url : {std::string("postgresql://lab:s3cret@[::1/mculab"),
+                                 std::string("postgresql://lab:s%33cret@[::1/mculab")}) {
+    auto store = OpenStore(url, "/nonexistent");
+    ASSERT_FALSE(store.ok());
+    EXPECT_EQ(store.error().message.find("s3cret"), std::string::npos) << store.error().message;
+    EXPECT_EQ(store.error().message.find("s%33cret"), std::string::npos) << store.error().message;
+  }
+}
+
 TEST(PgOpenTest, TwoServersOpeningOneNewDatabaseTogetherMigrateItOnce) {
   auto cluster = testing::PgCluster::Shared();
   ASSERT_TRUE(cluster.ok()) << cluster.error().message;
