@@ -149,7 +149,8 @@ double PgUse::Real(int col) const {
 }
 
 std::string PgUse::Text(int col) const {
-  return std::string(PQgetvalue(row_, 0, col), static_cast<std::size_t>(PQgetlength(row_, 0, col)));
+  const char* v = PQgetvalue(row_, 0, col);
+  return v ? std::string(v, static_cast<std::size_t>(PQgetlength(row_, 0, col))) : std::string();
 }
 
 Result<std::unique_ptr<PgConnection>> PgConnection::Open(const std::string& conninfo) {

@@ -11,11 +11,12 @@
 // migration's script runs as statements prepared once per connection (db/sql_statement.h).
 // Migrations are applied at Open and recorded in PRAGMA user_version.
 //
-// The implementation, by file: sqlite_store.cc (open, close, the read pool), sqlite_writer.cc
-// (the writer's transactions, over db/write_queue.h), sqlite_write_set.cc (one write set's rows),
-// sqlite_rows.cc (row readers), and the reads by area: sqlite_jobs.cc (jobs, runs, boards,
-// artifacts), sqlite_results.cc (samples, statistics, profiles), sqlite_history.cc and
-// sqlite_series.cc (the history page's queries), sqlite_accounts.cc (users and tokens).
+// What both stores share (the writer's queue, the read pool, the reads and account writes whose SQL
+// is the same on both) is SqlStore's (db/sql_store.h); SQLite's own part, by file: sqlite_store.cc
+// (open, migrations, close), sqlite_writer.cc (the writer's transactions), sqlite_write_set.cc (a
+// write set's samples by multi-row INSERT), sqlite_results.cc (a run's samples in case order by
+// rowid, the samples counter), sqlite_history.cc (the history page, bulk loads, the series'
+// fragments).
 //
 // Durability: synchronous=NORMAL by default, which survives a crash or kill -9 of the server but
 // may lose the last transactions on power loss; `synchronous_full` trades speed for that.

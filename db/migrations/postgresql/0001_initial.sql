@@ -5,7 +5,7 @@
 -- Foreign keys are documented in comments but not enforced: samples are the hot path.
 
 CREATE TABLE artifacts (
-  sha256      TEXT COLLATE "C" PRIMARY KEY,          -- lowercase hex; the file is home/artifacts/<sha[0:2]>/<sha>
+  sha256      TEXT COLLATE "C" PRIMARY KEY,  -- lowercase hex; the file is home/artifacts/<sha[0:2]>/<sha>
   size        BIGINT NOT NULL,
   name        TEXT COLLATE "C" NOT NULL,             -- the uploader's file name, for display
   user_name   TEXT COLLATE "C" NOT NULL,
@@ -53,7 +53,7 @@ CREATE TABLE job_cases (
   job_id     BIGINT NOT NULL,             -- jobs.id
   case_index BIGINT NOT NULL,             -- position in the sweep
   case_id    BIGINT NOT NULL,             -- the CSV's id column
-  params     TEXT COLLATE "C" NOT NULL,                -- the op's parameters in catalog order: "1,16,32,..."
+  params     TEXT COLLATE "C" NOT NULL,  -- the op's parameters in catalog order: "1,16,32,..."
   PRIMARY KEY (job_id, case_index)
 );
 
@@ -63,7 +63,7 @@ CREATE TABLE runs (
   attempt          BIGINT NOT NULL,
   board            TEXT COLLATE "C" NOT NULL,
   agent            TEXT COLLATE "C" NOT NULL,
-  state            TEXT COLLATE "C" NOT NULL,          -- assigned | preparing | running | succeeded |
+  state            TEXT COLLATE "C" NOT NULL,  -- assigned | preparing | running | succeeded |
                                            -- workload_failed | infra_failed | cancelled | timed_out
   created_ms       BIGINT NOT NULL,
   finished_ms      BIGINT NOT NULL DEFAULT 0,

@@ -4,8 +4,9 @@
 -- One covering index per sort key of the history, ordered by (key, id) like the page, holding
 -- every column a filter reads: a page is read in order from its index, filters are checked on the
 -- index entries, OFFSET skips entries, and no table row is touched until the page's 50 ids are
--- known (SQLite is told the index with INDEXED BY; PostgreSQL's planner picks it from its statistics). Counting a filter's matches scans whichever of
--- them leads with a filtered column (or jobs_state, from 0001, when nothing is filtered).
+-- known (SQLite is told the index with INDEXED BY; PostgreSQL's planner picks it from its
+-- statistics). Counting a filter's matches scans whichever of them leads with a filtered column
+-- (or jobs_state, from 0001, when nothing is filtered).
 CREATE INDEX jobs_history_id ON jobs(id, state, op, kind, user_name, assigned_board, board,
                                      created_ms, label);
 CREATE INDEX jobs_history_created ON jobs(created_ms, id, state, op, kind, user_name,
@@ -17,7 +18,7 @@ CREATE INDEX jobs_history_op ON jobs(op, id, state, kind, user_name, assigned_bo
 CREATE INDEX jobs_history_user ON jobs(user_name, id, state, op, kind, assigned_board, board,
                                        created_ms, label);
 -- The board the history shows and sorts by: the assigned one, else the requested one. Written
--- exactly as the query writes it (db/sqlite_store.cc SortExpression) so the planner matches it.
+-- exactly as the query writes it (db/history_sql.cc SortOf) so the planner matches it.
 CREATE INDEX jobs_history_board ON jobs((CASE WHEN assigned_board <> '' THEN assigned_board
                                          ELSE board END), id, state, op, kind, user_name,
                                         assigned_board, board, created_ms, label);

@@ -10,9 +10,9 @@ CREATE TABLE users (
 
 CREATE TABLE tokens (
   hash        TEXT COLLATE "C" PRIMARY KEY,          -- SHA-256 of the whole token, lowercase hex
-  id          TEXT COLLATE "C" NOT NULL,             -- the token's first characters, for display and revoking
+  id          TEXT COLLATE "C" NOT NULL,  -- the token's first characters, for display and revoking
   kind        TEXT COLLATE "C" NOT NULL,             -- user | agent
-  owner       TEXT COLLATE "C" NOT NULL,             -- users.name (user) or the agent's host name (agent)
+  owner       TEXT COLLATE "C" NOT NULL,  -- users.name (user) or the agent's host name (agent)
   created_ms  BIGINT NOT NULL,
   revoked_ms  BIGINT NOT NULL DEFAULT 0 -- 0: valid
 );
