@@ -1,5 +1,6 @@
 # Generates a .cc holding every migration's SQL (run at build time: cmake -P).
-# Inputs: OUT (the .cc to write), FILES (the .sql files, ;-separated). A file's version is the
+# Inputs: OUT (the .cc to write), FILES (the .sql files, ;-separated), FUNCTION (the function that
+# returns them, declared in db/migrations.h). A file's version is the
 # number its name starts with (0001_initial.sql -> 1); versions must increase, no repeats. A gap is
 # allowed while parallel branches own the numbers between (each branch was given its number): they
 # are all merged before a release, so no database is ever migrated across a gap.
@@ -23,12 +24,12 @@ foreach(f ${FILES})
   endif()
   string(APPEND body "      {${version}, \"${name}\", R\"mculab_sql(${sql})mculab_sql\"},\n")
 endforeach()
-file(WRITE ${OUT}.tmp "// Generated from db/migrations/*.sql by db/embed_migrations.cmake. Do not edit.
+file(WRITE ${OUT}.tmp "// Generated from db/migrations/ by db/embed_migrations.cmake. Do not edit.
 #include \"db/migrations.h\"
 
 namespace mculab::db {
 
-const std::vector<Migration>& EmbeddedMigrations() {
+const std::vector<Migration>& ${FUNCTION}() {
   static const std::vector<Migration> kMigrations = {
 ${body}  };
   return kMigrations;

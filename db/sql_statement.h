@@ -21,11 +21,11 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
 #include "common/result.h"
+#include "db/row_loops.h"
 
 namespace mculab::db {
 
@@ -126,6 +126,7 @@ class Use {
 // One database connection and the statements prepared on it. Owns the sqlite3 handle.
 class Connection {
  public:
+  using Use = db::Use;
   explicit Connection(sqlite3* db) : db_(db) {}
   ~Connection();
   Connection(const Connection&) = delete;
@@ -146,43 +147,5 @@ class Connection {
 
 // Runs a migration's script (several statements, no parameters).
 Status ExecScript(sqlite3* db, const std::string& sql);
-
-template <typename T>
-struct RowValue {
-  using type = T;
-};
-template <typename T>
-struct RowValue<Result<T>> {
-  using type = T;
-};
-
-// Every remaining row of `u`, each read by `row` (returning a value or a Result of one).
-template <typename F>
-Result<std::vector<typename RowValue<std::invoke_result_t<F&, Use&>>::type>> AllRows(Use& u,
-                                                                                     F&& row) {
-  using R = std::invoke_result_t<F&, Use&>;
-  std::vector<typename RowValue<R>::type> out;
-  while (u.Next()) {
-    if constexpr (std::is_same_v<R, typename RowValue<R>::type>) {
-      out.push_back(row(u));
-    } else {
-      auto r = row(u);
-      if (!r.ok()) return r.error();
-      out.push_back(std::move(*r));
-    }
-  }
-  if (!u.status().ok()) return u.status().error();
-  return out;
-}
-
-// The next row of `u` read by `row`, or `none` when there is none.
-template <typename T, typename F>
-Result<T> FirstRow(Use& u, F&& row, Result<T> none) {
-  if (!u.Next()) {
-    if (!u.status().ok()) return u.status().error();
-    return none;
-  }
-  return row(u);
-}
 
 }  // namespace mculab::db

@@ -4,38 +4,13 @@
 #include <algorithm>
 #include <cctype>
 
+#include "db/history_sql.h"
 #include "db/sql_statement.h"
-#include "db/sqlite_rows.h"
 #include "db/sqlite_store.h"
+#include "db/store_rows.h"
 
 namespace mculab::db {
 namespace {
-
-// A sort key's SQL and its covering index (migration 0002), ordered by (key, id).
-struct SortSql {
-  const char* expression;
-  const char* index;
-};
-
-SortSql SortOf(JobSortKey key) {
-  switch (key) {
-    case JobSortKey::kCreated:
-      return {"j.created_ms", "jobs_history_created"};
-    case JobSortKey::kState:
-      return {"j.state", "jobs_history_state"};
-    case JobSortKey::kOp:
-      return {"j.op", "jobs_history_op"};
-    case JobSortKey::kUser:
-      return {"j.user_name", "jobs_history_user"};
-    case JobSortKey::kBoard:
-      // The expression of index jobs_history_board, written identically.
-      return {"(CASE WHEN j.assigned_board <> '' THEN j.assigned_board ELSE j.board END)",
-              "jobs_history_board"};
-    case JobSortKey::kId:
-      break;
-  }
-  return {"j.id", "jobs_history_id"};
-}
 
 // The index a page is read from: in id or creation order with an op, user or single-state
 // filter, that column's index ordered by (column, key, id) (migrations 0002 and 0012), so only
@@ -47,16 +22,6 @@ const char* PageIndex(const JobQuery& q) {
   if (!q.user.empty()) return by_id ? "jobs_history_user" : "jobs_history_user_created";
   if (q.states.size() == 1) return by_id ? "jobs_history_state" : "jobs_history_state_created";
   return SortOf(q.sort).index;
-}
-
-// LIKE pattern matching `text` anywhere, with LIKE's wildcards in `text` taken literally.
-std::string ContainsPattern(const std::string& text) {
-  std::string p = "%";
-  for (char c : text) {
-    if (c == '%' || c == '_' || c == '\\') p += '\\';
-    p += c;
-  }
-  return p + "%";
 }
 
 // Characters (UTF-8 code points) in `text`.
@@ -75,93 +40,6 @@ std::string TrigramPhrase(const std::string& text) {
   return p + "\"";
 }
 
-// The WHERE clause of a history query and the values to bind to it, in order.
-struct JobWhere {
-  bool label_search = false;  // candidates come from the label's trigram index
-  std::string sql;
-  std::vector<std::string> text;   // bound first, in order
-  std::vector<std::int64_t> ints;  // then these
-};
-
-// `trigrams`: the label's candidates come from its trigram index (a label of three characters or
-// more found in few jobs).
-JobWhere BuildJobWhere(const JobQuery& q, bool trigrams) {
-  JobWhere w;
-  w.sql = "WHERE 1 = 1";
-  auto text = [&](const char* fragment, const std::string& value, int times = 1) {
-    w.sql += fragment;
-    for (int i = 0; i < times; ++i) w.text.push_back(value);
-  };
-  if (!q.user.empty()) text(" AND j.user_name = ?", q.user);
-  if (!q.kind.empty()) text(" AND j.kind = ?", q.kind);
-  if (!q.op.empty()) text(" AND j.op = ?", q.op);
-  if (!q.board.empty()) text(" AND (j.assigned_board = ? OR j.board = ?)", q.board, 2);
-  if (!q.model.empty()) text(" AND j.model_name = ?", q.model);
-  if (!q.branch.empty()) text(" AND j.branch = ?", q.branch);
-  if (!q.commit.empty()) {
-    // A prefix: the range [commit, commit + U+10FFFF) uses no LIKE and no escaping. Commits are
-    // stored in lowercase.
-    std::string commit = q.commit;
-    for (char& c : commit) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    w.sql += " AND j.commit_sha >= ? AND j.commit_sha < ?";
-    w.text.push_back(commit);
-    w.text.push_back(commit + "\xf4\x8f\xbf\xbf");
-  }
-  if (!q.states.empty()) {
-    w.sql += " AND j.state IN (";
-    for (std::size_t i = 0; i < q.states.size(); ++i) {
-      w.sql += i ? ", ?" : "?";
-      w.text.push_back(q.states[i]);
-    }
-    w.sql += ")";
-  }
-  if (!q.label_contains.empty()) {
-    // The trigram index (migration 0010) finds the candidates, LIKE keeps the matching rules.
-    if (trigrams) {
-      w.label_search = true;
-      text(" AND j.id IN (SELECT rowid FROM jobs_label_search WHERE jobs_label_search MATCH ?)",
-           TrigramPhrase(q.label_contains));
-    }
-    text(" AND j.label LIKE ? ESCAPE '\\'", ContainsPattern(q.label_contains));
-  }
-  if (q.created_from) {
-    w.sql += " AND j.created_ms >= ?";
-    w.ints.push_back(*q.created_from);
-  }
-  if (q.created_to) {
-    w.sql += " AND j.created_ms <= ?";
-    w.ints.push_back(*q.created_to);
-  }
-  if (q.before_id != 0) {
-    w.sql += " AND j.id < ?";
-    w.ints.push_back(q.before_id);
-  }
-  return w;
-}
-
-void BindWhere(Use& u, const JobWhere& w) {
-  for (const std::string& t : w.text) u.Bind(t);
-  for (std::int64_t v : w.ints) u.Bind(v);
-}
-
-// Ends a read transaction on every path.
-class ReadTransaction {
- public:
-  explicit ReadTransaction(Connection& c) : c_(c) {
-    open_ = Use(c_.Statement("BEGIN")).Exec("BEGIN").ok();
-  }
-  ~ReadTransaction() {
-    if (open_) (void)Use(c_.Statement("COMMIT")).Exec("COMMIT");
-  }
-  ReadTransaction(const ReadTransaction&) = delete;
-  ReadTransaction& operator=(const ReadTransaction&) = delete;
-  bool ok() const { return open_; }
-
- private:
-  Connection& c_;
-  bool open_ = false;
-};
-
 }  // namespace
 
 Result<JobPage> SqliteStore::QueryJobs(const JobQuery& q) {
@@ -171,7 +49,7 @@ Result<JobPage> SqliteStore::QueryJobs(const JobQuery& q) {
   auto read = StartRead();
   if (!read.ok()) return read.error();
   Connection& c = read->connection();
-  ReadTransaction txn(c);  // the total and the page from one snapshot
+  ReadTransaction txn(c, "BEGIN");  // the total and the page from one snapshot
   if (!txn.ok()) return SqlError(c.db(), "starting a read transaction");
   // A label of three characters or more found in few jobs (counted over the distinct labels of
   // label_counts, migration 0011: probing the trigram index itself would read every trigram match
@@ -181,16 +59,25 @@ Result<JobPage> SqliteStore::QueryJobs(const JobQuery& q) {
     Use u(
         c.Statement("SELECT COALESCE(SUM(n), 0) FROM label_counts WHERE label LIKE ? ESCAPE '\\'"));
     u.Bind(ContainsPattern(q.label_contains));
-    auto matches = FirstRow<std::uint64_t>(u, ReadCount, SqlError(c.db(), "counting labels"));
+    auto matches = FirstRow<std::uint64_t>(u, ReadCount<Use>, SqlError(c.db(), "counting labels"));
     if (!matches.ok()) return matches.error();
     trigrams = *matches <= kFewMatches;
   }
-  const JobWhere where = BuildJobWhere(q, trigrams);
+  LabelSql label;
+  if (!q.label_contains.empty()) {
+    if (trigrams) {
+      // The trigram index (migration 0010) finds the candidates, LIKE keeps the matching rules.
+      label.candidates_sql =
+          " AND j.id IN (SELECT rowid FROM jobs_label_search WHERE jobs_label_search MATCH ?)";
+      label.candidates_value = TrigramPhrase(q.label_contains);
+    }
+    label.like_sql = " AND j.label LIKE ? ESCAPE '\\'";
+    label.like_value = ContainsPattern(q.label_contains);
+  }
+  const JobWhere where = BuildJobWhere(q, label);
   const SortSql sort = SortOf(q.sort);
   // The page's ids come from the sort key's covering index alone (read in order, filters checked
   // on its entries), then only those rows are read and joined with their runs.
-  const std::string cols(kJobCols);
-  const std::size_t from = cols.find("FROM jobs j");
   // Filters on state, op, kind, user and board alone are summed from job_counts (migrations 0011
   // and 0012), a frequent label alone from label_counts (0011); the rest are counted.
   const bool others = q.created_from || q.created_to || q.before_id != 0 || !q.model.empty() ||
@@ -207,7 +94,7 @@ Result<JobPage> SqliteStore::QueryJobs(const JobQuery& q) {
   {
     Use u(c.Statement(count_sql));
     BindWhere(u, where);
-    auto total = FirstRow<std::uint64_t>(u, ReadCount,
+    auto total = FirstRow<std::uint64_t>(u, ReadCount<Use>,
                                          MakeError(ErrorCode::kInternal, "counting jobs: no row"));
     if (!total.ok()) return total.error();
     page.total = *total;
@@ -235,20 +122,15 @@ Result<JobPage> SqliteStore::QueryJobs(const JobQuery& q) {
   const std::string index = few_labels && where.label_search ? std::string()
                             : few_labels                     ? " INDEXED BY jobs_label"
                                          : std::string(" INDEXED BY ") + PageIndex(q);
-  const std::string page_sql =
-      "SELECT " + cols.substr(0, from) +
-      ", CASE WHEN r.started = 1 THEN r.emulated ELSE COALESCE((SELECT MAX(b.emulated) FROM "
-      "boards b WHERE b.kind = j.kind), 0) END " +
-      cols.substr(from) + "WHERE j.id IN (SELECT j.id FROM jobs j" + index + " " + where.sql +
-      order + " LIMIT ? OFFSET ?)" + order;
+  const std::string page_sql = JobRowSelect() + "WHERE j.id IN (SELECT j.id FROM jobs j" + index +
+                               " " + where.sql + order + " LIMIT ? OFFSET ?)" + order;
   Use u(c.Statement(page_sql));
-  const int emulated_col = u.Columns() - 1;
   BindWhere(u, where);
   u.Bind(static_cast<std::int64_t>(limit)).Bind(static_cast<std::int64_t>(offset));
   while (u.Next()) {
     auto j = ReadJob(u);
     if (!j.ok()) return j.error();
-    page.jobs.push_back(JobRow{std::move(*j), u.Bool(emulated_col)});
+    page.jobs.push_back(JobRow{std::move(*j), u.Bool(kJobRowEmulatedCol)});
   }
   if (!u.status().ok()) return u.status().error();
   if (from_the_end) std::reverse(page.jobs.begin(), page.jobs.end());
@@ -287,11 +169,18 @@ Status SqliteStore::EndBulkLoad() {
   });
 }
 
-Result<std::vector<std::pair<std::string, std::uint64_t>>> SqliteStore::CountJobsByState() {
-  auto read = StartRead();
-  if (!read.ok()) return read.error();
-  Use u(read->connection().Statement("SELECT state, COUNT(*) FROM jobs GROUP BY state"));
-  return AllRows(u, [](Use& row) { return std::make_pair(row.Text(0), row.UInt(1)); });
+// QuerySeries' fragments (db/sql_store_series.h): lower() is ASCII-only in SQLite; the ids as a
+// JSON array.
+const char* SqliteStore::LabelHoldsSql() const { return "instr(lower(j.label), lower(?)) > 0"; }
+
+const char* SqliteStore::JobIdInListSql() const {
+  return "j.id IN (SELECT value FROM json_each(?))";
+}
+
+std::string SqliteStore::JobIdList(const std::vector<JobId>& ids) const {
+  std::string list = "[";
+  for (JobId id : ids) list += (list.size() > 1 ? "," : "") + std::to_string(id);
+  return list + "]";
 }
 
 }  // namespace mculab::db

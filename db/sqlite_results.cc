@@ -1,34 +1,12 @@
-// SqliteStore reads of results: samples, batches, case results and statistics, passes, op
-// profiles, memory.
+// SqliteStore's reads of a run's samples that use SQLite's rowid: scanning a run in case order,
+// and the samples counter.
 #include <algorithm>
-#include <tuple>
 
 #include "db/sql_statement.h"
-#include "db/sql_util.h"
-#include "db/sqlite_rows.h"
 #include "db/sqlite_store.h"
+#include "db/store_rows.h"
 
 namespace mculab::db {
-namespace {
-
-Sample ReadSample(Use& u) { return Sample{u.U32(0), u.U32(1), u.U32(2), u.U32(3), u.Int(4)}; }
-
-}  // namespace
-
-Result<std::vector<Sample>> SqliteStore::GetSamples(RunId run) {
-  auto read = StartRead();
-  if (!read.ok()) return read.error();
-  Use u(read->connection().Statement(
-      "SELECT pass, case_index, iteration, metric, value FROM samples WHERE run_id = ?"));
-  u.Bind(run);
-  auto out = AllRows(u, ReadSample);
-  if (!out.ok()) return out;
-  std::sort(out->begin(), out->end(), [](const Sample& a, const Sample& b) {
-    return std::tie(a.pass, a.case_index, a.metric, a.iteration) <
-           std::tie(b.pass, b.case_index, b.metric, b.iteration);
-  });
-  return out;
-}
 
 // A run's rows in the order they were stored are usually in case order already: one pass, its
 // cases run and their batches committed one after another. Then each case is read, grouped by
@@ -95,108 +73,9 @@ Status SqliteStore::ScanSamples(RunId run,
     hand_on_case();
     return {};
   }
-  Use u(
-      c.Statement("SELECT pass, case_index, iteration, metric, value FROM samples WHERE run_id = ? "
-                  "ORDER BY case_index, metric, pass"));
+  Use u(c.Statement(kSamplesInCaseOrderSql));
   u.Bind(run);
-  buf.reserve(kChunk);
-  while (u.Next()) {
-    buf.push_back(ReadSample(u));
-    if (buf.size() == kChunk) hand_on();
-  }
-  if (!u.status().ok()) return u.status();
-  hand_on();
-  return {};
-}
-
-Result<std::uint64_t> SqliteStore::CountSamples(RunId run) {
-  auto read = StartRead();
-  if (!read.ok()) return read.error();
-  Use u(read->connection().Statement("SELECT COUNT(*) FROM samples WHERE run_id = ?"));
-  u.Bind(run);
-  return FirstRow<std::uint64_t>(u, ReadCount, std::uint64_t{0});
-}
-
-Result<std::vector<std::uint64_t>> SqliteStore::ListBatchSequences(RunId run) {
-  auto read = StartRead();
-  if (!read.ok()) return read.error();
-  Use u(read->connection().Statement(
-      "SELECT sequence FROM batches WHERE run_id = ? ORDER BY sequence"));
-  u.Bind(run);
-  return AllRows(u, ReadCount);
-}
-
-Result<std::vector<CaseResult>> SqliteStore::GetCaseResults(RunId run) {
-  auto read = StartRead();
-  if (!read.ok()) return read.error();
-  Use u(read->connection().Statement(
-      "SELECT run_id, case_index, checksum, expected, ok, overhead FROM case_results "
-      "WHERE run_id = ? ORDER BY case_index"));
-  u.Bind(run);
-  return AllRows(u, [](Use& row) {
-    return CaseResult{row.Int(0), row.U32(1), row.U32(2), row.U32(3), row.Bool(4), row.Int(5)};
-  });
-}
-
-Result<std::vector<CaseStats>> SqliteStore::GetCaseStats(JobId job) {
-  auto read = StartRead();
-  if (!read.ok()) return read.error();
-  Use u(read->connection().Statement(
-      "SELECT job_id, run_id, case_index, metric_index, metric, unit, n, min, median, mean, "
-      "p90, p99, stddev, cv, max FROM case_stats WHERE job_id = ? "
-      "ORDER BY case_index, metric_index"));
-  u.Bind(job);
-  return AllRows(u, [](Use& row) {
-    CaseStats c;
-    c.job_id = row.Int(0);
-    c.run_id = row.Int(1);
-    c.case_index = row.U32(2);
-    c.metric_index = row.U32(3);
-    c.metric = row.Text(4);
-    c.unit = row.Text(5);
-    c.n = row.UInt(6);
-    double* fields[] = {&c.min, &c.median, &c.mean, &c.p90, &c.p99, &c.stddev, &c.cv, &c.max};
-    for (int i = 0; i < 8; ++i) *fields[i] = row.Real(7 + i);
-    return c;
-  });
-}
-
-Result<std::map<std::uint32_t, std::vector<double>>> SqliteStore::GetMetricValues(
-    RunId run, std::uint32_t metric, std::optional<std::uint32_t> case_index) {
-  auto read = StartRead();
-  if (!read.ok()) return read.error();
-  // No ORDER BY: the rows are read in the run index's order, with no sort and no second pass.
-  Use u(read->connection().Statement(
-      case_index ? "SELECT case_index, value FROM samples WHERE run_id = ? AND metric = ? "
-                   "AND case_index = ?"
-                 : "SELECT case_index, value FROM samples WHERE run_id = ? AND metric = ?"));
-  u.Bind(run).Bind(metric);
-  if (case_index) u.Bind(*case_index);
-  std::map<std::uint32_t, std::vector<double>> out;
-  std::vector<double>* values = nullptr;
-  std::uint32_t current = 0;
-  while (u.Next()) {
-    const std::uint32_t k = u.U32(0);
-    if (values == nullptr || k != current) {
-      values = &out[k];
-      current = k;
-    }
-    values->push_back(static_cast<double>(u.Int(1)));
-  }
-  if (!u.status().ok()) return u.status().error();
-  return out;
-}
-
-Result<std::vector<SeriesPoint>> SqliteStore::GetCaseSeries(RunId run, std::uint32_t pass,
-                                                            std::uint32_t case_index,
-                                                            std::uint32_t metric) {
-  auto read = StartRead();
-  if (!read.ok()) return read.error();
-  Use u(read->connection().Statement(
-      "SELECT iteration, value FROM samples WHERE run_id = ? AND pass = ? AND case_index = ? "
-      "AND metric = ? ORDER BY iteration"));
-  u.Bind(run).Bind(pass).Bind(case_index).Bind(metric);
-  return AllRows(u, [](Use& row) { return SeriesPoint{row.U32(0), row.Int(1)}; });
+  return HandOnSamples(u, chunk, kChunk);
 }
 
 Result<std::uint64_t> SqliteStore::SamplesStored() {
@@ -204,93 +83,7 @@ Result<std::uint64_t> SqliteStore::SamplesStored() {
   if (!read.ok()) return read.error();
   // Samples are only ever appended, so the largest rowid counts them without a table scan.
   Use u(read->connection().Statement("SELECT COALESCE(MAX(rowid), 0) FROM samples"));
-  return FirstRow<std::uint64_t>(u, ReadCount, std::uint64_t{0});
-}
-
-// ---- events, passes, op profiles, memory (migration 0005) ----------------------------
-
-Result<JobEvents> SqliteStore::GetJobEvents(JobId job) {
-  auto read = StartRead();
-  if (!read.ok()) return read.error();
-  Use u(read->connection().Statement("SELECT events FROM job_events WHERE job_id = ?"));
-  u.Bind(job);
-  return FirstRow<JobEvents>(
-      u,
-      [job](Use& row) {
-        return JobEvents{job, SplitStrings(row.Text(0))};
-      },
-      JobEvents{job, {}});
-}
-
-Result<std::vector<BoardUnits>> SqliteStore::ListBoardUnits() {
-  auto read = StartRead();
-  if (!read.ok()) return read.error();
-  Use u(read->connection().Statement(
-      "SELECT board, unit, max_simultaneous, events, emulated FROM board_counter_units "
-      "ORDER BY board, position"));
-  std::vector<BoardUnits> out;
-  while (u.Next()) {
-    std::string board = u.Text(0);
-    if (out.empty() || out.back().board != board) out.push_back(BoardUnits{board, {}, {}});
-    server::CounterUnit unit;
-    unit.name = u.Text(1);
-    unit.max_simultaneous = u.U32(2);
-    unit.events = SplitStrings(u.Text(3));
-    out.back().units.push_back(std::move(unit));
-    out.back().emulated.push_back(u.Bool(4));
-  }
-  if (!u.status().ok()) return u.status().error();
-  return out;
-}
-
-Result<std::vector<RunPass>> SqliteStore::GetRunPasses(RunId run) {
-  auto read = StartRead();
-  if (!read.ok()) return read.error();
-  Use u(read->connection().Statement(
-      "SELECT pass, events FROM run_passes WHERE run_id = ? ORDER BY pass"));
-  u.Bind(run);
-  return AllRows(u, [run](Use& row) {
-    return RunPass{run, row.U32(0), SplitStrings(row.Text(1))};
-  });
-}
-
-Result<std::vector<OpProfileRow>> SqliteStore::GetOpProfiles(RunId run) {
-  auto read = StartRead();
-  if (!read.ok()) return read.error();
-  Use u(read->connection().Statement(
-      "SELECT pass, case_index, op_index, metric, op_type, op_name, count, sum, min, max, "
-      "unclosed FROM op_profiles WHERE run_id = ? ORDER BY pass, case_index, op_index, metric"));
-  u.Bind(run);
-  return AllRows(u, [run](Use& row) {
-    OpProfileRow o;
-    o.run_id = run;
-    o.pass = row.U32(0);
-    o.case_index = row.U32(1);
-    o.op_index = row.U32(2);
-    o.metric = row.U32(3);
-    o.type = row.Text(4);
-    o.name = row.Text(5);
-    o.count = row.UInt(6);
-    o.sum = row.UInt(7);
-    o.min = row.UInt(8);
-    o.max = row.UInt(9);
-    o.unclosed = row.Bool(10);
-    return o;
-  });
-}
-
-Result<std::vector<MemoryFigure>> SqliteStore::GetMemory(RunId run) {
-  auto read = StartRead();
-  if (!read.ok()) return read.error();
-  Use u(read->connection().Statement(
-      "SELECT case_index, source, category, used, reserved FROM memory_reports WHERE run_id = ? "
-      "ORDER BY case_index, source, category"));
-  u.Bind(run);
-  return AllRows(u, [run](Use& row) {
-    return MemoryFigure{run,         static_cast<std::int32_t>(row.Int(0)),
-                        row.Text(1), row.Text(2),
-                        row.UInt(3), row.UInt(4)};
-  });
+  return FirstRow<std::uint64_t>(u, ReadCount<Use>, std::uint64_t{0});
 }
 
 }  // namespace mculab::db

@@ -11,8 +11,11 @@
 #include <mutex>
 
 #include "db/sql_statement.h"
+#include "db/sql_store_impl.h"
 
 namespace mculab::db {
+
+template class SqlStore<Connection>;
 
 namespace {
 
@@ -79,25 +82,11 @@ Status Exec(Connection& c, const std::string& sql) {
 }
 
 Status ApplyMigrations(Connection& c, const std::vector<Migration>& migrations) {
-  // Numbers increase; a gap is a number another branch owns (db/embed_migrations.cmake).
-  for (std::size_t i = 0; i < migrations.size(); ++i) {
-    const int least = i == 0 ? 1 : migrations[i - 1].version + 1;
-    if (migrations[i].version < least) {
-      return MakeError(ErrorCode::kInternal, "migration " + migrations[i].name + " has number " +
-                                                 std::to_string(migrations[i].version) +
-                                                 ", expected at least " + std::to_string(least));
-    }
-  }
+  if (Status s = CheckMigrationOrder(migrations); !s.ok()) return s;
   auto current = QueryText(c, "PRAGMA user_version");
   if (!current.ok()) return current.error();
   const int have = std::stoi(*current);
-  const int latest = migrations.empty() ? 0 : migrations.back().version;
-  if (have > latest) {
-    return MakeError(ErrorCode::kFailedPrecondition,
-                     "the database is at schema version " + std::to_string(have) +
-                         ", newer than this mculab-server knows (" + std::to_string(latest) +
-                         "): use a newer mculab-server");
-  }
+  if (Status s = CheckNotNewer(migrations, have, "the database"); !s.ok()) return s;
   for (const Migration& m : migrations) {
     if (m.version <= have) continue;
     if (Status s = Exec(c, "BEGIN IMMEDIATE"); !s.ok()) return s;
@@ -119,7 +108,10 @@ Status ApplyMigrations(Connection& c, const std::vector<Migration>& migrations) 
 // ---------------------------------------------------------------------------------------------
 // Opening and closing
 
-SqliteStore::SqliteStore(SqliteOptions options) : options_(std::move(options)) {}
+SqliteStore::SqliteStore(SqliteOptions options)
+    : SqlStore({options.max_rows_per_transaction, options.max_queued_rows,
+                options.max_read_connections}),
+      options_(std::move(options)) {}
 
 Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::filesystem::path& path,
                                                        SqliteOptions options) {
@@ -157,39 +149,14 @@ Status SqliteStore::Init(const std::filesystem::path& path) {
   path_ = path;
   auto r = OpenReadConnection();  // one now, so a database that cannot be read fails Open
   if (!r.ok()) return r.error();
-  idle_reads_.push_back(r->get());
-  reads_.push_back(std::move(*r));
-
-  writer_ = std::thread([this] { WriterLoop(); });
-  writer_id_ = writer_.get_id();
+  transactions_ = MakeWriterTransactions(*w_);
+  StartStore(*transactions_, std::move(*r));
   return {};
 }
 
 SqliteStore::~SqliteStore() { Close(); }
 
-void SqliteStore::Close() {
-  {
-    std::lock_guard l(mu_);
-    if (closed_) return;
-    closing_ = true;
-  }
-  queue_cv_.notify_all();
-  if (writer_.joinable()) writer_.join();
-  {
-    std::lock_guard l(mu_);
-    closed_ = true;
-  }
-  progress_cv_.notify_all();
-  {
-    // Reads in progress end first; later ones fail.
-    std::unique_lock l(pool_mu_);
-    reads_closed_ = true;
-    pool_cv_.wait(l, [&] { return idle_reads_.size() == reads_.size(); });
-    idle_reads_.clear();
-    reads_.clear();
-  }
-  w_.reset();
-}
+void SqliteStore::Close() { CloseStore(); }
 
 Result<std::unique_ptr<Connection>> SqliteStore::OpenReadConnection() {
   auto c = OpenConnection(path_);
@@ -199,47 +166,8 @@ Result<std::unique_ptr<Connection>> SqliteStore::OpenReadConnection() {
   return c;
 }
 
-bool SqliteStore::OnWriterThread() const { return std::this_thread::get_id() == writer_id_; }
-
-std::uint64_t SqliteStore::TransactionsCommitted() const {
-  std::lock_guard l(mu_);
-  return transactions_;
-}
-
 // ---------------------------------------------------------------------------------------------
-// Reads
-
-Result<SqliteStore::ReadLease> SqliteStore::StartRead() {
-  if (!WaitForState()) return MakeError(ErrorCode::kUnavailable, "the store is closed");
-  std::unique_lock l(pool_mu_);
-  while (true) {
-    if (reads_closed_) return MakeError(ErrorCode::kUnavailable, "the store is closed");
-    if (!idle_reads_.empty()) {
-      Connection* c = idle_reads_.back();
-      idle_reads_.pop_back();
-      return ReadLease(this, c);
-    }
-    if (reads_.size() < std::max<std::size_t>(1, options_.max_read_connections)) {
-      auto c = OpenReadConnection();
-      if (!c.ok()) return c.error();
-      reads_.push_back(std::move(*c));
-      return ReadLease(this, reads_.back().get());
-    }
-    pool_cv_.wait(l);
-  }
-}
-
-void SqliteStore::EndRead(Connection* c) {
-  {
-    std::lock_guard l(pool_mu_);
-    idle_reads_.push_back(c);
-  }
-  pool_cv_.notify_all();
-}
-
-SqliteStore::ReadLease::~ReadLease() {
-  if (c_ != nullptr) store_->EndRead(c_);
-}
+// Diagnostics
 
 Result<int> SqliteStore::SchemaVersion() {
   auto read = StartRead();

@@ -11,71 +11,33 @@
 // migration's script runs as statements prepared once per connection (db/sql_statement.h).
 // Migrations are applied at Open and recorded in PRAGMA user_version.
 //
-// The implementation, by file: sqlite_store.cc (open, close, the read pool), sqlite_writer.cc
-// (queue, transactions, savepoints), sqlite_write_set.cc (one write set's rows), sqlite_rows.cc
-// (row readers), and the reads by area: sqlite_jobs.cc (jobs, runs, boards, artifacts),
-// sqlite_results.cc (samples, statistics, profiles), sqlite_history.cc and sqlite_series.cc (the
-// history page's queries), sqlite_accounts.cc (users and tokens).
+// What both stores share (the writer's queue, the read pool, the reads and account writes whose SQL
+// is the same on both) is SqlStore's (db/sql_store.h); SQLite's own part, by file: sqlite_store.cc
+// (open, migrations, close), sqlite_writer.cc (the writer's transactions), sqlite_write_set.cc (a
+// write set's samples by multi-row INSERT), sqlite_results.cc (a run's samples in case order by
+// rowid, the samples counter), sqlite_history.cc (the history page, bulk loads, the series'
+// fragments).
 //
 // Durability: synchronous=NORMAL by default, which survives a crash or kill -9 of the server but
 // may lose the last transactions on power loss; `synchronous_full` trades speed for that.
 // Thread-safety: as Store. Close() (or the destructor) drains the queue and joins the writer.
 #pragma once
 
-#include <atomic>
-#include <condition_variable>
 #include <cstdint>
-#include <deque>
 #include <filesystem>
-#include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "db/migrations.h"
-#include "server/service/alerts.h"
-#include "server/service/store.h"
+#include "db/sql_store.h"
 
 namespace mculab::db {
 
 class Connection;  // a connection and its prepared statements (sql_statement.h)
 
-// The service's vocabulary, which this folder implements.
-using server::Artifact;
-using server::ArtifactSharing;
-using server::Board;
-using server::BoardTransition;
-using server::BoardUnits;
-using server::CaseResult;
-using server::CaseSpec;
-using server::CaseStats;
-using server::Job;
-using server::JobEvents;
-using server::JobId;
-using server::JobPage;
-using server::JobQuery;
-using server::JobRow;
-using server::JobSortKey;
-using server::JobTransition;
-using server::MemoryFigure;
-using server::NewJob;
-using server::OpProfileRow;
-using server::Run;
-using server::RunId;
-using server::RunPass;
-using server::Sample;
-using server::SampleBatch;
-using server::SeriesPoint;
-using server::SeriesQuery;
-using server::SeriesRow;
-using server::Store;
-using server::TokenRecord;
-using server::User;
-using server::WriteDone;
-using server::WriteOutcome;
-using server::WriteSet;
+// The writer's BEGIN, SAVEPOINT, COMMIT ... on `w` (sqlite_writer.cc).
+std::unique_ptr<WriteQueue::Transactions> MakeWriterTransactions(Connection& w);
 
 struct SqliteOptions {
   std::vector<Migration> migrations = EmbeddedMigrations();
@@ -92,7 +54,7 @@ struct SqliteOptions {
   std::size_t max_read_connections = 4;
 };
 
-class SqliteStore final : public Store, public server::FollowStore {
+class SqliteStore final : public SqlStore<Connection> {
  public:
   // Opens (creating if needed) the database at `path`, enables WAL, applies pending migrations.
   static Result<std::unique_ptr<SqliteStore>> Open(const std::filesystem::path& path,
@@ -101,9 +63,7 @@ class SqliteStore final : public Store, public server::FollowStore {
   SqliteStore(const SqliteStore&) = delete;
   SqliteStore& operator=(const SqliteStore&) = delete;
 
-  // Drains the queue (every queued write is applied and its callback run), stops the writer and
-  // closes the connections. Later writes fail with kUnavailable; later reads too. Idempotent.
-  void Close();
+  void Close() override;
 
   // Filling a large history at once (a benchmark's million jobs, an import): BeginBulkLoad drops
   // the jobs table's indexes and the label search's triggers, EndBulkLoad creates them again from
@@ -115,146 +75,26 @@ class SqliteStore final : public Store, public server::FollowStore {
   Status EndBulkLoad();
 
   // Diagnostics.
-  Result<int> SchemaVersion();        // PRAGMA user_version
-  Result<std::string> JournalMode();  // "wal"
-  std::uint64_t TransactionsCommitted() const;
+  Result<int> SchemaVersion() override;  // PRAGMA user_version
+  Result<std::string> JournalMode();     // "wal"
 
-  void Write(WriteSet ws, WriteDone done = nullptr) override;
-  void WaitForRoom() override;
-  void Flush() override;
-
-  Result<Job> GetJob(JobId id) override;
-  Result<std::vector<Job>> ListActiveJobs() override;
-  Result<std::vector<CaseSpec>> GetJobCases(JobId id) override;
-  Result<std::vector<JobTransition>> GetTransitions(JobId id) override;
-  Result<std::vector<Board>> ListBoards() override;
-  Result<std::vector<BoardTransition>> GetBoardTransitions(const std::string& board) override;
-  Result<Run> GetRun(RunId id) override;
-  Result<std::vector<Run>> ListRuns(JobId job) override;
-  Result<JobId> MaxJobId() override;
-  Result<RunId> MaxRunId() override;
-  Result<std::vector<Sample>> GetSamples(RunId run) override;
-  Result<std::uint64_t> CountSamples(RunId run) override;
   Status ScanSamples(RunId run, const std::function<void(std::span<const Sample>)>& chunk) override;
-  Result<std::map<std::uint32_t, std::vector<double>>> GetMetricValues(
-      RunId run, std::uint32_t metric, std::optional<std::uint32_t> case_index) override;
-  Result<std::vector<std::uint64_t>> ListBatchSequences(RunId run) override;
-  Result<std::vector<CaseResult>> GetCaseResults(RunId run) override;
-  Result<std::vector<CaseStats>> GetCaseStats(JobId job) override;
-  Result<std::optional<Artifact>> GetArtifact(const std::string& sha256) override;
-  Result<ArtifactUsage> GetArtifactUsage(const std::string& user) override;
-  Result<bool> IsArtifactOwner(const std::string& sha256, const std::string& user) override;
-  Result<std::vector<Artifact>> ListArtifactsBefore(std::int64_t ms) override;
+  Result<std::uint64_t> SamplesStored() override;
+  Result<JobPage> QueryJobs(const JobQuery& query) override;
 
  private:
-  struct Op {
-    std::function<Status()> apply;                    // runs in the writer's transaction
-    std::function<void(const Status&)> after_commit;  // runs after the commit
-    std::size_t rows = 0;
-    std::uint64_t seq = 0;
-    bool samples_only = false;  // samples or nothing, no state: no read waits for it
-  };
-
   explicit SqliteStore(SqliteOptions options);
   Status Init(const std::filesystem::path& path);
-  void Enqueue(Op op);
-  void WriterLoop();
-  void CommitBatch(std::vector<Op>& ops);
-  // Fills outcome->duplicate_batch and outcome->run_progress (not its status).
-  Status ApplyWriteSet(const WriteSet& ws, WriteOutcome* outcome);
-  Status ApplyProfileWrites(const WriteSet& ws);  // the counter and profile tables (migration 0005)
-  // A read's connection (lent to one read at a time), given back to the pool when the lease ends.
-  class ReadLease {
-   public:
-    ReadLease(SqliteStore* store, Connection* c) : store_(store), c_(c) {}
-    ReadLease(ReadLease&& other) noexcept : store_(other.store_), c_(other.c_) {
-      other.c_ = nullptr;
-    }
-    ReadLease& operator=(ReadLease&&) = delete;
-    ~ReadLease();
-    Connection& connection() const { return *c_; }
-
-   private:
-    SqliteStore* store_;
-    Connection* c_;
-  };
-
-  // Waits until the last write holding more than samples, and the calling thread's own writes,
-  // are committed; false once closed.
-  bool WaitForState();
-  // WaitForState, then a read connection.
-  Result<ReadLease> StartRead();
-  Result<std::unique_ptr<Connection>> OpenReadConnection();
-  void EndRead(Connection* c);
-  bool OnWriterThread() const;
+  Status ApplyWriteSet(const WriteSet& ws, WriteOutcome* outcome) override;
+  Result<std::unique_ptr<Connection>> OpenReadConnection() override;
+  const char* LabelHoldsSql() const override;
+  const char* JobIdInListSql() const override;
+  std::string JobIdList(const std::vector<JobId>& ids) const override;
 
   SqliteOptions options_;
   std::filesystem::path path_;
-  std::unique_ptr<Connection> w_;  // the writer's connection: writer thread only (and Init)
-
-  std::mutex pool_mu_;  // the read connections
-  std::condition_variable pool_cv_;
-  std::vector<std::unique_ptr<Connection>> reads_;  // every open one
-  std::vector<Connection*> idle_reads_;
-  bool reads_closed_ = false;
-
-  mutable std::mutex mu_;  // the queue and the counters below
-  std::condition_variable queue_cv_;
-  std::condition_variable progress_cv_;  // committed_seq_/done_seq_/queued_rows_ changed
-  std::deque<Op> queue_;
-  std::size_t queued_rows_ = 0;
-  std::uint64_t next_seq_ = 1;
-  // Written under mu_; a read loads these two and closed_ without it (WaitForState), so a read
-  // with nothing to wait for never takes the lock the ingest's writes contend for.
-  std::atomic<std::uint64_t> committed_seq_{0};
-  // The last write queued that holds more than samples (state every later read must see).
-  std::atomic<std::uint64_t> last_state_seq_{0};
-  std::atomic<bool> closed_{false};
-  std::uint64_t done_seq_ = 0;
-  std::uint64_t transactions_ = 0;
-  bool closing_ = false;
-  // Names this store in each thread's record of its last queued write (never reused).
-  static std::uint64_t NextStoreId();
-  const std::uint64_t id_ = NextStoreId();
-  std::thread writer_;
-  std::thread::id writer_id_;
+  std::unique_ptr<WriteQueue::Transactions> transactions_;
   std::vector<std::string> bulk_load_ddl_;  // what BeginBulkLoad dropped: writer thread only
-
- public:
-  // ---- reads for the web page and /metrics ----
-  Result<JobPage> QueryJobs(const JobQuery& query) override;
-  Result<std::vector<SeriesPoint>> GetCaseSeries(RunId run, std::uint32_t pass,
-                                                 std::uint32_t case_index,
-                                                 std::uint32_t metric) override;
-  Result<std::vector<std::pair<std::string, std::uint64_t>>> CountJobsByState() override;
-  Result<std::uint64_t> SamplesStored() override;
-  // sqlite_series.cc
-  Result<std::vector<SeriesRow>> QuerySeries(const SeriesQuery& query) override;
-  std::uint64_t StateVersion() override;  // sqlite_writer.cc
-  Result<JobEvents> GetJobEvents(JobId job) override;
-  Result<std::vector<BoardUnits>> ListBoardUnits() override;
-  Result<std::vector<RunPass>> GetRunPasses(RunId run) override;
-  Result<std::vector<OpProfileRow>> GetOpProfiles(RunId run) override;
-  Result<std::vector<MemoryFigure>> GetMemory(RunId run) override;
-
-  // ---- accounts ----
-  Status AddUser(const User& user, const TokenRecord& token) override;
-  Status AddToken(const TokenRecord& token) override;
-  Status RevokeToken(const std::string& hash, std::int64_t revoked_ms) override;
-  Result<std::optional<User>> GetUser(const std::string& name) override;
-  Result<std::vector<User>> ListUsers() override;
-  Result<std::optional<TokenRecord>> FindToken(const std::string& hash) override;
-  Result<std::vector<TokenRecord>> ListTokens() override;
-
-  // FollowStore (sqlite_follows.cc)
-  Result<std::uint64_t> AddFollow(const server::StoredFollow& follow) override;
-  Result<std::vector<server::StoredFollow>> ListFollows() override;
-  Status DeleteFollow(std::uint64_t id) override;
-  Status SetFollowNotified(std::uint64_t id, server::JobId to) override;
-
- private:
-  // Runs `apply` in the writer's transaction (on its connection) and waits for the commit.
-  Status WriteFunction(std::function<Status(Connection& w)> apply);
 };
 
 }  // namespace mculab::db

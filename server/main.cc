@@ -21,7 +21,7 @@
 #include <string>
 
 #include "common/crash_point.h"
-#include "db/sqlite_store.h"
+#include "db/lab_store.h"
 #include "server/admin/admin.h"
 #include "server/http/router.h"
 #include "server/http/server.h"
@@ -68,6 +68,7 @@ int main(int argc, char** argv) {
   std::string config_path;
   std::string http_listen;
   std::string web_root;
+  std::string store_url;
   std::string log_level = "info";
   bool version = false;
   app.add_option("--home", home,
@@ -81,6 +82,10 @@ int main(int argc, char** argv) {
   app.add_option("--web-root", web_root,
                  "Folder of the web page; default the source tree's web/ beside the build "
                  "(<exe>/../../web), else <exe>/../share/mculab/web, else /usr/share/mculab/web");
+  app.add_option("--store", store_url,
+                 "The database: sqlite:PATH (relative to --home; default sqlite:mculab.db) or "
+                 "postgresql://[user@]host[:port]/database (a password from PGPASSFILE or "
+                 "~/.pgpass); overrides the config's store");
   app.add_option("--config", config_path,
                  "TOML file of the server's tunables (every key is optional; listed below)");
   // Every key LoadLabConfig accepts (server/service/config.h documents each);
@@ -124,6 +129,8 @@ int main(int argc, char** argv) {
       "  tls_cert = \"server.pem\"         TLS for gRPC: certificate chain and key (PEM), both or\n"
       "  tls_key = \"server.key\"          neither; relative to the config file's folder\n"
       "  max_model_arena = 67108864      most RAM a model may plan on a board without ram_bytes\n"
+      "  store = \"sqlite:mculab.db\"      the database: sqlite:PATH or postgresql://... "
+      "(--store)\n"
       "  approve_new_boards = false      new boards wait for `mculab board B --approve` (unset:\n"
       "                                  true when tls_cert is set)\n"
       "  [notify]                        alerts (change points of follows, failed gates)\n"
@@ -152,7 +159,15 @@ int main(int argc, char** argv) {
   if (home.empty()) {
     home = EnvOr("MCULAB_HOME", EnvOr("HOME", "/tmp") + "/.local/share/mculab");
   }
-  if (admin.chosen()) return admin.Run(home);
+  if (admin.chosen()) {
+    // The store the server would open: --store, else the config's.
+    if (store_url.empty() && !config_path.empty()) {
+      auto loaded = mculab::server::LoadLabConfig(config_path);
+      if (!loaded.ok()) return Fail(loaded.error().message);
+      store_url = loaded->store;
+    }
+    return admin.Run(home, store_url);
+  }
 
   spdlog::set_default_logger(spdlog::stderr_color_mt("mculab-server"));
   spdlog::set_level(spdlog::level::from_str(log_level));
@@ -201,8 +216,11 @@ int main(int argc, char** argv) {
 
   RaiseDescriptorLimit();
   mculab::server::rpc::RouteGrpcLogsToSpdlog();
-  auto store = mculab::db::SqliteStore::Open(std::filesystem::path(home) / "mculab.db");
+  if (store_url.empty()) store_url = config.store;
+  auto store = mculab::db::OpenStore(store_url, home);
   if (!store.ok()) return Fail(store.error().message);
+  spdlog::info("store {}", store_url.empty() ? std::string("sqlite:mculab.db")
+                                             : mculab::db::RedactStoreUrl(store_url));
   mculab::server::SystemClock clock;
   mculab::server::Accounts accounts(**store, clock);
   mculab::server::ArtifactStore artifacts(std::filesystem::path(home) / "artifacts",

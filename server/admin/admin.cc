@@ -3,7 +3,7 @@
 #include <filesystem>
 #include <iostream>
 
-#include "db/sqlite_store.h"
+#include "db/lab_store.h"
 
 namespace mculab::server::admin {
 
@@ -22,7 +22,7 @@ Admin::Admin(CLI::App& app) {
   // More groups register here, each from its own file.
 }
 
-int Admin::Run(const std::string& home) {
+int Admin::Run(const std::string& home, const std::string& store_url) {
   if (!action_) {
     std::cerr << "mculab-server admin: choose a command (--help lists them)\n";
     return 2;
@@ -34,7 +34,7 @@ int Admin::Run(const std::string& home) {
               << ec.message() << "\n";
     return 1;
   }
-  auto store = db::SqliteStore::Open(std::filesystem::path(home) / "mculab.db");
+  auto store = db::OpenStore(store_url, home);
   if (!store.ok()) {
     std::cerr << "mculab-server admin: error: " << store.error().message << "\n";
     return 1;

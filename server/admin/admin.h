@@ -51,7 +51,8 @@ class Admin {
   // Whether the parsed command line chose an admin command.
   bool chosen() const { return admin_->parsed(); }
   // Opens the database under `home` and runs the chosen command; returns the exit code.
-  int Run(const std::string& home);
+  // `store_url`: the store to work on (db/lab_store.h); empty: the SQLite file in `home`.
+  int Run(const std::string& home, const std::string& store_url);
 
  private:
   CLI::App* admin_;

@@ -196,7 +196,7 @@ Result<LabConfig> ParseLabConfig(std::string_view toml_text, std::string_view or
         k != "http_header_timeout_ms" && k != "http_idle_timeout_s" &&
         k != "http_write_timeout_s" && k != "grpc_max_concurrent_streams" &&
         k != "grpc_max_threads" && k != "max_model_arena" && k != "approve_new_boards" &&
-        k != "notify") {
+        k != "store" && k != "notify") {
       return ConfigError(origin, "unknown key '" + std::string(k) +
                                      "' (known: max_artifact_bytes, default_timeout_s, "
                                      "max_attempts, heartbeat_ms, heartbeat_timeout_ms, "
@@ -215,7 +215,7 @@ Result<LabConfig> ParseLabConfig(std::string_view toml_text, std::string_view or
                                      "grpc_max_concurrent_streams, grpc_max_threads, "
                                      "grpc_max_connections, grpc_max_connections_per_address, "
                                      "grpc_reserved_connections, grpc_auth_timeout_ms, "
-                                     "max_model_arena, approve_new_boards, [health], "
+                                     "max_model_arena, approve_new_boards, store, [health], "
                                      "[notify])");
     }
   }
@@ -278,6 +278,14 @@ Result<LabConfig> ParseLabConfig(std::string_view toml_text, std::string_view or
   if (const toml::node* n = t.get("approve_new_boards")) {
     if (!n->is_boolean()) return ConfigError(origin, "approve_new_boards must be true or false");
     c.approve_new_boards = *n->value<bool>();
+  }
+  if (const toml::node* n = t.get("store")) {
+    auto v = n->value<std::string>();
+    if (!n->is_string() || !v || v->empty()) {
+      return ConfigError(origin,
+                         "store must be a store URL: \"sqlite:PATH\" or \"postgresql://...\"");
+    }
+    c.store = *v;
   }
   if (const toml::node* h = t.get("health")) {
     const toml::table* ht = h->as_table();

@@ -52,6 +52,9 @@
 //
 //   max_model_arena = 67108864      # the most RAM a model job may plan (arena, persistent,
 //                                   # scratch) on a board that declares no ram_bytes (64 MiB)
+//   store = "sqlite:mculab.db"      # the database (db/lab_store.h): sqlite:PATH (relative to the
+//                                   # home) or postgresql://[user@]host[:port]/db (a password
+//                                   # from PGPASSFILE or ~/.pgpass); --store overrides it
 //   approve_new_boards = false      # a board an agent registers for the first time waits for
 //                                   # `mculab board BOARD --approve` before its health check;
 //                                   # unset: true when tls_cert is set, else false
@@ -136,6 +139,8 @@ struct LabConfig {
   std::uint64_t max_model_arena = 64ull << 20;
   // New boards need an admin's approval; unset: whether TLS is configured (ApproveNewBoards()).
   std::optional<bool> approve_new_boards;
+  // The store's URL (db/lab_store.h); empty: the SQLite file mculab.db in the home.
+  std::string store;
 
   // [notify]
   std::vector<std::string> notify_webhooks;

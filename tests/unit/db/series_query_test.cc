@@ -1,26 +1,40 @@
-// SqliteStore::QuerySeries (server/service/series_query.h) against a real SQLite file: which jobs
-// make a benchmark series, in which order, and what narrows it.
+// The store's QuerySeries (server/service/series_query.h) on both backends, a real SQLite file and
+// a real PostgreSQL database (pg_cluster.h): which jobs make a benchmark series, in which order,
+// and what narrows it.
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <functional>
 #include <random>
 
+#include "db/lab_store.h"
+#include "db/pg_store.h"
 #include "db/sqlite_store.h"
+#include "tests/unit/db/pg_cluster.h"
 
 namespace mculab::db {
 namespace {
 
 using server::JobState;
 
-class SeriesQueryTest : public ::testing::Test {
+enum class Backend { kSqlite, kPostgres };
+
+class SeriesQueryTest : public ::testing::TestWithParam<Backend> {
  protected:
   void SetUp() override {
     std::random_device rd;
     dir_ = std::filesystem::temp_directory_path() /
            ("mculab-series-test-" + std::to_string(rd()) + std::to_string(rd()));
     std::filesystem::create_directories(dir_);
-    auto s = SqliteStore::Open(dir_ / "mculab.db");
+    std::string url = "sqlite:mculab.db";
+    if (GetParam() == Backend::kPostgres) {
+      auto cluster = testing::PgCluster::Shared();
+      ASSERT_TRUE(cluster.ok()) << cluster.error().message;
+      auto db = (*cluster)->NewDatabase();
+      ASSERT_TRUE(db.ok()) << db.error().message;
+      url = *db;
+    }
+    auto s = OpenStore(url, dir_);
     ASSERT_TRUE(s.ok()) << s.error().message;
     store_ = std::move(*s);
   }
@@ -109,11 +123,11 @@ class SeriesQueryTest : public ::testing::Test {
   }
 
   std::filesystem::path dir_;
-  std::unique_ptr<SqliteStore> store_;
+  std::unique_ptr<LabStore> store_;
   JobId next_id_ = 0;
 };
 
-TEST_F(SeriesQueryTest, JobsWithTheSameCaseOnTheSameKindOldestFirst) {
+TEST_P(SeriesQueryTest, JobsWithTheSameCaseOnTheSameKindOldestFirst) {
   const JobId a = Add([&](Spec& s) { s.created_ms = 3000; });
   const JobId b = Add([&](Spec& s) { s.created_ms = 1000; });
   Add([&](Spec& s) {
@@ -160,7 +174,7 @@ TEST_F(SeriesQueryTest, JobsWithTheSameCaseOnTheSameKindOldestFirst) {
   EXPECT_EQ((*rows)[2].job.state, JobState::kSucceeded);
 }
 
-TEST_F(SeriesQueryTest, LabelTagUserAndLimitNarrowIt) {
+TEST_P(SeriesQueryTest, LabelTagUserAndLimitNarrowIt) {
   const JobId a = Add([&](Spec& s) {
     s.user = "ana";
     s.label = "Nightly main";
@@ -194,7 +208,7 @@ TEST_F(SeriesQueryTest, LabelTagUserAndLimitNarrowIt) {
   EXPECT_EQ(Ids(q), (std::vector<JobId>{b, c}));
 }
 
-TEST_F(SeriesQueryTest, CustomRunnersAreMatchedByCaseIdAndRunnerName) {
+TEST_P(SeriesQueryTest, CustomRunnersAreMatchedByCaseIdAndRunnerName) {
   WriteSet ws;
   ws.artifacts.push_back({"aa", 10, "tflm-runner.elf", "ana", 1});
   ws.artifacts.push_back({"bb", 10, "tflm-runner.elf", "ana", 2});  // a rebuild
@@ -225,7 +239,7 @@ TEST_F(SeriesQueryTest, CustomRunnersAreMatchedByCaseIdAndRunnerName) {
   EXPECT_EQ((*rows)[1].stats.median, 200);
 }
 
-TEST_F(SeriesQueryTest, ModelJobsAreMatchedByTheModelsFileNameAndKeepTheirHashes) {
+TEST_P(SeriesQueryTest, ModelJobsAreMatchedByTheModelsFileNameAndKeepTheirHashes) {
   auto model = [&](std::string name, std::string sha, std::int64_t t) {
     return Add([&](Spec& s) {
       s.op = "model";
@@ -271,7 +285,7 @@ TEST_F(SeriesQueryTest, ModelJobsAreMatchedByTheModelsFileNameAndKeepTheirHashes
 
 // The code a job measured is stored, read back with the job and its series, and filters the
 // history: the branch exactly, the commit exactly or by a prefix.
-TEST_F(SeriesQueryTest, JobsKeepTheirCodeAndTheHistoryFiltersOnIt) {
+TEST_P(SeriesQueryTest, JobsKeepTheirCodeAndTheHistoryFiltersOnIt) {
   auto coded = [&](std::string commit, std::string branch) {
     return Add([&](Spec& s) {
       s.commit = commit;
@@ -318,7 +332,7 @@ TEST_F(SeriesQueryTest, JobsKeepTheirCodeAndTheHistoryFiltersOnIt) {
   EXPECT_EQ((*rows)[1].job.commit, "1a2b3cffff");
 }
 
-TEST_F(SeriesQueryTest, AQueryWithoutTheCaseIsRefused) {
+TEST_P(SeriesQueryTest, AQueryWithoutTheCaseIsRefused) {
   SeriesQuery q;
   q.kind = "host";
   q.op = "fully_connected_s8";
@@ -326,6 +340,12 @@ TEST_F(SeriesQueryTest, AQueryWithoutTheCaseIsRefused) {
   ASSERT_FALSE(rows.ok());
   EXPECT_EQ(rows.error().code, ErrorCode::kInvalidArgument);
 }
+
+INSTANTIATE_TEST_SUITE_P(Backends, SeriesQueryTest,
+                         ::testing::Values(Backend::kSqlite, Backend::kPostgres),
+                         [](const ::testing::TestParamInfo<Backend>& info) {
+                           return info.param == Backend::kSqlite ? "Sqlite" : "PostgreSQL";
+                         });
 
 }  // namespace
 }  // namespace mculab::db

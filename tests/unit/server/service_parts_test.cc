@@ -194,6 +194,19 @@ TEST(LabConfig, NewBoardsNeedApprovalByDefaultOnlyWithTls) {
   EXPECT_FALSE(ParseLabConfig("max_model_arena = 10\n", "s.toml").ok());
 }
 
+TEST(LabConfig, TheStoreIsAUrlAndAbsentMeansTheSqliteFileInTheHome) {
+  auto plain = ParseLabConfig("", "server.toml");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->store, "");
+  auto pg = ParseLabConfig("store = \"postgresql://mculab@db/lab\"\n", "server.toml");
+  ASSERT_TRUE(pg.ok()) << pg.error().message;
+  EXPECT_EQ(pg->store, "postgresql://mculab@db/lab");
+  auto bad = ParseLabConfig("store = 5\n", "server.toml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("store must be a store URL"), std::string::npos)
+      << bad.error().message;
+}
+
 TEST(LabConfig, SchedulingAndHealthKeys) {
   auto d = ParseLabConfig("", "server.toml");
   ASSERT_TRUE(d.ok());

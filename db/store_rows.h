@@ -1,19 +1,39 @@
-#include "db/sqlite_rows.h"
+// Row readers of both stores (SQLite and PostgreSQL): the columns a job, run or board is read from
+// (each ends in its FROM clause; the same SQL on both), and the reader of each kind of row. `Row`
+// is a statement's use (db/sql_statement.h's Use, db/pg_statement.h's PgUse): both read a column
+// by number as Int, UInt, U32, Bool, Real or Text. db-internal.
+#pragma once
 
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
 #include "db/sql_util.h"
+#include "server/service/store.h"
 
 namespace mculab::db {
 
-const char* const kJobCols =
-    "j.id, j.user_name, j.kind, j.board, j.op, j.label, j.state, j.iterations, j.warmup, "
-    "j.num_cases, j.cases_artifact, j.timeout_s, j.attempts, j.created_ms, j.started_ms, "
-    "j.finished_ms, j.message, j.assigned_board, j.last_run_id, COALESCE(r.progress_done, 0), "
-    "j.priority, j.firmware_artifact, j.blob_artifact, j.tags, j.origin, j.kernels, "
-    "COALESCE(r.kernel_set, ''), j.model_name, j.model_sha256, j.model_summary, j.commit_sha, "
-    "j.branch, j.code_url, j.reruns, j.max_cv_pct, j.reruns_done "
-    "FROM jobs j LEFT JOIN runs r ON r.id = j.last_run_id ";
+using server::Artifact;
+using server::Board;
+using server::CaseResult;
+using server::CaseStats;
+using server::Job;
+using server::Run;
+using server::Sample;
+using server::TokenRecord;
+using server::User;
 
-Result<Job> ReadJob(Use& u) {
+extern const char* const kJobCols;
+extern const char* const kRunCols;
+extern const char* const kBoardCols;
+extern const char* const kTokenCols;
+extern const char* const kCaseStatsCols;  // of case_stats, no FROM
+
+template <typename Row>
+Result<Job> ReadJob(Row& u) {
   Job j;
   j.id = u.Int(0);
   j.user = u.Text(1);
@@ -60,14 +80,8 @@ Result<Job> ReadJob(Use& u) {
   return j;
 }
 
-const char* const kRunCols =
-    "id, job_id, attempt, board, agent, state, created_ms, finished_ms, message, "
-    "batches_expected, progress_done, started, runner_version, port, cpu, clock_hz, emulated, "
-    "timer_unit, counters, firmware_sha256, workload_sha256, toolchain, board_serial, note, seed, "
-    "kernel_set "
-    "FROM runs ";
-
-Result<Run> ReadRun(Use& u) {
+template <typename Row>
+Result<Run> ReadRun(Row& u) {
   Run r;
   r.id = u.Int(0);
   r.job_id = u.Int(1);
@@ -105,12 +119,8 @@ Result<Run> ReadRun(Use& u) {
   return r;
 }
 
-const char* const kBoardCols =
-    "name, kind, agent, tags, emulated, serial, ram_bytes, state, health, current_job, updated_ms, "
-    "holder, lease_until_ms, reservation_note, hold, health_failures, calibration, approved "
-    "FROM boards ";
-
-Result<Board> ReadBoard(Use& u) {
+template <typename Row>
+Result<Board> ReadBoard(Row& u) {
   Board b;
   b.name = u.Text(0);
   b.kind = u.Text(1);
@@ -138,6 +148,74 @@ Result<Board> ReadBoard(Use& u) {
   return b;
 }
 
-std::uint64_t ReadCount(Use& u) { return u.UInt(0); }
+template <typename Row>
+std::uint64_t ReadCount(Row& u) {
+  return u.UInt(0);
+}
+
+template <typename Row>
+Artifact ReadArtifact(Row& u) {
+  return Artifact{u.Text(0), u.UInt(1), u.Text(2), u.Text(3), u.Int(4), u.Bool(5)};
+}
+
+template <typename Row>
+Sample ReadSample(Row& u) {
+  return Sample{u.U32(0), u.U32(1), u.U32(2), u.U32(3), u.Int(4)};
+}
+
+template <typename Row>
+TokenRecord ReadToken(Row& u) {
+  return TokenRecord{u.Text(0), u.Text(1), u.Text(2), u.Text(3), u.Int(4), u.Int(5)};
+}
+
+template <typename Row>
+User ReadUser(Row& u) {
+  return User{u.Text(0), u.Text(1), u.Int(2)};
+}
+
+template <typename Row>
+CaseResult ReadCaseResult(Row& u) {
+  return CaseResult{u.Int(0), u.U32(1), u.U32(2), u.U32(3), u.Bool(4), u.Int(5)};
+}
+
+// kCaseStatsCols from column `first` on.
+template <typename Row>
+CaseStats ReadCaseStats(Row& u, int first = 0) {
+  CaseStats c;
+  c.job_id = u.Int(first);
+  c.run_id = u.Int(first + 1);
+  c.case_index = u.U32(first + 2);
+  c.metric_index = u.U32(first + 3);
+  c.metric = u.Text(first + 4);
+  c.unit = u.Text(first + 5);
+  c.n = u.UInt(first + 6);
+  double* fields[] = {&c.min, &c.median, &c.mean, &c.p90, &c.p99, &c.stddev, &c.cv, &c.max};
+  for (int i = 0; i < 8; ++i) *fields[i] = u.Real(first + 7 + i);
+  return c;
+}
+
+// A run's samples (ReadSample's columns) in (case_index, metric, pass, iteration) order, sorted by
+// the database.
+inline constexpr const char* kSamplesInCaseOrderSql =
+    "SELECT pass, case_index, iteration, metric, value FROM samples WHERE run_id = ? "
+    "ORDER BY case_index, metric, pass, iteration";
+
+// Every remaining row of `u` (ReadSample's columns), handed to `chunk` `n` at a time.
+template <typename Row>
+Status HandOnSamples(Row& u, const std::function<void(std::span<const Sample>)>& chunk,
+                     std::size_t n = 4096) {
+  std::vector<Sample> buf;
+  buf.reserve(n);
+  while (u.Next()) {
+    buf.push_back(ReadSample(u));
+    if (buf.size() == n) {
+      chunk(buf);
+      buf.clear();
+    }
+  }
+  if (!u.status().ok()) return u.status();
+  if (!buf.empty()) chunk(buf);
+  return {};
+}
 
 }  // namespace mculab::db

@@ -1,8 +1,11 @@
-// SqliteStore against a real SQLite file in a temporary directory.
-#include "db/sqlite_store.h"
-
+// The store, one suite over both backends: SqliteStore on a real SQLite file in a temporary
+// directory, PgStore on a real PostgreSQL server the tests start (pg_cluster.h), a fresh database
+// per test. Tests of what only SQLite has (WAL, file modes, bulk loads, the trigram index's
+// migration) run on SQLite alone (SqliteStoreTest); opening errors and secrets in PgOpenTest.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -11,6 +14,11 @@
 #include <future>
 #include <random>
 #include <tuple>
+
+#include "db/lab_store.h"
+#include "db/pg_store.h"
+#include "db/sqlite_store.h"
+#include "tests/unit/db/pg_cluster.h"
 
 namespace mculab::db {
 namespace {
@@ -35,28 +43,72 @@ class TempDir {
   std::filesystem::path path_;
 };
 
-// Every migration, with `rows` (SQL inserting rows as an older server wrote them, naming only the
+// `migrations`, with `rows` (SQL inserting rows as an older server wrote them, naming only the
 // columns it knew) run just before the first migration whose name contains `before`.
-SqliteOptions MigrationsWithOldRows(const std::string& before, const std::string& rows) {
-  SqliteOptions options;
-  options.migrations.clear();
+std::vector<Migration> MigrationsWithOldRows(const std::vector<Migration>& migrations,
+                                             const std::string& before, const std::string& rows) {
+  std::vector<Migration> out;
   int shift = 0;
-  for (const Migration& m : EmbeddedMigrations()) {
+  for (const Migration& m : migrations) {
     if (shift == 0 && m.name.find(before) != std::string::npos) {
-      options.migrations.push_back({m.version, "old_rows.sql", rows});
+      out.push_back({m.version, "old_rows.sql", rows});
       shift = 1;
     }
-    options.migrations.push_back({m.version + shift, m.name, m.sql});
+    out.push_back({m.version + shift, m.name, m.sql});
   }
-  return options;
+  return out;
 }
 
-class SqliteStoreTest : public ::testing::Test {
+// `migrations` and one more that fails if it runs twice (the table already exists).
+std::vector<Migration> WithProbe(std::vector<Migration> migrations) {
+  migrations.push_back({migrations.back().version + 1, "probe.sql", "CREATE TABLE probe(x INT);"});
+  return migrations;
+}
+
+enum class Backend { kSqlite, kPostgres };
+
+std::string BackendName(const ::testing::TestParamInfo<Backend>& info) {
+  return info.param == Backend::kSqlite ? "Sqlite" : "PostgreSQL";
+}
+
+class StoreTestBase : public ::testing::Test {
  protected:
+  explicit StoreTestBase(Backend backend) : backend_(backend) {}
+
+  void SetUp() override {
+    if (backend_ != Backend::kPostgres) return;
+    auto cluster = testing::PgCluster::Shared();
+    ASSERT_TRUE(cluster.ok()) << cluster.error().message;
+    auto url = (*cluster)->NewDatabase();
+    ASSERT_TRUE(url.ok()) << url.error().message;
+    url_ = *url;
+  }
+
   std::filesystem::path db_path() const { return dir_.path() / "mculab.db"; }
 
-  std::unique_ptr<SqliteStore> Open(SqliteOptions options = {}) {
-    auto store = SqliteStore::Open(db_path(), std::move(options));
+  // The backend's own migrations.
+  const std::vector<Migration>& Migrations() const {
+    return backend_ == Backend::kSqlite ? EmbeddedMigrations() : EmbeddedPostgresMigrations();
+  }
+
+  // The test's database opened with `migrations` (default: the backend's own), or an error.
+  Result<std::unique_ptr<LabStore>> TryOpen(std::optional<std::vector<Migration>> migrations = {}) {
+    if (backend_ == Backend::kSqlite) {
+      SqliteOptions options;
+      if (migrations) options.migrations = std::move(*migrations);
+      auto store = SqliteStore::Open(db_path(), std::move(options));
+      if (!store.ok()) return store.error();
+      return std::unique_ptr<LabStore>(std::move(*store));
+    }
+    PgOptions options;
+    if (migrations) options.migrations = std::move(*migrations);
+    auto store = PgStore::Open(url_, std::move(options));
+    if (!store.ok()) return store.error();
+    return std::unique_ptr<LabStore>(std::move(*store));
+  }
+
+  std::unique_ptr<LabStore> Open(std::optional<std::vector<Migration>> migrations = {}) {
+    auto store = TryOpen(std::move(migrations));
     EXPECT_TRUE(store.ok()) << (store.ok() ? "" : store.error().message);
     return store.ok() ? std::move(*store) : nullptr;
   }
@@ -109,10 +161,32 @@ class SqliteStoreTest : public ::testing::Test {
     return b;
   }
 
+  Backend backend_;
   TempDir dir_;
+  std::string url_;  // PostgreSQL: the test's own database
 };
 
-TEST_F(SqliteStoreTest, MigrationsAreAppliedAtOpenAndRecordedInUserVersion) {
+// Every test of both backends.
+class StoreTest : public StoreTestBase, public ::testing::WithParamInterface<Backend> {
+ protected:
+  StoreTest() : StoreTestBase(GetParam()) {}
+};
+
+INSTANTIATE_TEST_SUITE_P(Backends, StoreTest,
+                         ::testing::Values(Backend::kSqlite, Backend::kPostgres), BackendName);
+
+// What only SQLite has.
+class SqliteStoreTest : public StoreTestBase {
+ protected:
+  SqliteStoreTest() : StoreTestBase(Backend::kSqlite) {}
+  std::unique_ptr<SqliteStore> OpenSqlite(SqliteOptions options = {}) {
+    auto store = SqliteStore::Open(db_path(), std::move(options));
+    EXPECT_TRUE(store.ok()) << (store.ok() ? "" : store.error().message);
+    return store.ok() ? std::move(*store) : nullptr;
+  }
+};
+
+TEST_P(StoreTest, MigrationsAreAppliedAtOpenAndRecordedInUserVersion) {
   auto store = Open();
   ASSERT_TRUE(store);
   auto version = store->SchemaVersion();
@@ -121,47 +195,43 @@ TEST_F(SqliteStoreTest, MigrationsAreAppliedAtOpenAndRecordedInUserVersion) {
 }
 
 TEST_F(SqliteStoreTest, JournalModeIsWal) {
-  auto store = Open();
+  auto store = OpenSqlite();
   ASSERT_TRUE(store);
   auto mode = store->JournalMode();
   ASSERT_TRUE(mode.ok());
   EXPECT_EQ(*mode, "wal");
 }
 
-TEST_F(SqliteStoreTest, ReopeningAppliesEachMigrationOnlyOnce) {
-  // A migration that fails if it runs twice (the table already exists).
-  SqliteOptions options;
-  options.migrations.push_back(
-      {options.migrations.back().version + 1, "probe.sql", "CREATE TABLE probe(x);"});
-  const int latest = options.migrations.back().version;
-  { ASSERT_TRUE(Open(options)); }
-  auto again = SqliteStore::Open(db_path(), options);
+TEST_P(StoreTest, ReopeningAppliesEachMigrationOnlyOnce) {
+  const std::vector<Migration> migrations = WithProbe(Migrations());
+  { ASSERT_TRUE(Open(migrations)); }
+  auto again = TryOpen(migrations);
   ASSERT_TRUE(again.ok()) << again.error().message;
-  EXPECT_EQ(*(*again)->SchemaVersion(), latest);
+  EXPECT_EQ(*(*again)->SchemaVersion(), migrations.back().version);
 }
 
-TEST_F(SqliteStoreTest, MigrationAddedLaterIsAppliedOnNextOpen) {
+TEST_P(StoreTest, MigrationAddedLaterIsAppliedOnNextOpen) {
   { ASSERT_TRUE(Open()); }
-  SqliteOptions options;
-  options.migrations.push_back(
-      {options.migrations.back().version + 1, "probe.sql", "CREATE TABLE probe(x);"});
-  auto store = Open(options);
+  const std::vector<Migration> migrations = WithProbe(Migrations());
+  auto store = Open(migrations);
   ASSERT_TRUE(store);
-  EXPECT_EQ(*store->SchemaVersion(), options.migrations.back().version);
+  EXPECT_EQ(*store->SchemaVersion(), migrations.back().version);
 }
 
-TEST_F(SqliteStoreTest, DatabaseNewerThanTheServerIsRefused) {
-  SqliteOptions newer;
-  newer.migrations.push_back(
-      {newer.migrations.back().version + 1, "probe.sql", "CREATE TABLE probe(x);"});
-  { ASSERT_TRUE(Open(newer)); }
-  auto store = SqliteStore::Open(db_path());
+TEST_P(StoreTest, DatabaseNewerThanTheServerIsRefused) {
+  { ASSERT_TRUE(Open(WithProbe(Migrations()))); }
+  auto store = TryOpen();
   ASSERT_FALSE(store.ok());
   EXPECT_EQ(store.error().code, ErrorCode::kFailedPrecondition);
-  EXPECT_NE(store.error().message.find("newer"), std::string::npos);
+  // What is wrong (the schema version, newer than this server's) and what to do.
+  EXPECT_NE(store.error().message.find("schema version " +
+                                       std::to_string(Migrations().back().version + 1)),
+            std::string::npos)
+      << store.error().message;
+  EXPECT_NE(store.error().message.find("use a newer mculab-server"), std::string::npos);
 }
 
-TEST_F(SqliteStoreTest, InsertedJobIsReadBackWithCasesAndCreationAuditRow) {
+TEST_P(StoreTest, InsertedJobIsReadBackWithCasesAndCreationAuditRow) {
   auto store = Open();
   ASSERT_TRUE(store);
   Job job = NewJob();
@@ -185,7 +255,7 @@ TEST_F(SqliteStoreTest, InsertedJobIsReadBackWithCasesAndCreationAuditRow) {
   EXPECT_EQ((*audit)[0].actor, "ana");
 }
 
-TEST_F(SqliteStoreTest, InsertingAnExistingJobIdFailsThatWriteSetOnly) {
+TEST_P(StoreTest, InsertingAnExistingJobIdFailsThatWriteSetOnly) {
   auto store = Open();
   ASSERT_TRUE(store);
   Job job = NewJob();
@@ -211,7 +281,7 @@ TEST_F(SqliteStoreTest, InsertingAnExistingJobIdFailsThatWriteSetOnly) {
   EXPECT_TRUE(store->GetArtifact("cd34")->has_value());
 }
 
-TEST_F(SqliteStoreTest, MissingJobIsNotFound) {
+TEST_P(StoreTest, MissingJobIsNotFound) {
   auto store = Open();
   ASSERT_TRUE(store);
   auto got = store->GetJob(42);
@@ -219,7 +289,7 @@ TEST_F(SqliteStoreTest, MissingJobIsNotFound) {
   EXPECT_EQ(got.error().code, ErrorCode::kNotFound);
 }
 
-TEST_F(SqliteStoreTest, TransitionsAreWrittenToTheAuditTableInOrder) {
+TEST_P(StoreTest, TransitionsAreWrittenToTheAuditTableInOrder) {
   auto store = Open();
   ASSERT_TRUE(store);
   Job job = NewJob();
@@ -242,7 +312,7 @@ TEST_F(SqliteStoreTest, TransitionsAreWrittenToTheAuditTableInOrder) {
   EXPECT_EQ(store->GetJob(job.id)->attempts, 1u);
 }
 
-TEST_F(SqliteStoreTest, ReadSeesAWriteItsThreadQueuedBeforeIt) {
+TEST_P(StoreTest, ReadSeesAWriteItsThreadQueuedBeforeIt) {
   auto store = Open();
   ASSERT_TRUE(store);
   Job job = NewJob();
@@ -254,7 +324,7 @@ TEST_F(SqliteStoreTest, ReadSeesAWriteItsThreadQueuedBeforeIt) {
   EXPECT_EQ(store->GetJob(job.id)->message, "queued behind 3 jobs");
 }
 
-TEST_F(SqliteStoreTest, ReadDoesNotWaitForAnotherThreadsQueuedSamples) {
+TEST_P(StoreTest, ReadDoesNotWaitForAnotherThreadsQueuedSamples) {
   auto store = Open();
   ASSERT_TRUE(store);
   const JobId id = Insert(*store, NewJob());
@@ -283,7 +353,7 @@ TEST_F(SqliteStoreTest, ReadDoesNotWaitForAnotherThreadsQueuedSamples) {
   EXPECT_EQ(*store->CountSamples(1), 20u);
 }
 
-TEST_F(SqliteStoreTest, ReadOnAnyThreadWaitsForQueuedStateAndSeesIt) {
+TEST_P(StoreTest, ReadOnAnyThreadWaitsForQueuedStateAndSeesIt) {
   auto store = Open();
   ASSERT_TRUE(store);
   Job job = NewJob();
@@ -308,7 +378,7 @@ TEST_F(SqliteStoreTest, ReadOnAnyThreadWaitsForQueuedStateAndSeesIt) {
   EXPECT_EQ(seen->message, "decided, not yet committed");
 }
 
-TEST_F(SqliteStoreTest, ReadAfterADoneCallbackSeesThatWriteOnAnyThread) {
+TEST_P(StoreTest, ReadAfterADoneCallbackSeesThatWriteOnAnyThread) {
   auto store = Open();
   ASSERT_TRUE(store);
   Job job = NewJob();
@@ -324,7 +394,7 @@ TEST_F(SqliteStoreTest, ReadAfterADoneCallbackSeesThatWriteOnAnyThread) {
   EXPECT_EQ(other->message, "committed");
 }
 
-TEST_F(SqliteStoreTest, ReadsGoOnWhileALongReadHoldsItsConnection) {
+TEST_P(StoreTest, ReadsGoOnWhileALongReadHoldsItsConnection) {
   auto store = Open();
   ASSERT_TRUE(store);
   const JobId id = Insert(*store, NewJob());
@@ -344,7 +414,7 @@ TEST_F(SqliteStoreTest, ReadsGoOnWhileALongReadHoldsItsConnection) {
 }
 
 // Run 4's samples out of every order (two passes, two cases, two metrics), and run 5's one.
-void StoreMixedSamples(SqliteStore& store) {
+void StoreMixedSamples(Store& store) {
   WriteSet ws;
   ws.batch = SampleBatch{4,
                          0,
@@ -361,7 +431,7 @@ void StoreMixedSamples(SqliteStore& store) {
   ASSERT_TRUE(store.WriteAndWait(std::move(other)).ok());
 }
 
-TEST_F(SqliteStoreTest, ScanSamplesGivesARunsSamplesInCaseMetricPassOrder) {
+TEST_P(StoreTest, ScanSamplesGivesARunsSamplesInCaseMetricPassOrder) {
   auto store = Open();
   ASSERT_TRUE(store);
   StoreMixedSamples(*store);
@@ -384,7 +454,7 @@ TEST_F(SqliteStoreTest, ScanSamplesGivesARunsSamplesInCaseMetricPassOrder) {
 
 // One metric's values of a run, every pass, by case (each case's values in any order); one case's
 // only when asked; other runs and metrics left out.
-TEST_F(SqliteStoreTest, GetMetricValuesGivesOneMetricOfARunByCaseOverItsPasses) {
+TEST_P(StoreTest, GetMetricValuesGivesOneMetricOfARunByCaseOverItsPasses) {
   auto store = Open();
   ASSERT_TRUE(store);
   StoreMixedSamples(*store);
@@ -413,7 +483,7 @@ TEST_F(SqliteStoreTest, GetMetricValuesGivesOneMetricOfARunByCaseOverItsPasses) 
 // Rows stored in case order (one pass, cases ascending across batches, metrics interleaved per
 // iteration, as an agent sends them) come back grouped by metric within each case, each group in
 // stored order; a batch that goes back to an earlier case is still read in case order.
-TEST_F(SqliteStoreTest, ScanSamplesGroupsRowsStoredInCaseOrderByMetricAndOutOfOrderOnesToo) {
+TEST_P(StoreTest, ScanSamplesGroupsRowsStoredInCaseOrderByMetricAndOutOfOrderOnesToo) {
   auto store = Open();
   ASSERT_TRUE(store);
   auto scan = [&](RunId run) {
@@ -452,7 +522,7 @@ TEST_F(SqliteStoreTest, ScanSamplesGroupsRowsStoredInCaseOrderByMetricAndOutOfOr
   EXPECT_EQ(scan(7), (std::vector<R>{{0, 0, 0, 1}, {0, 1, 0, 2}, {1, 0, 0, 11}, {1, 1, 0, 12}}));
 }
 
-TEST_F(SqliteStoreTest, RepeatedBatchIsStoredOnceAndAcknowledgedAsDuplicate) {
+TEST_P(StoreTest, RepeatedBatchIsStoredOnceAndAcknowledgedAsDuplicate) {
   auto store = Open();
   ASSERT_TRUE(store);
   Job job = NewJob();
@@ -485,7 +555,7 @@ TEST_F(SqliteStoreTest, RepeatedBatchIsStoredOnceAndAcknowledgedAsDuplicate) {
   EXPECT_EQ(next.get_future().get().run_progress, std::optional<std::uint64_t>(8));
 }
 
-TEST_F(SqliteStoreTest, SameSequenceOfAnotherRunIsNotADuplicate) {
+TEST_P(StoreTest, SameSequenceOfAnotherRunIsNotADuplicate) {
   auto store = Open();
   ASSERT_TRUE(store);
   WriteSet a, b;
@@ -497,7 +567,7 @@ TEST_F(SqliteStoreTest, SameSequenceOfAnotherRunIsNotADuplicate) {
   EXPECT_EQ(*store->CountSamples(2), 6u);
 }
 
-TEST_F(SqliteStoreTest, ListBatchSequencesGivesTheRunsCommittedBatchesInOrder) {
+TEST_P(StoreTest, ListBatchSequencesGivesTheRunsCommittedBatchesInOrder) {
   auto store = Open();
   ASSERT_TRUE(store);
   for (auto [run, seq] : {std::pair{1, 2}, {1, 0}, {2, 1}, {1, 0}}) {
@@ -510,7 +580,7 @@ TEST_F(SqliteStoreTest, ListBatchSequencesGivesTheRunsCommittedBatchesInOrder) {
   EXPECT_TRUE(store->ListBatchSequences(3)->empty());
 }
 
-TEST_F(SqliteStoreTest, BatchCallbackRunsOnlyAfterTheSamplesAreCommitted) {
+TEST_P(StoreTest, BatchCallbackRunsOnlyAfterTheSamplesAreCommitted) {
   auto store = Open();
   ASSERT_TRUE(store);
   std::promise<std::uint64_t> seen;
@@ -524,7 +594,7 @@ TEST_F(SqliteStoreTest, BatchCallbackRunsOnlyAfterTheSamplesAreCommitted) {
   EXPECT_EQ(seen.get_future().get(), 600u);
 }
 
-TEST_F(SqliteStoreTest, WritesQueuedTogetherShareOneTransaction) {
+TEST_P(StoreTest, WritesQueuedTogetherShareOneTransaction) {
   auto store = Open();
   ASSERT_TRUE(store);
   // Hold the writer inside the first write's callback while 20 batches of 100 rows queue up.
@@ -550,7 +620,7 @@ TEST_F(SqliteStoreTest, WritesQueuedTogetherShareOneTransaction) {
   EXPECT_EQ(*store->CountSamples(1), 2u + 20u * 100u);
 }
 
-TEST_F(SqliteStoreTest, SamplesAreReadInPassCaseMetricIterationOrder) {
+TEST_P(StoreTest, SamplesAreReadInPassCaseMetricIterationOrder) {
   auto store = Open();
   ASSERT_TRUE(store);
   WriteSet ws;
@@ -565,7 +635,7 @@ TEST_F(SqliteStoreTest, SamplesAreReadInPassCaseMetricIterationOrder) {
   EXPECT_EQ(values, (std::vector<std::int64_t>{0, 1, 10, 11}));
 }
 
-TEST_F(SqliteStoreTest, RunProvenanceIsStoredAndProgressIsKeptAcrossUpdates) {
+TEST_P(StoreTest, RunProvenanceIsStoredAndProgressIsKeptAcrossUpdates) {
   auto store = Open();
   ASSERT_TRUE(store);
   db::Run run = NewRun(7, 1);
@@ -594,7 +664,7 @@ TEST_F(SqliteStoreTest, RunProvenanceIsStoredAndProgressIsKeptAcrossUpdates) {
 
 // The kernel set asked for is the job's; the one its runner reported is the run's, and the job
 // shows its latest run's.
-TEST_F(SqliteStoreTest, TheKernelSetAskedForAndTheOneThatRanRoundTrip) {
+TEST_P(StoreTest, TheKernelSetAskedForAndTheOneThatRanRoundTrip) {
   auto store = Open();
   ASSERT_TRUE(store);
   Job fast = NewJob();
@@ -618,7 +688,7 @@ TEST_F(SqliteStoreTest, TheKernelSetAskedForAndTheOneThatRanRoundTrip) {
   EXPECT_TRUE(store->GetJob(reference.id)->reference_kernels);
 }
 
-TEST_F(SqliteStoreTest, JobShowsTheProgressOfItsLatestRun) {
+TEST_P(StoreTest, JobShowsTheProgressOfItsLatestRun) {
   auto store = Open();
   ASSERT_TRUE(store);
   Job job = NewJob();
@@ -632,7 +702,7 @@ TEST_F(SqliteStoreTest, JobShowsTheProgressOfItsLatestRun) {
   EXPECT_EQ(store->GetJob(job.id)->progress_done, 6u);
 }
 
-TEST_F(SqliteStoreTest, QueryJobsFiltersAndPagesNewestFirst) {
+TEST_P(StoreTest, QueryJobsFiltersAndPagesNewestFirst) {
   auto store = Open();
   ASSERT_TRUE(store);
   for (int i = 0; i < 5; ++i) Insert(*store, NewJob(i % 2 ? "qemu" : "host", i < 3 ? "ana" : "bo"));
@@ -662,7 +732,7 @@ TEST_F(SqliteStoreTest, QueryJobsFiltersAndPagesNewestFirst) {
   EXPECT_EQ(ids(user), (std::vector<JobId>{5}));
 }
 
-TEST_F(SqliteStoreTest, ActiveJobsExcludeFinishedOnes) {
+TEST_P(StoreTest, ActiveJobsExcludeFinishedOnes) {
   auto store = Open();
   ASSERT_TRUE(store);
   Job a = NewJob();
@@ -681,7 +751,7 @@ TEST_F(SqliteStoreTest, ActiveJobsExcludeFinishedOnes) {
   EXPECT_EQ((*active)[0].id, a.id);
 }
 
-TEST_F(SqliteStoreTest, BoardsAreUpsertedWithTagsAndTheirTransitionsAudited) {
+TEST_P(StoreTest, BoardsAreUpsertedWithTagsAndTheirTransitionsAudited) {
   auto store = Open();
   ASSERT_TRUE(store);
   Board b;
@@ -711,7 +781,7 @@ TEST_F(SqliteStoreTest, BoardsAreUpsertedWithTagsAndTheirTransitionsAudited) {
   EXPECT_EQ((*audit)[0].reason, "agent lost");
 }
 
-TEST_F(SqliteStoreTest, CaseStatsAndResultsRoundTrip) {
+TEST_P(StoreTest, CaseStatsAndResultsRoundTrip) {
   auto store = Open();
   ASSERT_TRUE(store);
   WriteSet ws;
@@ -734,7 +804,7 @@ TEST_F(SqliteStoreTest, CaseStatsAndResultsRoundTrip) {
   EXPECT_DOUBLE_EQ((*stats)[0].median, 101.5);
 }
 
-TEST_F(SqliteStoreTest, ArtifactIsStoredOnceByHash) {
+TEST_P(StoreTest, ArtifactIsStoredOnceByHash) {
   auto store = Open();
   ASSERT_TRUE(store);
   for (int i = 0; i < 2; ++i) {
@@ -748,7 +818,7 @@ TEST_F(SqliteStoreTest, ArtifactIsStoredOnceByHash) {
   EXPECT_FALSE(store->GetArtifact("ffff")->has_value());
 }
 
-TEST_F(SqliteStoreTest, EveryUploaderOfTheSameBytesOwnsThemAndSharingIsAFlag) {
+TEST_P(StoreTest, EveryUploaderOfTheSameBytesOwnsThemAndSharingIsAFlag) {
   auto store = Open();
   ASSERT_TRUE(store);
   for (const auto& [user, ms] : {std::pair{"ana", 1}, std::pair{"ben", 50}}) {
@@ -775,7 +845,7 @@ TEST_F(SqliteStoreTest, EveryUploaderOfTheSameBytesOwnsThemAndSharingIsAFlag) {
   EXPECT_FALSE(*store->IsArtifactOwner("ab12", "ben"));
 }
 
-TEST_F(SqliteStoreTest, CloseAppliesEveryQueuedWriteAndRunsItsCallback) {
+TEST_P(StoreTest, CloseAppliesEveryQueuedWriteAndRunsItsCallback) {
   std::atomic<int> done{0};
   {
     auto store = Open();
@@ -795,7 +865,7 @@ TEST_F(SqliteStoreTest, CloseAppliesEveryQueuedWriteAndRunsItsCallback) {
   EXPECT_EQ(*store->CountSamples(9), 50u * 20u);
 }
 
-TEST_F(SqliteStoreTest, WriteAfterCloseFailsWithUnavailable) {
+TEST_P(StoreTest, WriteAfterCloseFailsWithUnavailable) {
   auto store = Open();
   ASSERT_TRUE(store);
   store->Close();
@@ -807,7 +877,7 @@ TEST_F(SqliteStoreTest, WriteAfterCloseFailsWithUnavailable) {
 
 // ---- job events, board counter units, run passes, op profiles, memory ----
 
-TEST_F(SqliteStoreTest, ProfileTablesRoundTripAndReplaceByKey) {
+TEST_P(StoreTest, ProfileTablesRoundTripAndReplaceByKey) {
   auto store = Open();
   ASSERT_TRUE(store);
   WriteSet ws;
@@ -879,10 +949,10 @@ namespace {
 // Health checks used to be known by their user name "lab"; the migration that adds jobs.origin
 // marks the ones the server made (user lab, a named board, "health check of <board>") and no
 // other job, whoever its user.
-TEST_F(SqliteStoreTest, OriginMigrationMarksOnlyTheServersOldHealthChecks) {
+TEST_P(StoreTest, OriginMigrationMarksOnlyTheServersOldHealthChecks) {
   // Rows as a server before the origin column wrote them.
-  SqliteOptions options = MigrationsWithOldRows(
-      "job_origin",
+  const std::vector<Migration> migrations = MigrationsWithOldRows(
+      Migrations(), "job_origin",
       "INSERT INTO jobs(id, user_name, kind, board, op, label, state, iterations, warmup, "
       "num_cases, timeout_s, created_ms) VALUES "
       "(1, 'lab', 'host', 'host-0', 'fully_connected_s8', 'health check of host-0', "
@@ -891,7 +961,7 @@ TEST_F(SqliteStoreTest, OriginMigrationMarksOnlyTheServersOldHealthChecks) {
       "300, 2),"
       "(3, 'ana', 'host', 'host-0', 'fully_connected_s8', 'health check of host-0', "
       "'succeeded', 5, 1, 1, 300, 3);");
-  auto store = Open(options);
+  auto store = Open(migrations);
   ASSERT_TRUE(store);
   auto check = store->GetJob(1);
   ASSERT_TRUE(check.ok()) << check.error().message;
@@ -903,7 +973,7 @@ TEST_F(SqliteStoreTest, OriginMigrationMarksOnlyTheServersOldHealthChecks) {
   }
 }
 
-TEST_F(SqliteStoreTest, ReservedRunIdsCountAsUsedAndNeverShrink) {
+TEST_P(StoreTest, ReservedRunIdsCountAsUsedAndNeverShrink) {
   auto store = Open();
   ASSERT_TRUE(store);
   WriteSet ws;
@@ -919,6 +989,35 @@ TEST_F(SqliteStoreTest, ReservedRunIdsCountAsUsedAndNeverShrink) {
   run.runs.push_back(NewRun(1500, Insert(*store, NewJob())));
   ASSERT_TRUE(store->WriteAndWait(std::move(run)).ok());
   EXPECT_EQ(*store->MaxRunId(), 1500);
+}
+
+// What README.md promises about commits, on both backends: once a write's `done` has run, the
+// write is in the database even if the server dies that instant (here: a child process that
+// _exits in the callback, closing nothing), and a reserved run id is never handed out again.
+TEST_P(StoreTest, AWriteWhoseCallbackRanSurvivesTheServerDyingThere) {
+  { ASSERT_TRUE(Open()); }  // migrated before the child, so it only writes
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    auto store = TryOpen();
+    if (!store.ok()) ::_exit(2);
+    Job job = NewJob();
+    job.id = 1;
+    WriteSet ws;
+    ws.new_jobs.push_back({job, {}});
+    ws.reserve_run_ids_to = 1000;
+    (*store)->Write(std::move(ws), [](const WriteOutcome& o) { ::_exit(o.status.ok() ? 0 : 3); });
+    ::sleep(60);
+    ::_exit(4);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  ASSERT_EQ(WEXITSTATUS(status), 0);
+  auto store = Open();
+  ASSERT_TRUE(store);
+  EXPECT_TRUE(store->GetJob(1).ok());
+  EXPECT_EQ(*store->MaxRunId(), 1000);
 }
 
 TEST_F(SqliteStoreTest, DatabaseFilesAreCreatedForTheOwnerOnly) {
@@ -952,7 +1051,7 @@ std::vector<JobId> LabelMatches(Store& store, const std::string& text) {
   return ids;
 }
 
-TEST_F(SqliteStoreTest, LabelSearchIsACaseInsensitiveAsciiSubstringWhateverItsLength) {
+TEST_P(StoreTest, LabelSearchIsACaseInsensitiveAsciiSubstringWhateverItsLength) {
   auto store = Open();
   ASSERT_TRUE(store);
   const std::string labels[] = {"Nightly conv",
@@ -988,7 +1087,7 @@ TEST_F(SqliteStoreTest, LabelSearchIsACaseInsensitiveAsciiSubstringWhateverItsLe
   EXPECT_EQ(LabelMatches(*store, "conv OR 4711"), (std::vector<JobId>{}));
 }
 
-TEST_F(SqliteStoreTest, LabelSearchFindsWhatABruteForceSubstringSearchFinds) {
+TEST_P(StoreTest, LabelSearchFindsWhatABruteForceSubstringSearchFinds) {
   auto store = Open();
   ASSERT_TRUE(store);
   std::mt19937 rng(5);
@@ -1022,13 +1121,14 @@ TEST_F(SqliteStoreTest, LabelSearchFindsWhatABruteForceSubstringSearchFinds) {
 }
 
 TEST_F(SqliteStoreTest, LabelsOfJobsStoredBeforeTheTrigramIndexAreFound) {
-  SqliteOptions options = MigrationsWithOldRows(
-      "label_search",
+  SqliteOptions options;
+  options.migrations = MigrationsWithOldRows(
+      EmbeddedMigrations(), "label_search",
       "INSERT INTO jobs(id, user_name, kind, board, op, label, state, iterations, warmup, "
       "num_cases, timeout_s, created_ms) VALUES "
       "(1, 'ana', 'host', '', 'fully_connected_s8', 'before the index', 'queued', 5, 1, 1, "
       "300, 1);");
-  auto store = Open(options);
+  auto store = OpenSqlite(options);
   ASSERT_TRUE(store);
   Job j = NewJob();
   j.label = "after the index";
@@ -1039,7 +1139,7 @@ TEST_F(SqliteStoreTest, LabelsOfJobsStoredBeforeTheTrigramIndexAreFound) {
 
 // ---- history pages and totals ----
 
-TEST_F(SqliteStoreTest, EveryPageInEverySortIsItsSliceOfTheWholeListAndTotalsFollowTransitions) {
+TEST_P(StoreTest, EveryPageInEverySortIsItsSliceOfTheWholeListAndTotalsFollowTransitions) {
   auto store = Open();
   ASSERT_TRUE(store);
   const char* const users[] = {"ana", "ben", "chen"};
@@ -1166,7 +1266,7 @@ TEST_F(SqliteStoreTest, EveryPageInEverySortIsItsSliceOfTheWholeListAndTotalsFol
 }
 
 TEST_F(SqliteStoreTest, JobsLoadedInBulkAreListedSearchedAndCountedAsIfWrittenOneByOne) {
-  auto store = Open();
+  auto store = OpenSqlite();
   ASSERT_TRUE(store);
   Insert(*store, NewJob());  // before: indexed as usual
   ASSERT_TRUE(store->BeginBulkLoad().ok());
@@ -1202,7 +1302,7 @@ TEST_F(SqliteStoreTest, JobsLoadedInBulkAreListedSearchedAndCountedAsIfWrittenOn
   }
 }
 
-TEST_F(SqliteStoreTest, LabelInMoreJobsThanTheTrigramProbeTakesIsCountedAndPagedAlike) {
+TEST_P(StoreTest, LabelInMoreJobsThanTheTrigramProbeTakesIsCountedAndPagedAlike) {
   auto store = Open();
   ASSERT_TRUE(store);
   WriteSet ws;
@@ -1245,7 +1345,7 @@ TEST_F(SqliteStoreTest, LabelInMoreJobsThanTheTrigramProbeTakesIsCountedAndPaged
 
 // A read connection keeps the statements it prepared, the history query's assembled shapes too,
 // and drops the idle ones once it holds too many: every shape still gets its own right answer.
-TEST_F(SqliteStoreTest, MoreHistoryQueryShapesThanAConnectionKeepsAreEachAnsweredRight) {
+TEST_P(StoreTest, MoreHistoryQueryShapesThanAConnectionKeepsAreEachAnsweredRight) {
   auto store = Open();
   ASSERT_TRUE(store);
   Insert(*store, NewJob("host", "ana"));
@@ -1271,6 +1371,102 @@ TEST_F(SqliteStoreTest, MoreHistoryQueryShapesThanAConnectionKeepsAreEachAnswere
   ASSERT_TRUE(page.ok());
   ASSERT_EQ(page->jobs.size(), 1u);
   EXPECT_EQ(page->jobs[0].job.user, "ben");
+}
+
+// ---- opening a store by URL: clear errors, no password in them ----
+
+TEST(StoreMigrationsTest, BothBackendsHaveMigrationsNumberedAlike) {
+  std::vector<int> sqlite, postgres;
+  for (const Migration& m : EmbeddedMigrations()) sqlite.push_back(m.version);
+  for (const Migration& m : EmbeddedPostgresMigrations()) postgres.push_back(m.version);
+  EXPECT_EQ(sqlite, postgres);
+  for (std::size_t i = 0;
+       i < std::min(EmbeddedMigrations().size(), EmbeddedPostgresMigrations().size()); ++i) {
+    EXPECT_EQ(EmbeddedMigrations()[i].name, EmbeddedPostgresMigrations()[i].name);
+  }
+}
+
+TEST(StoreUrlTest, PasswordsAreRedactedWhereverTheUrlHoldsThem) {
+  EXPECT_EQ(RedactStoreUrl("postgresql://lab:s3cret@db.example:5433/mculab"),
+            "postgresql://lab:***@db.example:5433/mculab");
+  EXPECT_EQ(RedactStoreUrl("postgres://lab:p@ss@db/mculab"), "postgres://lab:***@db/mculab");
+  EXPECT_EQ(RedactStoreUrl("postgresql://lab@db/mculab?password=s3cret&sslmode=require"),
+            "postgresql://lab@db/mculab?password=***&sslmode=require");
+  EXPECT_EQ(RedactStoreUrl("postgresql://db/mculab"), "postgresql://db/mculab");
+  EXPECT_EQ(RedactStoreUrl("sqlite:/var/lib/mculab/mculab.db"), "sqlite:/var/lib/mculab/mculab.db");
+}
+
+TEST(StoreUrlTest, AnUnknownSchemeIsRefusedNamingTheSchemesThereAre) {
+  TempDir home;
+  auto store = OpenStore("mysql://lab:s3cret@db/mculab", home.path());
+  ASSERT_FALSE(store.ok());
+  EXPECT_EQ(store.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_NE(store.error().message.find("unknown store"), std::string::npos);
+  EXPECT_NE(store.error().message.find("sqlite:PATH"), std::string::npos);
+  EXPECT_NE(store.error().message.find("postgresql://"), std::string::npos);
+  EXPECT_EQ(store.error().message.find("s3cret"), std::string::npos) << store.error().message;
+}
+
+TEST(StoreUrlTest, NoUrlIsTheSqliteFileInTheHomeAndSqlitePathsAreRelativeToIt) {
+  TempDir home;
+  {
+    auto store = OpenStore("", home.path());
+    ASSERT_TRUE(store.ok()) << store.error().message;
+  }
+  EXPECT_TRUE(std::filesystem::exists(home.path() / "mculab.db"));
+  auto other = OpenStore("sqlite:other.db", home.path());
+  ASSERT_TRUE(other.ok()) << other.error().message;
+  EXPECT_TRUE(std::filesystem::exists(home.path() / "other.db"));
+}
+
+TEST(PgOpenTest, AnUnreachableServerIsNamedWithoutItsPasswordAndSaysWhatToCheck) {
+  TempDir nowhere;  // no server listens in an empty folder
+  const std::string url = "postgresql://lab:s3cret@/mculab?host=" + nowhere.path().string() +
+                          "&port=5999&connect_timeout=2";
+  auto store = OpenStore(url, nowhere.path());
+  ASSERT_FALSE(store.ok());
+  const std::string& m = store.error().message;
+  EXPECT_EQ(store.error().code, ErrorCode::kUnavailable);
+  EXPECT_NE(m.find("cannot connect to PostgreSQL"), std::string::npos) << m;
+  EXPECT_NE(m.find("is the server running"), std::string::npos) << m;
+  EXPECT_NE(m.find("lab:***@"), std::string::npos) << m;
+  EXPECT_EQ(m.find("s3cret"), std::string::npos) << m;
+}
+
+TEST(PgOpenTest, APasswordGivenInTheUrlNeverShowsInAnError) {
+  auto cluster = testing::PgCluster::Shared();
+  ASSERT_TRUE(cluster.ok()) << cluster.error().message;
+  // A database that does not exist: the server answers with an error, which names the database.
+  const std::string url = (*cluster)->Url("no_such_database", "password=s3cret");
+  auto store = OpenStore(url, "/nonexistent");
+  ASSERT_FALSE(store.ok());
+  EXPECT_NE(store.error().message.find("no_such_database"), std::string::npos)
+      << store.error().message;
+  EXPECT_EQ(store.error().message.find("s3cret"), std::string::npos) << store.error().message;
+}
+
+TEST(PgOpenTest, AMalformedUrlIsRefusedWithoutItsPassword) {
+  // libpq quotes the whole URL when it cannot parse it.
+  for (const std::string& url : {std::string("postgresql://lab:s3cret@[::1/mculab"),
+                                 std::string("postgresql://lab:s%33cret@[::1/mculab")}) {
+    auto store = OpenStore(url, "/nonexistent");
+    ASSERT_FALSE(store.ok());
+    EXPECT_EQ(store.error().message.find("s3cret"), std::string::npos) << store.error().message;
+    EXPECT_EQ(store.error().message.find("s%33cret"), std::string::npos) << store.error().message;
+  }
+}
+
+TEST(PgOpenTest, TwoServersOpeningOneNewDatabaseTogetherMigrateItOnce) {
+  auto cluster = testing::PgCluster::Shared();
+  ASSERT_TRUE(cluster.ok()) << cluster.error().message;
+  auto url = (*cluster)->NewDatabase();
+  ASSERT_TRUE(url.ok()) << url.error().message;
+  auto first = std::async(std::launch::async, [&] { return OpenStore(*url, "/nonexistent"); });
+  auto second = OpenStore(*url, "/nonexistent");
+  auto other = first.get();
+  ASSERT_TRUE(second.ok()) << second.error().message;
+  ASSERT_TRUE(other.ok()) << other.error().message;
+  EXPECT_EQ(*(*second)->SchemaVersion(), EmbeddedPostgresMigrations().back().version);
 }
 
 }  // namespace

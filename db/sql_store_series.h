@@ -1,17 +1,21 @@
-// SqliteStore::QuerySeries: the jobs of a benchmark series (server/service/series_query.h). One
+// SqlStore<C>::QuerySeries: the jobs of a benchmark series (server/service/series_query.h). One
 // read over jobs, their cases and statistics, and the runner's artifact, then one read of the
-// matching jobs' rows.
-#include <algorithm>
+// matching jobs' rows; the backend gives the two fragments its dialect writes differently (a
+// label's substring, a list of ids). A member definition of db/sql_store.h, included only where
+// SqlStore is instantiated (db/sqlite_store.cc, db/pg_store.cc). db-internal.
+#pragma once
 
-#include "db/sql_statement.h"
+#include <algorithm>
+#include <map>
+
+#include "db/sql_store.h"
 #include "db/sql_util.h"
-#include "db/sqlite_rows.h"
-#include "db/sqlite_store.h"
+#include "db/store_rows.h"
 
 namespace mculab::db {
-namespace {
+namespace series_sql {
 
-bool HasTags(const std::string& json, const std::map<std::string, std::string>& wanted) {
+inline bool HasTags(const std::string& json, const std::map<std::string, std::string>& wanted) {
   if (wanted.empty()) return true;
   const std::map<std::string, std::string> tags = TagsFromJson(json);
   return std::all_of(wanted.begin(), wanted.end(), [&](const auto& tag) {
@@ -21,13 +25,15 @@ bool HasTags(const std::string& json, const std::map<std::string, std::string>& 
 }
 
 struct Match {
-  JobId job = 0;
-  SeriesRow row;  // everything but the job
+  server::JobId job = 0;
+  server::SeriesRow row;  // everything but the job
 };
 
-}  // namespace
+}  // namespace series_sql
 
-Result<std::vector<SeriesRow>> SqliteStore::QuerySeries(const SeriesQuery& q) {
+template <typename C>
+Result<std::vector<SeriesRow>> SqlStore<C>::QuerySeries(const SeriesQuery& q) {
+  using Use = typename C::Use;
   if (q.kind.empty() || q.op.empty() || (!q.params && !q.case_id)) {
     return MakeError(ErrorCode::kInvalidArgument,
                      "a series needs a board kind, an op and the case's parameters or id");
@@ -48,10 +54,10 @@ Result<std::vector<SeriesRow>> SqliteStore::QuerySeries(const SeriesQuery& q) {
   if (!q.runner.empty()) sql += " AND a.name = ?";
   if (!q.model.empty()) sql += " AND j.model_name = ?";
   if (!q.user.empty()) sql += " AND j.user_name = ?";
-  if (!q.label_contains.empty()) sql += " AND instr(lower(j.label), lower(?)) > 0";
+  if (!q.label_contains.empty()) sql += std::string(" AND ") + LabelHoldsSql();
   sql += " ORDER BY j.created_ms DESC, j.id DESC, jc.case_index";
 
-  std::vector<Match> matches;
+  std::vector<series_sql::Match> matches;
   std::map<JobId, Job> jobs;
   {
     auto read = StartRead();
@@ -68,8 +74,8 @@ Result<std::vector<SeriesRow>> SqliteStore::QuerySeries(const SeriesQuery& q) {
       const JobId id = u.Int(0);
       // One row per job: a sweep that lists the same case twice shows its first.
       if (!matches.empty() && matches.back().job == id) continue;
-      if (!HasTags(u.Text(1), q.tags)) continue;
-      Match m;
+      if (!series_sql::HasTags(u.Text(1), q.tags)) continue;
+      series_sql::Match m;
       m.job = id;
       SeriesRow& r = m.row;
       r.case_index = u.U32(2);
@@ -90,13 +96,11 @@ Result<std::vector<SeriesRow>> SqliteStore::QuerySeries(const SeriesQuery& q) {
     }
     if (!u.status().ok()) return u.status().error();
     // The matching jobs' rows in one statement (a query per job was 40 % of a series' cost).
-    std::string ids = "[";
-    for (const Match& m : matches) ids += (ids.size() > 1 ? "," : "") + std::to_string(m.job);
-    ids += "]";
-    static const std::string kJobsSql =
-        std::string("SELECT ") + kJobCols + "WHERE j.id IN (SELECT value FROM json_each(?))";
-    Use rows(read->connection().Statement(kJobsSql));
-    rows.Bind(ids);
+    std::vector<JobId> ids;
+    for (const series_sql::Match& m : matches) ids.push_back(m.job);
+    const std::string jobs_sql = std::string("SELECT ") + kJobCols + "WHERE " + JobIdInListSql();
+    Use rows(read->connection().Statement(jobs_sql));
+    rows.Bind(JobIdList(ids));
     while (rows.Next()) {
       auto job = ReadJob(rows);
       if (!job.ok()) return job.error();

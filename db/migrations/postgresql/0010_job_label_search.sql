@@ -1,0 +1,5 @@
+-- Label search (SQLite: an FTS5 trigram index, db/migrations/0010_job_label_search.sql). On
+-- PostgreSQL the history matches a label with LIKE over an ASCII-lowercased copy (db/pg_history.cc)
+-- and reads the narrow jobs_label index (migration 0002); a pg_trgm GIN index could take this
+-- number's place in a database that has the extension. Nothing to create: the number is kept so
+-- both backends count their migrations alike.
