@@ -52,13 +52,14 @@ Result<std::vector<JobTransition>> SqlStore<C>::GetTransitions(JobId id) {
   using Use = typename C::Use;
   auto read = StartRead();
   if (!read.ok()) return read.error();
-  Use u(read->connection().Statement(
-      "SELECT job_id, from_state, to_state, reason, actor, time_ms FROM job_transitions "
-      "WHERE job_id = ? ORDER BY id"));
+  Use u(
+      read->connection().Statement("SELECT job_id, from_state, to_state, reason, actor, time_ms, "
+                                   "COALESCE(time_us, time_ms * 1000) FROM job_transitions "
+                                   "WHERE job_id = ? ORDER BY id"));
   u.Bind(id);
   return AllRows(u, [](Use& row) {
-    return JobTransition{row.Int(0),  row.Text(1), row.Text(2),
-                         row.Text(3), row.Text(4), row.Int(5)};
+    return JobTransition{row.Int(0),  row.Text(1), row.Text(2), row.Text(3),
+                         row.Text(4), row.Int(5),  row.Int(6)};
   });
 }
 

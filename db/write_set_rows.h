@@ -61,8 +61,8 @@ inline const std::string kUpdateJob =
     "UPDATE jobs SET state=?, attempts=?, started_ms=?, finished_ms=?, message=?, "
     "assigned_board=?, last_run_id=?, board=?, reruns_done=? WHERE id=?";
 inline const std::string kInsertTransition =
-    "INSERT INTO job_transitions(job_id, from_state, to_state, reason, actor, time_ms) "
-    "VALUES(?,?,?,?,?,?)";
+    "INSERT INTO job_transitions(job_id, from_state, to_state, reason, actor, time_ms, time_us) "
+    "VALUES(?,?,?,?,?,?,?)";
 inline const std::string kInsertBoardTransition =
     "INSERT INTO board_transitions(board, field, from_value, to_value, reason, actor, "
     "time_ms) VALUES(?,?,?,?,?,?,?)";
@@ -243,6 +243,7 @@ Status ApplyWriteSetRows(C& w, const WriteSet& ws, WriteOutcome* outcome,
   for (const JobTransition& t : ws.transitions) {
     Use u(w.Statement(kInsertTransition));
     u.Bind(t.job_id).Bind(t.from).Bind(t.to).Bind(t.reason).Bind(t.actor).Bind(t.time_ms);
+    u.Bind(t.time_us);
     if (Status s = u.Exec("storing job transition"); !s.ok()) return s;
   }
   for (const BoardTransition& t : ws.board_transitions) {

@@ -26,18 +26,33 @@ SendQueue::~SendQueue() {
   sender_.join();
 }
 
-void SendQueue::Send(RunMessage message) { Push(ToWire(message)); }
+void SendQueue::Send(RunMessage message) {
+  const std::uint64_t run = RunIdOf(message);
+  Push(ToWire(message), run);
+}
+
+void SendQueue::SendDeferred(RunStateRecord state, std::chrono::milliseconds after) {
+  const std::uint64_t run = state.run_id;
+  v1::AgentMessage message = ToWire(RunMessage(std::move(state)));
+  {
+    std::lock_guard lock(mu_);
+    if (!AcceptsLocked()) return;  // transient
+    deferred_[run] = Deferred{std::chrono::steady_clock::now() + after, std::move(message)};
+  }
+  cv_.notify_all();  // the sender's wait now ends at the state's due time
+}
 
 void SendQueue::Send(const v1::AgentMessage& message) { Push(message); }
 
 void SendQueue::Send(v1::AgentMessage&& message) { Push(std::move(message)); }
 
 template <typename Message>
-void SendQueue::Push(Message&& message) {
+void SendQueue::Push(Message&& message, std::uint64_t run) {
   const std::size_t bytes = message.ByteSizeLong();
   {
     std::lock_guard lock(mu_);
-    if (stream_ == nullptr || broken_ || close_ || closed_) return;  // Attach replays the spool
+    if (run != 0) deferred_.erase(run);  // the run has moved on: its held-back state is stale
+    if (!AcceptsLocked()) return;        // Attach replays the spool
     if (behind_ || (!queue_.empty() && stats_.queued_bytes + bytes > max_bytes_)) {
       LeaveOutLocked(message);
       return;
@@ -53,7 +68,7 @@ void SendQueue::Push(Message&& message) {
 
 void SendQueue::Resend(std::uint64_t run_id) {
   std::lock_guard lock(mu_);
-  if (stream_ == nullptr || broken_ || close_ || closed_) return;
+  if (!AcceptsLocked()) return;
   if (behind_) {
     left_[run_id] = 0;
     return;
@@ -105,6 +120,7 @@ void SendQueue::Detach(const std::function<void()>& cancel) {
   ++epoch_;
   full_replay_ = behind_ = close_ = false;
   queue_.clear();
+  deferred_.clear();
   left_.clear();
   stats_.queued_bytes = 0;
   if (!cv_.wait_for(lock, kWriteGrace, [&] { return !writing_; })) {
@@ -127,9 +143,36 @@ SendQueueStats SendQueue::stats() const {
   return stats_;
 }
 
+bool SendQueue::AcceptsLocked() const {
+  return stream_ != nullptr && !broken_ && !close_ && !closed_;
+}
+
 bool SendQueue::HasWorkLocked() const {
   if (stream_ == nullptr || broken_ || closed_) return false;
   return full_replay_ || !queue_.empty() || behind_ || close_;
+}
+
+std::chrono::steady_clock::time_point SendQueue::QueueDueLocked() {
+  auto next = std::chrono::steady_clock::time_point::max();
+  if (deferred_.empty()) return next;
+  const auto now = std::chrono::steady_clock::now();
+  for (auto it = deferred_.begin(); it != deferred_.end();) {
+    if (it->second.due > now) {
+      next = std::min(next, it->second.due);
+      ++it;
+      continue;
+    }
+    // Like Push, but a transient message needs no note when it is left out.
+    const std::size_t bytes = it->second.message.ByteSizeLong();
+    if (AcceptsLocked() && !behind_ &&
+        (queue_.empty() || stats_.queued_bytes + bytes <= max_bytes_)) {
+      queue_.push_back(Item{std::move(it->second.message), bytes, false, 0});
+      stats_.queued_bytes += bytes;
+      stats_.peak_queued_bytes = std::max(stats_.peak_queued_bytes, stats_.queued_bytes);
+    }
+    it = deferred_.erase(it);
+  }
+  return next;
 }
 
 bool SendQueue::ReplayRun(MessageStream& stream, std::uint64_t run_id,
@@ -151,7 +194,15 @@ bool SendQueue::ReplayRun(MessageStream& stream, std::uint64_t run_id,
 void SendQueue::Loop() {
   std::unique_lock lock(mu_);
   for (;;) {
-    cv_.wait(lock, [&] { return stopping_ || HasWorkLocked(); });
+    for (;;) {
+      const auto next_due = QueueDueLocked();
+      if (stopping_ || HasWorkLocked()) break;
+      if (next_due == std::chrono::steady_clock::time_point::max()) {
+        cv_.wait(lock);
+      } else {
+        cv_.wait_until(lock, next_due);
+      }
+    }
     if (stopping_) return;
     MessageStream& stream = *stream_;
     const std::uint64_t epoch = epoch_;

@@ -12,6 +12,9 @@
 //            Until that replay starts every later message is left out too, so the server gets
 //            each run's messages in the order they were spooled. Messages that are not spooled
 //            (heartbeats, RunState) are transient: left out, never replayed.
+//   SendDeferred(state, after)  holds a run's transient state back for `after`; the sender
+//            queues it then, unless a message of the same run was sent meanwhile (it supersedes
+//            the state, which is dropped) or the stream went away.
 //   Attach   a registered stream: the sender first replays the runs the spool holds at that
 //            moment (what the server may have missed while there was no stream), then the queue.
 //   Detach   the stream ended: the queue is emptied (the next Attach replays the spool); returns
@@ -22,6 +25,7 @@
 // sender thread only, and no lock is held while it is.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -66,6 +70,7 @@ class SendQueue final : public RunSink {
 
   // A run's message, translated to the wire here (agent/link/run_wire.h).
   void Send(RunMessage message) override;
+  void SendDeferred(RunStateRecord state, std::chrono::milliseconds after) override;
   // The link's own messages (heartbeat, board status).
   void Send(const v1::AgentMessage& message);
   void Send(v1::AgentMessage&& message);
@@ -92,10 +97,21 @@ class SendQueue final : public RunSink {
   };
   static constexpr std::uint64_t kNoBatches = ~std::uint64_t{0};
 
+  // A transient message held back by SendDeferred.
+  struct Deferred {
+    std::chrono::steady_clock::time_point due;
+    v1::AgentMessage message;
+  };
+
+  // `run`: the run whose deferred state the message supersedes (0: none).
   template <typename Message>
-  void Push(Message&& message);
+  void Push(Message&& message, std::uint64_t run = 0);
   void Loop();
   bool HasWorkLocked() const;
+  // A stream is attached and takes messages (not broken, not closing).
+  bool AcceptsLocked() const;
+  // Queues the deferred states that are due; returns when the next one is (max(): none).
+  std::chrono::steady_clock::time_point QueueDueLocked();
   void LeaveOutLocked(const v1::AgentMessage& message);
   bool ReplayRun(MessageStream& stream, std::uint64_t run_id, std::uint64_t from_sequence);
 
@@ -113,6 +129,7 @@ class SendQueue final : public RunSink {
   bool closed_ = false;                          // WritesDone() was called
   bool writing_ = false;                         // the sender is using stream_
   std::deque<Item> queue_;
+  std::map<std::uint64_t, Deferred> deferred_;  // run -> its held-back state
   bool behind_ = false;  // something was left out: everything is, until the catch-up replay
   std::map<std::uint64_t, std::uint64_t> left_;  // run -> first left-out batch sequence
   bool stopping_ = false;

@@ -148,7 +148,9 @@ RunFinishedRecord ExecuteRun(const RunAssignment& a, Board& board, Spool& spool,
     sink.Send(fin);
     return fin;
   }
-  SendState(sink, run_id, "preparing", "building the workload");
+  sink.SendDeferred(
+      RunStateRecord{run_id, "preparing", "building the workload, starting the runner"},
+      options.preparing_after);
   auto workload = PrepareWorkload(a, board.Info(), {options.artifacts, options.model_reference});
   if (!workload) {
     const bool infra = IsInfrastructureError(workload.error());

@@ -1,9 +1,10 @@
 // ExecuteRun: one RunAssignment on one Board, from building the workload to RunFinishedRecord.
 //
-//   RunState preparing -> PrepareWorkload (agent/run/workload_preparation.h) -> per pass of the
-//   plan (agent/run/run_plan.h): board.Start -> RunState running -> RunSession, its events turned
-//   into spooled, sequenced messages by the RunReporter (agent/run/run_reporter.h) -> the
-//   RunFinishedRecord, spooled and sent.
+//   RunState preparing (deferred: said only if the runner is not started within
+//   ExecutorOptions::preparing_after) -> PrepareWorkload (agent/run/workload_preparation.h) -> per
+//   pass of the plan (agent/run/run_plan.h): board.Start -> RunState running -> RunSession, its
+//   events turned into spooled, sequenced messages by the RunReporter (agent/run/run_reporter.h) ->
+//   the RunFinishedRecord, spooled and sent.
 //
 // Everything the server must not lose (RunStarted, CaseDone, batches, RunFinished) is written to
 // the Spool before it is handed to the RunSink; RunState is transient. No wire types here: the
@@ -30,6 +31,10 @@ struct ExecutorOptions {
   std::chrono::milliseconds max_batch_age{200};  // so progress shows while a slow case runs
   std::chrono::milliseconds hello_timeout{10'000};
   std::chrono::milliseconds abort_grace{1'000};
+  // A run whose runner has not started this long after the run began tells the server it is
+  // "preparing" (flashing, a cold emulator, a model's reference output); a faster one says only
+  // "running" (RunSink::SendDeferred).
+  std::chrono::milliseconds preparing_after{20};
   // Where custom runners and blobs come from (RunAssignment::firmware_sha256/blob_sha256); null:
   // this agent cannot run custom-runner jobs (they fail with a message saying so).
   ArtifactCache* artifacts = nullptr;

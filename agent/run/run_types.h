@@ -7,6 +7,7 @@
 // Thread-safety: plain values.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <variant>
@@ -168,6 +169,13 @@ class RunSink {
  public:
   virtual ~RunSink() = default;
   virtual void Send(RunMessage message) = 0;
+  // A state worth saying only if it lasts: sent once `after` has passed, unless a later message
+  // of the same run is sent first (a run whose runner starts at once reports only "running":
+  // one message and one commit less on the dispatch path). This default sends it at once.
+  virtual void SendDeferred(RunStateRecord state, std::chrono::milliseconds after) {
+    (void)after;
+    Send(std::move(state));
+  }
 };
 
 }  // namespace mculab::agent

@@ -1,5 +1,5 @@
 # Dispatch latency: submit -> running on an idle host board, through the real server, agent and
-# sandboxed host runner (bench/dispatch_bench.py). Target p50 < 2 ms. With
+# sandboxed host runner (bench/dispatch_bench.py). Target p50 < 1 ms. With
 # MCULAB_BENCH_BASELINE_AGENT=PATH (e.g. main's mculab-agent) the same jobs also run on that agent.
 register dispatch "Dispatch: submit -> running on an idle host board" \
   mculab-server mculab-agent mculab mculab-runner-host

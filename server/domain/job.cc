@@ -73,17 +73,19 @@ bool IsLegalTransition(JobState from, JobState to) {
   return false;
 }
 
-JobTransition CreationTransition(const Job& job, std::string actor) {
+JobTransition CreationTransition(const Job& job, std::string actor, std::int64_t created_us) {
   return JobTransition{job.id,
                        "",
                        std::string(JobStateName(JobState::kQueued)),
                        "submitted",
                        std::move(actor),
-                       job.created_ms};
+                       job.created_ms,
+                       created_us};
 }
 
 Result<JobTransition> ApplyTransition(Job& job, JobState to, std::string reason, std::string actor,
-                                      std::int64_t now_ms) {
+                                      std::int64_t now_us) {
+  const std::int64_t now_ms = now_us / 1000;
   if (!IsLegalTransition(job.state, to)) {
     return MakeError(ErrorCode::kFailedPrecondition, "job " + std::to_string(job.id) +
                                                          " cannot go from " +
@@ -95,7 +97,8 @@ Result<JobTransition> ApplyTransition(Job& job, JobState to, std::string reason,
                   std::string(JobStateName(to)),
                   std::move(reason),
                   std::move(actor),
-                  now_ms};
+                  now_ms,
+                  now_us};
   job.state = to;
   if (to == JobState::kAssigned) ++job.attempts;
   if (to == JobState::kRunning) job.started_ms = now_ms;

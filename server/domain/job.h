@@ -141,17 +141,18 @@ struct JobTransition {
   std::string reason;
   std::string actor;  // a user, an agent ("agent:NAME") or "server"
   std::int64_t time_ms = 0;
+  std::int64_t time_us = 0;  // the same instant in microseconds (dispatch takes about 1 ms)
 };
 
-// The creation record: "" -> queued.
-JobTransition CreationTransition(const Job& job, std::string actor);
+// The creation record: "" -> queued, at `created_us` (job.created_ms in microseconds).
+JobTransition CreationTransition(const Job& job, std::string actor, std::int64_t created_us);
 
-// Moves job to `to` when legal and returns the audit record; otherwise an error naming both states
-// and leaves job unchanged. Side effects on job: entering assigned increments attempts; entering
-// running sets started_ms; entering a final state sets finished_ms; entering queued clears
-// assigned_board.
+// Moves job to `to` at `now_us` (microseconds since the Unix epoch) when legal and returns the
+// audit record; otherwise an error naming both states and leaves job unchanged. Side effects on
+// job: entering assigned increments attempts; entering running sets started_ms; entering a final
+// state sets finished_ms; entering queued clears assigned_board.
 Result<JobTransition> ApplyTransition(Job& job, JobState to, std::string reason, std::string actor,
-                                      std::int64_t now_ms);
+                                      std::int64_t now_us);
 
 // Where an infrastructure failure sends a job that is on a board: back to queued while it has
 // attempts left (attempts < max_attempts, the reruns of unstable cases not counted), otherwise

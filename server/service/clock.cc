@@ -10,6 +10,12 @@ std::int64_t SystemClock::NowMs() const {
       .count();
 }
 
+std::int64_t SystemClock::NowUs() const {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
 void SystemClock::WaitUntil(std::unique_lock<std::mutex>& lock, std::condition_variable& cv,
                             std::int64_t deadline_ms) {
   if (deadline_ms == kNoDeadline) {

@@ -16,6 +16,9 @@ class Clock {
  public:
   virtual ~Clock() = default;
   virtual std::int64_t NowMs() const = 0;
+  // Microseconds since the Unix epoch, for records that time sub-millisecond steps (a job's
+  // transitions). A clock without a finer source gives NowMs() * 1000.
+  virtual std::int64_t NowUs() const { return NowMs() * 1000; }
   // Like cv.wait(lock), but also returns once NowMs() >= deadline_ms (kNoDeadline: never). May
   // return early; callers re-check their condition in a loop.
   virtual void WaitUntil(std::unique_lock<std::mutex>& lock, std::condition_variable& cv,
@@ -26,6 +29,7 @@ class Clock {
 class SystemClock final : public Clock {
  public:
   std::int64_t NowMs() const override;
+  std::int64_t NowUs() const override;
   void WaitUntil(std::unique_lock<std::mutex>& lock, std::condition_variable& cv,
                  std::int64_t deadline_ms) override;
 };

@@ -26,7 +26,7 @@ Status JobDesk::TransitionLocked(ActiveJob& aj, JobState to, std::string reason,
                                  Effects& fx) {
   const JobId id = aj.job.id;
   const JobState from = aj.job.state;
-  auto t = ApplyTransition(aj.job, to, std::move(reason), std::move(actor), st_.clock.NowMs());
+  auto t = ApplyTransition(aj.job, to, std::move(reason), std::move(actor), st_.clock.NowUs());
   if (!t.ok()) {
     spdlog::warn("{}", t.error().message);
     return t.error();
@@ -51,9 +51,10 @@ JobId JobDesk::CreateJobLocked(Job job, std::vector<CaseSpec> cases, const std::
                                Effects& fx) {
   job.id = st_.jobs.TakeId();
   job.state = JobState::kQueued;
-  job.created_ms = st_.clock.NowMs();
+  const std::int64_t now_us = st_.clock.NowUs();
+  job.created_ms = now_us / 1000;
   fx.writes.new_jobs.push_back({job, cases});
-  fx.writes.transitions.push_back(CreationTransition(job, actor));
+  fx.writes.transitions.push_back(CreationTransition(job, actor, now_us));
   fx.queue_changed = true;
   EmitLocked(job, fx);
   ActiveJob aj;

@@ -14,6 +14,11 @@ namespace mculab::agent::testing {
 struct RecordingSink : RunSink {
   std::vector<RunMessage> sent;
   void Send(RunMessage m) override { sent.push_back(std::move(m)); }
+  // What SendDeferred held back, with its delay (never sent: a test's sink has no timer).
+  std::vector<std::pair<RunStateRecord, std::chrono::milliseconds>> deferred;
+  void SendDeferred(RunStateRecord state, std::chrono::milliseconds after) override {
+    deferred.emplace_back(std::move(state), after);
+  }
   // The messages of one kind, in the order sent.
   template <typename T>
   std::vector<T> All() const {

@@ -173,6 +173,62 @@ TEST_F(SendQueueTest, CloseWhenSentHalfClosesAfterEverythingQueued) {
   EXPECT_EQ(seqs, (std::set<std::uint64_t>{0, 1, 2, 3, 4}));
 }
 
+// Counts the run states written for `run` with `state`; the caller holds no lock (WaitFor does).
+int StatesWritten(const std::vector<v1::AgentMessage>& written, std::uint64_t run,
+                  const std::string& state) {
+  int n = 0;
+  for (const auto& m : written) {
+    if (m.has_run_state() && m.run_state().run_id() == run && m.run_state().state() == state) ++n;
+  }
+  return n;
+}
+
+TEST_F(SendQueueTest, ADeferredStateIsSentOnceItsTimeHasPassed) {
+  SendQueue q(*spool_, 1 << 20);
+  GatedStream stream;
+  stream.set_open(true);
+  q.Attach(stream);
+  q.SendDeferred(RunStateRecord{5, "preparing", "flashing"}, std::chrono::milliseconds(5));
+  ASSERT_TRUE(stream.WaitFor([&] { return StatesWritten(stream.written_, 5, "preparing") == 1; }));
+  q.Detach([] {});
+}
+
+TEST_F(SendQueueTest, ADeferredStateIsHeldUntilDueWhileOtherMessagesGoOut) {
+  SendQueue q(*spool_, 1 << 20);
+  GatedStream stream;
+  stream.set_open(true);
+  q.Attach(stream);
+  ASSERT_TRUE(spool_->BeginRun(6).ok());
+  q.SendDeferred(RunStateRecord{5, "preparing", ""}, std::chrono::hours(1));
+  SendBatch(q, 6, 0);  // another run's message neither waits for nor supersedes it
+  ASSERT_TRUE(stream.WaitFor([&] { return stream.written_.size() == 1; }));
+  EXPECT_TRUE(stream.written_[0].has_batch());
+  q.Detach([] {});
+  EXPECT_EQ(stream.written_.size(), 1u);
+}
+
+TEST_F(SendQueueTest, AMessageOfTheSameRunDropsItsDeferredStateAndAnotherRunsDoesNot) {
+  SendQueue q(*spool_, 1 << 20);
+  GatedStream stream;
+  q.Attach(stream);
+  ASSERT_TRUE(spool_->BeginRun(8).ok());
+  // The sender is stuck in a write, so nothing deferred can go out before the gate opens.
+  SendBatch(q, 8, 0);
+  ASSERT_TRUE(stream.WaitFor([&] { return stream.writers_waiting_ == 1; }));
+  q.SendDeferred(RunStateRecord{7, "preparing", ""}, std::chrono::milliseconds(1));
+  q.SendDeferred(RunStateRecord{9, "preparing", ""}, std::chrono::milliseconds(1));
+  q.Send(RunStateRecord{7, "running", ""});  // run 7 started at once
+  SendBatch(q, 8, 1);                        // run 8 is not run 9
+  stream.set_open(true);
+  ASSERT_TRUE(stream.WaitFor([&] {
+    return StatesWritten(stream.written_, 7, "running") == 1 &&
+           StatesWritten(stream.written_, 9, "preparing") == 1;
+  }));
+  q.Detach([] {});
+  EXPECT_EQ(StatesWritten(stream.written_, 7, "preparing"), 0)
+      << "a run that says running never said preparing";
+}
+
 TEST_F(SendQueueTest, DetachCancelsAWriteThatDoesNotReturn) {
   SendQueue q(*spool_, 1 << 20);
   GatedStream stream;

@@ -133,7 +133,8 @@ class StoreTestBase : public ::testing::Test {
     job.id = *max + 1;
     WriteSet ws;
     ws.new_jobs.push_back({job, {{7, {1, 8, 4}}, {9, {1, 16, 4}}}});
-    ws.transitions.push_back(server::CreationTransition(job, job.user));
+    ws.transitions.push_back(
+        server::CreationTransition(job, job.user, job.created_ms * 1000 + 123));
     EXPECT_TRUE(store.WriteAndWait(std::move(ws)).ok());
     return job.id;
   }
@@ -253,6 +254,8 @@ TEST_P(StoreTest, InsertedJobIsReadBackWithCasesAndCreationAuditRow) {
   EXPECT_EQ((*audit)[0].from, "");
   EXPECT_EQ((*audit)[0].to, "queued");
   EXPECT_EQ((*audit)[0].actor, "ana");
+  EXPECT_EQ((*audit)[0].time_ms, 1000);
+  EXPECT_EQ((*audit)[0].time_us, 1'000'123) << "transitions keep their microseconds";
 }
 
 TEST_P(StoreTest, InsertingAnExistingJobIdFailsThatWriteSetOnly) {
@@ -295,8 +298,8 @@ TEST_P(StoreTest, TransitionsAreWrittenToTheAuditTableInOrder) {
   Job job = NewJob();
   job.id = Insert(*store, job);
   WriteSet ws;
-  auto t1 = server::ApplyTransition(job, JobState::kAssigned, "scheduled", "server", 5);
-  auto t2 = server::ApplyTransition(job, JobState::kCancelled, "by user", "ana", 6);
+  auto t1 = server::ApplyTransition(job, JobState::kAssigned, "scheduled", "server", 5'001);
+  auto t2 = server::ApplyTransition(job, JobState::kCancelled, "by user", "ana", 6'999);
   ASSERT_TRUE(t1.ok() && t2.ok());
   ws.jobs.push_back(job);
   ws.transitions = {*t1, *t2};
@@ -308,6 +311,9 @@ TEST_P(StoreTest, TransitionsAreWrittenToTheAuditTableInOrder) {
   EXPECT_EQ((*audit)[1].to, "assigned");
   EXPECT_EQ((*audit)[2].to, "cancelled");
   EXPECT_EQ((*audit)[2].reason, "by user");
+  EXPECT_EQ((*audit)[1].time_us, 5'001);
+  EXPECT_EQ((*audit)[2].time_ms, 6);
+  EXPECT_EQ((*audit)[2].time_us, 6'999);
   EXPECT_EQ(store->GetJob(job.id)->state, JobState::kCancelled);
   EXPECT_EQ(store->GetJob(job.id)->attempts, 1u);
 }
@@ -971,6 +977,23 @@ TEST_P(StoreTest, OriginMigrationMarksOnlyTheServersOldHealthChecks) {
     ASSERT_TRUE(job.ok());
     EXPECT_EQ(job->origin, server::JobOrigin::kUser) << "job " << id;
   }
+}
+
+// Transitions written before time_us existed are read in microseconds from their milliseconds.
+TEST_P(StoreTest, TransitionsFromBeforeMicrosecondsReadAsTheirMilliseconds) {
+  const std::vector<Migration> migrations = MigrationsWithOldRows(
+      Migrations(), "transition_microseconds",
+      "INSERT INTO job_transitions(job_id, from_state, to_state, reason, actor, time_ms) VALUES "
+      "(1, '', 'queued', 'submitted', 'ana', 1500), "
+      "(1, 'queued', 'cancelled', 'by user', 'ana', 1502);");
+  auto store = Open(migrations);
+  ASSERT_TRUE(store);
+  auto audit = store->GetTransitions(1);
+  ASSERT_TRUE(audit.ok()) << audit.error().message;
+  ASSERT_EQ(audit->size(), 2u);
+  EXPECT_EQ((*audit)[0].time_us, 1'500'000);
+  EXPECT_EQ((*audit)[1].time_ms, 1502);
+  EXPECT_EQ((*audit)[1].time_us, 1'502'000);
 }
 
 TEST_P(StoreTest, ReservedRunIdsCountAsUsedAndNeverShrink) {

@@ -74,7 +74,7 @@ TEST(JobStateMachine, RejectionNamesBothStates) {
 
 TEST(JobStateMachine, TransitionReturnsTheAuditRecord) {
   Job job = JobIn(S::kQueued);
-  auto t = ApplyTransition(job, S::kAssigned, "scheduled on board host-0", "server", 1234);
+  auto t = ApplyTransition(job, S::kAssigned, "scheduled on board host-0", "server", 1234567);
   ASSERT_TRUE(t.ok());
   EXPECT_EQ(t->job_id, 7);
   EXPECT_EQ(t->from, "queued");
@@ -82,6 +82,7 @@ TEST(JobStateMachine, TransitionReturnsTheAuditRecord) {
   EXPECT_EQ(t->reason, "scheduled on board host-0");
   EXPECT_EQ(t->actor, "server");
   EXPECT_EQ(t->time_ms, 1234);
+  EXPECT_EQ(t->time_us, 1234567) << "the record keeps the microseconds";
 }
 
 TEST(JobStateMachine, AssignmentCountsAnAttempt) {
@@ -94,10 +95,10 @@ TEST(JobStateMachine, AssignmentCountsAnAttempt) {
 
 TEST(JobStateMachine, RunningSetsStartAndFinalStateSetsFinish) {
   Job job = JobIn(S::kAssigned);
-  ASSERT_TRUE(ApplyTransition(job, S::kRunning, "", "", 50).ok());
+  ASSERT_TRUE(ApplyTransition(job, S::kRunning, "", "", 50'000).ok());
   EXPECT_EQ(job.started_ms, 50);
   EXPECT_EQ(job.finished_ms, 0);
-  ASSERT_TRUE(ApplyTransition(job, S::kSucceeded, "", "", 80).ok());
+  ASSERT_TRUE(ApplyTransition(job, S::kSucceeded, "", "", 80'999).ok());
   EXPECT_EQ(job.finished_ms, 80);
 }
 
