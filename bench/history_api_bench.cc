@@ -354,7 +354,8 @@ BENCHMARK(BM_Compare)->Iterations(50)->Unit(benchmark::kMillisecond);
 // GET /api/v1/changes (the newest 200 succeeded jobs, each case's series): first_ms is the first
 // answer, computed with nothing kept; then the answer kept while nothing is committed
 // (BM_ChangesKept), and computed again after a commit before every request, with each finished
-// job's trend point kept (BM_ChangesAfterCommit).
+// job's trend point kept (BM_ChangesAfterCommit: a write that touches no job, so every series'
+// trend is kept; BM_ChangesAfterJob: a job of one series succeeds).
 void BM_ChangesKept(benchmark::State& state) { Measure(state, "/api/v1/changes"); }
 BENCHMARK(BM_ChangesKept)->Iterations(200)->Unit(benchmark::kMillisecond);
 
@@ -373,6 +374,60 @@ void BM_ChangesAfterCommit(benchmark::State& state) {
   });
 }
 BENCHMARK(BM_ChangesAfterCommit)->Iterations(20)->Unit(benchmark::kMillisecond);
+
+// The same after a job of one of the scanned series succeeds before every request (a new job,
+// its run and statistics in one write): that series' trend is computed again, the others kept.
+void BM_ChangesAfterJob(benchmark::State& state) {
+  BenchLab& lab = Lab();
+  auto max = lab.store->MaxJobId();
+  BenchLab::Check(max.ok() ? Status{} : max.error());
+  server::JobId next = *max;
+  auto max_run = lab.store->MaxRunId();
+  BenchLab::Check(max_run.ok() ? Status{} : max_run.error());
+  server::RunId next_run = *max_run;
+  Measure(state, "/api/v1/changes", [&] {
+    server::WriteSet ws;
+    server::Job j;
+    j.id = ++next;
+    j.user = "ana";
+    j.kind = kKinds[1].kind;
+    j.op = "conv2d_s8";
+    j.label = "nightly";
+    j.state = server::JobState::kSucceeded;
+    j.iterations = 20;
+    j.warmup = 2;
+    j.num_cases = 1;
+    j.timeout_s = 600;
+    j.created_ms = kBaseMs + j.id * kMinute;
+    j.started_ms = j.created_ms + 2000;
+    j.finished_ms = j.started_ms + 30'000;
+    j.attempts = 1;
+    j.assigned_board = kKinds[1].board;
+    j.last_run_id = ++next_run;
+    ws.new_jobs.push_back({j, {{0, {1, 8, 16, 16, 8, 3, 3, 1, 1, 1, 1}}}});
+    server::Run r;
+    r.id = j.last_run_id;
+    r.job_id = j.id;
+    r.attempt = 1;
+    r.board = j.assigned_board;
+    r.agent = "lab-1";
+    r.state = server::RunState::kSucceeded;
+    r.created_ms = j.started_ms;
+    r.finished_ms = j.finished_ms;
+    r.started = true;
+    r.provenance.timer_unit = kKinds[1].unit;
+    ws.runs.push_back(r);
+    server::CaseStats st;
+    st.job_id = j.id;
+    st.run_id = r.id;
+    st.metric = st.unit = kKinds[1].unit;
+    st.n = j.iterations;
+    st.min = st.median = st.mean = st.p90 = st.p99 = st.max = 1100;
+    ws.case_stats.push_back(st);
+    BenchLab::Check(lab.store->WriteAndWait(std::move(ws)));
+  });
+}
+BENCHMARK(BM_ChangesAfterJob)->Iterations(20)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

@@ -112,6 +112,7 @@ class SqlStore : public LabStore {
   Result<std::vector<std::pair<std::string, std::uint64_t>>> CountJobsByState() override;
   Result<std::vector<SeriesRow>> QuerySeries(const SeriesQuery& query) override;
   std::uint64_t StateVersion() override;
+  std::optional<std::vector<JobId>> JobsWrittenSince(std::uint64_t version) override;
 
   // ---- FollowStore ----
   Result<std::uint64_t> AddFollow(const server::StoredFollow& follow) override;

@@ -58,6 +58,11 @@ std::uint64_t SqlStore<C>::StateVersion() {
 }
 
 template <typename C>
+std::optional<std::vector<JobId>> SqlStore<C>::JobsWrittenSince(std::uint64_t version) {
+  return queue_->JobsWrittenSince(version);
+}
+
+template <typename C>
 std::uint64_t SqlStore<C>::TransactionsCommitted() const {
   return queue_->TransactionsCommitted();
 }

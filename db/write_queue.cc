@@ -68,7 +68,14 @@ void WriteQueue::Enqueue(Op op) {
     std::unique_lock l(mu_);
     if (!closing_) {
       op.seq = next_seq_++;
-      if (!op.samples_only) last_state_seq_.store(op.seq);
+      if (!op.samples_only) {
+        last_state_seq_.store(op.seq);
+        written_.push_back(Written{op.seq, std::move(op.series_jobs)});
+        if (written_.size() > kWrittenLog) {
+          written_dropped_ = written_.front().seq;
+          written_.pop_front();
+        }
+      }
       if (!OnWriterThread()) RecordQueuedByThisThread(id_, op.seq);
       queued_rows_ += op.rows;
       queue_.push_back(std::move(op));
@@ -149,6 +156,7 @@ void WriteQueue::Write(server::WriteSet ws, server::WriteDone done, Apply apply)
   op.rows = std::max<std::size_t>(1, shared->Rows());
   // Rows of state besides the samples (an empty write only orders a callback after the commits).
   op.samples_only = shared->Rows() == (shared->batch ? shared->batch->samples.size() + 1 : 0);
+  if (!op.samples_only) op.series_jobs = shared->SeriesJobs();
   op.apply = [shared, outcome, apply = std::move(apply)] {
     *outcome = server::WriteOutcome{};  // a retried apply starts over
     return apply(*shared, outcome.get());
@@ -208,6 +216,19 @@ std::uint64_t WriteQueue::StateVersion() {
   const std::uint64_t version = last_state_seq_.load();
   (void)WaitForState();
   return version;
+}
+
+std::optional<std::vector<server::JobId>> WriteQueue::JobsWrittenSince(
+    std::uint64_t version) const {
+  std::lock_guard l(mu_);
+  if (version < written_dropped_) return std::nullopt;  // forgotten
+  std::vector<server::JobId> ids;
+  // Newest first: only the writes after `version` are read.
+  for (auto it = written_.rbegin(); it != written_.rend() && it->seq > version; ++it) {
+    if (!it->series_jobs) return std::nullopt;
+    ids.insert(ids.end(), it->series_jobs->begin(), it->series_jobs->end());
+  }
+  return ids;
 }
 
 std::uint64_t WriteQueue::TransactionsCommitted() const {

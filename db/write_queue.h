@@ -19,6 +19,7 @@
 #include <deque>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -70,7 +71,10 @@ class WriteQueue {
   // are committed; false once closed.
   bool WaitForState();
   std::uint64_t StateVersion();
+  // Store::JobsWrittenSince: from the last kWrittenLog state writes queued.
+  std::optional<std::vector<server::JobId>> JobsWrittenSince(std::uint64_t version) const;
   std::uint64_t TransactionsCommitted() const;
+  static constexpr std::size_t kWrittenLog = 4096;
   bool OnWriterThread() const { return std::this_thread::get_id() == writer_id_; }
 
  private:
@@ -80,6 +84,13 @@ class WriteQueue {
     std::size_t rows = 0;
     std::uint64_t seq = 0;
     bool samples_only = false;  // samples or nothing, no state: no read waits for it
+    // The jobs whose series the write may change (WriteSet::SeriesJobs); nullopt: any.
+    std::optional<std::vector<server::JobId>> series_jobs;
+  };
+  // A state write's entry in the log JobsWrittenSince reads.
+  struct Written {
+    std::uint64_t seq = 0;
+    std::optional<std::vector<server::JobId>> series_jobs;
   };
 
   void Enqueue(Op op);
@@ -102,6 +113,8 @@ class WriteQueue {
   std::atomic<std::uint64_t> last_state_seq_{0};
   std::atomic<bool> closed_{false};
   std::uint64_t done_seq_ = 0;
+  std::deque<Written> written_;        // the last kWrittenLog state writes, oldest first
+  std::uint64_t written_dropped_ = 0;  // the newest seq dropped from written_ (0: none)
   std::uint64_t committed_transactions_ = 0;
   bool closing_ = false;
   // Names this queue in each thread's record of its last queued write (never reused).

@@ -19,6 +19,7 @@
 #include "server/service/board_requests.h"
 #include "server/service/caller.h"
 #include "server/service/job_results.h"
+#include "server/service/kept_trends.h"
 #include "server/service/series.h"
 #include "server/service/store.h"
 #include "server/service/trend.h"
@@ -189,8 +190,10 @@ class LabQueries {
                                       std::uint32_t scan);
   Result<LabFigures> Figures(const Caller& caller);
 
-  // Diagnostics: how many ListChangedJobs answers were computed rather than given again.
+  // Diagnostics: how many ListChangedJobs answers were computed rather than given again, and how
+  // many series' trends they computed (the others were kept: KeptTrends).
   std::uint64_t changed_jobs_computed() const;
+  std::uint64_t trends_computed() const;
 
  private:
   // A succeeded job's case as a trend point: its timer values' count and bootstrap interval,
@@ -221,8 +224,9 @@ class LabQueries {
   static constexpr std::size_t kKeptPoints = 100'000;  // ≈ 6 MB
   static constexpr std::size_t kKeptRuns = 25'000;     // ≈ 5 MB
 
+  // At the store's state `version` (read before): the kept trends are synced to it first.
   Result<ChangedJobs> ComputeChangedJobs(const Caller& caller, const JobQuery& filter,
-                                         std::uint32_t scan);
+                                         std::uint32_t scan, std::uint64_t version);
 
   Lab& lab_;
   Store& store_;
@@ -231,6 +235,11 @@ class LabQueries {
   std::uint64_t changed_computed_ = 0;
   std::map<PointKey, PointFigures> points_;
   std::map<RunId, RunFacts> runs_;
+  // One ComputeChangedJobs at a time; it may call GetTrend (which takes kept_mu_), never the
+  // other way round.
+  mutable std::mutex changes_mu_;
+  KeptTrends kept_trends_;
+  std::uint64_t trends_computed_ = 0;
 };
 
 }  // namespace mculab::server

@@ -185,7 +185,7 @@ Result<ChangedJobs> LabQueries::ListChangedJobs(const Caller& caller, const JobQ
       if (a.key == key && a.version == version) return a.jobs;
     }
   }
-  auto computed = ComputeChangedJobs(caller, filter, scan);
+  auto computed = ComputeChangedJobs(caller, filter, scan, version);
   if (!computed.ok()) return computed;
   std::lock_guard l(kept_mu_);
   ++changed_computed_;
@@ -201,7 +201,9 @@ std::uint64_t LabQueries::changed_jobs_computed() const {
 }
 
 Result<ChangedJobs> LabQueries::ComputeChangedJobs(const Caller& caller, const JobQuery& filter,
-                                                   std::uint32_t scan) {
+                                                   std::uint32_t scan, std::uint64_t version) {
+  std::lock_guard changes(changes_mu_);
+  if (Status s = kept_trends_.Sync(store_, version); !s.ok()) return s.error();
   JobQuery q = filter;
   q.states = {std::string(JobStateName(JobState::kSucceeded))};
   q.sort = JobSortKey::kId;
@@ -219,63 +221,40 @@ Result<ChangedJobs> LabQueries::ComputeChangedJobs(const Caller& caller, const J
     std::int64_t case_id;
     std::vector<std::int32_t> params;
   };
-  std::vector<std::pair<SeriesQuery, std::vector<Wanted>>> series;
-  auto key = [](const SeriesQuery& s) {
-    const std::string params = s.params ? fmt::format("{}", fmt::join(*s.params, ",")) : "-";
-    return fmt::format("{}|{}|{}|{}|{}|{}", s.kind, s.op, params,
-                       s.case_id ? std::to_string(*s.case_id) : "-", s.runner, s.model);
-  };
+  std::vector<std::pair<CaseSeries, std::vector<Wanted>>> series;
   std::map<std::string, std::size_t> index;
   for (std::size_t i = 0; i < page->jobs.size(); ++i) {
-    const Job& job = page->jobs[i].job;
-    if (job.origin != JobOrigin::kUser) continue;
-    auto cases = store_.GetJobCases(job.id);
-    if (!cases.ok()) return cases.error();
-    std::string runner;
-    if (!job.firmware_artifact.empty()) {
-      auto a = store_.GetArtifact(job.firmware_artifact);
-      if (!a.ok()) return a.error();
-      if (*a) runner = (*a)->name;
-    }
-    const bool by_params = FindOp(job.op) != nullptr;
-    for (const CaseSpec& c : *cases) {
-      SeriesQuery s;
-      s.kind = job.kind;
-      s.op = job.op;
-      if (by_params) {
-        s.params = c.params;
-      } else {
-        s.case_id = c.id;
-      }
-      s.runner = runner;
-      s.model = job.model_name;
-      // Model jobs stored before the lab kept model names form no series, nor custom-runner jobs
-      // whose runner upload is gone.
-      if (job.op == kModelOp && s.model.empty()) continue;
-      if (job.op == kCustomOp && s.runner.empty()) continue;
-      const std::string k = key(s);
-      auto it = index.find(k);
+    auto of_job = kept_trends_.SeriesOf(store_, page->jobs[i].job);
+    if (!of_job.ok()) return of_job.error();
+    for (CaseSeries& s : *of_job) {
+      auto it = index.find(s.key);
       if (it == index.end()) {
         if (series.size() >= kMaxChangedSeries) {
           out.truncated = true;
           continue;
         }
-        it = index.emplace(k, series.size()).first;
-        series.emplace_back(std::move(s), std::vector<Wanted>{});
+        it = index.emplace(s.key, series.size()).first;
+        series.emplace_back(s, std::vector<Wanted>{});
       }
-      series[it->second].second.push_back(Wanted{i, c.id, c.params});
+      series[it->second].second.push_back(Wanted{i, s.case_id, s.params});
     }
   }
   std::map<std::size_t, std::vector<JobCaseChange>> found;  // by job index
-  for (const auto& [query, wanted] : series) {
-    TrendRequest r;
-    r.series = query;
-    auto trend = GetTrend(caller, r);
-    if (!trend.ok()) return trend.error();
+  for (const auto& [s, wanted] : series) {
+    const Trend* trend = kept_trends_.FindTrend(s.key);
+    if (trend == nullptr) {
+      TrendRequest r;
+      r.series = s.query;
+      auto computed = GetTrend(caller, r);
+      if (!computed.ok()) return computed.error();
+      ++trends_computed_;
+      kept_trends_.KeepTrend(s.key, std::move(*computed));
+      trend = kept_trends_.FindTrend(s.key);
+    }
     for (const TrendChange& c : trend->changes) {
       for (const Wanted& w : wanted) {
         if (page->jobs[w.job].job.id != c.after_job) continue;
-        found[w.job].push_back(JobCaseChange{w.case_id, w.params, query, c});
+        found[w.job].push_back(JobCaseChange{w.case_id, w.params, s.query, c});
       }
     }
   }
@@ -285,6 +264,11 @@ Result<ChangedJobs> LabQueries::ComputeChangedJobs(const Caller& caller, const J
     out.jobs.push_back(ChangedJob{page->jobs[i].job, page->jobs[i].emulated, std::move(changes)});
   }
   return out;
+}
+
+std::uint64_t LabQueries::trends_computed() const {
+  std::lock_guard changes(changes_mu_);
+  return trends_computed_;
 }
 
 }  // namespace mculab::server

@@ -70,6 +70,10 @@ struct WriteSet {
   RunId reserve_run_ids_to = 0;
 
   std::size_t Rows() const;
+  // The jobs whose benchmark series (QuerySeries) this write may change: the jobs it inserts or
+  // updates, their transitions, runs and statistics. nullopt: it may change any series (artifact
+  // rows, which name the runners a series is matched by).
+  std::optional<std::vector<JobId>> SeriesJobs() const;
 };
 
 struct WriteOutcome {
@@ -259,6 +263,12 @@ class HistoryReads {
   // current for as long as it still returns V. It waits as a read does, so it covers every such
   // write queued before the call.
   virtual std::uint64_t StateVersion() = 0;
+  // The jobs the state writes queued after StateVersion() returned `version` may have changed
+  // (WriteSet::SeriesJobs, each write's; duplicates possible), so an answer kept at `version` can
+  // be brought up to date. nullopt when the store cannot say: a write of another kind (an admin
+  // operation, artifacts), or `version` older than the store remembers (its last few thousand
+  // writes).
+  virtual std::optional<std::vector<JobId>> JobsWrittenSince(std::uint64_t version) = 0;
 };
 
 // The whole store, as db::SqliteStore implements it; each consumer takes the part it uses.

@@ -979,6 +979,43 @@ TEST_P(StoreTest, OriginMigrationMarksOnlyTheServersOldHealthChecks) {
   }
 }
 
+// What a kept answer needs to catch up: the jobs written since a state version.
+TEST_P(StoreTest, JobsWrittenSinceAVersionNameTheJobsEachStateWriteTouched) {
+  auto store = Open();
+  ASSERT_TRUE(store);
+  const std::uint64_t v0 = store->StateVersion();
+  const JobId a = Insert(*store, NewJob());
+  auto written = store->JobsWrittenSince(v0);
+  ASSERT_TRUE(written);
+  EXPECT_EQ(*written, std::vector<JobId>{a});
+
+  const std::uint64_t v1 = store->StateVersion();
+  EXPECT_EQ(store->JobsWrittenSince(v1), std::vector<JobId>{}) << "nothing since";
+  WriteSet run;
+  run.runs.push_back(NewRun(10, a));
+  ASSERT_TRUE(store->WriteAndWait(std::move(run)).ok());
+  WriteSet samples;  // samples only: no state write
+  samples.batch = Batch(10, 0, 4);
+  ASSERT_TRUE(store->WriteAndWait(std::move(samples)).ok());
+  Board board;
+  board.name = "host-9";
+  board.kind = "host";
+  board.agent = "lab-1";
+  WriteSet boards;  // state, but no job
+  boards.boards.push_back(board);
+  ASSERT_TRUE(store->WriteAndWait(std::move(boards)).ok());
+  EXPECT_EQ(store->JobsWrittenSince(v1), std::vector<JobId>{a});
+  EXPECT_EQ(store->JobsWrittenSince(store->StateVersion()), std::vector<JobId>{});
+
+  // An artifact may rename a series' runner: the store cannot say which jobs that touches.
+  const std::uint64_t v2 = store->StateVersion();
+  WriteSet upload;
+  upload.artifacts.push_back({"ab12", 10, "runner.elf", "ana", 1});
+  ASSERT_TRUE(store->WriteAndWait(std::move(upload)).ok());
+  EXPECT_FALSE(store->JobsWrittenSince(v2));
+  EXPECT_FALSE(store->JobsWrittenSince(v0));
+}
+
 // Transitions written before time_us existed are read in microseconds from their milliseconds.
 TEST_P(StoreTest, TransitionsFromBeforeMicrosecondsReadAsTheirMilliseconds) {
   const std::vector<Migration> migrations = MigrationsWithOldRows(

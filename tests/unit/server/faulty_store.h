@@ -133,6 +133,9 @@ class FaultyStore final : public Store {
     return inner_.QuerySeries(q);
   }
   std::uint64_t StateVersion() override { return inner_.StateVersion(); }
+  std::optional<std::vector<JobId>> JobsWrittenSince(std::uint64_t version) override {
+    return inner_.JobsWrittenSince(version);
+  }
   Result<JobEvents> GetJobEvents(JobId job) override { return inner_.GetJobEvents(job); }
   Result<std::vector<BoardUnits>> ListBoardUnits() override { return inner_.ListBoardUnits(); }
   Result<std::vector<RunPass>> GetRunPasses(RunId run) override { return inner_.GetRunPasses(run); }

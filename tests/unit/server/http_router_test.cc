@@ -1428,6 +1428,7 @@ TEST_F(HttpRouterTest, ChangesAreKeptUntilTheNextCommitThenComputedAgain) {
   ASSERT_EQ(first->jobs.size(), 1u);
   EXPECT_EQ(first->jobs[0].job.id, ids[4]);
   EXPECT_EQ(queries.changed_jobs_computed(), 1u);
+  EXPECT_EQ(queries.trends_computed(), 2u);  // case 0's series and case 10's
   auto again = queries.ListChangedJobs(caller_, JobQuery{}, 200);
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(again->jobs.size(), 1u);
@@ -1467,6 +1468,7 @@ TEST_F(HttpRouterTest, ChangesAreKeptUntilTheNextCommitThenComputedAgain) {
   auto after = queries.ListChangedJobs(caller_, JobQuery{}, 200);
   ASSERT_TRUE(after.ok());
   EXPECT_EQ(queries.changed_jobs_computed(), 3u);
+  EXPECT_EQ(queries.trends_computed(), 4u) << "the new jobs are in both series";
   ASSERT_EQ(after->jobs.size(), 2u);
   EXPECT_EQ(after->jobs[0].job.id, more[0]);
   EXPECT_EQ(after->jobs[1].job.id, ids[4]);
@@ -1474,6 +1476,80 @@ TEST_F(HttpRouterTest, ChangesAreKeptUntilTheNextCommitThenComputedAgain) {
   Json c = GetJson("/api/v1/changes");
   ASSERT_EQ(c["jobs"].size(), 2u);
   EXPECT_EQ(c["jobs"][0]["id"], more[0]);
+}
+
+// After a commit only the series of the jobs it wrote are computed again; the answer is the one
+// computed from nothing.
+TEST_F(HttpRouterTest, ChangesAfterACommitRecomputeOnlyTheSeriesOfTheJobsWritten) {
+  const auto ids = RunStepSeries(
+      [&](SubmitRequest r, const Values& v) { return RunJob(std::move(r), v); }, &runner_version_);
+  LabQueries queries(*lab_, *store_);
+  auto same_as_from_nothing = [&](const ChangedJobs& got) {
+    LabQueries fresh(*lab_, *store_);
+    auto want = fresh.ListChangedJobs(caller_, JobQuery{}, 200);
+    ASSERT_TRUE(want.ok()) << want.error().message;
+    ASSERT_EQ(got.jobs.size(), want->jobs.size());
+    for (std::size_t i = 0; i < got.jobs.size(); ++i) {
+      EXPECT_EQ(got.jobs[i].job.id, want->jobs[i].job.id);
+      ASSERT_EQ(got.jobs[i].changes.size(), want->jobs[i].changes.size());
+      for (std::size_t k = 0; k < got.jobs[i].changes.size(); ++k) {
+        EXPECT_EQ(got.jobs[i].changes[k].case_id, want->jobs[i].changes[k].case_id);
+        EXPECT_EQ(got.jobs[i].changes[k].change.before_job,
+                  want->jobs[i].changes[k].change.before_job);
+        EXPECT_EQ(got.jobs[i].changes[k].change.ratio, want->jobs[i].changes[k].change.ratio);
+      }
+    }
+    EXPECT_EQ(got.scanned, want->scanned);
+  };
+  ASSERT_TRUE(queries.ListChangedJobs(caller_, JobQuery{}, 200).ok());
+  ASSERT_EQ(queries.trends_computed(), 2u);
+
+  // A write that touches no job (a board's lease): computed again, every trend kept.
+  Board spare;
+  spare.name = "spare-0";
+  spare.kind = "host";
+  spare.agent = "lab-1";
+  spare.lease_until_ms = 1;
+  WriteSet board_write;
+  board_write.boards.push_back(spare);
+  ASSERT_TRUE(store_->WriteAndWait(std::move(board_write)).ok());
+  auto after_board = queries.ListChangedJobs(caller_, JobQuery{}, 200);
+  ASSERT_TRUE(after_board.ok());
+  EXPECT_EQ(queries.changed_jobs_computed(), 2u);
+  EXPECT_EQ(queries.trends_computed(), 2u);
+  same_as_from_nothing(*after_board);
+
+  // A job of another series (another op): its one series is computed, the sweep's two are kept.
+  SubmitRequest conv;
+  conv.kind = "host";
+  conv.op = "conv2d_s8";
+  conv.cases = {{3, {1, 8, 8, 8, 8, 3, 3, 1, 1, 1, 1}}};
+  conv.iterations = 40;
+  RunJob(std::move(conv), [](std::uint32_t) { return std::vector<std::int64_t>(40, 700); });
+  auto after_conv = queries.ListChangedJobs(caller_, JobQuery{}, 200);
+  ASSERT_TRUE(after_conv.ok()) << after_conv.error().message;
+  EXPECT_EQ(queries.trends_computed(), 3u);
+  same_as_from_nothing(*after_conv);
+
+  // A job of the sweep at a new level: both of its series again, the conv series kept.
+  SubmitRequest r;
+  r.kind = "host";
+  r.op = "fully_connected_s8";
+  r.cases = {{0, {1, 8, 4}}, {10, {1, 9, 4}}};
+  r.iterations = 40;
+  for (int job = 0; job < 4; ++job) {
+    RunJob(SubmitRequest(r), [&](std::uint32_t c) {
+      std::vector<std::int64_t> v(40);
+      for (int i = 0; i < 40; ++i) v[i] = c == 0 ? 1500 + (i * 37 + job * 11) % 21 - 10 : 500;
+      return v;
+    });
+  }
+  auto after_step = queries.ListChangedJobs(caller_, JobQuery{}, 200);
+  ASSERT_TRUE(after_step.ok());
+  EXPECT_EQ(queries.trends_computed(), 5u);
+  ASSERT_EQ(after_step->jobs.size(), 2u);
+  EXPECT_EQ(after_step->jobs[1].job.id, ids[4]);
+  same_as_from_nothing(*after_step);
 }
 
 TEST_F(HttpRouterTest, BadSeriesParametersAre400AndNameTheParameter) {
