@@ -64,8 +64,7 @@ std::string RedactPasswords(const std::string& text, const std::string& url) {
 
 std::string RedactStoreUrl(const std::string& url) { return RedactPasswords(url, url); }
 
-Result<std::unique_ptr<LabStore>> OpenStore(const std::string& url,
-                                            const std::filesystem::path& home) {
+Result<StoreLocation> LocateStore(const std::string& url, const std::filesystem::path& home) {
   if (url.empty() || StartsWith(url, "sqlite:")) {
     const std::string path = url.empty() ? std::string("mculab.db") : url.substr(7);
     if (path.empty()) {
@@ -73,19 +72,27 @@ Result<std::unique_ptr<LabStore>> OpenStore(const std::string& url,
                        "store URL 'sqlite:' names no file: give sqlite:PATH (relative to the "
                        "home directory, or absolute)");
     }
-    auto store = SqliteStore::Open(home / path);
-    if (!store.ok()) return store.error();
-    return std::unique_ptr<LabStore>(std::move(*store));
+    return StoreLocation{false, home / path, url};
   }
-  if (IsPostgresUrl(url)) {
-    auto store = PgStore::Open(url);
-    if (!store.ok()) return store.error();
-    return std::unique_ptr<LabStore>(std::move(*store));
-  }
+  if (IsPostgresUrl(url)) return StoreLocation{true, {}, url};
   return MakeError(ErrorCode::kInvalidArgument,
                    "unknown store '" + RedactStoreUrl(url) +
                        "': give sqlite:PATH (the default is sqlite:mculab.db in the home "
                        "directory) or postgresql://[user@]host[:port]/database");
+}
+
+Result<std::unique_ptr<LabStore>> OpenStore(const std::string& url,
+                                            const std::filesystem::path& home) {
+  auto where = LocateStore(url, home);
+  if (!where.ok()) return where.error();
+  if (!where->postgres) {
+    auto store = SqliteStore::Open(where->sqlite_path);
+    if (!store.ok()) return store.error();
+    return std::unique_ptr<LabStore>(std::move(*store));
+  }
+  auto store = PgStore::Open(url);
+  if (!store.ok()) return store.error();
+  return std::unique_ptr<LabStore>(std::move(*store));
 }
 
 }  // namespace mculab::db

@@ -34,6 +34,15 @@ class LabStore : public server::Store, public server::FollowStore {
 Result<std::unique_ptr<LabStore>> OpenStore(const std::string& url,
                                             const std::filesystem::path& home);
 
+// Which database a store URL names, without opening it: a SQLite file (its path resolved against
+// `home`) or a PostgreSQL database (`url` as given, libpq's). kInvalidArgument for any other URL.
+struct StoreLocation {
+  bool postgres = false;
+  std::filesystem::path sqlite_path;
+  std::string url;
+};
+Result<StoreLocation> LocateStore(const std::string& url, const std::filesystem::path& home);
+
 // `url` with its password, if any (scheme://user:PASSWORD@..., password=...), replaced by "***":
 // what messages and logs may show, whatever the scheme.
 std::string RedactStoreUrl(const std::string& url);

@@ -81,6 +81,7 @@ class PgUse {
   bool Next();
   Status status() const { return error_ ? Status(*error_) : Status(); }
 
+  bool IsNull(int col) const { return PQgetisnull(row_, 0, col) != 0; }
   std::int64_t Int(int col) const;
   std::uint64_t UInt(int col) const { return static_cast<std::uint64_t>(Int(col)); }
   std::uint32_t U32(int col) const { return static_cast<std::uint32_t>(Int(col)); }

@@ -20,7 +20,9 @@ constexpr std::int64_t kMigrationLock = 0x6d63756c6162;
 
 Status Run(PgConnection& c, const char* sql) { return PgUse(c.Statement(sql)).Exec(sql); }
 
-Result<std::unique_ptr<PgConnection>> Connect(const std::string& url) {
+}  // namespace
+
+Result<std::unique_ptr<PgConnection>> ConnectPostgres(const std::string& url) {
   auto c = PgConnection::Open(url);
   if (!c.ok()) {
     return MakeError(ErrorCode::kUnavailable,
@@ -31,6 +33,8 @@ Result<std::unique_ptr<PgConnection>> Connect(const std::string& url) {
   }
   return c;
 }
+
+namespace {
 
 Result<int> ReadSchemaVersion(PgConnection& c) {
   PgUse u(c.Statement("SELECT COALESCE(MAX(version), 0) FROM mculab_schema"));
@@ -151,7 +155,7 @@ Result<std::unique_ptr<PgStore>> PgStore::Open(const std::string& url, PgOptions
 }
 
 Status PgStore::Init(const std::string& url) {
-  auto w = Connect(url);
+  auto w = ConnectPostgres(url);
   if (!w.ok()) return w.error();
   w_ = std::move(*w);
   if (Status s = Migrate(*w_, options_.migrations); !s.ok()) return s;
@@ -167,7 +171,9 @@ PgStore::~PgStore() { Close(); }
 
 void PgStore::Close() { CloseStore(); }
 
-Result<std::unique_ptr<PgConnection>> PgStore::OpenReadConnection() { return Connect(url_); }
+Result<std::unique_ptr<PgConnection>> PgStore::OpenReadConnection() {
+  return ConnectPostgres(url_);
+}
 
 Status PgStore::ApplyWriteSet(const WriteSet& ws, WriteOutcome* outcome) {
   PgConnection& w = *w_;

@@ -31,6 +31,10 @@ namespace mculab::db {
 
 class PgConnection;  // a connection and its prepared statements (pg_statement.h)
 
+// A connection to the database `url` names, without migrating it; an error that can't reach it
+// says what to check and never shows a password.
+Result<std::unique_ptr<PgConnection>> ConnectPostgres(const std::string& url);
+
 struct PgOptions {
   std::vector<Migration> migrations = EmbeddedPostgresMigrations();
   std::size_t max_rows_per_transaction = 50'000;

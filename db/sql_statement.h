@@ -103,6 +103,7 @@ class Use {
   Status status() const { return error_ ? Status(*error_) : Status(); }
 
   int Columns() const { return s_ ? sqlite3_column_count(s_) : 0; }
+  bool IsNull(int col) { return sqlite3_column_type(s_, col) == SQLITE_NULL; }
   std::int64_t Int(int col) { return sqlite3_column_int64(s_, col); }
   std::uint64_t UInt(int col) { return static_cast<std::uint64_t>(Int(col)); }
   std::uint32_t U32(int col) { return static_cast<std::uint32_t>(Int(col)); }

@@ -54,7 +54,9 @@ void ConfigureSqliteOnce() {
   std::call_once(once, [] { (void)sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0); });
 }
 
-Result<std::unique_ptr<Connection>> OpenConnection(const std::filesystem::path& path) {
+}  // namespace
+
+Result<std::unique_ptr<Connection>> OpenSqliteConnection(const std::filesystem::path& path) {
   ConfigureSqliteOnce();
   sqlite3* db = nullptr;
   int rc = sqlite3_open_v2(
@@ -69,6 +71,8 @@ Result<std::unique_ptr<Connection>> OpenConnection(const std::filesystem::path& 
   sqlite3_extended_result_codes(db, 1);
   return std::make_unique<Connection>(db);
 }
+
+namespace {
 
 // Reads the single value of a one-row statement.
 Result<std::string> QueryText(Connection& c, const std::string& sql) {
@@ -122,7 +126,7 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::filesystem::pa
 
 Status SqliteStore::Init(const std::filesystem::path& path) {
   if (Status s = RestrictToOwner(path); !s.ok()) return s;
-  auto w = OpenConnection(path);
+  auto w = OpenSqliteConnection(path);
   if (!w.ok()) return w.error();
   w_ = std::move(*w);
   auto mode = QueryText(*w_, "PRAGMA journal_mode = WAL");
@@ -159,7 +163,7 @@ SqliteStore::~SqliteStore() { Close(); }
 void SqliteStore::Close() { CloseStore(); }
 
 Result<std::unique_ptr<Connection>> SqliteStore::OpenReadConnection() {
-  auto c = OpenConnection(path_);
+  auto c = OpenSqliteConnection(path_);
   if (!c.ok()) return c.error();
   // Reads the schema now, so a database that cannot be read fails here.
   if (auto v = QueryText(**c, "PRAGMA user_version"); !v.ok()) return v.error();

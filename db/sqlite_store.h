@@ -36,6 +36,9 @@ namespace mculab::db {
 
 class Connection;  // a connection and its prepared statements (sql_statement.h)
 
+// A connection to the SQLite file at `path` (created if missing), without migrating it.
+Result<std::unique_ptr<Connection>> OpenSqliteConnection(const std::filesystem::path& path);
+
 // The writer's BEGIN, SAVEPOINT, COMMIT ... on `w` (sqlite_writer.cc).
 std::unique_ptr<WriteQueue::Transactions> MakeWriterTransactions(Connection& w);
 

@@ -19,6 +19,7 @@
 #include "db/pg_store.h"
 #include "db/sqlite_store.h"
 #include "tests/unit/db/pg_cluster.h"
+#include "tests/unit/db/temp_dir.h"
 
 namespace mculab::db {
 namespace {
@@ -28,20 +29,7 @@ using server::BoardState;
 using server::JobState;
 using server::RunState;
 
-class TempDir {
- public:
-  TempDir() {
-    std::random_device rd;
-    path_ = std::filesystem::temp_directory_path() /
-            ("mculab-db-test-" + std::to_string(rd()) + std::to_string(rd()));
-    std::filesystem::create_directories(path_);
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
+using testing::TempDir;
 
 // `migrations`, with `rows` (SQL inserting rows as an older server wrote them, naming only the
 // columns it knew) run just before the first migration whose name contains `before`.
