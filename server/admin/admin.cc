@@ -10,11 +10,13 @@ namespace mculab::server::admin {
 Admin::Admin(CLI::App& app) {
   admin_ = app.add_subcommand(
       "admin",
-      "Administer the lab's database: users, tokens, agents (works while the server runs)");
+      "Administer the lab's database: users, tokens, agents (works while the server runs); move "
+      "it to another store");
   admin_->require_subcommand(1);
   admin_->fallthrough();  // --home may come after the command
   AddAccountCommands(*admin_, action_);
   AddArtifactCommands(*admin_, action_);
+  AddStoreCommands(*admin_, store_action_);
   // A board's live state is the running server's: the CLI changes it through the server.
   admin_->footer(
       "Boards (through the running server, with an admin token): mculab board BOARD\n"
@@ -23,6 +25,10 @@ Admin::Admin(CLI::App& app) {
 }
 
 int Admin::Run(const std::string& home, const std::string& store_url) {
+  if (store_action_) {
+    StoreCommandContext ctx{home, store_url, std::cout, std::cerr};
+    return store_action_(ctx);
+  }
   if (!action_) {
     std::cerr << "mculab-server admin: choose a command (--help lists them)\n";
     return 2;

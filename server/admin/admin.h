@@ -10,6 +10,8 @@
 //   admin token revoke TOKEN|ID                      by the token or its id (mcl_u_1a2b3c4d)
 //   admin agent add HOST                             prints a token for the agent named HOST
 //   admin artifact share SHA256 [--off]              every member's jobs may use the upload
+//   admin migrate-store [--from URL] --to URL        copies the lab to another store (stopped
+//                                                    server; db/store_copy.h)
 //
 // Each group of commands lives in its own file and registers itself in Admin's constructor
 // (admin.cc); a new group adds one file and one line there. What changes the running server's live
@@ -37,9 +39,21 @@ struct AdminContext {
 // Returns the process exit code: 0 done, 1 failed (the message is on ctx.err).
 using AdminAction = std::function<int(AdminContext& ctx)>;
 
+// What a command that opens the stores it names itself gets instead (migrate-store): where the
+// server's store is (`store_url` as --store or the config gives it, empty: sqlite:mculab.db in
+// `home`), unopened.
+struct StoreCommandContext {
+  const std::string& home;
+  const std::string& store_url;
+  std::ostream& out;
+  std::ostream& err;
+};
+using StoreAction = std::function<int(StoreCommandContext& ctx)>;
+
 // Registers the commands of one group under `admin`; a chosen command stores its action.
 void AddAccountCommands(CLI::App& admin, AdminAction& chosen);
 void AddArtifactCommands(CLI::App& admin, AdminAction& chosen);
+void AddStoreCommands(CLI::App& admin, StoreAction& chosen);
 
 class Admin {
  public:
@@ -57,6 +71,7 @@ class Admin {
  private:
   CLI::App* admin_;
   AdminAction action_;
+  StoreAction store_action_;
 };
 
 }  // namespace mculab::server::admin

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """`mculab-server --help` lists every key the server's config file accepts, and
-`mculab-server admin --help` points to `mculab board` for a board's live state.
+`mculab-server admin --help` points to `mculab board` for a board's live state and lists
+migrate-store.
 
 The keys are read from server/service/config.cc (the `k != "..."` checks that refuse unknown keys),
 so a key added there without a line in the help fails this test.
@@ -30,7 +31,10 @@ def main():
         print(f"mculab-server admin --help does not point to mculab board:\n{admin}",
               file=sys.stderr)
         return 1
-    print(f"ok: {len(keys)} config keys listed, admin points to mculab board")
+    if "migrate-store" not in admin:
+        print(f"mculab-server admin --help does not list migrate-store:\n{admin}", file=sys.stderr)
+        return 1
+    print(f"ok: {len(keys)} config keys listed, admin points to mculab board, lists migrate-store")
     return 0
 
 
