@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "db/lab_store.h"
+#include "db/pg_binary_copy.h"
 #include "db/pg_statement.h"
 #include "db/sql_store_impl.h"
 #include "db/write_set_rows.h"
@@ -94,38 +95,12 @@ class WriterTransactions final : public WriteQueue::Transactions {
   PgConnection& w_;
 };
 
-// COPY's binary format (PostgreSQL's "COPY", File Formats): a signature and two zero words, then
-// per row its field count and each field as (length, big-endian bytes), then -1.
-class BinaryCopy {
- public:
-  BinaryCopy() { data_.append("PGCOPY\n\377\r\n\0", 11).append(8, '\0'); }
-  void Row(std::int16_t fields) { Put16(fields); }
-  void Int8(std::int64_t v) {
-    Put32(8);
-    for (int shift = 56; shift >= 0; shift -= 8) data_ += static_cast<char>((v >> shift) & 0xff);
-  }
-  std::string_view Finish() {
-    Put16(-1);
-    return data_;
-  }
-
- private:
-  void Put16(std::int16_t v) {
-    data_ += static_cast<char>((v >> 8) & 0xff);
-    data_ += static_cast<char>(v & 0xff);
-  }
-  void Put32(std::int32_t v) {
-    for (int shift = 24; shift >= 0; shift -= 8) data_ += static_cast<char>((v >> shift) & 0xff);
-  }
-  std::string data_;
-};
-
 const char* const kCopySamples =
     "COPY samples(run_id, pass, case_index, iteration, metric, value) FROM STDIN (FORMAT binary)";
 
 Status CopySamples(PgConnection& w, const SampleBatch& b) {
   if (b.samples.empty()) return {};
-  BinaryCopy copy;
+  PgBinaryCopy copy;
   for (const Sample& s : b.samples) {
     copy.Row(6);
     copy.Int8(b.run_id);

@@ -185,7 +185,7 @@ Status CopyTableRows(CopySide& source, CopySide& destination, const TablePlan& p
                      const StoreCopyOptions& options, std::size_t& batches, std::uint64_t& copied) {
   const CopyTable& t = plan.table;
   const std::size_t batch_rows = std::max<std::size_t>(options.batch_rows, 1);
-  const std::size_t pending_rows = std::min<std::size_t>(batch_rows, 2'000);
+  const std::size_t pending_rows = std::min<std::size_t>(batch_rows, 5'000);
   std::size_t group_column = 0;
   if (t.grouped) {
     group_column = static_cast<std::size_t>(

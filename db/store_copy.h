@@ -5,12 +5,13 @@
 // schema (read from the source's catalogue, so a table added later is copied too) is copied in a
 // dependency order (accounts, artifacts, boards, jobs, runs, samples, results, audit rows ...), in
 // primary-key order, in batches of about `batch_rows` rows, each batch one transaction on the
-// destination, inserted by prepared multi-row INSERTs with every id as it was (job, run, audit row,
-// follow ids). A table without a primary key (samples) is copied in whole groups of its grouping
-// column (a run's samples all in one batch). Tables a database derives from others are not copied
-// but rebuilt: SQLite's job counts and label search (its triggers fill them as jobs are inserted),
-// PostgreSQL's samples counter. Last, PostgreSQL's identity sequences are set past the largest id
-// copied, so a new row never takes a copied row's id.
+// destination, with every id as it was (job, run, audit row, follow ids): into PostgreSQL by
+// binary COPY, into SQLite by prepared multi-row INSERTs. A table without a primary key (samples)
+// is copied in whole groups of its grouping column (a run's samples all in one batch). Tables a
+// database derives from others are not copied but rebuilt: SQLite's job counts and label search
+// (its triggers fill them as jobs are inserted), PostgreSQL's samples counter. Last, PostgreSQL's
+// identity sequences are set past the largest id copied, so a new row never takes a copied row's
+// id.
 //
 // Resuming: the destination must be empty of lab data, or hold what an interrupted copy from the
 // same source left: in each table a prefix of the source's rows in key order (its last row equal

@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 
+#include "db/pg_binary_copy.h"
 #include "db/pg_statement.h"
 #include "db/pg_store.h"
 #include "db/sql_statement.h"
@@ -330,6 +331,7 @@ class PgCopySide final : public SqlCopySide<PgConnection> {
           auto type = PgColumnType(name, u.Text(0), u.Text(1));
           if (!type.ok()) return type.error();
           t.columns.push_back({u.Text(0), *type});
+          types_[name][u.Text(0)] = u.Text(1);
         }
         if (!u.status().ok()) return u.status().error();
       }
@@ -347,6 +349,34 @@ class PgCopySide final : public SqlCopySide<PgConnection> {
       out.push_back(std::move(*keyed));
     }
     return out;
+  }
+
+  // By binary COPY: each value in its column's exact type, as Tables() read it from the catalogue.
+  Status Insert(const CopyTable& t, const std::vector<CopyRow>& rows) override {
+    const auto& types = types_[t.name];
+    PgBinaryCopy copy;
+    for (const CopyRow& row : rows) {
+      copy.Row(static_cast<std::int16_t>(row.size()));
+      for (std::size_t i = 0; i < row.size(); ++i) {
+        const auto type = types.find(t.columns[i].name);
+        if (type == types.end()) {
+          return MakeError(ErrorCode::kInternal,
+                           "table " + t.name + " has no column " + t.columns[i].name);
+        }
+        if (Status s = Put(copy, type->second, row[i]); !s.ok()) {
+          return MakeError(s.error().code, "table " + t.name + ", column " + t.columns[i].name +
+                                               ": " + s.error().message);
+        }
+      }
+    }
+    // COPY cannot be prepared: its text names the table and columns (from the catalogue), every
+    // value travels in the data.
+    const std::string sql =
+        "COPY " + Quote(t.name) + " (" + Joined(ColumnNames(t)) + ") FROM STDIN (FORMAT binary)";
+    if (Status s = c_->CopyIn(sql, copy.Finish()); !s.ok()) {
+      return MakeError(s.error().code, "copying into " + t.name + ": " + s.error().message);
+    }
+    return {};
   }
 
   // The samples counter counts the copied samples; each identity sequence goes past the largest
@@ -389,6 +419,41 @@ class PgCopySide final : public SqlCopySide<PgConnection> {
  private:
   // PostgreSQL keeps no order among a group's rows (samples have no id): any will do.
   std::string ScanTieBreak(const CopyTable&) const override { return ""; }
+
+  static Status Put(PgBinaryCopy& copy, const std::string& type, const CopyValue& v) {
+    auto out_of_range = [&] {
+      return MakeError(ErrorCode::kInvalidArgument, "a value does not fit its type " + type);
+    };
+    if (const auto* i = std::get_if<std::int64_t>(&v)) {
+      if (type == "bigint") {
+        copy.Int8(*i);
+      } else if (type == "integer" && *i >= INT32_MIN && *i <= INT32_MAX) {
+        copy.Int4(static_cast<std::int32_t>(*i));
+      } else if (type == "smallint" && *i >= INT16_MIN && *i <= INT16_MAX) {
+        copy.Int2(static_cast<std::int16_t>(*i));
+      } else {
+        return out_of_range();
+      }
+    } else if (const auto* d = std::get_if<double>(&v)) {
+      if (type == "double precision") {
+        copy.Float8(*d);
+      } else if (type == "real") {
+        copy.Float4(static_cast<float>(*d));
+      } else {
+        return out_of_range();
+      }
+    } else {
+      const auto& text = std::get<std::string>(v);
+      if (type != "text" && type != "character varying" && type != "character") {
+        return out_of_range();
+      }
+      copy.Text(text);
+    }
+    return {};
+  }
+
+  // Each table's columns' types (information_schema's data_type), as Tables() read them.
+  std::map<std::string, std::map<std::string, std::string>> types_;
 };
 
 }  // namespace

@@ -1,9 +1,9 @@
 // One database's side of a store copy (db/store_copy.h): what the copy reads of the source and
 // writes to the destination, the same calls on SQLite and PostgreSQL. The SQL both run is the same
 // text (quoted identifiers from the catalogue, every value a parameter); what differs is how each
-// lists its tables and columns, which tables it derives from others, and what it sets right after
-// a copy. db-internal: only db/store_copy*.cc include this.
-// Thread-safety: one thread at a time.
+// lists its tables and columns, which tables it derives from others, how rows go in (PostgreSQL:
+// binary COPY) and what it sets right after a copy. db-internal: only db/store_copy*.cc include
+// this. Thread-safety: one thread at a time.
 #pragma once
 
 #include <cstdint>
