@@ -26,6 +26,7 @@ class PgBinaryCopy {
     Put(v.size(), 4);
     data_.append(v);
   }
+  void Null() { Put(0xffffffff, 4); }  // SQL NULL: length -1, no bytes
   std::size_t size() const { return data_.size(); }
   std::string_view Finish() {
     Put(0xffff, 2);

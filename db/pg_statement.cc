@@ -63,6 +63,13 @@ PgUse& PgUse::Bind(double v) {
   return BindText(ec == std::errc() ? std::string(buf, end) : std::to_string(v));
 }
 
+std::vector<const char*> PgUse::Values() const {
+  std::vector<const char*> out;
+  out.reserve(values_.size());
+  for (const std::optional<std::string>& v : values_) out.push_back(v ? v->c_str() : nullptr);
+  return out;
+}
+
 PgUse::~PgUse() {
   Drain();
   --stmt_.uses_;
@@ -96,8 +103,7 @@ void PgConnection::Interrupt() {
 Status PgUse::Exec(const char* what) {
   if (error_) return *error_;
   stmt_.c_.Interrupt();
-  std::vector<const char*> values;
-  for (const std::string& v : values_) values.push_back(v.c_str());
+  const std::vector<const char*> values = Values();
   PGresult* r = PQexecPrepared(stmt_.c_.get(), stmt_.name_.c_str(), static_cast<int>(values.size()),
                                values.data(), nullptr, nullptr, 0);
   const ExecStatusType st = PQresultStatus(r);
@@ -119,8 +125,7 @@ bool PgUse::Next() {
   if (!started_) {
     TakeConnection();
     started_ = true;
-    std::vector<const char*> values;
-    for (const std::string& v : values_) values.push_back(v.c_str());
+    const std::vector<const char*> values = Values();
     if (!PQsendQueryPrepared(c, stmt_.name_.c_str(), static_cast<int>(values.size()), values.data(),
                              nullptr, nullptr, 0)) {
       error_ = PgError(nullptr, c, stmt_.sql_);

@@ -74,6 +74,10 @@ class PgUse {
   PgUse& Bind(std::string_view v) { return BindText(std::string(v)); }
   PgUse& Bind(const std::string& v) { return BindText(v); }
   PgUse& Bind(const char* v) { return BindText(v); }
+  PgUse& BindNull() {
+    values_.emplace_back();
+    return *this;
+  }
 
   // Runs a statement and keeps no rows.
   Status Exec(const char* what);
@@ -91,7 +95,7 @@ class PgUse {
 
  private:
   PgUse& BindText(std::string v) {
-    values_.push_back(std::move(v));
+    values_.emplace_back(std::move(v));
     return *this;
   }
   friend class PgConnection;
@@ -99,8 +103,11 @@ class PgUse {
   // Makes this the connection's one running statement, dropping the rows of the one before.
   void TakeConnection();
 
+  // The parameters as libpq takes them: each value's text, or null for SQL NULL.
+  std::vector<const char*> Values() const;
+
   PgStmt& stmt_;
-  std::vector<std::string> values_;
+  std::vector<std::optional<std::string>> values_;
   std::optional<Error> error_;
   PGresult* row_ = nullptr;  // the current row (single-row mode)
   bool started_ = false;

@@ -84,6 +84,10 @@ class Use {
   }
   Use& Bind(const std::string& v) { return Bind(std::string_view(v)); }
   Use& Bind(const char* v) { return Bind(std::string_view(v)); }
+  Use& BindNull() {
+    if (s_) sqlite3_bind_null(s_, ++i_);
+    return *this;
+  }
 
   // Runs a statement that returns no rows.
   Status Exec(const char* what) {

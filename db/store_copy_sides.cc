@@ -7,6 +7,7 @@
 #include <cctype>
 #include <map>
 #include <set>
+#include <type_traits>
 
 #include "db/pg_binary_copy.h"
 #include "db/pg_statement.h"
@@ -87,7 +88,7 @@ class SqlCopySide : public CopySide {
   Result<std::optional<CopyRow>> LastKey(const CopyTable& t) override {
     U u(c_->Statement("SELECT " + Joined(t.key) + " FROM " + Quote(t.name) + " ORDER BY " +
                       Joined(t.key, " DESC") + " LIMIT 1"));
-    return ReadOne(u, t, KeyColumns(t));
+    return ReadOne(u, KeyColumns(t));
   }
 
   Result<std::uint64_t> CountUpTo(const CopyTable& t, const CopyRow& key) override {
@@ -102,7 +103,7 @@ class SqlCopySide : public CopySide {
     U u(c_->Statement("SELECT " + Joined(ColumnNames(t)) + " FROM " + Quote(t.name) + " WHERE (" +
                       Joined(t.key) + ") = " + Placeholders(key.size())));
     BindAll(u, key);
-    return ReadOne(u, t, t.columns);
+    return ReadOne(u, t.columns);
   }
 
   Status Scan(const CopyTable& t, const std::optional<CopyRow>& after,
@@ -113,9 +114,7 @@ class SqlCopySide : public CopySide {
     U u(c_->Statement(sql));
     if (after) BindAll(u, *after);
     while (u.Next()) {
-      auto r = ReadRow(u, t, t.columns);
-      if (!r.ok()) return r.error();
-      if (Status s = row(std::move(*r)); !s.ok()) return s;
+      if (Status s = row(ReadRow(u, t.columns)); !s.ok()) return s;
     }
     return u.status();
   }
@@ -170,18 +169,27 @@ class SqlCopySide : public CopySide {
   }
 
   static void BindAll(U& u, const CopyRow& values) {
-    for (const CopyValue& v : values) std::visit([&u](const auto& x) { u.Bind(x); }, v);
+    for (const CopyValue& v : values) {
+      std::visit(
+          [&u](const auto& x) {
+            if constexpr (std::is_same_v<std::decay_t<decltype(x)>, std::monostate>) {
+              u.BindNull();
+            } else {
+              u.Bind(x);
+            }
+          },
+          v);
+    }
   }
 
-  static Result<CopyRow> ReadRow(U& u, const CopyTable& t, const std::vector<CopyColumn>& cols) {
+  static CopyRow ReadRow(U& u, const std::vector<CopyColumn>& cols) {
     CopyRow row;
     row.reserve(cols.size());
     for (std::size_t i = 0; i < cols.size(); ++i) {
       const int col = static_cast<int>(i);
       if (u.IsNull(col)) {
-        return MakeError(ErrorCode::kFailedPrecondition,
-                         "table " + t.name + ", column " + cols[i].name +
-                             " holds NULL, which the lab's schema never writes: not copied");
+        row.emplace_back(std::monostate());
+        continue;
       }
       switch (cols[i].type) {
         case ColumnType::kInt:
@@ -198,15 +206,12 @@ class SqlCopySide : public CopySide {
     return row;
   }
 
-  static Result<std::optional<CopyRow>> ReadOne(U& u, const CopyTable& t,
-                                                const std::vector<CopyColumn>& cols) {
+  static Result<std::optional<CopyRow>> ReadOne(U& u, const std::vector<CopyColumn>& cols) {
     if (!u.Next()) {
       if (!u.status().ok()) return u.status().error();
       return std::optional<CopyRow>();
     }
-    auto r = ReadRow(u, t, cols);
-    if (!r.ok()) return r.error();
-    return std::optional<CopyRow>(std::move(*r));
+    return std::optional<CopyRow>(ReadRow(u, cols));
   }
 
   std::string name_;
@@ -424,7 +429,9 @@ class PgCopySide final : public SqlCopySide<PgConnection> {
     auto out_of_range = [&] {
       return MakeError(ErrorCode::kInvalidArgument, "a value does not fit its type " + type);
     };
-    if (const auto* i = std::get_if<std::int64_t>(&v)) {
+    if (std::holds_alternative<std::monostate>(v)) {
+      copy.Null();
+    } else if (const auto* i = std::get_if<std::int64_t>(&v)) {
       if (type == "bigint") {
         copy.Int8(*i);
       } else if (type == "integer" && *i >= INT32_MIN && *i <= INT32_MAX) {

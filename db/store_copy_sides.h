@@ -37,8 +37,9 @@ struct CopyTable {
   bool grouped = false;
 };
 
-// A value of a row; SQL NULL is refused by the reading side (the lab's schema has none).
-using CopyValue = std::variant<std::int64_t, double, std::string>;
+// A value of a row; std::monostate is SQL NULL (a column added by a migration without a default
+// leaves NULL in the rows before it).
+using CopyValue = std::variant<std::monostate, std::int64_t, double, std::string>;
 using CopyRow = std::vector<CopyValue>;
 
 class CopySide {

@@ -88,7 +88,7 @@ std::vector<std::string> Rows(Conn& c, const std::string& table, const std::vect
     for (std::size_t i = 0; i < cols.size(); ++i) {
       const int col = static_cast<int>(i);
       if (i > 0) row += '|';
-      row += cols[i].real ? Exact(u.Real(col)) : u.Text(col);
+      row += u.IsNull(col) ? "NULL" : cols[i].real ? Exact(u.Real(col)) : u.Text(col);
     }
     out.push_back(std::move(row));
   }
@@ -233,12 +233,17 @@ class StoreCopyTest : public ::testing::Test {
   std::filesystem::path SourcePath() const { return dir_.path() / "lab.db"; }
   std::string SourceUrl() const { return "sqlite:" + SourcePath().string(); }
 
-  // A SQLite lab of `jobs` jobs at SourcePath().
+  // A SQLite lab of `jobs` jobs at SourcePath(), with NULLs where an older server's rows have
+  // them (a column a migration added without a default).
   void MakeSourceLab(int jobs = 4) {
     auto store = OpenLab(SourceUrl(), dir_.path());
     ASSERT_TRUE(store);
     FillLab(*store, "src", jobs);
     store->Close();
+    auto c = OpenSqliteConnection(SourcePath());
+    ASSERT_TRUE(c.ok());
+    Use u((*c)->Statement("UPDATE job_transitions SET time_us = NULL WHERE id <= 2"));
+    ASSERT_TRUE(u.Exec("old rows").ok());
   }
 
   std::string NewPgDatabase() {
