@@ -17,7 +17,7 @@
 // same source left: in each table a prefix of the source's rows in key order (its last row equal
 // to the source's row of that key, as many rows as the source has up to it), and nothing in the
 // tables after the first incomplete one. A copy then goes on from each table's last key; anything
-// else is refused (kFailedPrecondition) and nothing is written. The source is read in one
+// else is refused (kFailedPrecondition) before a row is written. The source is read in one
 // transaction (a consistent snapshot); the server should not run on it meanwhile.
 //
 // At the end the rows of every table are counted on both sides; a difference is reported in
