@@ -497,6 +497,9 @@ void AgentDesk::OnBatch(const std::string& agent, SampleBatchReport m) {
     return;
   }
   if (st_.failed) return;  // stopped (CommitLocked): not stored, not acknowledged
+  // Counted in the run's statistics in the order the batches are queued, which is the order they
+  // are stored in; a sequence already queued is stored once, and counted once.
+  r->statistics.AddBatch(sequence, b.samples);
   // Queued under the lock so the batch is ordered with the run's other writes.
   st_.store.Write(std::move(ws), [this, agent, run, sequence, live](const WriteOutcome& o) {
     OnBatchCommitted(agent, run, sequence, o, live);

@@ -59,6 +59,89 @@ RunStatistics RunStatisticsBuilder::Finish() {
   return std::move(out_);
 }
 
+bool RunStatisticsInProgress::AddBatch(std::uint64_t sequence, std::span<const Sample> samples) {
+  if (!sequences_.insert(sequence).second) return false;
+  if (abandoned_) return true;
+  for (const Sample& s : samples) {
+    if (!in_pass_case_ || s.pass != pass_ || s.case_index != case_) {
+      if (in_pass_case_) EndPassCase();
+      if (abandoned_ || ended_.contains({s.pass, s.case_index})) {
+        Abandon();  // the (pass, case) came back: its values are not all here
+        return true;
+      }
+      in_pass_case_ = true;
+      pass_ = s.pass;
+      case_ = s.case_index;
+    }
+    if (last_metric_ >= values_.size() || values_[last_metric_].first != s.metric) {
+      last_metric_ = 0;
+      while (last_metric_ < values_.size() && values_[last_metric_].first != s.metric) {
+        ++last_metric_;
+      }
+      if (last_metric_ == values_.size()) values_.emplace_back(s.metric, std::vector<double>{});
+    }
+    if (++held_ > kMaxHeldValues) {
+      Abandon();
+      return true;
+    }
+    values_[last_metric_].second.push_back(static_cast<double>(s.value));
+    ++samples_;
+  }
+  return true;
+}
+
+void RunStatisticsInProgress::EndPassCase() {
+  ended_.insert({pass_, case_});
+  for (auto& [metric, values] : values_) {
+    if (values.empty()) continue;
+    const Summary summary = Summarize(values);
+    values.clear();
+    if (metric == 0) {
+      // The timer's median in every pass (CyclesByPass); its statistics from pass 0 only.
+      timer_medians_[{pass_, case_}] = summary.median;
+      if (pass_ == 0) stats_[{case_, 0}] = summary;
+    } else if (!stats_.emplace(std::pair{case_, metric}, summary).second) {
+      // A counter of this case in another pass too: its statistics pool both passes' values.
+      Abandon();
+      return;
+    }
+  }
+  held_ = 0;
+  in_pass_case_ = false;
+}
+
+void RunStatisticsInProgress::Abandon() {
+  abandoned_ = true;
+  in_pass_case_ = false;
+  held_ = 0;
+  values_ = {};
+  ended_ = {};
+  stats_ = {};
+  timer_medians_ = {};
+}
+
+std::optional<RunStatistics> RunStatisticsInProgress::Finish(JobId job, RunId run,
+                                                             const Provenance& provenance,
+                                                             std::uint32_t passes,
+                                                             std::uint32_t cases) {
+  if (in_pass_case_ && !abandoned_) EndPassCase();
+  if (abandoned_) return std::nullopt;
+  RunStatistics out;
+  out.samples = samples_;
+  out.cycles_by_pass.assign(passes,
+                            std::vector<double>(cases, std::numeric_limits<double>::quiet_NaN()));
+  for (const auto& [key, median] : timer_medians_) {
+    const auto [pass, case_index] = key;
+    if (pass < passes && case_index < cases) out.cycles_by_pass[pass][case_index] = median;
+  }
+  out.stats.reserve(stats_.size());
+  for (const auto& [key, summary] : stats_) {
+    out.stats.push_back(CaseStatsOf(job, run, provenance, key.first, key.second, summary));
+  }
+  Abandon();
+  return out;
+}
+
 Result<RunStatistics> ComputeRunStatistics(ResultStore& store, JobId job, RunId run,
                                            const Provenance& provenance, std::uint32_t passes,
                                            std::uint32_t cases) {
