@@ -59,15 +59,16 @@ RunStatistics RunStatisticsBuilder::Finish() {
   return std::move(out_);
 }
 
-bool RunStatisticsInProgress::AddBatch(std::uint64_t sequence, std::span<const Sample> samples) {
-  if (!sequences_.insert(sequence).second) return false;
-  if (abandoned_) return true;
+std::vector<RunStatisticsInProgress::EndedPassCase> RunStatisticsInProgress::AddBatch(
+    std::uint64_t sequence, std::span<const Sample> samples) {
+  std::vector<EndedPassCase> ended;
+  if (!sequences_.insert(sequence).second || abandoned_) return ended;
   for (const Sample& s : samples) {
     if (!in_pass_case_ || s.pass != pass_ || s.case_index != case_) {
-      if (in_pass_case_) EndPassCase();
-      if (abandoned_ || ended_.contains({s.pass, s.case_index})) {
+      if (in_pass_case_) ended.push_back(EndPassCase());
+      if (ended_.contains({s.pass, s.case_index})) {
         Abandon();  // the (pass, case) came back: its values are not all here
-        return true;
+        return {};
       }
       in_pass_case_ = true;
       pass_ = s.pass;
@@ -82,37 +83,65 @@ bool RunStatisticsInProgress::AddBatch(std::uint64_t sequence, std::span<const S
     }
     if (++held_ > kMaxHeldValues) {
       Abandon();
-      return true;
+      return {};
     }
     values_[last_metric_].second.push_back(static_cast<double>(s.value));
     ++samples_;
   }
-  return true;
+  return ended;
 }
 
-void RunStatisticsInProgress::EndPassCase() {
+RunStatisticsInProgress::EndedPassCase RunStatisticsInProgress::EndPassCase() {
   ended_.insert({pass_, case_});
-  for (auto& [metric, values] : values_) {
-    if (values.empty()) continue;
-    const Summary summary = Summarize(values);
-    values.clear();
+  EndedPassCase out{pass_, case_, std::move(values_)};
+  values_ = {};
+  last_metric_ = 0;
+  held_ = 0;
+  in_pass_case_ = false;
+  ++out_;
+  return out;
+}
+
+RunStatisticsInProgress::PassCaseSummary RunStatisticsInProgress::Summarise(EndedPassCase ended) {
+  PassCaseSummary out{ended.pass, ended.case_index, {}};
+  for (const auto& [metric, values] : ended.values) {
+    if (!values.empty()) out.summaries.emplace_back(metric, Summarize(values));
+  }
+  return out;
+}
+
+void RunStatisticsInProgress::Apply(const PassCaseSummary& s) {
+  for (const auto& [metric, summary] : s.summaries) {
     if (metric == 0) {
       // The timer's median in every pass (CyclesByPass); its statistics from pass 0 only.
-      timer_medians_[{pass_, case_}] = summary.median;
-      if (pass_ == 0) stats_[{case_, 0}] = summary;
-    } else if (!stats_.emplace(std::pair{case_, metric}, summary).second) {
+      timer_medians_[{s.pass, s.case_index}] = summary.median;
+      if (s.pass == 0) stats_[{s.case_index, 0}] = summary;
+    } else if (!stats_.emplace(std::pair{s.case_index, metric}, summary).second) {
       // A counter of this case in another pass too: its statistics pool both passes' values.
       Abandon();
       return;
     }
   }
-  held_ = 0;
-  in_pass_case_ = false;
+}
+
+void RunStatisticsInProgress::AddSummaries(std::vector<PassCaseSummary> summaries) {
+  for (const PassCaseSummary& s : summaries) {
+    if (abandoned_) return;
+    --out_;
+    Apply(s);
+  }
+}
+
+void RunStatisticsInProgress::Add(std::uint64_t sequence, std::span<const Sample> samples) {
+  std::vector<PassCaseSummary> summaries;
+  for (EndedPassCase& e : AddBatch(sequence, samples)) summaries.push_back(Summarise(std::move(e)));
+  AddSummaries(std::move(summaries));
 }
 
 void RunStatisticsInProgress::Abandon() {
   abandoned_ = true;
   in_pass_case_ = false;
+  out_ = 0;
   held_ = 0;
   values_ = {};
   ended_ = {};
@@ -124,7 +153,8 @@ std::optional<RunStatistics> RunStatisticsInProgress::Finish(JobId job, RunId ru
                                                              const Provenance& provenance,
                                                              std::uint32_t passes,
                                                              std::uint32_t cases) {
-  if (in_pass_case_ && !abandoned_) EndPassCase();
+  if (in_pass_case_ && !abandoned_) AddSummaries({Summarise(EndPassCase())});
+  if (out_ > 0) Abandon();  // a (pass, case)'s summary is still on its way
   if (abandoned_) return std::nullopt;
   RunStatistics out;
   out.samples = samples_;

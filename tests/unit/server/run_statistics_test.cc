@@ -226,11 +226,22 @@ TEST(RunStatisticsInProgress, CountedAsBatchesAreStoredEqualsLoadingTheWholeRun)
                    " passes x " + std::to_string(shape.cases) + " cases");
       const std::vector<Sample> samples = StoredOrderSamples(rng, shape);
       const Provenance prov = TestProvenance(shape.metrics);
-      RunStatisticsInProgress counting;
+      // Summarised at once, and as the Lab does it: the cases a batch ended handed back later.
+      RunStatisticsInProgress counting, apart;
       std::uint64_t seq = 0;
+      std::vector<RunStatisticsInProgress::PassCaseSummary> late;
       for (const auto& batch : RandomBatches(rng, samples)) {
-        ASSERT_TRUE(counting.AddBatch(seq++, batch));
+        counting.Add(seq, batch);
+        auto ended = apart.AddBatch(seq++, batch);
+        apart.AddSummaries(std::move(late));  // the previous batch's, after this one was counted
+        late.clear();
+        for (auto& e : ended) late.push_back(RunStatisticsInProgress::Summarise(std::move(e)));
       }
+      apart.AddSummaries(std::move(late));
+      std::optional<RunStatistics> got_apart = apart.Finish(7, 9, prov, shape.passes, shape.cases);
+      ASSERT_TRUE(got_apart.has_value());
+      ExpectSameStats(ComputePassCaseStats(7, 9, prov, samples), got_apart->stats);
+      ExpectSameCycles(CyclesByPass(samples, shape.passes, shape.cases), got_apart->cycles_by_pass);
       std::optional<RunStatistics> got = counting.Finish(7, 9, prov, shape.passes, shape.cases);
       ASSERT_TRUE(got.has_value());
       EXPECT_EQ(got->samples, samples.size());
@@ -254,7 +265,7 @@ TEST(RunStatisticsInProgress, EqualsTheStatisticsReadBackFromTheStore) {
     RunStatisticsInProgress counting;
     std::uint64_t seq = 0;
     for (auto& batch : RandomBatches(rng, samples)) {
-      counting.AddBatch(seq, batch);
+      counting.Add(seq, batch);
       WriteSet ws;
       ws.batch = SampleBatch{run, seq++, std::move(batch), 0};
       ASSERT_TRUE((*store)->WriteAndWait(std::move(ws)).ok());
@@ -272,8 +283,8 @@ TEST(RunStatisticsInProgress, EqualsTheStatisticsReadBackFromTheStore) {
 TEST(RunStatisticsInProgress, ABatchSentTwiceIsCountedOnce) {
   RunStatisticsInProgress counting;
   const std::vector<Sample> batch = {Sample{0, 0, 0, 0, 10}, Sample{0, 0, 1, 0, 30}};
-  EXPECT_TRUE(counting.AddBatch(0, batch));
-  EXPECT_FALSE(counting.AddBatch(0, batch));
+  counting.Add(0, batch);
+  counting.Add(0, batch);
   EXPECT_EQ(counting.batches(), 1u);
   std::optional<RunStatistics> got = counting.Finish(1, 1, Provenance{}, 1, 1);
   ASSERT_TRUE(got.has_value());
@@ -287,9 +298,9 @@ TEST(RunStatisticsInProgress, ABatchSentTwiceIsCountedOnce) {
 TEST(RunStatisticsInProgress, ACaseThatComesBackAfterAnotherBeganGivesUp) {
   // A batch of case 0 replayed after case 1 began: case 0's values are not held together.
   RunStatisticsInProgress counting;
-  counting.AddBatch(0, std::vector<Sample>{{0, 0, 0, 0, 10}});
-  counting.AddBatch(2, std::vector<Sample>{{0, 1, 0, 0, 20}});
-  counting.AddBatch(1, std::vector<Sample>{{0, 0, 1, 0, 11}});
+  counting.Add(0, std::vector<Sample>{{0, 0, 0, 0, 10}});
+  counting.Add(2, std::vector<Sample>{{0, 1, 0, 0, 20}});
+  counting.Add(1, std::vector<Sample>{{0, 0, 1, 0, 11}});
   EXPECT_TRUE(counting.abandoned());
   EXPECT_FALSE(counting.Finish(1, 1, Provenance{}, 1, 2).has_value());
 }
@@ -297,26 +308,37 @@ TEST(RunStatisticsInProgress, ACaseThatComesBackAfterAnotherBeganGivesUp) {
 TEST(RunStatisticsInProgress, ACounterOfOneCaseInTwoPassesGivesUp) {
   // Its statistics pool both passes' values, which are not held together.
   RunStatisticsInProgress counting;
-  counting.AddBatch(0, std::vector<Sample>{{0, 0, 0, 0, 10}, {0, 0, 0, 1, 5}});
-  counting.AddBatch(1, std::vector<Sample>{{1, 0, 0, 0, 10}, {1, 0, 0, 1, 6}});
+  counting.Add(0, std::vector<Sample>{{0, 0, 0, 0, 10}, {0, 0, 0, 1, 5}});
+  counting.Add(1, std::vector<Sample>{{1, 0, 0, 0, 10}, {1, 0, 0, 1, 6}});
   EXPECT_FALSE(counting.Finish(1, 1, Provenance{}, 2, 1).has_value());
 }
 
 TEST(RunStatisticsInProgress, ACaseLargerThanItHoldsGivesUp) {
   RunStatisticsInProgress counting;
   std::vector<Sample> batch(RunStatisticsInProgress::kMaxHeldValues, Sample{0, 0, 0, 0, 1});
-  counting.AddBatch(0, batch);
+  counting.Add(0, batch);
   EXPECT_FALSE(counting.abandoned());
-  counting.AddBatch(1, std::vector<Sample>{{0, 0, 1, 0, 2}});
+  counting.Add(1, std::vector<Sample>{{0, 0, 1, 0, 2}});
   EXPECT_TRUE(counting.abandoned());
   EXPECT_FALSE(counting.Finish(1, 1, Provenance{}, 1, 1).has_value());
+}
+
+TEST(RunStatisticsInProgress, ACaseWhoseSummaryIsNotBackByTheEndGivesUp) {
+  // The Lab summarises the cases a batch ended without its lock; a run's end that comes first
+  // reads the samples back.
+  RunStatisticsInProgress counting;
+  counting.Add(0, std::vector<Sample>{{0, 0, 0, 0, 10}});
+  auto ended = counting.AddBatch(1, std::vector<Sample>{{0, 1, 0, 0, 20}});
+  ASSERT_EQ(ended.size(), 1u);
+  EXPECT_EQ(ended[0].case_index, 0u);
+  EXPECT_FALSE(counting.Finish(1, 1, Provenance{}, 1, 2).has_value());
 }
 
 TEST(RunStatisticsInProgress, AbandonedForBatchesStoredBeforeItBeganGivesNothing) {
   // A server restarted mid-run: the batches stored before are not counted.
   RunStatisticsInProgress counting;
   counting.Abandon();
-  EXPECT_TRUE(counting.AddBatch(3, std::vector<Sample>{{0, 0, 0, 0, 10}}));
+  counting.Add(3, std::vector<Sample>{{0, 0, 0, 0, 10}});
   EXPECT_EQ(counting.batches(), 1u);
   EXPECT_FALSE(counting.Finish(1, 1, Provenance{}, 1, 1).has_value());
 }
