@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
+#include <optional>
 
 #include "agent/io/temp_dir.h"
 #include "agent/run/spool_record.h"
@@ -70,7 +71,29 @@ Result<std::unique_ptr<Spool>> Spool::Open(const std::filesystem::path& dir, boo
     return MakeError(ErrorCode::kFailedPrecondition,
                      "cannot create spool dir " + (dir / "runs").string() + ": " + ec.message());
   }
-  return std::unique_ptr<Spool>(new Spool(dir, sync_writes, max_message_bytes));
+  std::filesystem::create_directories(dir / "free", ec);
+  if (ec) {
+    return MakeError(ErrorCode::kFailedPrecondition,
+                     "cannot create spool dir " + (dir / "free").string() + ": " + ec.message());
+  }
+  std::unique_ptr<Spool> spool(new Spool(dir, sync_writes, max_message_bytes));
+  for (const auto& e : std::filesystem::directory_iterator(dir / "free", ec)) {
+    const std::string name = e.path().filename().string();
+    std::uint64_t n = 0;
+    auto [p, err] = std::from_chars(name.data(), name.data() + name.size(), n);
+    if (err != std::errc() || p != name.data() + name.size()) continue;
+    spool->next_free_ = std::max(spool->next_free_, n + 1);
+    if (spool->free_.size() < kKeptFreeFiles) {
+      spool->free_.push_back(n);
+    } else {
+      std::filesystem::remove(e.path(), ec);
+    }
+  }
+  return spool;
+}
+
+std::filesystem::path Spool::FreeFile(std::uint64_t n) const {
+  return dir_ / "free" / std::to_string(n);
 }
 
 std::filesystem::path Spool::RunDir(std::uint64_t run_id) const {
@@ -105,9 +128,25 @@ Status Spool::PutFinished(const RunFinishedRecord& m) {
 }
 
 Status Spool::PutBatch(const SampleBatchRecord& m) {
-  if (auto s = Put(m.run_id, NumberedFile("batch-", m.sequence), EncodeSpoolRecord(m)); !s) {
-    return s;
+  const std::string name = NumberedFile("batch-", m.sequence);
+  const std::string record = EncodeSpoolRecord(m);
+  if (auto s = CheckRecordSize(record, max_message_bytes_); !s) return s;
+  std::optional<std::uint64_t> reuse;
+  {
+    std::lock_guard lock(mu_);
+    if (!free_.empty()) {
+      reuse = free_.back();
+      free_.pop_back();
+    }
   }
+  if (reuse) {
+    // Written as a new file would be (WriteFileAtomically truncates its temporary file): when the
+    // rename fails, it is created.
+    std::filesystem::path tmp = RunDir(m.run_id) / name;
+    tmp += ".tmp";
+    (void)::rename(FreeFile(*reuse).c_str(), tmp.c_str());
+  }
+  if (auto s = Put(m.run_id, name, record); !s) return s;
   CrashPoint(crash_points::kAgentAfterSpoolBatch);
   const std::uint64_t next = std::max(NextSequence(m.run_id), m.sequence + 1);
   {
@@ -146,8 +185,19 @@ Status Spool::WriteNextSequence(std::uint64_t run_id, std::uint64_t next) {
 }
 
 void Spool::Ack(std::uint64_t run_id, std::uint64_t sequence) {
+  const std::filesystem::path path = RunDir(run_id) / NumberedFile("batch-", sequence);
+  std::optional<std::uint64_t> keep;
+  {
+    std::lock_guard lock(mu_);
+    if (free_.size() < kKeptFreeFiles) keep = next_free_++;
+  }
+  if (keep && ::rename(path.c_str(), FreeFile(*keep).c_str()) == 0) {
+    std::lock_guard lock(mu_);
+    free_.push_back(*keep);
+    return;
+  }
   std::error_code ec;
-  std::filesystem::remove(RunDir(run_id) / NumberedFile("batch-", sequence), ec);
+  std::filesystem::remove(path, ec);
 }
 
 void Spool::Close(std::uint64_t run_id) {

@@ -3,9 +3,10 @@
 //   <dir>/runs/<run_id>/started.rec        RunStartedRecord   } kept until RunClosed: replayed
 //                       case-<index>.rec   CaseDoneRecord     } after every reconnect (the server
 //                       finished.rec       RunFinishedRecord  } treats repeats as no-ops)
-//                       batch-<seq>.rec    SampleBatchRecord: deleted on its BatchAck
+//                       batch-<seq>.rec    SampleBatchRecord: moved to free/ on its BatchAck
 //                       next_seq           one past the highest sequence ever spooled
 //                       damaged-<name>     a file the decoder refused, set aside (never replayed)
+//   <dir>/free/<n>                         an acknowledged batch's file, kept to be written again
 //
 // Each .rec file holds one record in the spool's own format (agent/run/spool_record.h,
 // docs/agent-spool.md), written to a temporary name and renamed, so a crash of the agent leaves
@@ -18,6 +19,15 @@
 // next_seq is kept open while the run spools and rewritten in place (a fixed-width number that
 // only grows, one pwrite per batch): creating and renaming a file per batch cost the agent more
 // system time than its own work on the run.
+//
+// An acknowledged batch's file is not deleted: it is renamed into free/ (at most kKeptFreeFiles are
+// kept) and the next batch of any run is written into it (renamed to the batch's temporary name,
+// truncated, written and renamed as a new file would be), so the spool does not create and delete
+// a file per batch. On ext4 without a journal a new inode costs a walk over every inode deleted in
+// the last ≈ 30 s (`recently_deleted`), the agent's largest kernel cost in the fleet bench
+// (bench/RESULTS.md). A replay that opened a batch's file just before its ack renamed it may read
+// a later batch's bytes being written there: the record's CRC refuses a torn one (logged, nothing
+// set aside: the name is gone), and a whole one is a batch of this agent the server stores once.
 //
 // Every record is checked against a size limit before it is spooled: a message the server would
 // refuse would be replayed after every reconnect and wedge the run's spool, so it is never
@@ -56,6 +66,9 @@ Status CheckRecordSize(std::string_view record, std::size_t max_bytes = kMaxAgen
 
 class Spool {
  public:
+  // How many acknowledged batch files are kept in free/ for the next batches.
+  static constexpr std::size_t kKeptFreeFiles = 64;
+
   static Result<std::unique_ptr<Spool>> Open(const std::filesystem::path& dir,
                                              bool sync_writes = false,
                                              std::size_t max_message_bytes = kMaxAgentMessageBytes);
@@ -97,6 +110,9 @@ class Spool {
   Status Put(std::uint64_t run_id, const std::string& name, std::string_view record) const;
   Status WriteNextSequence(std::uint64_t run_id, std::uint64_t next);
 
+  // Kept in free/ for reuse.
+  std::filesystem::path FreeFile(std::uint64_t n) const;
+
   const std::filesystem::path dir_;
   const bool sync_;
   const std::size_t max_message_bytes_;
@@ -104,6 +120,8 @@ class Spool {
   mutable std::map<std::uint64_t, std::uint64_t> next_seq_;  // cache of next_seq files
   // The next_seq files open for writing, by run (shared: written outside the lock).
   std::map<std::uint64_t, std::shared_ptr<UniqueFd>> next_seq_files_;
+  std::vector<std::uint64_t> free_;  // the files in free/
+  std::uint64_t next_free_ = 0;      // the next free/ name
 };
 
 }  // namespace mculab::agent

@@ -480,7 +480,7 @@ void AgentDesk::OnBatch(const std::string& agent, SampleBatchReport m) {
     live = std::make_shared<std::vector<LiveSamples>>(ThinLive(b));
 
   st_.store.WaitForRoom();  // backpressure on this agent's stream, with no lock held
-  std::lock_guard l(st_.mu);
+  std::unique_lock l(st_.mu);
   ActiveRun* r = FindRunLocked(run, agent);
   if (r == nullptr) {
     // Unknown or closed run (requeued, finished): nothing to store; the agent may drop it once
@@ -497,10 +497,22 @@ void AgentDesk::OnBatch(const std::string& agent, SampleBatchReport m) {
     return;
   }
   if (st_.failed) return;  // stopped (CommitLocked): not stored, not acknowledged
+  // Counted in the run's statistics in the order the batches are queued, which is the order they
+  // are stored in; a sequence already queued is stored once, and counted once.
+  std::vector<RunStatisticsInProgress::EndedPassCase> ended =
+      r->statistics.AddBatch(sequence, b.samples);
   // Queued under the lock so the batch is ordered with the run's other writes.
   st_.store.Write(std::move(ws), [this, agent, run, sequence, live](const WriteOutcome& o) {
     OnBatchCommitted(agent, run, sequence, o, live);
   });
+  if (ended.empty()) return;
+  // The cases this batch ended are summarised without the lock (sorting a case of 100,000
+  // iterations takes milliseconds), then added to the run's statistics.
+  l.unlock();
+  std::vector<RunStatisticsInProgress::PassCaseSummary> summaries;
+  for (auto& e : ended) summaries.push_back(RunStatisticsInProgress::Summarise(std::move(e)));
+  l.lock();
+  if (ActiveRun* still = st_.runs.Find(run)) still->statistics.AddSummaries(std::move(summaries));
 }
 
 void AgentDesk::OnBatchCommitted(const std::string& agent, RunId run, std::uint64_t sequence,

@@ -85,6 +85,8 @@ Status Lab::Start() {
       ActiveRun r;
       r.run = *runs[i];
       r.committed.insert(batch_seqs[i].begin(), batch_seqs[i].end());
+      // Batches stored before the restart are not counted in its statistics: read back at its end.
+      if (!r.committed.empty()) r.statistics.Abandon();
       r.awaiting_agent = true;
       r.resume_deadline_ms = now + std::int64_t{st_.config.reconnect_grace_s} * 1000;
       aj.job.progress_done = r.run.progress_done;

@@ -23,7 +23,11 @@ std::vector<CaseStats> ComputeCaseStats(JobId job, RunId run, const Provenance& 
 
 CaseStats CaseStatsOf(JobId job, RunId run, const Provenance& provenance, std::uint32_t case_index,
                       std::uint32_t metric_index, std::span<const double> values) {
-  const Summary sum = Summarize(values);
+  return CaseStatsOf(job, run, provenance, case_index, metric_index, Summarize(values));
+}
+
+CaseStats CaseStatsOf(JobId job, RunId run, const Provenance& provenance, std::uint32_t case_index,
+                      std::uint32_t metric_index, const Summary& sum) {
   CaseStats c;
   c.job_id = job;
   c.run_id = run;

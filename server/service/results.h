@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/stats.h"
 #include "server/domain/board.h"
 #include "server/domain/job.h"
 #include "server/domain/profile.h"
@@ -24,6 +25,9 @@ std::vector<CaseStats> ComputeCaseStats(JobId job, RunId run, const Provenance& 
 // The statistics of one (case, metric) from its values: named and united as ComputeCaseStats says.
 CaseStats CaseStatsOf(JobId job, RunId run, const Provenance& provenance, std::uint32_t case_index,
                       std::uint32_t metric_index, std::span<const double> values);
+// The same from the values' Summarize, computed earlier (as each case of a run is stored).
+CaseStats CaseStatsOf(JobId job, RunId run, const Provenance& provenance, std::uint32_t case_index,
+                      std::uint32_t metric_index, const Summary& summary);
 
 // A case of a job's result: its parameters, its checksum result and its statistics.
 struct CaseOutcome {

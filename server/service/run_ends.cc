@@ -38,18 +38,24 @@ void RunEnds::ExpireCancelGraceLocked(Effects& fx) {
 
 void RunEnds::Finalize(RunId run_id) {
   FinalizeTarget target;
+  std::optional<RunStatisticsInProgress> counted;
   {
     std::lock_guard l(st_.mu);
-    const ActiveRun* r = st_.runs.Find(run_id);
+    ActiveRun* r = st_.runs.Find(run_id);
     if (r == nullptr) return;
     target.run = run_id;
     target.provenance = r->run.provenance;
     target.job = r->run.job_id;
     target.passes = r->passes;
     if (const ActiveJob* aj = st_.jobs.Find(target.job)) target.cases = aj->job.num_cases;
+    // When the statistics counted every batch stored (this server queued them all; the store keeps
+    // a sequence once, and finalisation waits for every batch announced to commit), they need no
+    // read of the samples.
+    if (r->statistics.batches() == r->committed.size()) counted = std::move(r->statistics);
+    r->statistics.Abandon();
   }
   // Without the lock: the store's commit callbacks take it.
-  RunReading reading = st_.finalizer.Read(target);
+  RunReading reading = st_.finalizer.Read(target, std::move(counted));
 
   std::unique_lock l(st_.mu);
   ActiveRun* found_run = st_.runs.Find(run_id);

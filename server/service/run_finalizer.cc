@@ -9,9 +9,14 @@
 
 namespace mculab::server {
 
-RunReading RunFinalizer::Read(const FinalizeTarget& t) {
-  RunReading reading{ComputeRunStatistics(store_, t.job, t.run, t.provenance, t.passes, t.cases),
-                     store_.GetCaseResults(t.run)};
+RunReading RunFinalizer::Read(const FinalizeTarget& t,
+                              std::optional<RunStatisticsInProgress> counted) {
+  std::optional<RunStatistics> stats;
+  if (counted) stats = counted->Finish(t.job, t.run, t.provenance, t.passes, t.cases);
+  RunReading reading{
+      stats ? Result<RunStatistics>(std::move(*stats))
+            : ComputeRunStatistics(store_, t.job, t.run, t.provenance, t.passes, t.cases),
+      store_.GetCaseResults(t.run)};
   if (reading.statistics.ok() && reading.statistics->samples >= kTrimAfterSamples) malloc_trim(0);
   return reading;
 }

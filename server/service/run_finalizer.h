@@ -1,14 +1,17 @@
-// RunFinalizer: a finished run's end, once every batch its agent sent is committed. Read streams
-// the run's stored samples into its statistics and reads its checksum results, without the Lab's
-// lock (the memory this takes does not grow with the run); Judge says, from that reading and the
-// job and board as the Lab knows them, how the run and its job end. The Lab applies the outcome
-// under its lock (RunEnds::Finalize): job transition, run close, board and health.
+// RunFinalizer: a finished run's end, once every batch its agent sent is committed. Read takes the
+// run's statistics as they were computed while its batches were stored (RunStatisticsInProgress)
+// or, when those do not cover every stored batch (a server restarted mid-run, batches replayed out
+// of case order), streams the run's stored samples into them; it reads the run's checksum results,
+// without the Lab's lock (the memory this takes does not grow with the run); Judge says, from that
+// reading and the job and board as the Lab knows them, how the run and its job end. The Lab applies
+// the outcome under its lock (RunEnds::Finalize): job transition, run close, board and health.
 //
 // Thread-safety: Read may run on any thread and takes no lock a store callback takes; Judge is
 // pure.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -104,7 +107,10 @@ class RunFinalizer {
 
   explicit RunFinalizer(ResultStore& store) : store_(store) {}
 
-  RunReading Read(const FinalizeTarget& target);
+  // `counted`: the statistics counted as the run's batches were queued, when they cover every
+  // batch stored; without them (or when they gave up) the samples are read back.
+  RunReading Read(const FinalizeTarget& target,
+                  std::optional<RunStatisticsInProgress> counted = std::nullopt);
   static RunEnd Judge(RunReading reading, JudgeInput in);
 
  private:

@@ -59,6 +59,119 @@ RunStatistics RunStatisticsBuilder::Finish() {
   return std::move(out_);
 }
 
+std::vector<RunStatisticsInProgress::EndedPassCase> RunStatisticsInProgress::AddBatch(
+    std::uint64_t sequence, std::span<const Sample> samples) {
+  std::vector<EndedPassCase> ended;
+  if (!sequences_.insert(sequence).second || abandoned_) return ended;
+  for (const Sample& s : samples) {
+    if (!in_pass_case_ || s.pass != pass_ || s.case_index != case_) {
+      if (in_pass_case_) ended.push_back(EndPassCase());
+      if (ended_.contains({s.pass, s.case_index})) {
+        Abandon();  // the (pass, case) came back: its values are not all here
+        return {};
+      }
+      in_pass_case_ = true;
+      pass_ = s.pass;
+      case_ = s.case_index;
+    }
+    if (last_metric_ >= values_.size() || values_[last_metric_].first != s.metric) {
+      last_metric_ = 0;
+      while (last_metric_ < values_.size() && values_[last_metric_].first != s.metric) {
+        ++last_metric_;
+      }
+      if (last_metric_ == values_.size()) values_.emplace_back(s.metric, std::vector<double>{});
+    }
+    if (++held_ > kMaxHeldValues) {
+      Abandon();
+      return {};
+    }
+    values_[last_metric_].second.push_back(static_cast<double>(s.value));
+    ++samples_;
+  }
+  return ended;
+}
+
+RunStatisticsInProgress::EndedPassCase RunStatisticsInProgress::EndPassCase() {
+  ended_.insert({pass_, case_});
+  EndedPassCase out{pass_, case_, std::move(values_)};
+  values_ = {};
+  last_metric_ = 0;
+  held_ = 0;
+  in_pass_case_ = false;
+  ++out_;
+  return out;
+}
+
+RunStatisticsInProgress::PassCaseSummary RunStatisticsInProgress::Summarise(EndedPassCase ended) {
+  PassCaseSummary out{ended.pass, ended.case_index, {}};
+  for (const auto& [metric, values] : ended.values) {
+    if (!values.empty()) out.summaries.emplace_back(metric, Summarize(values));
+  }
+  return out;
+}
+
+void RunStatisticsInProgress::Apply(const PassCaseSummary& s) {
+  for (const auto& [metric, summary] : s.summaries) {
+    if (metric == 0) {
+      // The timer's median in every pass (CyclesByPass); its statistics from pass 0 only.
+      timer_medians_[{s.pass, s.case_index}] = summary.median;
+      if (s.pass == 0) stats_[{s.case_index, 0}] = summary;
+    } else if (!stats_.emplace(std::pair{s.case_index, metric}, summary).second) {
+      // A counter of this case in another pass too: its statistics pool both passes' values.
+      Abandon();
+      return;
+    }
+  }
+}
+
+void RunStatisticsInProgress::AddSummaries(std::vector<PassCaseSummary> summaries) {
+  for (const PassCaseSummary& s : summaries) {
+    if (abandoned_) return;
+    --out_;
+    Apply(s);
+  }
+}
+
+void RunStatisticsInProgress::Add(std::uint64_t sequence, std::span<const Sample> samples) {
+  std::vector<PassCaseSummary> summaries;
+  for (EndedPassCase& e : AddBatch(sequence, samples)) summaries.push_back(Summarise(std::move(e)));
+  AddSummaries(std::move(summaries));
+}
+
+void RunStatisticsInProgress::Abandon() {
+  abandoned_ = true;
+  in_pass_case_ = false;
+  out_ = 0;
+  held_ = 0;
+  values_ = {};
+  ended_ = {};
+  stats_ = {};
+  timer_medians_ = {};
+}
+
+std::optional<RunStatistics> RunStatisticsInProgress::Finish(JobId job, RunId run,
+                                                             const Provenance& provenance,
+                                                             std::uint32_t passes,
+                                                             std::uint32_t cases) {
+  if (in_pass_case_ && !abandoned_) AddSummaries({Summarise(EndPassCase())});
+  if (out_ > 0) Abandon();  // a (pass, case)'s summary is still on its way
+  if (abandoned_) return std::nullopt;
+  RunStatistics out;
+  out.samples = samples_;
+  out.cycles_by_pass.assign(passes,
+                            std::vector<double>(cases, std::numeric_limits<double>::quiet_NaN()));
+  for (const auto& [key, median] : timer_medians_) {
+    const auto [pass, case_index] = key;
+    if (pass < passes && case_index < cases) out.cycles_by_pass[pass][case_index] = median;
+  }
+  out.stats.reserve(stats_.size());
+  for (const auto& [key, summary] : stats_) {
+    out.stats.push_back(CaseStatsOf(job, run, provenance, key.first, key.second, summary));
+  }
+  Abandon();
+  return out;
+}
+
 Result<RunStatistics> ComputeRunStatistics(ResultStore& store, JobId job, RunId run,
                                            const Provenance& provenance, std::uint32_t passes,
                                            std::uint32_t cases) {

@@ -17,6 +17,7 @@
 #include "server/domain/run.h"
 #include "server/service/clock.h"
 #include "server/service/deadlines.h"
+#include "server/service/run_statistics.h"
 
 namespace mculab::server {
 
@@ -30,6 +31,9 @@ struct ActiveRun {
   bool finish_received = false;       // RunFinished(SUCCEEDED) arrived; waiting for batches
   bool finalizing = false;            // queued for (or in) RunEnds::Finalize
   std::vector<std::string> checksum_failures;
+  // Its statistics, counted as its batches are queued for the store (abandoned when batches were
+  // stored before this server had the run: the run's end then reads its samples back).
+  RunStatisticsInProgress statistics;
   // The job ended (cancelled, timed out) while the agent still runs it: the board stays busy
   // until the agent confirms; end_state is what the run is recorded as.
   bool job_ended = false;

@@ -2,6 +2,9 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <filesystem>
 
 #include "agent/io/temp_dir.h"
 #include "agent/run/spool_record.h"
@@ -229,6 +232,57 @@ TEST_F(SpoolTest, FilesAreWholeRecordsUnderTheirNames) {
     names.push_back(e.path().filename().string());
   }
   EXPECT_THAT(names, ::testing::UnorderedElementsAre("batch-5.rec", "finished.rec", "next_seq"));
+}
+
+// The inode number of `path` (0 when it does not exist).
+ino_t InodeOf(const std::filesystem::path& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 ? st.st_ino : 0;
+}
+
+std::size_t FilesIn(const std::filesystem::path& dir) {
+  std::size_t n = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir)) ++n;
+  return n;
+}
+
+TEST_F(SpoolTest, AnAcknowledgedBatchsFileIsWrittenAgainForTheNextBatchNotCreated) {
+  ASSERT_TRUE(spool_->BeginRun(4).ok());
+  ASSERT_TRUE(spool_->PutBatch(Batch(4, 0, 50)).ok());
+  const ino_t first = InodeOf(dir_->path() / "runs/4/batch-0.rec");
+  ASSERT_NE(first, 0u);
+  spool_->Ack(4, 0);
+  EXPECT_TRUE(spool_->PendingBatches(4).empty());
+  EXPECT_EQ(FilesIn(dir_->path() / "free"), 1u);
+
+  // Another run's batch, shorter than the file it is written into.
+  ASSERT_TRUE(spool_->BeginRun(5).ok());
+  ASSERT_TRUE(spool_->PutBatch(Batch(5, 3, 2)).ok());
+  EXPECT_EQ(InodeOf(dir_->path() / "runs/5/batch-3.rec"), first);
+  EXPECT_EQ(FilesIn(dir_->path() / "free"), 0u);
+  auto bytes = ReadFile(dir_->path() / "runs/5/batch-3.rec");
+  ASSERT_TRUE(bytes.ok());
+  auto decoded = DecodeSpoolRecord(*bytes);
+  ASSERT_TRUE(decoded.ok()) << decoded.error().message;
+  EXPECT_EQ(std::get<SampleBatchRecord>(*decoded), Batch(5, 3, 2));
+  EXPECT_THAT(Replayed(*spool_, 5), ElementsAre("batch:3"));
+  EXPECT_TRUE(Replayed(*spool_, 4).empty());
+}
+
+TEST_F(SpoolTest, AtMostKeptFreeFilesAreKeptAndAReopenedSpoolWritesIntoThem) {
+  ASSERT_TRUE(spool_->BeginRun(4).ok());
+  const std::uint64_t n = Spool::kKeptFreeFiles + 3;
+  for (std::uint64_t seq = 0; seq < n; ++seq) ASSERT_TRUE(spool_->PutBatch(Batch(4, seq)).ok());
+  for (std::uint64_t seq = 0; seq < n; ++seq) spool_->Ack(4, seq);
+  EXPECT_EQ(FilesIn(dir_->path() / "free"), Spool::kKeptFreeFiles);
+  EXPECT_EQ(FilesIn(dir_->path() / "runs/4"), 1u);  // next_seq
+
+  spool_.reset();
+  auto reopened = Spool::Open(dir_->path());
+  ASSERT_TRUE(reopened.ok());
+  ASSERT_TRUE((*reopened)->PutBatch(Batch(4, n)).ok());
+  EXPECT_EQ(FilesIn(dir_->path() / "free"), Spool::kKeptFreeFiles - 1);
+  EXPECT_THAT(Replayed(**reopened, 4), ElementsAre("batch:" + std::to_string(n)));
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // FaultyStore: a Store in front of a real one that a test can make hold or fail its writes, to
 // see what the Lab says before, after or without a commit. Reads and account writes go straight
-// to the real store.
+// to the real store; it counts the reads of a run's samples (ScanSamples), so a test can see that a
+// run's end read none.
 //
 // Modes for Write():
 // - kPass: forwarded at once.
@@ -10,6 +11,7 @@
 // Thread-safety: every method may be called from any thread.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -44,6 +46,8 @@ class FaultyStore final : public Store {
     std::unique_lock l(mu_);
     return cv_.wait_for(l, std::chrono::seconds(10), [&] { return held_.size() >= n; });
   }
+  // How many times a run's samples were read back (ScanSamples).
+  std::size_t sample_scans() const { return sample_scans_.load(); }
   std::size_t failed_writes() {
     std::lock_guard l(mu_);
     return failed_;
@@ -92,6 +96,7 @@ class FaultyStore final : public Store {
   Result<std::uint64_t> CountSamples(RunId run) override { return inner_.CountSamples(run); }
   Status ScanSamples(RunId run,
                      const std::function<void(std::span<const Sample>)>& chunk) override {
+    ++sample_scans_;
     return inner_.ScanSamples(run, chunk);
   }
   Result<std::vector<std::uint64_t>> ListBatchSequences(RunId run) override {
@@ -161,6 +166,7 @@ class FaultyStore final : public Store {
 
  private:
   Store& inner_;
+  std::atomic<std::size_t> sample_scans_{0};
   std::mutex mu_;
   std::condition_variable cv_;
   Mode mode_ = Mode::kPass;

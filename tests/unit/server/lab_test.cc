@@ -1,9 +1,31 @@
 // The Lab's use cases: submit and admission, runs and their samples, watches, failures, cancel,
 // timeouts, restarts and agents (lab_test_fixture.h).
+#include "server/service/run_statistics.h"
 #include "tests/unit/server/lab_test_fixture.h"
 
 namespace mculab::server::lab_testing {
 namespace {
+
+// The statistics stored for the job equal, field for field, those read back from the run's stored
+// samples (ComputeRunStatistics, the finalisation's fallback).
+void ExpectStatisticsAsReadBack(Store& store, JobId job, RunId run, std::uint32_t cases) {
+  auto stored = store.GetCaseStats(job);
+  ASSERT_TRUE(stored.ok()) << stored.error().message;
+  auto r = store.GetRun(run);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  auto read = ComputeRunStatistics(store, job, run, r->provenance, 1, cases);
+  ASSERT_TRUE(read.ok()) << read.error().message;
+  ASSERT_EQ(stored->size(), read->stats.size());
+  for (std::size_t i = 0; i < stored->size(); ++i) {
+    const CaseStats& a = read->stats[i];
+    const CaseStats& b = (*stored)[i];
+    SCOPED_TRACE("case " + std::to_string(a.case_index) + " metric " + a.metric);
+    EXPECT_EQ(std::tie(a.case_index, a.metric_index, a.metric, a.unit, a.n),
+              std::tie(b.case_index, b.metric_index, b.metric, b.unit, b.n));
+    EXPECT_EQ(std::tie(a.min, a.median, a.mean, a.p90, a.p99, a.stddev, a.cv, a.max),
+              std::tie(b.min, b.median, b.mean, b.p90, b.p99, b.stddev, b.cv, b.max));
+  }
+}
 
 // ---- submit and admission ----
 
@@ -721,6 +743,35 @@ TEST_F(LabTest, AfterARestartQueuedJobsStayQueuedAndARunItsAgentLostIsRequeued) 
   EXPECT_GT(Submit(FcJob()), queued);
 }
 
+TEST_F(LabTest, ARunsEndReadsNoSampleBackAndStoresTheStatisticsTheReadBackGives) {
+  AgentSessionId s = ConnectHostAgent();
+  const JobId id = Submit(FcJob(3, 6));
+  v1::Assignment a = TakeAssignment(*agent_);
+  const auto run = static_cast<RunId>(a.run_id());
+  Send(s, RunStateMsg(a.run_id(), "running"));
+  Send(s, StartedMsg(a.run_id()));
+  Send(s, BatchMsg(a.run_id(), 0, 0, {100, 110, 105}));
+  Send(s, BatchMsg(a.run_id(), 1, 0, {120, 99, 101}, 3));
+  Send(s, BatchMsg(a.run_id(), 1, 0, {120, 99, 101}, 3));  // sent again: stored once
+  Send(s, CaseDoneMsg(a.run_id(), 0));
+  Send(s, BatchMsg(a.run_id(), 2, 1, {7}));  // one sample
+  Send(s, CaseDoneMsg(a.run_id(), 1));
+  Send(s, BatchMsg(a.run_id(), 3, 2, {5, 5, 5, 900'000, 5, -3}));  // outliers
+  Send(s, CaseDoneMsg(a.run_id(), 2));
+  Send(s, FinishedMsg(a.run_id(), Outcome::SUCCEEDED, 4));
+  ASSERT_EQ(WaitForState(id, JobState::kSucceeded), JobState::kSucceeded);
+  store_->Flush();
+  EXPECT_EQ(faulty_->sample_scans(), 0u) << "the run's end read its samples back";
+  ExpectStatisticsAsReadBack(*store_, id, run, 3);
+  auto stats = store_->GetCaseStats(id);
+  ASSERT_TRUE(stats.ok());
+  ASSERT_EQ(stats->size(), 6u);  // 3 cases x 2 metrics
+  EXPECT_EQ((*stats)[0].n, 6u);
+  EXPECT_EQ((*stats)[0].median, 103);
+  EXPECT_EQ((*stats)[2].n, 1u);
+  EXPECT_EQ((*stats)[4].max, 900'000);
+}
+
 TEST_F(LabTest, AfterARestartARunItsAgentStillHasResumesAndEverySampleIsStoredOnce) {
   AgentSessionId s = ConnectHostAgent();
   const JobId id = Submit(FcJob(2, 4));
@@ -762,6 +813,11 @@ TEST_F(LabTest, AfterARestartARunItsAgentStillHasResumesAndEverySampleIsStoredOn
   ASSERT_TRUE(stats.ok());
   ASSERT_EQ(stats->size(), 4u);  // 2 cases x 2 metrics
   for (const auto& st : *stats) EXPECT_EQ(st.n, 4u);
+  // Batch 0 was stored before the restart: the run's end read the samples back (once), and its
+  // statistics hold case 0.
+  EXPECT_EQ(faulty_->sample_scans(), 1u);
+  EXPECT_DOUBLE_EQ((*stats)[0].median, 11.5);
+  ExpectStatisticsAsReadBack(*store_, id, static_cast<RunId>(a.run_id()), 2);
   EXPECT_EQ(BoardNamed("host-0").board.state, BoardState::kIdle);
   EXPECT_EQ(BoardNamed("host-0").board.health, BoardHealth::kGood);
 }

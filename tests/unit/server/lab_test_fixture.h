@@ -1,6 +1,7 @@
-// The Lab's test fixture: a real SQLite store in a temporary directory, a fake clock and fake
-// agent channels, and the helpers the Lab's tests share (lab_*_test.cc). No sleeps: tests wait for
-// the messages and events the Lab produces.
+// The Lab's test fixture: a real SQLite store in a temporary directory (behind a FaultyStore that
+// passes everything and counts the reads of a run's samples), a fake clock and fake agent channels,
+// and the helpers the Lab's tests share (lab_*_test.cc). No sleeps: tests wait for the messages and
+// events the Lab produces.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -15,6 +16,7 @@
 
 #include "db/sqlite_store.h"
 #include "fakes.h"
+#include "faulty_store.h"
 #include "server/domain/admission.h"
 #include "server/service/lab.h"
 #include "server/service/queries.h"
@@ -56,6 +58,7 @@ class LabTest : public ::testing::Test {
   void TearDown() override {
     if (lab_) lab_->Stop();
     lab_.reset();
+    faulty_.reset();
     store_.reset();
   }
 
@@ -63,8 +66,9 @@ class LabTest : public ::testing::Test {
     auto store = db::SqliteStore::Open(dir_.path() / "mculab.db");
     ASSERT_TRUE(store.ok()) << store.error().message;
     store_ = std::move(*store);
+    faulty_ = std::make_unique<mculab::server::testing::FaultyStore>(*store_);
     lab_ =
-        std::make_unique<mculab::server::testing::OwnedLab>(*store_, clock_, config_, dir_.path());
+        std::make_unique<mculab::server::testing::OwnedLab>(*faulty_, clock_, config_, dir_.path());
     Status s = lab_->Start();
     ASSERT_TRUE(s.ok()) << s.error().message;
   }
@@ -72,6 +76,7 @@ class LabTest : public ::testing::Test {
   void RestartLab() {
     lab_->Stop();
     lab_.reset();
+    faulty_.reset();
     store_->Close();
     store_.reset();
     OpenLab();
@@ -270,6 +275,7 @@ class LabTest : public ::testing::Test {
   }();
   Caller caller_;
   std::unique_ptr<db::SqliteStore> store_;
+  std::unique_ptr<mculab::server::testing::FaultyStore> faulty_;
   std::unique_ptr<mculab::server::testing::OwnedLab> lab_;
   std::shared_ptr<FakeAgentChannel> agent_ = std::make_shared<FakeAgentChannel>();
 };

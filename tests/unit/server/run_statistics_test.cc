@@ -1,5 +1,6 @@
 // A run's statistics streamed from the store equal, bit for bit, those computed by loading every
-// sample (ComputePassCaseStats, CyclesByPass), whatever the data and however it is chunked.
+// sample (ComputePassCaseStats, CyclesByPass), whatever the data and however it is chunked; and so
+// do those counted as the run's batches are stored (RunStatisticsInProgress), or it gives up.
 #include "server/service/run_statistics.h"
 
 #include <gtest/gtest.h>
@@ -7,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <optional>
 #include <random>
 #include <tuple>
 
@@ -171,6 +173,174 @@ TEST(RunStatistics, ReadFromTheStoreEqualsTheStatisticsOfEveryLoadedSample) {
   EXPECT_EQ(got->samples, samples.size());
   ExpectSameStats(ComputePassCaseStats(5, run, prov, *loaded), got->stats);
   ExpectSameCycles(CyclesByPass(*loaded, shape.passes, shape.cases), got->cycles_by_pass);
+}
+
+// Samples as an agent sends them: each pass's cases one after another, a (pass, case)'s metrics
+// and iterations in any order. Some cases have one sample, some none, some outliers far out.
+std::vector<Sample> StoredOrderSamples(std::mt19937_64& rng, const Shape& shape) {
+  std::vector<Sample> out = RandomSamples(rng, shape);
+  std::uniform_int_distribution<int> pick(0, 49);
+  for (Sample& s : out) {
+    const int p = pick(rng);
+    if (p == 0) s.value = s.value * 1000 + 7;  // far above
+    if (p == 1) s.value = -s.value;            // far below
+    if (p == 2) s.value = std::int64_t{1} << 53 | 1;
+  }
+  // A case left with its first sample only, and one with none (every sample of case 1 of pass 0).
+  if (shape.cases > 2) {
+    bool kept = false;
+    std::erase_if(out, [&](const Sample& s) {
+      if (s.case_index != 2) return false;
+      if (!kept) return !(kept = true);
+      return true;
+    });
+    std::erase_if(out, [](const Sample& s) { return s.pass == 0 && s.case_index == 1; });
+  }
+  std::stable_sort(out.begin(), out.end(), [](const Sample& a, const Sample& b) {
+    return std::tie(a.pass, a.case_index) < std::tie(b.pass, b.case_index);
+  });
+  return out;
+}
+
+// `samples` cut into batches of random sizes (a batch may span cases and passes).
+std::vector<std::vector<Sample>> RandomBatches(std::mt19937_64& rng,
+                                               const std::vector<Sample>& samples) {
+  std::vector<std::vector<Sample>> out;
+  std::uniform_int_distribution<std::size_t> size(1, 300);
+  for (std::size_t i = 0; i < samples.size();) {
+    const std::size_t n = std::min(size(rng), samples.size() - i);
+    out.emplace_back(samples.begin() + static_cast<std::ptrdiff_t>(i),
+                     samples.begin() + static_cast<std::ptrdiff_t>(i + n));
+    i += n;
+  }
+  return out;
+}
+
+TEST(RunStatisticsInProgress, CountedAsBatchesAreStoredEqualsLoadingTheWholeRun) {
+  std::mt19937_64 rng(20261206);
+  const Shape shapes[] = {{1, 4, 1, 200}, {1, 3, 2, 50}, {2, 4, 5, 37},
+                          {3, 5, 4, 101}, {1, 1, 1, 1},  {2, 6, 3, 1}};
+  for (int round = 0; round < 20; ++round) {
+    for (const Shape& shape : shapes) {
+      SCOPED_TRACE("round " + std::to_string(round) + ", " + std::to_string(shape.passes) +
+                   " passes x " + std::to_string(shape.cases) + " cases");
+      const std::vector<Sample> samples = StoredOrderSamples(rng, shape);
+      const Provenance prov = TestProvenance(shape.metrics);
+      // Summarised at once, and as the Lab does it: the cases a batch ended handed back later.
+      RunStatisticsInProgress counting, apart;
+      std::uint64_t seq = 0;
+      std::vector<RunStatisticsInProgress::PassCaseSummary> late;
+      for (const auto& batch : RandomBatches(rng, samples)) {
+        counting.Add(seq, batch);
+        auto ended = apart.AddBatch(seq++, batch);
+        apart.AddSummaries(std::move(late));  // the previous batch's, after this one was counted
+        late.clear();
+        for (auto& e : ended) late.push_back(RunStatisticsInProgress::Summarise(std::move(e)));
+      }
+      apart.AddSummaries(std::move(late));
+      std::optional<RunStatistics> got_apart = apart.Finish(7, 9, prov, shape.passes, shape.cases);
+      ASSERT_TRUE(got_apart.has_value());
+      ExpectSameStats(ComputePassCaseStats(7, 9, prov, samples), got_apart->stats);
+      ExpectSameCycles(CyclesByPass(samples, shape.passes, shape.cases), got_apart->cycles_by_pass);
+      std::optional<RunStatistics> got = counting.Finish(7, 9, prov, shape.passes, shape.cases);
+      ASSERT_TRUE(got.has_value());
+      EXPECT_EQ(got->samples, samples.size());
+      ExpectSameStats(ComputePassCaseStats(7, 9, prov, samples), got->stats);
+      ExpectSameCycles(CyclesByPass(samples, shape.passes, shape.cases), got->cycles_by_pass);
+    }
+  }
+}
+
+TEST(RunStatisticsInProgress, EqualsTheStatisticsReadBackFromTheStore) {
+  TempDir dir;
+  auto store = db::SqliteStore::Open(dir.path() / "mculab.db");
+  ASSERT_TRUE(store.ok()) << store.error().message;
+  std::mt19937_64 rng(7);
+  const Shape shapes[] = {{1, 5, 3, 3000}, {2, 4, 3, 500}};
+  RunId run = 10;
+  for (const Shape& shape : shapes) {
+    ++run;
+    const std::vector<Sample> samples = StoredOrderSamples(rng, shape);
+    const Provenance prov = TestProvenance(shape.metrics);
+    RunStatisticsInProgress counting;
+    std::uint64_t seq = 0;
+    for (auto& batch : RandomBatches(rng, samples)) {
+      counting.Add(seq, batch);
+      WriteSet ws;
+      ws.batch = SampleBatch{run, seq++, std::move(batch), 0};
+      ASSERT_TRUE((*store)->WriteAndWait(std::move(ws)).ok());
+    }
+    auto read = ComputeRunStatistics(**store, 5, run, prov, shape.passes, shape.cases);
+    ASSERT_TRUE(read.ok()) << read.error().message;
+    std::optional<RunStatistics> got = counting.Finish(5, run, prov, shape.passes, shape.cases);
+    ASSERT_TRUE(got.has_value());
+    EXPECT_EQ(got->samples, read->samples);
+    ExpectSameStats(read->stats, got->stats);
+    ExpectSameCycles(read->cycles_by_pass, got->cycles_by_pass);
+  }
+}
+
+TEST(RunStatisticsInProgress, ABatchSentTwiceIsCountedOnce) {
+  RunStatisticsInProgress counting;
+  const std::vector<Sample> batch = {Sample{0, 0, 0, 0, 10}, Sample{0, 0, 1, 0, 30}};
+  counting.Add(0, batch);
+  counting.Add(0, batch);
+  EXPECT_EQ(counting.batches(), 1u);
+  std::optional<RunStatistics> got = counting.Finish(1, 1, Provenance{}, 1, 1);
+  ASSERT_TRUE(got.has_value());
+  EXPECT_EQ(got->samples, 2u);
+  ASSERT_EQ(got->stats.size(), 1u);
+  EXPECT_EQ(got->stats[0].n, 2u);
+  EXPECT_EQ(got->stats[0].median, 20);
+  EXPECT_EQ(got->cycles_by_pass, (std::vector<std::vector<double>>{{20}}));
+}
+
+TEST(RunStatisticsInProgress, ACaseThatComesBackAfterAnotherBeganGivesUp) {
+  // A batch of case 0 replayed after case 1 began: case 0's values are not held together.
+  RunStatisticsInProgress counting;
+  counting.Add(0, std::vector<Sample>{{0, 0, 0, 0, 10}});
+  counting.Add(2, std::vector<Sample>{{0, 1, 0, 0, 20}});
+  counting.Add(1, std::vector<Sample>{{0, 0, 1, 0, 11}});
+  EXPECT_TRUE(counting.abandoned());
+  EXPECT_FALSE(counting.Finish(1, 1, Provenance{}, 1, 2).has_value());
+}
+
+TEST(RunStatisticsInProgress, ACounterOfOneCaseInTwoPassesGivesUp) {
+  // Its statistics pool both passes' values, which are not held together.
+  RunStatisticsInProgress counting;
+  counting.Add(0, std::vector<Sample>{{0, 0, 0, 0, 10}, {0, 0, 0, 1, 5}});
+  counting.Add(1, std::vector<Sample>{{1, 0, 0, 0, 10}, {1, 0, 0, 1, 6}});
+  EXPECT_FALSE(counting.Finish(1, 1, Provenance{}, 2, 1).has_value());
+}
+
+TEST(RunStatisticsInProgress, ACaseLargerThanItHoldsGivesUp) {
+  RunStatisticsInProgress counting;
+  std::vector<Sample> batch(RunStatisticsInProgress::kMaxHeldValues, Sample{0, 0, 0, 0, 1});
+  counting.Add(0, batch);
+  EXPECT_FALSE(counting.abandoned());
+  counting.Add(1, std::vector<Sample>{{0, 0, 1, 0, 2}});
+  EXPECT_TRUE(counting.abandoned());
+  EXPECT_FALSE(counting.Finish(1, 1, Provenance{}, 1, 1).has_value());
+}
+
+TEST(RunStatisticsInProgress, ACaseWhoseSummaryIsNotBackByTheEndGivesUp) {
+  // The Lab summarises the cases a batch ended without its lock; a run's end that comes first
+  // reads the samples back.
+  RunStatisticsInProgress counting;
+  counting.Add(0, std::vector<Sample>{{0, 0, 0, 0, 10}});
+  auto ended = counting.AddBatch(1, std::vector<Sample>{{0, 1, 0, 0, 20}});
+  ASSERT_EQ(ended.size(), 1u);
+  EXPECT_EQ(ended[0].case_index, 0u);
+  EXPECT_FALSE(counting.Finish(1, 1, Provenance{}, 1, 2).has_value());
+}
+
+TEST(RunStatisticsInProgress, AbandonedForBatchesStoredBeforeItBeganGivesNothing) {
+  // A server restarted mid-run: the batches stored before are not counted.
+  RunStatisticsInProgress counting;
+  counting.Abandon();
+  counting.Add(3, std::vector<Sample>{{0, 0, 0, 0, 10}});
+  EXPECT_EQ(counting.batches(), 1u);
+  EXPECT_FALSE(counting.Finish(1, 1, Provenance{}, 1, 1).has_value());
 }
 
 }  // namespace
