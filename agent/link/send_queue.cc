@@ -53,17 +53,21 @@ void SendQueue::Push(Message&& message, std::uint64_t run) {
     std::lock_guard lock(mu_);
     if (run != 0) deferred_.erase(run);  // the run has moved on: its held-back state is stale
     if (!AcceptsLocked()) return;        // Attach replays the spool
-    if (behind_ || (!queue_.empty() && stats_.queued_bytes + bytes > max_bytes_)) {
-      LeaveOutLocked(message);
-      return;
-    }
-    queue_.push_back(Item{std::forward<Message>(message), bytes, false, 0});
-    stats_.queued_bytes += bytes;
-    stats_.peak_queued_bytes = std::max(stats_.peak_queued_bytes, stats_.queued_bytes);
+    // Left untouched when it does not fit, so it can still be noted.
+    if (!TryQueueLocked(std::forward<Message>(message), bytes)) LeaveOutLocked(message);
   }
   // After unlocking: the sender wakes to a free lock instead of blocking on ours (a run's state
   // change is on the dispatch path).
   cv_.notify_all();
+}
+
+template <typename Message>
+bool SendQueue::TryQueueLocked(Message&& message, std::size_t bytes) {
+  if (behind_ || (!queue_.empty() && stats_.queued_bytes + bytes > max_bytes_)) return false;
+  queue_.push_back(Item{std::forward<Message>(message), bytes, false, 0});
+  stats_.queued_bytes += bytes;
+  stats_.peak_queued_bytes = std::max(stats_.peak_queued_bytes, stats_.queued_bytes);
+  return true;
 }
 
 void SendQueue::Resend(std::uint64_t run_id) {
@@ -164,12 +168,7 @@ std::chrono::steady_clock::time_point SendQueue::QueueDueLocked() {
     }
     // Like Push, but a transient message needs no note when it is left out.
     const std::size_t bytes = it->second.message.ByteSizeLong();
-    if (AcceptsLocked() && !behind_ &&
-        (queue_.empty() || stats_.queued_bytes + bytes <= max_bytes_)) {
-      queue_.push_back(Item{std::move(it->second.message), bytes, false, 0});
-      stats_.queued_bytes += bytes;
-      stats_.peak_queued_bytes = std::max(stats_.peak_queued_bytes, stats_.queued_bytes);
-    }
+    if (AcceptsLocked()) (void)TryQueueLocked(std::move(it->second.message), bytes);
     it = deferred_.erase(it);
   }
   return next;

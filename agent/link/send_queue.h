@@ -106,6 +106,10 @@ class SendQueue final : public RunSink {
   // `run`: the run whose deferred state the message supersedes (0: none).
   template <typename Message>
   void Push(Message&& message, std::uint64_t run = 0);
+  // Queues `message` unless something is left out already or the bound is reached (a message
+  // larger than the bound still goes into an empty queue); false: not queued, `message` untouched.
+  template <typename Message>
+  bool TryQueueLocked(Message&& message, std::size_t bytes);
   void Loop();
   bool HasWorkLocked() const;
   // A stream is attached and takes messages (not broken, not closing).
